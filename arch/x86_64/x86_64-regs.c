@@ -1,0 +1,244 @@
+/*
+ * x86_64-regs.c - the x86-64 register file as gdb sees it.
+ *
+ * The table below is gdb's amd64 GNU/Linux numbering.  Its order is the
+ * order of target.xml, of the `g` packet and of a trace frame's `R` block;
+ * offsets are packed in that order.  The AVX upper halves exist only when
+ * the CPU has AVX (XSAVE component 2); without it the block stops at gs_base.
+ *
+ *   regnum  registers                      bytes each
+ *   0-15    rax rbx rcx rdx rsi rdi rbp rsp r8-r15   8
+ *   16-17   rip, eflags                    8, 4
+ *   18-23   cs ss ds es fs gs              4
+ *   24-31   st0-st7                        10 (x87 extended)
+ *   32-39   fctrl fstat ftag fiseg fioff foseg fooff fop   4
+ *   40-56   xmm0-xmm15, mxcsr              16, 4
+ *   57      orig_rax                       8  (Linux: syscall restart)
+ *   58-59   fs_base gs_base                8
+ *   60-75   ymm0h-ymm15h                   16 (AVX)
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+
+#define F_CORE "org.gnu.gdb.i386.core"
+#define F_SSE "org.gnu.gdb.i386.sse"
+#define F_LINUX "org.gnu.gdb.i386.linux"
+#define F_SEG "org.gnu.gdb.i386.segments"
+#define F_AVX "org.gnu.gdb.i386.avx"
+
+#define GPR(n, t) { n, 64, 0, t, "general", F_CORE }
+#define SEG(n) { n, 32, 0, "int32", "general", F_CORE }
+#define ST(n) { n, 80, 0, "i387_ext", "float", F_CORE }
+#define FPC(n) { n, 32, 0, "int", "float", F_CORE }
+#define XMM(n) { n, 128, 0, "vec128", "sse", F_SSE }
+#define YMMH(n) { n, 128, 0, "uint128", NULL, F_AVX }
+
+static struct arch_reg x86_64_regs[] = {
+	GPR("rax", "int64"), GPR("rbx", "int64"), GPR("rcx", "int64"),
+	GPR("rdx", "int64"), GPR("rsi", "int64"), GPR("rdi", "int64"),
+	GPR("rbp", "data_ptr"), GPR("rsp", "data_ptr"),
+	GPR("r8", "int64"), GPR("r9", "int64"), GPR("r10", "int64"),
+	GPR("r11", "int64"), GPR("r12", "int64"), GPR("r13", "int64"),
+	GPR("r14", "int64"), GPR("r15", "int64"),
+	{ "rip", 64, 0, "code_ptr", "general", F_CORE },
+	{ "eflags", 32, 0, "i386_eflags", "general", F_CORE },
+	SEG("cs"), SEG("ss"), SEG("ds"), SEG("es"), SEG("fs"), SEG("gs"),
+	ST("st0"), ST("st1"), ST("st2"), ST("st3"),
+	ST("st4"), ST("st5"), ST("st6"), ST("st7"),
+	FPC("fctrl"), FPC("fstat"), FPC("ftag"), FPC("fiseg"),
+	FPC("fioff"), FPC("foseg"), FPC("fooff"), FPC("fop"),
+	XMM("xmm0"), XMM("xmm1"), XMM("xmm2"), XMM("xmm3"),
+	XMM("xmm4"), XMM("xmm5"), XMM("xmm6"), XMM("xmm7"),
+	XMM("xmm8"), XMM("xmm9"), XMM("xmm10"), XMM("xmm11"),
+	XMM("xmm12"), XMM("xmm13"), XMM("xmm14"), XMM("xmm15"),
+	{ "mxcsr", 32, 0, "i386_mxcsr", "vector", F_SSE },
+	{ "orig_rax", 64, 0, "int", "system", F_LINUX },
+	{ "fs_base", 64, 0, "int", NULL, F_SEG },
+	{ "gs_base", 64, 0, "int", NULL, F_SEG },
+	YMMH("ymm0h"), YMMH("ymm1h"), YMMH("ymm2h"), YMMH("ymm3h"),
+	YMMH("ymm4h"), YMMH("ymm5h"), YMMH("ymm6h"), YMMH("ymm7h"),
+	YMMH("ymm8h"), YMMH("ymm9h"), YMMH("ymm10h"), YMMH("ymm11h"),
+	YMMH("ymm12h"), YMMH("ymm13h"), YMMH("ymm14h"), YMMH("ymm15h"),
+};
+
+#define X86_64_NREGS_BASE 60
+#define X86_64_NREGS_AVX 76
+
+/* Offsets follow from the sizes; computed once, the table is constant
+ * after that.  A static initializer would repeat every size by hand. */
+static void x86_64_layout(void)
+{
+	static bool done;
+	unsigned int off = 0;
+
+	if (done)
+		return;
+	for (size_t i = 0; i < sizeof(x86_64_regs) / sizeof(x86_64_regs[0]); i++) {
+		x86_64_regs[i].offset = off;
+		off += x86_64_regs[i].bitsize / 8;
+	}
+	done = true;
+}
+
+static unsigned int x86_64_nregs_for(unsigned int features)
+{
+	x86_64_layout();
+	return (features & ARCH_FEAT_AVX) ? X86_64_NREGS_AVX : X86_64_NREGS_BASE;
+}
+
+static size_t x86_64_regblock_size_for(unsigned int features)
+{
+	unsigned int n = x86_64_nregs_for(features);
+	const struct arch_reg *last = &x86_64_regs[n - 1];
+
+	return last->offset + last->bitsize / 8;
+}
+
+/* Types each feature needs, written before its registers. */
+static const char x86_64_core_types[] =
+	"    <flags id=\"i386_eflags\" size=\"4\">\n"
+	"      <field name=\"CF\" start=\"0\" end=\"0\"/>\n"
+	"      <field name=\"\" start=\"1\" end=\"1\"/>\n"
+	"      <field name=\"PF\" start=\"2\" end=\"2\"/>\n"
+	"      <field name=\"AF\" start=\"4\" end=\"4\"/>\n"
+	"      <field name=\"ZF\" start=\"6\" end=\"6\"/>\n"
+	"      <field name=\"SF\" start=\"7\" end=\"7\"/>\n"
+	"      <field name=\"TF\" start=\"8\" end=\"8\"/>\n"
+	"      <field name=\"IF\" start=\"9\" end=\"9\"/>\n"
+	"      <field name=\"DF\" start=\"10\" end=\"10\"/>\n"
+	"      <field name=\"OF\" start=\"11\" end=\"11\"/>\n"
+	"      <field name=\"NT\" start=\"14\" end=\"14\"/>\n"
+	"      <field name=\"RF\" start=\"16\" end=\"16\"/>\n"
+	"      <field name=\"VM\" start=\"17\" end=\"17\"/>\n"
+	"      <field name=\"AC\" start=\"18\" end=\"18\"/>\n"
+	"      <field name=\"VIF\" start=\"19\" end=\"19\"/>\n"
+	"      <field name=\"VIP\" start=\"20\" end=\"20\"/>\n"
+	"      <field name=\"ID\" start=\"21\" end=\"21\"/>\n"
+	"    </flags>\n";
+
+static const char x86_64_sse_types[] =
+	"    <vector id=\"v8bf16\" type=\"bfloat16\" count=\"8\"/>\n"
+	"    <vector id=\"v8h\" type=\"ieee_half\" count=\"8\"/>\n"
+	"    <vector id=\"v4f\" type=\"ieee_single\" count=\"4\"/>\n"
+	"    <vector id=\"v2d\" type=\"ieee_double\" count=\"2\"/>\n"
+	"    <vector id=\"v16i8\" type=\"int8\" count=\"16\"/>\n"
+	"    <vector id=\"v8i16\" type=\"int16\" count=\"8\"/>\n"
+	"    <vector id=\"v4i32\" type=\"int32\" count=\"4\"/>\n"
+	"    <vector id=\"v2i64\" type=\"int64\" count=\"2\"/>\n"
+	"    <union id=\"vec128\">\n"
+	"      <field name=\"v8_bfloat16\" type=\"v8bf16\"/>\n"
+	"      <field name=\"v8_half\" type=\"v8h\"/>\n"
+	"      <field name=\"v4_float\" type=\"v4f\"/>\n"
+	"      <field name=\"v2_double\" type=\"v2d\"/>\n"
+	"      <field name=\"v16_int8\" type=\"v16i8\"/>\n"
+	"      <field name=\"v8_int16\" type=\"v8i16\"/>\n"
+	"      <field name=\"v4_int32\" type=\"v4i32\"/>\n"
+	"      <field name=\"v2_int64\" type=\"v2i64\"/>\n"
+	"      <field name=\"uint128\" type=\"uint128\"/>\n"
+	"    </union>\n"
+	"    <flags id=\"i386_mxcsr\" size=\"4\">\n"
+	"      <field name=\"IE\" start=\"0\" end=\"0\"/>\n"
+	"      <field name=\"DE\" start=\"1\" end=\"1\"/>\n"
+	"      <field name=\"ZE\" start=\"2\" end=\"2\"/>\n"
+	"      <field name=\"OE\" start=\"3\" end=\"3\"/>\n"
+	"      <field name=\"UE\" start=\"4\" end=\"4\"/>\n"
+	"      <field name=\"PE\" start=\"5\" end=\"5\"/>\n"
+	"      <field name=\"DAZ\" start=\"6\" end=\"6\"/>\n"
+	"      <field name=\"IM\" start=\"7\" end=\"7\"/>\n"
+	"      <field name=\"DM\" start=\"8\" end=\"8\"/>\n"
+	"      <field name=\"ZM\" start=\"9\" end=\"9\"/>\n"
+	"      <field name=\"OM\" start=\"10\" end=\"10\"/>\n"
+	"      <field name=\"UM\" start=\"11\" end=\"11\"/>\n"
+	"      <field name=\"PM\" start=\"12\" end=\"12\"/>\n"
+	"      <field name=\"FZ\" start=\"15\" end=\"15\"/>\n"
+	"    </flags>\n";
+
+struct xml_out {
+	char *buf;
+	size_t size, len;
+	bool overflow;
+};
+
+static void xml_put(struct xml_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void xml_put(struct xml_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->size - o->len)
+		o->overflow = true;
+	else
+		o->len += n;
+}
+
+static int x86_64_target_xml(unsigned int features, char *buf, size_t size)
+{
+	struct xml_out o = { buf, size, 0, false };
+	unsigned int n = x86_64_nregs_for(features);
+	const char *open_feature = NULL;
+
+	if (size == 0)
+		return -ENOSPC;
+	xml_put(&o, "<?xml version=\"1.0\"?>\n"
+		    "<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
+		    "<target>\n"
+		    "  <architecture>i386:x86-64</architecture>\n"
+		    "  <osabi>GNU/Linux</osabi>\n");
+	for (unsigned int i = 0; i < n; i++) {
+		const struct arch_reg *r = &x86_64_regs[i];
+
+		if (!open_feature || strcmp(open_feature, r->feature) != 0) {
+			if (open_feature)
+				xml_put(&o, "  </feature>\n");
+			open_feature = r->feature;
+			xml_put(&o, "  <feature name=\"%s\">\n", r->feature);
+			if (strcmp(r->feature, F_CORE) == 0)
+				xml_put(&o, "%s", x86_64_core_types);
+			else if (strcmp(r->feature, F_SSE) == 0)
+				xml_put(&o, "%s", x86_64_sse_types);
+		}
+		xml_put(&o, "    <reg name=\"%s\" bitsize=\"%u\" regnum=\"%u\"",
+			r->name, r->bitsize, i);
+		if (r->type)
+			xml_put(&o, " type=\"%s\"", r->type);
+		if (r->group)
+			xml_put(&o, " group=\"%s\"", r->group);
+		xml_put(&o, "/>\n");
+	}
+	if (open_feature)
+		xml_put(&o, "  </feature>\n");
+	xml_put(&o, "</target>\n");
+	return o.overflow ? -ENOSPC : (int)o.len;
+}
+
+static const int x86_64_expedite[] = { 6, 7, 16, -1 };	/* rbp rsp rip */
+static const uint8_t x86_64_int3[] = { 0xcc };
+
+const struct arch_ops x86_64_arch_ops = {
+	.name = "x86_64",
+	.gdb_arch = "i386:x86-64",
+	.regs = x86_64_regs,
+	.nregs_for = x86_64_nregs_for,
+	.regblock_size_for = x86_64_regblock_size_for,
+	.target_xml = x86_64_target_xml,
+	.pc_regnum = 16,
+	.sp_regnum = 7,
+	.fp_regnum = 6,
+	.expedite = x86_64_expedite,
+	.bp_insn = x86_64_int3,
+	.bp_len = 1,
+	.bp_pc_after_trap = 1,
+};

@@ -1,0 +1,103 @@
+/*
+ * rsp-frame.c - splitting a byte stream into RSP packets.
+ *
+ * A small state machine: bytes outside a packet are acks, interrupts or
+ * noise; `$` opens a packet, `#` closes the payload, two hex digits follow.
+ * A payload over RSP_MAX_PAYLOAD is still consumed to its end (so the stream
+ * stays in step) and reported as RSP_EV_TOO_LONG.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/rsp.h"
+
+enum { ST_IDLE, ST_PAYLOAD, ST_SUM1, ST_SUM2 };
+
+void rsp_framer_init(struct rsp_framer *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->cap = RSP_MAX_PAYLOAD + 1;
+	f->payload = malloc(f->cap);
+	if (!f->payload)
+		abort();
+	f->payload[0] = '\0';
+}
+
+void rsp_framer_free(struct rsp_framer *f)
+{
+	free(f->payload);
+	f->payload = NULL;
+}
+
+enum rsp_event rsp_framer_feed(struct rsp_framer *f, const uint8_t *data,
+			       size_t len, size_t *used)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		uint8_t c = data[i];
+		int d;
+
+		switch (f->state) {
+		case ST_IDLE:
+			if (c == '$') {
+				f->state = ST_PAYLOAD;
+				f->len = 0;
+				f->sum = 0;
+				f->overflow = false;
+			} else if (c == 0x03) {
+				*used = i + 1;
+				return RSP_EV_INTERRUPT;
+			} else if (c == '+') {
+				*used = i + 1;
+				return RSP_EV_ACK;
+			} else if (c == '-') {
+				*used = i + 1;
+				return RSP_EV_NACK;
+			}
+			break;
+		case ST_PAYLOAD:
+			if (c == '#') {
+				f->state = ST_SUM1;
+				break;
+			}
+			if (c == '$') {
+				/* A new packet before the end of this one: the
+				 * sender restarted.  Drop the partial packet. */
+				f->len = 0;
+				f->sum = 0;
+				f->overflow = false;
+				break;
+			}
+			f->sum += c;
+			if (f->len < RSP_MAX_PAYLOAD)
+				f->payload[f->len++] = c;
+			else
+				f->overflow = true;
+			break;
+		case ST_SUM1:
+			d = rsp_hex_digit(c);
+			f->got_sum = d < 0 ? 0 : d << 4;
+			f->state = d < 0 ? ST_IDLE : ST_SUM2;
+			if (d < 0) {
+				*used = i + 1;
+				return RSP_EV_BAD_CHECKSUM;
+			}
+			break;
+		case ST_SUM2:
+			d = rsp_hex_digit(c);
+			f->state = ST_IDLE;
+			*used = i + 1;
+			f->payload[f->len] = '\0';
+			if (d < 0 || (uint8_t)(f->got_sum | d) != f->sum)
+				return RSP_EV_BAD_CHECKSUM;
+			if (f->overflow)
+				return RSP_EV_TOO_LONG;
+			return RSP_EV_PACKET;
+		}
+	}
+	*used = len;
+	return RSP_EV_NONE;
+}

@@ -1,0 +1,236 @@
+/*
+ * rsp-request.h - RSP packets parsed into typed requests.
+ *
+ * The agent never looks at packet syntax: rsp_parse() turns a payload into a
+ * `struct rsp_request` whose `kind` selects a handler, with every argument
+ * decoded (numbers, thread ids, hex strings, binary data).  A payload that
+ * names a known packet but has malformed arguments yields RSP_REQ_INVALID
+ * with a message for gdb (`E.<message>`); a packet we do not know yields
+ * RSP_REQ_UNKNOWN (gdb expects an empty reply).
+ *
+ * Pointers inside a request point into the payload (which rsp_parse may
+ * modify in place, e.g. to unescape binary data or NUL-terminate fields) or
+ * into `req->scratch`; they live as long as both.
+ */
+#ifndef PROBE_RSP_REQUEST_H
+#define PROBE_RSP_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* A thread id as gdb writes it: `p<pid>.<tid>`, `<tid>`, `-1` (all), `0`
+ * (any).  With the multiprocess extension pid is set; otherwise pid = 0. */
+#define RSP_ID_ALL (-1)
+#define RSP_ID_ANY 0
+struct rsp_ptid {
+	int64_t pid;		/* RSP_ID_ALL, RSP_ID_ANY or a pid */
+	int64_t tid;		/* RSP_ID_ALL, RSP_ID_ANY or a tid */
+};
+
+enum rsp_req_kind {
+	RSP_REQ_UNKNOWN,	/* reply empty */
+	RSP_REQ_INVALID,	/* reply E.<req->error> */
+
+	/* handshake and general queries */
+	RSP_REQ_QSUPPORTED,	/* qSupported[:features]: u.str = gdb's list or NULL */
+	RSP_REQ_START_NOACK,	/* QStartNoAckMode */
+	RSP_REQ_EXTENDED,	/* ! */
+	RSP_REQ_HALT_REASON,	/* ? */
+	RSP_REQ_QATTACHED,	/* qAttached[:pid]: u.pid (0 if absent) */
+	RSP_REQ_QC,		/* qC */
+	RSP_REQ_QOFFSETS,	/* qOffsets */
+	RSP_REQ_QSYMBOL,	/* qSymbol:...: u.str = text after "qSymbol:" */
+	RSP_REQ_THREADINFO_FIRST, /* qfThreadInfo */
+	RSP_REQ_THREADINFO_NEXT,  /* qsThreadInfo */
+	RSP_REQ_THREAD_EXTRA,	/* qThreadExtraInfo,ptid: u.ptid */
+	RSP_REQ_THREAD_ALIVE,	/* T<ptid>: u.ptid */
+	RSP_REQ_SET_THREAD,	/* H<op><ptid>: u.set_thread */
+	RSP_REQ_RCMD,		/* qRcmd,<hex>: u.str = decoded command */
+	RSP_REQ_XFER,		/* qXfer:object:read|write:annex:offset,length[:data] */
+	RSP_REQ_SEARCH_MEM,	/* qSearch:memory:addr;len;pattern: u.search */
+	RSP_REQ_CRC,		/* qCRC:addr,len: u.mem */
+	RSP_REQ_TSTATUS,	/* qTStatus (tracepoints; until then reply empty) */
+
+	/* settings: u.flag (0/1) or u.list */
+	RSP_REQ_NONSTOP,	/* QNonStop:0|1 */
+	RSP_REQ_PASS_SIGNALS,	/* QPassSignals:a;b;c: u.sigs */
+	RSP_REQ_PROGRAM_SIGNALS,/* QProgramSignals:...: u.sigs */
+	RSP_REQ_THREAD_EVENTS,	/* QThreadEvents:0|1 */
+	RSP_REQ_CATCH_SYSCALLS,	/* QCatchSyscalls:0 | 1[;nr...]: u.syscalls */
+	RSP_REQ_DISABLE_RANDOMIZATION, /* QDisableRandomization:0|1 */
+	RSP_REQ_STARTUP_WITH_SHELL,    /* QStartupWithShell:0|1 */
+	RSP_REQ_ENV_RESET,	/* QEnvironmentReset */
+	RSP_REQ_ENV_SET,	/* QEnvironmentHexEncoded:hex: u.str = "NAME=VALUE" */
+	RSP_REQ_ENV_UNSET,	/* QEnvironmentUnset:hex: u.str = "NAME" */
+	RSP_REQ_SET_WORKDIR,	/* QSetWorkingDir:[hex]: u.str ("" = default) */
+	RSP_REQ_ALLOW,		/* QAllow:...: accepted, ignored */
+	RSP_REQ_AGENT,		/* QAgent:0|1 */
+
+	/* registers and memory */
+	RSP_REQ_READ_REGS,	/* g */
+	RSP_REQ_WRITE_REGS,	/* G<hex>: u.data (decoded bytes) */
+	RSP_REQ_READ_REG,	/* p<n>: u.reg.regnum */
+	RSP_REQ_WRITE_REG,	/* P<n>=<hex>: u.reg */
+	RSP_REQ_READ_MEM,	/* m<addr>,<len>: u.mem */
+	RSP_REQ_WRITE_MEM,	/* M<addr>,<len>:<hex> and X<addr>,<len>:<bin>:
+				   u.mem, decoded bytes in u.mem.data */
+
+	/* execution */
+	RSP_REQ_VCONT_QUERY,	/* vCont? */
+	RSP_REQ_VCONT,		/* vCont;...: u.vcont; also c/C/s/S (legacy) */
+	RSP_REQ_VCTRLC,		/* vCtrlC */
+	RSP_REQ_VSTOPPED,	/* vStopped */
+	RSP_REQ_KILL,		/* k */
+	RSP_REQ_VKILL,		/* vKill;pid: u.pid */
+	RSP_REQ_DETACH,		/* D or D;pid: u.pid (0 = current) */
+	RSP_REQ_RESTART,	/* R<xx> */
+	RSP_REQ_VRUN,		/* vRun;hexprog[;hexarg]...: u.argv */
+	RSP_REQ_VATTACH,	/* vAttach;pid: u.pid */
+
+	/* breakpoints */
+	RSP_REQ_INSERT_POINT,	/* Z<type>,addr,kind[;...]: u.point */
+	RSP_REQ_REMOVE_POINT,	/* z<type>,addr,kind: u.point */
+
+	/* host I/O */
+	RSP_REQ_VFILE,		/* vFile:op:...: u.vfile */
+
+	RSP_REQ_KIND_COUNT
+};
+
+/* One vCont action; `ptid` is {RSP_ID_ALL, RSP_ID_ALL} when none was given. */
+enum rsp_resume_kind {
+	RSP_RESUME_CONTINUE,	/* c / C<sig> */
+	RSP_RESUME_STEP,	/* s / S<sig> */
+	RSP_RESUME_STOP,	/* t */
+	RSP_RESUME_RANGE,	/* r<start>,<end> */
+};
+#define RSP_MAX_VCONT_ACTIONS 64
+struct rsp_resume_action {
+	enum rsp_resume_kind kind;
+	int signal;			/* gdb signal number, 0 for none */
+	uint64_t range_start, range_end;
+	struct rsp_ptid ptid;
+};
+
+enum rsp_point_type {
+	RSP_POINT_SW_BREAK = 0,
+	RSP_POINT_HW_BREAK = 1,
+	RSP_POINT_WRITE_WATCH = 2,
+	RSP_POINT_READ_WATCH = 3,
+	RSP_POINT_ACCESS_WATCH = 4,
+};
+
+enum rsp_vfile_op {
+	RSP_VFILE_SETFS,	/* pid */
+	RSP_VFILE_OPEN,		/* path, flags, mode */
+	RSP_VFILE_CLOSE,	/* fd */
+	RSP_VFILE_PREAD,	/* fd, count, offset */
+	RSP_VFILE_PWRITE,	/* fd, offset, data/len */
+	RSP_VFILE_FSTAT,	/* fd */
+	RSP_VFILE_UNLINK,	/* path */
+	RSP_VFILE_READLINK,	/* path */
+};
+
+#define RSP_MAX_ARGV 256
+#define RSP_MAX_SYSCALLS 1024
+
+struct rsp_request {
+	enum rsp_req_kind kind;
+	const char *error;		/* RSP_REQ_INVALID: what was wrong */
+	union {
+		const char *str;
+		int64_t pid;
+		int flag;
+		struct {
+			char op;		/* 'g', 'c' (or 'G'...) */
+			struct rsp_ptid ptid;
+		} set_thread;
+		struct rsp_ptid ptid;
+		struct {
+			/* signals[i] is true when gdb listed signal i */
+			bool set[256];
+		} sigs;
+		struct {
+			bool enable;
+			bool any;	/* 1 with no list: every syscall */
+			size_t count;
+			int nr[RSP_MAX_SYSCALLS];
+		} syscalls;
+		struct {
+			const uint8_t *data;
+			size_t len;
+		} data;
+		struct {
+			unsigned int regnum;
+			const uint8_t *value;	/* WRITE_REG only */
+			size_t len;
+		} reg;
+		struct {
+			uint64_t addr;
+			size_t len;
+			const uint8_t *data;	/* WRITE_MEM only */
+		} mem;
+		struct {
+			uint64_t addr;
+			uint64_t len;
+			const uint8_t *pattern;
+			size_t pattern_len;
+		} search;
+		struct {
+			size_t count;
+			struct rsp_resume_action actions[RSP_MAX_VCONT_ACTIONS];
+		} vcont;
+		struct {
+			size_t argc;		/* argv[0] = program ("" = default) */
+			const char *argv[RSP_MAX_ARGV];
+		} argv;
+		struct {
+			enum rsp_point_type type;
+			uint64_t addr;
+			unsigned int kind;
+			/* Target-side conditions `;X<len>,<bytecode>` and
+			 * commands, kept raw for the tracepoint issue. */
+			const char *cond_and_cmds;	/* NULL if none */
+		} point;
+		struct {
+			const char *object;	/* "features", "auxv", ... */
+			bool write;
+			const char *annex;	/* "" when empty */
+			uint64_t offset;
+			uint64_t length;	/* read */
+			const uint8_t *data;	/* write: decoded bytes */
+			size_t data_len;
+		} xfer;
+		struct {
+			enum rsp_vfile_op op;
+			const char *path;	/* decoded, NUL-terminated */
+			int64_t pid;		/* setfs */
+			int fd;
+			int flags, mode;	/* gdb's open flags and mode */
+			uint64_t count;
+			uint64_t offset;
+			const uint8_t *data;	/* pwrite */
+			size_t data_len;
+		} vfile;
+	} u;
+	/* Storage for decoded strings and data (G, M, hex-encoded names). */
+	uint8_t scratch[RSP_MAX_PAYLOAD];
+};
+
+/*
+ * Parses `payload` (len bytes, NUL-terminated, modifiable) into `req`.
+ * Always returns a request; never reads past `len`.
+ */
+void rsp_parse(char *payload, size_t len, struct rsp_request *req);
+
+/* Name of a request kind for logs ("vCont", "qXfer"...). */
+const char *rsp_req_name(enum rsp_req_kind kind);
+
+/* Writes a thread id as gdb expects it (`p<pid>.<tid>` in multiprocess
+ * mode, plain `<tid>` otherwise). */
+struct rsp_buf;
+void rsp_buf_put_ptid(struct rsp_buf *b, bool multiprocess, int64_t pid,
+		      int64_t tid);
+
+#endif
