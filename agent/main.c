@@ -1,2 +1,210 @@
+/*
+ * main.c - probe-agent's command line, gdbserver-compatible.
+ */
+#define LOG_DOMAIN "agent"
 #include "config.h"
-int main(void) { return 0; }
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+struct agent agent;
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: probe-agent [OPTIONS] COMM PROG [ARGS...]\n"
+"       probe-agent [OPTIONS] --attach COMM PID\n"
+"       probe-agent [OPTIONS] --multi COMM\n"
+"\n"
+"A remote probe agent that gdb drives like gdbserver ('target remote' or\n"
+"'target extended-remote').\n"
+"\n"
+"COMM is how gdb reaches the agent:\n"
+"  -                  stdin/stdout: 'target remote | probe-agent - PROG'\n"
+"  :PORT              TCP on 127.0.0.1 (loopback only); PORT 0 picks one\n"
+"  HOST:PORT          TCP on the address of HOST; name a non-loopback address\n"
+"                     only on a trusted network: gdb can control the program\n"
+"\n"
+"Options:\n"
+"  --attach           attach to the running process PID\n"
+"  --multi            start without a program; gdb runs or attaches one\n"
+"                     (extended-remote)\n"
+"  --once             serve one connection, then exit; without it a TCP\n"
+"                     agent keeps the program and listens again\n"
+"  --wrapper W... --  run PROG through the wrapper command W...\n"
+"  --[no-]startup-with-shell\n"
+"                     start PROG through /bin/sh, expanding its arguments\n"
+"                     (default: on)\n"
+"  --[no-]disable-randomization\n"
+"                     turn address-space randomization off for PROG\n"
+"                     (default: on)\n"
+"  --debug[=DOMAINS]  debug output on stderr; DOMAINS is a comma-separated\n"
+"                     list of agent,rsp,server,inferior,regs,mem,break,xfer,\n"
+"                     vfile,tp,xol,arch, or all (the default)\n"
+"  --remote-debug     print every packet on stderr\n"
+"  --version          print the version and exit\n"
+"  --help             print this help and exit\n"
+"\n"
+"Examples:\n"
+"  probe-agent :2345 ./prog arg        then in gdb: target remote :2345\n"
+"  gdb -ex 'target remote | probe-agent - ./prog' ./prog\n"
+"  probe-agent --multi :2345           then: target extended-remote :2345\n"
+"  probe-agent --attach :2345 1234\n");
+}
+
+static bool looks_like_comm(const char *s)
+{
+	return strcmp(s, "-") == 0 || strchr(s, ':') != NULL;
+}
+
+static bool is_number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+enum {
+	OPT_ONCE = 256, OPT_MULTI, OPT_ATTACH, OPT_WRAPPER, OPT_DEBUG,
+	OPT_REMOTE_DEBUG, OPT_VERSION, OPT_HELP, OPT_SHELL, OPT_NO_SHELL,
+	OPT_RANDOM, OPT_NO_RANDOM, OPT_DEBUG_FORMAT,
+};
+
+static const struct option long_options[] = {
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "multi", no_argument, NULL, OPT_MULTI },
+	{ "attach", no_argument, NULL, OPT_ATTACH },
+	{ "wrapper", no_argument, NULL, OPT_WRAPPER },
+	{ "debug", optional_argument, NULL, OPT_DEBUG },
+	{ "debug-format", required_argument, NULL, OPT_DEBUG_FORMAT },
+	{ "remote-debug", no_argument, NULL, OPT_REMOTE_DEBUG },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "startup-with-shell", no_argument, NULL, OPT_SHELL },
+	{ "no-startup-with-shell", no_argument, NULL, OPT_NO_SHELL },
+	{ "disable-randomization", no_argument, NULL, OPT_RANDOM },
+	{ "no-disable-randomization", no_argument, NULL, OPT_NO_RANDOM },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void parse_args(int argc, char **argv)
+{
+	bool attach = false;
+	int c;
+
+	agent.opt.disable_randomization = true;
+	agent.opt.startup_with_shell = true;
+	/* '+': stop at the first non-option, PROG's own options are its. */
+	while ((c = getopt_long(argc, argv, "+", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_ONCE: agent.opt.once = true; break;
+		case OPT_MULTI: agent.opt.multi = true; break;
+		case OPT_ATTACH: attach = true; break;
+		case OPT_WRAPPER: {
+			int start = optind, end = optind;
+			while (end < argc && strcmp(argv[end], "--") != 0)
+				end++;
+			if (end == argc || end == start)
+				die("--wrapper needs a command ended by '--'");
+			agent.opt.wrapper = calloc(end - start + 1, sizeof(char *));
+			for (int i = start; i < end; i++)
+				agent.opt.wrapper[i - start] = argv[i];
+			optind = end + 1;
+			break;
+		}
+		case OPT_DEBUG:
+			if (log_enable(optarg ? optarg : "all") < 0)
+				exit(1);
+			break;
+		case OPT_DEBUG_FORMAT: break;	/* accepted for compatibility */
+		case OPT_REMOTE_DEBUG: agent.opt.remote_debug = true; break;
+		case OPT_VERSION:
+			printf("probe-agent %s\n", PACKAGE_VERSION);
+			exit(0);
+		case OPT_HELP:
+			usage(stdout);
+			exit(0);
+		case OPT_SHELL: agent.opt.startup_with_shell = true; break;
+		case OPT_NO_SHELL: agent.opt.startup_with_shell = false; break;
+		case OPT_RANDOM: agent.opt.disable_randomization = true; break;
+		case OPT_NO_RANDOM: agent.opt.disable_randomization = false; break;
+		default:
+			fprintf(stderr, "Try 'probe-agent --help' for more information.\n");
+			exit(2);
+		}
+	}
+	char **pos = argv + optind;
+	int npos = argc - optind;
+
+	if (npos < 1) {
+		fprintf(stderr, "probe-agent: no COMM given (-, :PORT or HOST:PORT)\n"
+				"Try 'probe-agent --help' for more information.\n");
+		exit(2);
+	}
+	if (attach) {
+		/* gdbserver's order is COMM PID; accept PID COMM too. */
+		const char *comm = pos[0], *pid = npos > 1 ? pos[1] : NULL;
+		if (npos == 2 && !looks_like_comm(comm) && looks_like_comm(pos[1])) {
+			comm = pos[1];
+			pid = pos[0];
+		}
+		if (npos != 2 || !pid || !is_number(pid))
+			die("--attach needs COMM and a process id, e.g. --attach :2345 1234");
+		agent.opt.comm = comm;
+		agent.opt.attach_pid = atoi(pid);
+		return;
+	}
+	agent.opt.comm = pos[0];
+	if (npos > 1)
+		agent.opt.prog_argv = pos + 1;
+	else if (!agent.opt.multi)
+		die("no program to run: give PROG after COMM, or use --multi or --attach\n"
+		    "Try 'probe-agent --help' for more information.");
+}
+
+int main(int argc, char **argv)
+{
+	struct process *p;
+	int err;
+
+	parse_args(argc, argv);
+	agent.arch = arch_host();
+	rsp_buf_init(&agent.reply);
+	agent.base = event_base_new();
+	if (!agent.base)
+		die("cannot create the event loop");
+
+	if (agent.opt.prog_argv) {
+		err = inferior_start(agent.opt.prog_argv, &p);
+		if (err < 0)
+			die("cannot start %s: %s", agent.opt.prog_argv[0], strerror(-err));
+		stop_event_set(&agent.last_stop, STOP_SIGNAL, signal_to_gdb(SIGTRAP),
+			       p->pid, p->pid);
+		agent.have_last_stop = true;
+	} else if (agent.opt.attach_pid) {
+		err = inferior_attach(agent.opt.attach_pid, &p);
+		if (err < 0)
+			die("cannot attach to process %d: %s", agent.opt.attach_pid,
+			    strerror(-err));
+		stop_event_set(&agent.last_stop, STOP_SIGNAL, 0, p->pid, p->pid);
+		agent.have_last_stop = true;
+	}
+	if (server_start(&agent) < 0)
+		die("cannot start serving on %s", agent.opt.comm);
+	event_base_dispatch(agent.base);
+	inferior_kill_all_for_exit();
+	return 0;
+}

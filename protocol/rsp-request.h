@@ -179,6 +179,7 @@ struct rsp_request {
 		} search;
 		struct {
 			size_t count;
+			bool legacy;	/* c/C/s/S rather than vCont */
 			struct rsp_resume_action actions[RSP_MAX_VCONT_ACTIONS];
 		} vcont;
 		struct {

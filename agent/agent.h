@@ -1,0 +1,295 @@
+/*
+ * agent.h - the probe agent's shared state and module interfaces.
+ *
+ * The agent is one libevent loop.  gdb's bytes arrive on the connection
+ * (server.c), are framed and parsed by protocol/, and reach a handler
+ * (handlers-*.c) as a typed request.  Handlers act on the inferior through
+ * inferior.c (processes, threads, ptrace, waitpid outcomes), regs.c, mem.c
+ * and breakpoint.c.  A stop of the inferior arrives as SIGCHLD, is turned
+ * into a `struct stop_event`, and, in all-stop mode, stops every other
+ * thread before the stop reply goes to gdb.
+ */
+#ifndef PROBE_AGENT_H
+#define PROBE_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch/arch.h"
+#include "protocol/rsp.h"
+#include "protocol/rsp-request.h"
+
+struct event_base;
+struct process;
+
+/* --- command line ------------------------------------------------------- */
+
+struct agent_options {
+	bool once;		/* serve one connection, then exit */
+	bool multi;		/* start without a program (extended-remote) */
+	bool remote_debug;	/* dump every packet on stderr */
+	pid_t attach_pid;	/* --attach */
+	char **wrapper;		/* --wrapper ... -- (NULL-terminated) */
+	const char *comm;	/* "-" (stdio), "HOST:PORT", ":PORT" */
+	char **prog_argv;	/* program and its arguments, or NULL */
+	bool disable_randomization;
+	bool startup_with_shell;
+	unsigned int strategy_override;	/* tracepoint issues: debug option */
+};
+
+/* --- threads and processes --------------------------------------------- */
+
+/*
+ * What the agent does with a thread's wait status; one outcome per
+ * waitpid result (see inferior.c, inferior_classify()).
+ */
+enum wait_outcome {
+	WAIT_IGNORE,		/* expected stop (our SIGSTOP): keep it stopped */
+	WAIT_RESUME,		/* internal event handled: resume as before */
+	WAIT_REPORT,		/* a stop gdb must hear of */
+	WAIT_THREAD_GONE,	/* thread exited, not the last one */
+	WAIT_PROCESS_GONE,	/* whole process exited or was killed */
+};
+
+/* A stop as gdb will hear of it. */
+enum stop_kind {
+	STOP_SIGNAL,		/* T<sig>; reason below */
+	STOP_EXITED,		/* W<code> */
+	STOP_KILLED,		/* X<sig> */
+	STOP_THREAD_EXITED,	/* w<code>;ptid (QThreadEvents) */
+	STOP_NO_RESUMED,	/* N */
+};
+
+enum stop_reason {
+	REASON_NONE,
+	REASON_SWBREAK,
+	REASON_HWBREAK,
+	REASON_WATCH,
+	REASON_RWATCH,
+	REASON_AWATCH,
+	REASON_SYSCALL_ENTRY,
+	REASON_SYSCALL_RETURN,
+	REASON_FORK,
+	REASON_VFORK,
+	REASON_VFORK_DONE,
+	REASON_EXEC,
+	REASON_CLONE,		/* QThreadEvents: "create" */
+	REASON_LIBRARY,
+};
+
+struct stop_event {
+	enum stop_kind kind;
+	enum stop_reason reason;
+	int gdb_signal;		/* STOP_SIGNAL / STOP_KILLED: gdb numbering */
+	int exit_code;		/* STOP_EXITED */
+	pid_t pid, tid;
+	uint64_t data;		/* watch address, syscall nr, child pid */
+	char *exec_path;	/* REASON_EXEC (owned) */
+};
+
+static inline void stop_event_set(struct stop_event *ev, enum stop_kind kind,
+				  int gdb_signal, pid_t pid, pid_t tid)
+{
+	*ev = (struct stop_event){ .kind = kind, .gdb_signal = gdb_signal,
+				   .pid = pid, .tid = tid };
+}
+
+enum thread_state {
+	THREAD_STOPPED,
+	THREAD_RUNNING,
+};
+
+struct thread {
+	struct thread *next;
+	struct process *proc;
+	pid_t tid;
+	enum thread_state state;
+	bool stop_expected;	/* we sent SIGSTOP; swallow it when it comes */
+	bool resumed;		/* gdb's last resume included this thread */
+	int resume_action;	/* index of its vCont action, -1 for none */
+	bool has_pending;	/* a stop not yet reported to gdb */
+	struct stop_event pending_ev;
+	int pending_signal;	/* Linux signal to deliver on next resume */
+	bool stepping;		/* last resumed with a single-step */
+	bool in_syscall;	/* between syscall entry and return stops */
+	bool dregs_dirty;	/* debug registers must be written before resume */
+	int last_signal;	/* Linux signal of the last reported stop */
+	bool new_clone;		/* created by clone, first stop not seen yet */
+	/* Register cache, valid while stopped. */
+	bool regs_valid, regs_dirty;
+	uint8_t *regcache;
+};
+
+#define MAX_HW_SLOTS 4
+
+struct hw_slot {
+	uint64_t addr;
+	unsigned int len;	/* 1, 2, 4, 8 */
+	unsigned int type;	/* DR7 R/W bits: 0 exec, 1 write, 3 access */
+	unsigned int refs;
+};
+
+struct sw_breakpoint {
+	struct sw_breakpoint *next;
+	uint64_t addr;
+	unsigned int refs;
+	uint8_t saved[16];	/* original bytes under the breakpoint */
+	size_t len;
+};
+
+/* One gdb-visible watchpoint or hardware breakpoint (Z1-Z4), kept so the
+ * stop reply can name the address gdb asked for. */
+struct hw_point {
+	struct hw_point *next;
+	enum rsp_point_type type;
+	uint64_t addr;
+	unsigned int len;
+	unsigned int refs;
+};
+
+struct process {
+	struct process *next;
+	pid_t pid;
+	bool attached;		/* vAttach/--attach: detach, never kill */
+	bool exited;
+	struct thread *threads;
+	int mem_fd;		/* /proc/pid/mem, -1 if closed */
+	unsigned int features;	/* arch_regset_feature */
+	struct sw_breakpoint *breakpoints;
+	struct hw_point *hw_points;
+	struct hw_slot slots[MAX_HW_SLOTS];
+	int execs_to_skip;	/* shell start-up: execs before the program */
+	bool fork_child;	/* reported by a fork event, not yet adopted */
+};
+
+/* --- the agent ------------------------------------------------------- */
+
+struct agent {
+	struct agent_options opt;
+	const struct arch_ops *arch;
+	struct event_base *base;
+	struct server *server;
+
+	struct process *processes;
+	struct thread *gthread;		/* Hg: registers and memory */
+	struct thread *cthread;		/* Hc: legacy resume */
+	pid_t gpid;			/* Hg named a process, no thread */
+
+	/* Connection state negotiated with gdb. */
+	bool extended;
+	bool multiprocess;
+	bool noack;
+	bool thread_events;
+	bool report_fork, report_vfork, report_exec;
+	bool swbreak_feature, hwbreak_feature;
+	bool pass_signals[256];		/* gdb numbering */
+	bool program_signals[256];
+	bool program_signals_set;
+	bool catch_syscalls, catch_any_syscall;
+	bool catch_syscall_set[1024];
+
+	/* vRun settings */
+	char **env;			/* environment for new programs */
+	char *workdir;
+
+	/* The running state, all-stop. */
+	bool running;			/* gdb is waiting for a stop reply */
+	struct stop_event last_stop;
+	bool have_last_stop;
+	bool exit_after_reply;
+	int listen_port;
+
+	/* qfThreadInfo iteration */
+	struct thread *thread_iter;
+	struct process *proc_iter;
+
+	/* vFile */
+	pid_t vfile_pid;
+
+	/* scratch for replies */
+	struct rsp_buf reply;
+	struct rsp_request *req;
+};
+
+extern struct agent agent;
+
+/* server.c */
+int server_start(struct agent *a);
+void server_send_reply(const char *payload, size_t len);
+/* The current request is answered later (by a stop reply). */
+void server_defer_reply(void);
+void server_send_stop(const struct stop_event *ev);
+void server_console(const char *text);	/* O<hex> console output */
+void server_handle_interrupt(void);
+bool server_is_stdio(void);
+
+/* handlers.c: one function per request kind */
+void handle_request(struct rsp_request *req, struct rsp_buf *reply);
+void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out);
+
+/* inferior.c */
+int inferior_start(char **argv, struct process **out);
+int inferior_attach(pid_t pid, struct process **out);
+int inferior_detach(struct process *p);
+int inferior_kill(struct process *p);
+void inferior_kill_all_for_exit(void);
+struct process *process_find(pid_t pid);
+struct thread *thread_find(pid_t tid);
+struct thread *thread_find_ptid(int64_t pid, int64_t tid);
+struct process *current_process(void);
+struct thread *current_thread(void);
+void process_free(struct process *p);
+int inferior_resume(const struct rsp_resume_action *acts, size_t count);
+void inferior_interrupt(void);
+void inferior_sigchld(void);
+void inferior_wait_initial_stop(struct process *p, struct stop_event *ev);
+unsigned int thread_core(pid_t tid);
+const char *thread_name(pid_t tid, char *buf, size_t size);
+
+/* regs.c (per-arch ptrace register transfer) */
+int regs_fetch(struct thread *t);
+int regs_flush(struct thread *t);
+uint8_t *regs_block(struct thread *t);	/* fetches when needed */
+size_t regs_block_size(const struct process *p);
+uint64_t regs_get_pc(struct thread *t);
+int regs_set_pc(struct thread *t, uint64_t pc);
+unsigned int regs_detect_features(pid_t tid);
+void regs_invalidate(struct thread *t);
+
+/* mem.c */
+ssize_t mem_read(struct process *p, uint64_t addr, void *buf, size_t len);
+ssize_t mem_write(struct process *p, uint64_t addr, const void *buf,
+		  size_t len);
+ssize_t mem_read_raw(struct process *p, uint64_t addr, void *buf, size_t len);
+ssize_t mem_write_raw(struct process *p, uint64_t addr, const void *buf,
+		      size_t len);
+int mem_open(struct process *p);
+
+/* breakpoint.c */
+int bp_insert(struct process *p, uint64_t addr, unsigned int kind);
+int bp_remove(struct process *p, uint64_t addr);
+struct sw_breakpoint *bp_find(struct process *p, uint64_t addr);
+void bp_remove_all(struct process *p);
+int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
+	      unsigned int len);
+int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
+	      unsigned int len);
+void hw_remove_all(struct process *p);
+int hw_sync_thread(struct thread *t);
+bool hw_stopped_by(struct thread *t, enum stop_reason *reason,
+		   uint64_t *addr);
+
+/* signals.c */
+int signal_to_gdb(int linux_sig);
+int signal_from_gdb(int gdb_sig);
+
+/* xfer.c / vfile.c */
+void handle_xfer(struct rsp_request *req, struct rsp_buf *reply);
+void handle_vfile(struct rsp_request *req, struct rsp_buf *reply);
+int svr4_library_list(struct process *p, struct rsp_buf *out);
+
+/* monitor.c */
+void handle_monitor(const char *cmd, struct rsp_buf *reply);
+
+#endif

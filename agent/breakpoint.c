@@ -1,0 +1,239 @@
+/*
+ * breakpoint.c - software breakpoints and hardware break/watchpoints.
+ *
+ * Software breakpoints are reference counted per address: gdb inserts its
+ * own breakpoints and internal ones (the dynamic linker's) at the same
+ * place, and a second Z0 must not save the breakpoint instruction as the
+ * "original" bytes.  The original bytes are kept so that memory reads show
+ * them (mem.c) and removal restores them.
+ *
+ * Hardware points: gdb's Z1-Z4 ranges are split into naturally aligned
+ * pieces of 1, 2, 4 or 8 bytes, one debug-register slot each; identical
+ * pieces share a slot.  The slots are per process; each thread gets them
+ * before it next runs.
+ */
+#define LOG_DOMAIN "break"
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+struct sw_breakpoint *bp_find(struct process *p, uint64_t addr)
+{
+	for (struct sw_breakpoint *b = p->breakpoints; b; b = b->next)
+		if (b->addr == addr)
+			return b;
+	return NULL;
+}
+
+int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct sw_breakpoint *b = bp_find(p, addr);
+	ssize_t n;
+
+	if (b) {
+		b->refs++;
+		return 0;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->addr = addr;
+	b->len = arch->bp_len;
+	b->refs = 1;
+	n = mem_read_raw(p, addr, b->saved, b->len);
+	if (n != (ssize_t)b->len) {
+		free(b);
+		return n < 0 ? (int)n : -EIO;
+	}
+	n = mem_write_raw(p, addr, arch->bp_insn, b->len);
+	if (n != (ssize_t)b->len) {
+		free(b);
+		return n < 0 ? (int)n : -EIO;
+	}
+	b->next = p->breakpoints;
+	p->breakpoints = b;
+	debug("breakpoint at %#llx in %d", (unsigned long long)addr, p->pid);
+	return 0;
+}
+
+static void bp_unlink(struct process *p, struct sw_breakpoint *b)
+{
+	for (struct sw_breakpoint **pp = &p->breakpoints; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			return;
+		}
+}
+
+int bp_remove(struct process *p, uint64_t addr)
+{
+	struct sw_breakpoint *b = bp_find(p, addr);
+
+	if (!b)
+		return -ENOENT;
+	if (--b->refs > 0)
+		return 0;
+	bp_unlink(p, b);
+	ssize_t n = mem_write_raw(p, addr, b->saved, b->len);
+	free(b);
+	debug("breakpoint at %#llx removed", (unsigned long long)addr);
+	return n < 0 ? (int)n : 0;
+}
+
+void bp_remove_all(struct process *p)
+{
+	while (p->breakpoints) {
+		struct sw_breakpoint *b = p->breakpoints;
+		p->breakpoints = b->next;
+		mem_write_raw(p, b->addr, b->saved, b->len);
+		free(b);
+	}
+}
+
+/* --- hardware points -------------------------------------------------------- */
+
+static unsigned int slot_type(enum rsp_point_type type)
+{
+	switch (type) {
+	case RSP_POINT_HW_BREAK:
+		return 0;	/* execute */
+	case RSP_POINT_WRITE_WATCH:
+		return 1;	/* write */
+	default:
+		return 3;	/* read/write: x86 has no read-only watch */
+	}
+}
+
+/* Calls fn for each aligned piece of [addr, addr+len). */
+static int for_each_piece(uint64_t addr, unsigned int len,
+			  int (*fn)(struct process *, uint64_t, unsigned int,
+				    unsigned int),
+			  struct process *p, unsigned int type)
+{
+	if (len == 0)
+		len = 1;
+	while (len) {
+		unsigned int size = 8;
+		while (size > 1 && ((addr & (size - 1)) || size > len))
+			size /= 2;
+		int err = fn(p, addr, size, type);
+		if (err < 0)
+			return err;
+		addr += size;
+		len -= size;
+	}
+	return 0;
+}
+
+static int take_piece(struct process *p, uint64_t addr, unsigned int size,
+		      unsigned int type)
+{
+	int free_slot = -1;
+
+	for (int i = 0; i < MAX_HW_SLOTS; i++) {
+		struct hw_slot *s = &p->slots[i];
+		if (s->refs && s->addr == addr && s->len == size && s->type == type) {
+			s->refs++;
+			return 0;
+		}
+		if (!s->refs && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	p->slots[free_slot] = (struct hw_slot){ addr, size, type, 1 };
+	return 0;
+}
+
+static int drop_piece(struct process *p, uint64_t addr, unsigned int size,
+		      unsigned int type)
+{
+	for (int i = 0; i < MAX_HW_SLOTS; i++) {
+		struct hw_slot *s = &p->slots[i];
+		if (s->refs && s->addr == addr && s->len == size && s->type == type) {
+			s->refs--;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static void hw_mark_dirty(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next)
+		t->dregs_dirty = true;
+}
+
+int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
+	      unsigned int len)
+{
+	struct hw_point *h;
+	unsigned int type_bits = slot_type(type);
+
+	if (type == RSP_POINT_HW_BREAK)
+		len = 1;
+	if (len > 64)
+		return -EINVAL;
+	for (h = p->hw_points; h; h = h->next)
+		if (h->type == type && h->addr == addr && h->len == len) {
+			h->refs++;
+			return 0;
+		}
+	/* All or nothing: a range that does not fit leaves the slots as
+	 * they were. */
+	struct hw_slot before[MAX_HW_SLOTS];
+	memcpy(before, p->slots, sizeof(before));
+	int err = for_each_piece(addr, len, take_piece, p, type_bits);
+	if (err < 0) {
+		memcpy(p->slots, before, sizeof(before));
+		return err;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->type = type;
+	h->addr = addr;
+	h->len = len;
+	h->refs = 1;
+	h->next = p->hw_points;
+	p->hw_points = h;
+	hw_mark_dirty(p);
+	return 0;
+}
+
+int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
+	      unsigned int len)
+{
+	if (type == RSP_POINT_HW_BREAK)
+		len = 1;
+	for (struct hw_point **pp = &p->hw_points; *pp; pp = &(*pp)->next) {
+		struct hw_point *h = *pp;
+		if (h->type != type || h->addr != addr || h->len != len)
+			continue;
+		if (--h->refs == 0) {
+			*pp = h->next;
+			free(h);
+		}
+		for_each_piece(addr, len, drop_piece, p, slot_type(type));
+		hw_mark_dirty(p);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void hw_remove_all(struct process *p)
+{
+	while (p->hw_points) {
+		struct hw_point *h = p->hw_points;
+		p->hw_points = h->next;
+		free(h);
+	}
+	memset(p->slots, 0, sizeof(p->slots));
+	hw_mark_dirty(p);
+}

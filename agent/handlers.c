@@ -1,0 +1,981 @@
+/*
+ * handlers.c - one handler per request kind.
+ *
+ * Handlers see typed requests (protocol/rsp-request.h) and write the reply
+ * into `reply`; an empty reply tells gdb the packet is not supported.
+ * Errors go out as `E.<text>` so gdb shows the user what was wrong.
+ * Resume requests defer their reply: the stop reply comes when the program
+ * stops (inferior.c).
+ */
+#define LOG_DOMAIN "rsp"
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libiberty/libiberty.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+typedef void handler_fn(struct rsp_request *req, struct rsp_buf *reply);
+
+static void put_errno(struct rsp_buf *reply, const char *what, int err)
+{
+	rsp_buf_put_error(reply, "%s: %s", what, strerror(err < 0 ? -err : err));
+}
+
+/* --- stop replies ------------------------------------------------------------ */
+
+static void put_ptid(struct rsp_buf *b, pid_t pid, pid_t tid)
+{
+	rsp_buf_put_ptid(b, agent.multiprocess, pid, tid);
+}
+
+void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
+{
+	struct thread *t;
+
+	switch (ev->kind) {
+	case STOP_EXITED:
+		rsp_buf_printf(out, "W%02x", ev->exit_code & 0xff);
+		if (agent.multiprocess)
+			rsp_buf_printf(out, ";process:%x", ev->pid);
+		return;
+	case STOP_KILLED:
+		rsp_buf_printf(out, "X%02x", ev->gdb_signal & 0xff);
+		if (agent.multiprocess)
+			rsp_buf_printf(out, ";process:%x", ev->pid);
+		return;
+	case STOP_THREAD_EXITED:
+		rsp_buf_printf(out, "w%02x;", ev->exit_code & 0xff);
+		put_ptid(out, ev->pid, ev->tid);
+		return;
+	case STOP_NO_RESUMED:
+		rsp_buf_puts(out, "N");
+		return;
+	case STOP_SIGNAL:
+		break;
+	}
+	rsp_buf_printf(out, "T%02x", ev->gdb_signal & 0xff);
+	switch (ev->reason) {
+	case REASON_SWBREAK:
+		if (agent.swbreak_feature)
+			rsp_buf_puts(out, "swbreak:;");
+		break;
+	case REASON_HWBREAK:
+		if (agent.hwbreak_feature)
+			rsp_buf_puts(out, "hwbreak:;");
+		break;
+	case REASON_WATCH:
+		rsp_buf_printf(out, "watch:%llx;", (unsigned long long)ev->data);
+		break;
+	case REASON_RWATCH:
+		rsp_buf_printf(out, "rwatch:%llx;", (unsigned long long)ev->data);
+		break;
+	case REASON_AWATCH:
+		rsp_buf_printf(out, "awatch:%llx;", (unsigned long long)ev->data);
+		break;
+	case REASON_SYSCALL_ENTRY:
+		rsp_buf_printf(out, "syscall_entry:%llx;", (unsigned long long)ev->data);
+		break;
+	case REASON_SYSCALL_RETURN:
+		rsp_buf_printf(out, "syscall_return:%llx;", (unsigned long long)ev->data);
+		break;
+	case REASON_FORK:
+	case REASON_VFORK:
+		rsp_buf_puts(out, ev->reason == REASON_FORK ? "fork:" : "vfork:");
+		put_ptid(out, (pid_t)ev->data, (pid_t)ev->data);
+		rsp_buf_putc(out, ';');
+		break;
+	case REASON_VFORK_DONE:
+		rsp_buf_puts(out, "vforkdone:;");
+		break;
+	case REASON_EXEC:
+		rsp_buf_puts(out, "exec:");
+		if (ev->exec_path)
+			rsp_buf_put_hex(out, ev->exec_path, strlen(ev->exec_path));
+		rsp_buf_putc(out, ';');
+		break;
+	case REASON_CLONE:
+		rsp_buf_puts(out, "create:;");
+		break;
+	default:
+		break;
+	}
+	t = thread_find(ev->reason == REASON_CLONE ? ev->pid : ev->tid);
+	if (!t)
+		t = thread_find(ev->tid);
+	if (t) {
+		uint8_t *blk = regs_block(t);
+		for (const int *r = agent.arch->expedite; blk && *r >= 0; r++) {
+			const struct arch_reg *reg = &agent.arch->regs[*r];
+			rsp_buf_printf(out, "%02x:", *r);
+			rsp_buf_put_hex(out, blk + reg->offset, reg->bitsize / 8);
+			rsp_buf_putc(out, ';');
+		}
+	}
+	rsp_buf_puts(out, "thread:");
+	put_ptid(out, ev->pid, ev->reason == REASON_CLONE && t ? t->tid : ev->tid);
+	rsp_buf_printf(out, ";core:%x;", thread_core(ev->tid));
+}
+
+/* --- handshake and queries --------------------------------------------------- */
+
+static bool has_feature(const char *list, const char *feature)
+{
+	size_t n = strlen(feature);
+
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ";");
+		if (len == n && strncmp(p, feature, n) == 0)
+			return true;
+		p += len;
+		if (*p == ';')
+			p++;
+	}
+	return false;
+}
+
+static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
+{
+	const char *g = req->u.str;
+
+	agent.multiprocess = has_feature(g, "multiprocess+");
+	agent.swbreak_feature = has_feature(g, "swbreak+");
+	agent.hwbreak_feature = has_feature(g, "hwbreak+");
+	agent.report_fork = has_feature(g, "fork-events+");
+	agent.report_vfork = has_feature(g, "vfork-events+");
+	agent.report_exec = has_feature(g, "exec-events+");
+	rsp_buf_printf(reply, "PacketSize=%x", RSP_MAX_PAYLOAD);
+	rsp_buf_puts(reply,
+		     ";QPassSignals+;QProgramSignals+;QStartupWithShell+"
+		     ";QEnvironmentHexEncoded+;QEnvironmentReset+"
+		     ";QEnvironmentUnset+;QSetWorkingDir+;QCatchSyscalls+"
+		     ";qXfer:libraries-svr4:read+;qXfer:auxv:read+"
+		     ";qXfer:siginfo:read+;qXfer:siginfo:write+"
+		     ";qXfer:features:read+;qXfer:exec-file:read+"
+		     ";qXfer:threads:read+"
+		     ";QStartNoAckMode+;QDisableRandomization+"
+		     ";QThreadEvents+;vContSupported+;QAgent+");
+	if (agent.multiprocess)
+		rsp_buf_puts(reply, ";multiprocess+");
+	if (agent.swbreak_feature)
+		rsp_buf_puts(reply, ";swbreak+");
+	if (agent.hwbreak_feature)
+		rsp_buf_puts(reply, ";hwbreak+");
+	if (agent.report_fork)
+		rsp_buf_puts(reply, ";fork-events+");
+	if (agent.report_vfork)
+		rsp_buf_puts(reply, ";vfork-events+");
+	if (agent.report_exec)
+		rsp_buf_puts(reply, ";exec-events+");
+}
+
+static void h_ok(struct rsp_request *req, struct rsp_buf *reply)
+{
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_unknown(struct rsp_request *req, struct rsp_buf *reply)
+{
+}
+
+static void h_invalid(struct rsp_request *req, struct rsp_buf *reply)
+{
+	rsp_buf_put_error(reply, "%s", req->error ? req->error : "malformed packet");
+}
+
+static void h_start_noack(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.noack = true;
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_extended(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.extended = true;
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
+{
+	if (!agent.processes) {
+		rsp_buf_puts(reply, "W00");
+		return;
+	}
+	if (agent.have_last_stop && agent.last_stop.kind == STOP_SIGNAL &&
+	    thread_find(agent.last_stop.tid)) {
+		format_stop_reply(&agent.last_stop, reply);
+		return;
+	}
+	struct thread *t = current_thread();
+	struct stop_event ev = {
+		.kind = STOP_SIGNAL, .gdb_signal = 0,
+		.pid = t->proc->pid, .tid = t->tid,
+	};
+	format_stop_reply(&ev, reply);
+}
+
+static void h_qattached(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = req->u.pid ? process_find(req->u.pid) : current_process();
+
+	if (!p) {
+		rsp_buf_put_error(reply, "no such process");
+		return;
+	}
+	rsp_buf_puts(reply, p->attached ? "1" : "0");
+}
+
+static void h_qc(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = current_thread();
+
+	if (!t) {
+		rsp_buf_put_error(reply, "no process");
+		return;
+	}
+	rsp_buf_puts(reply, "QC");
+	put_ptid(reply, t->proc->pid, t->tid);
+}
+
+static void h_qsymbol(struct rsp_request *req, struct rsp_buf *reply)
+{
+	rsp_buf_puts(reply, "OK");
+}
+
+static void put_thread_list_from(struct rsp_buf *reply)
+{
+	bool first = true;
+
+	while (agent.proc_iter) {
+		while (agent.thread_iter) {
+			struct thread *t = agent.thread_iter;
+			rsp_buf_puts(reply, first ? "m" : ",");
+			put_ptid(reply, t->proc->pid, t->tid);
+			first = false;
+			agent.thread_iter = t->next;
+			if (reply->len > RSP_MAX_PAYLOAD / 2)
+				return;
+		}
+		agent.proc_iter = agent.proc_iter->next;
+		agent.thread_iter = agent.proc_iter ? agent.proc_iter->threads : NULL;
+	}
+	if (first)
+		rsp_buf_puts(reply, "l");
+}
+
+static void h_threadinfo_first(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.proc_iter = agent.processes;
+	agent.thread_iter = agent.proc_iter ? agent.proc_iter->threads : NULL;
+	put_thread_list_from(reply);
+}
+
+static void h_threadinfo_next(struct rsp_request *req, struct rsp_buf *reply)
+{
+	put_thread_list_from(reply);
+}
+
+static void h_thread_extra(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = thread_find_ptid(req->u.ptid.pid, req->u.ptid.tid);
+	char name[64];
+
+	if (!t) {
+		rsp_buf_put_error(reply, "no such thread");
+		return;
+	}
+	if (thread_name(t->tid, name, sizeof(name)))
+		rsp_buf_put_hex(reply, name, strlen(name));
+}
+
+static void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = thread_find_ptid(req->u.ptid.pid, req->u.ptid.tid);
+
+	if (t && (req->u.ptid.tid <= 0 || t->tid == req->u.ptid.tid) &&
+	    kill(t->tid, 0) == 0)
+		rsp_buf_puts(reply, "OK");
+	else
+		rsp_buf_put_error(reply, "thread is not alive");
+}
+
+static void h_set_thread(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct rsp_ptid id = req->u.set_thread.ptid;
+	struct thread *t = NULL;
+
+	if (id.tid == RSP_ID_ALL || (id.tid == RSP_ID_ANY && id.pid <= 0)) {
+		/* "all" or "any": the first thread of the current process. */
+		if (req->u.set_thread.op == 'g') {
+			agent.gthread = NULL;
+			agent.gpid = 0;
+		} else {
+			agent.cthread = NULL;
+		}
+		rsp_buf_puts(reply, "OK");
+		return;
+	}
+	t = thread_find_ptid(id.pid, id.tid);
+	if (!t || (id.tid > 0 && t->tid != id.tid)) {
+		rsp_buf_put_error(reply, "no such thread");
+		return;
+	}
+	if (req->u.set_thread.op == 'g') {
+		agent.gthread = id.tid > 0 ? t : NULL;
+		agent.gpid = t->proc->pid;
+	} else {
+		agent.cthread = t;
+	}
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_rcmd(struct rsp_request *req, struct rsp_buf *reply)
+{
+	handle_monitor(req->u.str, reply);
+}
+
+static void h_tstatus(struct rsp_request *req, struct rsp_buf *reply)
+{
+	/* Tracepoints are not in this build yet: gdb treats an empty reply
+	 * as "tracing not supported". */
+}
+
+/* --- settings ---------------------------------------------------------------- */
+
+static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
+{
+	if (req->u.flag)
+		rsp_buf_put_error(reply, "non-stop mode is not supported by probe-agent yet");
+	else
+		rsp_buf_puts(reply, "OK");
+}
+
+static void h_pass_signals(struct rsp_request *req, struct rsp_buf *reply)
+{
+	memcpy(agent.pass_signals, req->u.sigs.set, sizeof(agent.pass_signals));
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_program_signals(struct rsp_request *req, struct rsp_buf *reply)
+{
+	memcpy(agent.program_signals, req->u.sigs.set, sizeof(agent.program_signals));
+	agent.program_signals_set = true;
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_thread_events(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.thread_events = req->u.flag;
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_catch_syscalls(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.catch_syscalls = req->u.syscalls.enable;
+	agent.catch_any_syscall = req->u.syscalls.any;
+	memset(agent.catch_syscall_set, 0, sizeof(agent.catch_syscall_set));
+	for (size_t i = 0; i < req->u.syscalls.count; i++)
+		if (req->u.syscalls.nr[i] >= 0 && req->u.syscalls.nr[i] < 1024)
+			agent.catch_syscall_set[req->u.syscalls.nr[i]] = true;
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_disable_randomization(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.opt.disable_randomization = req->u.flag;
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_startup_with_shell(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.opt.startup_with_shell = req->u.flag;
+	rsp_buf_puts(reply, "OK");
+}
+
+extern char **environ;
+
+static size_t env_count(void)
+{
+	size_t n = 0;
+	while (agent.env && agent.env[n])
+		n++;
+	return n;
+}
+
+static void env_unset(const char *name, size_t nlen)
+{
+	size_t n = env_count();
+
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(agent.env[i], name, nlen) == 0 && agent.env[i][nlen] == '=') {
+			free(agent.env[i]);
+			agent.env[i] = agent.env[n - 1];
+			agent.env[n - 1] = NULL;
+			return;
+		}
+	}
+}
+
+static void h_env_reset(struct rsp_request *req, struct rsp_buf *reply)
+{
+	for (size_t i = 0; agent.env && agent.env[i]; i++)
+		free(agent.env[i]);
+	free(agent.env);
+	agent.env = NULL;
+	/* Back to the agent's own environment. */
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	agent.env = calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		agent.env[i] = xstrdup(environ[i]);
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_env_set(struct rsp_request *req, struct rsp_buf *reply)
+{
+	const char *eq = strchr(req->u.str, '=');
+
+	if (!eq) {
+		rsp_buf_put_error(reply, "environment entry without '=': %s", req->u.str);
+		return;
+	}
+	if (!agent.env)
+		h_env_reset(req, &(struct rsp_buf){ 0 });
+	env_unset(req->u.str, eq - req->u.str);
+	size_t n = env_count();
+	agent.env = xrealloc(agent.env, (n + 2) * sizeof(char *));
+	agent.env[n] = xstrdup(req->u.str);
+	agent.env[n + 1] = NULL;
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_env_unset(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct rsp_buf scratch = { 0 };
+
+	if (!agent.env)
+		h_env_reset(req, &scratch);
+	rsp_buf_free(&scratch);
+	env_unset(req->u.str, strlen(req->u.str));
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_set_workdir(struct rsp_request *req, struct rsp_buf *reply)
+{
+	free(agent.workdir);
+	agent.workdir = req->u.str[0] ? xstrdup(req->u.str) : NULL;
+	rsp_buf_puts(reply, "OK");
+}
+
+/* --- registers and memory ------------------------------------------------------- */
+
+static struct thread *need_thread(struct rsp_buf *reply)
+{
+	struct thread *t = current_thread();
+
+	if (!t)
+		rsp_buf_put_error(reply, "no thread selected: the program is not running");
+	else if (t->state != THREAD_STOPPED) {
+		rsp_buf_put_error(reply, "thread %d is running", t->tid);
+		t = NULL;
+	}
+	return t;
+}
+
+static void h_read_regs(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = need_thread(reply);
+	uint8_t *blk;
+
+	if (!t)
+		return;
+	blk = regs_block(t);
+	if (!blk) {
+		put_errno(reply, "cannot read registers", errno);
+		return;
+	}
+	rsp_buf_put_hex(reply, blk, regs_block_size(t->proc));
+}
+
+static void h_write_regs(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = need_thread(reply);
+	uint8_t *blk;
+	size_t size;
+
+	if (!t)
+		return;
+	blk = regs_block(t);
+	size = regs_block_size(t->proc);
+	if (!blk) {
+		put_errno(reply, "cannot read registers", errno);
+		return;
+	}
+	if (req->u.data.len > size) {
+		rsp_buf_put_error(reply, "G packet has %zu bytes, the register block %zu",
+				  req->u.data.len, size);
+		return;
+	}
+	memcpy(blk, req->u.data.data, req->u.data.len);
+	t->regs_dirty = true;
+	int err = regs_flush(t);
+	if (err < 0)
+		put_errno(reply, "cannot write registers", err);
+	else
+		rsp_buf_puts(reply, "OK");
+}
+
+static const struct arch_reg *reg_of(struct thread *t, unsigned int regnum)
+{
+	if (regnum >= agent.arch->nregs_for(t->proc->features))
+		return NULL;
+	return &agent.arch->regs[regnum];
+}
+
+static void h_read_reg(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = need_thread(reply);
+	const struct arch_reg *r;
+	uint8_t *blk;
+
+	if (!t)
+		return;
+	r = reg_of(t, req->u.reg.regnum);
+	if (!r) {
+		rsp_buf_put_error(reply, "no register %u", req->u.reg.regnum);
+		return;
+	}
+	blk = regs_block(t);
+	if (!blk) {
+		put_errno(reply, "cannot read registers", errno);
+		return;
+	}
+	rsp_buf_put_hex(reply, blk + r->offset, r->bitsize / 8);
+}
+
+static void h_write_reg(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = need_thread(reply);
+	const struct arch_reg *r;
+	uint8_t *blk;
+
+	if (!t)
+		return;
+	r = reg_of(t, req->u.reg.regnum);
+	if (!r) {
+		rsp_buf_put_error(reply, "no register %u", req->u.reg.regnum);
+		return;
+	}
+	if (req->u.reg.len != r->bitsize / 8) {
+		rsp_buf_put_error(reply, "register %s has %u bytes, not %zu", r->name,
+				  r->bitsize / 8, req->u.reg.len);
+		return;
+	}
+	blk = regs_block(t);
+	if (!blk) {
+		put_errno(reply, "cannot read registers", errno);
+		return;
+	}
+	memcpy(blk + r->offset, req->u.reg.value, req->u.reg.len);
+	t->regs_dirty = true;
+	int err = regs_flush(t);
+	if (err < 0)
+		put_errno(reply, "cannot write registers", err);
+	else
+		rsp_buf_puts(reply, "OK");
+}
+
+static struct process *need_process(struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+
+	if (!p)
+		rsp_buf_put_error(reply, "no process: the program is not running");
+	return p;
+}
+
+static void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = need_process(reply);
+	uint8_t buf[RSP_MAX_PAYLOAD / 2];
+	size_t len = req->u.mem.len;
+	ssize_t n;
+
+	if (!p)
+		return;
+	if (len > sizeof(buf))
+		len = sizeof(buf);	/* gdb accepts a shorter reply */
+	if (len == 0)
+		return;
+	n = mem_read(p, req->u.mem.addr, buf, len);
+	if (n <= 0) {
+		rsp_buf_put_error(reply, "cannot read memory at 0x%llx",
+				  (unsigned long long)req->u.mem.addr);
+		return;
+	}
+	rsp_buf_put_hex(reply, buf, n);
+}
+
+static void h_write_mem(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = need_process(reply);
+	ssize_t n;
+
+	if (!p)
+		return;
+	if (req->u.mem.len == 0) {
+		rsp_buf_puts(reply, "OK");
+		return;
+	}
+	n = mem_write(p, req->u.mem.addr, req->u.mem.data, req->u.mem.len);
+	if (n != (ssize_t)req->u.mem.len)
+		rsp_buf_put_error(reply, "cannot write memory at 0x%llx",
+				  (unsigned long long)req->u.mem.addr);
+	else
+		rsp_buf_puts(reply, "OK");
+}
+
+static void h_search_mem(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = need_process(reply);
+	uint64_t addr = req->u.search.addr, end = addr + req->u.search.len;
+	size_t plen = req->u.search.pattern_len;
+	static uint8_t chunk[65536];
+
+	if (!p)
+		return;
+	if (plen == 0 || plen > sizeof(chunk) / 2) {
+		rsp_buf_put_error(reply, "search pattern of %zu bytes not supported", plen);
+		return;
+	}
+	while (addr < end) {
+		size_t want = end - addr < sizeof(chunk) ? end - addr : sizeof(chunk);
+		ssize_t n = mem_read(p, addr, chunk, want);
+		if (n <= 0) {
+			rsp_buf_put_error(reply, "cannot read memory at 0x%llx",
+					  (unsigned long long)addr);
+			return;
+		}
+		uint8_t *hit = memmem(chunk, n, req->u.search.pattern, plen);
+		if (hit) {
+			rsp_buf_printf(reply, "1,%llx",
+				       (unsigned long long)(addr + (hit - chunk)));
+			return;
+		}
+		if ((size_t)n < plen || addr + n >= end)
+			break;
+		/* Overlap so a match across chunks is found. */
+		addr += n - (plen - 1);
+	}
+	rsp_buf_puts(reply, "0");
+}
+
+static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = need_process(reply);
+	uint64_t addr = req->u.mem.addr;
+	size_t left = req->u.mem.len;
+	unsigned int crc = 0xffffffff;
+	uint8_t buf[4096];
+
+	if (!p)
+		return;
+	while (left) {
+		size_t want = left < sizeof(buf) ? left : sizeof(buf);
+		ssize_t n = mem_read(p, addr, buf, want);
+		if (n != (ssize_t)want) {
+			rsp_buf_put_error(reply, "cannot read memory at 0x%llx",
+					  (unsigned long long)addr);
+			return;
+		}
+		/* gdb's CRC-32 variant, as libiberty implements it. */
+		crc = xcrc32(buf, (int)n, crc);
+		addr += n;
+		left -= n;
+	}
+	rsp_buf_printf(reply, "C%x", crc);
+}
+
+/* --- execution --------------------------------------------------------------- */
+
+static void h_vcont_query(struct rsp_request *req, struct rsp_buf *reply)
+{
+	rsp_buf_puts(reply, "vCont;c;C;s;S");
+}
+
+static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct rsp_resume_action acts[RSP_MAX_VCONT_ACTIONS];
+	size_t n = req->u.vcont.count;
+
+	memcpy(acts, req->u.vcont.actions, n * sizeof(acts[0]));
+	for (size_t i = 0; i < n; i++)
+		if (acts[i].kind == RSP_RESUME_RANGE) {
+			rsp_buf_put_error(reply, "range stepping is not supported");
+			return;
+		}
+	/* Legacy c/s resume the Hc thread, or everything. */
+	if (n == 1 && acts[0].ptid.pid == RSP_ID_ALL && acts[0].ptid.tid == RSP_ID_ALL &&
+	    req->u.vcont.legacy && agent.cthread && acts[0].kind == RSP_RESUME_STEP) {
+		acts[0].ptid.pid = agent.cthread->proc->pid;
+		acts[0].ptid.tid = agent.cthread->tid;
+	}
+	if (!agent.processes) {
+		rsp_buf_puts(reply, "W00");
+		return;
+	}
+	int err = inferior_resume(acts, n);
+	if (err < 0) {
+		rsp_buf_put_error(reply, "no thread to resume");
+		return;
+	}
+	server_defer_reply();
+}
+
+static void h_vctrlc(struct rsp_request *req, struct rsp_buf *reply)
+{
+	inferior_interrupt();
+	rsp_buf_puts(reply, "OK");
+}
+
+static void exit_if_nothing_left(void)
+{
+	if (!agent.extended && !agent.processes)
+		agent.exit_after_reply = true;
+}
+
+static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
+{
+	while (agent.processes)
+		inferior_kill(agent.processes);
+	agent.have_last_stop = false;
+	exit_if_nothing_left();
+	/* `k` has no reply. */
+	server_defer_reply();
+}
+
+static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = process_find(req->u.pid);
+
+	if (!p) {
+		rsp_buf_put_error(reply, "no process %lld", (long long)req->u.pid);
+		return;
+	}
+	inferior_kill(p);
+	agent.have_last_stop = false;
+	rsp_buf_puts(reply, "OK");
+	exit_if_nothing_left();
+}
+
+static void h_detach(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = req->u.pid ? process_find(req->u.pid) : current_process();
+
+	if (!p) {
+		rsp_buf_put_error(reply, "no process to detach from");
+		return;
+	}
+	inferior_detach(p);
+	agent.have_last_stop = false;
+	rsp_buf_puts(reply, "OK");
+	exit_if_nothing_left();
+}
+
+static char **last_argv;
+
+static void remember_argv(char **argv)
+{
+	if (last_argv) {
+		for (size_t i = 0; last_argv[i]; i++)
+			free(last_argv[i]);
+		free(last_argv);
+	}
+	last_argv = dupargv(argv);
+}
+
+static void run_program(char **argv, struct rsp_buf *reply)
+{
+	struct process *p;
+	int err;
+
+	err = inferior_start(argv, &p);
+	if (err < 0) {
+		put_errno(reply, argv[0], err);
+		return;
+	}
+	agent.gthread = p->threads;
+	agent.cthread = NULL;
+	stop_event_set(&agent.last_stop, STOP_SIGNAL, signal_to_gdb(SIGTRAP),
+		       p->pid, p->pid);
+	agent.have_last_stop = true;
+	format_stop_reply(&agent.last_stop, reply);
+}
+
+static void h_vrun(struct rsp_request *req, struct rsp_buf *reply)
+{
+	size_t argc = req->u.argv.argc;
+	char **argv = xcalloc(argc + 1, sizeof(char *));
+
+	for (size_t i = 0; i < argc; i++)
+		argv[i] = (char *)req->u.argv.argv[i];
+	if (argc == 0 || !argv[0][0]) {
+		const char *def = agent.opt.prog_argv ? agent.opt.prog_argv[0]
+			: last_argv ? last_argv[0] : NULL;
+		if (!def) {
+			rsp_buf_put_error(reply, "no program to run: give its name to 'run' or 'set remote exec-file'");
+			free(argv);
+			return;
+		}
+		if (argc == 0)
+			argc = 1;
+		argv[0] = (char *)def;
+	}
+	/* A new run replaces what ran before in this mode. */
+	remember_argv(argv);
+	free(argv);
+	run_program(last_argv, reply);
+}
+
+static void h_restart(struct rsp_request *req, struct rsp_buf *reply)
+{
+	while (agent.processes)
+		inferior_kill(agent.processes);
+	if (last_argv) {
+		struct rsp_buf ignored;
+		rsp_buf_init(&ignored);
+		run_program(last_argv, &ignored);
+		rsp_buf_free(&ignored);
+	}
+	/* R has no reply. */
+	server_defer_reply();
+}
+
+static void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p;
+	int err = inferior_attach((pid_t)req->u.pid, &p);
+
+	if (err < 0) {
+		rsp_buf_put_error(reply, "cannot attach to process %lld: %s",
+				  (long long)req->u.pid, strerror(-err));
+		return;
+	}
+	agent.gthread = p->threads;
+	stop_event_set(&agent.last_stop, STOP_SIGNAL, 0, p->pid, p->pid);
+	agent.have_last_stop = true;
+	format_stop_reply(&agent.last_stop, reply);
+}
+
+/* --- breakpoints ------------------------------------------------------------- */
+
+static void h_point(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = need_process(reply);
+	bool insert = req->kind == RSP_REQ_INSERT_POINT;
+	enum rsp_point_type type = req->u.point.type;
+	uint64_t addr = req->u.point.addr;
+	int err;
+
+	if (!p)
+		return;
+	if (type == RSP_POINT_SW_BREAK) {
+		err = insert ? bp_insert(p, addr, req->u.point.kind) : bp_remove(p, addr);
+	} else {
+		err = insert ? hw_insert(p, type, addr, req->u.point.kind)
+			     : hw_remove(p, type, addr, req->u.point.kind);
+	}
+	if (err == -ENOSPC) {
+		rsp_buf_put_error(reply, "no free hardware debug register");
+		return;
+	}
+	if (err < 0) {
+		rsp_buf_put_error(reply, "cannot %s %s at 0x%llx: %s",
+				  insert ? "insert" : "remove",
+				  type == RSP_POINT_SW_BREAK ? "breakpoint" : "hardware point",
+				  (unsigned long long)addr, strerror(-err));
+		return;
+	}
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_xfer(struct rsp_request *req, struct rsp_buf *reply)
+{
+	handle_xfer(req, reply);
+}
+
+static void h_vfile(struct rsp_request *req, struct rsp_buf *reply)
+{
+	handle_vfile(req, reply);
+}
+
+static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
+	[RSP_REQ_UNKNOWN] = h_unknown,
+	[RSP_REQ_INVALID] = h_invalid,
+	[RSP_REQ_QSUPPORTED] = h_qsupported,
+	[RSP_REQ_START_NOACK] = h_start_noack,
+	[RSP_REQ_EXTENDED] = h_extended,
+	[RSP_REQ_HALT_REASON] = h_halt_reason,
+	[RSP_REQ_QATTACHED] = h_qattached,
+	[RSP_REQ_QC] = h_qc,
+	[RSP_REQ_QOFFSETS] = h_unknown,
+	[RSP_REQ_QSYMBOL] = h_qsymbol,
+	[RSP_REQ_THREADINFO_FIRST] = h_threadinfo_first,
+	[RSP_REQ_THREADINFO_NEXT] = h_threadinfo_next,
+	[RSP_REQ_THREAD_EXTRA] = h_thread_extra,
+	[RSP_REQ_THREAD_ALIVE] = h_thread_alive,
+	[RSP_REQ_SET_THREAD] = h_set_thread,
+	[RSP_REQ_RCMD] = h_rcmd,
+	[RSP_REQ_XFER] = h_xfer,
+	[RSP_REQ_SEARCH_MEM] = h_search_mem,
+	[RSP_REQ_CRC] = h_crc,
+	[RSP_REQ_TSTATUS] = h_tstatus,
+	[RSP_REQ_NONSTOP] = h_nonstop,
+	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,
+	[RSP_REQ_PROGRAM_SIGNALS] = h_program_signals,
+	[RSP_REQ_THREAD_EVENTS] = h_thread_events,
+	[RSP_REQ_CATCH_SYSCALLS] = h_catch_syscalls,
+	[RSP_REQ_DISABLE_RANDOMIZATION] = h_disable_randomization,
+	[RSP_REQ_STARTUP_WITH_SHELL] = h_startup_with_shell,
+	[RSP_REQ_ENV_RESET] = h_env_reset,
+	[RSP_REQ_ENV_SET] = h_env_set,
+	[RSP_REQ_ENV_UNSET] = h_env_unset,
+	[RSP_REQ_SET_WORKDIR] = h_set_workdir,
+	[RSP_REQ_ALLOW] = h_ok,
+	[RSP_REQ_AGENT] = h_ok,
+	[RSP_REQ_READ_REGS] = h_read_regs,
+	[RSP_REQ_WRITE_REGS] = h_write_regs,
+	[RSP_REQ_READ_REG] = h_read_reg,
+	[RSP_REQ_WRITE_REG] = h_write_reg,
+	[RSP_REQ_READ_MEM] = h_read_mem,
+	[RSP_REQ_WRITE_MEM] = h_write_mem,
+	[RSP_REQ_VCONT_QUERY] = h_vcont_query,
+	[RSP_REQ_VCONT] = h_vcont,
+	[RSP_REQ_VCTRLC] = h_vctrlc,
+	[RSP_REQ_VSTOPPED] = h_ok,
+	[RSP_REQ_KILL] = h_kill,
+	[RSP_REQ_VKILL] = h_vkill,
+	[RSP_REQ_DETACH] = h_detach,
+	[RSP_REQ_RESTART] = h_restart,
+	[RSP_REQ_VRUN] = h_vrun,
+	[RSP_REQ_VATTACH] = h_vattach,
+	[RSP_REQ_INSERT_POINT] = h_point,
+	[RSP_REQ_REMOVE_POINT] = h_point,
+	[RSP_REQ_VFILE] = h_vfile,
+};
+
+void handle_request(struct rsp_request *req, struct rsp_buf *reply)
+{
+	handler_fn *fn = req->kind < RSP_REQ_KIND_COUNT ? handlers[req->kind] : NULL;
+
+	debug("%s", rsp_req_name(req->kind));
+	if (!fn)
+		fn = h_unknown;
+	fn(req, reply);
+}

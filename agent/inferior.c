@@ -1,0 +1,1058 @@
+/*
+ * inferior.c - processes and threads under ptrace, in all-stop mode.
+ *
+ * Every thread of every traced process is a `struct thread`.  Wait statuses
+ * arrive through SIGCHLD (inferior_sigchld) and are classified into one
+ * `enum wait_outcome` each (classify()), which says what happens next:
+ *
+ *   WAIT_IGNORE        our own SIGSTOP, or a clone's first stop: the thread
+ *                      runs on if gdb had resumed it, else stays stopped
+ *   WAIT_RESUME        an internal event (clone, a signal gdb lets pass, an
+ *                      uncaught syscall): resume it as it was
+ *   WAIT_REPORT        gdb must hear of it: in all-stop, every other thread
+ *                      is stopped first (stop_all()), then the stop reply
+ *                      goes out
+ *   WAIT_THREAD_GONE   a thread exited; the process lives on
+ *   WAIT_PROCESS_GONE  the last thread exited: report W/X
+ *
+ * Invariants:
+ * - A thread that stopped for a reportable reason while we were stopping
+ *   everything keeps that event as `pending`; it is reported, without
+ *   running anything, the next time gdb resumes that thread.  A breakpoint
+ *   hit caught that way is cancelled instead (PC moved back), since gdb may
+ *   remove the breakpoint before resuming; the thread will hit it again.
+ * - A signal gdb lets pass that arrives while stopping is kept in
+ *   `pending_signal` and delivered with the thread's next resume.
+ * - ESRCH from ptrace means the thread is gone: a state change that the
+ *   next wait status confirms, never a crash.
+ */
+#define LOG_DOMAIN "inferior"
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/ptrace.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+#define TRACE_OPTIONS                                                          \
+	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
+	 PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEVFORKDONE)
+
+/* Wait statuses of threads we did not know yet (a clone child can report
+ * its first stop before its parent reports the clone). */
+#define MAX_ORPHANS 64
+static struct {
+	pid_t tid;
+	int status;
+} orphans[MAX_ORPHANS];
+static int norphans;
+
+static void stop_event_clear(struct stop_event *ev)
+{
+	free(ev->exec_path);
+	memset(ev, 0, sizeof(*ev));
+}
+
+/* --- lookup --------------------------------------------------------------- */
+
+struct process *process_find(pid_t pid)
+{
+	for (struct process *p = agent.processes; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+struct thread *thread_find(pid_t tid)
+{
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next)
+			if (t->tid == tid)
+				return t;
+	return NULL;
+}
+
+struct thread *thread_find_ptid(int64_t pid, int64_t tid)
+{
+	for (struct process *p = agent.processes; p; p = p->next) {
+		if (pid > 0 && p->pid != pid)
+			continue;
+		for (struct thread *t = p->threads; t; t = t->next)
+			if (tid <= 0 || t->tid == tid)
+				return t;
+	}
+	return NULL;
+}
+
+struct process *current_process(void)
+{
+	if (agent.gthread)
+		return agent.gthread->proc;
+	if (agent.gpid) {
+		struct process *p = process_find(agent.gpid);
+		if (p)
+			return p;
+	}
+	return agent.processes;
+}
+
+struct thread *current_thread(void)
+{
+	if (agent.gthread)
+		return agent.gthread;
+	struct process *p = current_process();
+	return p ? p->threads : NULL;
+}
+
+/* --- creation and removal -------------------------------------------------- */
+
+static struct thread *thread_add(struct process *p, pid_t tid)
+{
+	struct thread *t = calloc(1, sizeof(*t));
+	struct thread **tail;
+
+	if (!t)
+		abort();
+	t->proc = p;
+	t->tid = tid;
+	t->state = THREAD_STOPPED;
+	t->dregs_dirty = true;
+	t->regcache = calloc(1, 4096);
+	if (!t->regcache)
+		abort();
+	/* Keep creation order: the leader first, as gdb lists threads. */
+	for (tail = &p->threads; *tail; tail = &(*tail)->next)
+		;
+	*tail = t;
+	debug("thread %d added to process %d", tid, p->pid);
+	return t;
+}
+
+static void thread_remove(struct thread *t)
+{
+	struct process *p = t->proc;
+
+	for (struct thread **pp = &p->threads; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	if (agent.gthread == t)
+		agent.gthread = NULL;
+	if (agent.cthread == t)
+		agent.cthread = NULL;
+	if (agent.thread_iter == t)
+		agent.thread_iter = NULL;
+	debug("thread %d removed", t->tid);
+	free(t->regcache);
+	free(t);
+}
+
+static struct process *process_add(pid_t pid, bool attached)
+{
+	struct process *p = calloc(1, sizeof(*p));
+	struct process **tail;
+
+	if (!p)
+		abort();
+	p->pid = pid;
+	p->attached = attached;
+	p->mem_fd = -1;
+	for (tail = &agent.processes; *tail; tail = &(*tail)->next)
+		;
+	*tail = p;
+	return p;
+}
+
+void process_free(struct process *p)
+{
+	for (struct process **pp = &agent.processes; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	}
+	while (p->threads)
+		thread_remove(p->threads);
+	while (p->breakpoints) {
+		struct sw_breakpoint *b = p->breakpoints;
+		p->breakpoints = b->next;
+		free(b);
+	}
+	while (p->hw_points) {
+		struct hw_point *h = p->hw_points;
+		p->hw_points = h->next;
+		free(h);
+	}
+	if (p->mem_fd >= 0)
+		close(p->mem_fd);
+	if (agent.gpid == p->pid)
+		agent.gpid = 0;
+	if (agent.proc_iter == p)
+		agent.proc_iter = NULL;
+	free(p);
+}
+
+static void orphan_take(struct thread *t)
+{
+	for (int i = 0; i < norphans; i++) {
+		if (orphans[i].tid == t->tid) {
+			/* Its first stop already came: it is stopped now. */
+			t->new_clone = false;
+			t->state = THREAD_STOPPED;
+			orphans[i] = orphans[--norphans];
+			return;
+		}
+	}
+}
+
+/* --- resuming -------------------------------------------------------------- */
+
+static int resume_thread(struct thread *t, bool step, int sig)
+{
+	enum __ptrace_request req;
+
+	if (t->dregs_dirty)
+		hw_sync_thread(t);
+	if (t->regs_dirty && regs_flush(t) < 0)
+		debug("thread %d: register write failed", t->tid);
+	if (!sig && t->pending_signal) {
+		sig = t->pending_signal;
+		t->pending_signal = 0;
+	}
+	if (step)
+		req = PTRACE_SINGLESTEP;
+	else if (agent.catch_syscalls)
+		req = PTRACE_SYSCALL;
+	else
+		req = PTRACE_CONT;
+	regs_invalidate(t);
+	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0) {
+		/* ESRCH: the thread died under us; waitpid will say so. */
+		debug("resume %d: %s", t->tid, strerror(errno));
+		return -errno;
+	}
+	t->state = THREAD_RUNNING;
+	t->stepping = step;
+	debug("resumed %d (%s, signal %d)", t->tid, step ? "step" : "continue",
+	      sig);
+	return 0;
+}
+
+/* --- classifying wait statuses -------------------------------------------- */
+
+static bool thread_is_last(struct thread *t)
+{
+	return t->proc->threads == t && t->next == NULL;
+}
+
+static void fill_signal_stop(struct thread *t, struct stop_event *ev, int sig)
+{
+	ev->kind = STOP_SIGNAL;
+	ev->gdb_signal = signal_to_gdb(sig);
+	ev->pid = t->proc->pid;
+	ev->tid = t->tid;
+}
+
+/* A new process from fork/vfork: it starts with its own SIGSTOP, and a copy
+ * of the parent's memory, breakpoints included. */
+static struct process *adopt_fork_child(struct process *parent, pid_t child)
+{
+	struct process *c = process_add(child, parent->attached);
+	int status;
+
+	c->fork_child = true;
+	c->features = parent->features;
+	thread_add(c, child);
+	/* Wait for its first stop unless it already came. */
+	bool seen = false;
+	for (int i = 0; i < norphans; i++)
+		if (orphans[i].tid == child) {
+			orphans[i] = orphans[--norphans];
+			seen = true;
+			break;
+		}
+	if (!seen && waitpid(child, &status, __WALL) < 0)
+		debug("fork child %d: %s", child, strerror(errno));
+	mem_open(c);
+	/* The child's memory holds the parent's breakpoints: it owns copies. */
+	for (struct sw_breakpoint *b = parent->breakpoints; b; b = b->next) {
+		struct sw_breakpoint *cb = malloc(sizeof(*cb));
+		if (!cb)
+			abort();
+		*cb = *b;
+		cb->next = c->breakpoints;
+		c->breakpoints = cb;
+	}
+	return c;
+}
+
+static void release_fork_child(struct process *c)
+{
+	bp_remove_all(c);
+	for (struct thread *t = c->threads; t; t = t->next)
+		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+	process_free(c);
+}
+
+static enum wait_outcome classify_event(struct thread *t, int status,
+					struct stop_event *ev, int *resume_sig)
+{
+	struct process *p = t->proc;
+	unsigned long msg = 0;
+	int event = status >> 16;
+
+	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg);
+	switch (event) {
+	case PTRACE_EVENT_CLONE: {
+		struct thread *n = thread_add(p, (pid_t)msg);
+		n->new_clone = true;
+		n->state = THREAD_RUNNING;	/* until its first stop */
+		n->resumed = t->resumed;
+		orphan_take(n);
+		if (agent.thread_events) {
+			fill_signal_stop(t, ev, SIGTRAP);
+			ev->reason = REASON_CLONE;
+			ev->tid = n->tid;
+			return WAIT_REPORT;
+		}
+		return WAIT_RESUME;
+	}
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK: {
+		bool vfork = event == PTRACE_EVENT_VFORK;
+		struct process *c = adopt_fork_child(p, (pid_t)msg);
+
+		if ((vfork && agent.report_vfork) || (!vfork && agent.report_fork)) {
+			fill_signal_stop(t, ev, SIGTRAP);
+			ev->reason = vfork ? REASON_VFORK : REASON_FORK;
+			ev->data = (uint64_t)msg;
+			return WAIT_REPORT;
+		}
+		release_fork_child(c);
+		return WAIT_RESUME;
+	}
+	case PTRACE_EVENT_VFORK_DONE:
+		if (agent.report_vfork) {
+			fill_signal_stop(t, ev, SIGTRAP);
+			ev->reason = REASON_VFORK_DONE;
+			return WAIT_REPORT;
+		}
+		return WAIT_RESUME;
+	case PTRACE_EVENT_EXEC: {
+		char path[64], exe[4096];
+		ssize_t n;
+
+		/* The old image is gone: its other threads, its breakpoints
+		 * and its memory file with it.  The leader's tid is the pid. */
+		for (struct thread *o = p->threads, *next; o; o = next) {
+			next = o->next;
+			if (o != t)
+				thread_remove(o);
+		}
+		if (t->tid != p->pid)
+			t->tid = p->pid;
+		while (p->breakpoints) {
+			struct sw_breakpoint *b = p->breakpoints;
+			p->breakpoints = b->next;
+			free(b);
+		}
+		mem_open(p);
+		p->features = regs_detect_features(t->tid);
+		if (p->execs_to_skip > 0) {
+			p->execs_to_skip--;
+			return WAIT_RESUME;
+		}
+		fill_signal_stop(t, ev, SIGTRAP);
+		if (agent.report_exec) {
+			snprintf(path, sizeof(path), "/proc/%d/exe", p->pid);
+			n = readlink(path, exe, sizeof(exe) - 1);
+			exe[n > 0 ? n : 0] = '\0';
+			ev->reason = REASON_EXEC;
+			ev->exec_path = strdup(exe);
+		}
+		return WAIT_REPORT;
+	}
+	default:
+		fill_signal_stop(t, ev, SIGTRAP);
+		return WAIT_REPORT;
+	}
+}
+
+static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
+{
+	siginfo_t si;
+	enum stop_reason reason;
+	uint64_t addr;
+
+	fill_signal_stop(t, ev, SIGTRAP);
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0)
+		return WAIT_REPORT;
+	if (hw_stopped_by(t, &reason, &addr)) {
+		ev->reason = reason;
+		ev->data = addr;
+		return WAIT_REPORT;
+	}
+	if (si.si_code == SI_KERNEL || si.si_code == TRAP_BRKPT) {
+		uint64_t pc = regs_get_pc(t) - agent.arch->bp_pc_after_trap;
+		if (bp_find(t->proc, pc)) {
+			regs_set_pc(t, pc);
+			ev->reason = REASON_SWBREAK;
+		}
+	}
+	return WAIT_REPORT;
+}
+
+static enum wait_outcome classify_syscall(struct thread *t,
+					  struct stop_event *ev)
+{
+	uint8_t *blk;
+	uint64_t nr = 0;
+
+	t->in_syscall = !t->in_syscall;
+	blk = regs_block(t);
+	if (blk) {
+		/* orig_rax holds the syscall number at entry and return. */
+		const struct arch_reg *r = &agent.arch->regs[57];
+		memcpy(&nr, blk + r->offset, 8);
+	}
+	if (!agent.catch_syscalls ||
+	    !(agent.catch_any_syscall ||
+	      (nr < 1024 && agent.catch_syscall_set[nr])))
+		return WAIT_RESUME;
+	fill_signal_stop(t, ev, SIGTRAP);
+	ev->reason = t->in_syscall ? REASON_SYSCALL_ENTRY : REASON_SYSCALL_RETURN;
+	ev->data = nr;
+	return WAIT_REPORT;
+}
+
+/*
+ * Decides what a wait status means; fills `ev` for WAIT_REPORT and
+ * WAIT_PROCESS_GONE, and `*resume_sig` (Linux numbering) for WAIT_RESUME.
+ */
+static enum wait_outcome classify(struct thread *t, int status,
+				  struct stop_event *ev, int *resume_sig)
+{
+	struct process *p = t->proc;
+
+	*resume_sig = 0;
+	memset(ev, 0, sizeof(*ev));
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		bool leader = t->tid == p->pid;
+
+		if (!leader || !thread_is_last(t)) {
+			if (leader) {
+				/* The leader's status comes last; mark it
+				 * gone but keep the process for the others. */
+				t->state = THREAD_STOPPED;
+				return WAIT_THREAD_GONE;
+			}
+			thread_remove(t);
+			return WAIT_THREAD_GONE;
+		}
+		ev->pid = p->pid;
+		ev->tid = p->pid;
+		if (WIFEXITED(status)) {
+			ev->kind = STOP_EXITED;
+			ev->exit_code = WEXITSTATUS(status);
+		} else {
+			ev->kind = STOP_KILLED;
+			ev->gdb_signal = signal_to_gdb(WTERMSIG(status));
+		}
+		return WAIT_PROCESS_GONE;
+	}
+	if (!WIFSTOPPED(status))
+		return WAIT_IGNORE;
+
+	t->state = THREAD_STOPPED;
+	regs_invalidate(t);
+	int sig = WSTOPSIG(status);
+
+	if (sig == SIGTRAP && (status >> 16))
+		return classify_event(t, status, ev, resume_sig);
+	if (sig == (SIGTRAP | 0x80))
+		return classify_syscall(t, ev);
+	if (sig == SIGSTOP && t->new_clone) {
+		t->new_clone = false;
+		return WAIT_IGNORE;
+	}
+	if (sig == SIGSTOP && t->stop_expected) {
+		t->stop_expected = false;
+		return WAIT_IGNORE;
+	}
+	if (sig == SIGTRAP)
+		return classify_trap(t, ev);
+
+	int gsig = signal_to_gdb(sig);
+	if (!t->stepping && gsig > 0 && gsig < 256 && agent.pass_signals[gsig]) {
+		*resume_sig = sig;
+		return WAIT_RESUME;
+	}
+	fill_signal_stop(t, ev, sig);
+	t->last_signal = sig;
+	return WAIT_REPORT;
+}
+
+/* --- all-stop ------------------------------------------------------------ */
+
+/* Processes one status of a thread that we are stopping (stop_all) or that
+ * came while everything is stopped.  Never resumes anything. */
+static void absorb_status(struct thread *t, int status)
+{
+	struct stop_event ev;
+	int sig;
+	enum wait_outcome o = classify(t, status, &ev, &sig);
+
+	switch (o) {
+	case WAIT_IGNORE:
+		break;
+	case WAIT_RESUME:
+		if (sig)
+			t->pending_signal = sig;
+		break;
+	case WAIT_REPORT:
+		if (ev.kind == STOP_SIGNAL && ev.reason == REASON_SWBREAK) {
+			/* PC is already back on the breakpoint: if gdb keeps
+			 * it inserted, the thread hits it again on resume. */
+			stop_event_clear(&ev);
+			break;
+		}
+		t->has_pending = true;
+		t->pending_ev = ev;
+		break;
+	case WAIT_THREAD_GONE:
+		break;
+	case WAIT_PROCESS_GONE:
+		t->has_pending = true;
+		t->pending_ev = ev;
+		break;
+	}
+}
+
+static bool thread_alive_in_list(pid_t tid)
+{
+	return thread_find(tid) != NULL;
+}
+
+/* Stops every running thread except `except`, waiting for each. */
+static void stop_all(struct thread *except)
+{
+	bool again = true;
+
+	while (again) {
+		again = false;
+		for (struct process *p = agent.processes; p; p = p->next)
+			for (struct thread *t = p->threads; t; t = t->next) {
+				if (t == except || t->state != THREAD_RUNNING)
+					continue;
+				if (!t->stop_expected && !t->new_clone) {
+					syscall(SYS_tgkill, p->pid, t->tid, SIGSTOP);
+					t->stop_expected = true;
+				}
+			}
+		for (struct process *p = agent.processes; p; p = p->next) {
+			for (struct thread *t = p->threads, *next; t; t = next) {
+				next = t->next;
+				if (t == except || t->state != THREAD_RUNNING)
+					continue;
+				int status;
+				pid_t tid = t->tid;
+				pid_t r = waitpid(tid, &status, __WALL);
+				if (r < 0) {
+					if (errno == EINTR) {
+						again = true;
+						continue;
+					}
+					/* Gone without a status we can see. */
+					thread_remove(t);
+					continue;
+				}
+				absorb_status(t, status);
+				/* A clone adds a running thread: go round. */
+				again = true;
+				if (!thread_alive_in_list(tid))
+					break;
+			}
+		}
+		/* Only loop again while something still runs. */
+		if (again) {
+			again = false;
+			for (struct process *p = agent.processes; p; p = p->next)
+				for (struct thread *t = p->threads; t; t = t->next)
+					if (t != except && t->state == THREAD_RUNNING)
+						again = true;
+		}
+	}
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next)
+			t->resumed = false;
+}
+
+static void report(struct thread *t, struct stop_event *ev)
+{
+	agent.running = false;
+	if (ev->kind == STOP_SIGNAL && t) {
+		agent.gthread = t;
+		agent.cthread = t;
+	}
+	stop_event_clear(&agent.last_stop);
+	agent.last_stop = *ev;
+	agent.have_last_stop = true;
+	memset(ev, 0, sizeof(*ev));
+	server_send_stop(&agent.last_stop);
+}
+
+static void report_process_gone(struct process *p, struct stop_event *ev)
+{
+	p->exited = true;
+	process_free(p);
+	report(NULL, ev);
+}
+
+/* One wait status while gdb waits for a stop (or not). */
+static void handle_status(pid_t tid, int status)
+{
+	struct thread *t = thread_find(tid);
+	struct stop_event ev;
+	int sig;
+
+	if (!t) {
+		if (norphans < MAX_ORPHANS) {
+			orphans[norphans].tid = tid;
+			orphans[norphans].status = status;
+			norphans++;
+		}
+		debug("status %#x of unknown thread %d kept", status, tid);
+		return;
+	}
+	if (!agent.running) {
+		/* Everything is stopped; keep what comes for later. */
+		absorb_status(t, status);
+		return;
+	}
+	enum wait_outcome o = classify(t, status, &ev, &sig);
+	debug("thread %d status %#x -> outcome %d", tid, status, o);
+	switch (o) {
+	case WAIT_IGNORE:
+		if (t->resumed)
+			resume_thread(t, t->stepping, 0);
+		break;
+	case WAIT_RESUME:
+		resume_thread(t, t->stepping, sig);
+		break;
+	case WAIT_THREAD_GONE:
+		break;
+	case WAIT_REPORT:
+		stop_all(t);
+		t->resumed = false;
+		report(t, &ev);
+		break;
+	case WAIT_PROCESS_GONE:
+		stop_all(NULL);
+		report_process_gone(t->proc, &ev);
+		break;
+	}
+}
+
+void inferior_sigchld(void)
+{
+	int status;
+	pid_t tid;
+
+	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+		handle_status(tid, status);
+}
+
+/* --- gdb's requests -------------------------------------------------------- */
+
+static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
+{
+	if (id->pid > 0 && id->pid != t->proc->pid)
+		return false;
+	if (id->tid > 0 && id->tid != t->tid)
+		return false;
+	return true;
+}
+
+int inferior_resume(const struct rsp_resume_action *acts, size_t count)
+{
+	struct thread *report_now = NULL;
+	bool any = false;
+
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next) {
+			t->resume_action = -1;
+			for (size_t i = 0; i < count; i++) {
+				if (!ptid_matches(&acts[i].ptid, t))
+					continue;
+				t->resume_action = (int)i;
+				break;
+			}
+			if (t->resume_action < 0 ||
+			    acts[t->resume_action].kind == RSP_RESUME_STOP)
+				continue;
+			any = true;
+			if (t->has_pending && !report_now)
+				report_now = t;
+		}
+	if (!any)
+		return -ESRCH;
+	agent.running = true;
+	if (report_now) {
+		struct stop_event ev = report_now->pending_ev;
+		report_now->has_pending = false;
+		memset(&report_now->pending_ev, 0, sizeof(ev));
+		if (ev.kind == STOP_EXITED || ev.kind == STOP_KILLED)
+			report_process_gone(report_now->proc, &ev);
+		else
+			report(report_now, &ev);
+		return 0;
+	}
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next) {
+			if (t->resume_action < 0)
+				continue;
+			const struct rsp_resume_action *a = &acts[t->resume_action];
+			if (a->kind == RSP_RESUME_STOP)
+				continue;
+			t->resumed = true;
+			if (t->state != THREAD_STOPPED)
+				continue;
+			resume_thread(t, a->kind == RSP_RESUME_STEP,
+				      signal_from_gdb(a->signal));
+		}
+	/* Statuses that came while we were busy. */
+	inferior_sigchld();
+	return 0;
+}
+
+void inferior_interrupt(void)
+{
+	struct process *p = current_process();
+
+	if (!agent.running || !p)
+		return;
+	/* SIGINT as a terminal would send it; gdb reports it as such. */
+	kill(p->pid, SIGINT);
+}
+
+/* --- starting, attaching, detaching, killing ------------------------------ */
+
+static void child_exec(char **argv)
+{
+	if (server_is_stdio()) {
+		/* stdin and stdout carry the protocol: the program gets
+		 * /dev/null for input and our stderr for output. */
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			close(fd);
+		}
+		dup2(2, 1);
+	}
+	setpgid(0, 0);
+	if (agent.opt.disable_randomization)
+		personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
+	if (agent.workdir && chdir(agent.workdir) < 0) {
+		fprintf(stderr, "probe-agent: cannot enter %s: %s\n",
+			agent.workdir, strerror(errno));
+		_exit(127);
+	}
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
+		fprintf(stderr, "probe-agent: PTRACE_TRACEME: %s\n", strerror(errno));
+		_exit(127);
+	}
+	if (agent.env)
+		environ = agent.env;
+	execvp(argv[0], argv);
+	fprintf(stderr, "probe-agent: cannot run %s: %s\n", argv[0],
+		strerror(errno));
+	_exit(127);
+}
+
+/* Builds the argv actually executed: wrapper, shell, program. */
+static char **build_exec_argv(char **argv, int *execs)
+{
+	size_t n = 0, w = 0;
+	char **out;
+
+	while (argv[n])
+		n++;
+	if (agent.opt.wrapper)
+		while (agent.opt.wrapper[w])
+			w++;
+	out = calloc(n + w + 4, sizeof(*out));
+	if (!out)
+		abort();
+	*execs = 1;
+	size_t k = 0;
+	for (size_t i = 0; i < w; i++)
+		out[k++] = agent.opt.wrapper[i];
+	if (w)
+		(*execs)++;
+	if (agent.opt.startup_with_shell) {
+		/* sh -c 'exec prog args': the shell expands the arguments as
+		 * gdb users expect (globs, redirections). */
+		struct rsp_buf cmd;
+		rsp_buf_init(&cmd);
+		rsp_buf_puts(&cmd, "exec");
+		for (size_t i = 0; i < n; i++) {
+			rsp_buf_putc(&cmd, ' ');
+			rsp_buf_puts(&cmd, argv[i]);
+		}
+		const char *shell = getenv("SHELL");
+		out[k++] = (char *)(shell && *shell ? shell : "/bin/sh");
+		out[k++] = "-c";
+		out[k++] = cmd.data;	/* freed with the process start */
+		(*execs)++;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			out[k++] = argv[i];
+	}
+	out[k] = NULL;
+	return out;
+}
+
+int inferior_start(char **argv, struct process **out)
+{
+	int execs, status;
+	char **xargv = build_exec_argv(argv, &execs);
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		int err = errno;
+		free(xargv);
+		return -err;
+	}
+	if (pid == 0)
+		child_exec(xargv);
+	if (agent.opt.startup_with_shell)
+		free(xargv[agent.opt.wrapper ? 2 : 2]);
+	free(xargv);
+
+	/* The first exec stops the child with SIGTRAP. */
+	if (waitpid(pid, &status, __WALL) < 0)
+		return -errno;
+	if (!WIFSTOPPED(status)) {
+		log_user("probe-agent: %s did not start (%s %d)", argv[0],
+			 WIFEXITED(status) ? "exit code" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		return -ENOEXEC;
+	}
+	ptrace(PTRACE_SETOPTIONS, pid, NULL,
+	       (void *)(long)(TRACE_OPTIONS | PTRACE_O_EXITKILL));
+	/* Skip the wrapper's and the shell's own execs. */
+	for (int i = 1; i < execs; i++) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		for (;;) {
+			if (waitpid(pid, &status, __WALL) < 0)
+				return -errno;
+			if (WIFEXITED(status) || WIFSIGNALED(status)) {
+				log_user("probe-agent: %s exited during start-up",
+					 argv[0]);
+				return -ENOEXEC;
+			}
+			if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_EXEC)
+				break;
+			/* Anything else on the way: pass it on. */
+			int sig = WSTOPSIG(status);
+			ptrace(PTRACE_CONT, pid, NULL,
+			       (void *)(long)(sig == SIGTRAP || (status >> 16) ? 0 : sig));
+		}
+	}
+
+	struct process *p = process_add(pid, false);
+	thread_add(p, pid);
+	mem_open(p);
+	p->features = regs_detect_features(pid);
+	log_user("Process %s created; pid = %d", argv[0], pid);
+	*out = p;
+	return 0;
+}
+
+static int attach_thread(struct process *p, pid_t tid)
+{
+	int status;
+
+	if (ptrace(PTRACE_ATTACH, tid, NULL, NULL) < 0)
+		return -errno;
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0)
+			return -errno;
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP)
+			break;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		/* Another signal first: keep it for the program. */
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)WSTOPSIG(status));
+	}
+	ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(long)TRACE_OPTIONS);
+	thread_add(p, tid);
+	return 0;
+}
+
+int inferior_attach(pid_t pid, struct process **out)
+{
+	char path[64];
+	struct process *p;
+	int err;
+	bool found;
+
+	if (process_find(pid))
+		return -EALREADY;
+	p = process_add(pid, true);
+	err = attach_thread(p, pid);
+	if (err < 0) {
+		process_free(p);
+		return err;
+	}
+	/* Threads can be created while we attach: loop until none is new. */
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	do {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		found = false;
+		if (!d)
+			break;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			if (tid <= 0 || thread_find(tid))
+				continue;
+			if (attach_thread(p, tid) == 0)
+				found = true;
+		}
+		closedir(d);
+	} while (found);
+	mem_open(p);
+	p->features = regs_detect_features(pid);
+	log_user("Attached; pid = %d", pid);
+	*out = p;
+	return 0;
+}
+
+int inferior_detach(struct process *p)
+{
+	bp_remove_all(p);
+	hw_remove_all(p);
+	for (struct thread *t = p->threads; t; t = t->next) {
+		int sig = t->pending_signal;
+
+		if (t->has_pending && t->pending_ev.kind == STOP_SIGNAL &&
+		    t->pending_ev.reason == REASON_NONE)
+			sig = signal_from_gdb(t->pending_ev.gdb_signal);
+		if (sig == SIGSTOP || sig == SIGTRAP)
+			sig = 0;
+		hw_sync_thread(t);
+		if (t->regs_dirty)
+			regs_flush(t);
+		ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)sig);
+		/* Our SIGSTOP still queued would stop it for good. */
+		if (t->stop_expected)
+			syscall(SYS_tgkill, p->pid, t->tid, SIGCONT);
+	}
+	log_user("Detaching from process %d", p->pid);
+	process_free(p);
+	return 0;
+}
+
+int inferior_kill(struct process *p)
+{
+	int status;
+
+	kill(p->pid, SIGKILL);
+	/* Reap the other threads first: the leader's status comes last. */
+	for (struct thread *t = p->threads; t; t = t->next)
+		if (t->tid != p->pid)
+			waitpid(t->tid, &status, __WALL);
+	for (;;) {
+		if (waitpid(p->pid, &status, __WALL) < 0)
+			break;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			break;
+	}
+	process_free(p);
+	return 0;
+}
+
+void inferior_kill_all_for_exit(void)
+{
+	while (agent.processes) {
+		struct process *p = agent.processes;
+
+		if (agent.running)
+			stop_all(NULL);
+		agent.running = false;
+		if (p->attached)
+			inferior_detach(p);
+		else
+			inferior_kill(p);
+	}
+}
+
+unsigned int thread_core(pid_t tid)
+{
+	char path[64], buf[1024];
+	int fd;
+	ssize_t n;
+	unsigned int core = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Field 39 is the CPU; count fields after the command's ')'. */
+	char *s = strrchr(buf, ')');
+	if (!s)
+		return 0;
+	int field = 2;
+	for (s++; *s && field < 39; s++)
+		if (*s == ' ')
+			field++;
+	if (field == 39)
+		core = strtoul(s, NULL, 10);
+	return core;
+}
+
+const char *thread_name(pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}

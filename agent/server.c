@@ -1,0 +1,340 @@
+/*
+ * server.c - the agent's front door: transports, framing, dispatch.
+ *
+ * Two transports, one connection at a time:
+ *   "-"          gdb's pipe: packets on stdin/stdout (gdb's `target remote |`
+ *                and ssh); the program's output goes to our stderr
+ *   [HOST]:PORT  a TCP listener, on loopback unless a host is named
+ *
+ * Bytes from gdb go through the framer (protocol/rsp-frame.c); each packet
+ * is acknowledged (until QStartNoAckMode), parsed, handled, and answered.
+ * Resume requests are answered later, by the stop reply that
+ * inferior.c sends when the program stops.
+ */
+#define LOG_DOMAIN "server"
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+struct server {
+	struct evconnlistener *listener;
+	struct event *read_ev;
+	struct event *sigchld_ev;
+	int in_fd, out_fd;		/* -1 when nobody is connected */
+	bool stdio;
+	struct rsp_framer framer;
+	struct rsp_buf out;		/* framed bytes being written */
+	struct rsp_buf last;		/* last framed reply, for `-` */
+	struct rsp_request *req;
+	bool deferred;			/* the reply comes later (resume) */
+	bool had_connection;
+};
+
+static struct server srv = { .in_fd = -1, .out_fd = -1 };
+
+bool server_is_stdio(void)
+{
+	return agent.opt.comm && strcmp(agent.opt.comm, "-") == 0;
+}
+
+static void server_write(const char *data, size_t len)
+{
+	while (len && srv.out_fd >= 0) {
+		ssize_t n = write(srv.out_fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			debug("write: %s", strerror(errno));
+			return;	/* the read side will see the hang-up */
+		}
+		data += n;
+		len -= n;
+	}
+}
+
+static void server_send_packet(const char *payload, size_t len)
+{
+	if (srv.out_fd < 0)
+		return;
+	if (agent.opt.remote_debug)
+		fprintf(stderr, "putpkt (\"%.*s\");\n", (int)(len > 2000 ? 2000 : len),
+			payload);
+	rsp_buf_reset(&srv.last);
+	rsp_frame(&srv.last, payload, len);
+	server_write(srv.last.data, srv.last.len);
+}
+
+void server_send_reply(const char *payload, size_t len)
+{
+	server_send_packet(payload, len);
+}
+
+void server_send_stop(const struct stop_event *ev)
+{
+	struct rsp_buf b;
+
+	rsp_buf_init(&b);
+	format_stop_reply(ev, &b);
+	server_send_packet(b.data ? b.data : "", b.len);
+	rsp_buf_free(&b);
+	if (!agent.extended && !agent.processes &&
+	    (ev->kind == STOP_EXITED || ev->kind == STOP_KILLED)) {
+		/* Plain remote: nothing left to debug. */
+		if (ev->kind == STOP_EXITED)
+			log_user("\nChild exited with status %d", ev->exit_code);
+		else
+			log_user("\nChild terminated with signal = %d", ev->gdb_signal);
+		agent.exit_after_reply = true;
+	}
+}
+
+void server_console(const char *text)
+{
+	struct rsp_buf b;
+
+	rsp_buf_init(&b);
+	rsp_buf_putc(&b, 'O');
+	rsp_buf_put_hex(&b, text, strlen(text));
+	server_send_packet(b.data, b.len);
+	rsp_buf_free(&b);
+}
+
+void server_defer_reply(void)
+{
+	srv.deferred = true;
+}
+
+static void server_close_connection(void);
+
+static void server_finish_and_exit(int code)
+{
+	inferior_kill_all_for_exit();
+	exit(code);
+}
+
+static void handle_packet(char *payload, size_t len)
+{
+	struct rsp_request *req = srv.req;
+
+	if (agent.opt.remote_debug)
+		fprintf(stderr, "getpkt (\"%.*s\");\n",
+			(int)(len > 2000 ? 2000 : len), payload);
+	rsp_parse(payload, len, req);
+	rsp_buf_reset(&agent.reply);
+	srv.deferred = false;
+	handle_request(req, &agent.reply);
+	if (!srv.deferred)
+		server_send_packet(agent.reply.data ? agent.reply.data : "",
+				   agent.reply.len);
+	if (agent.exit_after_reply) {
+		server_close_connection();
+		server_finish_and_exit(0);
+	}
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	uint8_t buf[8192];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	size_t off = 0;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		server_close_connection();
+		return;
+	}
+	while (off < (size_t)n && srv.in_fd >= 0) {
+		size_t used;
+		enum rsp_event ev = rsp_framer_feed(&srv.framer, buf + off,
+						    n - off, &used);
+		off += used;
+		switch (ev) {
+		case RSP_EV_NONE:
+		case RSP_EV_ACK:
+			break;
+		case RSP_EV_NACK:
+			if (srv.last.len)
+				server_write(srv.last.data, srv.last.len);
+			break;
+		case RSP_EV_INTERRUPT:
+			debug("interrupt");
+			inferior_interrupt();
+			break;
+		case RSP_EV_BAD_CHECKSUM:
+			debug("bad checksum");
+			if (!agent.noack)
+				server_write("-", 1);
+			break;
+		case RSP_EV_TOO_LONG:
+			if (!agent.noack)
+				server_write("+", 1);
+			server_send_packet("E.packet too long", 17);
+			break;
+		case RSP_EV_PACKET:
+			if (!agent.noack)
+				server_write("+", 1);
+			handle_packet(srv.framer.payload, srv.framer.len);
+			break;
+		}
+	}
+}
+
+static void on_sigchld(evutil_socket_t fd, short what, void *arg)
+{
+	inferior_sigchld();
+	if (agent.exit_after_reply && !agent.running)
+		server_finish_and_exit(0);
+}
+
+static void connection_open(int in_fd, int out_fd)
+{
+	srv.in_fd = in_fd;
+	srv.out_fd = out_fd;
+	srv.had_connection = true;
+	rsp_framer_init(&srv.framer);
+	agent.noack = false;
+	agent.extended = false;
+	srv.read_ev = event_new(agent.base, in_fd, EV_READ | EV_PERSIST,
+				on_read, NULL);
+	event_add(srv.read_ev, NULL);
+}
+
+/* The connection is gone: what happens to the programs depends on how the
+ * agent was started. */
+static void server_close_connection(void)
+{
+	if (srv.in_fd < 0)
+		return;
+	event_free(srv.read_ev);
+	srv.read_ev = NULL;
+	if (srv.in_fd != 0)
+		close(srv.in_fd);
+	srv.in_fd = srv.out_fd = -1;
+	rsp_framer_free(&srv.framer);
+	if (agent.exit_after_reply)
+		return;
+	if (srv.stdio || agent.opt.once || !srv.listener) {
+		debug("connection closed: exiting");
+		server_finish_and_exit(0);
+	}
+	log_user("Remote side has terminated connection.  "
+		 "probe-agent will reopen the connection.");
+	if (agent.running) {
+		/* Nobody to report to: stop the program where it is. */
+		agent.running = false;
+	}
+	evconnlistener_enable(srv.listener);
+	log_user("Listening on port %d", agent.listen_port);
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *sa, int socklen, void *arg)
+{
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+	int one = 1;
+
+	if (srv.in_fd >= 0) {
+		close(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (getnameinfo(sa, socklen, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		log_user("Remote debugging from host %s, port %s", host, port);
+	evconnlistener_disable(l);
+	connection_open(fd, fd);
+}
+
+static int server_listen(const char *comm)
+{
+	const char *colon = strrchr(comm, ':');
+	char host[256] = "";
+	struct addrinfo hints = { 0 }, *ai = NULL;
+	int err;
+
+	if (!colon)
+		colon = comm - 1;	/* a bare port number */
+	if (colon > comm) {
+		size_t hl = colon - comm;
+		if (hl >= sizeof(host))
+			die("host name too long: %s", comm);
+		memcpy(host, comm, hl);
+		host[hl] = '\0';
+		/* [::1]:port */
+		if (host[0] == '[' && host[hl - 1] == ']') {
+			memmove(host, host + 1, hl - 2);
+			host[hl - 2] = '\0';
+		}
+	}
+	const char *port = colon + 1;
+	char *end;
+	long pnum = strtol(port, &end, 10);
+	if (!*port || *end || pnum < 0 || pnum > 65535)
+		die("bad port in '%s': expected [HOST]:PORT with PORT 0-65535", comm);
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+	/* Loopback unless a host is named: the agent controls processes. */
+	err = getaddrinfo(host[0] ? host : "127.0.0.1", port, &hints, &ai);
+	if (err)
+		die("cannot resolve '%s': %s", host, gai_strerror(err));
+	srv.listener = evconnlistener_new_bind(
+		agent.base, on_accept, NULL,
+		LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+			LEV_OPT_LEAVE_SOCKETS_BLOCKING | LEV_OPT_CLOSE_ON_EXEC,
+		1, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	if (!srv.listener) {
+		if (errno == EADDRINUSE) {
+			/* gdb's testsuite waits for exactly this line. */
+			fprintf(stderr, "Can't bind address: Address already in use.\n");
+			exit(1);
+		}
+		die("cannot listen on %s: %s", comm, strerror(errno));
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	getsockname(evconnlistener_get_fd(srv.listener), (struct sockaddr *)&ss, &sl);
+	agent.listen_port = ntohs(ss.ss_family == AF_INET6
+					  ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					  : ((struct sockaddr_in *)&ss)->sin_port);
+	log_user("Listening on port %d", agent.listen_port);
+	return 0;
+}
+
+int server_start(struct agent *a)
+{
+	signal(SIGPIPE, SIG_IGN);
+	srv.req = malloc(sizeof(*srv.req));
+	if (!srv.req)
+		abort();
+	rsp_buf_init(&srv.out);
+	rsp_buf_init(&srv.last);
+	srv.sigchld_ev = evsignal_new(a->base, SIGCHLD, on_sigchld, NULL);
+	event_add(srv.sigchld_ev, NULL);
+	if (strcmp(a->opt.comm, "-") == 0) {
+		srv.stdio = true;
+		log_user("Remote debugging using stdio");
+		connection_open(0, 1);
+		return 0;
+	}
+	return server_listen(a->opt.comm);
+}

@@ -1,0 +1,373 @@
+/*
+ * x86_64-ptrace.c - x86-64 registers and debug registers through ptrace.
+ *
+ * The gdb register block (arch/x86_64/x86_64-regs.c) is assembled from
+ * three kernel views: PTRACE_GETREGS (user_regs_struct: general registers,
+ * segments, fs_base/gs_base, orig_rax), PTRACE_GETFPREGS (the 512-byte
+ * FXSAVE image: x87, SSE, MXCSR) and, with AVX, PTRACE_GETREGSET
+ * NT_X86_XSTATE (the XSAVE image; ymm upper halves at byte 576).
+ *
+ * FXSAVE keeps an abridged x87 tag word (one bit per register, set = valid);
+ * gdb expects the full two-bit tags, derived from each register's contents.
+ *
+ * Debug registers: DR0-DR3 hold addresses, DR7 enables them, DR6 says which
+ * fired.  They are per thread and not inherited by new threads, so every
+ * thread is brought up to date (hw_sync_thread) before it resumes.
+ */
+#define LOG_DOMAIN "regs"
+#include "config.h"
+
+#include <cpuid.h>
+#include <elf.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+#define XSAVE_MAX 4096
+#define XSAVE_YMMH_OFFSET 576
+#define XSAVE_XSTATE_BV_OFFSET 512
+
+enum {
+	R_RAX, R_RBX, R_RCX, R_RDX, R_RSI, R_RDI, R_RBP, R_RSP,
+	R_R8, R_R9, R_R10, R_R11, R_R12, R_R13, R_R14, R_R15,
+	R_RIP, R_EFLAGS, R_CS, R_SS, R_DS, R_ES, R_FS, R_GS,
+	R_ST0, R_FCTRL = 32, R_FSTAT, R_FTAG, R_FISEG, R_FIOFF, R_FOSEG,
+	R_FOOFF, R_FOP, R_XMM0 = 40, R_MXCSR = 56, R_ORIG_RAX, R_FS_BASE,
+	R_GS_BASE, R_YMM0H,
+};
+
+/* user_regs_struct field for each general register, in gdb order. */
+static const size_t gpr_offset[] = {
+	offsetof(struct user_regs_struct, rax),
+	offsetof(struct user_regs_struct, rbx),
+	offsetof(struct user_regs_struct, rcx),
+	offsetof(struct user_regs_struct, rdx),
+	offsetof(struct user_regs_struct, rsi),
+	offsetof(struct user_regs_struct, rdi),
+	offsetof(struct user_regs_struct, rbp),
+	offsetof(struct user_regs_struct, rsp),
+	offsetof(struct user_regs_struct, r8),
+	offsetof(struct user_regs_struct, r9),
+	offsetof(struct user_regs_struct, r10),
+	offsetof(struct user_regs_struct, r11),
+	offsetof(struct user_regs_struct, r12),
+	offsetof(struct user_regs_struct, r13),
+	offsetof(struct user_regs_struct, r14),
+	offsetof(struct user_regs_struct, r15),
+	offsetof(struct user_regs_struct, rip),
+	offsetof(struct user_regs_struct, eflags),
+	offsetof(struct user_regs_struct, cs),
+	offsetof(struct user_regs_struct, ss),
+	offsetof(struct user_regs_struct, ds),
+	offsetof(struct user_regs_struct, es),
+	offsetof(struct user_regs_struct, fs),
+	offsetof(struct user_regs_struct, gs),
+};
+
+static inline uint8_t *reg_ptr(uint8_t *blk, int regnum)
+{
+	return blk + agent.arch->regs[regnum].offset;
+}
+
+unsigned int regs_detect_features(pid_t tid)
+{
+	unsigned int eax, ebx, ecx, edx;
+	uint8_t xsave[XSAVE_MAX];
+	struct iovec iov = { xsave, sizeof(xsave) };
+
+	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+		return 0;
+	/* AVX (bit 28) usable only when the OS saves it (OSXSAVE, bit 27). */
+	if (!(ecx & (1u << 28)) || !(ecx & (1u << 27)))
+		return 0;
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) < 0 ||
+	    iov.iov_len < XSAVE_YMMH_OFFSET + 256)
+		return 0;
+	return ARCH_FEAT_AVX;
+}
+
+size_t regs_block_size(const struct process *p)
+{
+	return agent.arch->regblock_size_for(p->features);
+}
+
+void regs_invalidate(struct thread *t)
+{
+	t->regs_valid = false;
+	t->regs_dirty = false;
+}
+
+/* Full two-bit x87 tag of one physical register from its 80-bit value. */
+static unsigned int x87_tag(const uint8_t *raw)
+{
+	uint16_t exp = (raw[9] & 0x7f) << 8 | raw[8];
+	uint64_t mant;
+
+	memcpy(&mant, raw, 8);
+	if (exp == 0x7fff)
+		return 2;		/* special: inf, NaN */
+	if (exp == 0)
+		return mant == 0 ? 1 : 2;	/* zero, or denormal */
+	return (mant >> 63) ? 0 : 2;	/* valid if the integer bit is set */
+}
+
+int regs_fetch(struct thread *t)
+{
+	struct user_regs_struct ur;
+	struct user_fpregs_struct fp;
+	uint8_t *blk = t->regcache;
+
+	if (t->regs_valid)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &ur) < 0)
+		return -errno;
+	if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, &fp) < 0)
+		return -errno;
+	memset(blk, 0, regs_block_size(t->proc));
+	for (int i = 0; i <= R_GS; i++) {
+		unsigned int size = agent.arch->regs[i].bitsize / 8;
+		memcpy(reg_ptr(blk, i), (uint8_t *)&ur + gpr_offset[i], size);
+	}
+	const uint8_t *fx = (const uint8_t *)&fp;
+	unsigned int top = (fp.swd >> 11) & 7;
+	for (int i = 0; i < 8; i++)
+		memcpy(reg_ptr(blk, R_ST0 + i), fx + 32 + 16 * i, 10);
+	uint32_t v;
+	v = fp.cwd;
+	memcpy(reg_ptr(blk, R_FCTRL), &v, 4);
+	v = fp.swd;
+	memcpy(reg_ptr(blk, R_FSTAT), &v, 4);
+	/* Abridged tag bit i is physical register i; st(k) is physical
+	 * register (top + k) mod 8. */
+	v = 0;
+	for (unsigned int phys = 0; phys < 8; phys++) {
+		unsigned int tag = 3;
+		if (fp.ftw & (1u << phys)) {
+			unsigned int st = (phys - top) & 7;
+			tag = x87_tag(fx + 32 + 16 * st);
+		}
+		v |= tag << (2 * phys);
+	}
+	memcpy(reg_ptr(blk, R_FTAG), &v, 4);
+	v = 0;
+	memcpy(&v, fx + 12, 2);
+	memcpy(reg_ptr(blk, R_FISEG), &v, 4);
+	memcpy(reg_ptr(blk, R_FIOFF), fx + 8, 4);
+	v = 0;
+	memcpy(&v, fx + 20, 2);
+	memcpy(reg_ptr(blk, R_FOSEG), &v, 4);
+	memcpy(reg_ptr(blk, R_FOOFF), fx + 16, 4);
+	v = fp.fop & 0x7ff;
+	memcpy(reg_ptr(blk, R_FOP), &v, 4);
+	for (int i = 0; i < 16; i++)
+		memcpy(reg_ptr(blk, R_XMM0 + i), fx + 160 + 16 * i, 16);
+	memcpy(reg_ptr(blk, R_MXCSR), &fp.mxcsr, 4);
+	memcpy(reg_ptr(blk, R_ORIG_RAX), &ur.orig_rax, 8);
+	memcpy(reg_ptr(blk, R_FS_BASE), &ur.fs_base, 8);
+	memcpy(reg_ptr(blk, R_GS_BASE), &ur.gs_base, 8);
+	if (t->proc->features & ARCH_FEAT_AVX) {
+		uint8_t xsave[XSAVE_MAX];
+		struct iovec iov = { xsave, sizeof(xsave) };
+
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+			uint64_t bv;
+			memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
+			/* Component 2 in its initial state reads as zeros. */
+			if (bv & 4)
+				memcpy(reg_ptr(blk, R_YMM0H),
+				       xsave + XSAVE_YMMH_OFFSET, 16 * 16);
+		}
+	}
+	t->regs_valid = true;
+	return 0;
+}
+
+int regs_flush(struct thread *t)
+{
+	struct user_regs_struct ur;
+	struct user_fpregs_struct fp;
+	const uint8_t *blk = t->regcache;
+
+	if (!t->regs_valid || !t->regs_dirty)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &ur) < 0)
+		return -errno;
+	if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, &fp) < 0)
+		return -errno;
+	for (int i = 0; i <= R_GS; i++) {
+		unsigned int size = agent.arch->regs[i].bitsize / 8;
+		memcpy((uint8_t *)&ur + gpr_offset[i], reg_ptr((uint8_t *)blk, i), size);
+	}
+	memcpy(&ur.orig_rax, reg_ptr((uint8_t *)blk, R_ORIG_RAX), 8);
+	memcpy(&ur.fs_base, reg_ptr((uint8_t *)blk, R_FS_BASE), 8);
+	memcpy(&ur.gs_base, reg_ptr((uint8_t *)blk, R_GS_BASE), 8);
+
+	uint8_t *fx = (uint8_t *)&fp;
+	uint32_t v;
+	for (int i = 0; i < 8; i++)
+		memcpy(fx + 32 + 16 * i, reg_ptr((uint8_t *)blk, R_ST0 + i), 10);
+	memcpy(&v, reg_ptr((uint8_t *)blk, R_FCTRL), 4);
+	fp.cwd = v;
+	memcpy(&v, reg_ptr((uint8_t *)blk, R_FSTAT), 4);
+	fp.swd = v;
+	memcpy(&v, reg_ptr((uint8_t *)blk, R_FTAG), 4);
+	fp.ftw = 0;
+	for (int phys = 0; phys < 8; phys++)
+		if (((v >> (2 * phys)) & 3) != 3)
+			fp.ftw |= 1u << phys;
+	memcpy(fx + 12, reg_ptr((uint8_t *)blk, R_FISEG), 2);
+	memcpy(fx + 8, reg_ptr((uint8_t *)blk, R_FIOFF), 4);
+	memcpy(fx + 20, reg_ptr((uint8_t *)blk, R_FOSEG), 2);
+	memcpy(fx + 16, reg_ptr((uint8_t *)blk, R_FOOFF), 4);
+	memcpy(&v, reg_ptr((uint8_t *)blk, R_FOP), 4);
+	fp.fop = v & 0x7ff;
+	for (int i = 0; i < 16; i++)
+		memcpy(fx + 160 + 16 * i, reg_ptr((uint8_t *)blk, R_XMM0 + i), 16);
+	memcpy(&fp.mxcsr, reg_ptr((uint8_t *)blk, R_MXCSR), 4);
+
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0)
+		return -errno;
+	if (ptrace(PTRACE_SETFPREGS, t->tid, NULL, &fp) < 0)
+		return -errno;
+	if (t->proc->features & ARCH_FEAT_AVX) {
+		uint8_t xsave[XSAVE_MAX];
+		struct iovec iov = { xsave, sizeof(xsave) };
+
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+			uint64_t bv;
+			memcpy(xsave + XSAVE_YMMH_OFFSET, reg_ptr((uint8_t *)blk, R_YMM0H), 256);
+			memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
+			bv |= 4;
+			memcpy(xsave + XSAVE_XSTATE_BV_OFFSET, &bv, 8);
+			if (ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+				return -errno;
+		}
+	}
+	t->regs_dirty = false;
+	return 0;
+}
+
+uint8_t *regs_block(struct thread *t)
+{
+	if (regs_fetch(t) < 0)
+		return NULL;
+	return t->regcache;
+}
+
+uint64_t regs_get_pc(struct thread *t)
+{
+	uint64_t pc = 0;
+	uint8_t *blk = regs_block(t);
+
+	if (blk)
+		memcpy(&pc, reg_ptr(blk, R_RIP), 8);
+	return pc;
+}
+
+int regs_set_pc(struct thread *t, uint64_t pc)
+{
+	uint8_t *blk = regs_block(t);
+
+	if (!blk)
+		return -ESRCH;
+	memcpy(reg_ptr(blk, R_RIP), &pc, 8);
+	t->regs_dirty = true;
+	/* Written at once: a detach or kill must not lose it. */
+	return regs_flush(t);
+}
+
+/* --- debug registers -------------------------------------------------------- */
+
+#define DR_OFFSET(i) (offsetof(struct user, u_debugreg) + (i) * sizeof(long))
+
+/* DR7 length field: 1 -> 00, 2 -> 01, 4 -> 11, 8 -> 10. */
+static unsigned int dr7_len_bits(unsigned int len)
+{
+	switch (len) {
+	case 1: return 0;
+	case 2: return 1;
+	case 8: return 2;
+	default: return 3;
+	}
+}
+
+int hw_sync_thread(struct thread *t)
+{
+	struct process *p = t->proc;
+	unsigned long dr7 = 0;
+
+	for (int i = 0; i < MAX_HW_SLOTS; i++) {
+		const struct hw_slot *s = &p->slots[i];
+		if (!s->refs)
+			continue;
+		if (ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(i),
+			   (void *)(unsigned long)s->addr) < 0)
+			return -errno;
+		dr7 |= 1ul << (2 * i);
+		dr7 |= (unsigned long)s->type << (16 + 4 * i);
+		dr7 |= (unsigned long)dr7_len_bits(s->len) << (18 + 4 * i);
+	}
+	if (ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(7),
+		   (void *)dr7) < 0)
+		return -errno;
+	t->dregs_dirty = false;
+	return 0;
+}
+
+/* Which gdb point a fired slot belongs to: the one whose range holds it. */
+static const struct hw_point *hw_point_for(struct process *p,
+					   const struct hw_slot *s)
+{
+	for (const struct hw_point *h = p->hw_points; h; h = h->next) {
+		bool exec = h->type == RSP_POINT_HW_BREAK;
+		if ((s->type == 0) != exec)
+			continue;
+		if (s->addr >= h->addr && s->addr < h->addr + (h->len ? h->len : 1))
+			return h;
+	}
+	return NULL;
+}
+
+bool hw_stopped_by(struct thread *t, enum stop_reason *reason, uint64_t *addr)
+{
+	struct process *p = t->proc;
+	errno = 0;
+	unsigned long dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFFSET(6), NULL);
+
+	if (errno)
+		return false;
+	if (!(dr6 & 0xf))
+		return false;
+	/* DR6 is sticky: clear it for the next trap. */
+	ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(6), NULL);
+	for (int i = 0; i < MAX_HW_SLOTS; i++) {
+		if (!(dr6 & (1ul << i)) || !p->slots[i].refs)
+			continue;
+		const struct hw_point *h = hw_point_for(p, &p->slots[i]);
+		if (!h)
+			continue;
+		switch (h->type) {
+		case RSP_POINT_HW_BREAK:
+			*reason = REASON_HWBREAK;
+			break;
+		case RSP_POINT_WRITE_WATCH:
+			*reason = REASON_WATCH;
+			break;
+		case RSP_POINT_READ_WATCH:
+			*reason = REASON_RWATCH;
+			break;
+		default:
+			*reason = REASON_AWATCH;
+			break;
+		}
+		*addr = h->addr;
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,329 @@
+/*
+ * xfer.c - qXfer objects: target description, auxv, exec file, threads,
+ * shared libraries, signal info.
+ *
+ * Each object is produced whole and gdb reads it in pieces: `m` while more
+ * follows, `l` for the last piece, binary-escaped.
+ *
+ * The shared-library list follows the dynamic linker's own records: the
+ * program's PT_DYNAMIC (found through AT_PHDR in auxv) holds DT_DEBUG, the
+ * address of `struct r_debug`, whose r_map starts the chain of link_maps
+ * (l_addr, l_name, l_ld, l_next, l_prev: five pointers).  The first entry
+ * is the program itself.  Before the dynamic linker has run, DT_DEBUG is
+ * zero and the list is empty; gdb learns of libraries later through its
+ * breakpoint in the dynamic linker.
+ */
+#define LOG_DOMAIN "xfer"
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+static void put_chunk(struct rsp_buf *reply, const void *data, size_t size,
+		      uint64_t offset, uint64_t length)
+{
+	/* Leave room for escapes: at worst every byte doubles. */
+	uint64_t max = (RSP_MAX_PAYLOAD - 16) / 2;
+
+	if (offset > size) {
+		rsp_buf_put_error(reply, "offset 0x%llx beyond the object's %zu bytes",
+				  (unsigned long long)offset, size);
+		return;
+	}
+	if (length > max)
+		length = max;
+	uint64_t n = size - offset < length ? size - offset : length;
+	rsp_buf_putc(reply, offset + n < size ? 'm' : 'l');
+	rsp_buf_put_escaped(reply, (const uint8_t *)data + offset, n);
+}
+
+static int read_file(const char *path, struct rsp_buf *out)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		rsp_buf_put(out, buf, n);
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static void xml_escape(struct rsp_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': rsp_buf_puts(b, "&lt;"); break;
+		case '>': rsp_buf_puts(b, "&gt;"); break;
+		case '&': rsp_buf_puts(b, "&amp;"); break;
+		case '"': rsp_buf_puts(b, "&quot;"); break;
+		case '\'': rsp_buf_puts(b, "&apos;"); break;
+		default: rsp_buf_putc(b, *s); break;
+		}
+	}
+}
+
+static int xfer_features(struct rsp_request *req, struct rsp_buf *obj)
+{
+	struct process *p = current_process();
+	unsigned int features = p ? p->features : regs_detect_features(getpid());
+	char xml[32768];
+
+	if (strcmp(req->u.xfer.annex, "target.xml") != 0)
+		return -ENOENT;
+	int n = agent.arch->target_xml(features, xml, sizeof(xml));
+	if (n < 0)
+		return n;
+	rsp_buf_put(obj, xml, n);
+	return 0;
+}
+
+static int xfer_auxv(struct process *p, struct rsp_buf *obj)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", p->pid);
+	return read_file(path, obj);
+}
+
+static int xfer_exec_file(struct rsp_request *req, struct rsp_buf *obj)
+{
+	char path[64], exe[4096];
+	pid_t pid = 0;
+	ssize_t n;
+
+	if (req->u.xfer.annex[0])
+		pid = strtol(req->u.xfer.annex, NULL, 16);
+	else if (current_process())
+		pid = current_process()->pid;
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	rsp_buf_put(obj, exe, n);
+	return 0;
+}
+
+static int xfer_threads(struct rsp_buf *obj)
+{
+	char name[64];
+
+	rsp_buf_puts(obj, "<threads>\n");
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next) {
+			rsp_buf_puts(obj, "<thread id=\"");
+			rsp_buf_put_ptid(obj, agent.multiprocess, p->pid, t->tid);
+			rsp_buf_printf(obj, "\" core=\"%u\"", thread_core(t->tid));
+			if (thread_name(t->tid, name, sizeof(name))) {
+				rsp_buf_puts(obj, " name=\"");
+				xml_escape(obj, name);
+				rsp_buf_putc(obj, '"');
+			}
+			rsp_buf_puts(obj, "/>\n");
+		}
+	rsp_buf_puts(obj, "</threads>\n");
+	return 0;
+}
+
+static bool read_u64(struct process *p, uint64_t addr, uint64_t *v)
+{
+	return mem_read(p, addr, v, 8) == 8;
+}
+
+/* Address of the program's struct r_debug, 0 before the dynamic linker
+ * has filled DT_DEBUG. */
+static uint64_t find_r_debug(struct process *p)
+{
+	struct rsp_buf auxv;
+	uint64_t phdr = 0, phnum = 0, bias = 0, dynamic = 0;
+	bool have_phdr_entry = false;
+
+	rsp_buf_init(&auxv);
+	if (xfer_auxv(p, &auxv) < 0) {
+		rsp_buf_free(&auxv);
+		return 0;
+	}
+	for (size_t i = 0; i + 16 <= auxv.len; i += 16) {
+		uint64_t type, val;
+		memcpy(&type, auxv.data + i, 8);
+		memcpy(&val, auxv.data + i + 8, 8);
+		if (type == AT_PHDR)
+			phdr = val;
+		else if (type == AT_PHNUM)
+			phnum = val;
+	}
+	rsp_buf_free(&auxv);
+	if (!phdr || !phnum || phnum > 256)
+		return 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t i = 0; i < phnum; i++) {
+			Elf64_Phdr ph;
+			if (mem_read(p, phdr + i * sizeof(ph), &ph, sizeof(ph)) != sizeof(ph))
+				return 0;
+			if (pass == 0 && ph.p_type == PT_PHDR) {
+				bias = phdr - ph.p_vaddr;
+				have_phdr_entry = true;
+			}
+			if (pass == 1 && ph.p_type == PT_DYNAMIC)
+				dynamic = bias + ph.p_vaddr;
+		}
+	(void)have_phdr_entry;
+	if (!dynamic)
+		return 0;
+	for (int i = 0; i < 512; i++) {
+		uint64_t tag, val;
+		if (!read_u64(p, dynamic + 16 * i, &tag) ||
+		    !read_u64(p, dynamic + 16 * i + 8, &val))
+			return 0;
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_DEBUG)
+			return val;
+	}
+	return 0;
+}
+
+static void read_string(struct process *p, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0;
+
+	buf[0] = '\0';
+	while (got < size - 1) {
+		size_t want = size - 1 - got < 256 ? size - 1 - got : 256;
+		ssize_t n = mem_read(p, addr + got, buf + got, want);
+		if (n <= 0)
+			break;
+		void *nul = memchr(buf + got, '\0', n);
+		got += n;
+		if (nul)
+			return;
+	}
+	buf[got] = '\0';
+}
+
+int svr4_library_list(struct process *p, struct rsp_buf *out)
+{
+	uint64_t r_debug = find_r_debug(p), lm = 0;
+	char name[4096];
+
+	if (r_debug && !read_u64(p, r_debug + 8, &lm))
+		lm = 0;
+	if (!lm) {
+		rsp_buf_puts(out, "<library-list-svr4 version=\"1.0\"/>");
+		return 0;
+	}
+	rsp_buf_printf(out, "<library-list-svr4 version=\"1.0\" main-lm=\"0x%llx\">",
+		       (unsigned long long)lm);
+	/* The first entry is the program: gdb knows it already. */
+	bool first = true;
+	for (int count = 0; lm && count < 100000; count++) {
+		uint64_t l_addr, l_name, l_ld, l_next;
+		if (!read_u64(p, lm, &l_addr) || !read_u64(p, lm + 8, &l_name) ||
+		    !read_u64(p, lm + 16, &l_ld) || !read_u64(p, lm + 24, &l_next))
+			break;
+		if (!first) {
+			read_string(p, l_name, name, sizeof(name));
+			rsp_buf_puts(out, "<library name=\"");
+			xml_escape(out, name);
+			rsp_buf_printf(out, "\" lm=\"0x%llx\" l_addr=\"0x%llx\" l_ld=\"0x%llx\"/>",
+				       (unsigned long long)lm,
+				       (unsigned long long)l_addr,
+				       (unsigned long long)l_ld);
+		}
+		first = false;
+		lm = l_next;
+	}
+	rsp_buf_puts(out, "</library-list-svr4>");
+	return 0;
+}
+
+static int xfer_siginfo_read(struct rsp_buf *obj)
+{
+	struct thread *t = current_thread();
+	siginfo_t si;
+
+	if (!t)
+		return -ESRCH;
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0)
+		return -errno;
+	rsp_buf_put(obj, &si, sizeof(si));
+	return 0;
+}
+
+static void xfer_siginfo_write(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = current_thread();
+	siginfo_t si;
+
+	if (!t || ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0) {
+		rsp_buf_put_error(reply, "no signal information for this thread");
+		return;
+	}
+	if (req->u.xfer.offset > sizeof(si) ||
+	    req->u.xfer.data_len > sizeof(si) - req->u.xfer.offset) {
+		rsp_buf_put_error(reply, "siginfo write beyond %zu bytes", sizeof(si));
+		return;
+	}
+	memcpy((uint8_t *)&si + req->u.xfer.offset, req->u.xfer.data,
+	       req->u.xfer.data_len);
+	if (ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &si) < 0) {
+		rsp_buf_put_error(reply, "cannot write signal information: %s",
+				  strerror(errno));
+		return;
+	}
+	rsp_buf_printf(reply, "%zx", req->u.xfer.data_len);
+}
+
+void handle_xfer(struct rsp_request *req, struct rsp_buf *reply)
+{
+	const char *object = req->u.xfer.object;
+	struct process *p = current_process();
+	struct rsp_buf obj;
+	int err;
+
+	if (req->u.xfer.write) {
+		if (strcmp(object, "siginfo") == 0)
+			xfer_siginfo_write(req, reply);
+		return;	/* other writes: not supported, empty reply */
+	}
+	rsp_buf_init(&obj);
+	if (strcmp(object, "features") == 0) {
+		err = xfer_features(req, &obj);
+	} else if (strcmp(object, "exec-file") == 0) {
+		err = xfer_exec_file(req, &obj);
+	} else if (strcmp(object, "threads") == 0) {
+		err = xfer_threads(&obj);
+	} else if (strcmp(object, "auxv") == 0) {
+		err = p ? xfer_auxv(p, &obj) : -ESRCH;
+	} else if (strcmp(object, "libraries-svr4") == 0) {
+		err = p ? svr4_library_list(p, &obj) : -ESRCH;
+	} else if (strcmp(object, "siginfo") == 0) {
+		err = xfer_siginfo_read(&obj);
+	} else {
+		rsp_buf_free(&obj);
+		return;	/* unknown object: empty reply */
+	}
+	if (err == -ESRCH)
+		rsp_buf_put_error(reply, "no process: the program is not running");
+	else if (err == -ENOENT)
+		rsp_buf_put_error(reply, "no %s object named '%s'", object, req->u.xfer.annex);
+	else if (err < 0)
+		rsp_buf_put_error(reply, "cannot read %s: %s", object, strerror(-err));
+	else
+		put_chunk(reply, obj.data, obj.len, req->u.xfer.offset, req->u.xfer.length);
+	rsp_buf_free(&obj);
+}
