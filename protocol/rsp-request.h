@@ -180,9 +180,15 @@ struct rsp_request {
 		struct {
 			size_t count;
 			struct rsp_resume_action actions[RSP_MAX_VCONT_ACTIONS];
+			/* Added by the parser: true for the legacy c/C/s/S
+			 * packets, whose one action (ptid {-1,-1}) gdbserver
+			 * applies to the Hc thread.  They are refused with an
+			 * address argument (INVALID). */
+			bool legacy;
 		} vcont;
 		struct {
 			size_t argc;		/* argv[0] = program ("" = default) */
+			/* NULL-terminated: argc <= RSP_MAX_ARGV - 1 */
 			const char *argv[RSP_MAX_ARGV];
 		} argv;
 		struct {
