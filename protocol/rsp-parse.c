@@ -322,7 +322,9 @@ static int rsp_parse_set_thread(struct rsp_parser *ps)
 	if (rsp_at_end(ps) || *ps->p == '\0' || !strchr("gcs", *ps->p))
 		return -EINVAL;
 	ps->req->u.set_thread.op = *ps->p++;
-	return rsp_parse_ptid_only(ps) == 0 ? 0 : -EINVAL;
+	if (rsp_get_ptid(ps, &ps->req->u.set_thread.ptid) != 0)
+		return -EINVAL;
+	return rsp_at_end(ps) ? 0 : -EINVAL;
 }
 
 /*
@@ -848,6 +850,8 @@ static int rsp_parse_vfile(struct rsp_parser *ps)
 		req->u.vfile.op = RSP_VFILE_READLINK;
 		if (rsp_get_path(ps, '\0') != 0)
 			return -EINVAL;
+	} else if (rsp_at_end(ps) || *ps->p == ':') {
+		return -EINVAL;		/* no operation at all */
 	} else {
 		return -ENOSYS;
 	}
