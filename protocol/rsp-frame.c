@@ -78,20 +78,26 @@ enum rsp_event rsp_framer_feed(struct rsp_framer *f, const uint8_t *data,
 				f->overflow = true;
 			break;
 		case ST_SUM1:
-			d = rsp_hex_digit(c);
-			f->got_sum = d < 0 ? 0 : d << 4;
-			f->state = d < 0 ? ST_IDLE : ST_SUM2;
-			if (d < 0) {
-				*used = i + 1;
-				return RSP_EV_BAD_CHECKSUM;
-			}
-			break;
 		case ST_SUM2:
 			d = rsp_hex_digit(c);
+			f->payload[f->len] = '\0';
+			if (d < 0) {
+				/* Not a checksum digit: the packet is broken,
+				 * but the byte itself may be a `$` starting
+				 * the resend, an ack or an interrupt, so it
+				 * is left for the idle state to read. */
+				f->state = ST_IDLE;
+				*used = i;
+				return RSP_EV_BAD_CHECKSUM;
+			}
+			if (f->state == ST_SUM1) {
+				f->got_sum = d << 4;
+				f->state = ST_SUM2;
+				break;
+			}
 			f->state = ST_IDLE;
 			*used = i + 1;
-			f->payload[f->len] = '\0';
-			if (d < 0 || (uint8_t)(f->got_sum | d) != f->sum)
+			if ((uint8_t)(f->got_sum | d) != f->sum)
 				return RSP_EV_BAD_CHECKSUM;
 			if (f->overflow)
 				return RSP_EV_TOO_LONG;

@@ -181,9 +181,15 @@ struct rsp_request {
 			size_t count;
 			bool legacy;	/* c/C/s/S rather than vCont */
 			struct rsp_resume_action actions[RSP_MAX_VCONT_ACTIONS];
+			/* Added by the parser: true for the legacy c/C/s/S
+			 * packets, whose one action (ptid {-1,-1}) gdbserver
+			 * applies to the Hc thread.  They are refused with an
+			 * address argument (INVALID). */
+			bool legacy;
 		} vcont;
 		struct {
 			size_t argc;		/* argv[0] = program ("" = default) */
+			/* NULL-terminated: argc <= RSP_MAX_ARGV - 1 */
 			const char *argv[RSP_MAX_ARGV];
 		} argv;
 		struct {

@@ -1,0 +1,856 @@
+/*
+ * test-rsp-parse.c - rsp_parse() on real gdb 13 packets and broken ones.
+ *
+ * Each table row is a payload and the request it must become, written as a
+ * line of text: describe() below renders a `struct rsp_request` in a fixed
+ * form ("m addr=5555 len=10") independently of the parser, and the expected
+ * lines were written by reading the packets, so a wrong field shows up as a
+ * readable diff.  Valid rows are copied from the transcripts in
+ * shared/research (binary bytes that gdb's debug log printed as octal
+ * escapes are spelled as C escapes); every packet kind also has malformed
+ * variants, which must give "invalid" with a message, and unsupported
+ * variants, which must give "unknown".  A last test checks that the table
+ * reaches every request kind, so a kind added to rsp-request.h without a
+ * test fails here.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "protocol/rsp.h"
+#include "protocol/rsp-request.h"
+
+/* --- Rendering a request -------------------------------------------------- */
+
+struct text {
+	char s[8192];
+	size_t len;
+};
+
+static void add(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(t->s + t->len, sizeof(t->s) - t->len, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < sizeof(t->s) - t->len);
+	t->len += n;
+}
+
+static void add_hex(struct text *t, const uint8_t *p, size_t n)
+{
+	assert_true(n == 0 || p != NULL);
+	for (size_t i = 0; i < n; i++)
+		add(t, "%02x", p[i]);
+}
+
+static void add_id(struct text *t, int64_t id)
+{
+	if (id == RSP_ID_ALL)
+		add(t, "-1");
+	else
+		add(t, "%" PRIx64, (uint64_t)id);
+}
+
+static void add_ptid(struct text *t, struct rsp_ptid ptid)
+{
+	add_id(t, ptid.pid);
+	add(t, ".");
+	add_id(t, ptid.tid);
+}
+
+static void add_list(struct text *t, const bool *set, size_t n)
+{
+	const char *sep = "";
+
+	for (size_t i = 0; i < n; i++) {
+		if (set[i]) {
+			add(t, "%s%zx", sep, i);
+			sep = ",";
+		}
+	}
+}
+
+static const char *const resume_letters = "cstr";
+
+static void describe(const struct rsp_request *req, struct text *t)
+{
+	t->len = 0;
+	t->s[0] = '\0';
+	switch (req->kind) {
+	case RSP_REQ_UNKNOWN:
+		add(t, "unknown");
+		return;
+	case RSP_REQ_INVALID:
+		add(t, "invalid");
+		return;
+	default:
+		break;
+	}
+	add(t, "%s", rsp_req_name(req->kind));
+	switch (req->kind) {
+	case RSP_REQ_QSUPPORTED:
+	case RSP_REQ_QSYMBOL:
+	case RSP_REQ_ALLOW:
+	case RSP_REQ_RCMD:
+	case RSP_REQ_ENV_SET:
+	case RSP_REQ_ENV_UNSET:
+	case RSP_REQ_SET_WORKDIR:
+		if (req->u.str)
+			add(t, " str=[%s]", req->u.str);
+		else
+			add(t, " str=NULL");
+		break;
+	case RSP_REQ_QATTACHED:
+	case RSP_REQ_VKILL:
+	case RSP_REQ_DETACH:
+	case RSP_REQ_VATTACH:
+		add(t, " pid=%" PRIx64, (uint64_t)req->u.pid);
+		break;
+	case RSP_REQ_THREAD_EXTRA:
+	case RSP_REQ_THREAD_ALIVE:
+		add(t, " ");
+		add_ptid(t, req->u.ptid);
+		break;
+	case RSP_REQ_SET_THREAD:
+		add(t, " op=%c ", req->u.set_thread.op);
+		add_ptid(t, req->u.set_thread.ptid);
+		break;
+	case RSP_REQ_XFER:
+		add(t, " object=%s %s annex=[%s] offset=%" PRIx64,
+		    req->u.xfer.object, req->u.xfer.write ? "write" : "read",
+		    req->u.xfer.annex, req->u.xfer.offset);
+		if (req->u.xfer.write) {
+			add(t, " data=");
+			add_hex(t, req->u.xfer.data, req->u.xfer.data_len);
+		} else {
+			add(t, " length=%" PRIx64, req->u.xfer.length);
+		}
+		break;
+	case RSP_REQ_SEARCH_MEM:
+		add(t, " addr=%" PRIx64 " len=%" PRIx64 " pattern=",
+		    req->u.search.addr, req->u.search.len);
+		add_hex(t, req->u.search.pattern, req->u.search.pattern_len);
+		break;
+	case RSP_REQ_CRC:
+	case RSP_REQ_READ_MEM:
+		add(t, " addr=%" PRIx64 " len=%zx", req->u.mem.addr,
+		    req->u.mem.len);
+		break;
+	case RSP_REQ_WRITE_MEM:
+		add(t, " addr=%" PRIx64 " len=%zx data=", req->u.mem.addr,
+		    req->u.mem.len);
+		add_hex(t, req->u.mem.data, req->u.mem.len);
+		break;
+	case RSP_REQ_NONSTOP:
+	case RSP_REQ_THREAD_EVENTS:
+	case RSP_REQ_DISABLE_RANDOMIZATION:
+	case RSP_REQ_STARTUP_WITH_SHELL:
+	case RSP_REQ_AGENT:
+		add(t, " flag=%d", req->u.flag);
+		break;
+	case RSP_REQ_PASS_SIGNALS:
+	case RSP_REQ_PROGRAM_SIGNALS:
+		add(t, " sigs=");
+		add_list(t, req->u.sigs.set, 256);
+		break;
+	case RSP_REQ_CATCH_SYSCALLS:
+		add(t, " enable=%d any=%d nr=", req->u.syscalls.enable,
+		    req->u.syscalls.any);
+		for (size_t i = 0; i < req->u.syscalls.count; i++)
+			add(t, "%s%x", i ? "," : "", req->u.syscalls.nr[i]);
+		break;
+	case RSP_REQ_WRITE_REGS:
+		add(t, " data=");
+		add_hex(t, req->u.data.data, req->u.data.len);
+		break;
+	case RSP_REQ_READ_REG:
+		add(t, " regnum=%x", req->u.reg.regnum);
+		break;
+	case RSP_REQ_WRITE_REG:
+		add(t, " regnum=%x value=", req->u.reg.regnum);
+		add_hex(t, req->u.reg.value, req->u.reg.len);
+		break;
+	case RSP_REQ_VCONT:
+		for (size_t i = 0; i < req->u.vcont.count; i++) {
+			const struct rsp_resume_action *a =
+				&req->u.vcont.actions[i];
+			add(t, " %c", resume_letters[a->kind]);
+			if (a->signal)
+				add(t, "%02x", a->signal);
+			if (a->kind == RSP_RESUME_RANGE)
+				add(t, "[%" PRIx64 ",%" PRIx64 ")",
+				    a->range_start, a->range_end);
+			add(t, ":");
+			add_ptid(t, a->ptid);
+		}
+		if (req->u.vcont.legacy)
+			add(t, " legacy");
+		break;
+	case RSP_REQ_VRUN:
+		add(t, " argc=%zu", req->u.argv.argc);
+		for (size_t i = 0; i < req->u.argv.argc; i++)
+			add(t, " [%s]", req->u.argv.argv[i]);
+		assert_null(req->u.argv.argv[req->u.argv.argc]);
+		break;
+	case RSP_REQ_INSERT_POINT:
+	case RSP_REQ_REMOVE_POINT:
+		add(t, " type=%d addr=%" PRIx64 " kind=%x", req->u.point.type,
+		    req->u.point.addr, req->u.point.kind);
+		if (req->u.point.cond_and_cmds)
+			add(t, " tail=[%s]", req->u.point.cond_and_cmds);
+		break;
+	case RSP_REQ_VFILE: {
+		static const char *const ops[] = {
+			[RSP_VFILE_SETFS] = "setfs", [RSP_VFILE_OPEN] = "open",
+			[RSP_VFILE_CLOSE] = "close", [RSP_VFILE_PREAD] = "pread",
+			[RSP_VFILE_PWRITE] = "pwrite", [RSP_VFILE_FSTAT] = "fstat",
+			[RSP_VFILE_UNLINK] = "unlink",
+			[RSP_VFILE_READLINK] = "readlink",
+		};
+		add(t, " %s", ops[req->u.vfile.op]);
+		switch (req->u.vfile.op) {
+		case RSP_VFILE_SETFS:
+			add(t, " pid=%" PRIx64, (uint64_t)req->u.vfile.pid);
+			break;
+		case RSP_VFILE_OPEN:
+			add(t, " path=[%s] flags=%x mode=%o", req->u.vfile.path,
+			    req->u.vfile.flags, req->u.vfile.mode);
+			break;
+		case RSP_VFILE_CLOSE:
+		case RSP_VFILE_FSTAT:
+			add(t, " fd=%d", req->u.vfile.fd);
+			break;
+		case RSP_VFILE_PREAD:
+			add(t, " fd=%d count=%" PRIx64 " offset=%" PRIx64,
+			    req->u.vfile.fd, req->u.vfile.count,
+			    req->u.vfile.offset);
+			break;
+		case RSP_VFILE_PWRITE:
+			add(t, " fd=%d offset=%" PRIx64 " data=",
+			    req->u.vfile.fd, req->u.vfile.offset);
+			add_hex(t, req->u.vfile.data, req->u.vfile.data_len);
+			break;
+		case RSP_VFILE_UNLINK:
+		case RSP_VFILE_READLINK:
+			add(t, " path=[%s]", req->u.vfile.path);
+			break;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* --- The tables ----------------------------------------------------------- */
+
+struct row {
+	const char *payload;
+	size_t len;		/* payloads may hold NUL bytes */
+	const char *want;
+};
+
+#define R(payload, want) { payload, sizeof(payload) - 1, want }
+
+/* Real packets (gdb 13.1 transcripts) and the requests they must give. */
+static const struct row valid_rows[] = {
+	/* handshake and general queries */
+	R("qSupported:multiprocess+;swbreak+;hwbreak+;qRelocInsn+;fork-events+;"
+	  "vfork-events+;exec-events+;vContSupported+;QThreadEvents+;no-resumed+;"
+	  "memory-tagging+;xmlRegisters=i386",
+	  "qSupported str=[multiprocess+;swbreak+;hwbreak+;qRelocInsn+;"
+	  "fork-events+;vfork-events+;exec-events+;vContSupported+;"
+	  "QThreadEvents+;no-resumed+;memory-tagging+;xmlRegisters=i386]"),
+	R("qSupported", "qSupported str=NULL"),
+	R("QStartNoAckMode", "QStartNoAckMode"),
+	R("!", "!"),
+	R("?", "?"),
+	R("qAttached:10a4", "qAttached pid=10a4"),
+	R("qAttached", "qAttached pid=0"),
+	R("qC", "qC"),
+	R("qOffsets", "qOffsets"),
+	R("qSymbol::", "qSymbol str=[:]"),
+	R("qSymbol:7f40cee34e30:5f5f6e70746c5f6372656174655f6576656e74",
+	  "qSymbol str=[7f40cee34e30:5f5f6e70746c5f6372656174655f6576656e74]"),
+	R("qfThreadInfo", "qfThreadInfo"),
+	R("qsThreadInfo", "qsThreadInfo"),
+	R("qThreadExtraInfo,p2c87.2cc2", "qThreadExtraInfo 2c87.2cc2"),
+	R("Tp2c87.2cc2", "T 2c87.2cc2"),
+	R("T3241", "T 0.3241"),
+	R("Hgp0.0", "H op=g 0.0"),
+	R("Hgp321e.3240", "H op=g 321e.3240"),
+	R("Hc-1", "H op=c -1.-1"),
+	R("Hcp2c87", "H op=c 2c87.-1"),
+	R("Hg0", "H op=g 0.0"),
+	R("qRcmd,65786974", "qRcmd str=[exit]"),
+	R("qRcmd,", "qRcmd str=[]"),
+	R("qXfer:features:read:target.xml:0,1000",
+	  "qXfer object=features read annex=[target.xml] offset=0 length=1000"),
+	R("qXfer:features:read:target.xml:2000,1000",
+	  "qXfer object=features read annex=[target.xml] offset=2000 length=1000"),
+	R("qXfer:auxv:read::0,1000",
+	  "qXfer object=auxv read annex=[] offset=0 length=1000"),
+	R("qXfer:exec-file:read:176f:0,1000",
+	  "qXfer object=exec-file read annex=[176f] offset=0 length=1000"),
+	R("qXfer:libraries-svr4:read:start=7ffff7fc3000;prev=0:0,1000",
+	  "qXfer object=libraries-svr4 read annex=[start=7ffff7fc3000;prev=0] offset=0 length=1000"),
+	R("qXfer:siginfo:write::0:\x0b\0\0\0}]}\x03",
+	  "qXfer object=siginfo write annex=[] offset=0 data=0b0000007d23"),
+	R("qSearch:memory:555555558054;4;\0\0\0\0",
+	  "qSearch:memory addr=555555558054 len=4 pattern=00000000"),
+	R("qSearch:memory:1000;100;}\x04x",
+	  "qSearch:memory addr=1000 len=100 pattern=2478"),
+	R("qCRC:10c0,231", "qCRC addr=10c0 len=231"),
+	R("qTStatus", "qTStatus"),
+
+	/* settings */
+	R("QNonStop:0", "QNonStop flag=0"),
+	R("QNonStop:1", "QNonStop flag=1"),
+	R("QPassSignals:e;10;14;17;1a;1b;1c;21;24;25;2c;4c;97;",
+	  "QPassSignals sigs=e,10,14,17,1a,1b,1c,21,24,25,2c,4c,97"),
+	R("QPassSignals:", "QPassSignals sigs="),
+	R("QPassSignals:e;10", "QPassSignals sigs=e,10"),
+	R("QProgramSignals:0;1;3;4;6;7;8;ff;",
+	  "QProgramSignals sigs=0,1,3,4,6,7,8,ff"),
+	R("QThreadEvents:1", "QThreadEvents flag=1"),
+	R("QCatchSyscalls:1;1", "QCatchSyscalls enable=1 any=0 nr=1"),
+	R("QCatchSyscalls:1;3b;e7;142", "QCatchSyscalls enable=1 any=0 nr=3b,e7,142"),
+	R("QCatchSyscalls:1", "QCatchSyscalls enable=1 any=1 nr="),
+	R("QCatchSyscalls:0", "QCatchSyscalls enable=0 any=0 nr="),
+	R("QDisableRandomization:1", "QDisableRandomization flag=1"),
+	R("QStartupWithShell:1", "QStartupWithShell flag=1"),
+	R("QEnvironmentReset", "QEnvironmentReset"),
+	R("QEnvironmentHexEncoded:464f4f3d626172",
+	  "QEnvironmentHexEncoded str=[FOO=bar]"),
+	R("QEnvironmentUnset:464f4f", "QEnvironmentUnset str=[FOO]"),
+	R("QSetWorkingDir:", "QSetWorkingDir str=[]"),
+	R("QSetWorkingDir:2f746d70", "QSetWorkingDir str=[/tmp]"),
+	R("QAllow:memory:0;", "QAllow str=[memory:0;]"),
+	R("QAgent:1", "QAgent flag=1"),
+
+	/* registers and memory */
+	R("g", "g"),
+	R("G0100000000000000c0f6dcf7ff7f0000",
+	  "G data=0100000000000000c0f6dcf7ff7f0000"),
+	R("p10", "p regnum=10"),
+	R("P10=c250555555550000", "P regnum=10 value=c250555555550000"),
+	R("P39=ffffffffffffffff", "P regnum=39 value=ffffffffffffffff"),
+	R("m555555555198,12", "m addr=555555555198 len=12"),
+	R("m7ffff7fcc060,1", "m addr=7ffff7fcc060 len=1"),
+	R("m0000000000401000,0", "m addr=401000 len=0"),
+	R("mffffffffffffffff,100000", "m addr=ffffffffffffffff len=100000"),
+	R("M555555558084,4:64000000",
+	  "M/X addr=555555558084 len=4 data=64000000"),
+	R("M10,0:", "M/X addr=10 len=0 data="),
+	R("X40000147,0:", "M/X addr=40000147 len=0 data="),
+	R("X555555558084,4:d\0\0\0", "M/X addr=555555558084 len=4 data=64000000"),
+	R("X40000147,6:\x8b\x15" "7?@\xc0",
+	  "M/X addr=40000147 len=6 data=8b15373f40c0"),
+	R("X5555555550c2,10:\xc3" "ff.\x0f\x1f\x84\0\0\0\0\0\x0f\x1f@\0",
+	  "M/X addr=5555555550c2 len=10 data=c366662e0f1f8400000000000f1f4000"),
+	R("X10,4:}\x03}\x04}]}\x0a", "M/X addr=10 len=4 data=23247d2a"),
+
+	/* execution */
+	R("vCont?", "vCont?"),
+	R("vCont;c", "vCont c:-1.-1"),
+	R("vCont;c:p176f.-1", "vCont c:176f.-1"),
+	R("vCont;s:p176f.176f", "vCont s:176f.176f"),
+	R("vCont;s:p321e.321e;c", "vCont s:321e.321e c:-1.-1"),
+	R("vCont;t", "vCont t:-1.-1"),
+	R("vCont;t:p321e.3240", "vCont t:321e.3240"),
+	R("vCont;C05:p1.2", "vCont c05:1.2"),
+	R("vCont;S0b:p1.2;c:p1.-1", "vCont s0b:1.2 c:1.-1"),
+	R("vCont;r555555555157,55555555515f:p176f.176f;c:p176f.-1",
+	  "vCont r[555555555157,55555555515f):176f.176f c:176f.-1"),
+	R("vCont;c:-1", "vCont c:-1.-1"),
+	R("vCont;s:2a", "vCont s:0.2a"),
+	R("c", "vCont c:-1.-1 legacy"),
+	R("s", "vCont s:-1.-1 legacy"),
+	R("C0b", "vCont c0b:-1.-1 legacy"),
+	R("S05", "vCont s05:-1.-1 legacy"),
+	R("vCtrlC", "vCtrlC"),
+	R("vStopped", "vStopped"),
+	R("k", "k"),
+	R("vKill;1c86", "vKill pid=1c86"),
+	R("D", "D pid=0"),
+	R("D;2cc4", "D pid=2cc4"),
+	R("R", "R"),
+	R("R00", "R"),
+	R("vRun;2f746d702f7273702f70726f67;33",
+	  "vRun argc=2 [/tmp/rsp/prog] [3]"),
+	R("vRun;", "vRun argc=1 []"),
+	R("vRun;;6869;;", "vRun argc=4 [] [hi] [] []"),
+	R("vAttach;347f", "vAttach pid=347f"),
+
+	/* breakpoints */
+	R("Z0,7ffff7fcc060,1", "Z type=0 addr=7ffff7fcc060 kind=1"),
+	R("Z0,555555555157,1;X12,26000622100222dc16080219162022051327",
+	  "Z type=0 addr=555555555157 kind=1 tail=[X12,26000622100222dc16080219162022051327]"),
+	R("Z0,55555555517e,1;cmds:1,X35,2500005555",
+	  "Z type=0 addr=55555555517e kind=1 tail=[cmds:1,X35,2500005555]"),
+	R("Z1,5555555551d0,1", "Z type=1 addr=5555555551d0 kind=1"),
+	R("Z1,5555555551d0,1;X3,220127", "Z type=1 addr=5555555551d0 kind=1 tail=[X3,220127]"),
+	R("Z2,555555558054,4", "Z type=2 addr=555555558054 kind=4"),
+	R("Z3,555555558054,4", "Z type=3 addr=555555558054 kind=4"),
+	R("Z4,555555558054,4", "Z type=4 addr=555555558054 kind=4"),
+	R("z0,7ffff7fcc060,1", "z type=0 addr=7ffff7fcc060 kind=1"),
+	R("z1,5555555551d0,1", "z type=1 addr=5555555551d0 kind=1"),
+	R("z2,555555558084,4", "z type=2 addr=555555558084 kind=4"),
+	R("z4,555555558054,4", "z type=4 addr=555555558054 kind=4"),
+
+	/* host I/O */
+	R("vFile:setfs:0", "vFile setfs pid=0"),
+	R("vFile:setfs:176f", "vFile setfs pid=176f"),
+	R("vFile:open:2f6c69622f7838365f36342d6c696e75782d676e752f6c6962632e736f2e36,0,0",
+	  "vFile open path=[/lib/x86_64-linux-gnu/libc.so.6] flags=0 mode=0"),
+	R("vFile:open:2f70726f632f31313339392f7461736b2f31313339392f6d617073,0,1c0",
+	  "vFile open path=[/proc/11399/task/11399/maps] flags=0 mode=700"),
+	R("vFile:open:2f746d702f78,601,1b6", "vFile open path=[/tmp/x] flags=601 mode=666"),
+	R("vFile:close:4", "vFile close fd=4"),
+	R("vFile:pread:4,47ff,119b5", "vFile pread fd=4 count=47ff offset=119b5"),
+	R("vFile:pwrite:5,10,ab}]\0", "vFile pwrite fd=5 offset=10 data=61627d00"),
+	R("vFile:pwrite:5,0,", "vFile pwrite fd=5 offset=0 data="),
+	R("vFile:fstat:6", "vFile fstat fd=6"),
+	R("vFile:unlink:2f746d702f78", "vFile unlink path=[/tmp/x]"),
+	R("vFile:readlink:2f70726f632f73656c662f657865",
+	  "vFile readlink path=[/proc/self/exe]"),
+};
+
+/* Packets we must not claim to support: gdb needs the empty reply. */
+static const struct row unknown_rows[] = {
+	R("", "unknown"),
+	R("vMustReplyEmpty", "unknown"),
+	R("qTfP", "unknown"),
+	R("qTsV", "unknown"),
+	R("qTMinFTPILen", "unknown"),
+	R("QTinit", "unknown"),
+	R("QTDP:2:0000555555555157:E:0:0-", "unknown"),
+	R("qTBuffer:0,7d0", "unknown"),
+	R("qRelocInsn:6", "unknown"),
+	R("qCx", "unknown"),
+	R("qTStatusX", "unknown"),
+	R("vCont", "unknown"),
+	R("vContX", "unknown"),
+	R("qSupportedX", "unknown"),
+	R("qSearch:foo:1;2;3", "unknown"),
+	R("vFile:stat:2f", "unknown"),
+	R("vFile:lstat:2f", "unknown"),
+	R("Z5,1000,1", "unknown"),
+	R("z7,1000,1", "unknown"),
+	R("x1000,10", "unknown"),
+	R("b9600", "unknown"),
+	R("\x03", "unknown"),
+	R("qGetTLSAddr:p1.2,10,7fff", "unknown"),
+};
+
+/* Known packets with broken arguments: reply E.<message>. */
+static const struct row invalid_rows[] = {
+	R("!x", "invalid"),
+	R("?1", "invalid"),
+	R("qAttached:", "invalid"),
+	R("qAttached:xyz", "invalid"),
+	R("qAttached:10a4;", "invalid"),
+	R("qThreadExtraInfo,", "invalid"),
+	R("qThreadExtraInfo,pq", "invalid"),
+	R("T", "invalid"),
+	R("Tp1.2x", "invalid"),
+	R("Tp1.-2", "invalid"),
+	R("Tp-", "invalid"),
+	R("T10000000000000000", "invalid"),	/* tid over 64 bits */
+	R("T8000000000000000", "invalid"),	/* tid over int64 */
+	R("H", "invalid"),
+	R("Hg", "invalid"),
+	R("Hx1", "invalid"),
+	R("Hgp1.", "invalid"),
+	R("qRcmd,6", "invalid"),
+	R("qRcmd,zz", "invalid"),
+	R("qRcmd,6100", "invalid"),			/* embedded NUL */
+	R("qXfer:", "invalid"),
+	R("qXfer::read::0,1", "invalid"),
+	R("qXfer:auxv", "invalid"),
+	R("qXfer:auxv:peek::0,1", "invalid"),
+	R("qXfer:auxv:read:", "invalid"),
+	R("qXfer:auxv:read::0", "invalid"),
+	R("qXfer:auxv:read::0,", "invalid"),
+	R("qXfer:auxv:read::,10", "invalid"),
+	R("qXfer:auxv:read::0,1000x", "invalid"),
+	R("qXfer:auxv:read::0,1000:", "invalid"),
+	R("qXfer:siginfo:write::0", "invalid"),
+	R("qXfer:siginfo:write::0:ab}", "invalid"),
+	R("qSearch:memory:1000;10", "invalid"),
+	R("qSearch:memory:1000,10;ab", "invalid"),
+	R("qSearch:memory:;10;ab", "invalid"),
+	R("qSearch:memory:1000;10;}", "invalid"),
+	R("qCRC:10c0", "invalid"),
+	R("qCRC:10c0,", "invalid"),
+	R("qCRC:10c0,231,", "invalid"),
+	R("QNonStop:", "invalid"),
+	R("QNonStop:2", "invalid"),
+	R("QNonStop:01", "invalid"),
+	R("QPassSignals:e;;10", "invalid"),
+	R("QPassSignals:;", "invalid"),
+	R("QPassSignals:100;", "invalid"),		/* signal over 255 */
+	R("QPassSignals:e,10", "invalid"),
+	R("QProgramSignals:x", "invalid"),
+	R("QThreadEvents:yes", "invalid"),
+	R("QCatchSyscalls:", "invalid"),
+	R("QCatchSyscalls:2", "invalid"),
+	R("QCatchSyscalls:0;1", "invalid"),
+	R("QCatchSyscalls:1;", "invalid"),
+	R("QCatchSyscalls:1;1;", "invalid"),
+	R("QCatchSyscalls:1;80000000", "invalid"),	/* over INT_MAX */
+	R("QDisableRandomization:", "invalid"),
+	R("QStartupWithShell:x", "invalid"),
+	R("QEnvironmentHexEncoded:464", "invalid"),
+	R("QEnvironmentHexEncoded:46g0", "invalid"),
+	R("QEnvironmentUnset:00", "invalid"),
+	R("QSetWorkingDir:2", "invalid"),
+	R("QAgent:", "invalid"),
+	R("g0", "invalid"),
+	R("G", "invalid"),
+	R("G012", "invalid"),
+	R("G01zz", "invalid"),
+	R("p", "invalid"),
+	R("p1x", "invalid"),
+	R("p100000000", "invalid"),			/* over UINT_MAX */
+	R("P10", "invalid"),
+	R("P10=", "invalid"),
+	R("P=00", "invalid"),
+	R("P10=0", "invalid"),
+	R("m", "invalid"),
+	R("m1000", "invalid"),
+	R("m1000,", "invalid"),
+	R("m,10", "invalid"),
+	R("m1000,10x", "invalid"),
+	R("m1000;10", "invalid"),
+	R("m-1000,10", "invalid"),
+	R("m10000000000000000,1", "invalid"),	/* 17 significant digits */
+	R("m1000,100001", "invalid"),		/* over 1 MiB */
+	R("m1000,ffffffffffffffff", "invalid"),
+	R("M1000,2", "invalid"),
+	R("M1000,2:", "invalid"),
+	R("M1000,2:abc", "invalid"),
+	R("M1000,2:abcdef", "invalid"),
+	R("M1000,2:abzz", "invalid"),
+	R("M1000,100001:", "invalid"),
+	R("X1000,1", "invalid"),
+	R("X1000,2:a", "invalid"),
+	R("X1000,1:ab", "invalid"),
+	R("X1000,1:}", "invalid"),
+	R("vCont;", "invalid"),
+	R("vCont;x", "invalid"),
+	R("vCont;c;", "invalid"),
+	R("vCont;c:", "invalid"),
+	R("vCont;c:p", "invalid"),
+	R("vCont;C", "invalid"),
+	R("vCont;C100", "invalid"),			/* signal over 255 */
+	R("vCont;S:p1.1", "invalid"),
+	R("vCont;r1000", "invalid"),
+	R("vCont;r1000,", "invalid"),
+	R("vCont;r,2000", "invalid"),
+	R("vCont;cs", "invalid"),
+	R("vCont;c:p1.2x", "invalid"),
+	R("c1000", "invalid"),			/* address resumption */
+	R("s1000", "invalid"),
+	R("C05;1000", "invalid"),
+	R("S05;1000", "invalid"),
+	R("cx", "invalid"),
+	R("C", "invalid"),
+	R("C05;", "invalid"),
+	R("C05x", "invalid"),
+	R("S100", "invalid"),
+	R("k9", "invalid"),
+	R("vKill;", "invalid"),
+	R("vKill;p1", "invalid"),
+	R("D;", "invalid"),
+	R("D1", "invalid"),
+	R("D;1x", "invalid"),
+	R("Rxx", "invalid"),
+	R("vRun;2", "invalid"),
+	R("vRun;6162;zz", "invalid"),
+	R("vRun;00", "invalid"),
+	R("vAttach;", "invalid"),
+	R("vAttach;-1", "invalid"),
+	R("Z", "invalid"),
+	R("Z0", "invalid"),
+	R("Z0,1000", "invalid"),
+	R("Z0,1000,", "invalid"),
+	R("Z0,,1", "invalid"),
+	R("Zx,1000,1", "invalid"),
+	R("Z0,1000,1;", "invalid"),
+	R("Z0,1000,1x", "invalid"),
+	R("Z0,1000,100000000", "invalid"),		/* kind over UINT_MAX */
+	R("Z2,1000,4;X1,00", "invalid"),		/* no conditions on watchpoints */
+	R("z0,1000,1;X1,00", "invalid"),
+	R("z0,1000", "invalid"),
+	R("vFile:", "invalid"),		/* no op: a malformed vFile, not a new one */
+	R("vFile:setfs:", "invalid"),
+	R("vFile:setfs:1,2", "invalid"),
+	R("vFile:open:2f78", "invalid"),
+	R("vFile:open:2f78,0", "invalid"),
+	R("vFile:open:,0,0", "invalid"),
+	R("vFile:open:2f7,0,0", "invalid"),
+	R("vFile:open:2f0078,0,0", "invalid"),	/* embedded NUL in path */
+	R("vFile:open:2f78,80000000,0", "invalid"),
+	R("vFile:open:2f78,0,0,", "invalid"),
+	R("vFile:close:", "invalid"),
+	R("vFile:close:4,", "invalid"),
+	R("vFile:pread:4,47ff", "invalid"),
+	R("vFile:pread:4,,0", "invalid"),
+	R("vFile:pwrite:4,0", "invalid"),
+	R("vFile:pwrite:4,0,}", "invalid"),
+	R("vFile:fstat:x", "invalid"),
+	R("vFile:unlink:", "invalid"),
+	R("vFile:readlink:2f7", "invalid"),
+};
+
+/* A modifiable copy of a row's payload, NUL-terminated like the framer's. */
+static char *dup_payload(const struct row *r)
+{
+	char *copy = malloc(r->len + 1);
+
+	assert_non_null(copy);
+	memcpy(copy, r->payload, r->len);
+	copy[r->len] = '\0';
+	return copy;
+}
+
+static void check_row(const struct row *r)
+{
+	/* Parse a private copy exactly `len` bytes long plus the NUL the
+	 * framer adds, so that ASan builds catch a read past it. */
+	char *copy = dup_payload(r);
+	static struct rsp_request req;
+	struct text t;
+
+	memset(&req, 0x5a, sizeof(req));
+	rsp_parse(copy, r->len, &req);
+	describe(&req, &t);
+	if (strcmp(t.s, r->want) != 0) {
+		print_error("payload: %.*s\n    got: %s\n   want: %s\n",
+			    (int)r->len, r->payload, t.s, r->want);
+		fail();
+	}
+	if (req.kind == RSP_REQ_INVALID) {
+		assert_non_null(req.error);
+		assert_true(strlen(req.error) > 0);
+	} else {
+		assert_null(req.error);
+	}
+	free(copy);
+}
+
+static void check_rows(const struct row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		check_row(&rows[i]);
+}
+
+#define ROWS(a) a, sizeof(a) / sizeof(a[0])
+
+static void test_parse_valid(void **state)
+{
+	check_rows(ROWS(valid_rows));
+}
+
+static void test_parse_unknown(void **state)
+{
+	check_rows(ROWS(unknown_rows));
+}
+
+static void test_parse_invalid(void **state)
+{
+	check_rows(ROWS(invalid_rows));
+}
+
+/* Every request kind is reached by some valid row. */
+static void test_every_kind_tested(void **state)
+{
+	bool seen[RSP_REQ_KIND_COUNT] = { false };
+	static struct rsp_request req;
+
+	for (size_t i = 0; i < sizeof(valid_rows) / sizeof(valid_rows[0]); i++) {
+		char *copy = dup_payload(&valid_rows[i]);
+		rsp_parse(copy, valid_rows[i].len, &req);
+		seen[req.kind] = true;
+		free(copy);
+	}
+	seen[RSP_REQ_UNKNOWN] = seen[RSP_REQ_INVALID] = true;
+	for (int k = 0; k < RSP_REQ_KIND_COUNT; k++)
+		if (!seen[k])
+			fail_msg("no valid row parses to %s (kind %d)",
+				 rsp_req_name(k), k);
+}
+
+static void test_req_names(void **state)
+{
+	for (int k = 0; k < RSP_REQ_KIND_COUNT; k++) {
+		const char *name = rsp_req_name(k);
+		assert_non_null(name);
+		assert_true(name[0] != '?' || k == RSP_REQ_HALT_REASON);
+		for (int j = 0; j < k; j++)
+			assert_string_not_equal(name, rsp_req_name(j));
+	}
+	assert_string_equal(rsp_req_name(RSP_REQ_VCONT), "vCont");
+	assert_non_null(rsp_req_name(RSP_REQ_KIND_COUNT));
+	assert_non_null(rsp_req_name((enum rsp_req_kind)-1));
+}
+
+/* The parser stops at `len`, whatever the buffer holds beyond it. */
+static void test_parse_respects_len(void **state)
+{
+	static struct rsp_request req;
+	char buf[] = "m1000,10xyz";
+
+	rsp_parse(buf, 8, &req);		/* "m1000,10" */
+	assert_int_equal(req.kind, RSP_REQ_READ_MEM);
+	assert_int_equal(req.u.mem.len, 0x10);
+	rsp_parse(buf, 6, &req);		/* "m1000," */
+	assert_int_equal(req.kind, RSP_REQ_INVALID);
+
+	char q[] = "qCRC:1,2";
+	rsp_parse(q, 2, &req);			/* "qC" */
+	assert_int_equal(req.kind, RSP_REQ_QC);
+
+	/* A NUL inside the length is data, not the end of the payload. */
+	char z[] = "qRcmd,61\0" "62";
+	rsp_parse(z, sizeof(z) - 1, &req);
+	assert_int_equal(req.kind, RSP_REQ_INVALID);
+	char x[] = "X10,3:a\0b";
+	rsp_parse(x, sizeof(x) - 1, &req);
+	assert_int_equal(req.kind, RSP_REQ_WRITE_MEM);
+	assert_memory_equal(req.u.mem.data, "a\0b", 3);
+}
+
+/* Limits of the fixed-size arrays: at the limit works, one over refused. */
+static void test_parse_limits(void **state)
+{
+	static struct rsp_request req;
+	static char buf[RSP_MAX_PAYLOAD * 4];
+	size_t len;
+
+	/* vCont with RSP_MAX_VCONT_ACTIONS actions, then one more. */
+	len = sprintf(buf, "vCont");
+	for (int i = 0; i < RSP_MAX_VCONT_ACTIONS; i++)
+		len += sprintf(buf + len, ";s:p1.%x", i + 1);
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_VCONT);
+	assert_int_equal(req.u.vcont.count, RSP_MAX_VCONT_ACTIONS);
+	assert_int_equal(req.u.vcont.actions[RSP_MAX_VCONT_ACTIONS - 1].ptid.tid,
+			 RSP_MAX_VCONT_ACTIONS);
+	len += sprintf(buf + len, ";c");
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_INVALID);
+
+	/* vRun: argv stays NULL-terminated, so RSP_MAX_ARGV - 1 entries. */
+	len = sprintf(buf, "vRun;");
+	for (int i = 0; i < RSP_MAX_ARGV - 1; i++)
+		len += sprintf(buf + len, "%s61", i ? ";" : "");
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_VRUN);
+	assert_int_equal(req.u.argv.argc, RSP_MAX_ARGV - 1);
+	assert_string_equal(req.u.argv.argv[RSP_MAX_ARGV - 2], "a");
+	assert_null(req.u.argv.argv[RSP_MAX_ARGV - 1]);
+	len += sprintf(buf + len, ";61");
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_INVALID);
+
+	/* QCatchSyscalls with RSP_MAX_SYSCALLS numbers, then one more. */
+	len = sprintf(buf, "QCatchSyscalls:1");
+	for (int i = 0; i < RSP_MAX_SYSCALLS; i++)
+		len += sprintf(buf + len, ";%x", i);
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_CATCH_SYSCALLS);
+	assert_int_equal(req.u.syscalls.count, RSP_MAX_SYSCALLS);
+	assert_int_equal(req.u.syscalls.nr[RSP_MAX_SYSCALLS - 1],
+			 RSP_MAX_SYSCALLS - 1);
+	len += sprintf(buf + len, ";1");
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_INVALID);
+
+	/* A full-size G packet decodes; one whose data cannot fit scratch
+	 * (only possible past PacketSize) is refused, not overflowed. */
+	len = sprintf(buf, "G");
+	memset(buf + len, 'a', RSP_MAX_PAYLOAD - 2);
+	len += RSP_MAX_PAYLOAD - 2;
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_WRITE_REGS);
+	assert_int_equal(req.u.data.len, (RSP_MAX_PAYLOAD - 2) / 2);
+	assert_int_equal(req.u.data.data[0], 0xaa);
+	len = 1 + 2 * (RSP_MAX_PAYLOAD + 2);
+	memset(buf + 1, 'b', len - 1);
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_INVALID);
+
+	/* m at exactly 1 MiB is accepted (the agent clamps). */
+	len = sprintf(buf, "m1000,%x", 1 << 20);
+	rsp_parse(buf, len, &req);
+	assert_int_equal(req.kind, RSP_REQ_READ_MEM);
+	assert_int_equal(req.u.mem.len, 1 << 20);
+}
+
+/* Leading zeros are not an overflow: gdb pads addresses to 16 digits. */
+static void test_parse_leading_zeros(void **state)
+{
+	static struct rsp_request req;
+	char buf[] = "m00000000000000000000555555555157,0001";
+
+	rsp_parse(buf, sizeof(buf) - 1, &req);
+	assert_int_equal(req.kind, RSP_REQ_READ_MEM);
+	assert_true(req.u.mem.addr == 0x555555555157ull);
+	assert_int_equal(req.u.mem.len, 1);
+}
+
+/* INVALID messages say which packet was wrong. */
+static void test_parse_messages(void **state)
+{
+	static struct rsp_request req;
+	char m[] = "m1000";
+	char c[] = "c1000";
+	char big[] = "m0,200000";
+
+	rsp_parse(m, strlen(m), &req);
+	assert_int_equal(req.kind, RSP_REQ_INVALID);
+	assert_non_null(strstr(req.error, "m packet"));
+	rsp_parse(c, strlen(c), &req);
+	assert_non_null(strstr(req.error, "address"));
+	rsp_parse(big, strlen(big), &req);
+	assert_non_null(strstr(req.error, "too large"));
+	/* Messages must survive E.<text>: no framing characters. */
+	for (size_t i = 0; i < sizeof(invalid_rows) / sizeof(invalid_rows[0]); i++) {
+		char *copy = dup_payload(&invalid_rows[i]);
+		rsp_parse(copy, invalid_rows[i].len, &req);
+		assert_int_equal(req.kind, RSP_REQ_INVALID);
+		assert_null(strpbrk(req.error, "#$}*\n"));
+		free(copy);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_valid),
+		cmocka_unit_test(test_parse_unknown),
+		cmocka_unit_test(test_parse_invalid),
+		cmocka_unit_test(test_every_kind_tested),
+		cmocka_unit_test(test_req_names),
+		cmocka_unit_test(test_parse_respects_len),
+		cmocka_unit_test(test_parse_limits),
+		cmocka_unit_test(test_parse_leading_zeros),
+		cmocka_unit_test(test_parse_messages),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
