@@ -179,7 +179,6 @@ struct rsp_request {
 		} search;
 		struct {
 			size_t count;
-			bool legacy;	/* c/C/s/S rather than vCont */
 			struct rsp_resume_action actions[RSP_MAX_VCONT_ACTIONS];
 			/* Added by the parser: true for the legacy c/C/s/S
 			 * packets, whose one action (ptid {-1,-1}) gdbserver
