@@ -231,8 +231,12 @@ static int resume_thread(struct thread *t, bool step, int sig)
 
 	if (t->dregs_dirty)
 		hw_sync_thread(t);
-	if (t->regs_dirty && regs_flush(t) < 0)
-		debug("thread %d: register write failed", t->tid);
+	if (t->regs_dirty) {
+		int err = regs_flush(t);
+		if (err < 0)
+			debug("thread %d: register write failed: %s", t->tid,
+			      strerror(-err));
+	}
 	if (!sig && t->pending_signal) {
 		sig = t->pending_signal;
 		t->pending_signal = 0;
@@ -457,6 +461,8 @@ static enum wait_outcome classify(struct thread *t, int status,
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		bool leader = t->tid == p->pid;
 
+		t->state = THREAD_STOPPED;	/* dead: nothing to stop or wait for */
+
 		if (!leader || !thread_is_last(t)) {
 			if (leader) {
 				/* The leader's status comes last; mark it
@@ -664,10 +670,12 @@ static void handle_status(pid_t tid, int status)
 		t->resumed = false;
 		report(t, &ev);
 		break;
-	case WAIT_PROCESS_GONE:
+	case WAIT_PROCESS_GONE: {
+		struct process *p = t->proc;
 		stop_all(NULL);
-		report_process_gone(t->proc, &ev);
+		report_process_gone(p, &ev);
 		break;
+	}
 	}
 }
 

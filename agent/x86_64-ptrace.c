@@ -29,7 +29,9 @@
 #include "agent/agent.h"
 #include "agent/log.h"
 
-#define XSAVE_MAX 4096
+/* Large enough for every XSAVE component, AMX tiles included: the kernel
+ * only accepts a write of the whole area. */
+#define XSAVE_MAX 32768
 #define XSAVE_YMMH_OFFSET 576
 #define XSAVE_XSTATE_BV_OFFSET 512
 
@@ -78,7 +80,7 @@ static inline uint8_t *reg_ptr(uint8_t *blk, int regnum)
 unsigned int regs_detect_features(pid_t tid)
 {
 	unsigned int eax, ebx, ecx, edx;
-	uint8_t xsave[XSAVE_MAX];
+	static uint8_t xsave[XSAVE_MAX];
 	struct iovec iov = { xsave, sizeof(xsave) };
 
 	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
@@ -172,7 +174,7 @@ int regs_fetch(struct thread *t)
 	memcpy(reg_ptr(blk, R_FS_BASE), &ur.fs_base, 8);
 	memcpy(reg_ptr(blk, R_GS_BASE), &ur.gs_base, 8);
 	if (t->proc->features & ARCH_FEAT_AVX) {
-		uint8_t xsave[XSAVE_MAX];
+		static uint8_t xsave[XSAVE_MAX];
 		struct iovec iov = { xsave, sizeof(xsave) };
 
 		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
@@ -236,17 +238,26 @@ int regs_flush(struct thread *t)
 	if (ptrace(PTRACE_SETFPREGS, t->tid, NULL, &fp) < 0)
 		return -errno;
 	if (t->proc->features & ARCH_FEAT_AVX) {
-		uint8_t xsave[XSAVE_MAX];
+		static uint8_t xsave[XSAVE_MAX];
 		struct iovec iov = { xsave, sizeof(xsave) };
 
 		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+			uint8_t cur[256] = { 0 };
 			uint64_t bv;
-			memcpy(xsave + XSAVE_YMMH_OFFSET, reg_ptr((uint8_t *)blk, R_YMM0H), 256);
+
 			memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
-			bv |= 4;
-			memcpy(xsave + XSAVE_XSTATE_BV_OFFSET, &bv, 8);
-			if (ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
-				return -errno;
+			if (bv & 4)
+				memcpy(cur, xsave + XSAVE_YMMH_OFFSET, sizeof(cur));
+			/* Only when gdb changed them: most writes are the PC. */
+			if (memcmp(cur, reg_ptr((uint8_t *)blk, R_YMM0H), sizeof(cur))) {
+				memcpy(xsave + XSAVE_YMMH_OFFSET,
+				       reg_ptr((uint8_t *)blk, R_YMM0H), sizeof(cur));
+				bv |= 4;
+				memcpy(xsave + XSAVE_XSTATE_BV_OFFSET, &bv, 8);
+				if (ptrace(PTRACE_SETREGSET, t->tid,
+					   (void *)NT_X86_XSTATE, &iov) < 0)
+					return -errno;
+			}
 		}
 	}
 	t->regs_dirty = false;

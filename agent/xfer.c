@@ -239,7 +239,7 @@ int svr4_library_list(struct process *p, struct rsp_buf *out)
 			read_string(p, l_name, name, sizeof(name));
 			rsp_buf_puts(out, "<library name=\"");
 			xml_escape(out, name);
-			rsp_buf_printf(out, "\" lm=\"0x%llx\" l_addr=\"0x%llx\" l_ld=\"0x%llx\"/>",
+			rsp_buf_printf(out, "\" lm=\"0x%llx\" l_addr=\"0x%llx\" l_ld=\"0x%llx\" lmid=\"0x0\"/>",
 				       (unsigned long long)lm,
 				       (unsigned long long)l_addr,
 				       (unsigned long long)l_ld);
