@@ -214,6 +214,9 @@ struct agent {
 
 extern struct agent agent;
 
+/* main.c */
+char *program_path(const char *name);
+
 /* server.c */
 int server_start(struct agent *a);
 void server_send_reply(const char *payload, size_t len);
@@ -288,6 +291,7 @@ int signal_from_gdb(int gdb_sig);
 void handle_xfer(struct rsp_request *req, struct rsp_buf *reply);
 void handle_vfile(struct rsp_request *req, struct rsp_buf *reply);
 int svr4_library_list(struct process *p, struct rsp_buf *out);
+int osdata_read(const char *annex, struct rsp_buf *out);
 
 /* monitor.c */
 void handle_monitor(const char *cmd, struct rsp_buf *reply);

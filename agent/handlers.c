@@ -157,7 +157,7 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";qXfer:libraries-svr4:read+;qXfer:auxv:read+"
 		     ";qXfer:siginfo:read+;qXfer:siginfo:write+"
 		     ";qXfer:features:read+;qXfer:exec-file:read+"
-		     ";qXfer:threads:read+"
+		     ";qXfer:threads:read+;qXfer:osdata:read+"
 		     ";QStartNoAckMode+;QDisableRandomization+"
 		     ";QThreadEvents+;vContSupported+;QAgent+");
 	if (agent.multiprocess)
@@ -615,8 +615,9 @@ static void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	n = mem_read(p, req->u.mem.addr, buf, len);
 	if (n <= 0) {
-		rsp_buf_put_error(reply, "cannot read memory at 0x%llx",
-				  (unsigned long long)req->u.mem.addr);
+		/* gdb 13 takes only `Enn` here: it would hex-decode `E.text`. */
+		debug("cannot read memory at 0x%llx", (unsigned long long)req->u.mem.addr);
+		rsp_buf_puts(reply, "E01");
 		return;
 	}
 	rsp_buf_put_hex(reply, buf, n);
@@ -806,6 +807,10 @@ static void run_program(char **argv, struct rsp_buf *reply)
 	int err;
 
 	err = inferior_start(argv, &p);
+	if (err == -ECHILD) {
+		rsp_buf_put_error(reply, "%s exited during startup", argv[0]);
+		return;
+	}
 	if (err < 0) {
 		put_errno(reply, argv[0], err);
 		return;
@@ -837,8 +842,10 @@ static void h_vrun(struct rsp_request *req, struct rsp_buf *reply)
 			argc = 1;
 		argv[0] = (char *)def;
 	}
+	argv[0] = program_path(argv[0]);
 	/* A new run replaces what ran before in this mode. */
 	remember_argv(argv);
+	free(argv[0]);
 	free(argv);
 	run_program(last_argv, reply);
 }

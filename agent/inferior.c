@@ -796,7 +796,7 @@ static void child_exec(char **argv)
 }
 
 /* Builds the argv actually executed: wrapper, shell, program. */
-static char **build_exec_argv(char **argv, int *execs)
+static char **build_exec_argv(char **argv, int *execs, char **shell_cmd)
 {
 	size_t n = 0, w = 0;
 	char **out;
@@ -828,7 +828,8 @@ static char **build_exec_argv(char **argv, int *execs)
 		const char *shell = getenv("SHELL");
 		out[k++] = (char *)(shell && *shell ? shell : "/bin/sh");
 		out[k++] = "-c";
-		out[k++] = cmd.data;	/* freed with the process start */
+		out[k++] = cmd.data;
+		*shell_cmd = cmd.data;
 		(*execs)++;
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -838,10 +839,24 @@ static char **build_exec_argv(char **argv, int *execs)
 	return out;
 }
 
+/* The program (or its shell) ended before reaching its first
+ * instruction: say how, as gdb users know it from gdbserver. */
+static int startup_failed(int status)
+{
+	if (WIFEXITED(status))
+		log_user("During startup program exited with code %d.",
+			 WEXITSTATUS(status));
+	else
+		log_user("During startup program terminated with signal %s.",
+			 strsignal(WTERMSIG(status)));
+	return -ECHILD;
+}
+
 int inferior_start(char **argv, struct process **out)
 {
 	int execs, status;
-	char **xargv = build_exec_argv(argv, &execs);
+	char *shell_cmd = NULL;
+	char **xargv = build_exec_argv(argv, &execs, &shell_cmd);
 	pid_t pid;
 
 	fflush(NULL);
@@ -853,19 +868,14 @@ int inferior_start(char **argv, struct process **out)
 	}
 	if (pid == 0)
 		child_exec(xargv);
-	if (agent.opt.startup_with_shell)
-		free(xargv[agent.opt.wrapper ? 2 : 2]);
+	free(shell_cmd);
 	free(xargv);
 
 	/* The first exec stops the child with SIGTRAP. */
 	if (waitpid(pid, &status, __WALL) < 0)
 		return -errno;
-	if (!WIFSTOPPED(status)) {
-		log_user("probe-agent: %s did not start (%s %d)", argv[0],
-			 WIFEXITED(status) ? "exit code" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		return -ENOEXEC;
-	}
+	if (!WIFSTOPPED(status))
+		return startup_failed(status);
 	ptrace(PTRACE_SETOPTIONS, pid, NULL,
 	       (void *)(long)(TRACE_OPTIONS | PTRACE_O_EXITKILL));
 	/* Skip the wrapper's and the shell's own execs. */
@@ -874,11 +884,8 @@ int inferior_start(char **argv, struct process **out)
 		for (;;) {
 			if (waitpid(pid, &status, __WALL) < 0)
 				return -errno;
-			if (WIFEXITED(status) || WIFSIGNALED(status)) {
-				log_user("probe-agent: %s exited during start-up",
-					 argv[0]);
-				return -ENOEXEC;
-			}
+			if (WIFEXITED(status) || WIFSIGNALED(status))
+				return startup_failed(status);
 			if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_EXEC)
 				break;
 			/* Anything else on the way: pass it on. */

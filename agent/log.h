@@ -18,6 +18,7 @@
 /* Parses a comma-separated list of domains; returns -EINVAL for an
  * unknown one. */
 int log_enable(const char *list);
+void log_disable_all(void);
 bool log_enabled(const char *domain);
 void log_msg(const char *domain, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

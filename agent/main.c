@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -60,6 +61,22 @@ static void usage(FILE *out)
 "  gdb -ex 'target remote | probe-agent - ./prog' ./prog\n"
 "  probe-agent --multi :2345           then: target extended-remote :2345\n"
 "  probe-agent --attach :2345 1234\n");
+}
+
+/* A bare name that exists in the current directory means that file, as
+ * with gdbserver; otherwise the shell or execvp searches PATH. */
+char *program_path(const char *name)
+{
+	if (!strchr(name, '/') && access(name, F_OK) == 0) {
+		char *cwd = getcwd(NULL, 0);
+		char *path = NULL;
+		if (cwd && asprintf(&path, "%s/%s", cwd, name) < 0)
+			path = NULL;
+		free(cwd);
+		if (path)
+			return path;
+	}
+	return strdup(name);
 }
 
 static bool looks_like_comm(const char *s)
@@ -168,8 +185,10 @@ static void parse_args(int argc, char **argv)
 		return;
 	}
 	agent.opt.comm = pos[0];
-	if (npos > 1)
+	if (npos > 1) {
 		agent.opt.prog_argv = pos + 1;
+		agent.opt.prog_argv[0] = program_path(agent.opt.prog_argv[0]);
+	}
 	else if (!agent.opt.multi)
 		die("no program to run: give PROG after COMM, or use --multi or --attach\n"
 		    "Try 'probe-agent --help' for more information.");
@@ -188,7 +207,13 @@ int main(int argc, char **argv)
 		die("cannot create the event loop");
 
 	if (agent.opt.prog_argv) {
+		if (server_is_stdio())
+			log_user("stdin/stdout redirected");
 		err = inferior_start(agent.opt.prog_argv, &p);
+		if (err == -ECHILD) {
+			log_user("Exiting");
+			exit(1);
+		}
 		if (err < 0)
 			die("cannot start %s: %s", agent.opt.prog_argv[0], strerror(-err));
 		stop_event_set(&agent.last_stop, STOP_SIGNAL, signal_to_gdb(SIGTRAP),

@@ -10,12 +10,17 @@
 #include "agent/log.h"
 
 static const char monitor_help[] =
-	"probe-agent monitor commands:\n"
+	"The following monitor commands are supported:\n"
 	"  help                    this list\n"
 	"  exit                    end the session: kill the programs the agent\n"
 	"                          started, detach from the ones it attached to\n"
-	"  set debug DOMAINS       turn on debug output (comma-separated, or all)\n"
-	"  set remote-debug 0|1    dump every packet on the agent's stderr\n";
+	"  set debug 0|1           turn all debug output off or on\n"
+	"  set debug DOMAINS       turn on debug output for a comma-separated\n"
+	"                          list of domains (agent,rsp,server,inferior,\n"
+	"                          regs,mem,break,xfer,vfile,tp,xol,arch, all)\n"
+	"  set remote-debug 0|1    print every packet on the agent's stderr\n"
+	"  set debug-format all|none\n"
+	"                          accepted for gdbserver compatibility\n";
 
 void handle_monitor(const char *cmd, struct rsp_buf *reply)
 {
@@ -25,18 +30,38 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 	} else if (strcmp(cmd, "exit") == 0) {
 		agent.exit_after_reply = true;
 		rsp_buf_puts(reply, "OK");
+	} else if (strcmp(cmd, "set debug 1") == 0) {
+		log_enable("all");
+		server_console("Debug output enabled.\n");
+		rsp_buf_puts(reply, "OK");
+	} else if (strcmp(cmd, "set debug 0") == 0) {
+		log_disable_all();
+		server_console("Debug output disabled.\n");
+		rsp_buf_puts(reply, "OK");
 	} else if (strncmp(cmd, "set debug ", 10) == 0) {
-		if (log_enable(cmd + 10) < 0)
+		if (log_enable(cmd + 10) < 0) {
 			rsp_buf_put_error(reply, "unknown debug domain in '%s'", cmd + 10);
-		else
-			rsp_buf_puts(reply, "OK");
+			return;
+		}
+		server_console("Debug output enabled.\n");
+		rsp_buf_puts(reply, "OK");
 	} else if (strcmp(cmd, "set remote-debug 1") == 0 ||
 		   strcmp(cmd, "set remote-debug 0") == 0) {
 		agent.opt.remote_debug = cmd[17] == '1';
+		server_console(agent.opt.remote_debug
+				       ? "Protocol debug output enabled.\n"
+				       : "Protocol debug output disabled.\n");
+		rsp_buf_puts(reply, "OK");
+	} else if (strcmp(cmd, "set debug-format all") == 0) {
+		server_console("All extra debug format options enabled.\n");
+		rsp_buf_puts(reply, "OK");
+	} else if (strcmp(cmd, "set debug-format none") == 0) {
+		server_console("All extra debug format options disabled.\n");
 		rsp_buf_puts(reply, "OK");
 	} else {
 		server_console("Unknown monitor command.\n\n");
 		server_console(monitor_help);
-		rsp_buf_puts(reply, "OK");
+		/* An error reply: gdb reports the command failed. */
+		rsp_buf_puts(reply, "E01");
 	}
 }

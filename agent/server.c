@@ -36,6 +36,7 @@ struct server {
 	struct evconnlistener *listener;
 	struct event *read_ev;
 	struct event *sigchld_ev;
+	struct event *udp_ev;		/* UDP: waiting for gdb's first datagram */
 	int in_fd, out_fd;		/* -1 when nobody is connected */
 	bool stdio;
 	struct rsp_framer framer;
@@ -262,13 +263,54 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 	connection_open(fd, fd);
 }
 
+/* A UDP "connection" starts with gdb's first datagram: its sender becomes
+ * the peer, and the socket is connected to it. */
+static void on_udp_first(evutil_socket_t fd, short what, void *arg)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	char c;
+
+	if (recvfrom(fd, &c, 1, MSG_PEEK, (struct sockaddr *)&peer, &len) < 0 ||
+	    connect(fd, (struct sockaddr *)&peer, len) < 0) {
+		debug("udp: %s", strerror(errno));
+		return;
+	}
+	event_free(srv.udp_ev);
+	srv.udp_ev = NULL;
+	connection_open(fd, fd);
+}
+
+/*
+ * COMM is [PROTO:][HOST]:PORT with PROTO one of tcp, tcp4, tcp6, udp, udp4,
+ * udp6 (as gdbserver accepts); a bare PORT means :PORT.  HOST may be an
+ * IPv6 address, bracketed or not.
+ */
 static int server_listen(const char *comm)
 {
-	const char *colon = strrchr(comm, ':');
+	static const struct {
+		const char *prefix;
+		int family, socktype;
+	} protos[] = {
+		{ "tcp:", AF_UNSPEC, SOCK_STREAM }, { "tcp4:", AF_INET, SOCK_STREAM },
+		{ "tcp6:", AF_INET6, SOCK_STREAM }, { "udp:", AF_UNSPEC, SOCK_DGRAM },
+		{ "udp4:", AF_INET, SOCK_DGRAM }, { "udp6:", AF_INET6, SOCK_DGRAM },
+	};
+	int family = AF_UNSPEC, socktype = SOCK_STREAM;
 	char host[256] = "";
 	struct addrinfo hints = { 0 }, *ai = NULL;
 	int err;
 
+	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+		size_t n = strlen(protos[i].prefix);
+		if (strncmp(comm, protos[i].prefix, n) == 0) {
+			family = protos[i].family;
+			socktype = protos[i].socktype;
+			comm += n;
+			break;
+		}
+	}
+	const char *colon = strrchr(comm, ':');
 	if (!colon)
 		colon = comm - 1;	/* a bare port number */
 	if (colon > comm) {
@@ -277,7 +319,6 @@ static int server_listen(const char *comm)
 			die("host name too long: %s", comm);
 		memcpy(host, comm, hl);
 		host[hl] = '\0';
-		/* [::1]:port */
 		if (host[0] == '[' && host[hl - 1] == ']') {
 			memmove(host, host + 1, hl - 2);
 			host[hl - 2] = '\0';
@@ -287,22 +328,40 @@ static int server_listen(const char *comm)
 	char *end;
 	long pnum = strtol(port, &end, 10);
 	if (!*port || *end || pnum < 0 || pnum > 65535)
-		die("bad port in '%s': expected [HOST]:PORT with PORT 0-65535", comm);
+		die("bad port in '%s': expected [tcp:|udp:][HOST]:PORT, PORT 0-65535",
+		    comm);
 
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_family = family;
+	hints.ai_socktype = socktype;
 	hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
 	/* Loopback unless a host is named: the agent controls processes. */
-	err = getaddrinfo(host[0] ? host : "127.0.0.1", port, &hints, &ai);
+	if (!host[0])
+		snprintf(host, sizeof(host), "%s",
+			 family == AF_INET6 ? "::1" : "127.0.0.1");
+	err = getaddrinfo(host, port, &hints, &ai);
 	if (err)
-		die("cannot resolve '%s': %s", host, gai_strerror(err));
-	srv.listener = evconnlistener_new_bind(
-		agent.base, on_accept, NULL,
-		LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-			LEV_OPT_LEAVE_SOCKETS_BLOCKING | LEV_OPT_CLOSE_ON_EXEC,
-		1, ai->ai_addr, ai->ai_addrlen);
+		die("cannot listen on '%s': %s", host, gai_strerror(err));
+
+	int fd = -1;
+	if (socktype == SOCK_STREAM) {
+		srv.listener = evconnlistener_new_bind(
+			agent.base, on_accept, NULL,
+			LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+				LEV_OPT_LEAVE_SOCKETS_BLOCKING | LEV_OPT_CLOSE_ON_EXEC,
+			1, ai->ai_addr, ai->ai_addrlen);
+		if (srv.listener)
+			fd = evconnlistener_get_fd(srv.listener);
+	} else {
+		fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+			int e = errno;
+			close(fd);
+			fd = -1;
+			errno = e;
+		}
+	}
 	freeaddrinfo(ai);
-	if (!srv.listener) {
+	if (fd < 0) {
 		if (errno == EADDRINUSE) {
 			/* gdb's testsuite waits for exactly this line. */
 			fprintf(stderr, "Can't bind address: Address already in use.\n");
@@ -312,10 +371,14 @@ static int server_listen(const char *comm)
 	}
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	getsockname(evconnlistener_get_fd(srv.listener), (struct sockaddr *)&ss, &sl);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	agent.listen_port = ntohs(ss.ss_family == AF_INET6
 					  ? ((struct sockaddr_in6 *)&ss)->sin6_port
 					  : ((struct sockaddr_in *)&ss)->sin_port);
+	if (socktype == SOCK_DGRAM) {
+		srv.udp_ev = event_new(agent.base, fd, EV_READ, on_udp_first, NULL);
+		event_add(srv.udp_ev, NULL);
+	}
 	log_user("Listening on port %d", agent.listen_port);
 	return 0;
 }

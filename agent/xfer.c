@@ -313,6 +313,17 @@ void handle_xfer(struct rsp_request *req, struct rsp_buf *reply)
 		err = p ? svr4_library_list(p, &obj) : -ESRCH;
 	} else if (strcmp(object, "siginfo") == 0) {
 		err = xfer_siginfo_read(&obj);
+	} else if (strcmp(object, "osdata") == 0) {
+		/* Produced once at offset 0: gdb reads it in pieces. */
+		static struct rsp_buf osdata;
+		if (req->u.xfer.offset == 0) {
+			rsp_buf_reset(&osdata);
+			err = osdata_read(req->u.xfer.annex, &osdata);
+		} else {
+			err = 0;
+		}
+		if (err == 0)
+			rsp_buf_put(&obj, osdata.data, osdata.len);
 	} else {
 		rsp_buf_free(&obj);
 		return;	/* unknown object: empty reply */
