@@ -36,6 +36,18 @@ struct agent_options {
 	bool disable_randomization;
 	bool startup_with_shell;
 	unsigned int strategy_override;	/* tracepoint issues: debug option */
+	unsigned int disabled;		/* --disable-packet: DISABLE_* bits */
+};
+
+/* Packets --disable-packet can turn off (gdbserver's names), to test how
+ * gdb copes without them. */
+enum {
+	DISABLE_VCONT = 1 << 0,		/* vCont */
+	DISABLE_T = 1 << 1,		/* T (thread alive) */
+	DISABLE_TTHREAD = 1 << 2,	/* thread: in stop replies */
+	DISABLE_QC = 1 << 3,		/* qC */
+	DISABLE_QFTHREADINFO = 1 << 4,	/* qfThreadInfo / qsThreadInfo */
+	DISABLE_THREADS = 1 << 5,	/* qXfer:threads */
 };
 
 /* --- threads and processes --------------------------------------------- */

@@ -117,9 +117,13 @@ void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
 			rsp_buf_putc(out, ';');
 		}
 	}
-	rsp_buf_puts(out, "thread:");
-	put_ptid(out, ev->pid, ev->reason == REASON_CLONE && t ? t->tid : ev->tid);
-	rsp_buf_printf(out, ";core:%x;", thread_core(ev->tid));
+	if (!(agent.opt.disabled & DISABLE_TTHREAD)) {
+		rsp_buf_puts(out, "thread:");
+		put_ptid(out, ev->pid,
+			 ev->reason == REASON_CLONE && t ? t->tid : ev->tid);
+		rsp_buf_putc(out, ';');
+	}
+	rsp_buf_printf(out, "core:%x;", thread_core(ev->tid));
 }
 
 /* --- handshake and queries --------------------------------------------------- */
@@ -157,9 +161,11 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";qXfer:libraries-svr4:read+;qXfer:auxv:read+"
 		     ";qXfer:siginfo:read+;qXfer:siginfo:write+"
 		     ";qXfer:features:read+;qXfer:exec-file:read+"
-		     ";qXfer:threads:read+;qXfer:osdata:read+"
+		     ";qXfer:osdata:read+"
 		     ";QStartNoAckMode+;QDisableRandomization+"
 		     ";QThreadEvents+;vContSupported+;QAgent+");
+	if (!(agent.opt.disabled & DISABLE_THREADS))
+		rsp_buf_puts(reply, ";qXfer:threads:read+");
 	if (agent.multiprocess)
 		rsp_buf_puts(reply, ";multiprocess+");
 	if (agent.swbreak_feature)
@@ -977,9 +983,37 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_VFILE] = h_vfile,
 };
 
+/* Which --disable-packet bit turns a request off. */
+static bool request_disabled(const struct rsp_request *req)
+{
+	unsigned int d = agent.opt.disabled;
+
+	switch (req->kind) {
+	case RSP_REQ_VCONT:
+		return (d & DISABLE_VCONT) && !req->u.vcont.legacy;
+	case RSP_REQ_VCONT_QUERY:
+		return d & DISABLE_VCONT;
+	case RSP_REQ_THREAD_ALIVE:
+		return d & DISABLE_T;
+	case RSP_REQ_QC:
+		return d & DISABLE_QC;
+	case RSP_REQ_THREADINFO_FIRST:
+	case RSP_REQ_THREADINFO_NEXT:
+		return d & DISABLE_QFTHREADINFO;
+	case RSP_REQ_XFER:
+		return (d & DISABLE_THREADS) &&
+		       strcmp(req->u.xfer.object, "threads") == 0;
+	default:
+		return false;
+	}
+}
+
 void handle_request(struct rsp_request *req, struct rsp_buf *reply)
 {
 	handler_fn *fn = req->kind < RSP_REQ_KIND_COUNT ? handlers[req->kind] : NULL;
+
+	if (request_disabled(req))
+		fn = h_unknown;
 
 	debug("%s", rsp_req_name(req->kind));
 	if (!fn)

@@ -53,6 +53,9 @@ static void usage(FILE *out)
 "                     list of agent,rsp,server,inferior,regs,mem,break,xfer,\n"
 "                     vfile,tp,xol,arch, or all (the default)\n"
 "  --remote-debug     print every packet on stderr\n"
+"  --disable-packet=P1[,P2...]\n"
+"                     behave as if these packets were unsupported, to test\n"
+"                     clients: vCont, T, Tthread, qC, qfThreadInfo, threads\n"
 "  --version          print the version and exit\n"
 "  --help             print this help and exit\n"
 "\n"
@@ -97,7 +100,7 @@ static bool is_number(const char *s)
 enum {
 	OPT_ONCE = 256, OPT_MULTI, OPT_ATTACH, OPT_WRAPPER, OPT_DEBUG,
 	OPT_REMOTE_DEBUG, OPT_VERSION, OPT_HELP, OPT_SHELL, OPT_NO_SHELL,
-	OPT_RANDOM, OPT_NO_RANDOM, OPT_DEBUG_FORMAT,
+	OPT_RANDOM, OPT_NO_RANDOM, OPT_DEBUG_FORMAT, OPT_DISABLE_PACKET,
 };
 
 static const struct option long_options[] = {
@@ -107,6 +110,7 @@ static const struct option long_options[] = {
 	{ "wrapper", no_argument, NULL, OPT_WRAPPER },
 	{ "debug", optional_argument, NULL, OPT_DEBUG },
 	{ "debug-format", required_argument, NULL, OPT_DEBUG_FORMAT },
+	{ "disable-packet", required_argument, NULL, OPT_DISABLE_PACKET },
 	{ "remote-debug", no_argument, NULL, OPT_REMOTE_DEBUG },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -116,6 +120,33 @@ static const struct option long_options[] = {
 	{ "no-disable-randomization", no_argument, NULL, OPT_NO_RANDOM },
 	{ NULL, 0, NULL, 0 },
 };
+
+static void parse_disable_packet(const char *list)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} packets[] = {
+		{ "vCont", DISABLE_VCONT }, { "T", DISABLE_T },
+		{ "Tthread", DISABLE_TTHREAD }, { "qC", DISABLE_QC },
+		{ "qfThreadInfo", DISABLE_QFTHREADINFO },
+		{ "threads", DISABLE_THREADS },
+	};
+	char *copy = strdup(list), *save = NULL;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < sizeof(packets) / sizeof(packets[0]); i++)
+			if (strcmp(tok, packets[i].name) == 0)
+				break;
+		if (i == sizeof(packets) / sizeof(packets[0]))
+			die("--disable-packet: unknown packet '%s' (known: vCont, T, "
+			    "Tthread, qC, qfThreadInfo, threads)", tok);
+		agent.opt.disabled |= packets[i].bit;
+	}
+	free(copy);
+}
 
 static void parse_args(int argc, char **argv)
 {
@@ -147,6 +178,9 @@ static void parse_args(int argc, char **argv)
 				exit(1);
 			break;
 		case OPT_DEBUG_FORMAT: break;	/* accepted for compatibility */
+		case OPT_DISABLE_PACKET:
+			parse_disable_packet(optarg);
+			break;
 		case OPT_REMOTE_DEBUG: agent.opt.remote_debug = true; break;
 		case OPT_VERSION:
 			printf("probe-agent %s\n", PACKAGE_VERSION);
