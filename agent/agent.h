@@ -304,6 +304,13 @@ void handle_xfer(struct rsp_request *req, struct rsp_buf *reply);
 void handle_vfile(struct rsp_request *req, struct rsp_buf *reply);
 int svr4_library_list(struct process *p, struct rsp_buf *out);
 int osdata_read(const char *annex, struct rsp_buf *out);
+uint64_t program_load_bias(struct process *p);
+
+/* thread-db.c */
+int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
+			  uint64_t *addr);
+void thread_db_set_search_path(const char *path);
+void thread_db_forget(pid_t pid);
 
 /* monitor.c */
 void handle_monitor(const char *cmd, struct rsp_buf *reply);

@@ -351,6 +351,23 @@ static void h_tstatus(struct rsp_request *req, struct rsp_buf *reply)
 	 * as "tracing not supported". */
 }
 
+static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct thread *t = thread_find_ptid(req->u.tls.ptid.pid, req->u.tls.ptid.tid);
+	uint64_t addr;
+
+	if (!t) {
+		rsp_buf_put_error(reply, "no such thread");
+		return;
+	}
+	if (thread_db_tls_address(t, req->u.tls.lm, req->u.tls.offset, &addr) < 0) {
+		/* gdb reports "Remote target failed to process qGetTLSAddr". */
+		rsp_buf_puts(reply, "E01");
+		return;
+	}
+	rsp_buf_printf(reply, "%llx", (unsigned long long)addr);
+}
+
 /* --- settings ---------------------------------------------------------------- */
 
 static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
@@ -949,6 +966,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_SEARCH_MEM] = h_search_mem,
 	[RSP_REQ_CRC] = h_crc,
 	[RSP_REQ_TSTATUS] = h_tstatus,
+	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
 	[RSP_REQ_NONSTOP] = h_nonstop,
 	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,
 	[RSP_REQ_PROGRAM_SIGNALS] = h_program_signals,

@@ -183,6 +183,7 @@ static struct process *process_add(pid_t pid, bool attached)
 
 void process_free(struct process *p)
 {
+	thread_db_forget(p->pid);
 	for (struct process **pp = &agent.processes; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;

@@ -4,6 +4,7 @@
 #define LOG_DOMAIN "agent"
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "agent/agent.h"
@@ -19,6 +20,9 @@ static const char monitor_help[] =
 	"                          list of domains (agent,rsp,server,inferior,\n"
 	"                          regs,mem,break,xfer,vfile,tp,xol,arch, all)\n"
 	"  set remote-debug 0|1    print every packet on the agent's stderr\n"
+	"  set libthread-db-search-path [PATH]\n"
+	"                          where to find libthread_db (TLS variables);\n"
+	"                          colon-separated, $sdir for the system's\n"
 	"  set debug-format all|none\n"
 	"                          accepted for gdbserver compatibility\n";
 
@@ -51,6 +55,15 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 		server_console(agent.opt.remote_debug
 				       ? "Protocol debug output enabled.\n"
 				       : "Protocol debug output disabled.\n");
+		rsp_buf_puts(reply, "OK");
+	} else if (strncmp(cmd, "set libthread-db-search-path", 28) == 0 &&
+		   (cmd[28] == ' ' || cmd[28] == '\0')) {
+		const char *path = cmd[28] ? cmd + 29 : "";
+		char msg[4200];
+		thread_db_set_search_path(path);
+		snprintf(msg, sizeof(msg), "libthread-db-search-path set to `%s'\n",
+			 path[0] ? path : "$sdir");
+		server_console(msg);
 		rsp_buf_puts(reply, "OK");
 	} else if (strcmp(cmd, "set debug-format all") == 0) {
 		server_console("All extra debug format options enabled.\n");

@@ -144,46 +144,82 @@ static bool read_u64(struct process *p, uint64_t addr, uint64_t *v)
 	return mem_read(p, addr, v, 8) == 8;
 }
 
+/* Where auxv says the program's headers are. */
+static bool program_headers(struct process *p, uint64_t *phdr, uint64_t *phnum)
+{
+	struct rsp_buf auxv;
+
+	*phdr = *phnum = 0;
+	rsp_buf_init(&auxv);
+	if (xfer_auxv(p, &auxv) == 0) {
+		for (size_t i = 0; i + 16 <= auxv.len; i += 16) {
+			uint64_t type, val;
+			memcpy(&type, auxv.data + i, 8);
+			memcpy(&val, auxv.data + i + 8, 8);
+			if (type == AT_PHDR)
+				*phdr = val;
+			else if (type == AT_PHNUM)
+				*phnum = val;
+		}
+	}
+	rsp_buf_free(&auxv);
+	return *phdr && *phnum && *phnum <= 256;
+}
+
+/* Calls fn for each program header of the program; stops when fn says so. */
+static bool for_each_phdr(struct process *p,
+			  bool (*fn)(const Elf64_Phdr *, uint64_t phdr, void *),
+			  void *arg)
+{
+	uint64_t phdr, phnum;
+
+	if (!program_headers(p, &phdr, &phnum))
+		return false;
+	for (uint64_t i = 0; i < phnum; i++) {
+		Elf64_Phdr ph;
+		if (mem_read(p, phdr + i * sizeof(ph), &ph, sizeof(ph)) != sizeof(ph))
+			return false;
+		if (fn(&ph, phdr, arg))
+			return true;
+	}
+	return false;
+}
+
+static bool phdr_bias(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
+{
+	if (ph->p_type != PT_PHDR)
+		return false;
+	*(uint64_t *)arg = phdr - ph->p_vaddr;
+	return true;
+}
+
+/* Load bias of the program: where PT_PHDR is minus where it was linked.
+ * Every program with a dynamic section has PT_PHDR. */
+uint64_t program_load_bias(struct process *p)
+{
+	uint64_t bias = 0;
+
+	for_each_phdr(p, phdr_bias, &bias);
+	return bias;
+}
+
+static bool phdr_dynamic(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
+{
+	if (ph->p_type != PT_DYNAMIC)
+		return false;
+	*(uint64_t *)arg = ph->p_vaddr;
+	return true;
+}
+
 /* Address of the program's struct r_debug, 0 before the dynamic linker
  * has filled DT_DEBUG. */
 static uint64_t find_r_debug(struct process *p)
 {
-	struct rsp_buf auxv;
-	uint64_t phdr = 0, phnum = 0, bias = 0, dynamic = 0;
-	bool have_phdr_entry = false;
+	uint64_t dynamic = 0;
 
-	rsp_buf_init(&auxv);
-	if (xfer_auxv(p, &auxv) < 0) {
-		rsp_buf_free(&auxv);
+	if (!for_each_phdr(p, phdr_dynamic, &dynamic))
 		return 0;
-	}
-	for (size_t i = 0; i + 16 <= auxv.len; i += 16) {
-		uint64_t type, val;
-		memcpy(&type, auxv.data + i, 8);
-		memcpy(&val, auxv.data + i + 8, 8);
-		if (type == AT_PHDR)
-			phdr = val;
-		else if (type == AT_PHNUM)
-			phnum = val;
-	}
-	rsp_buf_free(&auxv);
-	if (!phdr || !phnum || phnum > 256)
-		return 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (uint64_t i = 0; i < phnum; i++) {
-			Elf64_Phdr ph;
-			if (mem_read(p, phdr + i * sizeof(ph), &ph, sizeof(ph)) != sizeof(ph))
-				return 0;
-			if (pass == 0 && ph.p_type == PT_PHDR) {
-				bias = phdr - ph.p_vaddr;
-				have_phdr_entry = true;
-			}
-			if (pass == 1 && ph.p_type == PT_DYNAMIC)
-				dynamic = bias + ph.p_vaddr;
-		}
-	(void)have_phdr_entry;
-	if (!dynamic)
-		return 0;
+	dynamic += program_load_bias(p);
 	for (int i = 0; i < 512; i++) {
 		uint64_t tag, val;
 		if (!read_u64(p, dynamic + 16 * i, &tag) ||

@@ -469,6 +469,18 @@ static int rsp_parse_crc(struct rsp_parser *ps)
 	return rsp_at_end(ps) ? 0 : -EINVAL;
 }
 
+/* qGetTLSAddr:<thread-id>,<offset>,<lm>. */
+static int rsp_parse_get_tls_addr(struct rsp_parser *ps)
+{
+	struct rsp_request *req = ps->req;
+
+	if (rsp_get_ptid(ps, &req->u.tls.ptid) != 0 || !rsp_eat(ps, ',') ||
+	    rsp_get_hex(ps, &req->u.tls.offset) != 0 || !rsp_eat(ps, ',') ||
+	    rsp_get_hex(ps, &req->u.tls.lm) != 0)
+		return -EINVAL;
+	return rsp_at_end(ps) ? 0 : -EINVAL;
+}
+
 /* m<addr>,<length>. */
 static int rsp_parse_read_mem(struct rsp_parser *ps)
 {
@@ -908,6 +920,8 @@ static const struct rsp_packet_def rsp_packets[] = {
 	PKT("qCRC:", RSP_REQ_CRC, 0, rsp_parse_crc,
 	    "malformed qCRC packet: expected qCRC:<addr>,<length>"),
 	PKT("qTStatus", RSP_REQ_TSTATUS, RSP_EXACT, NULL, NULL),
+	PKT("qGetTLSAddr:", RSP_REQ_GET_TLS_ADDR, 0, rsp_parse_get_tls_addr,
+	    "malformed qGetTLSAddr packet: expected qGetTLSAddr:<thread-id>,<offset>,<lm>"),
 
 	/* settings */
 	PKT("QNonStop:", RSP_REQ_NONSTOP, 0, rsp_parse_flag,
@@ -1056,6 +1070,7 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_THREADINFO_FIRST] = "qfThreadInfo",
 	[RSP_REQ_THREADINFO_NEXT] = "qsThreadInfo",
 	[RSP_REQ_THREAD_EXTRA] = "qThreadExtraInfo",
+	[RSP_REQ_GET_TLS_ADDR] = "qGetTLSAddr",
 	[RSP_REQ_THREAD_ALIVE] = "T",
 	[RSP_REQ_SET_THREAD] = "H",
 	[RSP_REQ_RCMD] = "qRcmd",

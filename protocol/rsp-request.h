@@ -51,6 +51,7 @@ enum rsp_req_kind {
 	RSP_REQ_SEARCH_MEM,	/* qSearch:memory:addr;len;pattern: u.search */
 	RSP_REQ_CRC,		/* qCRC:addr,len: u.mem */
 	RSP_REQ_TSTATUS,	/* qTStatus (tracepoints; until then reply empty) */
+	RSP_REQ_GET_TLS_ADDR,	/* qGetTLSAddr:ptid,offset,lm: u.tls */
 
 	/* settings: u.flag (0/1) or u.list */
 	RSP_REQ_NONSTOP,	/* QNonStop:0|1 */
@@ -171,6 +172,11 @@ struct rsp_request {
 			size_t len;
 			const uint8_t *data;	/* WRITE_MEM only */
 		} mem;
+		struct {
+			struct rsp_ptid ptid;
+			uint64_t offset;	/* in the module's TLS block */
+			uint64_t lm;		/* the module's link_map */
+		} tls;
 		struct {
 			uint64_t addr;
 			uint64_t len;

@@ -123,6 +123,12 @@ static void describe(const struct rsp_request *req, struct text *t)
 		add(t, " ");
 		add_ptid(t, req->u.ptid);
 		break;
+	case RSP_REQ_GET_TLS_ADDR:
+		add(t, " ");
+		add_ptid(t, req->u.tls.ptid);
+		add(t, " offset=%" PRIx64 " lm=%" PRIx64, req->u.tls.offset,
+		    req->u.tls.lm);
+		break;
 	case RSP_REQ_SET_THREAD:
 		add(t, " op=%c ", req->u.set_thread.op);
 		add_ptid(t, req->u.set_thread.ptid);
@@ -313,6 +319,8 @@ static const struct row valid_rows[] = {
 	R("qSearch:memory:1000;100;}\x04x",
 	  "qSearch:memory addr=1000 len=100 pattern=2478"),
 	R("qCRC:10c0,231", "qCRC addr=10c0 len=231"),
+	R("qGetTLSAddr:p1a2b.1a2c,10,7ffff7ffe2e0",
+	  "qGetTLSAddr 1a2b.1a2c offset=10 lm=7ffff7ffe2e0"),
 	R("qTStatus", "qTStatus"),
 
 	/* settings */
@@ -494,6 +502,10 @@ static const struct row invalid_rows[] = {
 	R("qSearch:memory:;10;ab", "invalid"),
 	R("qSearch:memory:1000;10;}", "invalid"),
 	R("qCRC:10c0", "invalid"),
+	R("qGetTLSAddr:p1.1,10", "invalid"),
+	R("qGetTLSAddr:p1.1,10,", "invalid"),
+	R("qGetTLSAddr:,10,20", "invalid"),
+	R("qGetTLSAddr:p1.1,10,20,", "invalid"),
 	R("qCRC:10c0,", "invalid"),
 	R("qCRC:10c0,231,", "invalid"),
 	R("QNonStop:", "invalid"),
