@@ -460,7 +460,6 @@ static const struct row unknown_rows[] = {
 	R("x1000,10", "unknown"),
 	R("b9600", "unknown"),
 	R("\x03", "unknown"),
-	R("qGetTLSAddr:p1.2,10,7fff", "unknown"),
 };
 
 /* Known packets with broken arguments: reply E.<message>. */
