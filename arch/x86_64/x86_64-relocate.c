@@ -61,6 +61,23 @@ static bool reg_is_gpr(const struct x86_64_insn *in)
 	return in->map == X86_64_MAP_0F38 && (in->opcode == 0xf0 || in->opcode == 0xf1);
 }
 
+/* Group opcodes: ModRM.reg selects the operation, it names no register. */
+static bool reg_is_extension(const struct x86_64_insn *in)
+{
+	if (in->map == X86_64_MAP_0F)
+		return in->opcode == 0x00 || in->opcode == 0x01 ||
+		       in->opcode == 0x18 || in->opcode == 0x1f ||
+		       in->opcode == 0xba || in->opcode == 0xae ||
+		       in->opcode == 0xc7 || (in->opcode >= 0x71 && in->opcode <= 0x73);
+	switch (in->opcode) {
+	case 0x80: case 0x81: case 0x83: case 0x8f: case 0xc0: case 0xc1:
+	case 0xc6: case 0xc7: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
+	case 0xf6: case 0xf7: case 0xfe: case 0xff:
+		return true;
+	}
+	return false;
+}
+
 /* Does the instruction read or write %rsp (explicitly or implicitly)? */
 static bool uses_rsp(const struct x86_64_insn *in)
 {
@@ -78,7 +95,7 @@ static bool uses_rsp(const struct x86_64_insn *in)
 			break;
 		}
 	}
-	return reg_is_gpr(in) && in->reg == 4;
+	return reg_is_gpr(in) && in->reg == 4 && !reg_is_extension(in);
 }
 
 /*
@@ -212,6 +229,33 @@ static int relocate_branch(const struct x86_64_insn *in, struct x86_64_out *o)
 }
 
 /*
+ * jmp / call through a pointer beyond +-2 GiB of the copy.  No register
+ * may change and the code never returns here, so the target goes through
+ * the stack and `ret $128` lands on it with %rsp back where it was:
+ *
+ *   before (at A):  ff 25 <disp32>          jmp  *P(%rip)
+ *                   ff 15 <disp32>          call *P(%rip)
+ *   after  (at B):  [push $A+len]           call only: the return address
+ *                   48 8d 64 24 80          lea -128(%rsp),%rsp
+ *                   56                      push %rsi
+ *                   48 be <P>               movabs $P,%rsi
+ *                   48 8b 36                mov (%rsi),%rsi      the target
+ *                   48 87 34 24             xchg %rsi,(%rsp)     rsi back
+ *                   c2 80 00                ret $128
+ */
+static void jmp_via_far_pointer(struct x86_64_out *o, uint64_t p)
+{
+	static const uint8_t head[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x56,
+					0x48, 0xbe };
+	static const uint8_t tail[] = { 0x48, 0x8b, 0x36, 0x48, 0x87, 0x34,
+					0x24, 0xc2, 0x80, 0x00 };
+
+	x86_64_put(o, head, sizeof(head));
+	x86_64_put64(o, p);
+	x86_64_put(o, tail, sizeof(tail));
+}
+
+/*
  * call *r/m64 (ff /2): the copy must push the original return address.
  *
  *   before (at A):  ff /2 <r/m>              call *r/m
@@ -237,8 +281,10 @@ static int relocate_indirect_call(const struct x86_64_insn *in,
 	if (in->rip_relative) {
 		int64_t d = (int64_t)(x86_64_rip_target(in) - (jmp_at + in->len));
 
-		if (d != (int32_t)d)
-			return -ERANGE;
+		if (d != (int32_t)d || in->adsize != 8) {
+			jmp_via_far_pointer(o, x86_64_rip_target(in));
+			return 0;
+		}
 		for (int i = 0; i < 4; i++)
 			b[in->disp_off + i] = (uint64_t)d >> (8 * i);
 	}
@@ -263,6 +309,12 @@ int x86_64_relocate(const struct x86_64_insn *in, struct x86_64_out *o,
 
 		if (in->adsize == 8 && x86_64_in_rel32(next, target)) {
 			put_with_disp(o, in, (uint32_t)(target - next));
+			return 0;
+		}
+		if (in->enc == X86_64_ENC_LEGACY && in->map == X86_64_MAP_1BYTE &&
+		    in->opcode == 0xff && ((in->modrm >> 3) & 7) == 4 &&
+		    in->opsize != 2 && in->adsize == 8) {
+			jmp_via_far_pointer(o, target);
 			return 0;
 		}
 		return relocate_rip_far(in, o, step);
