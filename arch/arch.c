@@ -10,3 +10,14 @@ const struct arch_ops *arch_host(void)
 #error "probe-agent: no arch_ops for this host yet"
 #endif
 }
+
+const char *arch_strategy_name(enum arch_strategy s)
+{
+	switch (s) {
+	case ARCH_EMULATE: return "emulate";
+	case ARCH_BOOST: return "boost";
+	case ARCH_STEP: return "step";
+	case ARCH_REJECT: return "reject";
+	}
+	return "?";
+}

@@ -30,6 +30,70 @@ enum arch_regset_feature {
 	ARCH_FEAT_AVX = 1u << 0,	/* x86: ymm upper halves */
 };
 
+
+/*
+ * Instruction engine types (see the arch_ops fields below).
+ */
+
+/* How a probe hit on one instruction is handled, fastest first. */
+enum arch_strategy {
+	ARCH_EMULATE,	/* the agent applies the effect itself: one stop, no slot */
+	ARCH_BOOST,	/* resume at an XOL copy that jumps back: one stop */
+	ARCH_STEP,	/* single-step the XOL copy, then fix up: two stops */
+	ARCH_REJECT,	/* cannot be probed; insn.reason says why */
+};
+
+/*
+ * The registers emulation reads and writes.  gpr[] follows gdb's register
+ * numbering for the arch (x86-64: rax rbx rcx rdx rsi rdi rbp rsp r8-r15,
+ * exactly the first 16 slots of the `g` block), so the agent fills it with
+ * one copy.  pc and flags are separate because their gdb slots differ.
+ */
+struct arch_gpregs {
+	uint64_t gpr[32];
+	uint64_t pc;
+	uint64_t flags;		/* x86-64: rflags */
+};
+
+/*
+ * Memory as emulation sees it.  Each callback returns 0 when all `len`
+ * bytes were transferred, or a negative errno (-EFAULT ...) which the
+ * emulator passes back unchanged.
+ */
+struct arch_mem {
+	void *ctx;
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	int (*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
+};
+
+/*
+ * One decoded and classified instruction.  The bytes are kept so the
+ * other entry points need nothing else; `priv` is the arch's own decode
+ * state, opaque to the agent.
+ */
+#define ARCH_INSN_MAX 16
+struct arch_insn {
+	uint64_t addr;			/* where it was decoded */
+	uint8_t bytes[ARCH_INSN_MAX];
+	unsigned int len;		/* bytes it occupies */
+	enum arch_strategy strategy;
+	const char *reason;		/* static text: why, or what it is */
+	uint64_t priv[24];		/* arch-private, do not touch */
+};
+
+/*
+ * Per-slot state kept between xol_prepare and xol_fixup (ARCH_STEP).
+ */
+struct arch_xol {
+	uint64_t slot;			/* slot address */
+	bool step;			/* single-step the slot (ARCH_STEP), even
+					 * when the insn was classified boost */
+	unsigned int insn_len;		/* bytes of the relocated instruction */
+	int scratch_gpr;		/* gdb regnum borrowed as scratch, -1 */
+	uint64_t scratch_value;		/* value to load before the step */
+	uint64_t scratch_saved;		/* filled by the agent: original value */
+};
+
 struct arch_ops {
 	const char *name;		/* "x86_64": logs, probe-trace output */
 	const char *gdb_arch;		/* target.xml <architecture> */
@@ -59,7 +123,102 @@ struct arch_ops {
 	const uint8_t *bp_insn;
 	size_t bp_len;
 	size_t bp_pc_after_trap;
+
+	/* ---- Instruction engine (appended; fields above are stable). ---- */
+
+	/* Longest instruction, in bytes. */
+	size_t max_insn_len;
+
+	/*
+	 * Decodes and classifies the instruction at `buf` (`size` bytes
+	 * readable), which lives at `addr` in the inferior.  Returns 0 and
+	 * fills *insn (len, strategy, reason); -ENODATA when `size` is too
+	 * short for the instruction; -EILSEQ when the bytes are not a valid
+	 * instruction (insn->reason still says what is wrong).
+	 */
+	int (*insn_decode)(const uint8_t *buf, size_t size, uint64_t addr,
+			   struct arch_insn *insn);
+
+	/*
+	 * Applies an ARCH_EMULATE instruction to `regs` (pc included) as
+	 * the CPU would, reading and writing memory through `mem` only.
+	 * Returns 0; -ENOSYS if the instruction is not emulated; or the
+	 * negative errno of a failing `mem` callback, in which case `regs`
+	 * is unchanged (memory written before the failure may stay written).
+	 */
+	int (*insn_emulate)(const struct arch_insn *insn,
+			    struct arch_gpregs *regs, const struct arch_mem *mem);
+
+	/*
+	 * Fills an XOL slot at address `slot` for an ARCH_BOOST or
+	 * ARCH_STEP instruction: the relocated instruction, then (boost) a
+	 * jump back to insn->addr + insn->len.  `xol` receives what
+	 * xol_fixup needs.  Returns the number of bytes written, -ENOSPC if
+	 * `size` is too small, -ENOSYS for EMULATE / REJECT instructions.
+	 * ARCH_STEP: before single-stepping, the agent saves gpr
+	 * xol->scratch_gpr (if >= 0) in xol->scratch_saved and loads
+	 * xol->scratch_value into it.
+	 */
+	int (*xol_prepare)(const struct arch_insn *insn, uint64_t slot,
+			   uint8_t *out, size_t size, struct arch_xol *xol);
+
+	/*
+	 * After the single step of an ARCH_STEP slot: moves pc back into
+	 * the original code and restores the scratch register.  Returns 0,
+	 * or -EINVAL if pc is not where the step should have left it (a
+	 * signal or a fault: the agent reports it at insn->addr).
+	 */
+	int (*xol_fixup)(const struct arch_insn *insn, const struct arch_xol *xol,
+			 struct arch_gpregs *regs);
+
+	/* Bytes of the jump written at a jump-pad probe site. */
+	size_t pad_jump_len;
+
+	/*
+	 * Writes a direct jump at `from` to `to`.  Returns its length
+	 * (pad_jump_len), -ERANGE if `to` is out of its reach, -ENOSPC.
+	 */
+	int (*emit_jump)(uint8_t *out, size_t size, uint64_t from, uint64_t to);
+
+	/*
+	 * Writes a jump to `to` that works from anywhere and clobbers no
+	 * register or stack.  Returns its length or -ENOSPC.
+	 */
+	int (*emit_jump_abs)(uint8_t *out, size_t size, uint64_t to);
+
+	/*
+	 * Writes the jump pad's register save: steps over the ABI red zone,
+	 * then builds a frame of registers in gdb order on the stack (x86-64:
+	 * the 16 GPRs, rip = `pc`, rflags, 8 bytes each = the `g` block's
+	 * first 18 slots with eflags widened), leaves the frame's address in
+	 * the first argument register and in a callee-saved register, and
+	 * the stack aligned for a call.  emit_restore_regs undoes it,
+	 * reloading every register but sp and pc from the (possibly edited)
+	 * frame.  See x86_64-emit.c.  Return the length written or -ENOSPC.
+	 */
+	int (*emit_save_regs)(uint8_t *out, size_t size, uint64_t pc);
+	int (*emit_restore_regs)(uint8_t *out, size_t size);
+
+	/*
+	 * Relocates the whole instructions starting at `from` that cover at
+	 * least `min_len` bytes (the jump-pad window) so they run at `to`,
+	 * followed by a jump back to the end of the window.  `func` /
+	 * `func_size` / `func_addr` are the bytes of the enclosing function:
+	 * every instruction of it is decoded, and the window is refused
+	 * (-EXDEV) when a branch of the function lands inside it after its
+	 * first byte.  Returns the bytes written to `out` and sets *inlen to
+	 * the window's length; -EILSEQ if an instruction of the window
+	 * cannot be relocated, -ERANGE if the window leaves the function,
+	 * -ENOSPC.
+	 */
+	int (*relocate_window)(const uint8_t *func, size_t func_size,
+			       uint64_t func_addr, uint64_t from, size_t min_len,
+			       uint64_t to, uint8_t *out, size_t size,
+			       size_t *inlen);
 };
+
+/* Printable name of a strategy: "emulate", "boost", "step", "reject". */
+const char *arch_strategy_name(enum arch_strategy s);
 
 extern const struct arch_ops x86_64_arch_ops;
 

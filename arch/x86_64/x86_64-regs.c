@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/x86_64/x86_64.h"
 
 #define F_CORE "org.gnu.gdb.i386.core"
 #define F_SSE "org.gnu.gdb.i386.sse"
@@ -241,4 +242,16 @@ const struct arch_ops x86_64_arch_ops = {
 	.bp_insn = x86_64_int3,
 	.bp_len = 1,
 	.bp_pc_after_trap = 1,
+
+	.max_insn_len = X86_64_MAX_INSN,
+	.insn_decode = x86_64_op_insn_decode,
+	.insn_emulate = x86_64_op_insn_emulate,
+	.xol_prepare = x86_64_op_xol_prepare,
+	.xol_fixup = x86_64_op_xol_fixup,
+	.pad_jump_len = 5,
+	.emit_jump = x86_64_emit_jmp_rel32,
+	.emit_jump_abs = x86_64_emit_jmp_abs,
+	.emit_save_regs = x86_64_emit_save_regs,
+	.emit_restore_regs = x86_64_emit_restore_regs,
+	.relocate_window = x86_64_op_relocate_window,
 };

@@ -1,0 +1,117 @@
+/*
+ * x86_64-ops.c - the instruction engine behind struct arch_ops.
+ *
+ * Thin glue: an arch_insn carries the decoded struct x86_64_insn in its
+ * private area, so the later entry points (emulate, xol_prepare, ...)
+ * never decode twice and need nothing but the arch_insn the agent kept.
+ *
+ * XOL slot for a boosted instruction, before / after:
+ *
+ *   A:   insn                 slot:  insn'          relocated for the slot
+ *   A+n: ...                         jmp A+n        e9 rel32 or ff 25 abs64
+ *
+ * For a step (far RIP-relative operand in an instruction that uses %rsp)
+ * the slot holds insn' alone; the agent loads the scratch register,
+ * single-steps, and xol_fixup moves pc to A+n and restores the register.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "arch/x86_64/x86_64.h"
+
+_Static_assert(sizeof(struct x86_64_insn) <= sizeof(((struct arch_insn *)0)->priv),
+	       "struct x86_64_insn must fit in arch_insn.priv");
+
+static const struct x86_64_insn *priv(const struct arch_insn *insn)
+{
+	return (const struct x86_64_insn *)insn->priv;
+}
+
+int x86_64_op_insn_decode(const uint8_t *buf, size_t size, uint64_t addr,
+			  struct arch_insn *insn)
+{
+	struct x86_64_insn *in = (struct x86_64_insn *)insn->priv;
+	int err, s;
+
+	memset(insn, 0, sizeof(*insn));
+	insn->addr = addr;
+	insn->strategy = ARCH_REJECT;
+	err = x86_64_decode(in, buf, size, addr);
+	if (err == -ENODATA) {
+		insn->reason = "truncated: more bytes needed to decode";
+		return err;
+	}
+	if (err) {
+		insn->reason = "not a valid x86-64 instruction";
+		return -EILSEQ;
+	}
+	insn->len = in->len;
+	memcpy(insn->bytes, in->bytes, in->len);
+	s = x86_64_classify(in, &insn->reason);
+	if (s < 0)
+		return s;
+	insn->strategy = (enum arch_strategy)s;
+	return 0;
+}
+
+int x86_64_op_insn_emulate(const struct arch_insn *insn,
+			   struct arch_gpregs *regs, const struct arch_mem *mem)
+{
+	if (insn->strategy != ARCH_EMULATE)
+		return -ENOSYS;
+	return x86_64_emulate(priv(insn), regs, mem);
+}
+
+int x86_64_op_xol_prepare(const struct arch_insn *insn, uint64_t slot,
+			  uint8_t *out, size_t size, struct arch_xol *xol)
+{
+	struct x86_64_out o = { out, size, 0, slot, false };
+	const struct x86_64_insn *in = priv(insn);
+	struct x86_64_step st;
+	int err;
+
+	if (insn->strategy != ARCH_BOOST && insn->strategy != ARCH_STEP)
+		return -ENOSYS;
+	memset(xol, 0, sizeof(*xol));
+	xol->slot = slot;
+	xol->scratch_gpr = -1;
+	if ((err = x86_64_relocate(in, &o, &st)))
+		return err;
+	xol->insn_len = o.len;
+	if (st.step || insn->strategy == ARCH_STEP) {
+		xol->step = true;
+		if (st.scratch_hw >= 0) {
+			xol->scratch_gpr = x86_64_gdb_regnum(st.scratch_hw);
+			xol->scratch_value = st.scratch_value;
+		}
+	} else {
+		x86_64_jmp(&o, in->addr + in->len);
+	}
+	return o.overflow ? -ENOSPC : (int)o.len;
+}
+
+int x86_64_op_xol_fixup(const struct arch_insn *insn,
+			const struct arch_xol *xol, struct arch_gpregs *regs)
+{
+	if (regs->pc != xol->slot + xol->insn_len)
+		return -EINVAL;
+	regs->pc = insn->addr + insn->len;
+	if (xol->scratch_gpr >= 0)
+		regs->gpr[xol->scratch_gpr] = xol->scratch_saved;
+	return 0;
+}
+
+int x86_64_op_relocate_window(const uint8_t *func, size_t func_size,
+			      uint64_t func_addr, uint64_t from, size_t min_len,
+			      uint64_t to, uint8_t *out, size_t size,
+			      size_t *inlen)
+{
+	size_t outlen;
+	int err;
+
+	err = x86_64_relocate_window(func, func_size, func_addr, from, min_len,
+				     to, out, size, inlen, &outlen);
+	return err ? err : (int)outlen;
+}

@@ -1,0 +1,210 @@
+/*
+ * elfsym.c - function symbols and their bytes, read with libelf.
+ *
+ * Every later client subcommand that names code by symbol goes through
+ * here, so the rules live in one place: .symtab first, .dynsym when the
+ * file is stripped; aliases at one address collapse to the first name
+ * the table lists; code comes from the section that holds the address
+ * (SHT_NOBITS or out-of-file symbols get no bytes).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libiberty/demangle.h>
+
+#include "client/elfsym.h"
+
+static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct elfsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return 0;
+}
+
+/* The bytes at [addr, addr + size) from an executable section. */
+static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		if (addr < sh.sh_addr || addr + size > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+			return NULL;
+		return (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+static int load_table(struct elfsym_file *f, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf *elf = f->elf;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, cap = 0;
+
+	if (!d)
+		return -EIO;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(d, i, &s))
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    s.st_shndx == SHN_UNDEF || s.st_size == 0)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (f->nsyms == cap) {
+			struct elfsym *ns;
+
+			cap = cap ? cap * 2 : 256;
+			ns = realloc(f->syms, cap * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			f->syms = ns;
+		}
+		f->syms[f->nsyms++] = (struct elfsym){
+			.name = strdup(name),
+			.addr = s.st_value,
+			.size = s.st_size,
+		};
+	}
+	return 0;
+}
+
+int elfsym_open(struct elfsym_file *f, const char *path, char *err,
+		size_t errsize)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh, symsh, dynsh;
+	GElf_Ehdr eh;
+	size_t out = 0;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(err, errsize, -EIO, "libelf: %s", elf_errmsg(-1));
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return fail(err, errsize, -errno, "%s: %s", path, strerror(errno));
+	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
+		ret = fail(err, errsize, -ENOEXEC, "%s: not an ELF file", path);
+		goto out;
+	}
+	f->machine = eh.e_machine;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && !symtab) {
+			symtab = scn;
+			symsh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM && !dynsym) {
+			dynsym = scn;
+			dynsh = sh;
+		}
+	}
+	f->stripped = !symtab;
+	if (symtab)
+		ret = load_table(f, symtab, &symsh);
+	else if (dynsym)
+		ret = load_table(f, dynsym, &dynsh);
+	else
+		ret = 0;
+	if (ret) {
+		fail(err, errsize, ret, "%s: cannot read symbols: %s", path,
+		     strerror(-ret));
+		goto out;
+	}
+	if (f->nsyms == 0) {
+		ret = fail(err, errsize, -ENODATA,
+			   "%s: stripped: no function symbols (neither .symtab "
+			   "nor .dynsym lists any)", path);
+		goto out;
+	}
+	/* one entry per address, the first name listed wins */
+	qsort(f->syms, f->nsyms, sizeof(*f->syms), by_addr);
+	for (size_t i = 0; i < f->nsyms; i++) {
+		if (out && f->syms[out - 1].addr == f->syms[i].addr) {
+			free(f->syms[i].name);
+			continue;
+		}
+		f->syms[out++] = f->syms[i];
+	}
+	f->nsyms = out;
+	for (size_t i = 0; i < f->nsyms; i++) {
+		struct elfsym *s = &f->syms[i];
+
+		s->code = code_at(f->elf, s->addr, s->size);
+		if (s->name[0] == '_' && s->name[1] == 'Z')
+			s->demangled = cplus_demangle(s->name, DMGL_PARAMS | DMGL_ANSI);
+	}
+	return 0;
+out:
+	elfsym_close(f);
+	return ret;
+}
+
+void elfsym_close(struct elfsym_file *f)
+{
+	for (size_t i = 0; i < f->nsyms; i++) {
+		free(f->syms[i].name);
+		free(f->syms[i].demangled);
+	}
+	free(f->syms);
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+}
+
+bool elfsym_matches(const struct elfsym *s, const char *query)
+{
+	size_t n;
+
+	if (strcmp(s->name, query) == 0)
+		return true;
+	if (!s->demangled)
+		return false;
+	if (strcmp(s->demangled, query) == 0)
+		return true;
+	n = strlen(query);
+	return strncmp(s->demangled, query, n) == 0 && s->demangled[n] == '(';
+}

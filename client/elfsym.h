@@ -1,0 +1,54 @@
+/*
+ * elfsym.h - the function symbols of an ELF file, with their code.
+ *
+ * Reads .symtab, or .dynsym when the file is stripped, keeps defined
+ * functions (STT_FUNC, STT_GNU_IFUNC) of non-zero size, one per address,
+ * sorted by address, and gives the bytes of each from its executable
+ * section.  Names are demangled with libiberty when they are C++.
+ */
+#ifndef PROBE_CLIENT_ELFSYM_H
+#define PROBE_CLIENT_ELFSYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+struct elfsym {
+	char *name;		/* as in the symbol table */
+	char *demangled;	/* C++ demangled name, or NULL */
+	uint64_t addr, size;
+	const uint8_t *code;	/* size bytes, NULL when not in the file */
+};
+
+struct elfsym_file {
+	int fd;
+	void *elf;		/* Elf * */
+	uint16_t machine;	/* e_machine */
+	bool stripped;		/* no .symtab: dynamic symbols only */
+	struct elfsym *syms;
+	size_t nsyms;
+};
+
+/*
+ * Opens `path` and loads its function symbols.  Returns 0, or -errno
+ * with a readable message in `err` (size `errsize`): -ENOENT and friends
+ * from open, -ENOEXEC for a file that is not ELF, -ENODATA for a file
+ * with no function symbols at all.
+ */
+int elfsym_open(struct elfsym_file *f, const char *path, char *err,
+		size_t errsize);
+void elfsym_close(struct elfsym_file *f);
+
+/* Printable name: the demangled one when there is one. */
+static inline const char *elfsym_display(const struct elfsym *s)
+{
+	return s->demangled ? s->demangled : s->name;
+}
+
+/*
+ * Does `query` name `s`?  Exact symbol name, exact demangled name, or the
+ * demangled name without its parameter list ("ns::f" for "ns::f(int)").
+ */
+bool elfsym_matches(const struct elfsym *s, const char *query);
+
+#endif

@@ -1,0 +1,311 @@
+/*
+ * x86_64-table.c - table tests of the x86-64 engine (cmocka).
+ *
+ * Each row is a byte string with its disassembly beside it and what the
+ * decoder and classifier must say about it.  Relocations are checked by
+ * decoding the output again and asserting its meaning, plus a few
+ * byte-exact golden cases; the emitters the same way.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/x86_64/x86_64.h"
+
+#define E ARCH_EMULATE
+#define B ARCH_BOOST
+#define R ARCH_REJECT
+
+struct row {
+	const char *disasm;
+	uint8_t bytes[16];
+	unsigned int n;		/* bytes given */
+	int len;		/* expected length, or -errno */
+	int strategy;
+	bool rip;		/* RIP-relative operand */
+	int disp_off;		/* offset of disp32 when rip */
+	int imm_size;
+};
+
+static const struct row rows[] = {
+	/* disassembly                        bytes                                   n  len strat rip doff imm */
+	{ "push %rbp",                        { 0x55 },                               1, 1, E, 0, 0, 0 },
+	{ "push %r15",                        { 0x41, 0x57 },                         2, 2, E, 0, 0, 0 },
+	{ "mov %rsp,%rbp",                    { 0x48, 0x89, 0xe5 },                   3, 3, E, 0, 0, 0 },
+	{ "sub $0x18,%rsp",                   { 0x48, 0x83, 0xec, 0x18 },             4, 4, E, 0, 0, 1 },
+	{ "sub $0x1000,%rsp",                 { 0x48, 0x81, 0xec, 0, 0x10, 0, 0 },    7, 7, E, 0, 0, 4 },
+	{ "endbr64",                          { 0xf3, 0x0f, 0x1e, 0xfa },             4, 4, E, 0, 0, 0 },
+	{ "xor %eax,%eax",                    { 0x31, 0xc0 },                         2, 2, E, 0, 0, 0 },
+	{ "nopl 0x0(%rax,%rax,1)",            { 0x0f, 0x1f, 0x44, 0, 0 },             5, 5, E, 0, 0, 0 },
+	{ "cs nopw 0x0(%rax,%rax,1)",         { 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 10, 10, E, 0, 0, 0 },
+	{ "xchg %eax,%r8d (41 90, not nop)",  { 0x41, 0x90 },                         2, 2, B, 0, 0, 0 },
+	{ "jmp .+0x10 (rel8)",                { 0xeb, 0x0e },                         2, 2, E, 0, 0, 1 },
+	{ "call rel32",                       { 0xe8, 1, 2, 3, 4 },                   5, 5, E, 0, 0, 4 },
+	{ "jne rel32",                        { 0x0f, 0x85, 0, 1, 0, 0 },             6, 6, E, 0, 0, 4 },
+	{ "ret",                              { 0xc3 },                               1, 1, E, 0, 0, 0 },
+	{ "repz ret",                         { 0xf3, 0xc3 },                         2, 2, E, 0, 0, 0 },
+	{ "jmp *0x2fe2(%rip) (PLT)",          { 0xff, 0x25, 0xe2, 0x2f, 0, 0 },       6, 6, E, 1, 2, 0 },
+	{ "mov 0x1234(%rip),%rax",            { 0x48, 0x8b, 0x05, 0x34, 0x12, 0, 0 }, 7, 7, E, 1, 3, 0 },
+	{ "cmpb $0x0,0x10(%rip)",             { 0x80, 0x3d, 0x10, 0, 0, 0, 0 },       7, 7, E, 1, 2, 1 },
+	{ "mov %fs:0x28,%rax",                { 0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0 }, 9, 9, B, 0, 0, 0 },
+	{ "movaps %xmm0,0x10(%rip)",          { 0x0f, 0x29, 0x05, 0x10, 0, 0, 0 },    7, 7, B, 1, 3, 0 },
+	{ "movabs $0x1122334455667788,%rax",  { 0x48, 0xb8, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 }, 10, 10, E, 0, 0, 8 },
+	{ "mov $0x1,%ax (66: imm16)",         { 0x66, 0xb8, 1, 0 },                   4, 4, B, 0, 0, 2 },
+	{ "movabs 0x1122334455667788,%al",    { 0xa0, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 }, 9, 9, B, 0, 0, 8 },
+	{ "addr32 mov 0x11223344,%al",        { 0x67, 0xa0, 0x44, 0x33, 0x22, 0x11 }, 6, 6, B, 0, 0, 4 },
+	{ "testb $0x1,(%rdi) (grp3 /0 imm)",  { 0xf6, 0x07, 0x01 },                   3, 3, E, 0, 0, 1 },
+	{ "notl (%rdi) (grp3 /2 no imm)",     { 0xf7, 0x17 },                         2, 2, B, 0, 0, 0 },
+	{ "enter $0x10,$0x0",                 { 0xc8, 0x10, 0, 0 },                   4, 4, B, 0, 0, 2 },
+	{ "vzeroupper",                       { 0xc5, 0xf8, 0x77 },                   3, 3, B, 0, 0, 0 },
+	{ "vpshufd $0x1b,0x10(%rip),%ymm1",   { 0xc5, 0xfd, 0x70, 0x0d, 0x10, 0, 0, 0, 0x1b }, 9, 9, B, 1, 4, 1 },
+	{ "vpalignr $4,%ymm2,%ymm1,%ymm0 (VEX3 0f3a)", { 0xc4, 0xe3, 0x75, 0x0f, 0xc2, 0x04 }, 6, 6, B, 0, 0, 1 },
+	{ "vmovdqu64 0x40(%rax),%zmm0 (EVEX disp8*N)", { 0x62, 0xf1, 0xfe, 0x48, 0x6f, 0x40, 0x01 }, 7, 7, B, 0, 0, 0 },
+	{ "pshufb 0x10(%rip),%xmm0 (0f38)",   { 0x66, 0x0f, 0x38, 0x00, 0x05, 0x10, 0, 0, 0 }, 9, 9, B, 1, 5, 0 },
+	{ "roundsd $4,%xmm1,%xmm0 (0f3a)",    { 0x66, 0x0f, 0x3a, 0x0b, 0xc1, 0x04 }, 6, 6, B, 0, 0, 1 },
+	{ "syscall",                          { 0x0f, 0x05 },                         2, 2, B, 0, 0, 0 },
+	{ "lock cmpxchg %rcx,(%rdx)",         { 0xf0, 0x48, 0x0f, 0xb1, 0x0a },       5, 5, B, 0, 0, 0 },
+	{ "mov %cr0,%rax (mod ignored)",      { 0x0f, 0x20, 0x00 },                   3, 3, R, 0, 0, 0 },
+	{ "int3",                             { 0xcc },                               1, 1, R, 0, 0, 0 },
+	{ "int $0x80",                        { 0xcd, 0x80 },                         2, 2, R, 0, 0, 1 },
+	{ "ud2",                              { 0x0f, 0x0b },                         2, 2, R, 0, 0, 0 },
+	{ "hlt",                              { 0xf4 },                               1, 1, R, 0, 0, 0 },
+	{ "xbegin rel32",                     { 0xc7, 0xf8, 0, 0, 0, 0 },             6, 6, R, 0, 0, 4 },
+	{ "ljmp *(%rax) (far)",               { 0xff, 0x28 },                         2, 2, R, 0, 0, 0 },
+	{ "callw rel16 (66 e8: AMD)",         { 0x66, 0xe8, 0, 0 },                   4, 4, R, 0, 0, 2 },
+	{ "push %es (invalid in 64-bit)",     { 0x06 },                               1, -EILSEQ, R, 0, 0, 0 },
+	{ "les (is VEX c4 ..), truncated",    { 0xc4 },                               1, -ENODATA, R, 0, 0, 0 },
+	{ "mov 0x0(%rip),%rax truncated",     { 0x48, 0x8b, 0x05, 0 },                4, -ENODATA, R, 0, 0, 0 },
+	{ "16 prefixes: longer than 15",      { 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x90 }, 16, -EILSEQ, R, 0, 0, 0 },
+};
+
+static void test_rows(void **state)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct arch_insn ai;
+		struct x86_64_insn in;
+		int err = x86_64_decode(&in, r->bytes, r->n, 0x401000);
+
+		print_message("%-45s\n", r->disasm);
+		if (r->len < 0) {
+			assert_int_equal(err, r->len);
+			continue;
+		}
+		assert_int_equal(err, 0);
+		assert_int_equal(in.len, r->len);
+		assert_int_equal(in.rip_relative, r->rip);
+		if (r->rip)
+			assert_int_equal(in.disp_off, r->disp_off);
+		assert_int_equal(in.imm_size, r->imm_size);
+		assert_int_equal(x86_64_arch_ops.insn_decode(r->bytes, r->n,
+							     0x401000, &ai), 0);
+		assert_int_equal(ai.strategy, r->strategy);
+		assert_non_null(ai.reason);
+	}
+}
+
+static void test_branch_targets(void **state)
+{
+	static const uint8_t jmp8[] = { 0xeb, 0xfe };		/* jmp . */
+	static const uint8_t call[] = { 0xe8, 0xfb, 0xff, 0xff, 0xff };	/* call . */
+	static const uint8_t jcc32[] = { 0x0f, 0x84, 0x10, 0, 0, 0 };	/* je .+0x16 */
+	struct x86_64_insn in;
+
+	assert_int_equal(x86_64_decode(&in, jmp8, 2, 0x1000), 0);
+	assert_true(in.is_rel_branch);
+	assert_int_equal(in.target, 0x1000);
+	assert_int_equal(x86_64_decode(&in, call, 5, 0x1000), 0);
+	assert_int_equal(in.target, 0x1000);
+	assert_int_equal(x86_64_decode(&in, jcc32, 6, 0x1000), 0);
+	assert_int_equal(in.target, 0x1016);
+	assert_int_equal(x86_64_is_jcc(&in), 4);
+	assert_string_equal(x86_64_jcc_name(4), "e");
+}
+
+/* The X-macro evaluator against the SDM's definitions, all flag sets. */
+static void test_jcc_eval(void **state)
+{
+	for (unsigned int f = 0; f < 0x1000; f++) {
+		bool cf = f & 1, pf = f & 4, zf = f & 0x40, sf = f & 0x80,
+		     of = f & 0x800;
+		bool expect[16] = { of, !of, cf, !cf, zf, !zf, cf || zf,
+				    !cf && !zf, sf, !sf, pf, !pf, sf != of,
+				    sf == of, zf || sf != of, !zf && sf == of };
+
+		for (unsigned int cc = 0; cc < 16; cc++)
+			assert_int_equal(x86_64_jcc_eval(cc, f), expect[cc]);
+	}
+}
+
+/* Fake memory for emulation: a 64-byte stack at 0x7000. */
+static uint8_t stack_mem[64];
+
+static int rd(void *ctx, uint64_t a, void *b, size_t n)
+{
+	if (a < 0x7000 || a + n > 0x7000 + sizeof(stack_mem))
+		return -EFAULT;
+	memcpy(b, stack_mem + (a - 0x7000), n);
+	return 0;
+}
+
+static int wr(void *ctx, uint64_t a, const void *b, size_t n)
+{
+	if (a < 0x7000 || a + n > 0x7000 + sizeof(stack_mem))
+		return -EFAULT;
+	memcpy(stack_mem + (a - 0x7000), b, n);
+	return 0;
+}
+
+static void test_emulate_call_push(void **state)
+{
+	static const uint8_t call[] = { 0xe8, 0x10, 0, 0, 0 };	/* call .+0x15 */
+	static const uint8_t push[] = { 0x41, 0x54 };		/* push %r12 */
+	struct arch_mem m = { NULL, rd, wr };
+	struct arch_gpregs r = { .pc = 0x1000 };
+	struct arch_insn ai;
+	uint64_t v;
+
+	r.gpr[7] = 0x7040;
+	r.gpr[12] = 0xabcdef;
+	assert_int_equal(x86_64_arch_ops.insn_decode(call, 5, 0x1000, &ai), 0);
+	assert_int_equal(x86_64_arch_ops.insn_emulate(&ai, &r, &m), 0);
+	assert_int_equal(r.pc, 0x1015);
+	assert_int_equal(r.gpr[7], 0x7038);
+	memcpy(&v, stack_mem + 0x38, 8);
+	assert_int_equal(v, 0x1005);
+
+	assert_int_equal(x86_64_arch_ops.insn_decode(push, 2, 0x1015, &ai), 0);
+	assert_int_equal(x86_64_arch_ops.insn_emulate(&ai, &r, &m), 0);
+	assert_int_equal(r.gpr[7], 0x7030);
+	memcpy(&v, stack_mem + 0x30, 8);
+	assert_int_equal(v, 0xabcdef);
+
+	/* a failing write leaves the registers untouched */
+	r.gpr[7] = 0x7000;
+	r.pc = 0x1015;
+	assert_int_equal(x86_64_arch_ops.insn_emulate(&ai, &r, &m), -EFAULT);
+	assert_int_equal(r.gpr[7], 0x7000);
+	assert_int_equal(r.pc, 0x1015);
+}
+
+/* Relocation: decode the output and check what it means. */
+static void test_relocate_rip_near(void **state)
+{
+	/* mov 0x100(%rip),%rax at 0x400000 -> operand at 0x400107 */
+	static const uint8_t mov[] = { 0x48, 0x8b, 0x05, 0x00, 0x01, 0, 0 };
+	uint8_t buf[64];
+	struct x86_64_out o = { buf, sizeof(buf), 0, 0x500000, false };
+	struct x86_64_insn in, out;
+	struct x86_64_step st;
+
+	assert_int_equal(x86_64_decode(&in, mov, 7, 0x400000), 0);
+	assert_int_equal(x86_64_relocate(&in, &o, &st), 0);
+	assert_int_equal(o.len, 7);
+	assert_int_equal(x86_64_decode(&out, buf, o.len, 0x500000), 0);
+	assert_true(out.rip_relative);
+	assert_int_equal(x86_64_rip_target(&out), 0x400107);
+	/* golden: 48 8b 05 <0x400107 - 0x500007 = 0xfff00100> */
+	static const uint8_t golden[] = { 0x48, 0x8b, 0x05, 0x00, 0x01, 0xf0, 0xff };
+	assert_memory_equal(buf, golden, 7);
+}
+
+static void test_relocate_call_far(void **state)
+{
+	/* call 0x400100 at 0x400000, copy at 0x7f0000000000 */
+	static const uint8_t call[] = { 0xe8, 0xfb, 0x00, 0, 0 };
+	uint8_t buf[64];
+	struct x86_64_out o = { buf, sizeof(buf), 0, 0x7f0000000000ull, false };
+	struct x86_64_insn in, a, b;
+	struct x86_64_step st;
+	uint64_t target;
+
+	assert_int_equal(x86_64_decode(&in, call, 5, 0x400000), 0);
+	assert_int_equal(in.target, 0x400100);
+	assert_int_equal(x86_64_relocate(&in, &o, &st), 0);
+	/* push $0x400005 (the ORIGINAL return address) */
+	assert_int_equal(x86_64_decode(&a, buf, o.len, o.at), 0);
+	assert_int_equal(a.opcode, 0x68);
+	assert_int_equal(a.imm, 0x400005);
+	/* jmp *0(%rip) with the absolute target after it */
+	assert_int_equal(x86_64_decode(&b, buf + a.len, o.len - a.len, o.at + a.len), 0);
+	assert_int_equal(b.opcode, 0xff);
+	assert_int_equal((b.modrm >> 3) & 7, 4);
+	assert_true(b.rip_relative);
+	memcpy(&target, buf + a.len + b.len, 8);
+	assert_int_equal(target, 0x400100);
+	assert_int_equal(o.len, 5 + 6 + 8);
+}
+
+static void test_relocate_jcc_far(void **state)
+{
+	static const uint8_t jl[] = { 0x7c, 0x10 };	/* jl .+0x12 */
+	uint8_t buf[64];
+	struct x86_64_out o = { buf, sizeof(buf), 0, 0x7f0000000000ull, false };
+	struct x86_64_insn in, a;
+	struct x86_64_step st;
+
+	assert_int_equal(x86_64_decode(&in, jl, 2, 0x400000), 0);
+	assert_int_equal(x86_64_relocate(&in, &o, &st), 0);
+	/* jge +14 over the absolute jump */
+	assert_int_equal(x86_64_decode(&a, buf, o.len, o.at), 0);
+	assert_int_equal(x86_64_is_jcc(&a), 0xd);
+	assert_int_equal(a.target, o.at + 2 + 14);
+	assert_int_equal(o.len, 2 + 14);
+}
+
+static void test_emitters(void **state)
+{
+	uint8_t buf[256];
+	struct x86_64_insn in;
+	int n;
+
+	n = x86_64_arch_ops.emit_jump(buf, sizeof(buf), 0x1000, 0x2000);
+	assert_int_equal(n, 5);
+	static const uint8_t jmp[] = { 0xe9, 0xfb, 0x0f, 0, 0 };
+	assert_memory_equal(buf, jmp, 5);
+	assert_int_equal(x86_64_arch_ops.emit_jump(buf, sizeof(buf), 0x1000,
+						   0x7f0000000000ull), -ERANGE);
+	assert_int_equal(x86_64_arch_ops.emit_jump(buf, 4, 0x1000, 0x2000), -ENOSPC);
+	assert_int_equal(x86_64_arch_ops.emit_jump_abs(buf, sizeof(buf), 0x1122), 14);
+
+	/* save: first instruction steps over the red zone; all decode */
+	n = x86_64_arch_ops.emit_save_regs(buf, sizeof(buf), 0x7f0011223344ull);
+	assert_true(n > 0);
+	assert_int_equal(x86_64_decode(&in, buf, n, 0), 0);
+	assert_int_equal(in.opcode, 0x8d);		/* lea -128(%rsp),%rsp */
+	assert_int_equal(in.disp, -128);
+	assert_int_equal(in.base, 4);
+	for (int off = 0; off < n; off += in.len)
+		assert_int_equal(x86_64_decode(&in, buf + off, n - off, off), 0);
+	n = x86_64_arch_ops.emit_restore_regs(buf, sizeof(buf));
+	assert_true(n > 0);
+	int off = 0;
+	for (; off < n; off += in.len)
+		assert_int_equal(x86_64_decode(&in, buf + off, n - off, off), 0);
+	/* last: lea 128(%rsp),%rsp */
+	assert_int_equal(in.opcode, 0x8d);
+	assert_int_equal(in.disp, 128);
+	assert_int_equal(x86_64_arch_ops.emit_save_regs(buf, 8, 0), -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_branch_targets),
+		cmocka_unit_test(test_jcc_eval),
+		cmocka_unit_test(test_emulate_call_push),
+		cmocka_unit_test(test_relocate_rip_near),
+		cmocka_unit_test(test_relocate_call_far),
+		cmocka_unit_test(test_relocate_jcc_far),
+		cmocka_unit_test(test_emitters),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
