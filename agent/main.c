@@ -31,10 +31,11 @@ static void usage(FILE *out)
 "'target extended-remote').\n"
 "\n"
 "COMM is how gdb reaches the agent:\n"
-"  -                  stdin/stdout: 'target remote | probe-agent - PROG'\n"
+"  - or stdio         stdin/stdout: 'target remote | probe-agent - PROG'\n"
 "  :PORT              TCP on 127.0.0.1 (loopback only); PORT 0 picks one\n"
 "  HOST:PORT          TCP on the address of HOST; name a non-loopback address\n"
 "                     only on a trusted network: gdb can control the program\n"
+"  tcp4:, tcp6:, udp:, udp4:, udp6: before [HOST]:PORT pick the protocol\n"
 "\n"
 "Options:\n"
 "  --attach           attach to the running process PID\n"
@@ -84,7 +85,8 @@ char *program_path(const char *name)
 
 static bool looks_like_comm(const char *s)
 {
-	return strcmp(s, "-") == 0 || strchr(s, ':') != NULL;
+	return strcmp(s, "-") == 0 || strcmp(s, "stdio") == 0 ||
+	       strchr(s, ':') != NULL;
 }
 
 static bool is_number(const char *s)
@@ -101,6 +103,7 @@ enum {
 	OPT_ONCE = 256, OPT_MULTI, OPT_ATTACH, OPT_WRAPPER, OPT_DEBUG,
 	OPT_REMOTE_DEBUG, OPT_VERSION, OPT_HELP, OPT_SHELL, OPT_NO_SHELL,
 	OPT_RANDOM, OPT_NO_RANDOM, OPT_DEBUG_FORMAT, OPT_DISABLE_PACKET,
+	OPT_SELFTEST,
 };
 
 static const struct option long_options[] = {
@@ -111,6 +114,7 @@ static const struct option long_options[] = {
 	{ "debug", optional_argument, NULL, OPT_DEBUG },
 	{ "debug-format", required_argument, NULL, OPT_DEBUG_FORMAT },
 	{ "disable-packet", required_argument, NULL, OPT_DISABLE_PACKET },
+	{ "selftest", optional_argument, NULL, OPT_SELFTEST },
 	{ "remote-debug", no_argument, NULL, OPT_REMOTE_DEBUG },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -178,6 +182,10 @@ static void parse_args(int argc, char **argv)
 				exit(1);
 			break;
 		case OPT_DEBUG_FORMAT: break;	/* accepted for compatibility */
+		case OPT_SELFTEST:
+			/* The agent's tests are `make check`, not built in. */
+			printf("Selftests have been disabled for this build.\n");
+			exit(0);
 		case OPT_DISABLE_PACKET:
 			parse_disable_packet(optarg);
 			break;

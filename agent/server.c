@@ -49,9 +49,11 @@ struct server {
 
 static struct server srv = { .in_fd = -1, .out_fd = -1 };
 
+/* "-" and gdbserver's "stdio" both mean gdb's pipe. */
 bool server_is_stdio(void)
 {
-	return agent.opt.comm && strcmp(agent.opt.comm, "-") == 0;
+	return agent.opt.comm && (strcmp(agent.opt.comm, "-") == 0 ||
+				  strcmp(agent.opt.comm, "stdio") == 0);
 }
 
 static void server_write(const char *data, size_t len)
@@ -339,8 +341,12 @@ static int server_listen(const char *comm)
 		snprintf(host, sizeof(host), "%s",
 			 family == AF_INET6 ? "::1" : "127.0.0.1");
 	err = getaddrinfo(host, port, &hints, &ai);
-	if (err)
-		die("cannot listen on '%s': %s", host, gai_strerror(err));
+	if (err) {
+		/* gdb's testsuite recognises this wording. */
+		fprintf(stderr, "%s: cannot resolve name: %s\n", host,
+			gai_strerror(err));
+		exit(1);
+	}
 
 	int fd = -1;
 	if (socktype == SOCK_STREAM) {
@@ -393,7 +399,7 @@ int server_start(struct agent *a)
 	rsp_buf_init(&srv.last);
 	srv.sigchld_ev = evsignal_new(a->base, SIGCHLD, on_sigchld, NULL);
 	event_add(srv.sigchld_ev, NULL);
-	if (strcmp(a->opt.comm, "-") == 0) {
+	if (server_is_stdio()) {
 		srv.stdio = true;
 		log_user("Remote debugging using stdio");
 		connection_open(0, 1);

@@ -193,14 +193,34 @@ static bool phdr_bias(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
 	return true;
 }
 
-/* Load bias of the program: where PT_PHDR is minus where it was linked.
- * Every program with a dynamic section has PT_PHDR. */
+static bool phdr_first_load(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
+{
+	if (ph->p_type != PT_LOAD || ph->p_offset != 0)
+		return false;
+	*(uint64_t *)arg = ph->p_vaddr;
+	return true;
+}
+
+/*
+ * Load bias of the program: where PT_PHDR is minus where it was linked.
+ * Programs have PT_PHDR; the dynamic linker run as a program (ld.so PROG)
+ * does not.  Then the ELF header, which starts the first segment, sits
+ * e_phoff bytes before the program headers.
+ */
 uint64_t program_load_bias(struct process *p)
 {
-	uint64_t bias = 0;
+	uint64_t bias = 0, phdr, phnum, first = 0;
+	Elf64_Ehdr eh;
 
-	for_each_phdr(p, phdr_bias, &bias);
-	return bias;
+	if (for_each_phdr(p, phdr_bias, &bias))
+		return bias;
+	if (!program_headers(p, &phdr, &phnum) ||
+	    !for_each_phdr(p, phdr_first_load, &first))
+		return 0;
+	if (mem_read(p, phdr - sizeof(eh), &eh, sizeof(eh)) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phoff != sizeof(eh))
+		return 0;
+	return phdr - sizeof(eh) - first;
 }
 
 static bool phdr_dynamic(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
