@@ -118,6 +118,7 @@ struct thread {
 	pid_t tid;
 	enum thread_state state;
 	bool stop_expected;	/* we sent SIGSTOP; swallow it when it comes */
+	bool stop_requested;	/* non-stop: gdb asked for this stop (vCont;t) */
 	bool resumed;		/* gdb's last resume included this thread */
 	int resume_action;	/* index of its vCont action, -1 for none */
 	bool has_pending;	/* a stop not yet reported to gdb */
@@ -190,6 +191,7 @@ struct agent {
 
 	/* Connection state negotiated with gdb. */
 	bool extended;
+	bool non_stop;			/* QNonStop:1 */
 	bool multiprocess;
 	bool noack;
 	bool thread_events;
@@ -235,6 +237,12 @@ void server_send_reply(const char *payload, size_t len);
 /* The current request is answered later (by a stop reply). */
 void server_defer_reply(void);
 void server_send_stop(const struct stop_event *ev);
+/* Non-stop: queue a stop for gdb, notifying it if nothing is in flight. */
+void server_queue_stop(const struct stop_event *ev);
+void server_queue_stop_quiet(const struct stop_event *ev);
+/* vStopped: drop the stop gdb has seen, answer with the next or OK. */
+void server_next_stop(struct rsp_buf *reply, bool drop_first);
+void server_clear_stops(void);
 void server_console(const char *text);	/* O<hex> console output */
 void server_handle_interrupt(void);
 bool server_is_stdio(void);

@@ -163,7 +163,7 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";qXfer:features:read+;qXfer:exec-file:read+"
 		     ";qXfer:osdata:read+"
 		     ";QStartNoAckMode+;QDisableRandomization+"
-		     ";QThreadEvents+;vContSupported+;QAgent+");
+		     ";QThreadEvents+;vContSupported+;QAgent+;QNonStop+");
 	if (!(agent.opt.disabled & DISABLE_THREADS))
 		rsp_buf_puts(reply, ";qXfer:threads:read+");
 	if (agent.multiprocess)
@@ -209,7 +209,29 @@ static void h_extended(struct rsp_request *req, struct rsp_buf *reply)
 static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 {
 	if (!agent.processes) {
-		rsp_buf_puts(reply, "W00");
+		/* Non-stop: no stopped thread to list.  All-stop: W00, as
+		 * gdbserver says when it has no process. */
+		rsp_buf_puts(reply, agent.non_stop ? "OK" : "W00");
+		return;
+	}
+	if (agent.non_stop) {
+		/* Every stopped thread, one at a time through vStopped. */
+		server_clear_stops();
+		for (struct process *p = agent.processes; p; p = p->next)
+			for (struct thread *t = p->threads; t; t = t->next) {
+				struct stop_event ev;
+				if (t->state != THREAD_STOPPED)
+					continue;
+				if (t->has_pending) {
+					ev = t->pending_ev;
+					t->has_pending = false;
+					memset(&t->pending_ev, 0, sizeof(ev));
+				} else {
+					stop_event_set(&ev, STOP_SIGNAL, 0, p->pid, t->tid);
+				}
+				server_queue_stop_quiet(&ev);
+			}
+		server_next_stop(reply, false);
 		return;
 	}
 	if (agent.have_last_stop && agent.last_stop.kind == STOP_SIGNAL &&
@@ -372,10 +394,14 @@ static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
 
 static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
 {
-	if (req->u.flag)
-		rsp_buf_put_error(reply, "non-stop mode is not supported by probe-agent yet");
-	else
-		rsp_buf_puts(reply, "OK");
+	agent.non_stop = req->u.flag;
+	server_clear_stops();
+	rsp_buf_puts(reply, "OK");
+}
+
+static void h_vstopped(struct rsp_request *req, struct rsp_buf *reply)
+{
+	server_next_stop(reply, true);
 }
 
 static void h_pass_signals(struct rsp_request *req, struct rsp_buf *reply)
@@ -730,7 +756,7 @@ static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
 
 static void h_vcont_query(struct rsp_request *req, struct rsp_buf *reply)
 {
-	rsp_buf_puts(reply, "vCont;c;C;s;S");
+	rsp_buf_puts(reply, "vCont;c;C;s;S;t");
 }
 
 static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
@@ -755,6 +781,11 @@ static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	int err = inferior_resume(acts, n);
+	if (agent.non_stop) {
+		/* Stops come later, as notifications. */
+		rsp_buf_puts(reply, "OK");
+		return;
+	}
 	if (err < 0) {
 		rsp_buf_put_error(reply, "no thread to resume");
 		return;
@@ -989,7 +1020,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_VCONT_QUERY] = h_vcont_query,
 	[RSP_REQ_VCONT] = h_vcont,
 	[RSP_REQ_VCTRLC] = h_vctrlc,
-	[RSP_REQ_VSTOPPED] = h_ok,
+	[RSP_REQ_VSTOPPED] = h_vstopped,
 	[RSP_REQ_KILL] = h_kill,
 	[RSP_REQ_VKILL] = h_vkill,
 	[RSP_REQ_DETACH] = h_detach,

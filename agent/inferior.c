@@ -614,6 +614,14 @@ static void stop_all(struct thread *except)
 
 static void report(struct thread *t, struct stop_event *ev)
 {
+	if (agent.non_stop) {
+		/* Only this thread stopped; gdb hears of it by notification. */
+		if (t)
+			t->stop_requested = false;
+		server_queue_stop(ev);
+		memset(ev, 0, sizeof(*ev));
+		return;
+	}
 	agent.running = false;
 	if (ev->kind == STOP_SIGNAL && t) {
 		agent.gthread = t;
@@ -649,15 +657,24 @@ static void handle_status(pid_t tid, int status)
 		debug("status %#x of unknown thread %d kept", status, tid);
 		return;
 	}
-	if (!agent.running) {
+	if (!agent.non_stop && !agent.running) {
 		/* Everything is stopped; keep what comes for later. */
 		absorb_status(t, status);
 		return;
 	}
+	bool requested = t->stop_requested;
 	enum wait_outcome o = classify(t, status, &ev, &sig);
 	debug("thread %d status %#x -> outcome %d", tid, status, o);
 	switch (o) {
 	case WAIT_IGNORE:
+		if (agent.non_stop && requested && t->state == THREAD_STOPPED &&
+		    !t->stop_expected) {
+			/* vCont;t: gdb asked for this stop; signal 0 says so. */
+			t->resumed = false;
+			stop_event_set(&ev, STOP_SIGNAL, 0, t->proc->pid, t->tid);
+			report(t, &ev);
+			break;
+		}
 		if (t->resumed)
 			resume_thread(t, t->stepping, 0);
 		break;
@@ -667,13 +684,15 @@ static void handle_status(pid_t tid, int status)
 	case WAIT_THREAD_GONE:
 		break;
 	case WAIT_REPORT:
-		stop_all(t);
+		if (!agent.non_stop)
+			stop_all(t);
 		t->resumed = false;
 		report(t, &ev);
 		break;
 	case WAIT_PROCESS_GONE: {
 		struct process *p = t->proc;
-		stop_all(NULL);
+		if (!agent.non_stop)
+			stop_all(NULL);
 		report_process_gone(p, &ev);
 		break;
 	}
@@ -700,10 +719,72 @@ static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
 	return true;
 }
 
+/* Which action of a vCont applies to each thread: the leftmost match. */
+static void match_actions(const struct rsp_resume_action *acts, size_t count)
+{
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next) {
+			t->resume_action = -1;
+			for (size_t i = 0; i < count; i++)
+				if (ptid_matches(&acts[i].ptid, t)) {
+					t->resume_action = (int)i;
+					break;
+				}
+		}
+}
+
+/*
+ * Non-stop: each thread is resumed or stopped on its own and the others
+ * run on.  A thread with an unreported event reports it instead of
+ * running; `t` stops a running thread with SIGSTOP, reported as signal 0.
+ */
+static int inferior_resume_non_stop(const struct rsp_resume_action *acts,
+				    size_t count)
+{
+	match_actions(acts, count);
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads, *next; t; t = next) {
+			next = t->next;
+			if (t->resume_action < 0)
+				continue;
+			const struct rsp_resume_action *a = &acts[t->resume_action];
+			if (a->kind == RSP_RESUME_STOP) {
+				if (t->state == THREAD_RUNNING && !t->stop_requested) {
+					if (!t->stop_expected && !t->new_clone)
+						syscall(SYS_tgkill, p->pid, t->tid, SIGSTOP);
+					t->stop_expected = !t->new_clone;
+					t->stop_requested = true;
+				}
+				continue;
+			}
+			if (t->state != THREAD_STOPPED)
+				continue;
+			t->resumed = true;
+			if (t->has_pending) {
+				struct stop_event ev = t->pending_ev;
+				t->has_pending = false;
+				memset(&t->pending_ev, 0, sizeof(ev));
+				t->resumed = false;
+				if (ev.kind == STOP_EXITED || ev.kind == STOP_KILLED)
+					report_process_gone(p, &ev);
+				else
+					report(t, &ev);
+				continue;
+			}
+			resume_thread(t, a->kind == RSP_RESUME_STEP,
+				      signal_from_gdb(a->signal));
+		}
+	inferior_sigchld();
+	return 0;
+}
+
 int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 {
 	struct thread *report_now = NULL;
 	bool any = false;
+
+	if (agent.non_stop)
+		return inferior_resume_non_stop(acts, count);
 
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t; t = t->next) {
@@ -756,7 +837,7 @@ void inferior_interrupt(void)
 {
 	struct process *p = current_process();
 
-	if (!agent.running || !p)
+	if ((!agent.non_stop && !agent.running) || !p)
 		return;
 	/* SIGINT as a terminal would send it; gdb reports it as such. */
 	kill(p->pid, SIGINT);

@@ -107,6 +107,81 @@ void server_send_stop(const struct stop_event *ev)
 	}
 }
 
+/* --- non-stop notifications ------------------------------------------------
+ *
+ * Stops queue up; the first goes out as `%Stop:<reply>`.  gdb answers with
+ * vStopped until the queue is drained: each vStopped drops the stop gdb has
+ * seen and is answered with the next, or OK.  A stop that comes while gdb
+ * is draining is just appended.
+ */
+struct queued_stop {
+	struct stop_event ev;
+	struct queued_stop *next;
+};
+static struct queued_stop *stops, **stops_tail = &stops;
+static bool stop_in_flight;
+
+void server_queue_stop_quiet(const struct stop_event *ev)
+{
+	struct queued_stop *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		abort();
+	q->ev = *ev;	/* takes exec_path */
+	*stops_tail = q;
+	stops_tail = &q->next;
+}
+
+void server_queue_stop(const struct stop_event *ev)
+{
+	server_queue_stop_quiet(ev);
+	if (stop_in_flight)
+		return;
+	struct rsp_buf b, framed;
+	rsp_buf_init(&b);
+	rsp_buf_init(&framed);
+	rsp_buf_puts(&b, "Stop:");
+	format_stop_reply(&stops->ev, &b);
+	rsp_frame_notification(&framed, b.data, b.len);
+	if (agent.opt.remote_debug)
+		fprintf(stderr, "notif (\"%s\");\n", b.data);
+	server_write(framed.data, framed.len);
+	rsp_buf_free(&b);
+	rsp_buf_free(&framed);
+	stop_in_flight = true;
+}
+
+void server_next_stop(struct rsp_buf *reply, bool drop_first)
+{
+	if (drop_first && stops) {
+		struct queued_stop *q = stops;
+		stops = q->next;
+		if (!stops)
+			stops_tail = &stops;
+		free(q->ev.exec_path);
+		free(q);
+	}
+	if (stops) {
+		format_stop_reply(&stops->ev, reply);
+		stop_in_flight = true;
+	} else {
+		rsp_buf_puts(reply, "OK");
+		stop_in_flight = false;
+	}
+}
+
+void server_clear_stops(void)
+{
+	while (stops) {
+		struct queued_stop *q = stops;
+		stops = q->next;
+		free(q->ev.exec_path);
+		free(q);
+	}
+	stops_tail = &stops;
+	stop_in_flight = false;
+}
+
 void server_console(const char *text)
 {
 	struct rsp_buf b;
@@ -214,6 +289,8 @@ static void connection_open(int in_fd, int out_fd)
 	rsp_framer_init(&srv.framer);
 	agent.noack = false;
 	agent.extended = false;
+	agent.non_stop = false;
+	server_clear_stops();
 	srv.read_ev = event_new(agent.base, in_fd, EV_READ | EV_PERSIST,
 				on_read, NULL);
 	event_add(srv.read_ev, NULL);
