@@ -43,7 +43,7 @@ struct agent_options {
  * gdb copes without them. */
 enum {
 	DISABLE_VCONT = 1 << 0,		/* vCont */
-	DISABLE_T = 1 << 1,		/* T (thread alive) */
+	DISABLE_T = 1 << 1,		/* T stop replies: send S<sig> */
 	DISABLE_TTHREAD = 1 << 2,	/* thread: in stop replies */
 	DISABLE_QC = 1 << 3,		/* qC */
 	DISABLE_QFTHREADINFO = 1 << 4,	/* qfThreadInfo / qsThreadInfo */

@@ -59,6 +59,11 @@ void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
 	case STOP_SIGNAL:
 		break;
 	}
+	if (agent.opt.disabled & DISABLE_T) {
+		/* The bare form: no thread, no registers. */
+		rsp_buf_printf(out, "S%02x", ev->gdb_signal & 0xff);
+		return;
+	}
 	rsp_buf_printf(out, "T%02x", ev->gdb_signal & 0xff);
 	switch (ev->reason) {
 	case REASON_SWBREAK:
@@ -1042,8 +1047,6 @@ static bool request_disabled(const struct rsp_request *req)
 		return (d & DISABLE_VCONT) && !req->u.vcont.legacy;
 	case RSP_REQ_VCONT_QUERY:
 		return d & DISABLE_VCONT;
-	case RSP_REQ_THREAD_ALIVE:
-		return d & DISABLE_T;
 	case RSP_REQ_QC:
 		return d & DISABLE_QC;
 	case RSP_REQ_THREADINFO_FIRST:

@@ -232,13 +232,15 @@ static bool phdr_dynamic(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
 }
 
 /* Address of the program's struct r_debug, 0 before the dynamic linker
- * has filled DT_DEBUG. */
-static uint64_t find_r_debug(struct process *p)
+ * has filled DT_DEBUG, -ENOENT when the program has no DT_DEBUG at all
+ * (the dynamic linker run as the program: gdb then finds _r_debug by its
+ * symbol, once told that this list cannot be had). */
+static int64_t find_r_debug(struct process *p)
 {
 	uint64_t dynamic = 0;
 
 	if (!for_each_phdr(p, phdr_dynamic, &dynamic))
-		return 0;
+		return -ENOENT;
 	dynamic += program_load_bias(p);
 	for (int i = 0; i < 512; i++) {
 		uint64_t tag, val;
@@ -248,9 +250,9 @@ static uint64_t find_r_debug(struct process *p)
 		if (tag == DT_NULL)
 			break;
 		if (tag == DT_DEBUG)
-			return val;
+			return (int64_t)val;
 	}
-	return 0;
+	return -ENOENT;
 }
 
 static void read_string(struct process *p, uint64_t addr, char *buf, size_t size)
@@ -273,9 +275,12 @@ static void read_string(struct process *p, uint64_t addr, char *buf, size_t size
 
 int svr4_library_list(struct process *p, struct rsp_buf *out)
 {
-	uint64_t r_debug = find_r_debug(p), lm = 0;
+	int64_t r_debug = find_r_debug(p);
+	uint64_t lm = 0;
 	char name[4096];
 
+	if (r_debug < 0)
+		return (int)r_debug;
 	if (r_debug && !read_u64(p, r_debug + 8, &lm))
 		lm = 0;
 	if (!lm) {
@@ -386,6 +391,8 @@ void handle_xfer(struct rsp_request *req, struct rsp_buf *reply)
 	}
 	if (err == -ESRCH)
 		rsp_buf_put_error(reply, "no process: the program is not running");
+	else if (err == -ENOENT && strcmp(object, "libraries-svr4") == 0)
+		rsp_buf_puts(reply, "E01");	/* gdb looks for _r_debug itself */
 	else if (err == -ENOENT)
 		rsp_buf_put_error(reply, "no %s object named '%s'", object, req->u.xfer.annex);
 	else if (err < 0)
