@@ -279,6 +279,10 @@ uint64_t regs_get_pc(struct thread *t);
 int regs_set_pc(struct thread *t, uint64_t pc);
 unsigned int regs_detect_features(pid_t tid);
 void regs_invalidate(struct thread *t);
+void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g);
+void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g);
+/* Makes thread `t` (stopped) run one system call; *ret gets its result. */
+int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret);
 
 /* mem.c */
 ssize_t mem_read(struct process *p, uint64_t addr, void *buf, size_t len);

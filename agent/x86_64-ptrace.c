@@ -24,6 +24,8 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <sys/user.h>
 
 #include "agent/agent.h"
@@ -381,4 +383,96 @@ bool hw_stopped_by(struct thread *t, enum stop_reason *reason, uint64_t *addr)
 		return true;
 	}
 	return false;
+}
+
+/* --- system calls made by the program on the agent's behalf ------------------ */
+
+/*
+ * Runs one system call in thread `t`, which must be stopped: a `syscall`
+ * instruction is written over the current PC, the registers are loaded
+ * with the call, the thread single-steps it, and everything is put back.
+ * orig_rax = -1 keeps the kernel from restarting a system call the thread
+ * was interrupted in.  Signals that arrive meanwhile are kept for the
+ * thread (pending_signal) rather than lost.
+ */
+int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
+{
+	static const uint8_t syscall_insn[2] = { 0x0f, 0x05 };
+	struct user_regs_struct saved, r;
+	uint8_t code[2];
+	int status, err = 0;
+
+	if (t->regs_dirty && regs_flush(t) < 0)
+		return -EIO;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved) < 0)
+		return -errno;
+	if (mem_read_raw(t->proc, saved.rip, code, 2) != 2)
+		return -EFAULT;
+	if (mem_write_raw(t->proc, saved.rip, syscall_insn, 2) != 2)
+		return -EFAULT;
+	r = saved;
+	r.rax = nr;
+	r.orig_rax = -1;
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0 ||
+		    waitpid(t->tid, &status, __WALL) < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (!WIFSTOPPED(status)) {
+			err = -ESRCH;	/* killed meanwhile */
+			goto out;
+		}
+		int sig = WSTOPSIG(status);
+		if (sig == SIGTRAP && (status >> 16) == 0)
+			break;
+		/* A signal before the instruction ran: keep it for later. */
+		if (sig != SIGSTOP && sig != SIGTRAP && sig != (SIGTRAP | 0x80))
+			t->pending_signal = sig;
+		else if (sig == SIGSTOP && t->stop_expected)
+			t->stop_expected = false;
+	}
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) < 0) {
+		err = -errno;
+		goto out;
+	}
+	*ret = (long)r.rax;
+out:
+	mem_write_raw(t->proc, saved.rip, code, 2);
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved) < 0 && !err)
+		err = -errno;
+	regs_invalidate(t);
+	return err;
+}
+
+/* The emulator's view of the registers: gpr[] is the first 16 slots of
+ * the block, then rip and eflags. */
+void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g)
+{
+	uint32_t flags;
+
+	memset(g, 0, sizeof(*g));
+	memcpy(g->gpr, blk, 16 * 8);
+	memcpy(&g->pc, reg_ptr((uint8_t *)blk, R_RIP), 8);
+	memcpy(&flags, reg_ptr((uint8_t *)blk, R_EFLAGS), 4);
+	g->flags = flags;
+}
+
+void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g)
+{
+	uint32_t flags = (uint32_t)g->flags;
+
+	memcpy(blk, g->gpr, 16 * 8);
+	memcpy(reg_ptr(blk, R_RIP), &g->pc, 8);
+	memcpy(reg_ptr(blk, R_EFLAGS), &flags, 4);
 }
