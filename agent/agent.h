@@ -35,8 +35,16 @@ struct agent_options {
 	char **prog_argv;	/* program and its arguments, or NULL */
 	bool disable_randomization;
 	bool startup_with_shell;
-	unsigned int strategy_override;	/* tracepoint issues: debug option */
 	unsigned int disabled;		/* --disable-packet: DISABLE_* bits */
+	int tp_strategy;		/* --tp-strategy: enum probe_strategy */
+};
+
+/* How probe hits execute the displaced instruction (--tp-strategy). */
+enum probe_strategy {
+	PROBE_AUTO,		/* the arch's choice for each instruction */
+	PROBE_EMULATE,		/* emulate where possible, else the arch's */
+	PROBE_BOOST,		/* an XOL slot with a jump back */
+	PROBE_STEP,		/* single-step an XOL slot */
 };
 
 /* Packets --disable-packet can turn off (gdbserver's names), to test how
@@ -125,10 +133,19 @@ struct thread {
 	struct stop_event pending_ev;
 	int pending_signal;	/* Linux signal to deliver on next resume */
 	bool stepping;		/* last resumed with a single-step */
+	bool user_stepping;	/* gdb's last resume of it was a step */
 	bool in_syscall;	/* between syscall entry and return stops */
 	bool dregs_dirty;	/* debug registers must be written before resume */
 	int last_signal;	/* Linux signal of the last reported stop */
 	bool new_clone;		/* created by clone, first stop not seen yet */
+	/* Probes (probe.c) */
+	uint64_t probe_skip;	/* hit at this address already handled */
+	struct probe *step_probe; /* stepping through its slot */
+	bool step_probe_gone;	/* ... which was removed meanwhile */
+	bool step_user;		/* gdb asked for that single step */
+	struct arch_insn step_insn;
+	struct arch_xol step_xol;
+	uint64_t step_slot;
 	/* Register cache, valid while stopped. */
 	bool regs_valid, regs_dirty;
 	uint8_t *regcache;
@@ -147,6 +164,7 @@ struct sw_breakpoint {
 	struct sw_breakpoint *next;
 	uint64_t addr;
 	unsigned int refs;
+	unsigned int gdb_refs;	/* of which gdb's Z0 (the rest: probes) */
 	uint8_t saved[16];	/* original bytes under the breakpoint */
 	size_t len;
 };
@@ -173,6 +191,8 @@ struct process {
 	struct hw_point *hw_points;
 	struct hw_slot slots[MAX_HW_SLOTS];
 	int execs_to_skip;	/* shell start-up: execs before the program */
+	struct xol_area *xol_areas;
+	struct probe *probes;
 	bool fork_child;	/* reported by a fork event, not yet adopted */
 };
 
@@ -228,9 +248,6 @@ struct agent {
 
 extern struct agent agent;
 
-/* main.c */
-char *program_path(const char *name);
-
 /* server.c */
 int server_start(struct agent *a);
 void server_send_reply(const char *payload, size_t len);
@@ -252,6 +269,7 @@ void handle_request(struct rsp_request *req, struct rsp_buf *reply);
 void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out);
 
 /* inferior.c */
+char *program_path(const char *name);
 int inferior_start(char **argv, struct process **out);
 int inferior_attach(pid_t pid, struct process **out);
 int inferior_detach(struct process *p);
@@ -296,6 +314,9 @@ int mem_open(struct process *p);
 /* breakpoint.c */
 int bp_insert(struct process *p, uint64_t addr, unsigned int kind);
 int bp_remove(struct process *p, uint64_t addr);
+/* gdb's own breakpoints (Z0/z0): counted apart from the probes'. */
+int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind);
+int bp_remove_gdb(struct process *p, uint64_t addr);
 struct sw_breakpoint *bp_find(struct process *p, uint64_t addr);
 void bp_remove_all(struct process *p);
 int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
@@ -323,6 +344,45 @@ int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 			  uint64_t *addr);
 void thread_db_set_search_path(const char *path);
 void thread_db_forget(pid_t pid);
+
+/* probe.c */
+enum { PROBE_EXEC_RUN, PROBE_EXEC_STEP, PROBE_EXEC_DONE };
+
+/* What a probe's owner does with a hit: collect, and say whether gdb must
+ * hear of it (nonzero: report the stop) or the thread goes on (0). */
+
+struct probe {
+	struct probe *next;
+	struct process *proc;
+	uint64_t addr;
+	struct arch_insn insn;
+	enum arch_strategy strategy;	/* how hits run the displaced insn */
+	uint64_t slot;
+	struct arch_xol xol;
+	int (*on_hit)(struct probe *pr, struct thread *t, void *arg);
+	/* The probe is going (removed, or its process exited or exec'd). */
+	void (*on_gone)(struct probe *pr, void *arg);
+	void *arg;
+};
+
+int probe_strategy_parse(const char *s);
+struct probe *probe_at(struct process *p, uint64_t addr);
+int probe_insert(struct process *p, uint64_t addr,
+		 int (*fn)(struct probe *, struct thread *, void *), void *arg,
+		 struct probe **out, char *why, size_t whylen);
+void probe_remove(struct probe *pr);
+void probe_remove_all(struct process *p);
+void probe_gone(struct probe *pr);
+int probe_execute(struct probe *pr, struct thread *t);
+int probe_step_done(struct thread *t, bool trapped);
+bool probe_fix_pc(struct thread *t);
+
+/* xol.c */
+int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot);
+size_t xol_slot_size(void);
+bool xol_contains(const struct process *p, uint64_t addr);
+void xol_unmap_all(struct process *p);
+void xol_forget_all(struct process *p);
 
 /* monitor.c */
 void handle_monitor(const char *cmd, struct rsp_buf *reply);

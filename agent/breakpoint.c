@@ -86,6 +86,25 @@ int bp_remove(struct process *p, uint64_t addr)
 	return n < 0 ? (int)n : 0;
 }
 
+int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind)
+{
+	int err = bp_insert(p, addr, kind);
+
+	if (err == 0)
+		bp_find(p, addr)->gdb_refs++;
+	return err;
+}
+
+int bp_remove_gdb(struct process *p, uint64_t addr)
+{
+	struct sw_breakpoint *b = bp_find(p, addr);
+
+	if (!b || !b->gdb_refs)
+		return -ENOENT;
+	b->gdb_refs--;
+	return bp_remove(p, addr);
+}
+
 void bp_remove_all(struct process *p)
 {
 	while (p->breakpoints) {

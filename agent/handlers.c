@@ -952,7 +952,8 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 	if (!p)
 		return;
 	if (type == RSP_POINT_SW_BREAK) {
-		err = insert ? bp_insert(p, addr, req->u.point.kind) : bp_remove(p, addr);
+		err = insert ? bp_insert_gdb(p, addr, req->u.point.kind)
+			     : bp_remove_gdb(p, addr);
 	} else {
 		err = insert ? hw_insert(p, type, addr, req->u.point.kind)
 			     : hw_remove(p, type, addr, req->u.point.kind);

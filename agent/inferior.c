@@ -181,6 +181,19 @@ static struct process *process_add(pid_t pid, bool attached)
 	return p;
 }
 
+/* The address space is gone (exit, exec): drop probes without touching it. */
+static void forget_probes(struct process *p)
+{
+	while (p->probes) {
+		struct probe *pr = p->probes;
+		p->probes = pr->next;
+		probe_gone(pr);
+	}
+	xol_forget_all(p);
+	for (struct thread *t = p->threads; t; t = t->next)
+		t->step_probe = NULL;
+}
+
 void process_free(struct process *p)
 {
 	thread_db_forget(p->pid);
@@ -197,6 +210,7 @@ void process_free(struct process *p)
 		p->breakpoints = b->next;
 		free(b);
 	}
+	forget_probes(p);
 	while (p->hw_points) {
 		struct hw_point *h = p->hw_points;
 		p->hw_points = h->next;
@@ -242,7 +256,9 @@ static int resume_thread(struct thread *t, bool step, int sig)
 		sig = t->pending_signal;
 		t->pending_signal = 0;
 	}
-	if (step)
+	/* Between the two stops of a probe's step strategy the thread
+	 * single-steps whatever gdb asked. */
+	if (step || t->step_probe)
 		req = PTRACE_SINGLESTEP;
 	else if (agent.catch_syscalls)
 		req = PTRACE_SYSCALL;
@@ -255,7 +271,7 @@ static int resume_thread(struct thread *t, bool step, int sig)
 		return -errno;
 	}
 	t->state = THREAD_RUNNING;
-	t->stepping = step;
+	t->stepping = step || t->step_probe;
 	debug("resumed %d (%s, signal %d)", t->tid, step ? "step" : "continue",
 	      sig);
 	return 0;
@@ -379,6 +395,7 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 			p->breakpoints = b->next;
 			free(b);
 		}
+		forget_probes(p);
 		mem_open(p);
 		p->features = regs_detect_features(t->tid);
 		if (p->execs_to_skip > 0) {
@@ -401,6 +418,41 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 	}
 }
 
+/*
+ * A thread hit a probe.  The owner handles the hit, then the displaced
+ * instruction runs (probe.c).  When gdb has its own breakpoint here too,
+ * or the owner wants gdb to know, the stop is reported first with the PC
+ * at the probe; the hit is then not handled again when gdb resumes.
+ */
+static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
+				   struct sw_breakpoint *b, struct stop_event *ev)
+{
+	uint8_t *blk = regs_block(t);
+	bool skip = t->probe_skip == pr->addr;
+	int report = 0, r;
+
+	if (!blk)
+		return WAIT_REPORT;
+	memcpy(blk + agent.arch->regs[agent.arch->pc_regnum].offset, &pr->addr, 8);
+	t->regs_dirty = true;
+	t->probe_skip = 0;
+	if (!skip && pr->on_hit)
+		report = pr->on_hit(pr, t, pr->arg);
+	if (!skip && (report || (b && b->gdb_refs))) {
+		t->probe_skip = pr->addr;
+		if (b && b->gdb_refs)
+			ev->reason = REASON_SWBREAK;
+		return WAIT_REPORT;
+	}
+	r = probe_execute(pr, t);
+	if (r == PROBE_EXEC_RUN || r == PROBE_EXEC_STEP)
+		return WAIT_RESUME;
+	if (r < 0)
+		debug("probe at %#llx: the displaced instruction failed: %s",
+		      (unsigned long long)pr->addr, strerror(-r));
+	return WAIT_REPORT;	/* gdb's step is done, or a fault to show */
+}
+
 static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 {
 	siginfo_t si;
@@ -410,6 +462,16 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	fill_signal_stop(t, ev, SIGTRAP);
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0)
 		return WAIT_REPORT;
+	if (t->step_probe && si.si_code != SI_KERNEL) {
+		/* The step through a probe's slot (step strategy). */
+		switch (probe_step_done(t, true)) {
+		case PROBE_EXEC_STEP:
+		case PROBE_EXEC_RUN:
+			return WAIT_RESUME;
+		default:
+			return WAIT_REPORT;	/* gdb's own step is done */
+		}
+	}
 	if (hw_stopped_by(t, &reason, &addr)) {
 		ev->reason = reason;
 		ev->data = addr;
@@ -417,7 +479,12 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	}
 	if (si.si_code == SI_KERNEL || si.si_code == TRAP_BRKPT) {
 		uint64_t pc = regs_get_pc(t) - agent.arch->bp_pc_after_trap;
-		if (bp_find(t->proc, pc)) {
+		struct sw_breakpoint *b = bp_find(t->proc, pc);
+		struct probe *pr = probe_at(t->proc, pc);
+
+		if (pr)
+			return probe_hit(pr, t, b, ev);
+		if (b && b->gdb_refs) {
 			regs_set_pc(t, pc);
 			ev->reason = REASON_SWBREAK;
 		}
@@ -508,7 +575,12 @@ static enum wait_outcome classify(struct thread *t, int status,
 		return classify_trap(t, ev);
 
 	int gsig = signal_to_gdb(sig);
-	if (!t->stepping && gsig > 0 && gsig < 256 && agent.pass_signals[gsig]) {
+	if (t->step_probe) {
+		/* A signal before the slot's instruction ran: the thread goes
+		 * back to the probe, which will not count the hit again. */
+		probe_step_done(t, false);
+	}
+	if (!t->user_stepping && gsig > 0 && gsig < 256 && agent.pass_signals[gsig]) {
 		*resume_sig = sig;
 		return WAIT_RESUME;
 	}
@@ -612,8 +684,25 @@ static void stop_all(struct thread *except)
 			t->resumed = false;
 }
 
+/* gdb must never see a thread inside an XOL slot. */
+static void settle_probe_threads(struct thread *only)
+{
+	for (struct process *p = agent.processes; p; p = p->next) {
+		if (!p->xol_areas)
+			continue;
+		for (struct thread *t = p->threads; t; t = t->next) {
+			if ((only && t != only) || t->state != THREAD_STOPPED)
+				continue;
+			if (t->step_probe)
+				probe_step_done(t, false);
+			probe_fix_pc(t);
+		}
+	}
+}
+
 static void report(struct thread *t, struct stop_event *ev)
 {
+	settle_probe_threads(agent.non_stop ? t : NULL);
 	if (agent.non_stop) {
 		/* Only this thread stopped; gdb hears of it by notification. */
 		if (t)
@@ -676,10 +765,10 @@ static void handle_status(pid_t tid, int status)
 			break;
 		}
 		if (t->resumed)
-			resume_thread(t, t->stepping, 0);
+			resume_thread(t, t->user_stepping, 0);
 		break;
 	case WAIT_RESUME:
-		resume_thread(t, t->stepping, sig);
+		resume_thread(t, t->user_stepping, sig);
 		break;
 	case WAIT_THREAD_GONE:
 		break;
@@ -717,6 +806,14 @@ static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
 	if (id->tid > 0 && id->tid != t->tid)
 		return false;
 	return true;
+}
+
+/* A hit handled before a stop gdb heard of is not handled again when the
+ * thread resumes there; if gdb moved the thread elsewhere, forget it. */
+static void forget_stale_skip(struct thread *t)
+{
+	if (t->probe_skip && regs_get_pc(t) != t->probe_skip)
+		t->probe_skip = 0;
 }
 
 /* Which action of a vCont applies to each thread: the leftmost match. */
@@ -771,8 +868,9 @@ static int inferior_resume_non_stop(const struct rsp_resume_action *acts,
 					report(t, &ev);
 				continue;
 			}
-			resume_thread(t, a->kind == RSP_RESUME_STEP,
-				      signal_from_gdb(a->signal));
+			t->user_stepping = a->kind == RSP_RESUME_STEP;
+			forget_stale_skip(t);
+			resume_thread(t, t->user_stepping, signal_from_gdb(a->signal));
 		}
 	inferior_sigchld();
 	return 0;
@@ -825,8 +923,9 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 			t->resumed = true;
 			if (t->state != THREAD_STOPPED)
 				continue;
-			resume_thread(t, a->kind == RSP_RESUME_STEP,
-				      signal_from_gdb(a->signal));
+			t->user_stepping = a->kind == RSP_RESUME_STEP;
+			forget_stale_skip(t);
+			resume_thread(t, t->user_stepping, signal_from_gdb(a->signal));
 		}
 	/* Statuses that came while we were busy. */
 	inferior_sigchld();
@@ -875,6 +974,22 @@ static void child_exec(char **argv)
 	fprintf(stderr, "probe-agent: cannot run %s: %s\n", argv[0],
 		strerror(errno));
 	_exit(127);
+}
+
+/* A bare name that exists in the current directory means that file, as
+ * with gdbserver; otherwise the shell or execvp searches PATH. */
+char *program_path(const char *name)
+{
+	if (!strchr(name, '/') && access(name, F_OK) == 0) {
+		char *cwd = getcwd(NULL, 0);
+		char *path = NULL;
+		if (cwd && asprintf(&path, "%s/%s", cwd, name) < 0)
+			path = NULL;
+		free(cwd);
+		if (path)
+			return path;
+	}
+	return strdup(name);
 }
 
 /* Builds the argv actually executed: wrapper, shell, program. */
@@ -1049,6 +1164,13 @@ int inferior_attach(pid_t pid, struct process **out)
 
 int inferior_detach(struct process *p)
 {
+	for (struct thread *t = p->threads; t; t = t->next) {
+		if (t->step_probe)
+			probe_step_done(t, false);
+		probe_fix_pc(t);
+	}
+	probe_remove_all(p);
+	xol_unmap_all(p);
 	bp_remove_all(p);
 	hw_remove_all(p);
 	for (struct thread *t = p->threads; t; t = t->next) {

@@ -54,6 +54,10 @@ static void usage(FILE *out)
 "                     list of agent,rsp,server,inferior,regs,mem,break,xfer,\n"
 "                     vfile,tp,xol,arch, or all (the default)\n"
 "  --remote-debug     print every packet on stderr\n"
+"  --tp-strategy=S    how tracepoint hits run the displaced instruction:\n"
+"                     auto (default: the fastest the instruction allows),\n"
+"                     emulate, boost (out-of-line copy) or step (single-step\n"
+"                     the copy); for tests and measurements\n"
 "  --disable-packet=P1[,P2...]\n"
 "                     behave as if these packets were unsupported, to test\n"
 "                     clients: vCont, T (stop replies as S), Tthread (no\n"
@@ -66,22 +70,6 @@ static void usage(FILE *out)
 "  gdb -ex 'target remote | probe-agent - ./prog' ./prog\n"
 "  probe-agent --multi :2345           then: target extended-remote :2345\n"
 "  probe-agent --attach :2345 1234\n");
-}
-
-/* A bare name that exists in the current directory means that file, as
- * with gdbserver; otherwise the shell or execvp searches PATH. */
-char *program_path(const char *name)
-{
-	if (!strchr(name, '/') && access(name, F_OK) == 0) {
-		char *cwd = getcwd(NULL, 0);
-		char *path = NULL;
-		if (cwd && asprintf(&path, "%s/%s", cwd, name) < 0)
-			path = NULL;
-		free(cwd);
-		if (path)
-			return path;
-	}
-	return strdup(name);
 }
 
 static bool looks_like_comm(const char *s)
@@ -104,7 +92,7 @@ enum {
 	OPT_ONCE = 256, OPT_MULTI, OPT_ATTACH, OPT_WRAPPER, OPT_DEBUG,
 	OPT_REMOTE_DEBUG, OPT_VERSION, OPT_HELP, OPT_SHELL, OPT_NO_SHELL,
 	OPT_RANDOM, OPT_NO_RANDOM, OPT_DEBUG_FORMAT, OPT_DISABLE_PACKET,
-	OPT_SELFTEST,
+	OPT_SELFTEST, OPT_TP_STRATEGY,
 };
 
 static const struct option long_options[] = {
@@ -116,6 +104,7 @@ static const struct option long_options[] = {
 	{ "debug-format", required_argument, NULL, OPT_DEBUG_FORMAT },
 	{ "disable-packet", required_argument, NULL, OPT_DISABLE_PACKET },
 	{ "selftest", optional_argument, NULL, OPT_SELFTEST },
+	{ "tp-strategy", required_argument, NULL, OPT_TP_STRATEGY },
 	{ "remote-debug", no_argument, NULL, OPT_REMOTE_DEBUG },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -187,6 +176,14 @@ static void parse_args(int argc, char **argv)
 			/* The agent's tests are `make check`, not built in. */
 			printf("Selftests have been disabled for this build.\n");
 			exit(0);
+		case OPT_TP_STRATEGY: {
+			int st = probe_strategy_parse(optarg);
+			if (st < 0)
+				die("--tp-strategy: '%s' is not one of auto, emulate, boost, step",
+				    optarg);
+			agent.opt.tp_strategy = st;
+			break;
+		}
 		case OPT_DISABLE_PACKET:
 			parse_disable_packet(optarg);
 			break;

@@ -1,0 +1,321 @@
+/*
+ * probe.c - probes: an address in the traced program where the agent, not
+ * gdb, handles every hit.
+ *
+ * A probe owns a breakpoint at its address for its whole life (shared,
+ * reference counted, with any gdb breakpoint there), so no thread can run
+ * past it, and no other thread is stopped to handle a hit.  On a hit the
+ * owner's callback runs (tracepoints collect a frame), then the displaced
+ * instruction is executed without removing the breakpoint:
+ *
+ *   emulate  the arch emulator applies it to the registers (and stack):
+ *            the thread resumes after it; one stop
+ *   boost    the thread resumes in an XOL slot holding a relocated copy
+ *            followed by a jump back; one stop
+ *   step     the thread single-steps the slot, the agent fixes the PC up
+ *            afterwards; two stops
+ *
+ * The strategy is the arch's classification; --tp-strategy forces another
+ * where the instruction allows it, so tests run each path on the same
+ * probe.  While a thread is between the two stops of the step strategy it
+ * is `in_probe_step`; a signal arriving then is handled with the PC put
+ * back at the probe, and the hit is not collected twice (`probe_skip`).
+ */
+#define LOG_DOMAIN "xol"
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+static const char *const strategy_names[] = {
+	[PROBE_AUTO] = "auto", [PROBE_EMULATE] = "emulate",
+	[PROBE_BOOST] = "boost", [PROBE_STEP] = "step",
+};
+
+int probe_strategy_parse(const char *s)
+{
+	for (int i = 0; i < (int)(sizeof(strategy_names) / sizeof(strategy_names[0])); i++)
+		if (strcmp(s, strategy_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+struct probe *probe_at(struct process *p, uint64_t addr)
+{
+	for (struct probe *pr = p->probes; pr; pr = pr->next)
+		if (pr->addr == addr)
+			return pr;
+	return NULL;
+}
+
+/* The strategy a hit uses: the arch's, unless forced and possible. */
+static enum arch_strategy choose(const struct arch_insn *insn)
+{
+	switch (agent.opt.tp_strategy) {
+	case PROBE_EMULATE:
+	case PROBE_AUTO:
+		return insn->strategy;
+	case PROBE_BOOST:
+		return ARCH_BOOST;
+	case PROBE_STEP:
+		return ARCH_STEP;
+	}
+	return insn->strategy;
+}
+
+static int prepare_slot(struct probe *pr, enum arch_strategy s)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct arch_insn copy = pr->insn;
+	uint8_t code[256];
+	int n, err;
+
+	err = xol_slot_alloc(pr->proc, pr->addr, &pr->slot);
+	if (err < 0)
+		return err;
+	copy.strategy = s;
+	n = arch->xol_prepare(&copy, pr->slot, code, xol_slot_size(), &pr->xol);
+	if (n < 0)
+		return n;
+	if (mem_write_raw(pr->proc, pr->slot, code, n) != n)
+		return -EIO;
+	pr->strategy = pr->xol.step ? ARCH_STEP : ARCH_BOOST;
+	return 0;
+}
+
+int probe_insert(struct process *p, uint64_t addr,
+		 int (*fn)(struct probe *, struct thread *, void *), void *arg,
+		 struct probe **out, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint8_t buf[ARCH_INSN_MAX];
+	struct probe *pr;
+	ssize_t n;
+	int err;
+
+	if (probe_at(p, addr)) {
+		snprintf(why, whylen, "a probe is already at 0x%llx",
+			 (unsigned long long)addr);
+		return -EEXIST;
+	}
+	/* Original bytes: mem_read hides gdb's breakpoints. */
+	n = mem_read(p, addr, buf, arch->max_insn_len);
+	if (n <= 0) {
+		snprintf(why, whylen, "cannot read memory at 0x%llx",
+			 (unsigned long long)addr);
+		return -EFAULT;
+	}
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return -ENOMEM;
+	pr->proc = p;
+	pr->addr = addr;
+	pr->on_hit = fn;
+	pr->arg = arg;
+	err = arch->insn_decode(buf, n, addr, &pr->insn);
+	if (err == 0 && pr->insn.strategy == ARCH_REJECT)
+		err = -ENOTSUP;
+	if (err < 0) {
+		snprintf(why, whylen, "cannot probe 0x%llx: %s",
+			 (unsigned long long)addr, pr->insn.reason);
+		free(pr);
+		return err;
+	}
+	enum arch_strategy s = choose(&pr->insn);
+	if (s == ARCH_EMULATE) {
+		pr->strategy = ARCH_EMULATE;
+	} else {
+		err = prepare_slot(pr, s);
+		/* A forced strategy the instruction cannot take falls back on
+		 * its own; its own failing is an error. */
+		if (err < 0 && s != pr->insn.strategy && pr->insn.strategy == ARCH_EMULATE) {
+			pr->strategy = ARCH_EMULATE;
+			err = 0;
+		}
+		if (err < 0) {
+			snprintf(why, whylen, "cannot prepare an out-of-line copy of the instruction at 0x%llx: %s",
+				 (unsigned long long)addr,
+				 err == -ENOMEM ? "no room for an XOL area within 2 GiB" : strerror(-err));
+			free(pr);
+			return err;
+		}
+	}
+	err = bp_insert(p, addr, arch->bp_len);
+	if (err < 0) {
+		snprintf(why, whylen, "cannot write a breakpoint at 0x%llx: %s",
+			 (unsigned long long)addr, strerror(-err));
+		free(pr);
+		return err;
+	}
+	pr->next = p->probes;
+	p->probes = pr;
+	debug("probe at %#llx: %s (%s)", (unsigned long long)addr,
+	      arch_strategy_name(pr->strategy), pr->insn.reason);
+	*out = pr;
+	return 0;
+}
+
+void probe_remove(struct probe *pr)
+{
+	struct process *p = pr->proc;
+
+	for (struct probe **pp = &p->probes; *pp; pp = &(*pp)->next)
+		if (*pp == pr) {
+			*pp = pr->next;
+			break;
+		}
+	bp_remove(p, pr->addr);
+	if (pr->on_gone)
+		pr->on_gone(pr, pr->arg);
+	/* Threads between the two stops of a step keep their state; the
+	 * slot stays mapped until detach. */
+	for (struct thread *t = p->threads; t; t = t->next)
+		if (t->step_probe == pr)
+			t->step_probe_gone = true;
+	free(pr);
+}
+
+/* The program's memory is gone: tell the owner, free the probe. */
+void probe_gone(struct probe *pr)
+{
+	if (pr->on_gone)
+		pr->on_gone(pr, pr->arg);
+	free(pr);
+}
+
+void probe_remove_all(struct process *p)
+{
+	while (p->probes)
+		probe_remove(p->probes);
+}
+
+static int mem_cb_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int mem_cb_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	return mem_write(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/*
+ * Executes the displaced instruction of `pr` for thread `t`, stopped at
+ * the probe with its PC at the probe address.  Returns:
+ *   PROBE_EXEC_RUN   registers set, resume the thread as it was going
+  *   PROBE_EXEC_STEP  single-step the thread (the step strategy's first stop)
+ *   PROBE_EXEC_DONE  the instruction is done and the thread must not run on
+ *               (gdb is single-stepping it: report the step)
+ * or a negative errno (the emulator could not access memory).
+ */
+int probe_execute(struct probe *pr, struct thread *t)
+{
+	uint8_t *blk = regs_block(t);
+	struct arch_gpregs g;
+	int err;
+
+	if (!blk)
+		return -ESRCH;
+	regs_to_gpregs(blk, &g);
+	if (pr->strategy == ARCH_EMULATE) {
+		struct arch_mem mem = { t->proc, mem_cb_read, mem_cb_write };
+		err = agent.arch->insn_emulate(&pr->insn, &g, &mem);
+		if (err < 0)
+			return err;
+		regs_from_gpregs(blk, &g);
+		t->regs_dirty = true;
+		return t->user_stepping ? PROBE_EXEC_DONE : PROBE_EXEC_RUN;
+	}
+	if (pr->strategy == ARCH_BOOST && !t->user_stepping) {
+		g.pc = pr->slot;
+		regs_from_gpregs(blk, &g);
+		t->regs_dirty = true;
+		return PROBE_EXEC_RUN;
+	}
+	/* Step: through the slot one instruction at a time. */
+	t->step_xol = pr->xol;
+	if (pr->xol.scratch_gpr >= 0) {
+		t->step_xol.scratch_saved = g.gpr[pr->xol.scratch_gpr];
+		g.gpr[pr->xol.scratch_gpr] = pr->xol.scratch_value;
+	}
+	g.pc = pr->slot;
+	regs_from_gpregs(blk, &g);
+	t->regs_dirty = true;
+	t->step_probe = pr;
+	t->step_probe_gone = false;
+	t->step_insn = pr->insn;
+	t->step_slot = pr->slot;
+	t->step_user = t->user_stepping;
+	return PROBE_EXEC_STEP;
+}
+
+/*
+ * The single step through a slot finished (or a signal stopped it).
+ * Returns PROBE_EXEC_RUN / PROBE_EXEC_STEP (more of the slot to run) / PROBE_EXEC_DONE
+ * like probe_execute; the thread is no longer in the slot unless
+ * PROBE_EXEC_STEP.
+ */
+int probe_step_done(struct thread *t, bool trapped)
+{
+	uint8_t *blk = regs_block(t);
+	struct arch_gpregs g;
+	uint64_t end = t->step_slot + t->step_xol.insn_len;
+
+	if (!blk)
+		return -ESRCH;
+	regs_to_gpregs(blk, &g);
+	if (g.pc >= t->step_slot && g.pc < end) {
+		if (trapped && g.pc != t->step_slot)
+			return PROBE_EXEC_STEP;	/* a multi-instruction copy */
+		/* Interrupted before the instruction ran: back to the probe,
+		 * whose hit was already handled. */
+		g.pc = t->step_insn.addr;
+		t->probe_skip = t->step_insn.addr;
+	} else if (g.pc == end) {
+		g.pc = t->step_insn.addr + t->step_insn.len;
+	}
+	/* Else a branch left the slot: pc is already right. */
+	if (t->step_xol.scratch_gpr >= 0)
+		g.gpr[t->step_xol.scratch_gpr] = t->step_xol.scratch_saved;
+	regs_from_gpregs(blk, &g);
+	t->regs_dirty = true;
+	t->step_probe = NULL;
+	return t->step_user ? PROBE_EXEC_DONE : PROBE_EXEC_RUN;
+}
+
+/*
+ * A thread stopped inside a boost slot (a signal arrived before or after
+ * the relocated instruction) must not be shown there: put its PC back in
+ * the original code.  Returns true if it moved.
+ */
+bool probe_fix_pc(struct thread *t)
+{
+	struct process *p = t->proc;
+	uint64_t pc;
+
+	if (!p->xol_areas)
+		return false;
+	pc = regs_get_pc(t);
+	if (!xol_contains(p, pc))
+		return false;
+	for (struct probe *pr = p->probes; pr; pr = pr->next) {
+		if (pr->strategy == ARCH_EMULATE || pc < pr->slot ||
+		    pc >= pr->slot + xol_slot_size())
+			continue;
+		if (pc == pr->slot) {
+			regs_set_pc(t, pr->addr);
+			t->probe_skip = pr->addr;
+		} else if (pc == pr->slot + pr->xol.insn_len) {
+			regs_set_pc(t, pr->addr + pr->insn.len);
+		} else {
+			continue;
+		}
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,190 @@
+/*
+ * xol.c - execute-out-of-line areas in the traced process.
+ *
+ * A probed instruction is displaced by a breakpoint.  To run it without
+ * taking the breakpoint out (which would let other threads slip past the
+ * probe), the agent runs a copy of it elsewhere: in a slot of an XOL area,
+ * a page the agent maps into the process by making one of its threads call
+ * mmap.  Each area lies within reach of a rel32 jump of the code it serves
+ * (±2 GiB), so relocated RIP-relative operands and the jump back need no
+ * scratch register.
+ *
+ * Slots are handed out once and never reused while the process is traced:
+ * a thread can be inside a slot (interrupted by a signal, its handler's
+ * return address pointing there) long after the probe's hit.  On detach the
+ * threads inside a slot are moved back to the original code and the areas
+ * are unmapped.
+ */
+#define LOG_DOMAIN "xol"
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define XOL_AREA_SIZE 4096
+#define XOL_SLOT_SIZE 64
+#define XOL_SLOTS (XOL_AREA_SIZE / XOL_SLOT_SIZE)
+/* rel32 reach, with room for the area itself. */
+#define XOL_REACH ((1ull << 31) - 2 * XOL_AREA_SIZE)
+
+struct xol_area {
+	struct xol_area *next;
+	uint64_t base;
+	unsigned int used;		/* slots handed out, in order */
+};
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/*
+ * The free address nearest to `near` where an area fits, from
+ * /proc/PID/maps: the top of the gap below a mapping or the bottom of the
+ * gap above it.  0 when none is within reach.
+ */
+static uint64_t find_gap(pid_t pid, uint64_t near)
+{
+	char path[64], line[512];
+	uint64_t prev_end = 0x10000, best = 0;	/* stay above mmap_min_addr */
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	for (;;) {
+		unsigned long long start, end;
+		bool last = !fgets(line, sizeof(line), f);
+
+		if (last) {
+			start = 0x7ffffffff000ull;	/* top of user space */
+			end = start;
+		} else if (sscanf(line, "%llx-%llx", &start, &end) != 2) {
+			continue;
+		}
+		if (start > prev_end && start - prev_end >= XOL_AREA_SIZE) {
+			uint64_t lo = prev_end, hi = start - XOL_AREA_SIZE;
+			uint64_t cand = near < lo ? lo : near > hi ? hi : near;
+			cand &= ~(uint64_t)(XOL_AREA_SIZE - 1);
+			if (cand < lo)
+				cand += XOL_AREA_SIZE;
+			if (cand >= lo && cand <= hi &&
+			    distance(cand, near) < XOL_REACH &&
+			    (!best || distance(cand, near) < distance(best, near)))
+				best = cand;
+		}
+		if (last)
+			break;
+		if (end > prev_end)
+			prev_end = end;
+	}
+	fclose(f);
+	return best;
+}
+
+static struct thread *stopped_thread(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next)
+		if (t->state == THREAD_STOPPED)
+			return t;
+	return NULL;
+}
+
+static struct xol_area *xol_map(struct process *p, uint64_t near)
+{
+	struct thread *t = stopped_thread(p);
+	uint64_t where = find_gap(p->pid, near);
+	long ret, args[6];
+
+	if (!t || !where) {
+		debug("no %s for an XOL area near %#llx",
+		      t ? "free address" : "stopped thread", (unsigned long long)near);
+		return NULL;
+	}
+	args[0] = (long)where;
+	args[1] = XOL_AREA_SIZE;
+	args[2] = PROT_READ | PROT_EXEC;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
+	args[4] = -1;
+	args[5] = 0;
+	if (inferior_syscall(t, SYS_mmap, args, &ret) < 0 || ret < 0 ||
+	    (uint64_t)ret != where) {
+		debug("mmap at %#llx in %d failed: %ld", (unsigned long long)where,
+		      p->pid, ret);
+		return NULL;
+	}
+	struct xol_area *a = calloc(1, sizeof(*a));
+	if (!a)
+		abort();
+	a->base = where;
+	a->next = p->xol_areas;
+	p->xol_areas = a;
+	debug("area at %#llx in %d (for %#llx)", (unsigned long long)where, p->pid,
+	      (unsigned long long)near);
+	return a;
+}
+
+int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot)
+{
+	struct xol_area *a;
+
+	for (a = p->xol_areas; a; a = a->next)
+		if (a->used < XOL_SLOTS && distance(a->base, near) < XOL_REACH)
+			break;
+	if (!a)
+		a = xol_map(p, near);
+	if (!a)
+		return -ENOMEM;
+	*slot = a->base + (uint64_t)a->used++ * XOL_SLOT_SIZE;
+	return 0;
+}
+
+size_t xol_slot_size(void)
+{
+	return XOL_SLOT_SIZE;
+}
+
+bool xol_contains(const struct process *p, uint64_t addr)
+{
+	for (const struct xol_area *a = p->xol_areas; a; a = a->next)
+		if (addr >= a->base && addr < a->base + XOL_AREA_SIZE)
+			return true;
+	return false;
+}
+
+/* Unmaps every area; threads must have been moved out of them. */
+void xol_unmap_all(struct process *p)
+{
+	struct thread *t = stopped_thread(p);
+
+	while (p->xol_areas) {
+		struct xol_area *a = p->xol_areas;
+		long ret, args[6] = { (long)a->base, XOL_AREA_SIZE };
+
+		p->xol_areas = a->next;
+		if (t && inferior_syscall(t, SYS_munmap, args, &ret) == 0 && ret == 0)
+			debug("area at %#llx unmapped", (unsigned long long)a->base);
+		free(a);
+	}
+}
+
+void xol_forget_all(struct process *p)
+{
+	while (p->xol_areas) {
+		struct xol_area *a = p->xol_areas;
+		p->xol_areas = a->next;
+		free(a);
+	}
+}
