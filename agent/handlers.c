@@ -936,6 +936,17 @@ static void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
 	agent.gthread = p->threads;
 	stop_event_set(&agent.last_stop, STOP_SIGNAL, 0, p->pid, p->pid);
 	agent.have_last_stop = true;
+	if (agent.non_stop) {
+		/* Every thread stopped for the attach: gdb hears of each by
+		 * notification, with signal 0. */
+		rsp_buf_puts(reply, "OK");
+		for (struct thread *t = p->threads; t; t = t->next) {
+			struct stop_event ev;
+			stop_event_set(&ev, STOP_SIGNAL, 0, p->pid, t->tid);
+			server_queue_stop(&ev);
+		}
+		return;
+	}
 	format_stop_reply(&agent.last_stop, reply);
 }
 

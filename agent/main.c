@@ -206,6 +206,14 @@ static void parse_args(int argc, char **argv)
 	char **pos = argv + optind;
 	int npos = argc - optind;
 
+	/* The older order, COMM --attach PID, as gdbserver still accepts. */
+	if (npos >= 2 && strcmp(pos[1], "--attach") == 0) {
+		attach = true;
+		pos[1] = pos[0];
+		pos++;
+		npos--;
+	}
+
 	if (npos < 1) {
 		fprintf(stderr, "probe-agent: no COMM given (-, :PORT or HOST:PORT)\n"
 				"Try 'probe-agent --help' for more information.\n");
