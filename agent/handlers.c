@@ -220,7 +220,9 @@ static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	if (agent.non_stop) {
-		/* Every stopped thread, one at a time through vStopped. */
+		/* The thread of the last stop, and every unreported event,
+		 * one at a time through vStopped.  gdb takes the other threads
+		 * for running and stops them with vCont;t, as with gdbserver. */
 		server_clear_stops();
 		for (struct process *p = agent.processes; p; p = p->next)
 			for (struct thread *t = p->threads; t; t = t->next) {
@@ -231,8 +233,13 @@ static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 					ev = t->pending_ev;
 					t->has_pending = false;
 					memset(&t->pending_ev, 0, sizeof(ev));
+				} else if (agent.have_last_stop &&
+					   agent.last_stop.tid == t->tid) {
+					stop_event_set(&ev, STOP_SIGNAL,
+						       agent.last_stop.gdb_signal,
+						       p->pid, t->tid);
 				} else {
-					stop_event_set(&ev, STOP_SIGNAL, 0, p->pid, t->tid);
+					continue;
 				}
 				server_queue_stop_quiet(&ev);
 			}

@@ -851,6 +851,18 @@ static int inferior_resume_non_stop(const struct rsp_resume_action *acts,
 						syscall(SYS_tgkill, p->pid, t->tid, SIGSTOP);
 					t->stop_expected = !t->new_clone;
 					t->stop_requested = true;
+				} else if (t->state == THREAD_STOPPED) {
+					/* gdb thinks it runs: say it stopped. */
+					struct stop_event ev;
+					if (t->has_pending) {
+						ev = t->pending_ev;
+						t->has_pending = false;
+						memset(&t->pending_ev, 0, sizeof(ev));
+					} else {
+						stop_event_set(&ev, STOP_SIGNAL, 0, p->pid, t->tid);
+					}
+					t->resumed = false;
+					report(t, &ev);
 				}
 				continue;
 			}
