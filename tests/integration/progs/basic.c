@@ -42,19 +42,19 @@ static int level3(int n)
 
 static int level2(int n)
 {
-	return level3(n + 1) + 1;
+	return level3(n + 1) + 1;	/* MARK:level2-call */
 }
 
 static int level1(int n)
 {
-	return level2(n + 1) + 1;
+	return level2(n + 1) + 1;	/* MARK:level1-call */
 }
 
 /* Where tests stop to look at and change the program's state.  The local
  * lives in this frame so its address can be compared with $sp. */
 static void checkpoint(int stage)
 {
-	volatile int local = stage * 100;
+	volatile int local = stage * 100;	/* MARK:checkpoint-body */
 
 	ground("checkpoint stage=%d &local=%p local=%d", stage, (void *)&local, local);
 }
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	ground("total=%d", total);		/* MARK:after-loop */
 	sq = square(7);			/* MARK:call-square */
 	ground("sq=%d", sq);
-	l = level1(1);
+	l = level1(1);			/* MARK:call-level1 */
 	ground("level1=%d counter=%d", l, counter);
 	checkpoint(1);
 	ground("set_me=%d origin=%d,%d arr2=%d", set_me, origin.x, origin.y, arr[2]);

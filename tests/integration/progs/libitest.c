@@ -5,6 +5,6 @@ int lib_mul(int a, int b);
 int lib_mul(int a, int b)
 {
 	int p = a * b;		/* MARK:lib-body */
-	lib_calls++;
+	lib_calls++;		/* MARK:lib-after */
 	return p;
 }
