@@ -145,7 +145,8 @@ mark() {	# FILE MARK -> line number
 # --- output normalisation ----------------------------------------------
 # What varies between runs and stubs is removed or replaced by a fixed
 # token, so expected text can be written once:
-#   addresses -> ADDR, pids -> PID, LWP/thread numbers -> N,
+#   addresses -> ADDR, pids -> PID, LWP N, Thread P.T (pid.tid),
+#   runs of blanks -> one space, no leading or trailing blanks,
 #   source paths -> basename, transfer and libthread_db chatter -> dropped,
 #   stub messages echoed through stdio -> dropped.
 normalise() {
@@ -174,7 +175,8 @@ normalise() {
 		-e 's/0x[0-9a-f]+/ADDR/g' \
 		-e 's#(^|[ (=])[^ (=]*/([^/ ]+\.[ch]):([0-9]+)#\1\2:\3#g' \
 		-e 's#file [^ ]*/([^/ ]+\.[ch]), line#file \1, line#g' \
-		-e 's/[[:space:]]+/ /g' -e 's/ $//'
+		-e 's/Thread [0-9]+\.[0-9]+/Thread P.T/g' \
+		-e 's/[[:space:]]+/ /g' -e 's/^ //' -e 's/ $//'
 }
 
 # --- sessions ----------------------------------------------------------

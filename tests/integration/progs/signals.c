@@ -21,7 +21,7 @@ static void handler(int sig)
 void rest(void);
 void rest(void)
 {
-	ground("rest");
+	ground("rest");	/* MARK:rest-body */
 }
 
 int main(void)

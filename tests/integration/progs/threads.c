@@ -17,7 +17,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 void hit(int id);
 void hit(int id)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&lock);	/* MARK:hit-body */
 	hits_total++;
 	pthread_mutex_unlock(&lock);
 }
