@@ -31,6 +31,8 @@
 #   check_eq WHAT ACTUAL EXPECTED,  check_match WHAT REGEX TEXT,
 #   expect_seq < lines        lines that must appear in $OUT, in this order
 #   expect_count N REGEX      exactly N lines of $OUT match REGEX
+#   start_loop                start progs/loop untraced: $BG_PID, $BG_GROUND
+#   process_state PID         R/S/t/T/Z from /proc, or "gone"
 #   fail MSG, skip MSG, framework_error MSG
 
 set -u
@@ -304,6 +306,29 @@ run_gdb() {
 	fi
 	[ "${ITEST_VERBOSE:-0}" = 1 ] && dump_session
 	return 0
+}
+
+# start_loop: start progs/loop outside any debugger (for attach); sets
+# BG_PID and BG_GROUND once the program has reported its pid.
+start_loop() {
+	local i
+	BG_GROUND=$T/loop-$SESSION-$RANDOM.ground
+	: > "$BG_GROUND"
+	ITEST_GROUND=$BG_GROUND "$(prog loop)" > /dev/null 2>&1 < /dev/null &
+	BG_PID=$!
+	track_pid "$BG_PID"
+	for i in $(seq 1 100); do
+		grep -q "^ground: pid=$BG_PID\$" "$BG_GROUND" && return 0
+		sleep 0.05
+	done
+	framework_error "progs/loop did not start: $(cat "$BG_GROUND")"
+}
+
+# process_state PID: the State letter from /proc (R, S, t, T, Z), or "gone".
+process_state() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	echo "${st:-gone}"
 }
 
 dump_session() {

@@ -10,8 +10,8 @@ int main(void)
 	int pid, p;
 
 	p = lib_mul(6, 7);
-	pid = (int)getpid();
-	ground("pid=%d lib_mul=%d lib_calls=%d &lib_calls=%p lib_mul=%p",
+	pid = (int)getpid();	/* MARK:call-getpid */
+	ground("pid=%d lib_mul=%d lib_calls=%d &lib_calls=%p lib_mul_addr=%p",
 	       pid, p, lib_calls, (void *)&lib_calls, (void *)lib_mul);
 	return 0;
 }
