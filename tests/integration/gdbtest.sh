@@ -374,6 +374,23 @@ expect_count() {	# N ERE
 	check_eq "count of /$2/" "$n" "$1"
 }
 
+# rsp_client ARGS...: run rsp-client.py against $STUB; its FAIL lines are
+# this case's failures.
+rsp_client() {
+	local rc=0 log=$T/rsp-client.$RANDOM.out
+	command -v python3 >/dev/null || { skip "python3 not found"; return 0; }
+	n_run=$((n_run + 1))
+	timeout -k 5 120 python3 "$itest_srcdir/rsp-client.py" --stub "$STUB" "$@" \
+		> "$log" 2>&1 || rc=$?
+	cat "$log"
+	case $rc in
+	0) ;;
+	77) n_run=$((n_run - 1)); skip "rsp-client.py: not applicable" ;;
+	99) framework_error "rsp-client.py: framework error" ;;
+	*) fail "rsp-client.py $* exited $rc" ;;
+	esac
+}
+
 # each_transport FUNC: run FUNC over each transport; a failing run dumps
 # every session it made.
 each_transport() {
