@@ -191,9 +191,11 @@ free_port() {
 	fi
 }
 
-# start_tcp_stub ARGS... - start "$STUB --once ARGS" on a free port.
+# start_tcp_stub ARGS... - start "$STUB ARGS" on a free port.
 # The literal word PORTSPEC in ARGS is replaced by 127.0.0.1:PORT.
-# Sets STUB_PID and PORT; waits for "Listening on port".
+# Sets STUB_PID and PORT and waits for "Listening on port".  A stub that
+# exits or never listens is a failure of the stub (returns 1), not of the
+# framework; a port taken by someone else in between is retried.
 start_tcp_stub() {
 	local try i a args
 	for try in 1 2 3; do
@@ -214,10 +216,13 @@ start_tcp_stub() {
 			kill -0 "$STUB_PID" 2>/dev/null || break
 			sleep 0.05
 		done
+		kill -9 "$STUB_PID" 2>/dev/null
 		wait "$STUB_PID" 2>/dev/null
 		grep -q "Address already in use" "$STUBLOG" || break
 	done
-	framework_error "stub did not listen on port $PORT: $(cat "$STUBLOG")"
+	fail "stub did not print \"Listening on port\" within ${LISTEN_TIMEOUT}s (127.0.0.1:$PORT); its output: $(cat "$STUBLOG")"
+	STUB_PID=""
+	return 1
 }
 
 # run_gdb KIND [PROG [ARGS...]] < script
@@ -231,7 +236,7 @@ start_tcp_stub() {
 # output (and, on stdio, the inferior's stdout/stderr) to $STUBLOG; the
 # program's ground truth lands in $GROUND.
 run_gdb() {
-	local kind=$1 progpath=${2:-} target file_arg=() a qargs="" pid="" base
+	local kind=$1 progpath=${2:-} target="" file_arg=() a qargs="" pid="" base
 	shift; [ $# -gt 0 ] && shift
 	for a in "$@"; do qargs="$qargs $a"; done
 
@@ -252,21 +257,25 @@ run_gdb() {
 	remote/stdio|nofile/stdio)
 		target="target remote | exec $STUB - $progpath$qargs 2>>$STUBLOG" ;;
 	remote/tcp|nofile/tcp)
-		start_tcp_stub --once PORTSPEC "$progpath" "$@"
-		target="target remote 127.0.0.1:$PORT" ;;
+		start_tcp_stub --once PORTSPEC "$progpath" "$@" &&
+			target="target remote 127.0.0.1:$PORT" ;;
 	extended/stdio)
 		target="target extended-remote | exec $STUB --multi - 2>>$STUBLOG" ;;
 	extended/tcp)
-		start_tcp_stub --once --multi PORTSPEC
-		target="target extended-remote 127.0.0.1:$PORT" ;;
+		start_tcp_stub --once --multi PORTSPEC &&
+			target="target extended-remote 127.0.0.1:$PORT" ;;
 	attach/stdio)
 		# gdbserver's syntax: --attach COMM PID.
 		target="target remote | exec $STUB --attach - $pid 2>>$STUBLOG" ;;
 	attach/tcp)
-		start_tcp_stub --once --attach PORTSPEC "$pid"
-		target="target remote 127.0.0.1:$PORT" ;;
+		start_tcp_stub --once --attach PORTSPEC "$pid" &&
+			target="target remote 127.0.0.1:$PORT" ;;
 	*) framework_error "run_gdb: unknown kind/transport $kind/$TRANSPORT" ;;
 	esac
+	if [ -z "$target" ]; then	# the stub failed to start: already a failure
+		: > "$RAW"; : > "$OUT"; : > "$SCRIPT"
+		return 1
+	fi
 	[ "$kind" != nofile ] && [ -n "$progpath" ] && file_arg=("$progpath")
 
 	{

@@ -85,6 +85,10 @@ class FrameworkError(Exception):
     pass
 
 
+class StubError(Exception):
+    """The stub misbehaved so that the group cannot go on: a failure."""
+
+
 class Conn:
     """One RSP connection: a socket or the stdin/stdout pipes of a stub."""
 
@@ -198,7 +202,7 @@ class Stub:
                 time.sleep(0.05)
             if b"Address already in use" not in self.log():
                 break
-        raise FrameworkError("stub did not listen: %r" % self.log())
+        raise StubError("stub did not listen: %r" % self.log())
 
     def connect(self):
         s = socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT)
@@ -545,8 +549,8 @@ def main():
             except FrameworkError as e:
                 print("FRAMEWORK ERROR: %s" % e)
                 return 99
-            except (EOFError, OSError) as e:
-                fail("%s: connection failed: %s" % (g, e))
+            except (EOFError, OSError, StubError) as e:
+                fail("%s: %s" % (g, e))
     if failures:
         return 1
     if skipped == len(args.groups):
