@@ -969,6 +969,12 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 
 	if (!p)
 		return;
+	if (type == RSP_POINT_READ_WATCH) {
+		/* x86 debug registers cannot watch reads alone: unsupported,
+		 * so gdb watches accesses and keeps the stops that leave the
+		 * value unchanged. */
+		return;
+	}
 	if (type == RSP_POINT_SW_BREAK) {
 		err = insert ? bp_insert_gdb(p, addr, req->u.point.kind)
 			     : bp_remove_gdb(p, addr);
