@@ -239,12 +239,12 @@ static int fmt_next(const char *f, size_t n, size_t *pos,
 	if (*pos < n && f[*pos] >= '1' && f[*pos] <= '9')
 		p->width = fmt_number(f, n, pos);
 	else if (*pos < n && f[*pos] == '*')
-		goto unsupported;
+		goto unsupported_here;
 	seen_prec = *pos < n && f[*pos] == '.';
 	if (seen_prec) {
 		(*pos)++;
 		if (*pos < n && f[*pos] == '*')
-			goto unsupported;
+			goto unsupported_here;
 		p->prec = fmt_number(f, n, pos);
 	}
 	if (p->width == -2 || p->prec == -2) {
@@ -266,7 +266,7 @@ static int fmt_next(const char *f, size_t n, size_t *pos,
 		case 'L': big_l = true; (*pos)++; break;
 		case 'z': z = true; (*pos)++; break;
 		case 'H': case 'D':
-			goto unsupported;	/* decimal float */
+			goto unsupported_here;	/* decimal float */
 		}
 	}
 	if (*pos >= n) {
@@ -321,9 +321,11 @@ static int fmt_next(const char *f, size_t n, size_t *pos,
 	}
 	return 1;
 
+unsupported_here:
+	(*pos)++;		/* the offending character */
 unsupported:
 	snprintf(err, errlen, "printf conversion '%.*s' not supported by the "
-		 "agent", (int)(*pos - start + 1 > 16 ? 16 : *pos - start + 1),
+		 "agent", (int)(*pos - start > 16 ? 16 : *pos - start),
 		 f + start);
 	return -EOPNOTSUPP;
 }
