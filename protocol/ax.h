@@ -204,7 +204,8 @@ struct ax_ctx {
 	int (*tsv_get)(const struct ax_ctx *ctx, unsigned num, int64_t *value);
 	int (*tsv_set)(const struct ax_ctx *ctx, unsigned num, int64_t value);
 	/* Collects `len` bytes at `addr` into the trace frame (`M` blocks;
-	 * the callee splits them).  It decides what to record of memory
+	 * the callee splits them).  `len` comes straight off the stack for
+	 * `trace`, so the callee bounds it (the trace buffer size).  It decides what to record of memory
 	 * that is partly unreadable; any -errno stops the evaluation with
 	 * AX_ERR_COLLECT (e.g. -ENOBUFS when the trace buffer is full). */
 	int (*trace_mem)(const struct ax_ctx *ctx, uint64_t addr, uint64_t len);
