@@ -7,12 +7,19 @@
 # FUZZ_TIME (seconds, default 30) and FUZZ_SEED (default 1) override the
 # run; with a fixed seed and the same corpus the mutation sequence is the
 # same, so a failure in CI can be replayed with the printed command.
-fuzzer="${top_builddir:-.}/tests/unit/fuzz-rsp"
-seeds="${top_srcdir:-.}/tests/unit/fuzz-corpus"
-test -x "$fuzzer" || { echo "fuzz-rsp not built: skipping"; exit 77; }
+# FUZZ_TARGET (default rsp) picks tests/unit/fuzz-$FUZZ_TARGET, its seed
+# corpus and its own work and artifact folders (run-fuzz-ax.sh sets it).
+target="${FUZZ_TARGET:-rsp}"
+case "$target" in
+rsp) suffix= ;;
+*) suffix="-$target" ;;
+esac
+fuzzer="${top_builddir:-.}/tests/unit/fuzz-$target"
+seeds="${top_srcdir:-.}/tests/unit/fuzz-corpus$suffix"
+test -x "$fuzzer" || { echo "fuzz-$target not built: skipping"; exit 77; }
 
-work="${top_builddir:-.}/tests/unit/fuzz-work"
-artifacts="${top_builddir:-.}/tests/unit/fuzz-artifacts"
+work="${top_builddir:-.}/tests/unit/fuzz-work$suffix"
+artifacts="${top_builddir:-.}/tests/unit/fuzz-artifacts$suffix"
 rm -rf "$work" && mkdir -p "$work" "$artifacts" || exit 99
 
 set -x
