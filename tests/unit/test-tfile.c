@@ -1,0 +1,2 @@
+#include "config.h"
+int main(void) { return 77; }
