@@ -108,6 +108,7 @@ int tfile_write_header(struct tfile_writer *w, size_t regblock_size,
 		tfile_put_line(w, &b);
 	}
 	tp_upload_start(&pu, TFILE_MAX_LINE - 3, true);
+	pu.descending = true;
 	for (;;) {
 		rsp_buf_reset(&b);
 		rsp_buf_puts(&b, "tp ");

@@ -114,7 +114,8 @@ int tp_upload_next(const struct tp_store *s, struct tp_upload *u,
 		   struct rsp_buf *b)
 {
 	for (; u->tp < s->n_tps; u->tp++, u->item = 0, u->piece_off = 0) {
-		const struct tp_def *tp = s->tps[u->tp];
+		const struct tp_def *tp =
+			s->tps[u->descending ? s->n_tps - 1 - u->tp : u->tp];
 
 		while (u->item < tp_items(tp, u->with_v)) {
 			size_t item = u->item, mark = b->len;

@@ -211,6 +211,14 @@ struct tsv_def *tsv_find(const struct tp_store *s, uint32_t number);
  * sources), counted in `skipped`.
  */
 struct tp_upload {
+	/*
+	 * Locations from the highest (number, address) down: gdb's trace-file
+	 * reader prepends each location it reads, so a file written in this
+	 * order gets local numbers equal to the target's (1..N written
+	 * densely), which `tfind tracepoint N` on a tfile needs.  Set it
+	 * after tp_upload_start(); tfile_write_header() does.
+	 */
+	bool descending;
 	size_t tp;			/* location index */
 	size_t item;			/* record within the location */
 	size_t piece_off;		/* Z: next offset in the string */
