@@ -12,7 +12,7 @@
  *   - longer names either match exactly (`qC`, `vCont?`, `QEnvironmentReset`)
  *     or carry their separator in the table (`qCRC:`, `vKill;`,
  *     `qThreadExtraInfo,`), so a longer name we do not know (`qCfoo`,
- *     `vMustReplyEmpty`, `qTfP`) is UNKNOWN and gdb gets the empty reply
+ *     `vMustReplyEmpty`, `qTfPx`) is UNKNOWN and gdb gets the empty reply
  *     that means "not supported".
  *
  * Each entry's parser reads the arguments through a cursor that never goes

@@ -50,7 +50,7 @@ enum rsp_req_kind {
 	RSP_REQ_XFER,		/* qXfer:object:read|write:annex:offset,length[:data] */
 	RSP_REQ_SEARCH_MEM,	/* qSearch:memory:addr;len;pattern: u.search */
 	RSP_REQ_CRC,		/* qCRC:addr,len: u.mem */
-	RSP_REQ_TSTATUS,	/* qTStatus (tracepoints; until then reply empty) */
+	RSP_REQ_TSTATUS,	/* qTStatus: tp_status_put_reply() (tp-status.h) */
 	RSP_REQ_GET_TLS_ADDR,	/* qGetTLSAddr:ptid,offset,lm: u.tls */
 
 	/* settings: u.flag (0/1) or u.list */
