@@ -50,7 +50,7 @@ enum rsp_req_kind {
 	RSP_REQ_XFER,		/* qXfer:object:read|write:annex:offset,length[:data] */
 	RSP_REQ_SEARCH_MEM,	/* qSearch:memory:addr;len;pattern: u.search */
 	RSP_REQ_CRC,		/* qCRC:addr,len: u.mem */
-	RSP_REQ_TSTATUS,	/* qTStatus (tracepoints; until then reply empty) */
+	RSP_REQ_TSTATUS,	/* qTStatus: tp_status_put_reply() (tp-status.h) */
 	RSP_REQ_GET_TLS_ADDR,	/* qGetTLSAddr:ptid,offset,lm: u.tls */
 
 	/* settings: u.flag (0/1) or u.list */
@@ -96,6 +96,41 @@ enum rsp_req_kind {
 	/* host I/O */
 	RSP_REQ_VFILE,		/* vFile:op:...: u.vfile */
 
+	/* tracepoints: definition (tstart), see protocol/tracepoint.h */
+	RSP_REQ_TINIT,		/* QTinit */
+	RSP_REQ_TDP,		/* QTDP:n:addr:E|D:step:pass[:F..][:S][:X..][-]:
+				   u.tdp */
+	RSP_REQ_TDP_ACTIONS,	/* QTDP:-n:addr:[S]<actions>[-]: u.tdp_actions */
+	RSP_REQ_TDP_SRC,	/* QTDPsrc:n:addr:type:start:slen:hex[-]:
+				   u.tdp_src */
+	RSP_REQ_TDV,		/* QTDV:n:value:builtin:hexname: u.tdv */
+	RSP_REQ_TRO,		/* QTro:start,end[:start,end]...: u.tro */
+	RSP_REQ_TDISCONNECTED,	/* QTDisconnected:0|1: u.flag */
+	RSP_REQ_TBUFFER_CIRCULAR, /* QTBuffer:circular:0|1: u.flag */
+	RSP_REQ_TBUFFER_SIZE,	/* QTBuffer:size:<hex>|-1: u.tbuffer_size */
+	RSP_REQ_TNOTES,		/* QTNotes:type:hex[;type:hex]...: u.tnotes */
+	RSP_REQ_TSTART,		/* QTStart */
+	RSP_REQ_TSTOP,		/* QTStop */
+	RSP_REQ_TENABLE,	/* QTEnable:n:addr: u.tp_ref */
+	RSP_REQ_TDISABLE,	/* QTDisable:n:addr: u.tp_ref */
+	/* tracepoints: queries and uploads */
+	RSP_REQ_TP_STATUS,	/* qTP:n:addr: u.tp_ref */
+	RSP_REQ_TV,		/* qTV:n: u.tsv_number */
+	RSP_REQ_TP_UPLOAD_FIRST, /* qTfP */
+	RSP_REQ_TP_UPLOAD_NEXT,	/* qTsP */
+	RSP_REQ_TSV_UPLOAD_FIRST, /* qTfV */
+	RSP_REQ_TSV_UPLOAD_NEXT,  /* qTsV */
+	RSP_REQ_TMIN_FTPI_LEN,	/* qTMinFTPILen */
+	RSP_REQ_TSTM_FIRST,	/* qTfSTM (the agent may reply empty) */
+	RSP_REQ_TSTM_NEXT,	/* qTsSTM */
+	RSP_REQ_TSTM_AT,	/* qTSTMat:addr: u.tp_ref.addr */
+	/* tracepoints: examining the buffer */
+	RSP_REQ_TFRAME,		/* QTFrame:...: u.tframe */
+	RSP_REQ_TBUFFER_READ,	/* qTBuffer:offset,len: u.tbuf_read */
+	RSP_REQ_TSAVE,		/* QTSave:hexfilename: u.str (decoded) */
+	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
+				   qRelocInsn:from;to request): u.reloc_len */
+
 	RSP_REQ_KIND_COUNT
 };
 
@@ -131,6 +166,54 @@ enum rsp_vfile_op {
 	RSP_VFILE_FSTAT,	/* fd */
 	RSP_VFILE_UNLINK,	/* path */
 	RSP_VFILE_READLINK,	/* path */
+};
+
+/*
+ * One tracepoint action of a `QTDP:-` packet (and of an upload `A`/`S`
+ * record), exactly as gdb encodes it:
+ *   R<mask>              collect registers; mask = hex bytes MSB first, bit
+ *                        r = gdb regnum r (gdbserver ignores it and records
+ *                        the whole block);
+ *   M<basereg>,<off>,<len>  collect memory at basereg + off (basereg -1:
+ *                        `off` is an absolute address; otherwise `off` is a
+ *                        signed 64-bit offset from register basereg);
+ *   X<len>,<hex>         evaluate agent-expression bytecode (opaque here);
+ *   L                    collect static-tracepoint data ($_sdata).
+ */
+enum rsp_tp_action_kind {
+	RSP_TP_ACTION_REGS = 'R',
+	RSP_TP_ACTION_MEM = 'M',
+	RSP_TP_ACTION_EXPR = 'X',
+	RSP_TP_ACTION_SDATA = 'L',
+};
+struct rsp_tp_action {
+	enum rsp_tp_action_kind kind;
+	const uint8_t *bytes;	/* R: mask bytes; X: bytecode; else NULL */
+	size_t len;		/* of bytes */
+	int32_t basereg;	/* M: -1 = absolute address */
+	uint64_t offset;	/* M: address, or offset (two's complement) */
+	uint64_t mem_len;	/* M: bytes to collect */
+};
+
+/* QTDPsrc string types. */
+enum rsp_tp_src_type {
+	RSP_TP_SRC_AT,		/* "at": the location spec */
+	RSP_TP_SRC_COND,	/* "cond": condition text */
+	RSP_TP_SRC_CMD,		/* "cmd": one action line */
+};
+
+/* QTFrame variants. */
+enum rsp_tframe_kind {
+	RSP_TFRAME_NUMBER,	/* QTFrame:<n>: select frame n */
+	RSP_TFRAME_NONE,	/* QTFrame:ffffffff (or -1): back to live */
+	RSP_TFRAME_PC,		/* QTFrame:pc:<addr>: next frame with PC == lo */
+	RSP_TFRAME_TDP,		/* QTFrame:tdp:<n>: next frame of tracepoint */
+	RSP_TFRAME_RANGE,	/* QTFrame:range:lo:hi: next lo <= PC <= hi */
+	RSP_TFRAME_OUTSIDE,	/* QTFrame:outside:lo:hi: next PC outside */
+};
+
+struct rsp_range {
+	uint64_t start, end;
 };
 
 #define RSP_MAX_ARGV 256
@@ -225,6 +308,75 @@ struct rsp_request {
 			const uint8_t *data;	/* pwrite */
 			size_t data_len;
 		} vfile;
+
+		/* ---- tracepoints ---- */
+		struct {
+			uint32_t number;	/* gdb's tracepoint number */
+			uint64_t addr;		/* location address */
+			bool enabled;		/* E / D */
+			uint64_t step_count;	/* while-stepping count */
+			uint64_t pass_count;	/* 0 = none */
+			bool fast;		/* :F<len> */
+			uint32_t fast_len;	/* bytes gdb measured */
+			bool is_static;		/* :S */
+			const uint8_t *cond;	/* :X bytecode, NULL if none */
+			size_t cond_len;
+			bool more;		/* trailing `-`: actions follow */
+		} tdp;
+		struct {
+			uint32_t number;
+			uint64_t addr;
+			/* Leading `S`: these actions (and those of every
+			 * later action packet of this tracepoint) are
+			 * while-stepping actions. */
+			bool stepping;
+			size_t count;		/* may be 0 */
+			const struct rsp_tp_action *actions;	/* in scratch */
+			bool more;		/* trailing `-` */
+		} tdp_actions;
+		struct {
+			uint32_t number;
+			uint64_t addr;
+			enum rsp_tp_src_type type;
+			uint64_t start;		/* offset of this piece */
+			uint64_t total_len;	/* length of the whole string */
+			const char *text;	/* decoded piece, NUL-terminated */
+			size_t len;		/* of this piece */
+			bool more;		/* trailing `-` (rare) */
+		} tdp_src;
+		struct {
+			uint32_t number;
+			int64_t initial;	/* two's complement on the wire */
+			bool builtin;
+			const char *name;	/* decoded, without `$` */
+		} tdv;
+		struct {
+			size_t count;
+			const struct rsp_range *ranges;	/* in scratch */
+		} tro;
+		int64_t tbuffer_size;	/* -1 = the target's default */
+		struct {
+			/* Decoded; NULL if the packet did not name it, ""
+			 * if it set it empty. */
+			const char *user;
+			const char *notes;
+			const char *tstop;
+		} tnotes;
+		struct {
+			uint32_t number;
+			uint64_t addr;
+		} tp_ref;
+		uint32_t tsv_number;
+		struct {
+			enum rsp_tframe_kind kind;
+			uint32_t number;	/* NUMBER: frame; TDP: tracepoint */
+			uint64_t lo, hi;	/* PC: lo; RANGE/OUTSIDE: lo, hi */
+		} tframe;
+		struct {
+			uint64_t offset;
+			uint64_t len;
+		} tbuf_read;
+		uint64_t reloc_len;
 	} u;
 	/* Storage for decoded strings and data (G, M, hex-encoded names). */
 	uint8_t scratch[RSP_MAX_PAYLOAD];

@@ -106,7 +106,41 @@ static void parse_and_check(const char *src, size_t len)
 	case RSP_REQ_ENV_SET:
 	case RSP_REQ_ENV_UNSET:
 	case RSP_REQ_SET_WORKDIR:
+	case RSP_REQ_TSAVE:
 		check_inside(req.u.str, strlen(req.u.str) + 1, payload, len);
+		break;
+	case RSP_REQ_TDP:
+		check_inside(req.u.tdp.cond, req.u.tdp.cond_len, payload, len);
+		break;
+	case RSP_REQ_TDP_ACTIONS:
+		check_inside(req.u.tdp_actions.actions,
+			     req.u.tdp_actions.count * sizeof(struct rsp_tp_action),
+			     payload, len);
+		for (size_t i = 0; i < req.u.tdp_actions.count; i++) {
+			const struct rsp_tp_action *a =
+				&req.u.tdp_actions.actions[i];
+			check(a->kind == RSP_TP_ACTION_REGS ||
+			      a->kind == RSP_TP_ACTION_MEM ||
+			      a->kind == RSP_TP_ACTION_EXPR ||
+			      a->kind == RSP_TP_ACTION_SDATA);
+			check_inside(a->bytes, a->len, payload, len);
+		}
+		break;
+	case RSP_REQ_TDP_SRC:
+		check_inside(req.u.tdp_src.text, req.u.tdp_src.len + 1, payload,
+			     len);
+		check(req.u.tdp_src.start + req.u.tdp_src.len <=
+		      req.u.tdp_src.total_len);
+		break;
+	case RSP_REQ_TDV:
+		check_inside(req.u.tdv.name, strlen(req.u.tdv.name) + 1,
+			     payload, len);
+		break;
+	case RSP_REQ_TRO:
+		check(req.u.tro.count >= 1);
+		check_inside(req.u.tro.ranges,
+			     req.u.tro.count * sizeof(struct rsp_range),
+			     payload, len);
 		break;
 	default:
 		break;

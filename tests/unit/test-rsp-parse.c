@@ -82,6 +82,14 @@ static void add_list(struct text *t, const bool *set, size_t n)
 	}
 }
 
+static void add_note(struct text *t, const char *label, const char *s)
+{
+	if (s)
+		add(t, "%s[%s]", label, s);
+	else
+		add(t, "%sNULL", label);
+}
+
 static const char *const resume_letters = "cstr";
 
 static void describe(const struct rsp_request *req, struct text *t)
@@ -255,6 +263,117 @@ static void describe(const struct rsp_request *req, struct text *t)
 		}
 		break;
 	}
+	case RSP_REQ_TDP:
+		add(t, " n=%x addr=%" PRIx64 " %c step=%" PRIx64 " pass=%"
+		    PRIx64, req->u.tdp.number, req->u.tdp.addr,
+		    req->u.tdp.enabled ? 'E' : 'D', req->u.tdp.step_count,
+		    req->u.tdp.pass_count);
+		if (req->u.tdp.fast)
+			add(t, " fast=%x", req->u.tdp.fast_len);
+		if (req->u.tdp.is_static)
+			add(t, " static");
+		if (req->u.tdp.cond) {
+			add(t, " cond=");
+			add_hex(t, req->u.tdp.cond, req->u.tdp.cond_len);
+		}
+		if (req->u.tdp.more)
+			add(t, " more");
+		break;
+	case RSP_REQ_TDP_ACTIONS:
+		add(t, " n=%x addr=%" PRIx64 "%s", req->u.tdp_actions.number,
+		    req->u.tdp_actions.addr,
+		    req->u.tdp_actions.stepping ? " stepping" : "");
+		for (size_t i = 0; i < req->u.tdp_actions.count; i++) {
+			const struct rsp_tp_action *a =
+				&req->u.tdp_actions.actions[i];
+			add(t, " %c", a->kind);
+			if (a->kind == RSP_TP_ACTION_MEM)
+				add(t, "%d,%" PRIx64 ",%" PRIx64, a->basereg,
+				    a->offset, a->mem_len);
+			else
+				add_hex(t, a->bytes, a->len);
+		}
+		if (req->u.tdp_actions.more)
+			add(t, " more");
+		break;
+	case RSP_REQ_TDP_SRC: {
+		static const char *const types[] = { "at", "cond", "cmd" };
+		add(t, " n=%x addr=%" PRIx64 " %s start=%" PRIx64 " total=%"
+		    PRIx64 " text=[%s] len=%zx%s", req->u.tdp_src.number,
+		    req->u.tdp_src.addr, types[req->u.tdp_src.type],
+		    req->u.tdp_src.start, req->u.tdp_src.total_len,
+		    req->u.tdp_src.text, req->u.tdp_src.len,
+		    req->u.tdp_src.more ? " more" : "");
+		break;
+	}
+	case RSP_REQ_TDV:
+		add(t, " n=%x initial=%" PRId64 " builtin=%d name=[%s]",
+		    req->u.tdv.number, req->u.tdv.initial, req->u.tdv.builtin,
+		    req->u.tdv.name);
+		break;
+	case RSP_REQ_TRO:
+		for (size_t i = 0; i < req->u.tro.count; i++)
+			add(t, " %" PRIx64 "-%" PRIx64,
+			    req->u.tro.ranges[i].start,
+			    req->u.tro.ranges[i].end);
+		break;
+	case RSP_REQ_TDISCONNECTED:
+	case RSP_REQ_TBUFFER_CIRCULAR:
+		add(t, " flag=%d", req->u.flag);
+		break;
+	case RSP_REQ_TBUFFER_SIZE:
+		add(t, " size=%" PRId64, req->u.tbuffer_size);
+		break;
+	case RSP_REQ_TNOTES:
+		add_note(t, " user=", req->u.tnotes.user);
+		add_note(t, " notes=", req->u.tnotes.notes);
+		add_note(t, " tstop=", req->u.tnotes.tstop);
+		break;
+	case RSP_REQ_TENABLE:
+	case RSP_REQ_TDISABLE:
+	case RSP_REQ_TP_STATUS:
+		add(t, " n=%x addr=%" PRIx64, req->u.tp_ref.number,
+		    req->u.tp_ref.addr);
+		break;
+	case RSP_REQ_TSTM_AT:
+		add(t, " addr=%" PRIx64, req->u.tp_ref.addr);
+		break;
+	case RSP_REQ_TV:
+		add(t, " n=%x", req->u.tsv_number);
+		break;
+	case RSP_REQ_TFRAME: {
+		static const char *const kinds[] = {
+			"number", "none", "pc", "tdp", "range", "outside",
+		};
+		add(t, " %s", kinds[req->u.tframe.kind]);
+		switch (req->u.tframe.kind) {
+		case RSP_TFRAME_NUMBER:
+		case RSP_TFRAME_TDP:
+			add(t, " %x", req->u.tframe.number);
+			break;
+		case RSP_TFRAME_PC:
+			add(t, " %" PRIx64, req->u.tframe.lo);
+			break;
+		case RSP_TFRAME_RANGE:
+		case RSP_TFRAME_OUTSIDE:
+			add(t, " %" PRIx64 ":%" PRIx64, req->u.tframe.lo,
+			    req->u.tframe.hi);
+			break;
+		case RSP_TFRAME_NONE:
+			break;
+		}
+		break;
+	}
+	case RSP_REQ_TBUFFER_READ:
+		add(t, " offset=%" PRIx64 " len=%" PRIx64,
+		    req->u.tbuf_read.offset, req->u.tbuf_read.len);
+		break;
+	case RSP_REQ_TSAVE:
+		add(t, " str=[%s]", req->u.str);
+		break;
+	case RSP_REQ_RELOC_INSN:
+		add(t, " len=%" PRIx64, req->u.reloc_len);
+		break;
 	default:
 		break;
 	}
@@ -434,19 +553,113 @@ static const struct row valid_rows[] = {
 	R("vFile:unlink:2f746d702f78", "vFile unlink path=[/tmp/x]"),
 	R("vFile:readlink:2f70726f632f73656c662f657865",
 	  "vFile readlink path=[/proc/self/exe]"),
+
+	/* tracepoints (rsp-transcript-trace.txt, -tenable-terror-tfull.txt,
+	 * -disconnected-reconnect.txt, -ftrace.txt) */
+	R("QTinit", "QTinit"),
+	R("QTDP:1:0000555555555157:E:0:0-",
+	  "QTDP n=1 addr=555555555157 E step=0 pass=0 more"),
+	R("QTDP:3:000055555555517e:D:0:0-",
+	  "QTDP n=3 addr=55555555517e D step=0 pass=0 more"),
+	R("QTDP:2:00005555555551da:E:2:3:X13,26000622100222e816080219162022052b1427-",
+	  "QTDP n=2 addr=5555555551da E step=2 pass=3 "
+	  "cond=26000622100222e816080219162022052b1427 more"),
+	R("QTDP:2:000000000040115a:E:0:0:F6:X13,26000622100222dc16080219162022052b1427-",
+	  "QTDP n=2 addr=40115a E step=0 pass=0 fast=6 "
+	  "cond=26000622100222dc16080219162022052b1427 more"),
+	R("QTDP:3:0000000000401165:E:0:0:F6-",
+	  "QTDP n=3 addr=401165 E step=0 pass=0 fast=6 more"),
+	R("QTDP:5:401000:E:0:0:S", "QTDP n=5 addr=401000 E step=0 pass=0 static"),
+	R("QTDP:5:401000:E:1:0:X2,2227:F5",	/* options in any order */
+	  "QTDP n=5 addr=401000 E step=1 pass=0 fast=5 cond=2227"),
+	R("QTDP:-2:0000555555555157:R0fffffffffffffffffffffffffffffffffffff-",
+	  "QTDP:- n=2 addr=555555555157 R0fffffffffffffffffffffffffffffffffffff more"),
+	R("QTDP:-2:0000555555555157:X0000000C,2c000222010216402d000227X00000012,"
+	  "26000622100222dc1608022d000319162027",
+	  "QTDP:- n=2 addr=555555555157 X2c000222010216402d000227 "
+	  "X26000622100222dc1608022d000319162027"),
+	R("QTDP:-2:000000000040115a:M-1,404084,4X0000000F,26000622100222dc16080222040c27"
+	  "X0000000C,2c000222010216402d000227",
+	  "QTDP:- n=2 addr=40115a M-1,404084,4 X26000622100222dc16080222040c27 "
+	  "X2c000222010216402d000227"),
+	R("QTDP:-3:00005555555551da:SR010080",
+	  "QTDP:- n=3 addr=5555555551da stepping R010080"),
+	R("QTDP:-4:000055555555517e:L-", "QTDP:- n=4 addr=55555555517e L more"),
+	R("QTDP:-4:000055555555517e:M6,ffffffffffffffe8,8R40",
+	  "QTDP:- n=4 addr=55555555517e M6,ffffffffffffffe8,8 R40"),
+	R("QTDP:-4:000055555555517e:R7", "QTDP:- n=4 addr=55555555517e R07"),
+	R("QTDP:-4:1000:S-", "QTDP:- n=4 addr=1000 stepping more"),
+	R("QTDPsrc:1:555555555157:at:0:7:636f6d70757465",
+	  "QTDPsrc n=1 addr=555555555157 at start=0 total=7 text=[compute] len=7"),
+	R("QTDPsrc:3:5555555551da:cond:0:5:69203e2035",
+	  "QTDPsrc n=3 addr=5555555551da cond start=0 total=5 text=[i > 5] len=5"),
+	R("QTDPsrc:2:40115a:cmd:0:19:636f6c6c6563742024726567732c20612c20636f756e746572",
+	  "QTDPsrc n=2 addr=40115a cmd start=0 total=19 "
+	  "text=[collect $regs, a, counter] len=19"),
+	R("QTDPsrc:2:40115a:cmd:4:8:6374-",
+	  "QTDPsrc n=2 addr=40115a cmd start=4 total=8 text=[ct] len=2 more"),
+	R("QTDV:1:0000000000000000:1:74726163655f74696d657374616d70",
+	  "QTDV n=1 initial=0 builtin=1 name=[trace_timestamp]"),
+	R("QTDV:2:0000000000000000:0:68697473",
+	  "QTDV n=2 initial=0 builtin=0 name=[hits]"),
+	R("QTDV:3:fffffffffffffffe:0:6e", "QTDV n=3 initial=-2 builtin=0 name=[n]"),
+	R("QTro:0000000000000318,0000000000000334:0000000000000338,0000000000000358",
+	  "QTro 318-334 338-358"),
+	R("QTDisconnected:1", "QTDisconnected flag=1"),
+	R("QTDisconnected:0", "QTDisconnected flag=0"),
+	R("QTBuffer:circular:1", "QTBuffer:circular flag=1"),
+	R("QTBuffer:size:30d40", "QTBuffer:size size=200000"),
+	R("QTBuffer:size:-1", "QTBuffer:size size=-1"),
+	R("QTNotes:user:616c696365;notes:73746172742d6e6f7465732d68657265;",
+	  "QTNotes user=[alice] notes=[start-notes-here] tstop=NULL"),
+	R("QTNotes:tstop:73746f70706564206279206d65;",
+	  "QTNotes user=NULL notes=NULL tstop=[stopped by me]"),
+	R("QTNotes:user:;notes:;", "QTNotes user=[] notes=[] tstop=NULL"),
+	R("QTNotes:other:6162;user:61", "QTNotes user=[a] notes=NULL tstop=NULL"),
+	R("QTStart", "QTStart"),
+	R("QTStop", "QTStop"),
+	R("QTEnable:3:000055555555517e", "QTEnable n=3 addr=55555555517e"),
+	R("QTDisable:3:000055555555517e", "QTDisable n=3 addr=55555555517e"),
+	R("qTP:2:555555555157", "qTP n=2 addr=555555555157"),
+	R("qTV:1", "qTV n=1"),
+	R("qTfP", "qTfP"),
+	R("qTsP", "qTsP"),
+	R("qTfV", "qTfV"),
+	R("qTsV", "qTsV"),
+	R("qTMinFTPILen", "qTMinFTPILen"),
+	R("qTfSTM", "qTfSTM"),
+	R("qTsSTM", "qTsSTM"),
+	R("qTSTMat:401136", "qTSTMat addr=401136"),
+	R("QTFrame:0", "QTFrame number 0"),
+	R("QTFrame:1c", "QTFrame number 1c"),
+	R("QTFrame:ffffffff", "QTFrame none"),
+	R("QTFrame:-1", "QTFrame none"),
+	R("QTFrame:pc:555555555157", "QTFrame pc 555555555157"),
+	R("QTFrame:tdp:3", "QTFrame tdp 3"),
+	R("QTFrame:range:555555555150:55555555515f",
+	  "QTFrame range 555555555150:55555555515f"),
+	R("QTFrame:outside:555555555150:55555555515f",
+	  "QTFrame outside 555555555150:55555555515f"),
+	R("qTBuffer:0,7d0", "qTBuffer offset=0 len=7d0"),
+	R("qTBuffer:10582,a", "qTBuffer offset=10582 len=a"),
+	R("QTSave:2f746d702f7273702f74726163652d72656d6f74652e7466",
+	  "QTSave str=[/tmp/rsp/trace-remote.tf]"),
+	R("qRelocInsn:6", "qRelocInsn len=6"),
 };
 
 /* Packets we must not claim to support: gdb needs the empty reply. */
 static const struct row unknown_rows[] = {
 	R("", "unknown"),
 	R("vMustReplyEmpty", "unknown"),
-	R("qTfP", "unknown"),
-	R("qTsV", "unknown"),
-	R("qTMinFTPILen", "unknown"),
-	R("QTinit", "unknown"),
-	R("QTDP:2:0000555555555157:E:0:0-", "unknown"),
-	R("qTBuffer:0,7d0", "unknown"),
-	R("qRelocInsn:6", "unknown"),
+	R("qTfPx", "unknown"),
+	R("qTsVx", "unknown"),
+	R("QTinitx", "unknown"),
+	R("QTStarting", "unknown"),
+	R("qTfSTMx", "unknown"),
+	R("QTBuffer:foo:1", "unknown"),
+	R("QTDPx", "unknown"),
+	R("QTinit1", "unknown"),
+	R("QTStop1", "unknown"),
 	R("qCx", "unknown"),
 	R("qTStatusX", "unknown"),
 	R("vCont", "unknown"),
@@ -625,6 +838,70 @@ static const struct row invalid_rows[] = {
 	R("vFile:fstat:x", "invalid"),
 	R("vFile:unlink:", "invalid"),
 	R("vFile:readlink:2f7", "invalid"),
+	R("QTDP:", "invalid"),
+	R("QTDP:1", "invalid"),
+	R("QTDP:1:1000", "invalid"),
+	R("QTDP:1:1000:X:0:0", "invalid"),		/* enable flag */
+	R("QTDP:1:1000:E:0", "invalid"),
+	R("QTDP:1:1000:E:0:0:", "invalid"),		/* empty option */
+	R("QTDP:1:1000:E:0:0:Q", "invalid"),		/* unknown option */
+	R("QTDP:1:1000:E:0:0:X3,2227", "invalid"),	/* short bytecode */
+	R("QTDP:1:1000:E:0:0:X2,22zz", "invalid"),
+	R("QTDP:1:1000:E:0:0:X2", "invalid"),
+	R("QTDP:1:1000:E:0:0:F", "invalid"),
+	R("QTDP:1:1000:E:0:0:S:S", "invalid"),		/* repeated option */
+	R("QTDP:1:1000:E:0:0--", "invalid"),
+	R("QTDP:100000000:1000:E:0:0", "invalid"),	/* number over 32 bits */
+	R("QTDP:-1:1000", "invalid"),
+	R("QTDP:-1:1000:Q", "invalid"),		/* unknown action */
+	R("QTDP:-1:1000:R", "invalid"),		/* empty mask */
+	R("QTDP:-1:1000:M-2,0,4", "invalid"),
+	R("QTDP:-1:1000:M-1,0", "invalid"),
+	R("QTDP:-1:1000:M-1,,4", "invalid"),
+	R("QTDP:-1:1000:X2,22", "invalid"),
+	R("QTDP:-1:1000:R40-x", "invalid"),
+	R("QTDP:-1:1000:RS40", "invalid"),		/* S only first */
+	R("QTDPsrc:1:1000:at:0:7", "invalid"),
+	R("QTDPsrc:1:1000:foo:0:1:61", "invalid"),
+	R("QTDPsrc:1:1000:at:0:1:616", "invalid"),
+	R("QTDPsrc:1:1000:at:0:1:6162", "invalid"),	/* longer than total */
+	R("QTDPsrc:1:1000:at:5:4:61", "invalid"),
+	R("QTDPsrc:1:1000:at:0:2:6100", "invalid"),	/* embedded NUL */
+	R("QTDV:1:0:1:", "invalid"),			/* no name */
+	R("QTDV:1:0:2:61", "invalid"),
+	R("QTDV:1::0:61", "invalid"),
+	R("QTDV:1:0:0:6", "invalid"),
+	R("QTro:", "invalid"),
+	R("QTro:1000", "invalid"),
+	R("QTro:1000,2000:", "invalid"),
+	R("QTDisconnected:2", "invalid"),
+	R("QTBuffer:circular:", "invalid"),
+	R("QTBuffer:size:-2", "invalid"),
+	R("QTBuffer:size:", "invalid"),
+	R("QTBuffer:size:10x", "invalid"),
+	R("QTNotes:user", "invalid"),
+	R("QTNotes:user:6", "invalid"),
+	R("QTNotes::61", "invalid"),
+	R("QTEnable:3", "invalid"),
+	R("QTDisable:3:", "invalid"),
+	R("qTP:2", "invalid"),
+	R("qTP:2:1000:", "invalid"),
+	R("qTV:", "invalid"),
+	R("qTV:1:2", "invalid"),
+	R("qTSTMat:", "invalid"),
+	R("QTFrame:", "invalid"),
+	R("QTFrame:100000000", "invalid"),
+	R("QTFrame:pc:", "invalid"),
+	R("QTFrame:tdp:x", "invalid"),
+	R("QTFrame:range:1000", "invalid"),
+	R("QTFrame:outside:1000:", "invalid"),
+	R("QTFrame:-2", "invalid"),
+	R("qTBuffer:0", "invalid"),
+	R("qTBuffer:0,", "invalid"),
+	R("QTSave:", "invalid"),
+	R("QTSave:2f7", "invalid"),
+	R("qRelocInsn:", "invalid"),
+	R("qRelocInsn:6;7", "invalid"),
 };
 
 /* A modifiable copy of a row's payload, NUL-terminated like the framer's. */
