@@ -8,7 +8,8 @@
 #   tp-try COMMAND       run COMMAND; on a gdb error print "tperror: MESSAGE"
 #                        instead of ending the batch script
 #
-# SPEC is KEY=EXPR, KEY=str:EXPR (a C string), or KEY=hex:EXPR.  EXPR has no
+# SPEC is KEY=EXPR, KEY=str:EXPR (a C string), KEY=hex:EXPR or KEY=lit:TEXT
+# (TEXT itself, a label).  EXPR has no
 # blanks.  VALUE is decimal for integers, 0x.. for pointers, a,b,c for
 # arrays (recursively), {..} for structs, <unavailable> for data the frame
 # did not collect, <error> for anything else (the message follows on a
@@ -32,6 +33,8 @@ def _fmt(v):
 def _value(spec):
     key, _, expr = spec.partition("=")
     kind = "plain"
+    if expr.startswith("lit:"):
+        return "%s=%s" % (key, expr[4:])
     for k in ("str", "hex"):
         if expr.startswith(k + ":"):
             kind, expr = k, expr[len(k) + 1:]
