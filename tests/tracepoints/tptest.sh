@@ -30,7 +30,7 @@
 #   run_gdb MODE PROG [ARGS...] < SCRIPT
 #                        MODE: stdio   target remote | STUB - PROG ARGS
 #                              tcp     STUB --once 127.0.0.1:PORT PROG ARGS
-#                              extended  target extended-remote | STUB --multi -
+#                              extended  target extended-remote | STUB --once --multi -
 #                                      (the script says run / start itself)
 #                              connect target extended-remote to the TCP stub
 #                                      started by start_tcp_multi (no program)
@@ -332,7 +332,7 @@ run_gdb() {	# MODE [PROG [ARGS...]] < script
 		done
 		target="target remote 127.0.0.1:$PORT" ;;
 	extended)
-		target="target extended-remote | exec $STUB ${STUB_OPTS[*]} --multi - 2>>$STUBLOG
+		target="target extended-remote | exec $STUB ${STUB_OPTS[*]} --once --multi - 2>>$STUBLOG
 set remote exec-file $progpath"
 		[ $# -gt 0 ] && target="$target
 set args $*" ;;

@@ -1,4 +1,4 @@
-/* tpcrash N SIG: calls step(i) N times (default 5), then raises SIG
+/* tpcrash N SIG: calls crash_step(i) N times (default 5), then raises SIG
  * (a number; default 11 = SIGSEGV) mid-trace, with no handler installed.
  *   ground: step call=I
  *   ground: raising sig=SIG
@@ -8,7 +8,7 @@
 
 int steps;
 
-__attribute__((noinline)) int step(int i)
+__attribute__((noinline)) int crash_step(int i)
 {
 	steps++;
 	return i * 2;
@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < n; i++) {
 		ground("step call=%d", i);
-		total += step(i);
+		total += crash_step(i);
 	}
 	ground("raising sig=%d steps=%d total=%ld", sig, steps, total);
 	signal(sig, SIG_DFL);

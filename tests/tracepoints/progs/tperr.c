@@ -32,6 +32,6 @@ int main(int argc, char **argv)
 		       p ? "valid" : "null", p ? *p : 0);
 		total += risky(100 + i, 3 - i, p);
 	}
-	ground("done calls=%d total=%ld", n, total);
+	ground("done calls=%d total=%ld", n, total); /* MARK:done */
 	return 0;
 }
