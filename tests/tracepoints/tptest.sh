@@ -1,0 +1,455 @@
+#!/bin/bash
+# tptest.sh CASE.tp - run one tracepoint integration test case.
+#
+# automake runs every tests/tracepoints/*.tp through this script
+# (TP_LOG_COMPILER).  It finds gdb and the stub, makes a scratch
+# directory, defines the helpers below, sources the case file, and calls
+# the case's t_main once per strategy.  Cases write gdb scripts, run them
+# against the stub, and check the values gdb shows in trace frames
+# against what the target program itself printed (progs/tpground.h).
+#
+# Environment:
+#   STUB        stub under test; default $top_builddir/agent/probe-agent.
+#               Unset and not built = framework error (99): never a silent
+#               fallback.  STUB=/usr/bin/gdbserver runs the same cases
+#               against gdbserver (STRATEGY is then ignored).
+#   STRATEGY    tracepoint strategies for the agent, passed to it as
+#               --tp-strategy=S; a list ("step boost emulate auto") runs the
+#               case once per strategy.  Empty: no option, agent default.
+#   GDB         gdb to use (default: gdb in PATH; missing = skip).
+#   TP_N        number of hits of the 8-thread test (default 100000).
+#   TP_TIMEOUT  seconds one gdb session may take (default 120).
+#   TP_KEEP=1   keep the scratch directory; TP_VERBOSE=1 dump every session.
+#
+# Exit: 0 pass, 1 fail, 77 skip, 99 framework error.
+#
+# Helpers for cases:
+#   prog NAME            path of a built target program
+#   src NAME             path of a program's source
+#   mark FILE NAME       line number of the "MARK:NAME */" comment in progs/FILE
+#   run_gdb MODE PROG [ARGS...] < SCRIPT
+#                        MODE: stdio   target remote | STUB - PROG ARGS
+#                              tcp     STUB --once 127.0.0.1:PORT PROG ARGS
+#                              extended  target extended-remote | STUB --once --multi -
+#                                      (the script says run / start itself)
+#                              connect target extended-remote to the TCP stub
+#                                      started by start_tcp_multi (no program)
+#                              none    no target (tfile sessions)
+#                        Sets RAW (gdb's output), OUT (noise removed, blanks
+#                        squeezed), GROUND (the program's ground truth file).
+#   start_tcp_multi      start "STUB --multi 127.0.0.1:PORT" in the
+#                        background, for sessions that disconnect and come back
+#   val KEY              VALUE of the last "tpval ... KEY=VALUE" line
+#   frames               the "tpframe ..." lines of the last session
+#   field LINE KEY       VALUE of KEY=VALUE in LINE
+#   ground PATTERN       ground lines (without "ground: ") matching PATTERN
+#   tp_addr N            address gdb reported for tracepoint N
+#   ts_frames            frames from the last tstatus ("Collected N" or
+#                        "Buffer contains N")
+#   shown_hits N         what `info tracepoints` shows for N hits (quirk-aware)
+#   check_frames WHAT < EXPECTED   tpframe lines == EXPECTED
+#   check_eq WHAT GOT WANT, check_match WHAT ERE TEXT, check_le WHAT A B
+#   expect_line ERE      some line of OUT matches ERE
+#   expect_no_line ERE   no line of OUT matches ERE
+#   is_gdbserver         true when STUB is gdbserver
+#   agent_only WHY       skip (77) the whole case against gdbserver
+#   quirk WHAT           note a documented gdbserver difference (no assertion)
+#   fail, skip, framework_error
+
+set -u
+# Cases pipe expected frames into check_frames: run it in this shell.
+shopt -s lastpipe
+
+case_file=${1:?usage: tptest.sh CASE.tp}
+case_name=$(basename "$case_file" .tp)
+export TPTEST_CASE=$case_name
+
+framework_error() {
+	echo "FRAMEWORK ERROR ($case_name): $*" >&2
+	exit 99
+}
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+tp_srcdir=$top_srcdir/tests/tracepoints
+progdir=$top_builddir/tests/tracepoints/progs
+
+[ -f "$case_file" ] || framework_error "no such case: $case_file"
+
+GDB=${GDB:-}
+[ -n "$GDB" ] || GDB=$(command -v gdb 2>/dev/null || true)
+if [ -z "$GDB" ] || ! [ -x "$GDB" ]; then
+	echo "SKIP: gdb not found (set GDB=/path/to/gdb)"
+	exit 77
+fi
+"$GDB" -nx -batch -ex 'python import gdb' >/dev/null 2>&1 ||
+	{ echo "SKIP: $GDB has no Python"; exit 77; }
+
+if [ -z "${STUB:-}" ]; then
+	STUB=$top_builddir/agent/probe-agent
+	[ -x "$STUB" ] || framework_error "STUB unset and $STUB not built; set STUB=/path/to/stub (e.g. STUB=/usr/bin/gdbserver)"
+fi
+[ -x "$STUB" ] || framework_error "STUB=$STUB is not executable"
+command -v timeout >/dev/null || framework_error "timeout(1) not found"
+
+if "$STUB" --version 2>/dev/null | grep -q 'GNU gdbserver'; then
+	STUB_KIND=gdbserver
+else
+	STUB_KIND=agent
+fi
+is_gdbserver() { [ "$STUB_KIND" = gdbserver ]; }
+
+GDB_TIMEOUT=${TP_TIMEOUT:-120}
+TP_N=${TP_N:-100000}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/tptest-$case_name.XXXXXX") || framework_error "mktemp failed"
+: > "$T/pids"
+track_pid() { echo "$1" >> "$T/pids"; }
+
+cleanup() {
+	local pid
+	while read -r pid; do
+		[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	done < "$T/pids"
+	if [ "${TP_KEEP:-0}" = 1 ]; then
+		echo "scratch directory kept: $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 99' INT TERM HUP
+
+# --- results -----------------------------------------------------------
+
+n_fail=0
+n_ok=0
+dumped=0
+
+fail() {
+	echo "FAIL [$case_name${STRAT:+/$STRAT}]: $*"
+	n_fail=$((n_fail + 1))
+	[ "$dumped" = 1 ] || { dumped=1; dump_session; }
+}
+
+skip() {
+	echo "SKIP [$case_name]: $*"
+	exit 77
+}
+
+agent_only() {
+	is_gdbserver && skip "agent only: $*"
+	return 0
+}
+
+quirk() {
+	echo "GDBSERVER-QUIRK [$case_name]: $* (documented difference, not asserted)"
+}
+
+ok() { n_ok=$((n_ok + 1)); echo "ok: $*"; }
+
+check_eq() {	# WHAT GOT WANT
+	if [ "$2" != "$3" ]; then
+		fail "$1: got '$2', expected '$3'"
+		return 1
+	fi
+	ok "$1 = '$3'"
+}
+
+check_match() {	# WHAT ERE TEXT
+	if ! printf '%s\n' "$3" | grep -Eq -- "$2"; then
+		fail "$1: '$3' does not match /$2/"
+		return 1
+	fi
+	ok "$1 matches /$2/"
+}
+
+check_le() {	# WHAT A B: A <= B, integers
+	if ! [ "$2" -le "$3" ] 2>/dev/null; then
+		fail "$1: $2 > $3 (or not numbers)"
+		return 1
+	fi
+	ok "$1: $2 <= $3"
+}
+
+expect_line() {	# ERE
+	if ! grep -Eq -- "$1" "$OUT"; then
+		fail "no output line matches /$1/"
+		return 1
+	fi
+	ok "output has /$1/"
+}
+
+expect_no_line() {	# ERE
+	if grep -Eq -- "$1" "$OUT"; then
+		fail "unexpected output line: $(grep -E -- "$1" "$OUT" | head -n1)"
+		return 1
+	fi
+	ok "output has no /$1/"
+}
+
+# check_frames WHAT < EXPECTED: the "tpframe" lines of the last session
+# are exactly EXPECTED (a unified diff on failure).
+check_frames() {
+	local exp=$T/expected.$SESSION.$RANDOM
+	cat > "$exp"
+	frames > "$exp.got"
+	if [ -n "${TORN_OK:-}" ] && is_gdbserver; then
+		tolerate_torn "$exp" "$exp.got" "$TORN_OK"
+	fi
+	if ! diff -u "$exp" "$exp.got" > "$exp.diff"; then
+		fail "$1: trace frames differ from ground truth"
+		sed 's/^/    /' "$exp.diff"
+		return 1
+	fi
+	ok "$1: $(wc -l < "$exp") frames equal ground truth"
+}
+
+# gdbserver 13 keeps "torn" frames when its buffer fills or wraps: the
+# frame is counted, but some of its blocks were never written, so values
+# that were collected read as <unavailable>.  TORN_OK=N lets check_frames
+# accept up to N such frames against gdbserver (a quirk message says which);
+# against the agent every frame must be whole.
+tolerate_torn() {	# EXPECTED GOT MAX
+	local n
+	n=$(grep -c '<unavailable>' "$2")
+	if [ "$n" -gt 0 ] && [ "$n" -le "$3" ]; then
+		quirk "$n torn frame(s) with collected data missing: $(grep '<unavailable>' "$2" | cut -d' ' -f2 | tr '\n' ' ')"
+		awk 'NR == FNR { want[$2] = $0; next }
+		     /<unavailable>/ && ($2 in want) { print want[$2]; next } { print }' "$1" "$2" > "$2.t"
+		mv "$2.t" "$2"
+	fi
+}
+
+# --- programs ----------------------------------------------------------
+
+prog() {
+	local p=$progdir/$1
+	[ -f "$p" ] || framework_error "target program $p not built (make check builds it)"
+	echo "$p"
+}
+
+src() {
+	local s=$tp_srcdir/progs/$1
+	[ -f "$s" ] || framework_error "no source $s"
+	echo "$s"
+}
+
+mark() {	# FILE NAME
+	local l
+	l=$(grep -n "MARK:$2 \*/" "$(src "$1")" | cut -d: -f1)
+	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || framework_error "MARK:$2 in $1: '$l'"
+	echo "$l"
+}
+
+# --- sessions ----------------------------------------------------------
+
+STUB_OPTS=()
+set_strategy() {	# S
+	STRAT=$1
+	STUB_OPTS=()
+	if ! is_gdbserver && [ -n "$STRAT" ]; then
+		STUB_OPTS=("--tp-strategy=$STRAT")
+	fi
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+		echo $((20000 + RANDOM % 20000))
+}
+
+# Noise that differs between stubs and runs, dropped from OUT.
+normalise() {
+	sed -E \
+		-e '/^Reading .* from remote target\.\.\.$/d' \
+		-e '/^warning: File transfers from remote targets can be slow/d' \
+		-e '/^(Warning|warning): ptrace\(/d' \
+		-e '/^\[Thread debugging using libthread_db enabled\]/d' \
+		-e '/^Using host libthread_db library/d' \
+		-e '/^\[New Thread /d' \
+		-e '/^\[Thread .* exited\]$/d' \
+		-e '/^Process .* created; pid = /d' \
+		-e '/^stdin\/stdout redirected$/d' \
+		-e '/^$/d' \
+		-e 's/[[:space:]]+/ /g' -e 's/^ //' -e 's/ $//'
+}
+
+# start_tcp_multi: STUB --multi on a free port, in the background; sets
+# PORT, MULTI_PID, MULTI_LOG.  It outlives gdb sessions (disconnect and
+# reconnect); cleanup kills it.
+start_tcp_multi() {
+	local try i
+	MULTI_LOG=$T/multi.log
+	for try in 1 2 3; do
+		PORT=$(free_port)
+		: > "$MULTI_LOG"
+		TP_GROUND=$T/multi.ground timeout -k 5 $((GDB_TIMEOUT * 3)) \
+			"$STUB" "${STUB_OPTS[@]}" --multi "127.0.0.1:$PORT" \
+			> "$MULTI_LOG" 2>&1 < /dev/null &
+		MULTI_PID=$!
+		track_pid "$MULTI_PID"
+		for i in $(seq 1 200); do
+			grep -q "Listening on port" "$MULTI_LOG" && return 0
+			kill -0 "$MULTI_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		wait "$MULTI_PID" 2>/dev/null
+		grep -q "Address already in use" "$MULTI_LOG" || break
+	done
+	framework_error "stub did not listen: $(cat "$MULTI_LOG")"
+}
+
+SESSION=0
+RAW=/dev/null OUT=/dev/null GROUND=/dev/null STUBLOG=/dev/null SCRIPT=/dev/null
+run_gdb() {	# MODE [PROG [ARGS...]] < script
+	local mode=$1 progpath=${2:-} target="" file_arg=() once_pid="" i
+	shift; [ $# -gt 0 ] && shift
+	SESSION=$((SESSION + 1))
+	local base=$T/s$SESSION
+	RAW=$base.raw OUT=$base.out STUBLOG=$base.stub SCRIPT=$base.gdb
+	if [ "$mode" = connect ]; then
+		GROUND=$T/multi.ground
+	else
+		GROUND=$base.ground
+		: > "$GROUND"
+	fi
+	: > "$STUBLOG"
+	export TP_GROUND=$GROUND
+
+	case $mode in
+	stdio)
+		target="target remote | exec $STUB ${STUB_OPTS[*]} - $progpath $* 2>>$STUBLOG" ;;
+	tcp)
+		PORT=$(free_port)
+		timeout -k 5 $((GDB_TIMEOUT + 30)) "$STUB" "${STUB_OPTS[@]}" --once \
+			"127.0.0.1:$PORT" "$progpath" "$@" > "$STUBLOG" 2>&1 < /dev/null &
+		once_pid=$!
+		track_pid "$once_pid"
+		for i in $(seq 1 200); do
+			grep -q "Listening on port" "$STUBLOG" && break
+			kill -0 "$once_pid" 2>/dev/null || framework_error "stub exited: $(cat "$STUBLOG")"
+			sleep 0.05
+		done
+		target="target remote 127.0.0.1:$PORT" ;;
+	extended)
+		target="target extended-remote | exec $STUB ${STUB_OPTS[*]} --once --multi - 2>>$STUBLOG
+set remote exec-file $progpath"
+		[ $# -gt 0 ] && target="$target
+set args $*" ;;
+	connect)
+		target="target extended-remote 127.0.0.1:$PORT" ;;
+	none) ;;
+	*) framework_error "run_gdb: unknown mode $mode" ;;
+	esac
+	[ -n "$progpath" ] && file_arg=("$progpath")
+
+	{
+		echo "set pagination off"
+		echo "set width 0"
+		echo "set height 0"
+		echo "set confirm off"
+		echo "set sysroot /"
+		echo "set remotetimeout 30"
+		echo "source $tp_srcdir/tphelpers.py"
+		[ -n "$target" ] && echo "$target"
+		cat
+	} > "$SCRIPT"
+
+	echo "+ $GDB -nx -batch -x $SCRIPT ${file_arg[*]:-}" >> "$T/commands"
+	GDB_RC=0
+	timeout -k 5 "$GDB_TIMEOUT" "$GDB" -nx -batch -x "$SCRIPT" "${file_arg[@]}" \
+		< /dev/null > "$RAW" 2>&1 || GDB_RC=$?
+	normalise < "$RAW" > "$OUT"
+	if [ "$GDB_RC" = 124 ] || [ "$GDB_RC" = 137 ]; then
+		fail "gdb session $SESSION timed out after ${GDB_TIMEOUT}s"
+	fi
+	if [ -n "$once_pid" ]; then
+		for i in $(seq 1 200); do
+			kill -0 "$once_pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -0 "$once_pid" 2>/dev/null && { fail "stub --once still running after gdb left"; kill -9 "$once_pid"; }
+		wait "$once_pid" 2>/dev/null
+	fi
+	[ "${TP_VERBOSE:-0}" = 1 ] && dump_session
+	return 0
+}
+
+dump_session() {
+	echo "----- session $SESSION gdb script ($SCRIPT)"; cat "$SCRIPT"
+	echo "----- gdb output"; cat "$RAW"
+	echo "----- stub log"; cat "$STUBLOG"
+	echo "----- ground truth ($GROUND)"; cat "$GROUND"
+	echo "-----"
+}
+
+# --- values ------------------------------------------------------------
+
+field() {	# LINE KEY
+	printf '%s\n' "$1" | grep -o "\(^\| \)$2=[^ ]*" | tail -n1 | sed "s/^ *$2=//"
+}
+
+val() {		# KEY: from the last "tpval" line
+	local l
+	l=$(grep -a '^tpval ' "$RAW" | grep -a " $1=" | tail -n1)
+	field "$l" "$1"
+}
+
+frames() { grep -a '^tpframe ' "$RAW"; }
+
+ground() {	# PATTERN
+	sed -n 's/^ground: //p' "$GROUND" | grep -E -- "$1"
+}
+
+tp_addr() {	# N
+	sed -n "s/^Tracepoint $1 at \(0x[0-9a-f]*\).*/\1/p" "$RAW" | tail -n1
+}
+
+ts_frames() {
+	sed -En 's/^(Collected|Buffer contains) ([0-9]+) trace frames?.*/\2/p' "$OUT" | tail -n1
+}
+
+ts_created() {
+	local c
+	c=$(sed -En 's/^Buffer contains [0-9]+ trace frames? \(of ([0-9]+) created total\).*/\1/p' "$OUT" | tail -n1)
+	[ -n "$c" ] || c=$(ts_frames)
+	echo "$c"
+}
+
+# gdbserver 13 answers qTP with decimal numbers ("V200:6000" for 200 hits)
+# and gdb reads them as hex, so `info tracepoints` shows 0x200 = 512.
+shown_hits() {	# N
+	if is_gdbserver; then
+		printf '%d\n' "0x$1"
+	else
+		echo "$1"
+	fi
+}
+
+info_hits() {	# N: "already hit" count of tracepoint N in `info tracepoints`
+	awk -v n="$1" '$1 == n && $2 ~ /tracepoint/ { t = 1; next }
+		$1 ~ /^[0-9]+$/ { t = 0 }
+		t && /already hit/ { for (i = 1; i <= NF; i++) if ($i == "hit") print $(i + 1) }' "$OUT" | tail -n1
+}
+
+# --- run the case ------------------------------------------------------
+
+# shellcheck source=/dev/null
+. "$case_file"
+declare -F t_main >/dev/null || framework_error "$case_file defines no t_main"
+
+strategies=${STRATEGY:-}
+is_gdbserver && strategies=""
+[ -n "$strategies" ] || strategies="-"
+echo "stub: $STUB ($STUB_KIND)  gdb: $GDB  strategies: $strategies"
+for s in $strategies; do
+	[ "$s" = - ] && s=""
+	set_strategy "$s"
+	dumped=0
+	t_main
+done
+
+echo "$case_name: $n_ok checks passed, $n_fail failed"
+[ "$n_fail" = 0 ] || exit 1
+[ "$n_ok" -gt 0 ] || framework_error "no check ran"
+exit 0
