@@ -146,6 +146,10 @@ struct thread {
 	struct arch_insn step_insn;
 	struct arch_xol step_xol;
 	uint64_t step_slot;
+	/* While-stepping (tracepoint.c): instructions left to collect. */
+	uint64_t ws_left;
+	uint32_t ws_number;
+	uint64_t ws_addr;
 	/* Register cache, valid while stopped. */
 	bool regs_valid, regs_dirty;
 	uint8_t *regcache;
@@ -275,6 +279,10 @@ int inferior_attach(pid_t pid, struct process **out);
 int inferior_detach(struct process *p);
 int inferior_kill(struct process *p);
 void inferior_kill_all_for_exit(void);
+/* Stops every running thread (gdb reconnecting to a running program). */
+void inferior_stop_all(void);
+/* Lets every thread run with nobody to report to (disconnected tracing). */
+void inferior_run_disconnected(void);
 struct process *process_find(pid_t pid);
 struct thread *thread_find(pid_t tid);
 struct thread *thread_find_ptid(int64_t pid, int64_t tid);
@@ -351,8 +359,14 @@ enum { PROBE_EXEC_RUN, PROBE_EXEC_STEP, PROBE_EXEC_DONE };
 /* What a probe's owner does with a hit: collect, and say whether gdb must
  * hear of it (nonzero: report the stop) or the thread goes on (0). */
 
+enum probe_owner {
+	PROBE_OWNER_NONE,
+	PROBE_OWNER_TRACE,	/* a tracepoint run (tracepoint.c) */
+};
+
 struct probe {
 	struct probe *next;
+	enum probe_owner owner;
 	struct process *proc;
 	uint64_t addr;
 	struct arch_insn insn;
@@ -383,6 +397,20 @@ size_t xol_slot_size(void);
 bool xol_contains(const struct process *p, uint64_t addr);
 void xol_unmap_all(struct process *p);
 void xol_forget_all(struct process *p);
+
+/* tracepoint.c */
+void trace_init(void);
+void trace_handle(struct rsp_request *req, struct rsp_buf *reply);
+bool trace_running(void);
+bool trace_frame_selected(void);
+void trace_frame_regs(struct rsp_buf *reply);
+void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply);
+void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply);
+void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply);
+void trace_after_hit(void);
+void trace_step_frame(struct thread *t);
+void trace_process_gone(struct process *p);
+bool trace_disconnect(void);
 
 /* monitor.c */
 void handle_monitor(const char *cmd, struct rsp_buf *reply);

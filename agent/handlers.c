@@ -168,7 +168,11 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";qXfer:features:read+;qXfer:exec-file:read+"
 		     ";qXfer:osdata:read+"
 		     ";QStartNoAckMode+;QDisableRandomization+"
-		     ";QThreadEvents+;vContSupported+;QAgent+;QNonStop+");
+		     ";QThreadEvents+;vContSupported+;QAgent+;QNonStop+"
+		     ";ConditionalTracepoints+;TraceStateVariables+"
+		     ";TracepointSource+;DisconnectedTracing+;InstallInTrace+"
+		     ";EnableDisableTracepoints+;QTBuffer:size+;tracenz+"
+		     ";qXfer:traceframe-info:read+");
 	if (!(agent.opt.disabled & DISABLE_THREADS))
 		rsp_buf_puts(reply, ";qXfer:threads:read+");
 	if (agent.multiprocess)
@@ -245,6 +249,15 @@ static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 			}
 		server_next_stop(reply, false);
 		return;
+	}
+	if (agent.running) {
+		/* A program that ran on while nobody was connected (disconnected
+		 * tracing): stop it, as gdb expects of a new connection. */
+		inferior_stop_all();
+		struct thread *t = current_thread();
+		if (t)
+			stop_event_set(&agent.last_stop, STOP_SIGNAL, 0, t->proc->pid, t->tid);
+		agent.have_last_stop = t != NULL;
 	}
 	if (agent.have_last_stop && agent.last_stop.kind == STOP_SIGNAL &&
 	    thread_find(agent.last_stop.tid)) {
@@ -379,10 +392,9 @@ static void h_rcmd(struct rsp_request *req, struct rsp_buf *reply)
 	handle_monitor(req->u.str, reply);
 }
 
-static void h_tstatus(struct rsp_request *req, struct rsp_buf *reply)
+static void h_trace(struct rsp_request *req, struct rsp_buf *reply)
 {
-	/* Tracepoints are not in this build yet: gdb treats an empty reply
-	 * as "tracing not supported". */
+	trace_handle(req, reply);
 }
 
 static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
@@ -551,9 +563,14 @@ static struct thread *need_thread(struct rsp_buf *reply)
 
 static void h_read_regs(struct rsp_request *req, struct rsp_buf *reply)
 {
-	struct thread *t = need_thread(reply);
+	struct thread *t;
 	uint8_t *blk;
 
+	if (trace_frame_selected()) {
+		trace_frame_regs(reply);
+		return;
+	}
+	t = need_thread(reply);
 	if (!t)
 		return;
 	blk = regs_block(t);
@@ -601,10 +618,15 @@ static const struct arch_reg *reg_of(struct thread *t, unsigned int regnum)
 
 static void h_read_reg(struct rsp_request *req, struct rsp_buf *reply)
 {
-	struct thread *t = need_thread(reply);
+	struct thread *t;
 	const struct arch_reg *r;
 	uint8_t *blk;
 
+	if (trace_frame_selected()) {
+		trace_frame_reg(req->u.reg.regnum, reply);
+		return;
+	}
+	t = need_thread(reply);
 	if (!t)
 		return;
 	r = reg_of(t, req->u.reg.regnum);
@@ -663,11 +685,17 @@ static struct process *need_process(struct rsp_buf *reply)
 
 static void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
 {
-	struct process *p = need_process(reply);
+	struct process *p;
 	uint8_t buf[RSP_MAX_PAYLOAD / 2];
 	size_t len = req->u.mem.len;
 	ssize_t n;
 
+	if (trace_frame_selected()) {
+		trace_frame_mem(req->u.mem.addr,
+				len < sizeof(buf) ? len : sizeof(buf), reply);
+		return;
+	}
+	p = need_process(reply);
 	if (!p)
 		return;
 	if (len > sizeof(buf))
@@ -1026,7 +1054,30 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_XFER] = h_xfer,
 	[RSP_REQ_SEARCH_MEM] = h_search_mem,
 	[RSP_REQ_CRC] = h_crc,
-	[RSP_REQ_TSTATUS] = h_tstatus,
+	[RSP_REQ_TSTATUS] = h_trace,
+	[RSP_REQ_TINIT] = h_trace,
+	[RSP_REQ_TDP] = h_trace,
+	[RSP_REQ_TDP_ACTIONS] = h_trace,
+	[RSP_REQ_TDP_SRC] = h_trace,
+	[RSP_REQ_TDV] = h_trace,
+	[RSP_REQ_TRO] = h_trace,
+	[RSP_REQ_TDISCONNECTED] = h_trace,
+	[RSP_REQ_TBUFFER_CIRCULAR] = h_trace,
+	[RSP_REQ_TBUFFER_SIZE] = h_trace,
+	[RSP_REQ_TNOTES] = h_trace,
+	[RSP_REQ_TSTART] = h_trace,
+	[RSP_REQ_TSTOP] = h_trace,
+	[RSP_REQ_TENABLE] = h_trace,
+	[RSP_REQ_TDISABLE] = h_trace,
+	[RSP_REQ_TP_STATUS] = h_trace,
+	[RSP_REQ_TV] = h_trace,
+	[RSP_REQ_TP_UPLOAD_FIRST] = h_trace,
+	[RSP_REQ_TP_UPLOAD_NEXT] = h_trace,
+	[RSP_REQ_TSV_UPLOAD_FIRST] = h_trace,
+	[RSP_REQ_TSV_UPLOAD_NEXT] = h_trace,
+	[RSP_REQ_TFRAME] = h_trace,
+	[RSP_REQ_TBUFFER_READ] = h_trace,
+	[RSP_REQ_TSAVE] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
 	[RSP_REQ_NONSTOP] = h_nonstop,
 	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,
@@ -1085,10 +1136,21 @@ static bool request_disabled(const struct rsp_request *req)
 	}
 }
 
+/* With a trace frame selected the past cannot be changed. */
+static bool writes_state(enum rsp_req_kind k)
+{
+	return k == RSP_REQ_WRITE_REGS || k == RSP_REQ_WRITE_REG ||
+	       k == RSP_REQ_WRITE_MEM;
+}
+
 void handle_request(struct rsp_request *req, struct rsp_buf *reply)
 {
 	handler_fn *fn = req->kind < RSP_REQ_KIND_COUNT ? handlers[req->kind] : NULL;
 
+	if (trace_frame_selected() && writes_state(req->kind)) {
+		rsp_buf_puts(reply, "E01");
+		return;
+	}
 	if (request_disabled(req))
 		fn = h_unknown;
 

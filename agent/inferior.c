@@ -197,6 +197,7 @@ static void forget_probes(struct process *p)
 void process_free(struct process *p)
 {
 	thread_db_forget(p->pid);
+	trace_process_gone(p);
 	for (struct process **pp = &agent.processes; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
@@ -258,7 +259,7 @@ static int resume_thread(struct thread *t, bool step, int sig)
 	}
 	/* Between the two stops of a probe's step strategy the thread
 	 * single-steps whatever gdb asked. */
-	if (step || t->step_probe)
+	if (step || t->step_probe || t->ws_left)
 		req = PTRACE_SINGLESTEP;
 	else if (agent.catch_syscalls)
 		req = PTRACE_SYSCALL;
@@ -271,7 +272,7 @@ static int resume_thread(struct thread *t, bool step, int sig)
 		return -errno;
 	}
 	t->state = THREAD_RUNNING;
-	t->stepping = step || t->step_probe;
+	t->stepping = step || t->step_probe || t->ws_left;
 	debug("resumed %d (%s, signal %d)", t->tid, step ? "step" : "continue",
 	      sig);
 	return 0;
@@ -418,6 +419,19 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 	}
 }
 
+/* A thread that single-steps for while-stepping, or for gdb, finished an
+ * instruction: collect, then step on, run on, or report gdb's step. */
+static enum wait_outcome one_instruction_done(struct thread *t)
+{
+	if (t->ws_left) {
+		trace_step_frame(t);
+		trace_after_hit();
+		if (!t->user_stepping)
+			return WAIT_RESUME;
+	}
+	return t->user_stepping ? WAIT_REPORT : WAIT_RESUME;
+}
+
 /*
  * A thread hit a probe.  The owner handles the hit, then the displaced
  * instruction runs (probe.c).  When gdb has its own breakpoint here too,
@@ -445,12 +459,14 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 		return WAIT_REPORT;
 	}
 	r = probe_execute(pr, t);
+	trace_after_hit();
 	if (r == PROBE_EXEC_RUN || r == PROBE_EXEC_STEP)
 		return WAIT_RESUME;
-	if (r < 0)
-		debug("probe at %#llx: the displaced instruction failed: %s",
-		      (unsigned long long)pr->addr, strerror(-r));
-	return WAIT_REPORT;	/* gdb's step is done, or a fault to show */
+	if (r == PROBE_EXEC_DONE)
+		return one_instruction_done(t);
+	debug("probe at %#llx: the displaced instruction failed: %s",
+	      (unsigned long long)pr->addr, strerror(-r));
+	return WAIT_REPORT;	/* a fault to show */
 }
 
 static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
@@ -469,9 +485,11 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 		case PROBE_EXEC_RUN:
 			return WAIT_RESUME;
 		default:
-			return WAIT_REPORT;	/* gdb's own step is done */
+			return one_instruction_done(t);
 		}
 	}
+	if (t->ws_left && si.si_code == TRAP_TRACE)
+		return one_instruction_done(t);
 	if (hw_stopped_by(t, &reason, &addr)) {
 		ev->reason = reason;
 		ev->data = addr;
@@ -1223,6 +1241,24 @@ int inferior_kill(struct process *p)
 	}
 	process_free(p);
 	return 0;
+}
+
+void inferior_stop_all(void)
+{
+	if (agent.non_stop)
+		return;
+	stop_all(NULL);
+	settle_probe_threads(NULL);
+	agent.running = false;
+}
+
+void inferior_run_disconnected(void)
+{
+	struct rsp_resume_action all = { .kind = RSP_RESUME_CONTINUE,
+					 .ptid = { RSP_ID_ALL, RSP_ID_ALL } };
+
+	if (agent.processes && !agent.running)
+		inferior_resume(&all, 1);
 }
 
 void inferior_kill_all_for_exit(void)

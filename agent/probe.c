@@ -229,9 +229,9 @@ int probe_execute(struct probe *pr, struct thread *t)
 			return err;
 		regs_from_gpregs(blk, &g);
 		t->regs_dirty = true;
-		return t->user_stepping ? PROBE_EXEC_DONE : PROBE_EXEC_RUN;
+		return t->user_stepping || t->ws_left ? PROBE_EXEC_DONE : PROBE_EXEC_RUN;
 	}
-	if (pr->strategy == ARCH_BOOST && !t->user_stepping) {
+	if (pr->strategy == ARCH_BOOST && !t->user_stepping && !t->ws_left) {
 		g.pc = pr->slot;
 		regs_from_gpregs(blk, &g);
 		t->regs_dirty = true;
@@ -250,7 +250,7 @@ int probe_execute(struct probe *pr, struct thread *t)
 	t->step_probe_gone = false;
 	t->step_insn = pr->insn;
 	t->step_slot = pr->slot;
-	t->step_user = t->user_stepping;
+	t->step_user = t->user_stepping || t->ws_left;
 	return PROBE_EXEC_STEP;
 }
 

@@ -310,15 +310,17 @@ static void server_close_connection(void)
 	rsp_framer_free(&srv.framer);
 	if (agent.exit_after_reply)
 		return;
+	bool keep_tracing = trace_disconnect();
 	if (srv.stdio || agent.opt.once || !srv.listener) {
 		debug("connection closed: exiting");
 		server_finish_and_exit(0);
 	}
 	log_user("Remote side has terminated connection.  "
 		 "probe-agent will reopen the connection.");
-	if (agent.running) {
-		/* Nobody to report to: stop the program where it is. */
-		agent.running = false;
+	if (keep_tracing) {
+		/* Disconnected tracing: the program runs on, collecting. */
+		log_user("Disconnected tracing in effect: the program runs on.");
+		inferior_run_disconnected();
 	}
 	evconnlistener_enable(srv.listener);
 	log_user("Listening on port %d", agent.listen_port);

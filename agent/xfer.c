@@ -374,6 +374,10 @@ void handle_xfer(struct rsp_request *req, struct rsp_buf *reply)
 		err = p ? svr4_library_list(p, &obj) : -ESRCH;
 	} else if (strcmp(object, "siginfo") == 0) {
 		err = xfer_siginfo_read(&obj);
+	} else if (strcmp(object, "traceframe-info") == 0) {
+		rsp_buf_free(&obj);
+		trace_frame_info(req, reply);
+		return;
 	} else if (strcmp(object, "osdata") == 0) {
 		/* Produced once at offset 0: gdb reads it in pieces. */
 		static struct rsp_buf osdata;

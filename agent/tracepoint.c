@@ -1,0 +1,1012 @@
+/*
+ * tracepoint.c - gdb's tracepoints, run by the agent.
+ *
+ * gdb defines tracepoints (QTDP, QTDPsrc, QTDV) into the store
+ * (protocol/tracepoint.c); QTStart verifies every expression and puts one
+ * probe (probe.c) at each traced address.  A hit never waits for gdb: the
+ * probe's callback evaluates each enabled tracepoint's condition, collects
+ * a frame into the trace buffer (protocol/tbuf.c, gdb's trace-file frame
+ * layout) and the thread runs on.  A run ends on QTStop, a pass count, a
+ * full buffer, an evaluation error or a disconnect; the probes then go, and
+ * the frames stay for tfind, tdump, tsave.
+ *
+ * Invariants:
+ * - Probes are taken out only outside a hit: a stop decided during a hit
+ *   (pass count, full buffer, error) is applied when the hit is over.
+ * - A frame is stored whole or not at all: a hit that does not fit in a
+ *   linear buffer stops the run and leaves no partial frame; memory that
+ *   cannot be read is left out of the frame, so gdb shows it unavailable.
+ * - While a frame is selected (QTFrame), registers and memory come from
+ *   it; memory outside its blocks comes from read-only mappings only.
+ */
+#define LOG_DOMAIN "tp"
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "protocol/ax.h"
+#include "protocol/tbuf.h"
+#include "protocol/tfile.h"
+#include "protocol/tp-status.h"
+#include "protocol/tracepoint.h"
+
+#define DEFAULT_BUFFER_SIZE 0x500000
+#define COLLECT_CHUNK 65535
+
+struct trace {
+	struct tp_store store;
+	struct tbuf tb;
+	bool tb_ready;
+	size_t tb_regsize;
+
+	bool running, ever_run;
+	enum tp_stop_reason reason;
+	uint32_t stopping_tp;
+	char error[160];
+	bool stop_pending;		/* decided during a hit */
+	enum tp_stop_reason pending_reason;
+	uint32_t pending_tp;
+
+	bool circular, disconnected;
+	int64_t buffer_size;		/* requested; -1 = default */
+	uint64_t start_time, stop_time;
+	char *user, *notes, *stop_notes;
+
+	struct process *proc;		/* the process the run traces */
+
+	/* The frame gdb selected with QTFrame; -1 = live. */
+	int64_t frame_no;
+	struct tbuf_frame frame;
+
+	struct tp_upload upload;
+	struct tsv_upload tsv_upload;
+};
+
+static struct trace tr = { .frame_no = -1, .buffer_size = -1 };
+
+/* Scratch for one memory collection (64 KiB pieces). */
+static uint8_t collect_buf[COLLECT_CHUNK];
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void set_string(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src ? strdup(src) : NULL;
+}
+
+void trace_init(void)
+{
+	tp_store_init(&tr.store);
+}
+
+bool trace_running(void)
+{
+	return tr.running;
+}
+
+bool trace_frame_selected(void)
+{
+	return tr.frame_no >= 0;
+}
+
+/* --- the run ----------------------------------------------------------------- */
+
+static void remove_probes(void)
+{
+	struct process *p = tr.proc;
+
+	if (!p || !process_find(p->pid)) {
+		tr.proc = NULL;
+		return;
+	}
+	for (struct probe *pr = p->probes, *next; pr; pr = next) {
+		next = pr->next;
+		if (pr->owner == PROBE_OWNER_TRACE)
+			probe_remove(pr);
+	}
+	tr.proc = NULL;
+}
+
+static void stop_run(enum tp_stop_reason reason, uint32_t tp)
+{
+	if (!tr.running)
+		return;
+	remove_probes();
+	tr.running = false;
+	tr.reason = reason;
+	tr.stopping_tp = tp;
+	tr.stop_time = now_usec();
+	debug("trace stopped: %s", tp_stop_reason_name(reason));
+}
+
+/* A stop decided during a hit: applied once the hit is over. */
+static void stop_later(enum tp_stop_reason reason, uint32_t tp)
+{
+	if (tr.stop_pending)
+		return;
+	tr.stop_pending = true;
+	tr.pending_reason = reason;
+	tr.pending_tp = tp;
+}
+
+void trace_after_hit(void)
+{
+	if (!tr.stop_pending)
+		return;
+	tr.stop_pending = false;
+	stop_run(tr.pending_reason, tr.pending_tp);
+}
+
+/* The traced process is going away (exit, kill, detach). */
+void trace_process_gone(struct process *p)
+{
+	if (tr.proc != p)
+		return;
+	if (tr.running) {
+		/* Its probes go with it; the frames stay. */
+		for (struct probe *pr = p->probes; pr; pr = pr->next)
+			if (pr->owner == PROBE_OWNER_TRACE)
+				pr->owner = PROBE_OWNER_NONE;
+		tr.running = false;
+		tr.reason = TP_STOP_UNKNOWN;
+		tr.stop_time = now_usec();
+	}
+	tr.proc = NULL;
+}
+
+/* gdb went away: the run goes on only with disconnected tracing. */
+bool trace_disconnect(void)
+{
+	if (!tr.running)
+		return false;
+	if (tr.disconnected)
+		return true;
+	stop_run(TP_STOP_DISCONNECTED, 0);
+	return false;
+}
+
+/* --- collection ------------------------------------------------------------ */
+
+struct hit {
+	struct thread *t;
+	const uint8_t *regs;		/* the thread's register block */
+	struct tp_def *tp;
+	int err;			/* collection failure (-ENOSPC ...) */
+};
+
+static int ctx_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *value)
+{
+	const struct hit *h = ctx->opaque;
+	const struct arch_ops *arch = agent.arch;
+
+	if (regnum >= arch->nregs_for(h->t->proc->features) ||
+	    arch->regs[regnum].bitsize > 64)
+		return -EINVAL;
+	*value = 0;
+	memcpy(value, h->regs + arch->regs[regnum].offset, arch->regs[regnum].bitsize / 8);
+	return 0;
+}
+
+static long ctx_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct hit *h = ctx->opaque;
+	ssize_t n = mem_read(h->t->proc, addr, buf, len);
+
+	return n < 0 ? (long)n : (long)n;
+}
+
+static int64_t tsv_live_value(const struct tsv_def *v)
+{
+	/* $trace_timestamp: microseconds, read when used. */
+	if (v->builtin && v->number == 1)
+		return (int64_t)now_usec();
+	return v->value;
+}
+
+static int ctx_tsv_get(const struct ax_ctx *ctx, unsigned num, int64_t *value)
+{
+	struct tsv_def *v = tsv_find(&tr.store, num);
+
+	if (!v)
+		return -ENOENT;
+	*value = tsv_live_value(v);
+	return 0;
+}
+
+static int ctx_tsv_set(const struct ax_ctx *ctx, unsigned num, int64_t value)
+{
+	struct tsv_def *v = tsv_find(&tr.store, num);
+
+	if (!v)
+		return -ENOENT;
+	v->value = value;
+	v->value_known = true;
+	return 0;
+}
+
+/* Collects [addr, addr+len): the readable part, in blocks of <= 64 KiB. */
+static int collect_mem(struct hit *h, uint64_t addr, uint64_t len)
+{
+	if (len > tr.tb.size)
+		len = tr.tb.size;	/* more could never fit */
+	while (len) {
+		size_t want = len < COLLECT_CHUNK ? len : COLLECT_CHUNK;
+		ssize_t n = mem_read(h->t->proc, addr, collect_buf, want);
+		if (n <= 0)
+			return 0;	/* unreadable: left out, gdb shows <unavailable> */
+		int err = tbuf_add_mem(&tr.tb, addr, collect_buf, n);
+		if (err < 0)
+			return err;
+		if ((size_t)n < want)
+			return 0;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int ctx_trace_mem(const struct ax_ctx *ctx, uint64_t addr, uint64_t len)
+{
+	struct hit *h = ctx->opaque;
+	int err = collect_mem(h, addr, len);
+
+	if (err < 0)
+		h->err = err;
+	return err;
+}
+
+static int ctx_trace_tsv(const struct ax_ctx *ctx, unsigned num)
+{
+	struct hit *h = ctx->opaque;
+	struct tsv_def *v = tsv_find(&tr.store, num);
+	int err;
+
+	if (!v)
+		return -ENOENT;
+	err = tbuf_add_tsv(&tr.tb, (int32_t)num, tsv_live_value(v));
+	if (err < 0)
+		h->err = err;
+	return err;
+}
+
+static int ctx_printf(const struct ax_ctx *ctx, const char *text, size_t len)
+{
+	/* Agent printf (dprintf-style agent): the agent's stderr. */
+	fwrite(text, 1, len, stderr);
+	return 0;
+}
+
+static void hit_ctx(struct hit *h, struct ax_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->read_reg = ctx_read_reg;
+	ctx->read_mem = ctx_read_mem;
+	ctx->tsv_get = ctx_tsv_get;
+	ctx->tsv_set = ctx_tsv_set;
+	ctx->trace_mem = ctx_trace_mem;
+	ctx->trace_tsv = ctx_trace_tsv;
+	ctx->printf_out = ctx_printf;
+	ctx->opaque = h;
+}
+
+static void evaluation_failed(struct tp_def *tp, const char *what,
+			      const struct ax_result *res)
+{
+	snprintf(tr.error, sizeof(tr.error), "%s of tracepoint %u: %s", what,
+		 tp->number, res->message);
+	stop_later(TP_STOP_ERROR, tp->number);
+}
+
+/* One frame for tracepoint `tp`: its collect actions, or its
+ * while-stepping actions.  Returns 0, or -errno when the run must stop. */
+static int collect_frame(struct hit *h, bool stepping)
+{
+	struct tp_def *tp = h->tp;
+	struct ax_ctx ctx;
+	bool want_regs = false;
+	size_t size;
+	int err;
+
+	hit_ctx(h, &ctx);
+	for (size_t i = 0; i < tp->n_actions; i++)
+		if (tp->actions[i].while_stepping == stepping &&
+		    tp->actions[i].kind == TP_ACTION_REGS)
+			want_regs = true;
+	err = tbuf_frame_begin(&tr.tb, (int16_t)tp->number);
+	if (err < 0)
+		return err;
+	if (want_regs && (err = tbuf_add_regs(&tr.tb, h->regs)) < 0)
+		goto fail;
+	for (size_t i = 0; i < tp->n_actions; i++) {
+		const struct tp_action *a = &tp->actions[i];
+		struct ax_result res;
+
+		if (a->while_stepping != stepping)
+			continue;
+		switch (a->kind) {
+		case TP_ACTION_MEM: {
+			uint64_t base = 0;
+			if (a->basereg >= 0 &&
+			    ctx_read_reg(&ctx, (unsigned)a->basereg, &base) < 0)
+				continue;
+			err = collect_mem(h, base + (uint64_t)a->offset, a->mem_len);
+			break;
+		}
+		case TP_ACTION_EXPR:
+			h->err = 0;
+			if (ax_eval(a->bytes, a->len, &ctx, &res) < 0) {
+				if (h->err) {
+					err = h->err;
+					break;
+				}
+				tbuf_frame_abort(&tr.tb);
+				evaluation_failed(tp, "an action", &res);
+				return -EINVAL;
+			}
+			break;
+		default:
+			break;	/* R: the block above; L: static data, none here */
+		}
+		if (err < 0)
+			goto fail;
+	}
+	err = tbuf_frame_commit(&tr.tb, &size);
+	if (err < 0)
+		return err;	/* the frame is gone already */
+	tp->bytes_used += size;
+	return 0;
+fail:
+	tbuf_frame_abort(&tr.tb);
+	return err;
+}
+
+static void collection_failed(struct tp_def *tp, int err)
+{
+	if (err == -ENOSPC)
+		stop_later(TP_STOP_FULL, 0);
+	else if (err != -E2BIG) {
+		snprintf(tr.error, sizeof(tr.error), "collecting tracepoint %u: %s",
+			 tp->number, strerror(-err));
+		stop_later(TP_STOP_ERROR, tp->number);
+	}
+}
+
+/*
+ * The probe's callback: every enabled tracepoint at this address, in
+ * number order.  The thread goes on (returns 0) whatever happens.
+ */
+static int trace_hit(struct probe *pr, struct thread *t, void *arg)
+{
+	struct hit h = { .t = t };
+	uint8_t *regs = regs_block(t);
+
+	if (!tr.running || !regs)
+		return 0;
+	h.regs = regs;
+	for (struct tp_def *tp = tp_next_at(&tr.store, pr->addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, pr->addr, tp)) {
+		struct ax_ctx ctx;
+		struct ax_result res;
+
+		if (!tp->enabled || tr.stop_pending)
+			continue;
+		h.tp = tp;
+		if (tp->cond) {
+			hit_ctx(&h, &ctx);
+			if (ax_eval_cond(tp->cond, tp->cond_len, &ctx, &res) < 0) {
+				evaluation_failed(tp, "the condition", &res);
+				continue;
+			}
+			if (!res.value)
+				continue;
+		}
+		int err = collect_frame(&h, false);
+		if (err < 0) {
+			if (!tr.stop_pending)
+				collection_failed(tp, err);
+			continue;
+		}
+		tp->hit_count++;
+		if (tp->step_count && !t->ws_left) {
+			t->ws_left = tp->step_count;
+			t->ws_number = tp->number;
+			t->ws_addr = tp->addr;
+		}
+		if (tp_pass_reached(tp))
+			stop_later(TP_STOP_PASSCOUNT, tp->number);
+	}
+	return 0;
+}
+
+/* A thread doing while-stepping finished one more instruction. */
+void trace_step_frame(struct thread *t)
+{
+	struct tp_def *tp = tp_find(&tr.store, t->ws_number, t->ws_addr);
+	struct hit h = { .t = t, .tp = tp };
+
+	if (t->ws_left)
+		t->ws_left--;
+	if (!tr.running || !tp || !(h.regs = regs_block(t))) {
+		t->ws_left = 0;
+		return;
+	}
+	int err = collect_frame(&h, true);
+	if (err < 0 && !tr.stop_pending)
+		collection_failed(tp, err);
+	if (tr.stop_pending)
+		t->ws_left = 0;
+}
+
+static void probe_gone_cb(struct probe *pr, void *arg)
+{
+}
+
+/* Puts a probe at every address of the enabled tracepoints (once per
+ * address).  Returns 0 or -errno with the reason in `why`. */
+static int install(struct tp_def *only, char *why, size_t whylen)
+{
+	struct process *p = current_process();
+
+	if (!p) {
+		snprintf(why, whylen, "no process to trace");
+		return -ESRCH;
+	}
+	tr.proc = p;
+	for (size_t i = 0; i < tp_count(&tr.store); i++) {
+		struct tp_def *tp = tp_at(&tr.store, i);
+		struct probe *pr;
+
+		if ((only && tp != only) || !tp->enabled)
+			continue;
+		if (probe_at(p, tp->addr))
+			continue;	/* shared with another tracepoint */
+		int err = probe_insert(p, tp->addr, trace_hit, NULL, &pr, why, whylen);
+		if (err < 0)
+			return err;
+		pr->owner = PROBE_OWNER_TRACE;
+		pr->on_gone = probe_gone_cb;
+	}
+	return 0;
+}
+
+/* Every expression is checked before anything runs. */
+static int verify(struct tp_def *tp, char *why, size_t whylen)
+{
+	struct ax_info info;
+	char err[128];
+
+	if (tp->cond && ax_verify(tp->cond, tp->cond_len, &info, err, sizeof(err)) < 0) {
+		snprintf(why, whylen, "condition of tracepoint %u: %s", tp->number, err);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < tp->n_actions; i++) {
+		const struct tp_action *a = &tp->actions[i];
+		if (a->kind != TP_ACTION_EXPR)
+			continue;
+		if (ax_verify(a->bytes, a->len, &info, err, sizeof(err)) < 0) {
+			snprintf(why, whylen, "action of tracepoint %u: %s", tp->number, err);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int start_run(char *why, size_t whylen)
+{
+	struct process *p = current_process();
+	size_t regsize = p ? regs_block_size(p) : 0;
+	size_t size = tr.buffer_size < 0 ? DEFAULT_BUFFER_SIZE : (size_t)tr.buffer_size;
+	int err;
+
+	if (!p) {
+		snprintf(why, whylen, "no process to trace: start the program first");
+		return -ESRCH;
+	}
+	for (size_t i = 0; i < tp_count(&tr.store); i++)
+		if ((err = verify(tp_at(&tr.store, i), why, whylen)) < 0)
+			return err;
+	if (tr.tb_ready && tr.tb_regsize != regsize) {
+		tbuf_free(&tr.tb);
+		tr.tb_ready = false;
+	}
+	if (!tr.tb_ready) {
+		if (tbuf_init(&tr.tb, size, regsize) < 0) {
+			snprintf(why, whylen, "cannot allocate a trace buffer of %zu bytes", size);
+			return -ENOMEM;
+		}
+		tr.tb_ready = true;
+		tr.tb_regsize = regsize;
+	} else if (tbuf_resize(&tr.tb, size) < 0) {
+		snprintf(why, whylen, "cannot allocate a trace buffer of %zu bytes", size);
+		return -ENOMEM;
+	}
+	tbuf_clear(&tr.tb);
+	tbuf_set_circular(&tr.tb, tr.circular);
+	tp_store_start_run(&tr.store);
+	tr.frame_no = -1;
+	tr.stop_pending = false;
+	tr.error[0] = '\0';
+	set_string(&tr.stop_notes, NULL);
+	for (struct thread *t = p->threads; t; t = t->next)
+		t->ws_left = 0;
+	err = install(NULL, why, whylen);
+	if (err < 0) {
+		remove_probes();
+		return err;
+	}
+	tr.running = tr.ever_run = true;
+	tr.start_time = now_usec();
+	tr.stop_time = 0;
+	return 0;
+}
+
+/* --- status ------------------------------------------------------------ */
+
+static void fill_status(struct tp_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->running = tr.running;
+	st->reason = tr.running ? TP_STOP_UNKNOWN : tr.ever_run ? tr.reason : TP_STOP_NOT_RUN;
+	st->stopping_tp = tr.stopping_tp;
+	st->stop_notes = tr.stop_notes;
+	st->error = tr.error;
+	if (tr.tb_ready) {
+		st->frames = tr.tb.frames;
+		st->created = tr.tb.created;
+		st->free_bytes = tbuf_free_bytes(&tr.tb);
+		st->size = tr.tb.size;
+	} else {
+		st->size = st->free_bytes =
+			tr.buffer_size < 0 ? DEFAULT_BUFFER_SIZE : (uint64_t)tr.buffer_size;
+	}
+	st->circular = tr.circular;
+	st->disconnected = tr.disconnected;
+	st->start_time = tr.start_time;
+	st->stop_time = tr.stop_time;
+	st->user = tr.user;
+	st->notes = tr.notes;
+}
+
+/* --- frames ---------------------------------------------------------------- */
+
+static uint64_t tp_addr_cb(void *ctx, int tpnum)
+{
+	return tp_number_addr(&tr.store, (uint32_t)tpnum);
+}
+
+static void frame_pc_desc(struct tbuf_pc *pc)
+{
+	const struct arch_reg *r = &agent.arch->regs[agent.arch->pc_regnum];
+
+	pc->pc_offset = r->offset;
+	pc->pc_size = r->bitsize / 8;
+	pc->tp_addr = tp_addr_cb;
+	pc->ctx = NULL;
+}
+
+static void select_frame(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct tbuf_frame f;
+	struct tbuf_pc pc;
+	struct tbuf_query q = { 0 };
+	int err;
+
+	if (req->u.tframe.kind == RSP_TFRAME_NONE) {
+		tr.frame_no = -1;
+		rsp_buf_puts(reply, "OK");
+		return;
+	}
+	if (!tr.tb_ready) {
+		rsp_buf_puts(reply, "F-1");
+		tr.frame_no = -1;
+		return;
+	}
+	frame_pc_desc(&pc);
+	switch (req->u.tframe.kind) {
+	case RSP_TFRAME_NUMBER:
+		err = tbuf_frame_get(&tr.tb, req->u.tframe.number, &f);
+		break;
+	case RSP_TFRAME_PC:
+		q.kind = TBUF_FIND_PC;
+		q.lo = req->u.tframe.lo;
+		err = tbuf_find(&tr.tb, &q, tr.frame_no, &pc, &f);
+		break;
+	case RSP_TFRAME_TDP:
+		q.kind = TBUF_FIND_TDP;
+		q.tpnum = (int)req->u.tframe.number;
+		err = tbuf_find(&tr.tb, &q, tr.frame_no, &pc, &f);
+		break;
+	case RSP_TFRAME_RANGE:
+	case RSP_TFRAME_OUTSIDE:
+		q.kind = req->u.tframe.kind == RSP_TFRAME_RANGE ? TBUF_FIND_RANGE
+								 : TBUF_FIND_OUTSIDE;
+		q.lo = req->u.tframe.lo;
+		q.hi = req->u.tframe.hi;
+		err = tbuf_find(&tr.tb, &q, tr.frame_no, &pc, &f);
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	if (err < 0) {
+		tr.frame_no = -1;
+		rsp_buf_puts(reply, "F-1");
+		return;
+	}
+	tr.frame = f;
+	tr.frame_no = (int64_t)f.number;
+	rsp_buf_printf(reply, "F%llxT%x", (unsigned long long)f.number, (unsigned)f.tpnum);
+}
+
+/* g in a frame: its R block, or every register unavailable but the PC. */
+void trace_frame_regs(struct rsp_buf *reply)
+{
+	const uint8_t *regs;
+	const struct arch_ops *arch = agent.arch;
+
+	if (tbuf_frame_regs(&tr.tb, &tr.frame, &regs) == 0) {
+		rsp_buf_put_hex(reply, regs, tr.tb.regblock_size);
+		return;
+	}
+	uint64_t pc = tp_number_addr(&tr.store, (uint32_t)tr.frame.tpnum);
+	const struct arch_reg *pcr = &arch->regs[arch->pc_regnum];
+	for (size_t off = 0; off < tr.tb.regblock_size; off++) {
+		if (off == pcr->offset) {
+			rsp_buf_put_hex(reply, &pc, 8);
+			off += 7;
+		} else {
+			rsp_buf_puts(reply, "xx");
+		}
+	}
+}
+
+void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply)
+{
+	const struct arch_ops *arch = agent.arch;
+	const struct arch_reg *r = &arch->regs[regnum];
+	const uint8_t *regs;
+
+	if (r->offset + r->bitsize / 8 > tr.tb.regblock_size) {
+		rsp_buf_put_error(reply, "no register %u in trace frames", regnum);
+		return;
+	}
+	if (tbuf_frame_regs(&tr.tb, &tr.frame, &regs) == 0) {
+		rsp_buf_put_hex(reply, regs + r->offset, r->bitsize / 8);
+		return;
+	}
+	if ((int)regnum == arch->pc_regnum) {
+		uint64_t pc = tp_number_addr(&tr.store, (uint32_t)tr.frame.tpnum);
+		rsp_buf_put_hex(reply, &pc, 8);
+		return;
+	}
+	for (unsigned i = 0; i < r->bitsize / 8; i++)
+		rsp_buf_puts(reply, "xx");
+}
+
+/* Whether [addr, addr+len) lies in a mapping the program cannot write:
+ * such memory is the same now as when the frame was collected. */
+static bool read_only_memory(struct process *p, uint64_t addr, size_t len)
+{
+	char path[64], line[512];
+	bool ro = false;
+	FILE *f;
+
+	if (!p)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
+			continue;
+		if (addr >= lo && addr + len <= hi) {
+			ro = perms[0] == 'r' && perms[1] == '-';
+			break;
+		}
+	}
+	fclose(f);
+	return ro;
+}
+
+void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply)
+{
+	size_t got = 0;
+
+	if (len > COLLECT_CHUNK)
+		len = COLLECT_CHUNK;
+	tbuf_frame_read_mem(&tr.tb, &tr.frame, addr, collect_buf, len, &got);
+	if (got) {
+		rsp_buf_put_hex(reply, collect_buf, got);
+		return;
+	}
+	struct process *p = current_process();
+	if (read_only_memory(p, addr, len)) {
+		ssize_t n = mem_read(p, addr, collect_buf, len);
+		if (n > 0) {
+			rsp_buf_put_hex(reply, collect_buf, n);
+			return;
+		}
+	}
+	rsp_buf_puts(reply, "E01");	/* not collected: unavailable */
+}
+
+void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct rsp_buf xml;
+
+	if (tr.frame_no < 0) {
+		rsp_buf_put_error(reply, "no trace frame selected");
+		return;
+	}
+	rsp_buf_init(&xml);
+	tbuf_frame_info_xml(&tr.tb, &tr.frame, &xml);
+	uint64_t off = req->u.xfer.offset, len = req->u.xfer.length;
+	if (off > xml.len) {
+		rsp_buf_put_error(reply, "offset beyond the traceframe-info document");
+	} else {
+		uint64_t n = xml.len - off < len ? xml.len - off : len;
+		if (n > RSP_MAX_PAYLOAD / 2)
+			n = RSP_MAX_PAYLOAD / 2;
+		rsp_buf_putc(reply, off + n < xml.len ? 'm' : 'l');
+		rsp_buf_put_escaped(reply, xml.data + off, n);
+	}
+	rsp_buf_free(&xml);
+}
+
+/* --- saving ------------------------------------------------------------------ */
+
+static int fd_write(void *ctx, const void *data, size_t len)
+{
+	int fd = *(int *)ctx;
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -errno;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void save_file(const char *path, struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+	unsigned int features = p ? p->features : 0;
+	struct tfile_writer w;
+	struct tp_status st;
+	char xml[32768];
+	int fd, err;
+
+	if (!tr.tb_ready) {
+		rsp_buf_put_error(reply, "no trace run to save");
+		return;
+	}
+	if (agent.arch->target_xml(features, xml, sizeof(xml)) < 0)
+		xml[0] = '\0';
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rsp_buf_put_error(reply, "cannot create %s: %s", path, strerror(errno));
+		return;
+	}
+	fill_status(&st);
+	tfile_writer_init(&w, fd_write, &fd);
+	err = tfile_write(&w, tr.tb.regblock_size, xml[0] ? xml : NULL, &st,
+			  &tr.store, &tr.tb);
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (err < 0)
+		rsp_buf_put_error(reply, "cannot write %s: %s", path, strerror(-err));
+	else
+		rsp_buf_puts(reply, "OK");
+}
+
+/* --- packets ----------------------------------------------------------------- */
+
+static void reply_store_error(struct rsp_buf *reply, int err)
+{
+	rsp_buf_put_error(reply, "%s", tr.store.error ? tr.store.error : strerror(-err));
+}
+
+/* A definition completed while running: InstallInTrace. */
+static void install_now(struct tp_def *tp, struct rsp_buf *reply)
+{
+	char why[256];
+
+	if (verify(tp, why, sizeof(why)) < 0 || install(tp, why, sizeof(why)) < 0) {
+		rsp_buf_put_error(reply, "%s", why);
+		return;
+	}
+	rsp_buf_puts(reply, "OK");
+}
+
+void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct tp_def *tp = NULL;
+	struct tp_status st;
+	char why[256];
+	int err;
+
+	switch (req->kind) {
+	case RSP_REQ_TINIT:
+		stop_run(TP_STOP_COMMAND, 0);
+		tp_store_clear(&tr.store);
+		if (tr.tb_ready)
+			tbuf_clear(&tr.tb);
+		tr.frame_no = -1;
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TDP:
+		err = tp_define(&tr.store, req, &tp);
+		if (err < 0)
+			reply_store_error(reply, err);
+		else if (err == 0 && tr.running && !req->u.tdp.more)
+			install_now(tp, reply);
+		else
+			rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TDP_ACTIONS:
+		err = tp_add_actions(&tr.store, req, &tp);
+		if (err < 0)
+			reply_store_error(reply, err);
+		else if (err == 0 && tr.running && !req->u.tdp_actions.more)
+			install_now(tp, reply);
+		else
+			rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TDP_SRC:
+		err = tp_add_source(&tr.store, req);
+		if (err < 0)
+			reply_store_error(reply, err);
+		else
+			rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TDV:
+		err = tsv_define(&tr.store, req->u.tdv.number, req->u.tdv.initial,
+				 req->u.tdv.builtin, req->u.tdv.name);
+		if (err < 0)
+			reply_store_error(reply, err);
+		else
+			rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TRO:
+		/* gdb 13 sends link-time addresses here for PIE programs;
+		 * read-only memory is found from the mappings instead. */
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TDISCONNECTED:
+		tr.disconnected = req->u.flag;
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TBUFFER_CIRCULAR:
+		tr.circular = req->u.flag;
+		if (tr.tb_ready && !tr.running)
+			tbuf_set_circular(&tr.tb, tr.circular);
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TBUFFER_SIZE:
+		if (!tr.running)
+			tr.buffer_size = req->u.tbuffer_size;
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TNOTES:
+		if (req->u.tnotes.user)
+			set_string(&tr.user, req->u.tnotes.user);
+		if (req->u.tnotes.notes)
+			set_string(&tr.notes, req->u.tnotes.notes);
+		if (req->u.tnotes.tstop)
+			set_string(&tr.stop_notes, req->u.tnotes.tstop);
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TSTART:
+		if (tr.running)
+			stop_run(TP_STOP_COMMAND, 0);
+		if (start_run(why, sizeof(why)) < 0)
+			rsp_buf_put_error(reply, "%s", why);
+		else
+			rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TSTOP:
+		stop_run(TP_STOP_COMMAND, 0);
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_TENABLE:
+	case RSP_REQ_TDISABLE: {
+		bool on = req->kind == RSP_REQ_TENABLE;
+		err = tp_set_enabled(&tr.store, req->u.tp_ref.number, req->u.tp_ref.addr, on);
+		if (err < 0) {
+			reply_store_error(reply, err);
+			break;
+		}
+		tp = tp_find(&tr.store, req->u.tp_ref.number, req->u.tp_ref.addr);
+		if (on && tr.running && tp)
+			install_now(tp, reply);
+		else
+			rsp_buf_puts(reply, "OK");
+		break;
+	}
+	case RSP_REQ_TSTATUS:
+		fill_status(&st);
+		tp_status_put_reply(&st, reply);
+		break;
+	case RSP_REQ_TP_STATUS:
+		tp = tp_lookup_qtp(&tr.store, req->u.tp_ref.number, req->u.tp_ref.addr);
+		if (!tp)
+			rsp_buf_put_error(reply, "no tracepoint %u at 0x%llx",
+					  req->u.tp_ref.number,
+					  (unsigned long long)req->u.tp_ref.addr);
+		else
+			tp_put_status(tp, reply);
+		break;
+	case RSP_REQ_TV: {
+		struct tsv_def *v = tsv_find(&tr.store, req->u.tsv_number);
+		int64_t value;
+		if (tr.frame_no >= 0) {
+			if (tbuf_frame_tsv(&tr.tb, &tr.frame, (int32_t)req->u.tsv_number, &value) == 0)
+				rsp_buf_printf(reply, "V%llx", (unsigned long long)value);
+			else
+				rsp_buf_puts(reply, "U");
+		} else if (v && (v->value_known || (v->builtin && v->number == 1))) {
+			rsp_buf_printf(reply, "V%llx", (unsigned long long)tsv_live_value(v));
+		} else {
+			rsp_buf_puts(reply, "U");
+		}
+		break;
+	}
+	case RSP_REQ_TP_UPLOAD_FIRST:
+		tp_upload_start(&tr.upload, RSP_MAX_PAYLOAD - 16, false);
+		/* fall through */
+	case RSP_REQ_TP_UPLOAD_NEXT:
+		if (tp_upload_next(&tr.store, &tr.upload, reply) == 0)
+			rsp_buf_puts(reply, "l");
+		break;
+	case RSP_REQ_TSV_UPLOAD_FIRST:
+		tsv_upload_start(&tr.tsv_upload, RSP_MAX_PAYLOAD - 16);
+		/* fall through */
+	case RSP_REQ_TSV_UPLOAD_NEXT:
+		if (tsv_upload_next(&tr.store, &tr.tsv_upload, reply) == 0)
+			rsp_buf_puts(reply, "l");
+		break;
+	case RSP_REQ_TFRAME:
+		select_frame(req, reply);
+		break;
+	case RSP_REQ_TBUFFER_READ:
+		if (!tr.tb_ready ||
+		    tbuf_reply_raw(&tr.tb, req->u.tbuf_read.offset,
+				   req->u.tbuf_read.len > RSP_MAX_PAYLOAD / 2 - 8
+					   ? RSP_MAX_PAYLOAD / 2 - 8
+					   : req->u.tbuf_read.len,
+				   reply) < 0) {
+			rsp_buf_reset(reply);
+			rsp_buf_puts(reply, "E01");
+		}
+		break;
+	case RSP_REQ_TSAVE:
+		save_file(req->u.str, reply);
+		break;
+	default:
+		/* Fast and static tracepoints, markers: not in this build. */
+		break;
+	}
+}
