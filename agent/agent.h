@@ -281,8 +281,7 @@ int inferior_kill(struct process *p);
 void inferior_kill_all_for_exit(void);
 /* Stops every running thread (gdb reconnecting to a running program). */
 void inferior_stop_all(void);
-/* Lets every thread run with nobody to report to (disconnected tracing). */
-void inferior_run_disconnected(void);
+
 struct process *process_find(pid_t pid);
 struct thread *thread_find(pid_t tid);
 struct thread *thread_find_ptid(int64_t pid, int64_t tid);
@@ -318,6 +317,8 @@ ssize_t mem_read_raw(struct process *p, uint64_t addr, void *buf, size_t len);
 ssize_t mem_write_raw(struct process *p, uint64_t addr, const void *buf,
 		      size_t len);
 int mem_open(struct process *p);
+int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
+		      char perms[5]);
 
 /* breakpoint.c */
 int bp_insert(struct process *p, uint64_t addr, unsigned int kind);

@@ -1252,15 +1252,6 @@ void inferior_stop_all(void)
 	agent.running = false;
 }
 
-void inferior_run_disconnected(void)
-{
-	struct rsp_resume_action all = { .kind = RSP_RESUME_CONTINUE,
-					 .ptid = { RSP_ID_ALL, RSP_ID_ALL } };
-
-	if (agent.processes && !agent.running)
-		inferior_resume(&all, 1);
-}
-
 void inferior_kill_all_for_exit(void)
 {
 	while (agent.processes) {

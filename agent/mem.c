@@ -130,3 +130,38 @@ ssize_t mem_write(struct process *p, uint64_t addr, const void *buf,
 	}
 	return mem_write_raw(p, addr, shadowed ? tmp : buf, len);
 }
+
+/*
+ * The permissions ("r-xp" ...) of the mapping holding [addr, addr+len),
+ * from /proc/PID/maps.  Returns 0, or -ENOENT when no single mapping
+ * holds the range.
+ */
+int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
+		      char perms[5])
+{
+	char path[64], line[512];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		char pm[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, pm) != 3)
+			continue;
+		if (addr >= lo && addr < hi) {
+			if (addr + len <= hi) {
+				memcpy(perms, pm, 4);
+				perms[4] = '\0';
+				err = 0;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}

@@ -103,6 +103,18 @@ int probe_insert(struct process *p, uint64_t addr,
 			 (unsigned long long)addr);
 		return -EEXIST;
 	}
+	/* Only code: a breakpoint in data would corrupt it. */
+	char perms[5];
+	if (mem_mapping_perms(p, addr, 1, perms) < 0) {
+		snprintf(why, whylen, "0x%llx is not mapped in process %d",
+			 (unsigned long long)addr, p->pid);
+		return -EFAULT;
+	}
+	if (perms[2] != 'x') {
+		snprintf(why, whylen, "0x%llx is not code: its memory is %s, not executable",
+			 (unsigned long long)addr, perms);
+		return -EPERM;
+	}
 	/* Original bytes: mem_read hides gdb's breakpoints. */
 	n = mem_read(p, addr, buf, arch->max_insn_len);
 	if (n <= 0) {

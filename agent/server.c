@@ -317,11 +317,10 @@ static void server_close_connection(void)
 	}
 	log_user("Remote side has terminated connection.  "
 		 "probe-agent will reopen the connection.");
-	if (keep_tracing) {
-		/* Disconnected tracing: the program runs on, collecting. */
-		log_user("Disconnected tracing in effect: the program runs on.");
-		inferior_run_disconnected();
-	}
+	if (keep_tracing)
+		/* The tracepoints stay in; the program stays where gdb left
+		 * it, and collects as soon as anyone resumes it. */
+		log_user("Disconnected tracing in effect: the trace stays armed.");
 	evconnlistener_enable(srv.listener);
 	log_user("Listening on port %d", agent.listen_port);
 }

@@ -702,28 +702,10 @@ void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply)
  * such memory is the same now as when the frame was collected. */
 static bool read_only_memory(struct process *p, uint64_t addr, size_t len)
 {
-	char path[64], line[512];
-	bool ro = false;
-	FILE *f;
+	char perms[5];
 
-	if (!p)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		char perms[8];
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
-			continue;
-		if (addr >= lo && addr + len <= hi) {
-			ro = perms[0] == 'r' && perms[1] == '-';
-			break;
-		}
-	}
-	fclose(f);
-	return ro;
+	return p && mem_mapping_perms(p, addr, len, perms) == 0 &&
+	       perms[0] == 'r' && perms[1] == '-';
 }
 
 void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply)
