@@ -13,7 +13,8 @@
 #               Unset and not built = framework error (99): never a silent
 #               fallback.  STUB=/usr/bin/gdbserver runs the same cases
 #               against gdbserver (STRATEGY is then ignored).
-#   STRATEGY    tracepoint strategies for the agent, passed to it as
+#   STRATEGY    tracepoint strategies for the agent (default: all four,
+#               step boost emulate auto; empty: the agent's default), as
 #               --tp-strategy=S; a list ("step boost emulate auto") runs the
 #               case once per strategy.  Empty: no option, agent default.
 #   GDB         gdb to use (default: gdb in PATH; missing = skip).
@@ -283,6 +284,7 @@ start_tcp_multi() {
 	for try in 1 2 3; do
 		PORT=$(free_port)
 		: > "$MULTI_LOG"
+		: > "$T/multi.ground"	# one pass per strategy: start empty
 		TP_GROUND=$T/multi.ground timeout -k 5 $((GDB_TIMEOUT * 3)) \
 			"$STUB" "${STUB_OPTS[@]}" --multi "127.0.0.1:$PORT" \
 			> "$MULTI_LOG" 2>&1 < /dev/null &
@@ -438,7 +440,9 @@ info_hits() {	# N: "already hit" count of tracepoint N in `info tracepoints`
 . "$case_file"
 declare -F t_main >/dev/null || framework_error "$case_file defines no t_main"
 
-strategies=${STRATEGY:-}
+# Every case runs once per execution strategy of the agent, so the fast
+# paths are checked against the slow one; STRATEGY=auto (say) narrows it.
+strategies=${STRATEGY-step boost emulate auto}
 is_gdbserver && strategies=""
 [ -n "$strategies" ] || strategies="-"
 echo "stub: $STUB ($STUB_KIND)  gdb: $GDB  strategies: $strategies"
