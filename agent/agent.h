@@ -138,6 +138,7 @@ struct thread {
 	bool dregs_dirty;	/* debug registers must be written before resume */
 	int last_signal;	/* Linux signal of the last reported stop */
 	bool new_clone;		/* created by clone, first stop not seen yet */
+	bool start_pending;	/* adopted already stopped: start with parent */
 	/* Probes (probe.c) */
 	uint64_t probe_skip;	/* hit at this address already handled */
 	struct probe *step_probe; /* stepping through its slot */

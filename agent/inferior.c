@@ -230,9 +230,11 @@ static void orphan_take(struct thread *t)
 {
 	for (int i = 0; i < norphans; i++) {
 		if (orphans[i].tid == t->tid) {
-			/* Its first stop already came: it is stopped now. */
+			/* Its first stop already came: it is stopped now, and
+			 * starts with its parent unless everything stops. */
 			t->new_clone = false;
 			t->state = THREAD_STOPPED;
+			t->start_pending = true;
 			orphans[i] = orphans[--norphans];
 			return;
 		}
@@ -748,6 +750,19 @@ static void report_process_gone(struct process *p, struct stop_event *ev)
 	report(NULL, ev);
 }
 
+/* New threads whose first stop came before their parent's clone event
+ * run with the parent, unless the event stops everything. */
+static void start_adopted_threads(struct process *p, enum wait_outcome o)
+{
+	for (struct thread *n = p->threads; n; n = n->next) {
+		if (!n->start_pending)
+			continue;
+		n->start_pending = false;
+		if (o == WAIT_RESUME && n->resumed && n->state == THREAD_STOPPED)
+			resume_thread(n, false, 0);
+	}
+}
+
 /* One wait status while gdb waits for a stop (or not). */
 static void handle_status(pid_t tid, int status)
 {
@@ -770,8 +785,11 @@ static void handle_status(pid_t tid, int status)
 		return;
 	}
 	bool requested = t->stop_requested;
+	struct process *proc = t->proc;
 	enum wait_outcome o = classify(t, status, &ev, &sig);
 	debug("thread %d status %#x -> outcome %d", tid, status, o);
+	if (o != WAIT_PROCESS_GONE)
+		start_adopted_threads(proc, o);	/* t may be freed: not it */
 	switch (o) {
 	case WAIT_IGNORE:
 		if (agent.non_stop && requested && t->state == THREAD_STOPPED &&
