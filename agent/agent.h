@@ -199,6 +199,7 @@ struct process {
 	struct xol_area *xol_areas;
 	struct probe *probes;
 	bool fork_child;	/* reported by a fork event, not yet adopted */
+	bool hidden;		/* its fork event has not reached gdb yet */
 };
 
 /* --- the agent ------------------------------------------------------- */

@@ -305,6 +305,8 @@ static void put_thread_list_from(struct rsp_buf *reply)
 	bool first = true;
 
 	while (agent.proc_iter) {
+		if (agent.proc_iter->hidden)
+			agent.thread_iter = NULL;
 		while (agent.thread_iter) {
 			struct thread *t = agent.thread_iter;
 			rsp_buf_puts(reply, first ? "m" : ",");

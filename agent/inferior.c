@@ -303,6 +303,7 @@ static struct process *adopt_fork_child(struct process *parent, pid_t child)
 	int status;
 
 	c->fork_child = true;
+	c->hidden = true;	/* until gdb hears of the fork */
 	c->features = parent->features;
 	thread_add(c, child);
 	/* Wait for its first stop unless it already came. */
@@ -722,6 +723,12 @@ static void settle_probe_threads(struct thread *only)
 
 static void report(struct thread *t, struct stop_event *ev)
 {
+	if (ev->kind == STOP_SIGNAL &&
+	    (ev->reason == REASON_FORK || ev->reason == REASON_VFORK)) {
+		struct process *c = process_find((pid_t)ev->data);
+		if (c)
+			c->hidden = false;
+	}
 	settle_probe_threads(agent.non_stop ? t : NULL);
 	if (agent.non_stop) {
 		/* Only this thread stopped; gdb hears of it by notification. */
@@ -837,6 +844,8 @@ void inferior_sigchld(void)
 
 static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
 {
+	if (t->proc->hidden)
+		return false;	/* gdb does not know it yet */
 	if (id->pid > 0 && id->pid != t->proc->pid)
 		return false;
 	if (id->tid > 0 && id->tid != t->tid)
