@@ -36,5 +36,13 @@ make -j"$(nproc)"
 
 case "$what" in
 demo) exec tests/demo.sh ;;
-check) make -j"$(nproc)" check ;;
+check)
+	status=0
+	make -j"$(nproc)" check || status=$?
+	# One closing line over every test, from automake's results.
+	pass=$(cat $(find . -name '*.trs') 2>/dev/null | grep -c '^:test-result: PASS')
+	fail=$(cat $(find . -name '*.trs') 2>/dev/null | grep -cE '^:test-result: (FAIL|ERROR|XPASS)')
+	skip=$(cat $(find . -name '*.trs') 2>/dev/null | grep -c '^:test-result: SKIP')
+	echo "$pass passed, $fail failed, $skip skipped"
+	exit $status ;;
 esac
