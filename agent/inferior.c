@@ -995,7 +995,14 @@ void inferior_interrupt(void)
 
 	if ((!agent.non_stop && !agent.running) || !p)
 		return;
-	/* SIGINT as a terminal would send it; gdb reports it as such. */
+	/* SIGINT as a terminal would send it; gdb reports it as such.  It
+	 * goes to a thread gdb resumed: a signal for the whole process can
+	 * stay pending while the only thread that may take it spins. */
+	for (struct thread *t = p->threads; t; t = t->next)
+		if (t->state == THREAD_RUNNING && t->resumed) {
+			syscall(SYS_tgkill, p->pid, t->tid, SIGINT);
+			return;
+		}
 	kill(p->pid, SIGINT);
 }
 
