@@ -153,6 +153,7 @@ struct thread {
 	uint64_t ws_addr;
 	/* Register cache, valid while stopped. */
 	bool regs_valid, regs_dirty;
+	bool gpr_valid;		/* general registers only (regs_fetch_gpr) */
 	uint8_t *regcache;
 };
 
@@ -301,6 +302,12 @@ const char *thread_name(pid_t tid, char *buf, size_t size);
 int regs_fetch(struct thread *t);
 int regs_flush(struct thread *t);
 uint8_t *regs_block(struct thread *t);	/* fetches when needed */
+/* The block with at least the general registers (rax..gs, orig_rax,
+ * fs_base, gs_base) current: one system call instead of three. */
+uint8_t *regs_block_gpr(struct thread *t);
+int regs_fetch_gpr(struct thread *t);
+/* Whether regs_block_gpr() covers gdb register `regnum`. */
+bool regs_is_general(unsigned int regnum);
 size_t regs_block_size(const struct process *p);
 uint64_t regs_get_pc(struct thread *t);
 int regs_set_pc(struct thread *t, uint64_t pc);

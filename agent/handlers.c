@@ -114,7 +114,7 @@ void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
 	if (!t)
 		t = thread_find(ev->tid);
 	if (t) {
-		uint8_t *blk = regs_block(t);
+		uint8_t *blk = regs_block_gpr(t);
 		for (const int *r = agent.arch->expedite; blk && *r >= 0; r++) {
 			const struct arch_reg *reg = &agent.arch->regs[*r];
 			rsp_buf_printf(out, "%02x:", *r);

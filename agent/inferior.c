@@ -444,7 +444,7 @@ static enum wait_outcome one_instruction_done(struct thread *t)
 static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 				   struct sw_breakpoint *b, struct stop_event *ev)
 {
-	uint8_t *blk = regs_block(t);
+	uint8_t *blk = regs_block_gpr(t);
 	bool skip = t->probe_skip == pr->addr;
 	int report = 0, r;
 
@@ -493,7 +493,8 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	}
 	if (t->ws_left && si.si_code == TRAP_TRACE)
 		return one_instruction_done(t);
-	if (hw_stopped_by(t, &reason, &addr)) {
+	/* int3 (SI_KERNEL) never comes from a debug register. */
+	if (si.si_code != SI_KERNEL && hw_stopped_by(t, &reason, &addr)) {
 		ev->reason = reason;
 		ev->data = addr;
 		return WAIT_REPORT;
@@ -520,7 +521,7 @@ static enum wait_outcome classify_syscall(struct thread *t,
 	uint64_t nr = 0;
 
 	t->in_syscall = !t->in_syscall;
-	blk = regs_block(t);
+	blk = regs_block_gpr(t);
 	if (blk) {
 		/* orig_rax holds the syscall number at entry and return. */
 		const struct arch_reg *r = &agent.arch->regs[57];
@@ -1021,6 +1022,11 @@ static void child_exec(char **argv)
 		dup2(2, 1);
 	}
 	setpgid(0, 0);
+	/* The agent takes SIGCHLD through a signalfd, blocked: the program
+	 * must not inherit that. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (agent.opt.disable_randomization)
 		personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
 	if (agent.workdir && chdir(agent.workdir) < 0) {

@@ -227,7 +227,7 @@ static int mem_cb_write(void *ctx, uint64_t addr, const void *buf, size_t len)
  */
 int probe_execute(struct probe *pr, struct thread *t)
 {
-	uint8_t *blk = regs_block(t);
+	uint8_t *blk = regs_block_gpr(t);
 	struct arch_gpregs g;
 	int err;
 
@@ -274,7 +274,7 @@ int probe_execute(struct probe *pr, struct thread *t)
  */
 int probe_step_done(struct thread *t, bool trapped)
 {
-	uint8_t *blk = regs_block(t);
+	uint8_t *blk = regs_block_gpr(t);
 	struct arch_gpregs g;
 	uint64_t end = t->step_slot + t->step_xol.insn_len;
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -276,6 +277,11 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 static void on_sigchld(evutil_socket_t fd, short what, void *arg)
 {
+	struct signalfd_siginfo si[16];
+
+	/* Drained: waitpid below collects every pending status anyway. */
+	while (read(fd, si, sizeof(si)) > 0)
+		;
 	inferior_sigchld();
 	if (agent.exit_after_reply && !agent.running)
 		server_finish_and_exit(0);
@@ -475,7 +481,16 @@ int server_start(struct agent *a)
 		abort();
 	rsp_buf_init(&srv.out);
 	rsp_buf_init(&srv.last);
-	srv.sigchld_ev = evsignal_new(a->base, SIGCHLD, on_sigchld, NULL);
+	/* SIGCHLD through a signalfd: no signal handler, no self-pipe, on
+	 * every probe hit. */
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0)
+		die("signalfd: %s", strerror(errno));
+	srv.sigchld_ev = event_new(a->base, sfd, EV_READ | EV_PERSIST, on_sigchld, NULL);
 	event_add(srv.sigchld_ev, NULL);
 	if (server_is_stdio()) {
 		srv.stdio = true;

@@ -197,6 +197,9 @@ static int ctx_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *val
 	if (regnum >= arch->nregs_for(h->t->proc->features) ||
 	    arch->regs[regnum].bitsize > 64)
 		return -EINVAL;
+	/* Beyond the general registers: read the rest once. */
+	if (!regs_is_general(regnum) && !regs_block(h->t))
+		return -ESRCH;
 	*value = 0;
 	memcpy(value, h->regs + arch->regs[regnum].offset, arch->regs[regnum].bitsize / 8);
 	return 0;
@@ -330,8 +333,12 @@ static int collect_frame(struct hit *h, bool stepping)
 	err = tbuf_frame_begin(&tr.tb, (int16_t)tp->number);
 	if (err < 0)
 		return err;
-	if (want_regs && (err = tbuf_add_regs(&tr.tb, h->regs)) < 0)
+	if (want_regs && (!regs_block(h->t) ||
+			  (err = tbuf_add_regs(&tr.tb, h->regs)) < 0)) {
+		if (!err)
+			err = -ESRCH;
 		goto fail;
+	}
 	for (size_t i = 0; i < tp->n_actions; i++) {
 		const struct tp_action *a = &tp->actions[i];
 		struct ax_result res;
@@ -393,7 +400,7 @@ static void collection_failed(struct tp_def *tp, int err)
 static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 {
 	struct hit h = { .t = t };
-	uint8_t *regs = regs_block(t);
+	uint8_t *regs = regs_block_gpr(t);
 
 	if (!tr.running || !regs)
 		return 0;
@@ -441,7 +448,7 @@ void trace_step_frame(struct thread *t)
 
 	if (t->ws_left)
 		t->ws_left--;
-	if (!tr.running || !tp || !(h.regs = regs_block(t))) {
+	if (!tr.running || !tp || !(h.regs = regs_block_gpr(t))) {
 		t->ws_left = 0;
 		return;
 	}
@@ -537,6 +544,8 @@ static int start_run(char *why, size_t whylen)
 	}
 	tbuf_clear(&tr.tb);
 	tbuf_set_circular(&tr.tb, tr.circular);
+	/* Touch every page now, not on the first hits. */
+	memset(tr.tb.data, 0, tr.tb.size);
 	tp_store_start_run(&tr.store);
 	tr.frame_no = -1;
 	tr.stop_pending = false;

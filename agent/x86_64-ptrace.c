@@ -104,6 +104,7 @@ size_t regs_block_size(const struct process *p)
 void regs_invalidate(struct thread *t)
 {
 	t->regs_valid = false;
+	t->gpr_valid = false;
 	t->regs_dirty = false;
 }
 
@@ -121,38 +122,75 @@ static unsigned int x87_tag(const uint8_t *raw)
 	return (mant >> 63) ? 0 : 2;	/* valid if the integer bit is set */
 }
 
-int regs_fetch(struct thread *t)
-{
-	struct user_regs_struct ur;
-	struct user_fpregs_struct fp;
-	uint8_t *blk = t->regcache;
+/*
+ * The thread's register cache (t->regcache, 4 KiB) holds, besides the gdb
+ * block at offset 0, the block as last read from the kernel (to find what
+ * gdb or the agent changed) and the FXSAVE image as read (fields gdb does
+ * not see, such as MXCSR_MASK, are written back unchanged).
+ */
+#define CACHE_ORIG 1024
+#define CACHE_FXSAVE 2048
+#define FXSAVE_SIZE 512
+/* Legacy area, XSAVE header, AVX upper halves: all a short read needs. */
+#define XSAVE_AVX_END (XSAVE_YMMH_OFFSET + 256)
 
-	if (t->regs_valid)
-		return 0;
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &ur) < 0)
-		return -errno;
-	if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, &fp) < 0)
-		return -errno;
-	memset(blk, 0, regs_block_size(t->proc));
+/* Byte ranges of the block by how the kernel gives them. */
+static size_t gpr_end(void)		/* rax .. gs */
+{
+	return agent.arch->regs[R_ST0].offset;
+}
+
+static size_t fp_end(void)		/* st0 .. mxcsr */
+{
+	return agent.arch->regs[R_ORIG_RAX].offset;
+}
+
+static void gpr_from_kernel(uint8_t *blk, const struct user_regs_struct *ur)
+{
 	for (int i = 0; i <= R_GS; i++) {
 		unsigned int size = agent.arch->regs[i].bitsize / 8;
-		memcpy(reg_ptr(blk, i), (uint8_t *)&ur + gpr_offset[i], size);
+		memcpy(reg_ptr(blk, i), (const uint8_t *)ur + gpr_offset[i], size);
 	}
-	const uint8_t *fx = (const uint8_t *)&fp;
-	unsigned int top = (fp.swd >> 11) & 7;
+	memcpy(reg_ptr(blk, R_ORIG_RAX), &ur->orig_rax, 8);
+	memcpy(reg_ptr(blk, R_FS_BASE), &ur->fs_base, 8);
+	memcpy(reg_ptr(blk, R_GS_BASE), &ur->gs_base, 8);
+}
+
+static void gpr_to_kernel(const uint8_t *blk, struct user_regs_struct *ur)
+{
+	memset(ur, 0, sizeof(*ur));
+	for (int i = 0; i <= R_GS; i++) {
+		unsigned int size = agent.arch->regs[i].bitsize / 8;
+		memcpy((uint8_t *)ur + gpr_offset[i], reg_ptr((uint8_t *)blk, i), size);
+	}
+	memcpy(&ur->orig_rax, reg_ptr((uint8_t *)blk, R_ORIG_RAX), 8);
+	memcpy(&ur->fs_base, reg_ptr((uint8_t *)blk, R_FS_BASE), 8);
+	memcpy(&ur->gs_base, reg_ptr((uint8_t *)blk, R_GS_BASE), 8);
+}
+
+static void fp_from_fxsave(uint8_t *blk, const uint8_t *fx)
+{
+	uint16_t cwd, swd, fop;
+	uint8_t ftw = fx[4];
+	uint32_t v, mxcsr;
+
+	memcpy(&cwd, fx, 2);
+	memcpy(&swd, fx + 2, 2);
+	memcpy(&fop, fx + 6, 2);
+	memcpy(&mxcsr, fx + 24, 4);
+	unsigned int top = (swd >> 11) & 7;
 	for (int i = 0; i < 8; i++)
 		memcpy(reg_ptr(blk, R_ST0 + i), fx + 32 + 16 * i, 10);
-	uint32_t v;
-	v = fp.cwd;
+	v = cwd;
 	memcpy(reg_ptr(blk, R_FCTRL), &v, 4);
-	v = fp.swd;
+	v = swd;
 	memcpy(reg_ptr(blk, R_FSTAT), &v, 4);
 	/* Abridged tag bit i is physical register i; st(k) is physical
 	 * register (top + k) mod 8. */
 	v = 0;
 	for (unsigned int phys = 0; phys < 8; phys++) {
 		unsigned int tag = 3;
-		if (fp.ftw & (1u << phys)) {
+		if (ftw & (1u << phys)) {
 			unsigned int st = (phys - top) & 7;
 			tag = x87_tag(fx + 32 + 16 * st);
 		}
@@ -167,103 +205,165 @@ int regs_fetch(struct thread *t)
 	memcpy(&v, fx + 20, 2);
 	memcpy(reg_ptr(blk, R_FOSEG), &v, 4);
 	memcpy(reg_ptr(blk, R_FOOFF), fx + 16, 4);
-	v = fp.fop & 0x7ff;
+	v = fop & 0x7ff;
 	memcpy(reg_ptr(blk, R_FOP), &v, 4);
 	for (int i = 0; i < 16; i++)
 		memcpy(reg_ptr(blk, R_XMM0 + i), fx + 160 + 16 * i, 16);
-	memcpy(reg_ptr(blk, R_MXCSR), &fp.mxcsr, 4);
-	memcpy(reg_ptr(blk, R_ORIG_RAX), &ur.orig_rax, 8);
-	memcpy(reg_ptr(blk, R_FS_BASE), &ur.fs_base, 8);
-	memcpy(reg_ptr(blk, R_GS_BASE), &ur.gs_base, 8);
-	if (t->proc->features & ARCH_FEAT_AVX) {
-		static uint8_t xsave[XSAVE_MAX];
-		struct iovec iov = { xsave, sizeof(xsave) };
-
-		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
-			uint64_t bv;
-			memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
-			/* Component 2 in its initial state reads as zeros. */
-			if (bv & 4)
-				memcpy(reg_ptr(blk, R_YMM0H),
-				       xsave + XSAVE_YMMH_OFFSET, 16 * 16);
-		}
-	}
-	t->regs_valid = true;
-	return 0;
+	memcpy(reg_ptr(blk, R_MXCSR), &mxcsr, 4);
 }
 
-int regs_flush(struct thread *t)
+static void fp_to_fxsave(const uint8_t *blk, uint8_t *fx)
 {
-	struct user_regs_struct ur;
-	struct user_fpregs_struct fp;
-	const uint8_t *blk = t->regcache;
-
-	if (!t->regs_valid || !t->regs_dirty)
-		return 0;
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &ur) < 0)
-		return -errno;
-	if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, &fp) < 0)
-		return -errno;
-	for (int i = 0; i <= R_GS; i++) {
-		unsigned int size = agent.arch->regs[i].bitsize / 8;
-		memcpy((uint8_t *)&ur + gpr_offset[i], reg_ptr((uint8_t *)blk, i), size);
-	}
-	memcpy(&ur.orig_rax, reg_ptr((uint8_t *)blk, R_ORIG_RAX), 8);
-	memcpy(&ur.fs_base, reg_ptr((uint8_t *)blk, R_FS_BASE), 8);
-	memcpy(&ur.gs_base, reg_ptr((uint8_t *)blk, R_GS_BASE), 8);
-
-	uint8_t *fx = (uint8_t *)&fp;
 	uint32_t v;
+	uint16_t w;
+	uint8_t ftw = 0;
+
 	for (int i = 0; i < 8; i++)
 		memcpy(fx + 32 + 16 * i, reg_ptr((uint8_t *)blk, R_ST0 + i), 10);
 	memcpy(&v, reg_ptr((uint8_t *)blk, R_FCTRL), 4);
-	fp.cwd = v;
+	w = v;
+	memcpy(fx, &w, 2);
 	memcpy(&v, reg_ptr((uint8_t *)blk, R_FSTAT), 4);
-	fp.swd = v;
+	w = v;
+	memcpy(fx + 2, &w, 2);
 	memcpy(&v, reg_ptr((uint8_t *)blk, R_FTAG), 4);
-	fp.ftw = 0;
 	for (int phys = 0; phys < 8; phys++)
 		if (((v >> (2 * phys)) & 3) != 3)
-			fp.ftw |= 1u << phys;
+			ftw |= 1u << phys;
+	fx[4] = ftw;
+	memcpy(&v, reg_ptr((uint8_t *)blk, R_FOP), 4);
+	w = v & 0x7ff;
+	memcpy(fx + 6, &w, 2);
 	memcpy(fx + 12, reg_ptr((uint8_t *)blk, R_FISEG), 2);
 	memcpy(fx + 8, reg_ptr((uint8_t *)blk, R_FIOFF), 4);
 	memcpy(fx + 20, reg_ptr((uint8_t *)blk, R_FOSEG), 2);
 	memcpy(fx + 16, reg_ptr((uint8_t *)blk, R_FOOFF), 4);
-	memcpy(&v, reg_ptr((uint8_t *)blk, R_FOP), 4);
-	fp.fop = v & 0x7ff;
 	for (int i = 0; i < 16; i++)
 		memcpy(fx + 160 + 16 * i, reg_ptr((uint8_t *)blk, R_XMM0 + i), 16);
-	memcpy(&fp.mxcsr, reg_ptr((uint8_t *)blk, R_MXCSR), 4);
+	memcpy(fx + 24, reg_ptr((uint8_t *)blk, R_MXCSR), 4);
+}
 
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0)
+/* The general registers only: one PTRACE_GETREGS.  Enough for a probe
+ * hit, a stop reply and agent expressions on them. */
+int regs_fetch_gpr(struct thread *t)
+{
+	struct user_regs_struct ur;
+
+	if (t->regs_valid || t->gpr_valid)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &ur) < 0)
 		return -errno;
-	if (ptrace(PTRACE_SETFPREGS, t->tid, NULL, &fp) < 0)
-		return -errno;
+	gpr_from_kernel(t->regcache, &ur);
+	memcpy(t->regcache + CACHE_ORIG, t->regcache, fp_end() + 24);
+	t->gpr_valid = true;
+	return 0;
+}
+
+/* Every register: the x87/SSE state and, with AVX, the upper halves come
+ * from one short XSAVE read (the legacy area is the FXSAVE image). */
+int regs_fetch(struct thread *t)
+{
+	uint8_t *blk = t->regcache;
+	uint8_t xsave[XSAVE_AVX_END];
+	size_t size = regs_block_size(t->proc);
+	int err;
+
+	if (t->regs_valid)
+		return 0;
+	if ((err = regs_fetch_gpr(t)) < 0)
+		return err;
+	memset(blk + gpr_end(), 0, fp_end() - gpr_end());
 	if (t->proc->features & ARCH_FEAT_AVX) {
+		struct iovec iov = { xsave, sizeof(xsave) };
+		uint64_t bv = 0;
+
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+			return -errno;
+		memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
+		memset(reg_ptr(blk, R_YMM0H), 0, 256);
+		/* Component 2 in its initial state reads as zeros. */
+		if ((bv & 4) && iov.iov_len >= XSAVE_AVX_END)
+			memcpy(reg_ptr(blk, R_YMM0H), xsave + XSAVE_YMMH_OFFSET, 256);
+	} else {
+		if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, xsave) < 0)
+			return -errno;
+	}
+	fp_from_fxsave(blk, xsave);
+	memcpy(blk + CACHE_FXSAVE, xsave, FXSAVE_SIZE);
+	/* Only what was just read is clean: the general registers may carry
+	 * changes not written yet. */
+	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(), fp_end() - gpr_end());
+	if (size > fp_end() + 24)
+		memcpy(blk + CACHE_ORIG + fp_end() + 24, blk + fp_end() + 24,
+		       size - (fp_end() + 24));
+	t->regs_valid = true;
+	return 0;
+}
+
+static bool changed(const uint8_t *blk, size_t from, size_t to)
+{
+	return memcmp(blk + from, blk + CACHE_ORIG + from, to - from) != 0;
+}
+
+/* Writes back only the classes of registers that changed since they were
+ * read: a probe hit touches the general registers alone. */
+int regs_flush(struct thread *t)
+{
+	uint8_t *blk = t->regcache;
+
+	if (!t->regs_dirty || !(t->regs_valid || t->gpr_valid))
+		return 0;
+	const struct arch_reg *last = &agent.arch->regs[R_GS_BASE];
+	size_t tail_from = agent.arch->regs[R_ORIG_RAX].offset;
+	size_t tail_to = last->offset + 8;
+	if (changed(blk, 0, gpr_end()) || changed(blk, tail_from, tail_to)) {
+		struct user_regs_struct ur;
+		gpr_to_kernel(blk, &ur);
+		if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0)
+			return -errno;
+	}
+	if (t->regs_valid && changed(blk, gpr_end(), fp_end())) {
+		uint8_t fx[FXSAVE_SIZE];
+		memcpy(fx, blk + CACHE_FXSAVE, FXSAVE_SIZE);
+		fp_to_fxsave(blk, fx);
+		if (ptrace(PTRACE_SETFPREGS, t->tid, NULL, fx) < 0)
+			return -errno;
+		memcpy(blk + CACHE_FXSAVE, fx, FXSAVE_SIZE);
+	}
+	if (t->regs_valid && (t->proc->features & ARCH_FEAT_AVX) &&
+	    changed(blk, agent.arch->regs[R_YMM0H].offset,
+		    agent.arch->regs[R_YMM0H].offset + 256)) {
+		/* The kernel takes only the whole XSAVE area (AMX makes it
+		 * over 11 KiB): read it all, change the upper halves. */
 		static uint8_t xsave[XSAVE_MAX];
 		struct iovec iov = { xsave, sizeof(xsave) };
+		uint64_t bv;
 
-		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
-			uint8_t cur[256] = { 0 };
-			uint64_t bv;
-
-			memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
-			if (bv & 4)
-				memcpy(cur, xsave + XSAVE_YMMH_OFFSET, sizeof(cur));
-			/* Only when gdb changed them: most writes are the PC. */
-			if (memcmp(cur, reg_ptr((uint8_t *)blk, R_YMM0H), sizeof(cur))) {
-				memcpy(xsave + XSAVE_YMMH_OFFSET,
-				       reg_ptr((uint8_t *)blk, R_YMM0H), sizeof(cur));
-				bv |= 4;
-				memcpy(xsave + XSAVE_XSTATE_BV_OFFSET, &bv, 8);
-				if (ptrace(PTRACE_SETREGSET, t->tid,
-					   (void *)NT_X86_XSTATE, &iov) < 0)
-					return -errno;
-			}
-		}
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+			return -errno;
+		memcpy(xsave + XSAVE_YMMH_OFFSET, reg_ptr(blk, R_YMM0H), 256);
+		memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
+		bv |= 4;
+		memcpy(xsave + XSAVE_XSTATE_BV_OFFSET, &bv, 8);
+		if (ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+			return -errno;
 	}
+	memcpy(blk + CACHE_ORIG, blk, t->regs_valid ? regs_block_size(t->proc)
+						    : fp_end() + 24);
 	t->regs_dirty = false;
 	return 0;
+}
+
+bool regs_is_general(unsigned int regnum)
+{
+	return regnum <= R_GS || (regnum >= R_ORIG_RAX && regnum <= R_GS_BASE);
+}
+
+uint8_t *regs_block_gpr(struct thread *t)
+{
+	if (regs_fetch_gpr(t) < 0)
+		return NULL;
+	return t->regcache;
 }
 
 uint8_t *regs_block(struct thread *t)
@@ -276,7 +376,7 @@ uint8_t *regs_block(struct thread *t)
 uint64_t regs_get_pc(struct thread *t)
 {
 	uint64_t pc = 0;
-	uint8_t *blk = regs_block(t);
+	uint8_t *blk = regs_block_gpr(t);
 
 	if (blk)
 		memcpy(&pc, reg_ptr(blk, R_RIP), 8);
@@ -285,7 +385,7 @@ uint64_t regs_get_pc(struct thread *t)
 
 int regs_set_pc(struct thread *t, uint64_t pc)
 {
-	uint8_t *blk = regs_block(t);
+	uint8_t *blk = regs_block_gpr(t);
 
 	if (!blk)
 		return -ESRCH;
@@ -350,6 +450,13 @@ static const struct hw_point *hw_point_for(struct process *p,
 bool hw_stopped_by(struct thread *t, enum stop_reason *reason, uint64_t *addr)
 {
 	struct process *p = t->proc;
+	bool armed = false;
+
+	/* Nothing armed, nothing to ask the kernel (a probe hit's hot path). */
+	for (int i = 0; i < MAX_HW_SLOTS; i++)
+		armed |= p->slots[i].refs > 0;
+	if (!armed)
+		return false;
 	errno = 0;
 	unsigned long dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFFSET(6), NULL);
 

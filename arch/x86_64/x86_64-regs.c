@@ -71,9 +71,10 @@ static struct arch_reg x86_64_regs[] = {
 #define X86_64_NREGS_BASE 60
 #define X86_64_NREGS_AVX 76
 
-/* Offsets follow from the sizes; computed once, the table is constant
- * after that.  A static initializer would repeat every size by hand. */
-static void x86_64_layout(void)
+/* Offsets follow from the sizes; computed before main() runs, so the
+ * table is complete for every reader.  A static initializer would repeat
+ * every size by hand. */
+__attribute__((constructor)) static void x86_64_layout(void)
 {
 	static bool done;
 	unsigned int off = 0;

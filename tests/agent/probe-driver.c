@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/log.h"
 
 struct agent agent;
 
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
 		return 99;
 	}
 	agent.opt.tp_strategy = st;
+	if (getenv("PROBE_DEBUG"))
+		log_enable(getenv("PROBE_DEBUG"));
 	agent.opt.disable_randomization = true;
 	agent.arch = arch_host();
 	for (i = 2; i < argc && strcmp(argv[i], "--") && n < MAX_PROBES; i++)
