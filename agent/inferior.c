@@ -479,6 +479,18 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	uint64_t addr;
 
 	fill_signal_stop(t, ev, SIGTRAP);
+	/*
+	 * The hot path: a thread neither stepping nor in a slot, stopped just
+	 * past a probe's int3, hit the probe.  No other SIGTRAP leaves the PC
+	 * there (the int3 is the probe's own byte), so the signal's details
+	 * are not needed.
+	 */
+	if (!t->stepping && !t->step_probe && !t->ws_left && t->proc->probes) {
+		uint64_t pc = regs_get_pc(t) - agent.arch->bp_pc_after_trap;
+		struct probe *pr = probe_at(t->proc, pc);
+		if (pr)
+			return probe_hit(pr, t, bp_find(t->proc, pc), ev);
+	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0)
 		return WAIT_REPORT;
 	if (t->step_probe && si.si_code != SI_KERNEL) {

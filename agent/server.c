@@ -279,9 +279,10 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
 {
 	struct signalfd_siginfo si[16];
 
-	/* Drained: waitpid below collects every pending status anyway. */
-	while (read(fd, si, sizeof(si)) > 0)
-		;
+	/* One read: waitpid below collects every pending status anyway, and
+	 * anything left keeps the descriptor readable. */
+	if (read(fd, si, sizeof(si)) < 0 && errno != EAGAIN)
+		debug("signalfd: %s", strerror(errno));
 	inferior_sigchld();
 	if (agent.exit_after_reply && !agent.running)
 		server_finish_and_exit(0);
