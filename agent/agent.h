@@ -127,6 +127,7 @@ struct thread {
 	enum thread_state state;
 	bool stop_expected;	/* we sent SIGSTOP; swallow it when it comes */
 	bool stop_requested;	/* non-stop: gdb asked for this stop (vCont;t) */
+	bool stop_reported;	/* gdb heard of its current stop */
 	bool resumed;		/* gdb's last resume included this thread */
 	int resume_action;	/* index of its vCont action, -1 for none */
 	bool has_pending;	/* a stop not yet reported to gdb */

@@ -245,6 +245,7 @@ static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 				} else {
 					continue;
 				}
+				t->stop_reported = true;
 				server_queue_stop_quiet(&ev);
 			}
 		server_next_stop(reply, false);
@@ -980,6 +981,7 @@ static void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
 		for (struct thread *t = p->threads; t; t = t->next) {
 			struct stop_event ev;
 			stop_event_set(&ev, STOP_SIGNAL, 0, p->pid, t->tid);
+			t->stop_reported = true;
 			server_queue_stop(&ev);
 		}
 		return;

@@ -274,6 +274,7 @@ static int resume_thread(struct thread *t, bool step, int sig)
 		return -errno;
 	}
 	t->state = THREAD_RUNNING;
+	t->stop_reported = false;
 	t->stepping = step || t->step_probe || t->ws_left;
 	debug("resumed %d (%s, signal %d)", t->tid, step ? "step" : "continue",
 	      sig);
@@ -743,6 +744,8 @@ static void report(struct thread *t, struct stop_event *ev)
 			c->hidden = false;
 	}
 	settle_probe_threads(agent.non_stop ? t : NULL);
+	if (t)
+		t->stop_reported = true;
 	if (agent.non_stop) {
 		/* Only this thread stopped; gdb hears of it by notification. */
 		if (t)
@@ -909,8 +912,9 @@ static int inferior_resume_non_stop(const struct rsp_resume_action *acts,
 						syscall(SYS_tgkill, p->pid, t->tid, SIGSTOP);
 					t->stop_expected = !t->new_clone;
 					t->stop_requested = true;
-				} else if (t->state == THREAD_STOPPED) {
-					/* gdb thinks it runs: say it stopped. */
+				} else if (t->state == THREAD_STOPPED && !t->stop_reported) {
+					/* gdb thinks it runs: say it stopped (once: a
+					 * stop already on its way is the answer). */
 					struct stop_event ev;
 					if (t->has_pending) {
 						ev = t->pending_ev;
