@@ -317,10 +317,26 @@ int regs_flush(struct thread *t)
 	size_t tail_from = agent.arch->regs[R_ORIG_RAX].offset;
 	size_t tail_to = last->offset + 8;
 	if (changed(blk, 0, gpr_end()) || changed(blk, tail_from, tail_to)) {
-		struct user_regs_struct ur;
+		struct user_regs_struct ur, orig;
+		size_t diff[4], ndiff = 0;
+
 		gpr_to_kernel(blk, &ur);
-		if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0)
+		gpr_to_kernel(blk + CACHE_ORIG, &orig);
+		/* A probe hit changes one or two registers (pc, maybe sp):
+		 * a word each is cheaper than the whole set. */
+		for (size_t off = 0; off < sizeof(ur) && ndiff <= 2; off += 8)
+			if (memcmp((uint8_t *)&ur + off, (uint8_t *)&orig + off, 8))
+				diff[ndiff++] = off;
+		if (ndiff <= 2) {
+			for (size_t i = 0; i < ndiff; i++) {
+				unsigned long v;
+				memcpy(&v, (uint8_t *)&ur + diff[i], 8);
+				if (ptrace(PTRACE_POKEUSER, t->tid, (void *)diff[i], (void *)v) < 0)
+					return -errno;
+			}
+		} else if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0) {
 			return -errno;
+		}
 	}
 	if (t->regs_valid && changed(blk, gpr_end(), fp_end())) {
 		uint8_t fx[FXSAVE_SIZE];
