@@ -13,5 +13,22 @@ watch revenue_cents
 continue
 continue
 delete
-echo \n### let the program finish\n
+echo \n### trace every order without stopping the program: the agent collects\n
+trace process_order
+actions
+collect *o, revenue_cents
+end
+break demo.c:45
+tstart
+continue
+tstop
+tstatus
+echo \n### walk the collected frames\n
+tfind start
+while $trace_frame != -1
+  printf "frame %d: order %d, %d x %.2f, revenue so far %ld cents\n", $trace_frame, o->id, o->quantity, o->price, revenue_cents
+  tfind
+end
+tfind none
+delete
 continue
