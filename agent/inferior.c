@@ -869,6 +869,23 @@ static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
 	return true;
 }
 
+/* Hands gdb the stop `t` kept from earlier.  Returns true when that was
+ * its process's end: the process and its threads are freed. */
+static bool report_pending(struct thread *t)
+{
+	struct stop_event ev = t->pending_ev;
+
+	t->has_pending = false;
+	memset(&t->pending_ev, 0, sizeof(ev));
+	t->resumed = false;
+	if (ev.kind == STOP_EXITED || ev.kind == STOP_KILLED) {
+		report_process_gone(t->proc, &ev);
+		return true;
+	}
+	report(t, &ev);
+	return false;
+}
+
 /* A hit handled before a stop gdb heard of is not handled again when the
  * thread resumes there; if gdb moved the thread elsewhere, forget it. */
 static void forget_stale_skip(struct thread *t)
@@ -900,12 +917,13 @@ static int inferior_resume_non_stop(const struct rsp_resume_action *acts,
 				    size_t count)
 {
 	match_actions(acts, count);
+restart:
 	for (struct process *p = agent.processes; p; p = p->next)
-		for (struct thread *t = p->threads, *next; t; t = next) {
-			next = t->next;
+		for (struct thread *t = p->threads; t; t = t->next) {
 			if (t->resume_action < 0)
 				continue;
 			const struct rsp_resume_action *a = &acts[t->resume_action];
+			t->resume_action = -1;	/* handled: a rescan skips it */
 			if (a->kind == RSP_RESUME_STOP) {
 				if (t->state == THREAD_RUNNING && !t->stop_requested) {
 					if (!t->stop_expected && !t->new_clone)
@@ -915,16 +933,15 @@ static int inferior_resume_non_stop(const struct rsp_resume_action *acts,
 				} else if (t->state == THREAD_STOPPED && !t->stop_reported) {
 					/* gdb thinks it runs: say it stopped (once: a
 					 * stop already on its way is the answer). */
-					struct stop_event ev;
 					if (t->has_pending) {
-						ev = t->pending_ev;
-						t->has_pending = false;
-						memset(&t->pending_ev, 0, sizeof(ev));
+						if (report_pending(t))
+							goto restart;
 					} else {
+						struct stop_event ev;
 						stop_event_set(&ev, STOP_SIGNAL, 0, p->pid, t->tid);
+						t->resumed = false;
+						report(t, &ev);
 					}
-					t->resumed = false;
-					report(t, &ev);
 				}
 				continue;
 			}
@@ -932,14 +949,8 @@ static int inferior_resume_non_stop(const struct rsp_resume_action *acts,
 				continue;
 			t->resumed = true;
 			if (t->has_pending) {
-				struct stop_event ev = t->pending_ev;
-				t->has_pending = false;
-				memset(&t->pending_ev, 0, sizeof(ev));
-				t->resumed = false;
-				if (ev.kind == STOP_EXITED || ev.kind == STOP_KILLED)
-					report_process_gone(p, &ev);
-				else
-					report(t, &ev);
+				if (report_pending(t))
+					goto restart;
 				continue;
 			}
 			t->user_stepping = a->kind == RSP_RESUME_STEP;
@@ -958,15 +969,9 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 	if (agent.non_stop)
 		return inferior_resume_non_stop(acts, count);
 
+	match_actions(acts, count);
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t; t = t->next) {
-			t->resume_action = -1;
-			for (size_t i = 0; i < count; i++) {
-				if (!ptid_matches(&acts[i].ptid, t))
-					continue;
-				t->resume_action = (int)i;
-				break;
-			}
 			if (t->resume_action < 0 ||
 			    acts[t->resume_action].kind == RSP_RESUME_STOP)
 				continue;
@@ -978,13 +983,8 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 		return -ESRCH;
 	agent.running = true;
 	if (report_now) {
-		struct stop_event ev = report_now->pending_ev;
-		report_now->has_pending = false;
-		memset(&report_now->pending_ev, 0, sizeof(ev));
-		if (ev.kind == STOP_EXITED || ev.kind == STOP_KILLED)
-			report_process_gone(report_now->proc, &ev);
-		else
-			report(report_now, &ev);
+		/* Everything is stopped: the kept stop is the answer. */
+		report_pending(report_now);
 		return 0;
 	}
 	for (struct process *p = agent.processes; p; p = p->next)
