@@ -862,6 +862,13 @@ static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
 {
 	if (t->proc->hidden)
 		return false;	/* gdb does not know it yet */
+	/* A fork child waits for gdb's decision (detach it, or follow it by
+	 * naming it): "resume everything" does not include it. */
+	if (t->proc->fork_child) {
+		if (id->pid != t->proc->pid)
+			return false;
+		t->proc->fork_child = false;
+	}
 	if (id->pid > 0 && id->pid != t->proc->pid)
 		return false;
 	if (id->tid > 0 && id->tid != t->tid)
