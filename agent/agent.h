@@ -135,6 +135,7 @@ struct thread {
 	int pending_signal;	/* Linux signal to deliver on next resume */
 	bool stepping;		/* last resumed with a single-step */
 	bool user_stepping;	/* gdb's last resume of it was a step */
+	uint64_t range_start, range_end; /* vCont;r: step while pc is inside */
 	bool in_syscall;	/* between syscall entry and return stops */
 	bool dregs_dirty;	/* debug registers must be written before resume */
 	int last_signal;	/* Linux signal of the last reported stop */

@@ -799,7 +799,7 @@ static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
 
 static void h_vcont_query(struct rsp_request *req, struct rsp_buf *reply)
 {
-	rsp_buf_puts(reply, "vCont;c;C;s;S;t");
+	rsp_buf_puts(reply, "vCont;c;C;s;S;t;r");
 }
 
 static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
@@ -808,11 +808,6 @@ static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
 	size_t n = req->u.vcont.count;
 
 	memcpy(acts, req->u.vcont.actions, n * sizeof(acts[0]));
-	for (size_t i = 0; i < n; i++)
-		if (acts[i].kind == RSP_RESUME_RANGE) {
-			rsp_buf_put_error(reply, "range stepping is not supported");
-			return;
-		}
 	/* Legacy c/s resume the Hc thread, or everything. */
 	if (n == 1 && acts[0].ptid.pid == RSP_ID_ALL && acts[0].ptid.tid == RSP_ID_ALL &&
 	    req->u.vcont.legacy && agent.cthread && acts[0].kind == RSP_RESUME_STEP) {

@@ -494,6 +494,19 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0)
 		return WAIT_REPORT;
+	/* Asked once: reading DR6 clears it.  int3 (SI_KERNEL) never comes
+	 * from a debug register. */
+	bool hw = si.si_code != SI_KERNEL && hw_stopped_by(t, &reason, &addr);
+
+	if (t->range_end && si.si_code == TRAP_TRACE && !t->step_probe &&
+	    !t->ws_left && !hw) {
+		/* Range stepping: on while the PC stays in the line's range. */
+		uint64_t pc = regs_get_pc(t);
+		if (pc >= t->range_start && pc < t->range_end)
+			return WAIT_RESUME;
+		t->range_end = 0;
+		return WAIT_REPORT;
+	}
 	if (t->step_probe && si.si_code != SI_KERNEL) {
 		/* The step through a probe's slot (step strategy). */
 		switch (probe_step_done(t, true)) {
@@ -506,8 +519,7 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	}
 	if (t->ws_left && si.si_code == TRAP_TRACE)
 		return one_instruction_done(t);
-	/* int3 (SI_KERNEL) never comes from a debug register. */
-	if (si.si_code != SI_KERNEL && hw_stopped_by(t, &reason, &addr)) {
+	if (hw) {
 		ev->reason = reason;
 		ev->data = addr;
 		return WAIT_REPORT;
@@ -737,6 +749,8 @@ static void settle_probe_threads(struct thread *only)
 
 static void report(struct thread *t, struct stop_event *ev)
 {
+	if (t)
+		t->range_end = 0;
 	if (ev->kind == STOP_SIGNAL &&
 	    (ev->reason == REASON_FORK || ev->reason == REASON_VFORK)) {
 		struct process *c = process_find((pid_t)ev->data);
@@ -901,6 +915,18 @@ static void forget_stale_skip(struct thread *t)
 		t->probe_skip = 0;
 }
 
+/* Resumes a stopped thread as gdb's action says. */
+static void start_resume(struct thread *t, const struct rsp_resume_action *a)
+{
+	bool range = a->kind == RSP_RESUME_RANGE;
+
+	t->user_stepping = a->kind == RSP_RESUME_STEP || range;
+	t->range_start = range ? a->range_start : 0;
+	t->range_end = range ? a->range_end : 0;
+	forget_stale_skip(t);
+	resume_thread(t, t->user_stepping, signal_from_gdb(a->signal));
+}
+
 /* Which action of a vCont applies to each thread: the leftmost match. */
 static void match_actions(const struct rsp_resume_action *acts, size_t count)
 {
@@ -960,9 +986,7 @@ restart:
 					goto restart;
 				continue;
 			}
-			t->user_stepping = a->kind == RSP_RESUME_STEP;
-			forget_stale_skip(t);
-			resume_thread(t, t->user_stepping, signal_from_gdb(a->signal));
+			start_resume(t, a);
 		}
 	inferior_sigchld();
 	return 0;
@@ -1004,9 +1028,7 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 			t->resumed = true;
 			if (t->state != THREAD_STOPPED)
 				continue;
-			t->user_stepping = a->kind == RSP_RESUME_STEP;
-			forget_stale_skip(t);
-			resume_thread(t, t->user_stepping, signal_from_gdb(a->signal));
+			start_resume(t, a);
 		}
 	/* Statuses that came while we were busy. */
 	inferior_sigchld();
