@@ -172,7 +172,16 @@ struct sw_breakpoint {
 	struct sw_breakpoint *next;
 	uint64_t addr;
 	unsigned int refs;
-	unsigned int gdb_refs;	/* of which gdb's Z0 (the rest: probes) */
+	unsigned int gdb_refs;	/* 1 when gdb has its breakpoint here */
+	/* gdb's target-side conditions (Z0 ;X...), any true = stop; none
+	 * = always stop.  cond_probe runs the displaced instruction when all
+	 * are false, so the breakpoint stays in. */
+	struct bp_cond {
+		uint8_t *code;
+		size_t len;
+	} *conds;
+	size_t nconds;
+	struct probe *cond_probe;
 	uint8_t saved[16];	/* original bytes under the breakpoint */
 	size_t len;
 };
@@ -310,6 +319,8 @@ uint8_t *regs_block_gpr(struct thread *t);
 int regs_fetch_gpr(struct thread *t);
 /* Whether regs_block_gpr() covers gdb register `regnum`. */
 bool regs_is_general(unsigned int regnum);
+/* gdb register `regnum` of `t` (at most 8 bytes), for agent expressions. */
+int regs_read_gdb(struct thread *t, unsigned int regnum, uint64_t *value);
 size_t regs_block_size(const struct process *p);
 uint64_t regs_get_pc(struct thread *t);
 int regs_set_pc(struct thread *t, uint64_t pc);
@@ -335,7 +346,10 @@ int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
 int bp_insert(struct process *p, uint64_t addr, unsigned int kind);
 int bp_remove(struct process *p, uint64_t addr);
 /* gdb's own breakpoints (Z0/z0): counted apart from the probes'. */
-int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind);
+int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind,
+		  const char *conds, char *why, size_t whylen);
+/* Whether gdb wants a stop at breakpoint `b` for thread `t`. */
+bool bp_condition_holds(struct sw_breakpoint *b, struct thread *t);
 int bp_remove_gdb(struct process *p, uint64_t addr);
 struct sw_breakpoint *bp_find(struct process *p, uint64_t addr);
 void bp_remove_all(struct process *p);
@@ -374,6 +388,7 @@ enum { PROBE_EXEC_RUN, PROBE_EXEC_STEP, PROBE_EXEC_DONE };
 enum probe_owner {
 	PROBE_OWNER_NONE,
 	PROBE_OWNER_TRACE,	/* a tracepoint run (tracepoint.c) */
+	PROBE_OWNER_BREAKPOINT,	/* a gdb breakpoint with conditions */
 };
 
 struct probe {
@@ -406,6 +421,10 @@ bool probe_fix_pc(struct thread *t);
 /* xol.c */
 int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot);
 size_t xol_slot_size(void);
+/* A slot freed by a probe goes back for the next probe at the same
+ * address (gdb re-inserts breakpoints at every resume). */
+void xol_slot_release(struct process *p, uint64_t addr, uint64_t slot);
+bool xol_slot_reuse(struct process *p, uint64_t addr, uint64_t *slot);
 bool xol_contains(const struct process *p, uint64_t addr);
 void xol_unmap_all(struct process *p);
 void xol_forget_all(struct process *p);

@@ -17,10 +17,21 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "agent/agent.h"
 #include "agent/log.h"
+#include "protocol/ax.h"
+
+static void conds_free(struct sw_breakpoint *b)
+{
+	for (size_t i = 0; i < b->nconds; i++)
+		free(b->conds[i].code);
+	free(b->conds);
+	b->conds = NULL;
+	b->nconds = 0;
+}
 
 struct sw_breakpoint *bp_find(struct process *p, uint64_t addr)
 {
@@ -81,28 +92,144 @@ int bp_remove(struct process *p, uint64_t addr)
 		return 0;
 	bp_unlink(p, b);
 	ssize_t n = mem_write_raw(p, addr, b->saved, b->len);
+	conds_free(b);
 	free(b);
 	debug("breakpoint at %#llx removed", (unsigned long long)addr);
 	return n < 0 ? (int)n : 0;
 }
 
-int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind)
+/*
+ * gdb's conditions for the breakpoint: "X<len>,<hex bytecode>" items
+ * separated by ';', possibly followed by ";cmds:..." (agent commands,
+ * not supported: ignored).  Each is verified before it can run.
+ */
+static int parse_conds(struct sw_breakpoint *b, const char *tail, char *why,
+		       size_t whylen)
 {
-	int err = bp_insert(p, addr, kind);
+	const char *s = tail;
 
-	if (err == 0)
-		bp_find(p, addr)->gdb_refs++;
-	return err;
+	conds_free(b);
+	while (s && *s == 'X') {
+		char *end;
+		unsigned long len = strtoul(s + 1, &end, 16);
+		struct ax_info info;
+		char err[128];
+
+		if (*end != ',' || len == 0 || len > AX_MAX_LEN) {
+			snprintf(why, whylen, "malformed breakpoint condition");
+			return -EINVAL;
+		}
+		s = end + 1;
+		uint8_t *code = malloc(len);
+		if (!code)
+			return -ENOMEM;
+		for (unsigned long i = 0; i < len; i++) {
+			int hi = rsp_hex_digit((unsigned char)s[2 * i]);
+			int lo = hi < 0 ? -1 : rsp_hex_digit((unsigned char)s[2 * i + 1]);
+			if (lo < 0) {
+				free(code);
+				snprintf(why, whylen, "malformed breakpoint condition bytecode");
+				return -EINVAL;
+			}
+			code[i] = hi << 4 | lo;
+		}
+		s += 2 * len;
+		if (ax_verify(code, len, &info, err, sizeof(err)) < 0) {
+			free(code);
+			snprintf(why, whylen, "breakpoint condition: %s", err);
+			return -EINVAL;
+		}
+		struct bp_cond *c = realloc(b->conds, (b->nconds + 1) * sizeof(*c));
+		if (!c) {
+			free(code);
+			return -ENOMEM;
+		}
+		b->conds = c;
+		b->conds[b->nconds++] = (struct bp_cond){ code, len };
+		if (*s == ';')
+			s++;
+	}
+	return 0;
+}
+
+/*
+ * gdb has one breakpoint per address: a Z0 where it already has one
+ * replaces its conditions (gdb re-sends it when they change), and one z0
+ * takes it out.  Probes at the address hold references of their own.
+ */
+int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind,
+		  const char *conds, char *why, size_t whylen)
+{
+	struct sw_breakpoint *b = bp_find(p, addr);
+	bool added = false;
+	int err;
+
+	if (!b || !b->gdb_refs) {
+		err = bp_insert(p, addr, kind);
+		if (err < 0) {
+			snprintf(why, whylen, "%s", strerror(-err));
+			return err;
+		}
+		b = bp_find(p, addr);
+		added = true;
+	}
+	err = parse_conds(b, conds, why, whylen);
+	if (err < 0) {
+		if (added)
+			bp_remove(p, addr);
+		return err;
+	}
+	b->gdb_refs = 1;
+	return 0;
 }
 
 int bp_remove_gdb(struct process *p, uint64_t addr)
 {
 	struct sw_breakpoint *b = bp_find(p, addr);
+	struct probe *cp = NULL;
 
 	if (!b || !b->gdb_refs)
 		return -ENOENT;
-	b->gdb_refs--;
-	return bp_remove(p, addr);
+	b->gdb_refs = 0;
+	conds_free(b);
+	cp = b->cond_probe;
+	b->cond_probe = NULL;
+	/* The probe's own reference keeps b alive past this call. */
+	int err = bp_remove(p, addr);
+	if (cp)
+		probe_remove(cp);
+	return err;
+}
+
+static int cond_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *v)
+{
+	return regs_read_gdb(ctx->opaque, regnum, v);
+}
+
+static long cond_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf,
+			  size_t len)
+{
+	struct thread *t = ctx->opaque;
+
+	return mem_read(t->proc, addr, buf, len);
+}
+
+bool bp_condition_holds(struct sw_breakpoint *b, struct thread *t)
+{
+	struct ax_ctx ctx = {
+		.read_reg = cond_read_reg, .read_mem = cond_read_mem, .opaque = t,
+	};
+
+	if (!b->nconds)
+		return true;
+	for (size_t i = 0; i < b->nconds; i++) {
+		struct ax_result res;
+		/* An evaluation error stops: gdb then shows where. */
+		if (ax_eval_cond(b->conds[i].code, b->conds[i].len, &ctx, &res) < 0 ||
+		    res.value)
+			return true;
+	}
+	return false;
 }
 
 void bp_remove_all(struct process *p)
@@ -111,6 +238,7 @@ void bp_remove_all(struct process *p)
 		struct sw_breakpoint *b = p->breakpoints;
 		p->breakpoints = b->next;
 		mem_write_raw(p, b->addr, b->saved, b->len);
+		conds_free(b);
 		free(b);
 	}
 }

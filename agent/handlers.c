@@ -170,6 +170,7 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";QStartNoAckMode+;QDisableRandomization+"
 		     ";QThreadEvents+;vContSupported+;QAgent+;QNonStop+"
 		     ";ConditionalTracepoints+;TraceStateVariables+"
+		     ";ConditionalBreakpoints+"
 		     ";TracepointSource+;DisconnectedTracing+;InstallInTrace+"
 		     ";EnableDisableTracepoints+;QTBuffer:size+;tracenz+"
 		     ";qXfer:traceframe-info:read+");
@@ -1003,8 +1004,17 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	if (type == RSP_POINT_SW_BREAK) {
-		err = insert ? bp_insert_gdb(p, addr, req->u.point.kind)
-			     : bp_remove_gdb(p, addr);
+		char why[200];
+		if (!insert) {
+			err = bp_remove_gdb(p, addr);
+		} else {
+			err = bp_insert_gdb(p, addr, req->u.point.kind,
+					    req->u.point.cond_and_cmds, why, sizeof(why));
+			if (err == -EINVAL || err == -ENOMEM) {
+				rsp_buf_put_error(reply, "%s", why);
+				return;
+			}
+		}
 	} else {
 		err = insert ? hw_insert(p, type, addr, req->u.point.kind)
 			     : hw_remove(p, type, addr, req->u.point.kind);

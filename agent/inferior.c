@@ -456,9 +456,10 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 	t->probe_skip = 0;
 	if (!skip && pr->on_hit)
 		report = pr->on_hit(pr, t, pr->arg);
-	if (!skip && (report || (b && b->gdb_refs))) {
+	bool gdb_stop = !skip && b && b->gdb_refs && bp_condition_holds(b, t);
+	if (!skip && (report || gdb_stop)) {
 		t->probe_skip = pr->addr;
-		if (b && b->gdb_refs)
+		if (gdb_stop)
 			ev->reason = REASON_SWBREAK;
 		return WAIT_REPORT;
 	}
@@ -531,6 +532,18 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 
 		if (pr)
 			return probe_hit(pr, t, b, ev);
+		if (b && b->gdb_refs && b->nconds) {
+			/* A conditional breakpoint: the agent decides.  A probe
+			 * runs the displaced instruction when gdb is not told. */
+			char why[200];
+			if (probe_insert(t->proc, pc, NULL, NULL, &pr, why, sizeof(why)) == 0) {
+				pr->owner = PROBE_OWNER_BREAKPOINT;
+				b->cond_probe = pr;
+				return probe_hit(pr, t, b, ev);
+			}
+			debug("conditional breakpoint at %#llx: %s",
+			      (unsigned long long)pc, why);
+		}
 		if (b && b->gdb_refs) {
 			regs_set_pc(t, pc);
 			ev->reason = REASON_SWBREAK;

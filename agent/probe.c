@@ -75,9 +75,11 @@ static int prepare_slot(struct probe *pr, enum arch_strategy s)
 	uint8_t code[256];
 	int n, err;
 
-	err = xol_slot_alloc(pr->proc, pr->addr, &pr->slot);
-	if (err < 0)
-		return err;
+	if (!xol_slot_reuse(pr->proc, pr->addr, &pr->slot)) {
+		err = xol_slot_alloc(pr->proc, pr->addr, &pr->slot);
+		if (err < 0)
+			return err;
+	}
 	copy.strategy = s;
 	n = arch->xol_prepare(&copy, pr->slot, code, xol_slot_size(), &pr->xol);
 	if (n < 0)
@@ -182,6 +184,8 @@ void probe_remove(struct probe *pr)
 			break;
 		}
 	bp_remove(p, pr->addr);
+	if (pr->slot)
+		xol_slot_release(p, pr->addr, pr->slot);
 	if (pr->on_gone)
 		pr->on_gone(pr, pr->arg);
 	/* Threads between the two stops of a step keep their state; the

@@ -192,17 +192,8 @@ struct hit {
 static int ctx_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *value)
 {
 	const struct hit *h = ctx->opaque;
-	const struct arch_ops *arch = agent.arch;
 
-	if (regnum >= arch->nregs_for(h->t->proc->features) ||
-	    arch->regs[regnum].bitsize > 64)
-		return -EINVAL;
-	/* Beyond the general registers: read the rest once. */
-	if (!regs_is_general(regnum) && !regs_block(h->t))
-		return -ESRCH;
-	*value = 0;
-	memcpy(value, h->regs + arch->regs[regnum].offset, arch->regs[regnum].bitsize / 8);
-	return 0;
+	return regs_read_gdb(h->t, regnum, value);
 }
 
 static long ctx_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf, size_t len)

@@ -375,6 +375,22 @@ bool regs_is_general(unsigned int regnum)
 	return regnum <= R_GS || (regnum >= R_ORIG_RAX && regnum <= R_GS_BASE);
 }
 
+int regs_read_gdb(struct thread *t, unsigned int regnum, uint64_t *value)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint8_t *blk;
+
+	if (regnum >= arch->nregs_for(t->proc->features) ||
+	    arch->regs[regnum].bitsize > 64)
+		return -EINVAL;
+	blk = regs_is_general(regnum) ? regs_block_gpr(t) : regs_block(t);
+	if (!blk)
+		return -ESRCH;
+	*value = 0;
+	memcpy(value, blk + arch->regs[regnum].offset, arch->regs[regnum].bitsize / 8);
+	return 0;
+}
+
 uint8_t *regs_block_gpr(struct thread *t)
 {
 	if (regs_fetch_gpr(t) < 0)

@@ -151,6 +151,52 @@ int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot)
 	return 0;
 }
 
+/* Slots of removed probes, by the address they served.  Reused only for
+ * that address: a thread still in the slot runs the same code. */
+struct xol_free {
+	struct xol_free *next;
+	pid_t pid;
+	uint64_t addr, slot;
+};
+static struct xol_free *free_slots;
+
+void xol_slot_release(struct process *p, uint64_t addr, uint64_t slot)
+{
+	struct xol_free *f = malloc(sizeof(*f));
+
+	if (!f)
+		return;	/* the slot just stays unused */
+	*f = (struct xol_free){ free_slots, p->pid, addr, slot };
+	free_slots = f;
+}
+
+bool xol_slot_reuse(struct process *p, uint64_t addr, uint64_t *slot)
+{
+	for (struct xol_free **pp = &free_slots; *pp; pp = &(*pp)->next) {
+		struct xol_free *f = *pp;
+		if (f->pid == p->pid && f->addr == addr && xol_contains(p, f->slot)) {
+			*slot = f->slot;
+			*pp = f->next;
+			free(f);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void forget_free_slots(pid_t pid)
+{
+	for (struct xol_free **pp = &free_slots; *pp;) {
+		struct xol_free *f = *pp;
+		if (f->pid == pid) {
+			*pp = f->next;
+			free(f);
+		} else {
+			pp = &f->next;
+		}
+	}
+}
+
 size_t xol_slot_size(void)
 {
 	return XOL_SLOT_SIZE;
@@ -169,6 +215,7 @@ void xol_unmap_all(struct process *p)
 {
 	struct thread *t = stopped_thread(p);
 
+	forget_free_slots(p->pid);
 	while (p->xol_areas) {
 		struct xol_area *a = p->xol_areas;
 		long ret, args[6] = { (long)a->base, XOL_AREA_SIZE };
@@ -182,6 +229,7 @@ void xol_unmap_all(struct process *p)
 
 void xol_forget_all(struct process *p)
 {
+	forget_free_slots(p->pid);
 	while (p->xol_areas) {
 		struct xol_area *a = p->xol_areas;
 		p->xol_areas = a->next;
