@@ -280,6 +280,8 @@ void server_next_stop(struct rsp_buf *reply, bool drop_first);
 void server_clear_stops(void);
 void server_console(const char *text);	/* O<hex> console output */
 void server_handle_interrupt(void);
+/* Wait statuses are handled from the event loop as soon as it turns. */
+void server_statuses_soon(void);
 bool server_is_stdio(void);
 
 /* handlers.c: one function per request kind */
@@ -305,6 +307,7 @@ void process_free(struct process *p);
 int inferior_resume(const struct rsp_resume_action *acts, size_t count);
 void inferior_interrupt(void);
 void inferior_sigchld(void);
+bool inferior_sigchld_some(unsigned int max);
 void inferior_wait_initial_stop(struct process *p, struct stop_event *ev);
 unsigned int thread_core(pid_t tid);
 const char *thread_name(pid_t tid, char *buf, size_t size);

@@ -222,6 +222,11 @@ bool bp_condition_holds(struct sw_breakpoint *b, struct thread *t)
 
 	if (!b->nconds)
 		return true;
+	/* Non-stop: every hit goes to gdb, which checks the condition
+	 * itself.  Continuing past false conditions here broke gdb's
+	 * displaced stepping (gdb.threads/interrupt-while-step-over). */
+	if (agent.non_stop)
+		return true;
 	for (size_t i = 0; i < b->nconds; i++) {
 		struct ax_result res;
 		/* An evaluation error stops: gdb then shows where. */

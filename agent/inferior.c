@@ -874,13 +874,29 @@ static void handle_status(pid_t tid, int status)
 	}
 }
 
-void inferior_sigchld(void)
+/*
+ * Handles the wait statuses that are ready, at most `max` of them (0: all).
+ * Returns true when some may be left: threads hitting probes can produce
+ * statuses faster than they are handled, and gdb's packets must still be
+ * read in between.
+ */
+bool inferior_sigchld_some(unsigned int max)
 {
+	unsigned int n = 0;
 	int status;
 	pid_t tid;
 
-	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
 		handle_status(tid, status);
+		if (max && ++n >= max)
+			return true;
+	}
+	return false;
+}
+
+void inferior_sigchld(void)
+{
+	inferior_sigchld_some(0);
 }
 
 /* --- gdb's requests -------------------------------------------------------- */
@@ -1001,7 +1017,9 @@ restart:
 			}
 			start_resume(t, a);
 		}
-	inferior_sigchld();
+	/* Statuses that came meanwhile: handled from the loop, after this
+	 * reply is out. */
+	server_statuses_soon();
 	return 0;
 }
 
@@ -1043,8 +1061,9 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 				continue;
 			start_resume(t, a);
 		}
-	/* Statuses that came while we were busy. */
-	inferior_sigchld();
+	/* Statuses that came meanwhile: handled from the loop, after this
+	 * reply is out. */
+	server_statuses_soon();
 	return 0;
 }
 

@@ -275,6 +275,34 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Statuses handled per turn of the loop before gdb's input gets its turn. */
+#define STATUSES_PER_TURN 64
+
+static void on_more_statuses(evutil_socket_t fd, short what, void *arg);
+
+/* More statuses may be waiting with their SIGCHLD already consumed: come
+ * back after the loop has polled (a zero timeout runs after I/O). */
+static void come_back_for_statuses(void)
+{
+	static const struct timeval now = { 0, 0 };
+
+	event_base_once(agent.base, -1, EV_TIMEOUT, on_more_statuses, NULL, &now);
+}
+
+static void on_more_statuses(evutil_socket_t fd, short what, void *arg)
+{
+	if (inferior_sigchld_some(STATUSES_PER_TURN))
+		come_back_for_statuses();
+	if (agent.exit_after_reply && !agent.running)
+		server_finish_and_exit(0);
+}
+
+void server_statuses_soon(void)
+{
+	if (agent.base)
+		come_back_for_statuses();
+}
+
 static void on_sigchld(evutil_socket_t fd, short what, void *arg)
 {
 	struct signalfd_siginfo si[16];
@@ -283,7 +311,8 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
 	 * anything left keeps the descriptor readable. */
 	if (read(fd, si, sizeof(si)) < 0 && errno != EAGAIN)
 		debug("signalfd: %s", strerror(errno));
-	inferior_sigchld();
+	if (inferior_sigchld_some(STATUSES_PER_TURN))
+		come_back_for_statuses();
 	if (agent.exit_after_reply && !agent.running)
 		server_finish_and_exit(0);
 }
