@@ -690,6 +690,27 @@ static bool thread_alive_in_list(pid_t tid)
 	return thread_find(tid) != NULL;
 }
 
+/* Whether thread `tid` has exited and waits to be reaped with its group. */
+static bool thread_is_zombie(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;	/* gone already */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* The state follows the command name's closing parenthesis. */
+	const char *s = strrchr(buf, ')');
+	return s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X');
+}
+
 /* Stops every running thread except `except`, waiting for each. */
 static void stop_all(struct thread *except)
 {
@@ -713,7 +734,17 @@ static void stop_all(struct thread *except)
 					continue;
 				int status;
 				pid_t tid = t->tid;
-				pid_t r = waitpid(tid, &status, __WALL);
+				pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+				if (r == 0 && thread_is_zombie(p->pid, tid)) {
+					/* A leader that called pthread_exit: it
+					 * reports nothing until the whole group
+					 * exits.  It is stopped for good. */
+					t->state = THREAD_STOPPED;
+					t->stop_expected = false;
+					continue;
+				}
+				if (r == 0)
+					r = waitpid(tid, &status, __WALL);
 				if (r < 0) {
 					if (errno == EINTR) {
 						again = true;
