@@ -268,7 +268,6 @@ extern struct agent agent;
 
 /* server.c */
 int server_start(struct agent *a);
-void server_send_reply(const char *payload, size_t len);
 /* The current request is answered later (by a stop reply). */
 void server_defer_reply(void);
 void server_send_stop(const struct stop_event *ev);
@@ -279,7 +278,6 @@ void server_queue_stop_quiet(const struct stop_event *ev);
 void server_next_stop(struct rsp_buf *reply, bool drop_first);
 void server_clear_stops(void);
 void server_console(const char *text);	/* O<hex> console output */
-void server_handle_interrupt(void);
 /* Wait statuses are handled from the event loop as soon as it turns. */
 void server_statuses_soon(void);
 bool server_is_stdio(void);
@@ -308,7 +306,6 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count);
 void inferior_interrupt(void);
 void inferior_sigchld(void);
 bool inferior_sigchld_some(unsigned int max);
-void inferior_wait_initial_stop(struct process *p, struct stop_event *ev);
 unsigned int thread_core(pid_t tid);
 const char *thread_name(pid_t tid, char *buf, size_t size);
 

@@ -685,11 +685,6 @@ static void absorb_status(struct thread *t, int status)
 	}
 }
 
-static bool thread_alive_in_list(pid_t tid)
-{
-	return thread_find(tid) != NULL;
-}
-
 /* Whether thread `tid` has exited and waits to be reaped with its group. */
 static bool thread_is_zombie(pid_t pid, pid_t tid)
 {
@@ -757,7 +752,7 @@ static void stop_all(struct thread *except)
 				absorb_status(t, status);
 				/* A clone adds a running thread: go round. */
 				again = true;
-				if (!thread_alive_in_list(tid))
+				if (!thread_find(tid))
 					break;
 			}
 		}

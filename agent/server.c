@@ -41,7 +41,6 @@ struct server {
 	int in_fd, out_fd;		/* -1 when nobody is connected */
 	bool stdio;
 	struct rsp_framer framer;
-	struct rsp_buf out;		/* framed bytes being written */
 	struct rsp_buf last;		/* last framed reply, for `-` */
 	struct rsp_request *req;
 	bool deferred;			/* the reply comes later (resume) */
@@ -82,11 +81,6 @@ static void server_send_packet(const char *payload, size_t len)
 	rsp_buf_reset(&srv.last);
 	rsp_frame(&srv.last, payload, len);
 	server_write(srv.last.data, srv.last.len);
-}
-
-void server_send_reply(const char *payload, size_t len)
-{
-	server_send_packet(payload, len);
 }
 
 void server_send_stop(const struct stop_event *ev)
@@ -509,7 +503,6 @@ int server_start(struct agent *a)
 	srv.req = malloc(sizeof(*srv.req));
 	if (!srv.req)
 		abort();
-	rsp_buf_init(&srv.out);
 	rsp_buf_init(&srv.last);
 	/* SIGCHLD through a signalfd: no signal handler, no self-pipe, on
 	 * every probe hit. */

@@ -450,10 +450,6 @@ void trace_step_frame(struct thread *t)
 		t->ws_left = 0;
 }
 
-static void probe_gone_cb(struct probe *pr, void *arg)
-{
-}
-
 /* Puts a probe at every address of the enabled tracepoints (once per
  * address).  Returns 0 or -errno with the reason in `why`. */
 static int install(struct tp_def *only, char *why, size_t whylen)
@@ -477,7 +473,6 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 		if (err < 0)
 			return err;
 		pr->owner = PROBE_OWNER_TRACE;
-		pr->on_gone = probe_gone_cb;
 	}
 	return 0;
 }
