@@ -78,10 +78,14 @@ void log_msg(const char *domain, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+bool log_quiet;
+
 void log_user(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (log_quiet)
+		return;
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -23,6 +23,8 @@ bool log_enabled(const char *domain);
 void log_msg(const char *domain, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* A message for the user, always shown. */
+/* Progress messages on stderr (gdbserver's), unless --quiet. */
+extern bool log_quiet;
 void log_user(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Start-up failure: prints and exits 1. */
 void die(const char *fmt, ...)

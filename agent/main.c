@@ -43,6 +43,8 @@ static void usage(FILE *out)
 "                     (extended-remote)\n"
 "  --once             serve one connection, then exit; without it a TCP\n"
 "                     agent keeps the program and listens again\n"
+"  --quiet            no progress messages (process created, attached,\n"
+"                     exited...); errors are still printed\n"
 "  --wrapper W... --  run PROG through the wrapper command W...\n"
 "  --[no-]startup-with-shell\n"
 "                     start PROG through /bin/sh, expanding its arguments\n"
@@ -92,7 +94,7 @@ enum {
 	OPT_ONCE = 256, OPT_MULTI, OPT_ATTACH, OPT_WRAPPER, OPT_DEBUG,
 	OPT_REMOTE_DEBUG, OPT_VERSION, OPT_HELP, OPT_SHELL, OPT_NO_SHELL,
 	OPT_RANDOM, OPT_NO_RANDOM, OPT_DEBUG_FORMAT, OPT_DISABLE_PACKET,
-	OPT_SELFTEST, OPT_TP_STRATEGY,
+	OPT_SELFTEST, OPT_TP_STRATEGY, OPT_QUIET,
 };
 
 static const struct option long_options[] = {
@@ -105,6 +107,7 @@ static const struct option long_options[] = {
 	{ "disable-packet", required_argument, NULL, OPT_DISABLE_PACKET },
 	{ "selftest", optional_argument, NULL, OPT_SELFTEST },
 	{ "tp-strategy", required_argument, NULL, OPT_TP_STRATEGY },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "remote-debug", no_argument, NULL, OPT_REMOTE_DEBUG },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -153,6 +156,7 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_ONCE: agent.opt.once = true; break;
+		case OPT_QUIET: log_quiet = true; break;
 		case OPT_MULTI: agent.opt.multi = true; break;
 		case OPT_ATTACH: attach = true; break;
 		case OPT_WRAPPER: {

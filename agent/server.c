@@ -242,6 +242,10 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		case RSP_EV_NONE:
 		case RSP_EV_ACK:
 			break;
+		case RSP_EV_NOTIFICATION:
+			/* Only stubs send notifications: noise from a client. */
+			debug("ignored a notification packet from the client");
+			break;
 		case RSP_EV_NACK:
 			if (srv.last.len)
 				server_write(srv.last.data, srv.last.len);

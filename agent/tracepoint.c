@@ -68,6 +68,9 @@ struct trace {
 
 	struct tp_upload upload;
 	struct tsv_upload tsv_upload;
+
+	/* qprobe.frames: bytes of the oldest frame already streamed. */
+	size_t stream_off;
 };
 
 static struct trace tr = { .frame_no = -1, .buffer_size = -1 };
@@ -529,6 +532,7 @@ static int start_run(char *why, size_t whylen)
 		return -ENOMEM;
 	}
 	tbuf_clear(&tr.tb);
+	tr.stream_off = 0;
 	tbuf_set_circular(&tr.tb, tr.circular);
 	/* Touch every page now, not on the first hits. */
 	memset(tr.tb.data, 0, tr.tb.size);
@@ -767,6 +771,49 @@ static int fd_write(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * qprobe.frames:MAX - the recorder's stream.  Replies `F` followed by up
+ * to MAX bytes (escaped binary) of the buffer's byte stream, oldest frame
+ * first, and removes every frame sent to its end; a frame larger than one
+ * reply continues in the next (stream_off).  `F` alone: nothing yet.  A
+ * linear buffer then never fills while the recorder keeps up; frames are
+ * never dropped from the head of a linear buffer, so a partly sent frame
+ * stays in place.  A circular buffer could drop it: refused.
+ */
+static void stream_frames(uint64_t max, struct rsp_buf *reply)
+{
+	/* Escaping may double each byte. */
+	const uint64_t limit = (RSP_MAX_PAYLOAD - 16) / 2;
+	struct tbuf_frame f;
+	uint64_t sent = 0;
+
+	if (!tr.tb_ready) {
+		rsp_buf_put_error(reply, "no trace buffer: start a trace run first");
+		return;
+	}
+	if (tr.circular) {
+		rsp_buf_put_error(reply, "cannot stream a circular trace buffer");
+		return;
+	}
+	if (max > limit)
+		max = limit;
+	rsp_buf_putc(reply, 'F');
+	while (sent < max && tbuf_frame_get(&tr.tb, 0, &f) == 0) {
+		size_t n = f.raw_len - tr.stream_off;
+
+		if (n > max - sent)
+			n = (size_t)(max - sent);
+		rsp_buf_put_escaped(reply, f.raw + tr.stream_off, n);
+		sent += n;
+		tr.stream_off += n;
+		if (tr.stream_off < f.raw_len)
+			break;
+		tbuf_consume(&tr.tb, 1);
+		tr.stream_off = 0;
+		tr.frame_no = -1;	/* numbers shift: back to live */
+	}
+}
+
 static void save_file(const char *path, struct rsp_buf *reply)
 {
 	struct process *p = current_process();
@@ -831,6 +878,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		tp_store_clear(&tr.store);
 		if (tr.tb_ready)
 			tbuf_clear(&tr.tb);
+	tr.stream_off = 0;
 		tr.frame_no = -1;
 		rsp_buf_puts(reply, "OK");
 		break;
@@ -981,6 +1029,9 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		break;
 	case RSP_REQ_TSAVE:
 		save_file(req->u.str, reply);
+		break;
+	case RSP_REQ_PROBE_FRAMES:
+		stream_frames(req->u.stream_max, reply);
 		break;
 	default:
 		/* Fast and static tracepoints, markers: not in this build. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client/probe-trace.h"
+#include "client/record.h"
 
 struct subcommand {
 	const char *name;
@@ -18,6 +19,10 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
+	{ "record", cmd_record,
+	  "record probes of a program into a trace file" },
+	{ "dump", cmd_dump,
+	  "print the frames of a trace file" },
 	{ "insn", cmd_insn,
 	  "show how each instruction of a function would be probed" },
 };

@@ -2,7 +2,7 @@
  * rsp-frame.c - splitting a byte stream into RSP packets.
  *
  * A small state machine: bytes outside a packet are acks, interrupts or
- * noise; `$` opens a packet, `#` closes the payload, two hex digits follow.
+ * noise; `$` opens a packet (`%` a notification), `#` closes the payload, two hex digits follow.
  * A payload over RSP_MAX_PAYLOAD is still consumed to its end (so the stream
  * stays in step) and reported as RSP_EV_TOO_LONG.
  */
@@ -42,11 +42,12 @@ enum rsp_event rsp_framer_feed(struct rsp_framer *f, const uint8_t *data,
 
 		switch (f->state) {
 		case ST_IDLE:
-			if (c == '$') {
+			if (c == '$' || c == '%') {
 				f->state = ST_PAYLOAD;
 				f->len = 0;
 				f->sum = 0;
 				f->overflow = false;
+				f->notification = c == '%';
 			} else if (c == 0x03) {
 				*used = i + 1;
 				return RSP_EV_INTERRUPT;
@@ -69,6 +70,7 @@ enum rsp_event rsp_framer_feed(struct rsp_framer *f, const uint8_t *data,
 				f->len = 0;
 				f->sum = 0;
 				f->overflow = false;
+				f->notification = false;
 				break;
 			}
 			f->sum += c;
@@ -101,7 +103,8 @@ enum rsp_event rsp_framer_feed(struct rsp_framer *f, const uint8_t *data,
 				return RSP_EV_BAD_CHECKSUM;
 			if (f->overflow)
 				return RSP_EV_TOO_LONG;
-			return RSP_EV_PACKET;
+			return f->notification ? RSP_EV_NOTIFICATION
+					       : RSP_EV_PACKET;
 		}
 	}
 	*used = len;

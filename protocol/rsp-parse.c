@@ -1323,6 +1323,14 @@ static int rsp_parse_tbuffer_read(struct rsp_parser *ps)
 	return rsp_at_end(ps) ? 0 : -EINVAL;
 }
 
+/* qprobe.frames:<hex max bytes> */
+static int rsp_parse_probe_frames(struct rsp_parser *ps)
+{
+	if (rsp_get_hex(ps, &ps->req->u.stream_max) != 0)
+		return -EINVAL;
+	return rsp_at_end(ps) ? 0 : -EINVAL;
+}
+
 /* QTSave:<hex filename> (not empty). */
 static int rsp_parse_tsave(struct rsp_parser *ps)
 {
@@ -1519,6 +1527,8 @@ static const struct rsp_packet_def rsp_packets[] = {
 	    "malformed qTBuffer packet: expected qTBuffer:<offset>,<length>"),
 	PKT("QTSave:", RSP_REQ_TSAVE, 0, rsp_parse_tsave,
 	    "malformed QTSave packet: expected QTSave:<hex file name>"),
+	PKT("qprobe.frames:", RSP_REQ_PROBE_FRAMES, 0, rsp_parse_probe_frames,
+	    "malformed qprobe.frames packet: expected qprobe.frames:<hex max bytes>"),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1656,6 +1666,7 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_TFRAME] = "QTFrame",
 	[RSP_REQ_TBUFFER_READ] = "qTBuffer",
 	[RSP_REQ_TSAVE] = "QTSave",
+	[RSP_REQ_PROBE_FRAMES] = "qprobe.frames",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 

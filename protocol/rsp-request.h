@@ -128,6 +128,8 @@ enum rsp_req_kind {
 	RSP_REQ_TFRAME,		/* QTFrame:...: u.tframe */
 	RSP_REQ_TBUFFER_READ,	/* qTBuffer:offset,len: u.tbuf_read */
 	RSP_REQ_TSAVE,		/* QTSave:hexfilename: u.str (decoded) */
+	RSP_REQ_PROBE_FRAMES,	/* qprobe.frames:max: u.stream_max (the
+				 * agent's own: frames streamed and removed) */
 	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
 				   qRelocInsn:from;to request): u.reloc_len */
 
@@ -377,6 +379,7 @@ struct rsp_request {
 			uint64_t len;
 		} tbuf_read;
 		uint64_t reloc_len;
+		uint64_t stream_max;
 	} u;
 	/* Storage for decoded strings and data (G, M, hex-encoded names). */
 	uint8_t scratch[RSP_MAX_PAYLOAD];

@@ -72,6 +72,8 @@ enum rsp_event {
 	RSP_EV_INTERRUPT,	/* 0x03 outside a packet */
 	RSP_EV_ACK,		/* `+` */
 	RSP_EV_NACK,		/* `-`: resend the last reply */
+	RSP_EV_NOTIFICATION,	/* `%payload#cs` (a stub's asynchronous
+				 * notification): see payload */
 };
 
 struct rsp_framer {
@@ -79,6 +81,7 @@ struct rsp_framer {
 	uint8_t sum;			/* running checksum of the payload */
 	uint8_t got_sum;		/* checksum digits received so far */
 	bool overflow;			/* payload exceeded the limit */
+	bool notification;		/* the packet began with `%` */
 	char *payload;			/* NUL-terminated payload of the event */
 	size_t len, cap;
 };
@@ -89,7 +92,8 @@ void rsp_framer_free(struct rsp_framer *f);
  * Consumes bytes from `data` until one event is complete or the input is
  * used up.  Stores how many bytes were consumed in *used and returns the
  * event; for RSP_EV_PACKET, f->payload / f->len hold the payload until the
- * next call.  Garbage between packets is skipped.
+ * next call; RSP_EV_NOTIFICATION likewise for a `%` packet with a good
+ * checksum (only stubs send those).  Garbage between packets is skipped.
  */
 enum rsp_event rsp_framer_feed(struct rsp_framer *f, const uint8_t *data,
 			       size_t len, size_t *used);

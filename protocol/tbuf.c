@@ -51,6 +51,7 @@ void tbuf_clear(struct tbuf *tb)
 	tb->used = 0;
 	tb->frames = tb->created = 0;
 	tb->dropped_oldest = tb->dropped_too_big = tb->dropped_full = 0;
+	tb->consumed = 0;
 	tb->building = false;
 	tb->fstart = tb->wpos = 0;
 }
@@ -92,15 +93,14 @@ static size_t tbuf_frame_size_at(const struct tbuf *tb, size_t off)
 	return TBUF_FRAME_HEADER + n;
 }
 
-/* Drops the oldest committed frame. */
-static void tbuf_drop_oldest(struct tbuf *tb)
+/* Removes the oldest committed frame (the caller counts why). */
+static void tbuf_remove_oldest(struct tbuf *tb)
 {
 	size_t n = tbuf_frame_size_at(tb, tb->start);
 
 	tb->start += n;
 	tb->used -= n;
 	tb->frames--;
-	tb->dropped_oldest++;
 	if (tb->wrapped && tb->start == tb->wrap) {
 		/* The upper segment is gone: the lower one is all. */
 		tb->wrapped = false;
@@ -108,6 +108,25 @@ static void tbuf_drop_oldest(struct tbuf *tb)
 	}
 	if (tb->frames == 0)
 		tb->start = tb->end;	/* empty: nothing before fstart */
+}
+
+/* Circular mode: drops the oldest frame to make room. */
+static void tbuf_drop_oldest(struct tbuf *tb)
+{
+	tbuf_remove_oldest(tb);
+	tb->dropped_oldest++;
+}
+
+uint64_t tbuf_consume(struct tbuf *tb, uint64_t n)
+{
+	uint64_t done = 0;
+
+	while (done < n && tb->frames > 0) {
+		tbuf_remove_oldest(tb);
+		tb->consumed++;
+		done++;
+	}
+	return done;
 }
 
 /* Where the frame being built may grow to. */

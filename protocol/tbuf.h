@@ -61,6 +61,7 @@ struct tbuf {
 	uint64_t dropped_oldest;	/* circular: discarded to make room */
 	uint64_t dropped_too_big;	/* frames larger than the buffer */
 	uint64_t dropped_full;		/* linear: frames that did not fit */
+	uint64_t consumed;		/* handed to a streaming client */
 
 	/* The frame being built. */
 	bool building;
@@ -109,6 +110,11 @@ void tbuf_frame_rewind(struct tbuf *tb, size_t mark);
 /* Commits the frame; *size = its bytes (header included) for bytes_used. */
 int tbuf_frame_commit(struct tbuf *tb, size_t *size);
 void tbuf_frame_abort(struct tbuf *tb);
+
+/* Removes up to n of the oldest committed frames, which a streaming
+ * client has received (they count in `consumed`, not as dropped).
+ * Returns how many were removed.  Not while a frame is being built. */
+uint64_t tbuf_consume(struct tbuf *tb, uint64_t n);
 
 /* ---- reading frames ---- */
 

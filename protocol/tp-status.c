@@ -84,16 +84,23 @@ void tp_status_put_reply(const struct tp_status *st, struct rsp_buf *b)
 void tp_status_put_tfile(const struct tp_status *st, struct rsp_buf *b)
 {
 	tp_put_reason(st, b);
-	rsp_buf_printf(b, ";tframes:%" PRIx64 ";tcreated:%" PRIx64
-		       ";tfree:%" PRIx64 ";tsize:%" PRIx64,
-		       st->frames, st->created, st->free_bytes, st->size);
+	if (st->fixed_width)
+		rsp_buf_printf(b, ";tframes:%016" PRIx64 ";tcreated:%016" PRIx64
+			       ";tfree:%016" PRIx64 ";tsize:%016" PRIx64,
+			       st->frames, st->created, st->free_bytes, st->size);
+	else
+		rsp_buf_printf(b, ";tframes:%" PRIx64 ";tcreated:%" PRIx64
+			       ";tfree:%" PRIx64 ";tsize:%" PRIx64,
+			       st->frames, st->created, st->free_bytes, st->size);
 	if (st->disconnected)
 		rsp_buf_puts(b, ";disconn:1");
 	if (st->circular)
 		rsp_buf_puts(b, ";circular:1");
 	if (st->start_time)
 		rsp_buf_printf(b, ";starttime:%" PRIx64, st->start_time);
-	if (st->stop_time)
+	if (st->fixed_width)
+		rsp_buf_printf(b, ";stoptime:%016" PRIx64, st->stop_time);
+	else if (st->stop_time)
 		rsp_buf_printf(b, ";stoptime:%" PRIx64, st->stop_time);
 	if (st->notes) {
 		rsp_buf_puts(b, ";notes:");

@@ -49,6 +49,9 @@ struct tp_status {
 	uint64_t start_time, stop_time;	/* microseconds, 0 = unknown */
 	const char *user;		/* NULL = unset */
 	const char *notes;		/* NULL = unset */
+	/* tfile: counts and times as 16 hex digits (stoptime always), so
+	 * a recorder can rewrite the line in place as its file grows. */
+	bool fixed_width;
 };
 
 /* qTStatus reply, gdbserver's form. */

@@ -90,6 +90,7 @@ struct expect {
 
 #define EV(kind) { kind, NULL, 0 }
 #define PKT(str) { RSP_EV_PACKET, str, sizeof(str) - 1 }
+#define NOTE(str) { RSP_EV_NOTIFICATION, str, sizeof(str) - 1 }
 
 /* Checks that every chunking of `stream` gives exactly `want`. */
 static void check_stream(const void *stream, size_t len,
@@ -187,6 +188,18 @@ static void test_frame_garbage_between_packets(void **state)
 	/* An empty payload is a packet (gdb never sends one, but a stub
 	 * sends `$#00` to mean "unsupported"). */
 	CHECK("$#00", PKT(""));
+}
+
+static void test_frame_notifications(void **state)
+{
+	/* A stub's notification between replies (non-stop mode). */
+	CHECK("$OK#9a%Stop:T0506:0;thread:p1a.1a;#53$OK#9a",
+	      PKT("OK"), NOTE("Stop:T0506:0;thread:p1a.1a;"), PKT("OK"));
+	/* A bad checksum is reported like a packet's; `%` inside a
+	 * payload is data. */
+	CHECK("%Stop:W00#00$a%b#e8", EV(RSP_EV_BAD_CHECKSUM), PKT("a%b"));
+	/* A `$` restarts: the partial notification is dropped. */
+	CHECK("%Sto$vStopped#55", PKT("vStopped"));
 }
 
 static void test_frame_dollar_restarts(void **state)
@@ -529,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_frame_bad_checksum),
 		cmocka_unit_test(test_frame_garbage_between_packets),
 		cmocka_unit_test(test_frame_dollar_restarts),
+		cmocka_unit_test(test_frame_notifications),
 		cmocka_unit_test(test_frame_truncated),
 		cmocka_unit_test(test_frame_oversized),
 		cmocka_unit_test(test_frame_max_size_fits),

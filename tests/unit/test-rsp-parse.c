@@ -368,6 +368,9 @@ static void describe(const struct rsp_request *req, struct text *t)
 		add(t, " offset=%" PRIx64 " len=%" PRIx64,
 		    req->u.tbuf_read.offset, req->u.tbuf_read.len);
 		break;
+	case RSP_REQ_PROBE_FRAMES:
+		add(t, " max=%" PRIx64, req->u.stream_max);
+		break;
 	case RSP_REQ_TSAVE:
 		add(t, " str=[%s]", req->u.str);
 		break;
@@ -645,6 +648,7 @@ static const struct row valid_rows[] = {
 	R("QTSave:2f746d702f7273702f74726163652d72656d6f74652e7466",
 	  "QTSave str=[/tmp/rsp/trace-remote.tf]"),
 	R("qRelocInsn:6", "qRelocInsn len=6"),
+	R("qprobe.frames:3ff0", "qprobe.frames max=3ff0"),
 };
 
 /* Packets we must not claim to support: gdb needs the empty reply. */
@@ -897,6 +901,9 @@ static const struct row invalid_rows[] = {
 	R("QTFrame:outside:1000:", "invalid"),
 	R("QTFrame:-2", "invalid"),
 	R("qTBuffer:0", "invalid"),
+	R("qprobe.frames:", "invalid"),
+	R("qprobe.frames:10,", "invalid"),
+	R("qprobe.frames:zz", "invalid"),
 	R("qTBuffer:0,", "invalid"),
 	R("QTSave:", "invalid"),
 	R("QTSave:2f7", "invalid"),

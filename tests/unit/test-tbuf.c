@@ -256,6 +256,45 @@ static uint64_t check_invariants(const struct tbuf *tb, int64_t last_seq)
 	return n;
 }
 
+/* A streaming client takes frames from the head: the space comes back,
+ * a linear buffer keeps accepting frames, the stream stays in order
+ * across the wrap. */
+static void test_consume(void **state)
+{
+	struct tbuf tb;
+	struct tbuf_frame f;
+	int64_t v;
+
+	assert_int_equal(tbuf_init(&tb, 200, REGS), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, i), 0);
+	assert_int_equal(tbuf_consume(&tb, 2), 2);
+	assert_int_equal(tb.frames, 1);
+	assert_int_equal(tb.consumed, 2);
+	assert_int_equal(tb.dropped_oldest, 0);
+	assert_int_equal(tbuf_free_bytes(&tb), 200 - FRAME51);
+	/* Room again: two more frames fit, the buffer wraps. */
+	assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, 3), 0);
+	assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, 4), 0);
+	assert_int_equal(tb.frames, 3);
+	assert_int_equal(tb.created, 5);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(tbuf_frame_get(&tb, i, &f), 0);
+		assert_int_equal(tbuf_frame_tsv(&tb, &f, 2, &v), 0);
+		assert_int_equal(v, i + 2);
+	}
+	/* More than there are: all of them, and no more. */
+	assert_int_equal(tbuf_consume(&tb, 10), 3);
+	assert_int_equal(tb.frames, 0);
+	assert_int_equal(tbuf_free_bytes(&tb), 200);
+	assert_int_equal(tbuf_consume(&tb, 1), 0);
+	assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, 5), 0);
+	assert_int_equal(tbuf_frame_get(&tb, 0, &f), 0);
+	assert_int_equal(tbuf_frame_tsv(&tb, &f, 2, &v), 0);
+	assert_int_equal(v, 5);
+	tbuf_free(&tb);
+}
+
 static void test_circular_wrap(void **state)
 {
 	struct tbuf tb;
@@ -479,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_reads),
 		cmocka_unit_test(test_mem_split),
 		cmocka_unit_test(test_linear_full),
+		cmocka_unit_test(test_consume),
 		cmocka_unit_test(test_circular_wrap),
 		cmocka_unit_test(test_circular_varied),
 		cmocka_unit_test(test_too_big),

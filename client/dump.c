@@ -1,0 +1,597 @@
+/*
+ * dump.c - `probe-trace dump`: the frames of a trace file as text or JSON.
+ *
+ * Reads any gdb trace file (tfile.h), whoever wrote it: the header gives
+ * the register layout (tdesc lines), the trace state variables' names and
+ * the tracepoints; probe-trace's own files also name their probes in the
+ * status notes ("probe-trace:1=NAME;2=NAME...").  A file cut short (the
+ * recorder was killed while writing) is read up to its last whole frame.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/probe-trace.h"
+#include "client/record.h"
+#include "client/target.h"
+#include "protocol/rsp.h"
+#include "protocol/tfile.h"
+
+#define MAX_NAMES 4096
+
+struct named {
+	long num;
+	char *name;
+};
+
+struct tfile_info {
+	size_t regblock;
+	struct rsp_buf tdesc;
+	struct target_regs regs;
+	bool have_regs;
+	struct named tsvs[MAX_NAMES], probes[MAX_NAMES];
+	size_t ntsvs, nprobes;
+	struct {
+		long num;
+		uint64_t addr;
+	} tps[MAX_NAMES];
+	size_t ntps;
+};
+
+struct probe_stats {
+	uint64_t frames;
+	int64_t lat_min, lat_max;
+	double lat_sum;
+	uint64_t lat_n;
+};
+
+static const char *lookup(const struct named *t, size_t n, long num)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].num == num)
+			return t[i].name;
+	return NULL;
+}
+
+static char *hex_to_str(const char *hex, size_t len)
+{
+	char *out = malloc(len / 2 + 1);
+	ssize_t n;
+
+	if (!out)
+		abort();
+	n = rsp_hex_decode(hex, len, out, len / 2);
+	out[n < 0 ? 0 : n] = '\0';
+	return out;
+}
+
+/* "probe-trace:1=foo;2=bar%return" in the status notes */
+static void parse_notes(struct tfile_info *t, const char *notes)
+{
+	const char *p;
+
+	if (strncmp(notes, "probe-trace:", 12) != 0)
+		return;
+	p = notes + 12;
+	while (*p && t->nprobes < MAX_NAMES) {
+		char *end;
+		long num = strtol(p, &end, 10);
+		if (*end != '=')
+			break;
+		p = end + 1;
+		size_t n = strcspn(p, ";");
+		t->probes[t->nprobes].num = num;
+		t->probes[t->nprobes].name = strndup(p, n);
+		t->nprobes++;
+		p += n;
+		if (*p == ';')
+			p++;
+	}
+}
+
+static int read_header(FILE *f, const char *path, struct tfile_info *t)
+{
+	char magic[TFILE_MAGIC_LEN];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (fread(magic, 1, sizeof(magic), f) != sizeof(magic) ||
+	    memcmp(magic, TFILE_MAGIC, TFILE_MAGIC_LEN) != 0) {
+		fprintf(stderr, "probe-trace dump: %s: not a trace file\n", path);
+		return -EINVAL;
+	}
+	rsp_buf_init(&t->tdesc);
+	for (;;) {
+		n = getline(&line, &cap, f);
+		if (n < 0) {
+			fprintf(stderr, "probe-trace dump: %s: the header ends early\n",
+				path);
+			free(line);
+			return -EINVAL;
+		}
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n == 0)
+			break;
+		if (strncmp(line, "R ", 2) == 0) {
+			t->regblock = strtoul(line + 2, NULL, 16);
+		} else if (strncmp(line, "tdesc ", 6) == 0) {
+			rsp_buf_puts(&t->tdesc, line + 6);
+			rsp_buf_putc(&t->tdesc, '\n');
+		} else if (strncmp(line, "status ", 7) == 0) {
+			const char *notes = strstr(line, ";notes:");
+			if (notes) {
+				notes += 7;
+				char *text = hex_to_str(notes, strcspn(notes, ":;"));
+				parse_notes(t, text);
+				free(text);
+			}
+		} else if (strncmp(line, "tsv ", 4) == 0 && t->ntsvs < MAX_NAMES) {
+			/* tsv N:INITIAL:BUILTIN:HEXNAME */
+			char *p = line + 4, *colon;
+			long num = strtol(p, NULL, 16);
+			colon = strrchr(p, ':');
+			if (colon) {
+				t->tsvs[t->ntsvs].num = num;
+				t->tsvs[t->ntsvs].name =
+					hex_to_str(colon + 1, strlen(colon + 1));
+				t->ntsvs++;
+			}
+		} else if (strncmp(line, "tp T", 4) == 0 && t->ntps < MAX_NAMES) {
+			char *end;
+			long num = strtol(line + 4, &end, 16);
+			if (*end == ':') {
+				t->tps[t->ntps].num = num;
+				t->tps[t->ntps].addr = strtoull(end + 1, NULL, 16);
+				t->ntps++;
+			}
+		}
+	}
+	free(line);
+	rsp_buf_putc(&t->tdesc, '\0');
+	t->have_regs = target_regs_parse(&t->regs, t->tdesc.data) == 0 &&
+		       t->regs.block_size <= t->regblock;
+	return 0;
+}
+
+static uint64_t tp_addr(const struct tfile_info *t, long num)
+{
+	for (size_t i = 0; i < t->ntps; i++)
+		if (t->tps[i].num == num)
+			return t->tps[i].addr;
+	return 0;
+}
+
+static uint64_t le_value(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = n; i-- > 0;)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_time(FILE *out, int64_t us)
+{
+	time_t sec = (time_t)(us / 1000000);
+	struct tm tm;
+	char buf[32];
+
+	localtime_r(&sec, &tm);
+	strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+	fprintf(out, "%s.%06lld", buf, (long long)(us % 1000000));
+}
+
+struct frame_view {
+	uint64_t number;
+	long tpnum;
+	const uint8_t *regs;
+	int64_t tsv_val[64];
+	long tsv_num[64];
+	size_t ntsv;
+	struct {
+		uint64_t addr;
+		const uint8_t *data;
+		size_t len;
+	} mem[64];
+	size_t nmem;
+};
+
+static bool frame_tsv(const struct frame_view *v, const struct tfile_info *t,
+		      const char *name, int64_t *out)
+{
+	for (size_t i = 0; i < v->ntsv; i++) {
+		const char *n = lookup(t->tsvs, t->ntsvs, v->tsv_num[i]);
+		if (n && strcmp(n, name) == 0) {
+			*out = v->tsv_val[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Splits a frame's blocks; -EINVAL when they do not parse. */
+static int parse_frame(const uint8_t *d, size_t len, size_t regblock,
+		       struct frame_view *v)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		switch (d[off]) {
+		case 'R':
+			if (off + 1 + regblock > len)
+				return -EINVAL;
+			if (!v->regs)
+				v->regs = d + off + 1;
+			off += 1 + regblock;
+			break;
+		case 'M': {
+			uint64_t addr;
+			uint16_t n;
+			if (off + 11 > len)
+				return -EINVAL;
+			memcpy(&addr, d + off + 1, 8);
+			memcpy(&n, d + off + 9, 2);
+			if (off + 11 + n > len)
+				return -EINVAL;
+			if (v->nmem < 64) {
+				v->mem[v->nmem].addr = addr;
+				v->mem[v->nmem].data = d + off + 11;
+				v->mem[v->nmem].len = n;
+				v->nmem++;
+			}
+			off += 11 + (size_t)n;
+			break;
+		}
+		case 'V': {
+			int32_t num;
+			int64_t val;
+			if (off + 13 > len)
+				return -EINVAL;
+			memcpy(&num, d + off + 1, 4);
+			memcpy(&val, d + off + 5, 8);
+			if (v->ntsv < 64) {
+				v->tsv_num[v->ntsv] = num;
+				v->tsv_val[v->ntsv] = val;
+				v->ntsv++;
+			}
+			off += 13;
+			break;
+		}
+		default:
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static const char *probe_name(const struct tfile_info *t, long tpnum,
+			      char *buf, size_t size)
+{
+	const char *n = lookup(t->probes, t->nprobes, tpnum);
+
+	if (n)
+		return n;
+	snprintf(buf, size, "tracepoint %ld at 0x%" PRIx64, tpnum,
+		 tp_addr(t, tpnum));
+	return buf;
+}
+
+/* probe-trace's own TSVs print as arg0, retval...; others as named. */
+static const char *value_name(const char *tsv)
+{
+	if (strncmp(tsv, "probe_arg", 9) == 0 || strcmp(tsv, "probe_retval") == 0)
+		return tsv + 6;
+	return tsv;
+}
+
+static void print_text(FILE *out, const struct tfile_info *t,
+		       const struct frame_view *v)
+{
+	char buf[96];
+	int64_t x;
+
+	fprintf(out, "#%" PRIu64 " %s", v->number,
+		probe_name(t, v->tpnum, buf, sizeof(buf)));
+	if (frame_tsv(v, t, "probe_thread", &x))
+		fprintf(out, "  thread %lld", (long long)x);
+	if (frame_tsv(v, t, "trace_timestamp", &x)) {
+		fputs("  ", out);
+		print_time(out, x);
+	}
+	for (size_t i = 0; i < v->ntsv; i++) {
+		const char *n = lookup(t->tsvs, t->ntsvs, v->tsv_num[i]);
+		if (!n || !strcmp(n, "probe_thread") || !strcmp(n, "trace_timestamp"))
+			continue;
+		if (!strcmp(n, "probe_latency_ns")) {
+			fprintf(out, "  latency %.3fus", (double)v->tsv_val[i] / 1000.0);
+			continue;
+		}
+		n = value_name(n);
+		if (v->tsv_val[i] < 0 || v->tsv_val[i] > 0xffffff)
+			fprintf(out, "  %s=%lld (0x%llx)", n, (long long)v->tsv_val[i],
+				(unsigned long long)v->tsv_val[i]);
+		else
+			fprintf(out, "  %s=%lld", n, (long long)v->tsv_val[i]);
+	}
+	fputc('\n', out);
+	if (v->regs && t->have_regs) {
+		int col = 0;
+		for (size_t i = 0; i < t->regs.nregs; i++) {
+			const struct target_reg *r = &t->regs.regs[i];
+			if (!r->name || r->bitsize > 64)
+				continue;
+			fprintf(out, "%s%8s 0x%016" PRIx64, col ? "  " : "    ",
+				r->name, le_value(v->regs + r->offset, r->bitsize / 8));
+			if (++col == 3) {
+				fputc('\n', out);
+				col = 0;
+			}
+		}
+		if (col)
+			fputc('\n', out);
+	}
+	for (size_t m = 0; m < v->nmem; m++) {
+		for (size_t o = 0; o < v->mem[m].len; o += 16) {
+			size_t n = v->mem[m].len - o < 16 ? v->mem[m].len - o : 16;
+			fprintf(out, "    0x%016" PRIx64 ": ", v->mem[m].addr + o);
+			for (size_t k = 0; k < 16; k++) {
+				if (k < n)
+					fprintf(out, "%02x ", v->mem[m].data[o + k]);
+				else
+					fputs("   ", out);
+			}
+			fputc(' ', out);
+			for (size_t k = 0; k < n; k++) {
+				uint8_t c = v->mem[m].data[o + k];
+				fputc(c >= 0x20 && c < 0x7f ? c : '.', out);
+			}
+			fputc('\n', out);
+		}
+	}
+}
+
+static void print_json(FILE *out, const struct tfile_info *t,
+		       const struct frame_view *v)
+{
+	char buf[96];
+	bool first = true;
+
+	fprintf(out, "{\"frame\":%" PRIu64 ",\"tracepoint\":%ld,\"probe\":",
+		v->number, v->tpnum);
+	json_str(out, probe_name(t, v->tpnum, buf, sizeof(buf)));
+	fputs(",\"values\":{", out);
+	for (size_t i = 0; i < v->ntsv; i++) {
+		const char *n = lookup(t->tsvs, t->ntsvs, v->tsv_num[i]);
+		char num[24];
+		if (!n) {
+			snprintf(num, sizeof(num), "tsv%ld", v->tsv_num[i]);
+			n = num;
+		}
+		n = value_name(n);
+		fputs(first ? "" : ",", out);
+		json_str(out, n);
+		fprintf(out, ":%lld", (long long)v->tsv_val[i]);
+		first = false;
+	}
+	fputc('}', out);
+	if (v->regs && t->have_regs) {
+		fputs(",\"registers\":{", out);
+		first = true;
+		for (size_t i = 0; i < t->regs.nregs; i++) {
+			const struct target_reg *r = &t->regs.regs[i];
+			if (!r->name || r->bitsize > 64)
+				continue;
+			fputs(first ? "" : ",", out);
+			json_str(out, r->name);
+			fprintf(out, ":\"0x%" PRIx64 "\"",
+				le_value(v->regs + r->offset, r->bitsize / 8));
+			first = false;
+		}
+		fputc('}', out);
+	}
+	if (v->nmem) {
+		fputs(",\"memory\":[", out);
+		for (size_t m = 0; m < v->nmem; m++) {
+			fprintf(out, "%s{\"address\":\"0x%" PRIx64 "\",\"bytes\":\"",
+				m ? "," : "", v->mem[m].addr);
+			for (size_t k = 0; k < v->mem[m].len; k++)
+				fprintf(out, "%02x", v->mem[m].data[k]);
+			fputs("\"}", out);
+		}
+		fputc(']', out);
+	}
+	fputs("}\n", out);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: probe-trace dump [--json] [--summary] [--limit N] FILE\n"
+"Prints every frame of a trace file: probe, thread, time, the collected\n"
+"values (arguments, return value, latency), registers by name and memory.\n"
+"\n"
+"  --json       one JSON object per frame and line\n"
+"  --summary    frames per probe (and latency of return probes) only\n"
+"  --limit N    the first N frames only\n"
+"  -h, --help   this help\n");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "summary", no_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false, summary = false;
+	uint64_t limit = UINT64_MAX, number = 0;
+	struct tfile_info *t;
+	struct probe_stats *stats;
+	uint8_t *data = NULL;
+	size_t cap = 0;
+	int opt, rc = PT_EXIT_OK;
+	bool truncated = false;
+	FILE *f;
+	char *end;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': json = true; break;
+		case 's': summary = true; break;
+		case 'n':
+			limit = strtoull(optarg, &end, 10);
+			if (*end || !*optarg) {
+				fprintf(stderr, "probe-trace dump: --limit: '%s' is not a number\n",
+					optarg);
+				return PT_EXIT_USAGE;
+			}
+			break;
+		case 'h': usage(stdout); return PT_EXIT_OK;
+		default: usage(stderr); return PT_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return PT_EXIT_USAGE;
+	}
+	f = fopen(argv[optind], "rb");
+	if (!f) {
+		fprintf(stderr, "probe-trace dump: %s: %s\n", argv[optind],
+			strerror(errno));
+		return PT_EXIT_FAIL;
+	}
+	t = calloc(1, sizeof(*t));
+	stats = calloc(0x8000, sizeof(*stats));
+	if (!t || !stats)
+		abort();
+	if (read_header(f, argv[optind], t) < 0) {
+		rc = PT_EXIT_FAIL;
+		goto out;
+	}
+	for (;; number++) {
+		int16_t tpnum;
+		uint32_t size;
+		struct frame_view v;
+
+		if (fread(&tpnum, 1, 2, f) != 2) {
+			truncated = true;	/* no end marker */
+			break;
+		}
+		if (tpnum == 0)
+			break;
+		if (fread(&size, 1, 4, f) != 4) {
+			truncated = true;
+			break;
+		}
+		if (size > cap) {
+			cap = size;
+			data = realloc(data, cap);
+			if (!data)
+				abort();
+		}
+		if (fread(data, 1, size, f) != size) {
+			truncated = true;
+			break;
+		}
+		memset(&v, 0, sizeof(v));
+		v.number = number;
+		v.tpnum = tpnum;
+		if (parse_frame(data, size, t->regblock, &v) < 0) {
+			fprintf(stderr, "probe-trace dump: %s: frame %" PRIu64
+				" is damaged; stopping there\n", argv[optind], number);
+			rc = PT_EXIT_FAIL;
+			break;
+		}
+		if (tpnum > 0) {
+			struct probe_stats *s = &stats[tpnum];
+			int64_t lat;
+			s->frames++;
+			if (frame_tsv(&v, t, "probe_latency_ns", &lat)) {
+				if (!s->lat_n || lat < s->lat_min)
+					s->lat_min = lat;
+				if (!s->lat_n || lat > s->lat_max)
+					s->lat_max = lat;
+				s->lat_sum += (double)lat;
+				s->lat_n++;
+			}
+		}
+		if (summary || number >= limit)
+			continue;
+		if (json)
+			print_json(stdout, t, &v);
+		else
+			print_text(stdout, t, &v);
+	}
+	if (truncated)
+		fprintf(stderr, "probe-trace dump: %s ends inside a frame or before "
+			"its end marker: read up to frame %" PRIu64 "\n",
+			argv[optind], number);
+	if (summary && !json) {
+		char buf[96];
+		printf("%" PRIu64 " frames\n", number);
+		for (int tp = 1; tp < 0x8000; tp++) {
+			struct probe_stats *s = &stats[tp];
+			if (!s->frames)
+				continue;
+			printf("  %-32s %10" PRIu64 " frames", probe_name(t, tp, buf, sizeof(buf)),
+			       s->frames);
+			if (s->lat_n)
+				printf("   latency min %.3fus avg %.3fus max %.3fus",
+				       (double)s->lat_min / 1000.0,
+				       s->lat_sum / (double)s->lat_n / 1000.0,
+				       (double)s->lat_max / 1000.0);
+			putchar('\n');
+		}
+	} else if (summary) {
+		char buf[96];
+		printf("{\"frames\":%" PRIu64 ",\"probes\":[", number);
+		bool first = true;
+		for (int tp = 1; tp < 0x8000; tp++) {
+			if (!stats[tp].frames)
+				continue;
+			printf("%s{\"tracepoint\":%d,\"probe\":", first ? "" : ",", tp);
+			json_str(stdout, probe_name(t, tp, buf, sizeof(buf)));
+			printf(",\"frames\":%" PRIu64 "}", stats[tp].frames);
+			first = false;
+		}
+		printf("]}\n");
+	}
+out:
+	fclose(f);
+	free(data);
+	free(stats);
+	for (size_t i = 0; i < t->ntsvs; i++)
+		free(t->tsvs[i].name);
+	for (size_t i = 0; i < t->nprobes; i++)
+		free(t->probes[i].name);
+	if (t->have_regs)
+		target_regs_free(&t->regs);
+	rsp_buf_free(&t->tdesc);
+	free(t);
+	return rc;
+}

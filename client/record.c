@@ -1,0 +1,1751 @@
+/*
+ * record.c - `probe-trace record`: probes into a trace file, no gdb.
+ *
+ * The recorder is an RSP client of probe-agent like gdb.  It starts the
+ * agent (locally, or any command such as `ssh board probe-agent -`) or
+ * connects to one, puts it in extended and non-stop mode, resolves every
+ * probe spec against local copies of the program and its libraries,
+ * defines one tracepoint per probe, starts the run and lets the program go.
+ * While the program runs it streams frames out of the agent's buffer with
+ * the agent's qprobe.frames packet and appends them to the file, which is
+ * a valid trace file at every moment (frames, then the end marker, written
+ * in one pwrite at a time).
+ *
+ *   header (tfile.h) | frames ... | 0000 0000
+ *                       ^ each batch overwrites the end marker and
+ *                         writes a new one after itself
+ *
+ * Trace state variables the recorder defines (all tracepoints collect the
+ * first two; see doc/probe-trace.1):
+ *   1 trace_timestamp (the agent's builtin, microseconds), 2 probe_thread,
+ *   3 probe_latency_ns (return probes), 4 probe_retval, 5.. probe_arg0,
+ *   probe_arg1, ...  (gdb's tdump treats names beginning with "arg",
+ *   "reg" or "loc" as $args, $regs, $locals: hence the prefix.)
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/elfsym.h"
+#include "client/probe-trace.h"
+#include "client/record.h"
+#include "client/rsp-client.h"
+#include "client/spec.h"
+#include "client/target.h"
+#include "protocol/ax-emit.h"
+#include "protocol/rsp-request.h"
+#include "protocol/tfile.h"
+#include "protocol/tp-status.h"
+#include "protocol/tracepoint.h"
+
+#define TSV_TIMESTAMP 1
+#define TSV_THREAD 2
+#define TSV_LATENCY 3
+#define TSV_RETVAL 4
+#define TSV_ARG0 5
+#define MAX_ARGS 12
+#define MAX_PROBES 256
+#define MAX_MODULES 512
+#define DEFAULT_BUFFER (16u << 20)
+#define REQ_TIMEOUT 30000		/* ms for one request */
+
+struct module {
+	char *path;			/* on the target */
+	char *local;			/* local copy */
+	uint64_t bias;			/* runtime = link-time + bias */
+	bool opened, failed;
+	struct elfsym_file ef;
+};
+
+struct probe {
+	struct probe_spec spec;
+	int tpnum;
+	uint64_t addr;
+	char name[160];
+	struct module *mod;
+	int nargs;			/* args collected */
+	struct sdt_site *sdt;		/* SDT probe, or NULL */
+	uint64_t sem;			/* runtime semaphore address, 0 none */
+	bool sem_done;
+	uint64_t frames;		/* received */
+};
+
+struct recorder {
+	/* options */
+	const char *out_path;
+	const char *agent_cmd;
+	const char *connect;
+	const char *sysroot;
+	pid_t attach_pid;
+	char **prog_argv;
+	int prog_argc;
+	double duration;
+	uint64_t buffer_size;
+	bool quiet, live;
+
+	struct rsp_client c;
+	struct rsp_buf reply;
+	struct target_regs regs;
+	const struct target_abi *abi;
+	char *target_xml;
+	int pid;
+	bool started;			/* we started the program */
+	bool exited;
+	int exit_code, exit_signal;
+	bool running;			/* trace run started */
+
+	struct module mods[MAX_MODULES];
+	size_t nmods;
+	struct probe probes[MAX_PROBES];
+	size_t nprobes;
+	int max_args;
+	bool any_ret;
+
+	struct tp_store store;
+	struct rsp_request *req;
+
+	/* output */
+	int fd;
+	uint64_t end;			/* offset of the end marker */
+	uint64_t frames, bytes;
+	uint8_t *carry;			/* partial frame from the stream */
+	size_t carry_len, carry_cap;
+	bool write_failed;
+	uint64_t frames_at_last, last_tick_ms;
+	uint64_t start_ms;
+	struct tp_status st;		/* the header's status line */
+	char *notes;
+	uint64_t status_off;		/* of the text after "status " */
+	size_t status_len;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void err_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("probe-trace record: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- talking to the agent ---- */
+
+/* A request whose reply must be OK. */
+static int request_ok(struct recorder *r, const char *what, const char *fmt,
+		      ...) __attribute__((format(printf, 3, 4)));
+static int request_ok(struct recorder *r, const char *what, const char *fmt,
+		      ...)
+{
+	char buf[RSP_MAX_PAYLOAD];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		err_msg("%s: request too long", what);
+		return -E2BIG;
+	}
+	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", buf);
+	if (e < 0) {
+		err_msg("%s: %s", what, r->c.error);
+		return e;
+	}
+	if (strcmp(r->reply.data, "OK") != 0) {
+		const char *m = r->reply.data;
+		if (m[0] == 'E' && m[1] == '.')
+			m += 2;
+		err_msg("%s: the agent says: %s", what,
+			*m ? m : "not supported");
+		return -EIO;
+	}
+	return 0;
+}
+
+static void hex_encode(const void *data, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+/* monitor command: console output (O packets) then OK or an error. */
+static int monitor(struct recorder *r, const char *cmd, char *out,
+		   size_t outsize)
+{
+	char hex[512];
+	size_t used = 0;
+
+	if (strlen(cmd) * 2 >= sizeof(hex))
+		return -E2BIG;
+	hex_encode(cmd, strlen(cmd), hex);
+	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qRcmd,%s", hex);
+	if (out)
+		out[0] = '\0';
+	while (e == 0 && r->reply.data[0] == 'O' && strcmp(r->reply.data, "OK")) {
+		char text[RSP_MAX_PAYLOAD / 2 + 1];
+		ssize_t n = rsp_hex_decode(r->reply.data + 1, r->reply.len - 1,
+					   text, sizeof(text) - 1);
+		if (n > 0 && out && used + (size_t)n < outsize) {
+			memcpy(out + used, text, (size_t)n);
+			used += (size_t)n;
+			out[used] = '\0';
+		}
+		e = rsp_client_wait_reply(&r->c, &r->reply, REQ_TIMEOUT);
+	}
+	if (e < 0)
+		return e;
+	return strcmp(r->reply.data, "OK") == 0 ? 0 : -EIO;
+}
+
+/* "...;thread:pPID.TID;..." or "process:PID" in a stop reply. */
+static int stop_pid(const char *stop)
+{
+	const char *t = strstr(stop, "thread:p");
+	if (t)
+		return (int)strtol(t + 8, NULL, 16);
+	t = strstr(stop, "process:");
+	if (t)
+		return (int)strtol(t + 8, NULL, 16);
+	return 0;
+}
+
+static void stop_thread(const char *stop, char *out, size_t size)
+{
+	const char *t = strstr(stop, "thread:");
+	size_t n;
+
+	out[0] = '\0';
+	if (!t)
+		return;
+	t += 7;
+	n = strcspn(t, ";");
+	snprintf(out, size, "%.*s", (int)n, t);
+}
+
+/*
+ * One stop reply of the running program.  A signal is passed back to the
+ * thread (a crash then ends the program as it would without us); an exit
+ * ends the recording.
+ */
+static void handle_stop(struct recorder *r, const char *stop)
+{
+	char thread[64];
+	int sig;
+
+	switch (stop[0]) {
+	case 'W':
+	case 'X':
+		if (stop_pid(stop) && stop_pid(stop) != r->pid)
+			return;
+		r->exited = true;
+		if (stop[0] == 'W')
+			r->exit_code = (int)strtol(stop + 1, NULL, 16);
+		else
+			r->exit_signal = (int)strtol(stop + 1, NULL, 16);
+		return;
+	case 'T':
+	case 'S':
+		sig = (int)strtol((char[]){ stop[1], stop[2], 0 }, NULL, 16);
+		stop_thread(stop, thread, sizeof(thread));
+		if (!thread[0])
+			return;
+		/* 0: stopped by us (vCont;t); SIGTRAP/SIGSTOP: ptrace noise
+		 * the agent did not absorb; anything else is the program's. */
+		if (sig == 0 || sig == 5 || sig == 17)
+			rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+					   "vCont;c:%s", thread);
+		else
+			rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+					   "vCont;C%02x:%s", sig, thread);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Drains a %Stop notification: its payload, then vStopped until OK. */
+static int drain_stops(struct recorder *r, const char *first,
+		       char *last, size_t lastsize)
+{
+	char stop[RSP_MAX_PAYLOAD];
+	int n = 0;
+
+	snprintf(stop, sizeof(stop), "%s", first);
+	for (;;) {
+		if (last)
+			snprintf(last, lastsize, "%s", stop);
+		if (stop[0] && strcmp(stop, "OK") != 0) {
+			n++;
+			if (!last)
+				handle_stop(r, stop);
+		}
+		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vStopped");
+		if (e < 0)
+			return e;
+		if (strcmp(r->reply.data, "OK") == 0 || r->reply.len == 0)
+			return n;
+		snprintf(stop, sizeof(stop), "%s", r->reply.data);
+	}
+}
+
+/* Handles queued notifications; returns -EPIPE if the agent went away. */
+static int handle_notes(struct recorder *r)
+{
+	struct rsp_note *n;
+
+	while ((n = rsp_client_next_note(&r->c))) {
+		int e = 0;
+		if (strncmp(n->payload, "Stop:", 5) == 0)
+			e = drain_stops(r, n->payload + 5, NULL, 0);
+		free(n);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+/* Waits for the next stop (all-stop of the one stopping thread) after a
+ * resume during setup.  Writes its reply into `stop`. */
+static int wait_setup_stop(struct recorder *r, char *stop, size_t size,
+			   int timeout_ms)
+{
+	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+
+	for (;;) {
+		struct rsp_note *n = rsp_client_next_note(&r->c);
+		if (n) {
+			int e = 0;
+			if (strncmp(n->payload, "Stop:", 5) == 0)
+				e = drain_stops(r, n->payload + 5, stop, size);
+			free(n);
+			return e < 0 ? e : 0;
+		}
+		if (now_ms() > deadline)
+			return -ETIMEDOUT;
+		int e = rsp_client_poll(&r->c, 100);
+		if (e < 0 && e != -ETIMEDOUT && e != -EINTR)
+			return e;
+	}
+}
+
+/* ---- modules and symbols ---- */
+
+static char *local_path(struct recorder *r, const char *target_path)
+{
+	char *p;
+
+	if (!r->sysroot)
+		return strdup(target_path);
+	if (asprintf(&p, "%s%s", r->sysroot, target_path) < 0)
+		abort();
+	return p;
+}
+
+static struct elfsym_file *module_elf(struct module *m)
+{
+	char err[512];
+
+	if (!m->opened && !m->failed) {
+		if (elfsym_open(&m->ef, m->local, err, sizeof(err)) < 0) {
+			err_msg("%s", err);
+			m->failed = true;
+		} else {
+			m->opened = true;
+		}
+	}
+	return m->opened ? &m->ef : NULL;
+}
+
+/*
+ * The GNU build-id note of a local file: its bytes and link-time address.
+ * Returns the id length, 0 when there is none.
+ */
+static size_t build_id(struct elfsym_file *f, uint8_t *id, size_t size,
+		       uint64_t *vaddr)
+{
+	Elf *e = f->elf;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(sh.sh_flags & SHF_ALLOC) || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 &&
+			    nh.n_descsz <= size) {
+				memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+				*vaddr = sh.sh_addr + desc_off;
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+static int read_target(struct recorder *r, uint64_t addr, void *out, size_t len)
+{
+	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "m%llx,%zx",
+				   (unsigned long long)addr, len);
+	if (e < 0)
+		return e;
+	if (r->reply.data[0] == 'E' || r->reply.len != 2 * len)
+		return -EFAULT;
+	return rsp_hex_decode(r->reply.data, r->reply.len, out, len) ==
+	       (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* Refuses a local copy whose build-id differs from the loaded one. */
+static int check_build_id(struct recorder *r, struct module *m)
+{
+	struct elfsym_file *f = module_elf(m);
+	uint8_t want[64], got[64];
+	uint64_t vaddr;
+	size_t n;
+
+	if (!f)
+		return -ENOENT;
+	n = build_id(f, want, sizeof(want), &vaddr);
+	if (n == 0)
+		return 0;	/* nothing to compare */
+	if (read_target(r, vaddr + m->bias, got, n) < 0) {
+		err_msg("%s: cannot read the target's build-id at 0x%llx",
+			m->path, (unsigned long long)(vaddr + m->bias));
+		return -EFAULT;
+	}
+	if (memcmp(want, got, n) != 0) {
+		char a[129], b[129];
+		hex_encode(want, n, a);
+		hex_encode(got, n, b);
+		err_msg("%s: the local copy %s has build-id %s but the target's "
+			"has %s: give the right copy (--sysroot)",
+			m->path, m->local, a, b);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+static struct module *add_module(struct recorder *r, const char *path,
+				 uint64_t bias)
+{
+	struct module *m;
+
+	if (r->nmods == MAX_MODULES)
+		return NULL;
+	m = &r->mods[r->nmods++];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	m->local = local_path(r, path);
+	m->bias = bias;
+	return m;
+}
+
+/* <library name="..." ... l_addr="0x..." .../> */
+static void parse_libraries(struct recorder *r, const char *xml)
+{
+	const char *p = xml;
+
+	while ((p = strstr(p, "<library "))) {
+		const char *end = strchr(p, '>');
+		const char *name, *la;
+		if (!end)
+			break;
+		name = strstr(p, "name=\"");
+		la = strstr(p, "l_addr=\"");
+		if (name && la && name < end && la < end) {
+			name += 6;
+			size_t n = strcspn(name, "\"");
+			char path[PATH_MAX];
+			snprintf(path, sizeof(path), "%.*s", (int)n, name);
+			if (path[0] == '/')
+				add_module(r, path, strtoull(la + 8, NULL, 16));
+		}
+		p = end;
+	}
+}
+
+/* The library named by a spec: a path, a file name or its prefix before
+ * ".so" ("libc", "libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6"). */
+static struct module *find_library(struct recorder *r, const char *lib,
+				   char *err, size_t errsize)
+{
+	struct module *found = NULL;
+	int count = 0;
+
+	for (size_t i = 1; i < r->nmods; i++) {
+		const char *path = r->mods[i].path;
+		const char *base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		size_t n = strlen(lib);
+		bool match = strcmp(path, lib) == 0 || strcmp(base, lib) == 0 ||
+			     (strncmp(base, lib, n) == 0 &&
+			      (base[n] == '.' || base[n] == '-'));
+		if (match) {
+			if (found && strcmp(found->path, path) != 0)
+				count++;
+			if (!found)
+				count++;
+			found = &r->mods[i];
+		}
+	}
+	if (count == 1)
+		return found;
+	if (count == 0)
+		snprintf(err, errsize, "no library '%s' is loaded in the process%s",
+			 lib, r->nmods > 1 ? "" : " (it loads none)");
+	else
+		snprintf(err, errsize, "library '%s' is ambiguous: give its path", lib);
+	return NULL;
+}
+
+static int resolve_func(struct recorder *r, struct probe *p, char *err,
+			size_t errsize)
+{
+	struct module *m = &r->mods[0];
+	struct elfsym_file *f;
+	const struct elfsym *hit = NULL;
+	char others[512] = "";
+	int count = 0;
+
+	if (p->spec.lib && !(m = find_library(r, p->spec.lib, err, errsize)))
+		return -ENOENT;
+	if (!(f = module_elf(m))) {
+		snprintf(err, errsize, "cannot read the symbols of %s", m->local);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < f->nsyms; i++) {
+		const struct elfsym *s = &f->syms[i];
+		if (!elfsym_matches(s, p->spec.func))
+			continue;
+		if (hit && hit->addr == s->addr)
+			continue;
+		count++;
+		size_t used = strlen(others);
+		if (used < sizeof(others) - 64)
+			snprintf(others + used, sizeof(others) - used,
+				 "\n  %s at 0x%llx", elfsym_display(s),
+				 (unsigned long long)s->addr);
+		hit = s;
+	}
+	if (count == 0) {
+		snprintf(err, errsize, "no function '%s' in %s", p->spec.func,
+			 m->local);
+		return -ENOENT;
+	}
+	if (count > 1) {
+		snprintf(err, errsize, "'%s' is ambiguous in %s; it names:%s\n"
+			 "name one by its full signature or use *ADDR",
+			 p->spec.func, m->local, others);
+		return -EINVAL;
+	}
+	if (p->spec.offset >= hit->size) {
+		snprintf(err, errsize, "%s+%llu is beyond the end of %s (%llu bytes)",
+			 p->spec.func, (unsigned long long)p->spec.offset,
+			 elfsym_display(hit), (unsigned long long)hit->size);
+		return -ERANGE;
+	}
+	p->mod = m;
+	p->addr = hit->addr + m->bias + p->spec.offset;
+	return 0;
+}
+
+static int resolve_sdt(struct recorder *r, struct probe *p, char *err,
+		       size_t errsize)
+{
+	(void)r;
+	snprintf(err, errsize, "USDT probes are not supported by this build");
+	(void)p;
+	return -ENOTSUP;
+}
+
+/* ---- compiling probes to tracepoint definitions ---- */
+
+struct arg_ctx {
+	struct recorder *r;
+	struct probe *p;
+};
+
+static int emit_arg(void *ctx, unsigned int n, struct ax_emit *e, char *err,
+		    size_t errsize)
+{
+	struct arg_ctx *a = ctx;
+
+	if (n >= 8 || !a->r->abi->args[n]) {
+		snprintf(err, errsize, "arg%u: the %s ABI passes fewer arguments "
+			 "in registers", n, a->r->regs.arch);
+		return -EINVAL;
+	}
+	int reg = target_regnum(&a->r->regs, a->r->abi->args[n]);
+	if (reg < 0) {
+		snprintf(err, errsize, "no register %s", a->r->abi->args[n]);
+		return -EINVAL;
+	}
+	ax_emit_reg(e, (unsigned int)reg);
+	return 0;
+}
+
+static int regnum_of(void *ctx, const char *name)
+{
+	struct arg_ctx *a = ctx;
+
+	return target_regnum(&a->r->regs, name);
+}
+
+static int probe_nargs(struct recorder *r, const struct probe *p)
+{
+	int n = 0;
+
+	while (n < 8 && r->abi->args[n])
+		n++;
+	return n > 6 ? 6 : n;
+}
+
+/* Sends one QTDP-family packet and mirrors it in the local store (for the
+ * file's header). */
+static int define(struct recorder *r, const char *what, const char *packet)
+{
+	int e = request_ok(r, what, "%s", packet);
+
+	if (e < 0)
+		return e;
+	size_t len = strlen(packet);
+	char *copy = strdup(packet);
+	struct tp_def *tp;
+	rsp_parse(copy, len, r->req);
+	switch (r->req->kind) {
+	case RSP_REQ_TDP:
+		e = tp_define(&r->store, r->req, &tp);
+		break;
+	case RSP_REQ_TDP_ACTIONS:
+		e = tp_add_actions(&r->store, r->req, &tp);
+		break;
+	case RSP_REQ_TDP_SRC:
+		e = tp_add_source(&r->store, r->req);
+		break;
+	case RSP_REQ_TDV:
+		e = tsv_define(&r->store, r->req->u.tdv.number,
+			       r->req->u.tdv.initial, r->req->u.tdv.builtin,
+			       r->req->u.tdv.name);
+		break;
+	default:
+		e = -EINVAL;
+	}
+	free(copy);
+	if (e < 0)
+		err_msg("%s: %s", what, r->store.error);
+	return e < 0 ? e : 0;
+}
+
+static int define_source(struct recorder *r, struct probe *p, const char *type,
+			 const char *text)
+{
+	char hex[2048], pkt[2200];
+
+	if (strlen(text) * 2 >= sizeof(hex))
+		return 0;	/* too long to show in gdb: leave it out */
+	hex_encode(text, strlen(text), hex);
+	snprintf(pkt, sizeof(pkt), "QTDPsrc:%x:%llx:%s:0:%zx:%s", p->tpnum,
+		 (unsigned long long)p->addr, type, strlen(text), hex);
+	return define(r, "defining a tracepoint's source", pkt);
+}
+
+static int define_tsv(struct recorder *r, int num, const char *name)
+{
+	char hex[128], pkt[256];
+
+	hex_encode(name, strlen(name), hex);
+	snprintf(pkt, sizeof(pkt), "QTDV:%x:0:0:%s", num, hex);
+	return define(r, "defining a trace state variable", pkt);
+}
+
+/* Appends "X<len>,<hex>" for the code in e. */
+static int put_x(struct rsp_buf *b, const struct ax_emit *e)
+{
+	char small[16];
+	int need = ax_emit_hex(e, small, sizeof(small));
+	char *buf = malloc((size_t)need + 1);
+
+	if (!buf)
+		abort();
+	ax_emit_hex(e, buf, (size_t)need + 1);
+	rsp_buf_printf(b, "X%s", buf);
+	free(buf);
+	return 0;
+}
+
+/* value on the stack -> TSV `num`, recorded in the frame */
+static void emit_store_tsv(struct ax_emit *e, unsigned int num)
+{
+	ax_emit_op16(e, AX_OP_SETV, num);
+	ax_emit_op(e, AX_OP_POP);
+	ax_emit_op16(e, AX_OP_TRACEV, num);
+}
+
+static int define_probe(struct recorder *r, struct probe *p)
+{
+	struct arg_ctx actx = { r, p };
+	struct spec_compile comp = {
+		.emit_arg = emit_arg, .regnum = regnum_of, .ctx = &actx,
+		.retval_regnum = target_regnum(&r->regs, r->abi->retval),
+	};
+	struct rsp_buf pkt, src;
+	struct ax_emit e;
+	char err[512];
+	int rc = -EINVAL;
+
+	rsp_buf_init(&pkt);
+	rsp_buf_init(&src);
+	ax_emit_init(&e);
+
+	/* Header, with the condition. */
+	rsp_buf_printf(&pkt, "QTDP:%x:%llx:E:0:0", p->tpnum,
+		       (unsigned long long)p->addr);
+	if (p->spec.cond) {
+		if (spec_compile_expr(p->spec.cond, &comp, &e, err, sizeof(err)) < 0) {
+			err_msg("%s: condition: %s", p->name, err);
+			goto out;
+		}
+		ax_emit_op(&e, AX_OP_END);
+		rsp_buf_putc(&pkt, ':');
+		put_x(&pkt, &e);
+		ax_emit_free(&e);
+		ax_emit_init(&e);
+	}
+	rsp_buf_puts(&pkt, "-");
+	if (define(r, p->name, pkt.data) < 0)
+		goto out;
+
+	/* Actions: one X for the values, one per memory range, R for regs. */
+	rsp_buf_reset(&pkt);
+	rsp_buf_printf(&pkt, "QTDP:-%x:%llx:", p->tpnum,
+		       (unsigned long long)p->addr);
+	rsp_buf_puts(&src, "collect $trace_timestamp, $probe_thread");
+	ax_emit_op16(&e, AX_OP_TRACEV, TSV_TIMESTAMP);
+	ax_emit_op16(&e, AX_OP_TRACEV, TSV_THREAD);
+	if (p->spec.ret) {
+		ax_emit_op16(&e, AX_OP_TRACEV, TSV_LATENCY);
+		rsp_buf_puts(&src, ", $probe_latency_ns");
+	}
+	bool regs = false;
+	for (size_t i = 0; i < p->spec.nitems; i++) {
+		struct spec_item *it = &p->spec.items[i];
+		switch (it->what) {
+		case SPEC_REGS:
+			regs = true;
+			break;
+		case SPEC_ARGS:
+			if ((int)it->count > p->nargs) {
+				err_msg("%s: args=%u but the probe has %d argument%s",
+					p->name, it->count, p->nargs,
+					p->nargs == 1 ? "" : "s");
+				goto out;
+			}
+			for (int a = 0; a < (it->count ? (int)it->count : p->nargs); a++) {
+				if (emit_arg(&actx, (unsigned int)a, &e, err, sizeof(err)) < 0) {
+					err_msg("%s: %s", p->name, err);
+					goto out;
+				}
+				emit_store_tsv(&e, TSV_ARG0 + (unsigned int)a);
+				rsp_buf_printf(&src, ", $probe_arg%d", a);
+			}
+			break;
+		case SPEC_RETVAL:
+			ax_emit_reg(&e, (unsigned int)comp.retval_regnum);
+			emit_store_tsv(&e, TSV_RETVAL);
+			rsp_buf_puts(&src, ", $probe_retval");
+			break;
+		case SPEC_MEM:
+			break;
+		}
+	}
+	ax_emit_op(&e, AX_OP_END);
+	put_x(&pkt, &e);
+	for (size_t i = 0; i < p->spec.nitems; i++) {
+		struct spec_item *it = &p->spec.items[i];
+		if (it->what != SPEC_MEM)
+			continue;
+		ax_emit_free(&e);
+		ax_emit_init(&e);
+		if (spec_compile_expr(it->addr, &comp, &e, err, sizeof(err)) < 0) {
+			err_msg("%s: mem=%s: %s", p->name, it->addr_text, err);
+			goto out;
+		}
+		ax_emit_const(&e, (int64_t)it->len);
+		ax_emit_op(&e, AX_OP_TRACE);
+		ax_emit_op(&e, AX_OP_END);
+		put_x(&pkt, &e);
+	}
+	if (regs) {
+		/* Every register of the block. */
+		rsp_buf_putc(&pkt, 'R');
+		size_t digits = (r->regs.nregs + 3) / 4;
+		for (size_t d = digits; d-- > 0;) {
+			size_t bits = r->regs.nregs - d * 4;
+			rsp_buf_putc(&pkt, bits >= 4 ? 'f' : "0137"[bits]);
+		}
+		rsp_buf_puts(&src, ", $regs");
+	}
+	if (e.error || pkt.len >= RSP_MAX_PAYLOAD - 64) {
+		err_msg("%s: too much to collect in one tracepoint", p->name);
+		goto out;
+	}
+	if (define(r, p->name, pkt.data) < 0)
+		goto out;
+
+	/* Sources for gdb (`target tfile`): the location and the values. */
+	char at[32];
+	snprintf(at, sizeof(at), "*0x%llx", (unsigned long long)p->addr);
+	if (define_source(r, p, "at", at) < 0 ||
+	    define_source(r, p, "cmd", src.data) < 0)
+		goto out;
+	if (p->spec.ret) {
+		char cmd[64];
+		snprintf(cmd, sizeof(cmd), "return-probe %d", p->tpnum);
+		if (monitor(r, cmd, err, sizeof(err)) < 0) {
+			err_msg("%s: the agent cannot make return probes%s%s",
+				p->name, err[0] ? ": " : "", err);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	ax_emit_free(&e);
+	rsp_buf_free(&pkt);
+	rsp_buf_free(&src);
+	return rc;
+}
+
+/* ---- the output file ---- */
+
+static int write_cb(void *ctx, const void *data, size_t len)
+{
+	struct recorder *r = ctx;
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t n = pwrite(r->fd, p, len, (off_t)r->end);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		r->end += (uint64_t)n;
+	}
+	return 0;
+}
+
+static char *probe_notes(struct recorder *r)
+{
+	struct rsp_buf b;
+
+	rsp_buf_init(&b);
+	rsp_buf_puts(&b, "probe-trace:");
+	for (size_t i = 0; i < r->nprobes; i++)
+		rsp_buf_printf(&b, "%s%d=%s", i ? ";" : "", r->probes[i].tpnum,
+			       r->probes[i].name);
+	rsp_buf_putc(&b, '\0');
+	return b.data;
+}
+
+static uint64_t now_us_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Rewrites the header's status line in place with the frames so far (its
+ * numbers have fixed widths, so its length never changes): gdb reads the
+ * frame count there.  Best effort: the frames are valid without it.
+ */
+static void update_status(struct recorder *r, bool final)
+{
+	struct rsp_buf b;
+
+	if (!r->status_len || r->write_failed)
+		return;
+	r->st.frames = r->st.created = r->frames;
+	if (final)
+		r->st.stop_time = now_us_realtime();
+	rsp_buf_init(&b);
+	tp_status_put_tfile(&r->st, &b);
+	if (b.len == r->status_len)
+		(void)!pwrite(r->fd, b.data, b.len, (off_t)r->status_off);
+	rsp_buf_free(&b);
+}
+
+static int open_output(struct recorder *r)
+{
+	struct tfile_writer w;
+	int e;
+
+	r->fd = open(r->out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (r->fd < 0) {
+		err_msg("cannot create %s: %s", r->out_path, strerror(errno));
+		return -errno;
+	}
+	r->notes = probe_notes(r);
+	r->st.running = false;
+	r->st.reason = TP_STOP_COMMAND;
+	r->st.size = r->st.free_bytes = r->buffer_size;
+	r->st.start_time = now_us_realtime();
+	r->st.notes = r->notes;
+	r->st.fixed_width = true;
+	r->end = 0;
+	tfile_writer_init(&w, write_cb, r);
+	e = tfile_write_header(&w, r->regs.block_size, r->target_xml, &r->st,
+			       &r->store);
+	if (e == 0)
+		e = tfile_write_end(&w);
+	if (e < 0) {
+		err_msg("writing %s: %s", r->out_path, strerror(-e));
+		return e;
+	}
+	r->end -= 4;	/* the next frames overwrite the end marker */
+
+	/* Where the status line is, to update it later. */
+	char *head = malloc(r->end);
+	if (head && pread(r->fd, head, r->end, 0) == (ssize_t)r->end) {
+		char *p = memmem(head, r->end, "\nstatus ", 8);
+		if (p) {
+			char *nl = memchr(p + 8, '\n', (size_t)(head + r->end - p - 8));
+			if (nl) {
+				r->status_off = (uint64_t)(p + 8 - head);
+				r->status_len = (size_t)(nl - p - 8);
+			}
+		}
+	}
+	free(head);
+	return 0;
+}
+
+/* Appends whole frames and a new end marker in one write; on failure
+ * puts the previous end marker back, so the file stays valid. */
+static int append_frames(struct recorder *r, const uint8_t *data, size_t len)
+{
+	static const uint8_t zero[4];
+	uint8_t *buf;
+	uint64_t at = r->end;
+	ssize_t n;
+
+	if (r->write_failed || len == 0)
+		return r->write_failed ? -EIO : 0;
+	buf = malloc(len + 4);
+	if (!buf)
+		abort();
+	memcpy(buf, data, len);
+	memcpy(buf + len, zero, 4);
+	n = pwrite(r->fd, buf, len + 4, (off_t)at);
+	free(buf);
+	if (n == (ssize_t)(len + 4)) {
+		r->end += len;
+		r->bytes += len;
+		return 0;
+	}
+	int err = n < 0 ? errno : ENOSPC;
+	if (ftruncate(r->fd, (off_t)at) < 0 ||
+	    pwrite(r->fd, zero, 4, (off_t)at) != 4) {
+		/* Not even the marker fits: cut the file at the last whole
+		 * frame; gdb then reads to the end of the file. */
+		if (ftruncate(r->fd, (off_t)at) < 0)
+			err_msg("%s: cannot restore the end marker: %s",
+				r->out_path, strerror(errno));
+	}
+	err_msg("writing %s: %s; the file keeps the %llu frames before it",
+		r->out_path, strerror(err), (unsigned long long)r->frames);
+	r->write_failed = true;
+	return -err;
+}
+
+static struct probe *probe_of(struct recorder *r, int tpnum)
+{
+	if (tpnum >= 1 && (size_t)tpnum <= r->nprobes)
+		return &r->probes[tpnum - 1];
+	return NULL;
+}
+
+/* Takes streamed bytes, writes the whole frames among them. */
+static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
+{
+	size_t off = 0, whole = 0;
+
+	if (r->carry_len + len > r->carry_cap) {
+		size_t cap = r->carry_cap ? r->carry_cap : 65536;
+		while (cap < r->carry_len + len)
+			cap *= 2;
+		r->carry = realloc(r->carry, cap);
+		if (!r->carry)
+			abort();
+		r->carry_cap = cap;
+	}
+	memcpy(r->carry + r->carry_len, data, len);
+	r->carry_len += len;
+	while (r->carry_len - off >= 6) {
+		int16_t tpnum;
+		uint32_t size;
+		memcpy(&tpnum, r->carry + off, 2);
+		memcpy(&size, r->carry + off + 2, 4);
+		if (r->carry_len - off < 6 + (size_t)size)
+			break;
+		struct probe *p = probe_of(r, tpnum);
+		if (p)
+			p->frames++;
+		r->frames++;
+		off += 6 + size;
+	}
+	whole = off;
+	int e = append_frames(r, r->carry, whole);
+	memmove(r->carry, r->carry + whole, r->carry_len - whole);
+	r->carry_len -= whole;
+	return e;
+}
+
+/* Streams frames until the agent has none.  Returns bytes received or a
+ * negative errno. */
+static long drain_frames(struct recorder *r)
+{
+	long total = 0;
+
+	for (;;) {
+		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+					   "qprobe.frames:3ff0");
+		if (e < 0)
+			return e;
+		if (r->reply.data[0] != 'F') {
+			err_msg("streaming frames: the agent says: %s",
+				r->reply.len ? r->reply.data : "not supported");
+			return -EIO;
+		}
+		ssize_t n = rsp_unescape(r->reply.data + 1, r->reply.len - 1);
+		if (n <= 0)
+			return total;
+		total += n;
+		if (take_stream(r, (uint8_t *)r->reply.data + 1, (size_t)n) < 0)
+			return -EIO;
+	}
+}
+
+/* ---- the live line ---- */
+
+static void live_line(struct recorder *r, bool final)
+{
+	uint64_t t = now_ms();
+	char line[512];
+	size_t used;
+
+	if (!r->live)
+		return;
+	if (!final && t - r->last_tick_ms < 500)
+		return;
+	double dt = (double)(t - r->last_tick_ms) / 1000.0;
+	double rate = dt > 0 ? (double)(r->frames - r->frames_at_last) / dt : 0;
+	uint64_t used_bytes = 0, size = 0;
+	if (r->running && !r->exited &&
+	    rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qTStatus") == 0) {
+		const char *f = strstr(r->reply.data, "tfree:");
+		const char *s = strstr(r->reply.data, "tsize:");
+		if (f && s) {
+			size = strtoull(s + 6, NULL, 16);
+			used_bytes = size - strtoull(f + 6, NULL, 16);
+		}
+	}
+	used = (size_t)snprintf(line, sizeof(line),
+				"%llu frames  %.0f/s  buffer %.0f%% ",
+				(unsigned long long)r->frames, rate,
+				size ? 100.0 * (double)used_bytes / (double)size : 0.0);
+	for (size_t i = 0; i < r->nprobes && used < sizeof(line) - 40; i++)
+		used += (size_t)snprintf(line + used, sizeof(line) - used, " %s:%llu",
+					 r->probes[i].name,
+					 (unsigned long long)r->probes[i].frames);
+	fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
+	fflush(stderr);
+	r->last_tick_ms = t;
+	r->frames_at_last = r->frames;
+}
+
+/* ---- the command ---- */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: probe-trace record [OPTIONS] -e SPEC [-e SPEC...] -- PROG [ARGS...]\n"
+"       probe-trace record [OPTIONS] -e SPEC [-e SPEC...] -p PID\n"
+"Records probes of a program into a trace file (gdb: target tfile FILE).\n"
+"\n"
+"  -e, --probe SPEC       a probe: WHERE [WHAT...] [if COND]  (see below)\n"
+"  -o, --output FILE      the trace file (default probe-trace.tfile)\n"
+"  -p, --pid PID          attach to a running process; it runs on afterwards\n"
+"      --agent CMD        run the agent with this shell command, e.g.\n"
+"                         'ssh board probe-agent -' (default: the local\n"
+"                         probe-agent); PROG ARGS or --attach PID are appended\n"
+"      --connect HOST:PORT  use an agent already listening there\n"
+"      --sysroot DIR      local copies of the target's files are under DIR\n"
+"  -d, --duration SECS    stop after SECS seconds\n"
+"  -b, --buffer-size N    the agent's trace buffer in bytes (default 16M;\n"
+"                         suffixes K, M)\n"
+"  -q, --quiet            no live status line\n"
+"  -h, --help             this help\n"
+"\n"
+"WHERE: FUNC  FUNC+OFF  LIB:FUNC  *ADDR  FUNC%%return  LIB:FUNC%%return\n"
+"       sdt:PROVIDER:NAME  sdt:LIB:PROVIDER:NAME\n"
+"WHAT:  args (default at entries and USDT probes)  args=N (the first N)\n"
+"       retval (default at returns)  regs  mem=ADDR-EXPR,LEN\n"
+"COND and ADDR-EXPR: C-like integer expressions of argN, retval, $REG,\n"
+"       *E (8-byte load), u8[E] u16[E] u32[E] u64[E] s8[E] ... s64[E]\n"
+"\n"
+"Examples:\n"
+"  probe-trace record -e 'parse args' -e 'parse%%return' -- ./prog input\n"
+"  probe-trace record -e 'libc:write args mem=arg1,64 if arg0 == 2' -p 1234\n"
+"\n"
+"Ctrl-C stops the recording: a program started by probe-trace is killed,\n"
+"an attached one is detached and runs on.  See probe-trace(1).\n");
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	else if (*end == 'g' || *end == 'G')
+		v <<= 30, end++;
+	if (*end || v < 4096 || v > 0xffffffffULL)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Single-quotes s for /bin/sh. */
+static void sh_quote(struct rsp_buf *b, const char *s)
+{
+	rsp_buf_putc(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			rsp_buf_puts(b, "'\\''");
+		else
+			rsp_buf_putc(b, *s);
+	}
+	rsp_buf_putc(b, '\'');
+}
+
+/* The local agent: next to this program (installed or in the build tree),
+ * else from PATH. */
+static char *default_agent(void)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, sizeof(path), "%s/probe-agent", self);
+			if (access(path, X_OK) == 0)
+				return strdup(path);
+			snprintf(path, sizeof(path), "%s/../agent/probe-agent", self);
+			if (access(path, X_OK) == 0)
+				return strdup(path);
+		}
+	}
+	return strdup("probe-agent");
+}
+
+/* PROG as execvp would find it. */
+static char *find_program(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/'))
+		return realpath(prog, NULL);
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? path : ".", prog);
+		if (access(buf, X_OK) == 0)
+			return realpath(buf, NULL);
+		path += n + (path[n] == ':');
+	}
+	return NULL;
+}
+
+static int start_agent(struct recorder *r)
+{
+	struct rsp_buf cmd;
+	int e;
+
+	if (r->connect) {
+		e = rsp_client_connect(&r->c, r->connect);
+		if (e < 0)
+			err_msg("%s", r->c.error);
+		return e;
+	}
+	rsp_buf_init(&cmd);
+	if (r->agent_cmd) {
+		rsp_buf_puts(&cmd, r->agent_cmd);
+	} else {
+		char *agent = default_agent();
+		sh_quote(&cmd, agent);
+		rsp_buf_puts(&cmd, " --quiet -");
+		free(agent);
+	}
+	if (r->attach_pid) {
+		rsp_buf_printf(&cmd, " --attach %d", (int)r->attach_pid);
+	} else {
+		for (int i = 0; i < r->prog_argc; i++) {
+			rsp_buf_putc(&cmd, ' ');
+			sh_quote(&cmd, r->prog_argv[i]);
+		}
+	}
+	rsp_buf_putc(&cmd, '\0');
+	e = rsp_client_spawn(&r->c, cmd.data);
+	if (e < 0)
+		err_msg("cannot start the agent (%s): %s", cmd.data, r->c.error);
+	rsp_buf_free(&cmd);
+	return e;
+}
+
+static int handshake(struct recorder *r)
+{
+	char stop[RSP_MAX_PAYLOAD];
+	int e;
+
+	e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+			       "qSupported:multiprocess+;swbreak+;hwbreak+;no-resumed+");
+	if (e < 0) {
+		err_msg("no answer from the agent: %s", r->c.error);
+		return e;
+	}
+	if (!strstr(r->reply.data, "QNonStop+") ||
+	    !strstr(r->reply.data, "TraceStateVariables+")) {
+		err_msg("the agent lacks non-stop mode or tracing (qSupported: %s)",
+			r->reply.data);
+		return -ENOTSUP;
+	}
+	if (strstr(r->reply.data, "QStartNoAckMode+") &&
+	    request_ok(r, "QStartNoAckMode", "QStartNoAckMode") == 0)
+		r->c.noack = true;
+	if (request_ok(r, "extended mode", "!") < 0)
+		return -EIO;
+
+	/* A listening agent with no program: run or attach one now. */
+	if (r->connect && (r->attach_pid || r->prog_argc)) {
+		struct rsp_buf b;
+		rsp_buf_init(&b);
+		if (r->attach_pid) {
+			rsp_buf_printf(&b, "vAttach;%x", (int)r->attach_pid);
+		} else {
+			rsp_buf_puts(&b, "vRun");
+			for (int i = 0; i < r->prog_argc; i++) {
+				rsp_buf_putc(&b, ';');
+				rsp_buf_put_hex(&b, r->prog_argv[i],
+						strlen(r->prog_argv[i]));
+			}
+		}
+		rsp_buf_putc(&b, '\0');
+		e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", b.data);
+		rsp_buf_free(&b);
+		if (e < 0 || (r->reply.data[0] != 'T' && r->reply.data[0] != 'S')) {
+			err_msg("cannot %s: %s", r->attach_pid ? "attach" : "start the program",
+				e < 0 ? r->c.error : r->reply.data);
+			return -EIO;
+		}
+	}
+	if (request_ok(r, "non-stop mode", "QNonStop:1") < 0)
+		return -EIO;
+	e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "?");
+	if (e < 0) {
+		err_msg("%s", r->c.error);
+		return e;
+	}
+	snprintf(stop, sizeof(stop), "%s", r->reply.data);
+	if (stop[0] != 'T' && stop[0] != 'S') {
+		err_msg("the agent has no process to trace (stop reply: %s)",
+			stop[0] ? stop : "empty");
+		return -ESRCH;
+	}
+	r->pid = stop_pid(stop);
+	if (drain_stops(r, stop, stop, sizeof(stop)) < 0)
+		return -EIO;
+	if (!r->pid) {
+		err_msg("the agent did not say which process it traces");
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* auxv entry `type`, or 0. */
+static uint64_t auxv_get(const struct rsp_buf *auxv, bool is64, uint64_t type)
+{
+	size_t w = is64 ? 8 : 4;
+
+	for (size_t off = 0; off + 2 * w <= auxv->len; off += 2 * w) {
+		uint64_t t = 0, v = 0;
+		memcpy(&t, auxv->data + off, w);
+		memcpy(&v, auxv->data + off + w, w);
+		if (t == type)
+			return v;
+		if (t == 0)
+			break;
+	}
+	return 0;
+}
+
+static int learn_target(struct recorder *r)
+{
+	struct rsp_buf b;
+	char annex[32];
+	int e;
+
+	rsp_buf_init(&b);
+	if (rsp_client_xfer(&r->c, "features", "target.xml", &b) < 0 ||
+	    target_regs_parse(&r->regs, b.data) < 0) {
+		err_msg("cannot read the target's registers: %s", r->c.error);
+		goto fail;
+	}
+	r->target_xml = strdup(b.data);
+	r->abi = target_abi_for(r->regs.arch);
+	if (!r->abi) {
+		err_msg("unsupported architecture %s", r->regs.arch ? r->regs.arch : "(none)");
+		goto fail;
+	}
+	snprintf(annex, sizeof(annex), "%x", r->pid);
+	if (rsp_client_xfer(&r->c, "exec-file", annex, &b) < 0) {
+		err_msg("cannot learn the program's path: %s", r->c.error);
+		goto fail;
+	}
+	struct module *m = add_module(r, b.data, 0);
+	struct elfsym_file *f = module_elf(m);
+	if (!f)
+		goto fail;
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(f->elf, &eh))
+		goto fail;
+	if (rsp_client_xfer(&r->c, "auxv", "", &b) < 0) {
+		err_msg("cannot read the process's auxv: %s", r->c.error);
+		goto fail;
+	}
+	uint64_t entry = auxv_get(&b, eh.e_ident[EI_CLASS] == ELFCLASS64, 9 /* AT_ENTRY */);
+	if (!entry) {
+		err_msg("no AT_ENTRY in the process's auxv");
+		goto fail;
+	}
+	m->bias = entry - eh.e_entry;
+
+	/* A program we started stops before its libraries are loaded: let
+	 * the dynamic linker run up to the program's entry point. */
+	if (r->started) {
+		char stop[RSP_MAX_PAYLOAD];
+		if (request_ok(r, "breakpoint at the entry point", "Z0,%llx,1",
+			       (unsigned long long)entry) < 0)
+			goto fail;
+		e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vCont;c");
+		if (e < 0 || strcmp(r->reply.data, "OK") != 0) {
+			err_msg("cannot resume the program: %s",
+				e < 0 ? r->c.error : r->reply.data);
+			goto fail;
+		}
+		e = wait_setup_stop(r, stop, sizeof(stop), 60000);
+		if (e < 0 || stop[0] != 'T') {
+			err_msg("the program did not reach its entry point (%s)",
+				e < 0 ? strerror(-e) : stop);
+			goto fail;
+		}
+		if (request_ok(r, "removing the entry breakpoint", "z0,%llx,1",
+			       (unsigned long long)entry) < 0)
+			goto fail;
+	}
+	if (rsp_client_xfer(&r->c, "libraries-svr4", "", &b) == 0)
+		parse_libraries(r, b.data);
+	rsp_buf_free(&b);
+	return 0;
+fail:
+	rsp_buf_free(&b);
+	return -EIO;
+}
+
+static int setup_probes(struct recorder *r)
+{
+	char err[2048];
+
+	for (size_t i = 0; i < r->nprobes; i++) {
+		struct probe *p = &r->probes[i];
+		int e = 0;
+
+		switch (p->spec.where) {
+		case SPEC_FUNC:
+			e = resolve_func(r, p, err, sizeof(err));
+			break;
+		case SPEC_SDT:
+			e = resolve_sdt(r, p, err, sizeof(err));
+			break;
+		case SPEC_ADDR:
+			p->addr = p->spec.addr;
+			break;
+		}
+		if (e < 0) {
+			err_msg("%s: %s", p->name, err);
+			return e;
+		}
+		if (p->mod && check_build_id(r, p->mod) < 0)
+			return -ESTALE;
+		p->nargs = probe_nargs(r, p);
+		/* argN in conditions and mem= must exist too */
+		int need = expr_max_arg(p->spec.cond);
+		for (size_t k = 0; k < p->spec.nitems; k++)
+			if (p->spec.items[k].addr && expr_max_arg(p->spec.items[k].addr) > need)
+				need = expr_max_arg(p->spec.items[k].addr);
+		if (need >= p->nargs) {
+			err_msg("%s: uses arg%d but the probe has %d argument%s",
+				p->name, need, p->nargs, p->nargs == 1 ? "" : "s");
+			return -EINVAL;
+		}
+		if (p->nargs > r->max_args)
+			r->max_args = p->nargs;
+		if (p->spec.ret)
+			r->any_ret = true;
+	}
+
+	if (request_ok(r, "QTinit", "QTinit") < 0)
+		return -EIO;
+	if (define_tsv(r, TSV_THREAD, "probe_thread") < 0 ||
+	    define_tsv(r, TSV_LATENCY, "probe_latency_ns") < 0 ||
+	    define_tsv(r, TSV_RETVAL, "probe_retval") < 0)
+		return -EIO;
+	for (int a = 0; a < r->max_args; a++) {
+		char name[32];
+		snprintf(name, sizeof(name), "probe_arg%d", a);
+		if (define_tsv(r, TSV_ARG0 + a, name) < 0)
+			return -EIO;
+	}
+	for (size_t i = 0; i < r->nprobes; i++)
+		if (define_probe(r, &r->probes[i]) < 0)
+			return -EIO;
+	if (request_ok(r, "trace buffer size", "QTBuffer:size:%llx",
+		       (unsigned long long)r->buffer_size) < 0 ||
+	    request_ok(r, "trace buffer mode", "QTBuffer:circular:0") < 0)
+		return -EIO;
+	return 0;
+}
+
+/* USDT semaphores: +1 while recording, -1 after. */
+static int semaphores(struct recorder *r, int delta)
+{
+	for (size_t i = 0; i < r->nprobes; i++) {
+		struct probe *p = &r->probes[i];
+		uint16_t v;
+		char hex[8];
+
+		if (!p->sem || (delta > 0) == p->sem_done)
+			continue;
+		if (read_target(r, p->sem, &v, 2) < 0) {
+			err_msg("%s: cannot read its semaphore at 0x%llx", p->name,
+				(unsigned long long)p->sem);
+			return -EFAULT;
+		}
+		v = (uint16_t)(v + delta);
+		hex_encode(&v, 2, hex);
+		if (request_ok(r, "writing a USDT semaphore", "M%llx,2:%s",
+			       (unsigned long long)p->sem, hex) < 0)
+			return -EFAULT;
+		p->sem_done = delta > 0;
+	}
+	return 0;
+}
+
+static int record_loop(struct recorder *r)
+{
+	uint64_t deadline = r->duration > 0 ? now_ms() + (uint64_t)(r->duration * 1000) : 0;
+	uint64_t last_status = now_ms();
+	int e;
+
+	r->last_tick_ms = r->start_ms = now_ms();
+	while (!r->exited && !stop_signal) {
+		if (deadline && now_ms() >= deadline)
+			break;
+		long got = drain_frames(r);
+		if (got < 0)
+			return (int)got;
+		if ((e = handle_notes(r)) < 0)
+			return e;
+		if (now_ms() - last_status >= 500) {
+			update_status(r, false);
+			last_status = now_ms();
+		}
+		live_line(r, false);
+		if (r->exited || stop_signal)
+			break;
+		e = rsp_client_poll(&r->c, got > 0 ? 0 : 50);
+		if (e < 0 && e != -ETIMEDOUT && e != -EINTR)
+			return e;
+		if ((e = handle_notes(r)) < 0)
+			return e;
+	}
+	return 0;
+}
+
+static int finish(struct recorder *r)
+{
+	int e = 0;
+
+	if (!r->exited) {
+		/* Stop the run first: no frame is created after this. */
+		if (request_ok(r, "stopping the trace", "QTStop") < 0)
+			e = -EIO;
+	}
+	if (drain_frames(r) < 0)
+		e = -EIO;
+	if (!r->exited) {
+		semaphores(r, -1);
+		if (r->started)
+			rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vKill;%x", r->pid);
+		else
+			request_ok(r, "detaching", "D;%x", r->pid);
+	}
+	return e;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "probe", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "agent", required_argument, NULL, 'A' },
+		{ "connect", required_argument, NULL, 'C' },
+		{ "sysroot", required_argument, NULL, 'S' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct recorder *r = calloc(1, sizeof(*r));
+	const char *specs[MAX_PROBES];
+	size_t nspecs = 0;
+	int opt, rc = PT_EXIT_FAIL;
+	char err[1024];
+	char *end;
+
+	if (!r)
+		abort();
+	r->out_path = "probe-trace.tfile";
+	r->buffer_size = DEFAULT_BUFFER;
+	r->fd = -1;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+e:o:p:d:b:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			if (nspecs == MAX_PROBES) {
+				err_msg("at most %d probes", MAX_PROBES);
+				return PT_EXIT_USAGE;
+			}
+			specs[nspecs++] = optarg;
+			break;
+		case 'o': r->out_path = optarg; break;
+		case 'p':
+			r->attach_pid = (pid_t)strtol(optarg, &end, 10);
+			if (*end || r->attach_pid <= 0) {
+				err_msg("-p: '%s' is not a process id", optarg);
+				return PT_EXIT_USAGE;
+			}
+			break;
+		case 'A': r->agent_cmd = optarg; break;
+		case 'C': r->connect = optarg; break;
+		case 'S': r->sysroot = optarg; break;
+		case 'd':
+			r->duration = strtod(optarg, &end);
+			if (*end || r->duration <= 0) {
+				err_msg("--duration: '%s' is not a number of seconds", optarg);
+				return PT_EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			if (parse_size(optarg, &r->buffer_size) < 0) {
+				err_msg("--buffer-size: '%s': expected 4096 to 4G bytes "
+					"(suffixes K, M, G)", optarg);
+				return PT_EXIT_USAGE;
+			}
+			break;
+		case 'q': r->quiet = true; break;
+		case 'h': usage(stdout); return PT_EXIT_OK;
+		default: usage(stderr); return PT_EXIT_USAGE;
+		}
+	}
+	r->prog_argv = argv + optind;
+	r->prog_argc = argc - optind;
+	if (nspecs == 0) {
+		err_msg("no probe: give at least one -e SPEC (see --help)");
+		return PT_EXIT_USAGE;
+	}
+	if (!r->attach_pid && r->prog_argc == 0 && !r->connect) {
+		err_msg("nothing to trace: give -- PROG [ARGS] or -p PID");
+		return PT_EXIT_USAGE;
+	}
+	if (r->attach_pid && r->prog_argc) {
+		err_msg("give either -p PID or a program, not both");
+		return PT_EXIT_USAGE;
+	}
+	if (r->agent_cmd && r->connect) {
+		err_msg("give either --agent or --connect, not both");
+		return PT_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < nspecs; i++) {
+		struct probe *p = &r->probes[i];
+		if (spec_parse(specs[i], &p->spec, err, sizeof(err)) < 0) {
+			fprintf(stderr, "probe-trace record: %s\n", err);
+			return PT_EXIT_USAGE;
+		}
+		p->tpnum = (int)i + 1;
+		spec_where_text(&p->spec, p->name, sizeof(p->name));
+		r->nprobes++;
+	}
+	/* A local program: the agent gets the path we read symbols from. */
+	char *prog = NULL;
+	if (r->prog_argc && !r->agent_cmd && !r->connect) {
+		prog = find_program(r->prog_argv[0]);
+		if (!prog) {
+			err_msg("%s: no such program", r->prog_argv[0]);
+			return PT_EXIT_FAIL;
+		}
+		r->prog_argv[0] = prog;
+	}
+	r->started = r->prog_argc > 0;
+
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+	r->live = !r->quiet && isatty(2);
+
+	rsp_buf_init(&r->reply);
+	r->req = malloc(sizeof(*r->req));
+	if (!r->req || tp_store_init(&r->store) < 0)
+		abort();
+	if (start_agent(r) < 0)
+		goto out;
+	if (handshake(r) < 0 || learn_target(r) < 0 || setup_probes(r) < 0)
+		goto stop;
+	if (open_output(r) < 0)
+		goto stop;
+	if (semaphores(r, +1) < 0)
+		goto stop;
+	if (request_ok(r, "starting the trace", "QTStart") < 0)
+		goto stop;
+	r->running = true;
+	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vCont;c");
+	if (e < 0 || strcmp(r->reply.data, "OK") != 0) {
+		err_msg("cannot resume the program: %s", e < 0 ? r->c.error : r->reply.data);
+		goto stop;
+	}
+	if (!r->quiet)
+		fprintf(stderr, "probe-trace: recording %zu probe%s of process %d "
+			"into %s; Ctrl-C stops\n", r->nprobes,
+			r->nprobes == 1 ? "" : "s", r->pid, r->out_path);
+	e = record_loop(r);
+	if (e == -EPIPE) {
+		update_status(r, true);
+		err_msg("the agent went away: %s; %s keeps the %llu frames received",
+			r->c.error, r->out_path, (unsigned long long)r->frames);
+		goto out;
+	}
+	if (finish(r) < 0 || e < 0) {
+		update_status(r, true);
+		goto out;
+	}
+	update_status(r, true);
+	live_line(r, true);
+	if (!r->quiet) {
+		fprintf(stderr, "probe-trace: %llu frames (%llu bytes) in %s",
+			(unsigned long long)r->frames, (unsigned long long)r->bytes,
+			r->out_path);
+		for (size_t i = 0; i < r->nprobes; i++)
+			fprintf(stderr, "%s %s: %llu", i ? "," : ";", r->probes[i].name,
+				(unsigned long long)r->probes[i].frames);
+		fputc('\n', stderr);
+		if (r->exited && r->exit_signal)
+			fprintf(stderr, "probe-trace: the program was killed by signal %d\n",
+				r->exit_signal);
+		else if (r->exited)
+			fprintf(stderr, "probe-trace: the program exited with code %d\n",
+				r->exit_code);
+		else if (stop_signal)
+			fprintf(stderr, "probe-trace: stopped by signal %d; the program was %s\n",
+				(int)stop_signal, r->started ? "killed" : "detached");
+	}
+	rc = r->write_failed ? PT_EXIT_FAIL : PT_EXIT_OK;
+	goto out;
+stop:
+	/* Setup failed: leave the process as it was. */
+	if (!r->exited && r->pid && r->c.fd >= 0 && !r->c.eof) {
+		semaphores(r, -1);
+		if (r->started)
+			rsp_client_request(&r->c, &r->reply, 5000, "vKill;%x", r->pid);
+		else
+			rsp_client_request(&r->c, &r->reply, 5000, "D;%x", r->pid);
+	}
+out:
+	if (r->fd >= 0)
+		close(r->fd);
+	rsp_client_close(&r->c, 3000);
+	free(prog);
+	free(r->notes);
+	return rc;
+}

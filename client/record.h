@@ -1,0 +1,10 @@
+/*
+ * record.h - `probe-trace record` and `probe-trace dump`.
+ */
+#ifndef PROBE_CLIENT_RECORD_H
+#define PROBE_CLIENT_RECORD_H
+
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+#endif
