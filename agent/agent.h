@@ -126,6 +126,7 @@ struct thread {
 	pid_t tid;
 	enum thread_state state;
 	bool stop_expected;	/* we sent SIGSTOP; swallow it when it comes */
+	bool paused;		/* stopped by inferior_pause, resumed after */
 	bool stop_requested;	/* non-stop: gdb asked for this stop (vCont;t) */
 	bool stop_reported;	/* gdb heard of its current stop */
 	bool resumed;		/* gdb's last resume included this thread */
@@ -417,6 +418,10 @@ void probe_gone(struct probe *pr);
 int probe_execute(struct probe *pr, struct thread *t);
 int probe_step_done(struct thread *t, bool trapped);
 bool probe_fix_pc(struct thread *t);
+/* Non-stop: stop p's running threads around a change, then resume them
+ * (or report the events they took meanwhile).  No-ops in all-stop. */
+void inferior_pause(struct process *p);
+void inferior_unpause(struct process *p);
 
 /* xol.c */
 int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot);

@@ -706,8 +706,9 @@ static bool thread_is_zombie(pid_t pid, pid_t tid)
 	return s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X');
 }
 
-/* Stops every running thread except `except`, waiting for each. */
-static void stop_all(struct thread *except)
+/* Stops every running thread (of process `only`, or of all when NULL)
+ * except `except`, waiting for each. */
+static void stop_threads(struct process *only, struct thread *except)
 {
 	bool again = true;
 
@@ -715,6 +716,8 @@ static void stop_all(struct thread *except)
 		again = false;
 		for (struct process *p = agent.processes; p; p = p->next)
 			for (struct thread *t = p->threads; t; t = t->next) {
+				if (only && p != only)
+					break;
 				if (t == except || t->state != THREAD_RUNNING)
 					continue;
 				if (!t->stop_expected && !t->new_clone) {
@@ -723,6 +726,8 @@ static void stop_all(struct thread *except)
 				}
 			}
 		for (struct process *p = agent.processes; p; p = p->next) {
+			if (only && p != only)
+				continue;
 			for (struct thread *t = p->threads, *next; t; t = next) {
 				next = t->next;
 				if (t == except || t->state != THREAD_RUNNING)
@@ -761,13 +766,21 @@ static void stop_all(struct thread *except)
 			again = false;
 			for (struct process *p = agent.processes; p; p = p->next)
 				for (struct thread *t = p->threads; t; t = t->next)
-					if (t != except && t->state == THREAD_RUNNING)
+					if (t != except && t->state == THREAD_RUNNING &&
+					    (!only || p == only))
 						again = true;
 		}
 	}
+	if (only)
+		return;
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t; t = t->next)
 			t->resumed = false;
+}
+
+static void stop_all(struct thread *except)
+{
+	stop_threads(NULL, except);
 }
 
 /* gdb must never see a thread inside an XOL slot. */
@@ -960,6 +973,42 @@ static bool report_pending(struct thread *t)
 	}
 	report(t, &ev);
 	return false;
+}
+
+/*
+ * Non-stop: stops the running threads of `p` for a change that must not
+ * race with them (probes going away: a thread could have trapped on an
+ * int3 that is removed before its status is read).  Their statuses are
+ * absorbed as in all-stop: probe hits handled, other events kept pending.
+ * inferior_unpause resumes them, or reports what they kept.
+ */
+void inferior_pause(struct process *p)
+{
+	if (!agent.non_stop)
+		return;
+	for (struct thread *t = p->threads; t; t = t->next)
+		t->paused = t->state == THREAD_RUNNING;
+	stop_threads(p, NULL);
+}
+
+void inferior_unpause(struct process *p)
+{
+	if (!agent.non_stop)
+		return;
+	for (struct thread *t = p->threads, *next; t; t = next) {
+		next = t->next;
+		if (!t->paused)
+			continue;
+		t->paused = false;
+		if (t->state != THREAD_STOPPED)
+			continue;
+		if (t->has_pending) {
+			if (report_pending(t))
+				return;		/* the process is gone */
+			continue;
+		}
+		resume_thread(t, t->user_stepping, 0);
+	}
 }
 
 /* A hit handled before a stop gdb heard of is not handled again when the
@@ -1337,6 +1386,10 @@ int inferior_attach(pid_t pid, struct process **out)
 
 int inferior_detach(struct process *p)
 {
+	/* Non-stop: threads run.  Each must be stopped, and any trap it
+	 * took on a probe handled, before the probes go. */
+	if (agent.non_stop)
+		stop_threads(p, NULL);
 	for (struct thread *t = p->threads; t; t = t->next) {
 		if (t->step_probe)
 			probe_step_done(t, false);

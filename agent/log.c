@@ -80,6 +80,17 @@ void log_msg(const char *domain, const char *fmt, ...)
 
 bool log_quiet;
 
+void log_always(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
 void log_user(const char *fmt, ...)
 {
 	va_list ap;

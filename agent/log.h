@@ -26,6 +26,9 @@ void log_msg(const char *domain, const char *fmt, ...)
 /* Progress messages on stderr (gdbserver's), unless --quiet. */
 extern bool log_quiet;
 void log_user(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same, even with --quiet: what a caller waits for ("Listening on
+ * port N" tells which port was chosen). */
+void log_always(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Start-up failure: prints and exits 1. */
 void die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));

@@ -356,7 +356,7 @@ static void server_close_connection(void)
 		 * it, and collects as soon as anyone resumes it. */
 		log_user("Disconnected tracing in effect: the trace stays armed.");
 	evconnlistener_enable(srv.listener);
-	log_user("Listening on port %d", agent.listen_port);
+	log_always("Listening on port %d", agent.listen_port);
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
@@ -497,7 +497,7 @@ static int server_listen(const char *comm)
 		srv.udp_ev = event_new(agent.base, fd, EV_READ, on_udp_first, NULL);
 		event_add(srv.udp_ev, NULL);
 	}
-	log_user("Listening on port %d", agent.listen_port);
+	log_always("Listening on port %d", agent.listen_port);
 	return 0;
 }
 

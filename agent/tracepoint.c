@@ -117,12 +117,14 @@ static void remove_probes(void)
 		tr.proc = NULL;
 		return;
 	}
+	inferior_pause(p);
 	for (struct probe *pr = p->probes, *next; pr; pr = next) {
 		next = pr->next;
 		if (pr->owner == PROBE_OWNER_TRACE)
 			probe_remove(pr);
 	}
 	tr.proc = NULL;
+	inferior_unpause(p);
 }
 
 static void stop_run(enum tp_stop_reason reason, uint32_t tp)

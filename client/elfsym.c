@@ -157,11 +157,20 @@ int elfsym_open(struct elfsym_file *f, const char *path, char *err,
 			   "nor .dynsym lists any)", path);
 		goto out;
 	}
-	/* one entry per address, the first name listed wins */
+	/* one entry per address, the first name listed wins; the others
+	 * are its aliases */
 	qsort(f->syms, f->nsyms, sizeof(*f->syms), by_addr);
 	for (size_t i = 0; i < f->nsyms; i++) {
 		if (out && f->syms[out - 1].addr == f->syms[i].addr) {
-			free(f->syms[i].name);
+			struct elfsym *keep = &f->syms[out - 1];
+			char **a = realloc(keep->aliases,
+					   (keep->naliases + 1) * sizeof(*a));
+			if (!a) {
+				free(f->syms[i].name);
+				continue;
+			}
+			a[keep->naliases++] = f->syms[i].name;
+			keep->aliases = a;
 			continue;
 		}
 		f->syms[out++] = f->syms[i];
@@ -185,6 +194,9 @@ void elfsym_close(struct elfsym_file *f)
 	for (size_t i = 0; i < f->nsyms; i++) {
 		free(f->syms[i].name);
 		free(f->syms[i].demangled);
+		for (size_t k = 0; k < f->syms[i].naliases; k++)
+			free(f->syms[i].aliases[k]);
+		free(f->syms[i].aliases);
 	}
 	free(f->syms);
 	if (f->elf)
@@ -201,6 +213,9 @@ bool elfsym_matches(const struct elfsym *s, const char *query)
 
 	if (strcmp(s->name, query) == 0)
 		return true;
+	for (size_t i = 0; i < s->naliases; i++)
+		if (strcmp(s->aliases[i], query) == 0)
+			return true;
 	if (!s->demangled)
 		return false;
 	if (strcmp(s->demangled, query) == 0)

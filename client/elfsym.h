@@ -16,6 +16,8 @@
 struct elfsym {
 	char *name;		/* as in the symbol table */
 	char *demangled;	/* C++ demangled name, or NULL */
+	char **aliases;		/* other names at the same address */
+	size_t naliases;
 	uint64_t addr, size;
 	const uint8_t *code;	/* size bytes, NULL when not in the file */
 };
@@ -46,8 +48,9 @@ static inline const char *elfsym_display(const struct elfsym *s)
 }
 
 /*
- * Does `query` name `s`?  Exact symbol name, exact demangled name, or the
- * demangled name without its parameter list ("ns::f" for "ns::f(int)").
+ * Does `query` name `s`?  Exact symbol name or alias (fclose for
+ * _IO_fclose), exact demangled name, or the demangled name without its
+ * parameter list ("ns::f" for "ns::f(int)").
  */
 bool elfsym_matches(const struct elfsym *s, const char *query);
 

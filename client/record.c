@@ -983,14 +983,25 @@ static int append_frames(struct recorder *r, const uint8_t *data, size_t len)
 		abort();
 	memcpy(buf, data, len);
 	memcpy(buf + len, zero, 4);
-	n = pwrite(r->fd, buf, len + 4, (off_t)at);
+	/* A short write is retried for the rest, to learn the error. */
+	size_t done = 0;
+	int err = 0;
+	while (done < len + 4) {
+		n = pwrite(r->fd, buf + done, len + 4 - done, (off_t)(at + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : ENOSPC;
+			break;
+		}
+		done += (size_t)n;
+	}
 	free(buf);
-	if (n == (ssize_t)(len + 4)) {
+	if (!err) {
 		r->end += len;
 		r->bytes += len;
 		return 0;
 	}
-	int err = n < 0 ? errno : ENOSPC;
 	if (ftruncate(r->fd, (off_t)at) < 0 ||
 	    pwrite(r->fd, zero, 4, (off_t)at) != 4) {
 		/* Not even the marker fits: cut the file at the last whole
@@ -1029,20 +1040,26 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 	memcpy(r->carry + r->carry_len, data, len);
 	r->carry_len += len;
 	while (r->carry_len - off >= 6) {
+		uint32_t size;
+		memcpy(&size, r->carry + off + 2, 4);
+		if (r->carry_len - off < 6 + (size_t)size)
+			break;
+		off += 6 + size;
+	}
+	whole = off;
+	int e = append_frames(r, r->carry, whole);
+	/* Count what the file holds. */
+	for (off = 0; e == 0 && off < whole;) {
 		int16_t tpnum;
 		uint32_t size;
 		memcpy(&tpnum, r->carry + off, 2);
 		memcpy(&size, r->carry + off + 2, 4);
-		if (r->carry_len - off < 6 + (size_t)size)
-			break;
 		struct probe *p = probe_of(r, tpnum);
 		if (p)
 			p->frames++;
 		r->frames++;
 		off += 6 + size;
 	}
-	whole = off;
-	int e = append_frames(r, r->carry, whole);
 	memmove(r->carry, r->carry + whole, r->carry_len - whole);
 	r->carry_len -= whole;
 	return e;
@@ -1552,7 +1569,9 @@ static int finish(struct recorder *r)
 		e = -EIO;
 	if (!r->exited) {
 		semaphores(r, -1);
-		if (r->started)
+		/* A program we started ends with the recording the user
+		 * ended; after a write error it runs on, unharmed. */
+		if (r->started && !r->write_failed)
 			rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vKill;%x", r->pid);
 		else
 			request_ok(r, "detaching", "D;%x", r->pid);
@@ -1729,6 +1748,9 @@ int cmd_record(int argc, char **argv)
 		else if (stop_signal)
 			fprintf(stderr, "probe-trace: stopped by signal %d; the program was %s\n",
 				(int)stop_signal, r->started ? "killed" : "detached");
+		else
+			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
+				r->duration, r->started ? "killed" : "detached");
 	}
 	rc = r->write_failed ? PT_EXIT_FAIL : PT_EXIT_OK;
 	goto out;

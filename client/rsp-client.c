@@ -146,6 +146,39 @@ int rsp_client_close(struct rsp_client *c, int wait_ms)
 	return status;
 }
 
+/* Says why the connection ended, with the agent command's exit status
+ * when it has one. */
+static void gone(struct rsp_client *c, int err)
+{
+	int status;
+	char why[96] = "";
+
+	if (c->agent > 0) {
+		for (int i = 0; i < 50; i++) {
+			pid_t r = waitpid(c->agent, &status, WNOHANG);
+			if (r == c->agent) {
+				if (WIFEXITED(status))
+					snprintf(why, sizeof(why), " (the agent command exited with status %d)",
+						 WEXITSTATUS(status));
+				else if (WIFSIGNALED(status))
+					snprintf(why, sizeof(why), " (the agent was killed by signal %d)",
+						 WTERMSIG(status));
+				c->agent = 0;
+				break;
+			}
+			if (r < 0)
+				break;
+			struct timespec ts = { 0, 2 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (err)
+		snprintf(c->error, sizeof(c->error), "the agent closed the connection: %s%s",
+			 strerror(err), why);
+	else
+		snprintf(c->error, sizeof(c->error), "the agent closed the connection%s", why);
+}
+
 static int write_all(struct rsp_client *c, const char *data, size_t len)
 {
 	while (len > 0) {
@@ -155,8 +188,8 @@ static int write_all(struct rsp_client *c, const char *data, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			snprintf(c->error, sizeof(c->error),
-				 "the agent went away (%s)", strerror(errno));
+			c->eof = true;
+			gone(c, errno);
 			return -EPIPE;
 		}
 		data += n;
@@ -168,7 +201,8 @@ static int write_all(struct rsp_client *c, const char *data, size_t len)
 int rsp_client_send(struct rsp_client *c, const void *payload, size_t len)
 {
 	if (c->fd < 0 || c->eof) {
-		snprintf(c->error, sizeof(c->error), "the agent went away");
+		if (!c->error[0])
+			snprintf(c->error, sizeof(c->error), "the agent closed the connection");
 		return -EPIPE;
 	}
 	rsp_buf_reset(&c->out);
@@ -267,12 +301,11 @@ static int read_some(struct rsp_client *c, int timeout_ms)
 	if (r == 0)
 		return -ETIMEDOUT;
 	n = read(c->fd, c->in, sizeof(c->in));
-	if (n < 0)
-		return errno == EINTR ? -EINTR : -errno;
-	if (n == 0) {
+	if (n < 0 && errno == EINTR)
+		return -EINTR;
+	if (n <= 0) {
 		c->eof = true;
-		snprintf(c->error, sizeof(c->error),
-			 "the agent closed the connection");
+		gone(c, n < 0 ? errno : 0);
 		return -EPIPE;
 	}
 	c->in_len = (size_t)n;

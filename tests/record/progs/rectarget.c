@@ -1,0 +1,123 @@
+/*
+ * rectarget.c - a program for probe-trace's recording tests.  It prints
+ * its own ground truth to OUT, one line per call of a probed function:
+ *
+ *   rectarget MODE OUT [N]
+ *
+ *   calls    compute(i, 2i+1) and checksum("word-i", 6) for i < N
+ *   threads  8 threads, each N calls of compute(t*100000+i, t)
+ *   crash    N calls of compute, then a NULL store (SIGSEGV)
+ *   loop     compute(i, 7) until the file OUT.stop exists, then exits 0
+ *            (attach and Ctrl-C tests); OUT gets the lines as they happen
+ *   fact     fact(10): recursion
+ *
+ * Lines: "compute A B RESULT TID", "checksum TEXT RESULT", "fact N RESULT",
+ * and "done CALLS" at the end.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static FILE *out;
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static long n_calls;
+
+__attribute__((noinline)) long compute(long a, long b)
+{
+	return a * 3 + b;
+}
+
+__attribute__((noinline)) long checksum(const char *s, long n)
+{
+	long sum = 0;
+
+	for (long i = 0; i < n; i++)
+		sum = sum * 31 + (unsigned char)s[i];
+	return sum;
+}
+
+__attribute__((noinline)) long fact(long n)
+{
+	long r = n <= 1 ? 1 : n * fact(n - 1);
+
+	fprintf(out, "fact %ld %ld\n", n, r);
+	return r;
+}
+
+static void call_compute(long a, long b)
+{
+	long r = compute(a, b);
+
+	pthread_mutex_lock(&out_lock);
+	fprintf(out, "compute %ld %ld %ld %ld\n", a, b, r, (long)syscall(SYS_gettid));
+	n_calls++;
+	pthread_mutex_unlock(&out_lock);
+}
+
+static long per_thread;
+
+static void *worker(void *arg)
+{
+	long t = (long)arg;
+
+	for (long i = 0; i < per_thread; i++)
+		call_compute(t * 100000 + i, t);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long n;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: rectarget calls|threads|crash|loop|fact OUT [N]\n");
+		return 2;
+	}
+	n = argc > 3 ? atol(argv[3]) : 10;
+	out = fopen(argv[2], "w");
+	if (!out) {
+		perror(argv[2]);
+		return 2;
+	}
+	if (strcmp(argv[1], "calls") == 0) {
+		for (long i = 0; i < n; i++) {
+			char word[32];
+			call_compute(i, 2 * i + 1);
+			snprintf(word, sizeof(word), "word-%ld", i % 10);
+			fprintf(out, "checksum %s %ld\n", word, checksum(word, 6));
+		}
+	} else if (strcmp(argv[1], "threads") == 0) {
+		pthread_t th[8];
+		per_thread = n;
+		for (long t = 0; t < 8; t++)
+			pthread_create(&th[t], NULL, worker, (void *)t);
+		for (int t = 0; t < 8; t++)
+			pthread_join(th[t], NULL);
+	} else if (strcmp(argv[1], "crash") == 0) {
+		for (long i = 0; i < n; i++)
+			call_compute(i, 1);
+		fflush(out);
+		*(volatile int *)(uintptr_t)(n - n) = 1;
+	} else if (strcmp(argv[1], "loop") == 0) {
+		char stop[4096];
+		snprintf(stop, sizeof(stop), "%s.stop", argv[2]);
+		setvbuf(out, NULL, _IOLBF, 0);
+		for (long i = 0; access(stop, F_OK) != 0; i++) {
+			call_compute(i, 7);
+			usleep(1000);
+		}
+	} else if (strcmp(argv[1], "fact") == 0) {
+		fact(10);
+	} else {
+		fprintf(stderr, "rectarget: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	fprintf(out, "done %ld\n", n_calls);
+	fclose(out);
+	return 0;
+}

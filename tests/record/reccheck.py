@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""reccheck.py - compares what probe-trace recorded with what the test
+program printed (rectarget.c's ground truth).
+
+  reccheck.py calls DUMP.jsonl GROUND        compute args and checksum memory
+  reccheck.py cond DUMP.jsonl GROUND EXPR    compute frames == ground lines
+                                             where EXPR(a, b) holds
+  reccheck.py threads DUMP.jsonl GROUND      every call once, with its thread
+  reccheck.py subset DUMP.jsonl GROUND B     frames are calls with arg1 == B
+  reccheck.py count DUMP.jsonl PROBE N       exactly N frames of PROBE
+  reccheck.py regs DUMP.jsonl GROUND ADDR    rdi/rsi/rip of compute frames
+  reccheck.py returns DUMP.jsonl GROUND      fact%return: retval per level
+
+Prints what differs and exits 1 on any difference.
+"""
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def ground(path, kind):
+    out = []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w and w[0] == kind:
+                out.append(w[1:])
+    return out
+
+
+def frames_of(frames, probe):
+    return [f for f in frames if f["probe"] == probe]
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def signed(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def main():
+    mode, dump, gpath = sys.argv[1], sys.argv[2], sys.argv[3]
+    frames = load(dump)
+    if mode == "count":
+        got = len(frames_of(frames, gpath))
+        if got != int(sys.argv[4]):
+            fail("%d frames of %s, expected %s" % (got, gpath, sys.argv[4]))
+        print("%d frames of %s" % (got, gpath))
+        return
+    if mode == "calls":
+        g = ground(gpath, "compute")
+        fr = frames_of(frames, "compute")
+        if len(fr) != len(g):
+            fail("%d compute frames, %d calls" % (len(fr), len(g)))
+        for i, (f, line) in enumerate(zip(fr, g)):
+            a, b = int(line[0]), int(line[1])
+            v = f["values"]
+            if (v.get("arg0"), v.get("arg1")) != (a, b):
+                fail("frame %d: args %s %s, the call was compute(%d, %d)"
+                     % (i, v.get("arg0"), v.get("arg1"), a, b))
+        words = ground(gpath, "checksum")
+        fr = frames_of(frames, "checksum")
+        if len(fr) != len(words):
+            fail("%d checksum frames, %d calls" % (len(fr), len(words)))
+        for i, (f, line) in enumerate(zip(fr, words)):
+            mem = f.get("memory", [])
+            if len(mem) != 1:
+                fail("frame %d: %d memory blocks" % (i, len(mem)))
+            text = bytes.fromhex(mem[0]["bytes"]).decode()
+            if text != line[0][:6] or int(mem[0]["address"], 16) != f["values"]["arg0"]:
+                fail("frame %d: memory %r at %s, expected %r at arg0"
+                     % (i, text, mem[0]["address"], line[0][:6]))
+        print("%d compute and %d checksum frames match" % (len(g), len(words)))
+        return
+    if mode == "cond":
+        g = [l for l in ground(gpath, "compute")
+             if eval(sys.argv[4], {}, {"a": int(l[0]), "b": int(l[1])})]
+        fr = frames_of(frames, "compute")
+        got = [(f["values"]["arg0"], f["values"]["arg1"]) for f in fr]
+        want = [(int(l[0]), int(l[1])) for l in g]
+        if got != want:
+            fail("frames %s, expected %s" % (got, want))
+        print("%d frames, as the condition says" % len(got))
+        return
+    if mode == "threads":
+        g = ground(gpath, "compute")
+        want = sorted((int(l[0]), int(l[1]), int(l[3])) for l in g)
+        fr = frames_of(frames, "compute")
+        got = sorted((f["values"]["arg0"], f["values"]["arg1"],
+                      f["values"].get("probe_thread")) for f in fr)
+        if got != want:
+            missing = set(want) - set(got)
+            extra = set(got) - set(want)
+            fail("%d frames, %d calls; missing %s; unexpected %s"
+                 % (len(got), len(want), sorted(missing)[:5], sorted(extra)[:5]))
+        print("%d frames from %d threads match the calls"
+              % (len(got), len(set(w[2] for w in want))))
+        return
+    if mode == "subset":
+        b = int(sys.argv[4])
+        calls = set(int(l[0]) for l in ground(gpath, "compute") if int(l[1]) == b)
+        fr = frames_of(frames, "compute")
+        if not fr:
+            fail("no compute frames")
+        for f in fr:
+            v = f["values"]
+            if v["arg1"] != b or v["arg0"] not in calls:
+                fail("frame %d: compute(%d, %d) was never called"
+                     % (f["frame"], v["arg0"], v["arg1"]))
+        print("%d frames, all real calls" % len(fr))
+        return
+    if mode == "regs":
+        addr = int(sys.argv[4], 16)
+        g = ground(gpath, "compute")
+        fr = frames_of(frames, "compute")
+        if len(fr) != len(g):
+            fail("%d frames, %d calls" % (len(fr), len(g)))
+        for f, line in zip(fr, g):
+            r = f["registers"]
+            if (int(r["rdi"], 16), int(r["rsi"], 16), int(r["rip"], 16)) != \
+               (int(line[0]), int(line[1]), addr):
+                fail("frame %d: rdi %s rsi %s rip %s, expected %s %s %#x"
+                     % (f["frame"], r["rdi"], r["rsi"], r["rip"], line[0], line[1], addr))
+        print("%d frames with the call's registers" % len(fr))
+        return
+    if mode == "returns":
+        g = ground(gpath, "fact")
+        fr = frames_of(frames, "fact%return")
+        got = [signed(f["values"]["retval"]) for f in fr]
+        want = [int(l[1]) for l in g]
+        if got != want:
+            fail("return values %s, expected %s" % (got, want))
+        lat = [f["values"].get("probe_latency_ns", 0) for f in fr]
+        if any(x <= 0 for x in lat) or lat != sorted(lat):
+            fail("latencies %s: expected positive and growing with depth" % lat)
+        print("%d returns match, latencies %s" % (len(got), lat))
+        return
+    fail("unknown mode " + mode)
+
+
+main()
