@@ -14,7 +14,8 @@ esac
 # Debian packages the build and the tests need.
 pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev
       libiberty-dev libcmocka-dev gdb gdbserver binutils clang
-      libclang-rt-14-dev g++ python3"
+      libclang-rt-14-dev g++ python3 systemtap-sdt-dev openssh-server
+      openssh-client"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -27,7 +28,18 @@ if [ -n "$missing" ]; then
 		exit 1
 	fi
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	# The tests run their own sshd (the ssh path of probe-trace): the
+	# package must not start the system's.  policy-rc.d is Debian's way
+	# to keep services down during an install.
+	rcd=""
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+		chmod +x /usr/sbin/policy-rc.d
+		rcd=/usr/sbin/policy-rc.d
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null ||
+		{ [ -z "$rcd" ] || rm -f "$rcd"; exit 1; }
+	[ -z "$rcd" ] || rm -f "$rcd"
 fi
 
 [ -x configure ] || ./autogen.sh

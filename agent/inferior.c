@@ -1295,8 +1295,12 @@ int inferior_start(char **argv, struct process **out)
 		return -errno;
 	if (!WIFSTOPPED(status))
 		return startup_failed(status);
+	/* Until the program's own exec, follow execs only: a shell that
+	 * forks (a .bashrc read because sshd started us) must not leave
+	 * traced children stopped behind. */
 	ptrace(PTRACE_SETOPTIONS, pid, NULL,
-	       (void *)(long)(TRACE_OPTIONS | PTRACE_O_EXITKILL));
+	       (void *)(long)(execs > 1 ? PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL
+				       : TRACE_OPTIONS | PTRACE_O_EXITKILL));
 	/* Skip the wrapper's and the shell's own execs. */
 	for (int i = 1; i < execs; i++) {
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
@@ -1314,6 +1318,9 @@ int inferior_start(char **argv, struct process **out)
 		}
 	}
 
+	if (execs > 1)
+		ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		       (void *)(long)(TRACE_OPTIONS | PTRACE_O_EXITKILL));
 	struct process *p = process_add(pid, false);
 	thread_add(p, pid);
 	mem_open(p);
