@@ -14,7 +14,7 @@ esac
 # Debian packages the build and the tests need.
 pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev
       libiberty-dev libcmocka-dev gdb gdbserver binutils clang
-      libclang-rt-14-dev g++ python3"
+      libclang-rt-14-dev g++ python3 systemtap-sdt-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
