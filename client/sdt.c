@@ -578,10 +578,23 @@ static int probe_args(Elf *elf, uint16_t machine, struct sdt_probe *p)
 
 		if (!a->symbol)
 			continue;
-		if (!lookup_symbol(elf, a->symbol, &a->sym_addr))
-			return set_error(p, "sdt:%s:%s: argument %zu: symbol "
-					 "'%s' is not in the symbol table",
-					 p->provider, p->name, i + 1, a->symbol);
+		if (!lookup_symbol(elf, a->symbol, &a->sym_addr)) {
+			const char *t = p->args_text;
+			size_t len;
+
+			/* the i-th blank-separated operand, for the message */
+			for (size_t j = 0;; j++) {
+				t += strspn(t, " \t");
+				len = strcspn(t, " \t");
+				if (j == i)
+					break;
+				t += len;
+			}
+			return set_error(p, "sdt:%s:%s: argument %zu '%.*s': "
+					 "symbol '%s' is not in the symbol table",
+					 p->provider, p->name, i + 1, (int)len, t,
+					 a->symbol);
+		}
 		a->sym_resolved = true;
 	}
 	return 0;

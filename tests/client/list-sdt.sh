@@ -22,7 +22,7 @@ for t in readelf nm objcopy strip; do
 	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: no $t"; exit 77; }
 done
 [ -x "$pt" ] || { echo "ERROR: $pt not built"; exit 99; }
-for p in sdt-prog sdt-prog-O0; do
+for p in sdt-prog sdt-prog-O0 sdt-bad sdt-malformed; do
 	[ -x "$progs/$p" ] || { echo "ERROR: $progs/$p not built"; exit 99; }
 done
 
@@ -145,6 +145,28 @@ strip -s -o "$tmp/stripped" "$prog" || exit 99
 "$pt" list --functions "$tmp/stripped" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "no function symbols" "$tmp/err" ||
 	fail "stripped --functions: exit $rc, '$(cat "$tmp/err")'"
+
+# probes whose arguments cannot be used are listed, with an error that
+# names the probe and the argument, on stdout and stderr
+"$pt" list --sdt "$progs/sdt-bad" >"$tmp/bad.out" 2>"$tmp/bad.err"; rc=$?
+[ $rc -eq 0 ] || fail "sdt-bad: exit $rc"
+cat >"$tmp/bad.want" <<'EOF'
+probe-trace list: PROG: sdt:bad:xmm: argument 2 '8@%xmm0': unknown register %xmm0
+probe-trace list: PROG: sdt:bad:nosym: argument 1 '-4@no_such_symbol(%rip)': symbol 'no_such_symbol' is not in the symbol table
+EOF
+sed "s|PROG|$progs/sdt-bad|" "$tmp/bad.want" | diff -u - "$tmp/bad.err" ||
+	fail "sdt-bad: error messages"
+[ "$(grep -c '^    error: sdt:bad:' "$tmp/bad.out")" -eq 2 ] ||
+	fail "sdt-bad: error rows missing"
+[ "$(pt_probes <"$tmp/bad.out" | cut -d'|' -f1 | tr '\n' ' ')" = \
+  "sdt:bad:good sdt:bad:xmm sdt:bad:nosym " ] || fail "sdt-bad: probes missing"
+grep -A1 ' sdt:bad:good ' "$tmp/bad.out" | grep -q error &&
+	fail "sdt-bad: the good probe has an error"
+
+# a note cut short is refused, not read past
+"$pt" list "$progs/sdt-malformed" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "malformed stapsdt note 1" "$tmp/err" ||
+	fail "truncated note: exit $rc, '$(cat "$tmp/err")'"
 
 # errors: exit 1 with a message naming the problem, 2 for usage
 "$pt" list "$tmp/nonexistent" >/dev/null 2>"$tmp/err"; rc=$?
