@@ -1,6 +1,7 @@
 #!/bin/sh
 # list-sdt.sh - `probe-trace list` against binutils on programs with USDT
-# probes (tests/client/progs, built at -O2 and -O0).
+# probes (tests/client/progs, built at -O2 and -O0), and the arguments'
+# bytecode against the values the running program prints.
 #
 # Ground truth comes from outside probe-trace: `readelf -n` decodes the
 # same notes (addresses, semaphores, argument strings), `nm` gives the
@@ -22,6 +23,8 @@ for t in readelf nm objcopy strip; do
 	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: no $t"; exit 77; }
 done
 [ -x "$pt" ] || { echo "ERROR: $pt not built"; exit 99; }
+[ -x "$top_builddir/tests/client/sdt-eval" ] ||
+	{ echo "ERROR: tests/client/sdt-eval not built"; exit 99; }
 for p in sdt-prog sdt-prog-O0 sdt-bad sdt-malformed; do
 	[ -x "$progs/$p" ] || { echo "ERROR: $progs/$p not built"; exit 99; }
 done
@@ -113,6 +116,22 @@ for prog in "$progs/sdt-prog" "$progs/sdt-prog-O0"; do
 	done
 	grep -q main "$tmp/$p.fn" && fail "$p: pattern sdtprog_* lists main"
 	grep -q "USDT PROBES" "$tmp/$p.fn" && fail "$p: --functions lists probes"
+done
+
+# every probe enabled in the running program (semaphore raised): the
+# values sdt_arg_emit's bytecode reads equal the ones the program prints
+for prog in "$progs/sdt-prog" "$progs/sdt-prog-O0"; do
+	p=$(basename "$prog")
+	"$top_builddir/tests/client/sdt-eval" "$prog" >"$tmp/$p.eval" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 77 ] && { echo "note: no ptrace here, values not checked"; continue; }
+	[ $rc -eq 0 ] || { fail "$p: sdt-eval exited $rc: $(cat "$tmp/err")"; continue; }
+	sed -n 's/^tracer: //p' "$tmp/$p.eval" | sort >"$tmp/$p.tracer"
+	sed -n 's/^target: //p' "$tmp/$p.eval" | sort >"$tmp/$p.target"
+	[ "$(wc -l <"$tmp/$p.target")" -eq 5 ] ||
+		fail "$p: the target passed $(wc -l <"$tmp/$p.target") probes, want 5 (semaphore not raised?)"
+	diff -u "$tmp/$p.target" "$tmp/$p.tracer" ||
+		fail "$p: argument values read by the bytecode differ from the program's"
 done
 
 prog="$progs/sdt-prog"

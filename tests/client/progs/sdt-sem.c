@@ -10,8 +10,12 @@
 
 unsigned short sdtprog_guarded_semaphore __attribute__((section(".probes")));
 
-void sdtprog_with_sem(int n)
+/* Passes the probe only while a tracer holds the semaphore; says so. */
+int sdtprog_with_sem(int n)
 {
-	if (__builtin_expect(sdtprog_guarded_semaphore, 0))
+	if (__builtin_expect(sdtprog_guarded_semaphore, 0)) {
 		STAP_PROBE1(sdtprog, guarded, n * 2);
+		return 1;
+	}
+	return 0;
 }
