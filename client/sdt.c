@@ -459,6 +459,19 @@ int sdt_arg_emit(const struct sdt_arg *a, struct ax_emit *e, uint64_t bias)
 	return e->error;
 }
 
+const struct sdt_probe *sdt_find_next(const struct sdt_file *f,
+				      const struct sdt_probe *after,
+				      const char *provider, const char *name)
+{
+	size_t i = after ? (size_t)(after - f->probes) + 1 : 0;
+
+	for (; i < f->nprobes; i++)
+		if (strcmp(f->probes[i].provider, provider) == 0 &&
+		    strcmp(f->probes[i].name, name) == 0)
+			return &f->probes[i];
+	return NULL;
+}
+
 int sdt_probe_fullname(const struct sdt_probe *p, char *buf, size_t size)
 {
 	return snprintf(buf, size, "sdt:%s:%s", p->provider, p->name);

@@ -142,6 +142,16 @@ void sdt_close(struct sdt_file *f);
  */
 int sdt_arg_emit(const struct sdt_arg *a, struct ax_emit *e, uint64_t bias);
 
+/*
+ * The next probe after `after` (NULL: from the first) named
+ * PROVIDER:NAME, or NULL.  One probe name may have several sites (the
+ * macro in an inlined function, or written twice): a tracer enables
+ * every one of them.
+ */
+const struct sdt_probe *sdt_find_next(const struct sdt_file *f,
+				      const struct sdt_probe *after,
+				      const char *provider, const char *name);
+
 /* "sdt:PROVIDER:NAME" into buf, snprintf style. */
 int sdt_probe_fullname(const struct sdt_probe *p, char *buf, size_t size);
 

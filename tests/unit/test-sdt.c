@@ -494,6 +494,31 @@ static void test_emit_high_byte_shape(void **state)
 	ax_emit_free(&e);
 }
 
+/* Every site of a probe name, in note order, and nothing else. */
+static void test_find_sites(void **state)
+{
+	struct sdt_probe probes[] = {
+		{ .provider = "app", .name = "tick", .pc = 0x10 },
+		{ .provider = "app", .name = "tock", .pc = 0x20 },
+		{ .provider = "lib", .name = "tick", .pc = 0x30 },
+		{ .provider = "app", .name = "tick", .pc = 0x40 },
+	};
+	struct sdt_file f = { .probes = probes, .nprobes = 4 };
+	const struct sdt_probe *p;
+	char buf[32];
+
+	(void)state;
+	p = sdt_find_next(&f, NULL, "app", "tick");
+	assert_ptr_equal(p, &probes[0]);
+	p = sdt_find_next(&f, p, "app", "tick");
+	assert_ptr_equal(p, &probes[3]);
+	assert_null(sdt_find_next(&f, p, "app", "tick"));
+	assert_ptr_equal(sdt_find_next(&f, NULL, "lib", "tick"), &probes[2]);
+	assert_null(sdt_find_next(&f, NULL, "app", "tic"));
+	assert_int_equal(sdt_probe_fullname(&probes[1], buf, sizeof(buf)), 12);
+	assert_string_equal(buf, "sdt:app:tock");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup(test_emit_memory, setup),
 		cmocka_unit_test_setup(test_emit_static, setup),
 		cmocka_unit_test(test_emit_high_byte_shape),
+		cmocka_unit_test(test_find_sites),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
