@@ -82,6 +82,16 @@ struct arch_insn {
 };
 
 /*
+ * A register as the assembler spells it ("eax", "r9b", "ah"): a slice of
+ * one gdb register.  SDT probe notes name their operands this way.
+ */
+struct arch_asm_reg {
+	int regnum;		/* gdb regnum of the whole register */
+	unsigned int size;	/* bytes the name covers: 1, 2, 4, 8 */
+	unsigned int shift;	/* bits below the slice: 8 for x86 "ah" */
+};
+
+/*
  * Per-slot state kept between xol_prepare and xol_fixup (ARCH_STEP).
  */
 struct arch_xol {
@@ -215,6 +225,15 @@ struct arch_ops {
 			       uint64_t func_addr, uint64_t from, size_t min_len,
 			       uint64_t to, uint8_t *out, size_t size,
 			       size_t *inlen);
+
+	/*
+	 * Looks up the assembler register name of `len` bytes at `name`
+	 * (no "%" prefix, lower case: "rax", "r10d", "sil", "ah", "rip").
+	 * Returns 0 and fills *r, or -ENOENT for a name the arch does not
+	 * have.  Only the registers an address or an integer value can
+	 * live in are listed.
+	 */
+	int (*asm_reg)(const char *name, size_t len, struct arch_asm_reg *r);
 };
 
 /* Printable name of a strategy: "emulate", "boost", "step", "reject". */

@@ -44,8 +44,7 @@ static int by_addr(const void *a, const void *b)
 	return 0;
 }
 
-/* The bytes at [addr, addr + size) from an executable section. */
-static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t size)
+const uint8_t *elfsym_code_at(void *elf, uint64_t addr, size_t *avail)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -56,14 +55,24 @@ static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t size)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_EXECINSTR))
 			continue;
-		if (addr < sh.sh_addr || addr + size > sh.sh_addr + sh.sh_size)
+		if (addr < sh.sh_addr || addr >= sh.sh_addr + sh.sh_size)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf || d->d_size < sh.sh_size)
 			return NULL;
+		*avail = sh.sh_addr + sh.sh_size - addr;
 		return (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
 	}
 	return NULL;
+}
+
+/* The bytes at [addr, addr + size) from an executable section. */
+static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t size)
+{
+	size_t avail;
+	const uint8_t *p = elfsym_code_at(elf, addr, &avail);
+
+	return p && size <= avail ? p : NULL;
 }
 
 static int load_table(struct elfsym_file *f, Elf_Scn *scn, GElf_Shdr *sh)

@@ -41,6 +41,13 @@ int elfsym_open(struct elfsym_file *f, const char *path, char *err,
 		size_t errsize);
 void elfsym_close(struct elfsym_file *f);
 
+/*
+ * The bytes at `addr` in the executable section of `elf` (an Elf *) that
+ * holds it, with *avail set to how many follow up to the section's end;
+ * NULL when no executable section of the file holds the address.
+ */
+const uint8_t *elfsym_code_at(void *elf, uint64_t addr, size_t *avail);
+
 /* Printable name: the demangled one when there is one. */
 static inline const char *elfsym_display(const struct elfsym *s)
 {

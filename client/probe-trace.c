@@ -25,6 +25,8 @@ static const struct subcommand subcommands[] = {
 	  "print the frames of a trace file" },
 	{ "insn", cmd_insn,
 	  "show how each instruction of a function would be probed" },
+	{ "list", cmd_list,
+	  "list the functions and USDT probes of a file, with strategies" },
 };
 
 static void usage(FILE *out)

@@ -13,5 +13,6 @@
 #define PT_EXIT_USAGE 2
 
 int cmd_insn(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

@@ -226,6 +226,55 @@ static int x86_64_target_xml(unsigned int features, char *buf, size_t size)
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
+/*
+ * Assembler names of the integer registers (AT&T spelling without "%"):
+ * each of the sixteen GPRs under its 64-, 32-, 16- and 8-bit names, the
+ * four legacy high bytes (bits 8-15 of rax rbx rcx rdx, shift 8), and
+ * rip, which only appears as a base ("sym(%rip)").  The 8-bit names of
+ * rsi rdi rbp rsp (sil dil bpl spl) exist only with a REX prefix; an
+ * operand string does not care.
+ */
+#define LEGACY(n, q, d, w, b) \
+	{ q, { n, 8, 0 } }, { d, { n, 4, 0 } }, \
+	{ w, { n, 2, 0 } }, { b, { n, 1, 0 } }
+#define NUMBERED(n, q) \
+	{ q, { n, 8, 0 } }, { q "d", { n, 4, 0 } }, \
+	{ q "w", { n, 2, 0 } }, { q "b", { n, 1, 0 } }
+
+static const struct {
+	const char *name;
+	struct arch_asm_reg reg;
+} x86_64_asm_regs[] = {
+	LEGACY(0, "rax", "eax", "ax", "al"),
+	LEGACY(1, "rbx", "ebx", "bx", "bl"),
+	LEGACY(2, "rcx", "ecx", "cx", "cl"),
+	LEGACY(3, "rdx", "edx", "dx", "dl"),
+	LEGACY(4, "rsi", "esi", "si", "sil"),
+	LEGACY(5, "rdi", "edi", "di", "dil"),
+	LEGACY(6, "rbp", "ebp", "bp", "bpl"),
+	LEGACY(7, "rsp", "esp", "sp", "spl"),
+	NUMBERED(8, "r8"), NUMBERED(9, "r9"),
+	NUMBERED(10, "r10"), NUMBERED(11, "r11"),
+	NUMBERED(12, "r12"), NUMBERED(13, "r13"),
+	NUMBERED(14, "r14"), NUMBERED(15, "r15"),
+	{ "ah", { 0, 1, 8 } }, { "bh", { 1, 1, 8 } },
+	{ "ch", { 2, 1, 8 } }, { "dh", { 3, 1, 8 } },
+	{ "rip", { 16, 8, 0 } },
+};
+
+static int x86_64_asm_reg(const char *name, size_t len, struct arch_asm_reg *r)
+{
+	for (size_t i = 0; i < sizeof(x86_64_asm_regs) / sizeof(x86_64_asm_regs[0]); i++) {
+		const char *n = x86_64_asm_regs[i].name;
+
+		if (strlen(n) == len && memcmp(n, name, len) == 0) {
+			*r = x86_64_asm_regs[i].reg;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 static const int x86_64_expedite[] = { 6, 7, 16, -1 };	/* rbp rsp rip */
 static const uint8_t x86_64_int3[] = { 0xcc };
 
@@ -255,4 +304,5 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_save_regs = x86_64_emit_save_regs,
 	.emit_restore_regs = x86_64_emit_restore_regs,
 	.relocate_window = x86_64_op_relocate_window,
+	.asm_reg = x86_64_asm_reg,
 };
