@@ -44,6 +44,7 @@
 #include "client/probe-trace.h"
 #include "client/record.h"
 #include "client/rsp-client.h"
+#include "client/sdt.h"
 #include "client/spec.h"
 #include "client/target.h"
 #include "protocol/ax-emit.h"
@@ -71,16 +72,29 @@ struct module {
 	struct elfsym_file ef;
 };
 
+#define MAX_SITES 64
+
+/* Where a probe is: one place for a function or address; every site of a
+ * USDT probe name (the same probe inlined in several places), each a
+ * location of the probe's tracepoint. */
+struct site {
+	uint64_t addr;
+	const struct sdt_probe *sdt;	/* its note, or NULL */
+	uint64_t sem;			/* runtime semaphore address, 0 none */
+	bool sem_done;
+};
+
 struct probe {
 	struct probe_spec spec;
 	int tpnum;
-	uint64_t addr;
+	uint64_t addr;			/* the first site's */
 	char name[160];
 	struct module *mod;
 	int nargs;			/* args collected */
-	struct sdt_site *sdt;		/* SDT probe, or NULL */
-	uint64_t sem;			/* runtime semaphore address, 0 none */
-	bool sem_done;
+	struct site sites[MAX_SITES];
+	size_t nsites;
+	struct sdt_file sdt;		/* USDT: the module's notes */
+	bool sdt_open;
 	uint64_t frames;		/* received */
 };
 
@@ -596,10 +610,37 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 static int resolve_sdt(struct recorder *r, struct probe *p, char *err,
 		       size_t errsize)
 {
-	(void)r;
-	snprintf(err, errsize, "USDT probes are not supported by this build");
-	(void)p;
-	return -ENOTSUP;
+	struct module *m = &r->mods[0];
+	const struct sdt_probe *sp = NULL;
+
+	if (p->spec.lib && !(m = find_library(r, p->spec.lib, err, errsize)))
+		return -ENOENT;
+	if (sdt_open(&p->sdt, m->local, err, errsize) < 0)
+		return -ENOENT;
+	p->sdt_open = true;
+	while ((sp = sdt_find_next(&p->sdt, sp, p->spec.provider, p->spec.name))) {
+		if (sp->error) {
+			snprintf(err, errsize, "%s", sp->error);
+			return -EINVAL;
+		}
+		if (p->nsites == MAX_SITES) {
+			snprintf(err, errsize, "more than %d sites", MAX_SITES);
+			return -E2BIG;
+		}
+		struct site *st = &p->sites[p->nsites++];
+		st->addr = sp->pc + m->bias;
+		st->sdt = sp;
+		st->sem = sp->semaphore ? sp->semaphore + m->bias : 0;
+	}
+	if (p->nsites == 0) {
+		snprintf(err, errsize, "no USDT probe %s:%s in %s (probe-trace list "
+			 "--sdt %s shows them)", p->spec.provider, p->spec.name,
+			 m->local, m->local);
+		return -ENOENT;
+	}
+	p->mod = m;
+	p->addr = p->sites[0].addr;
+	return 0;
 }
 
 /* ---- compiling probes to tracepoint definitions ---- */
@@ -607,13 +648,32 @@ static int resolve_sdt(struct recorder *r, struct probe *p, char *err,
 struct arg_ctx {
 	struct recorder *r;
 	struct probe *p;
+	const struct site *site;
 };
 
 static int emit_arg(void *ctx, unsigned int n, struct ax_emit *e, char *err,
 		    size_t errsize)
 {
 	struct arg_ctx *a = ctx;
+	const struct sdt_probe *sp = a->site ? a->site->sdt : NULL;
 
+	if (sp) {
+		if (n >= sp->nargs) {
+			snprintf(err, errsize, "arg%u: USDT probe %s:%s has %zu argument%s",
+				 n, sp->provider, sp->name, sp->nargs,
+				 sp->nargs == 1 ? "" : "s");
+			return -EINVAL;
+		}
+		int e2 = sdt_arg_emit(&sp->args[n], e, a->p->mod->bias);
+		if (e2 < 0) {
+			snprintf(err, errsize, "arg%u of %s:%s ('%s'): %s", n,
+				 sp->provider, sp->name, sp->args_text,
+				 e2 == -ENOENT ? "its symbol is not in the file"
+					       : "cannot be read");
+			return e2;
+		}
+		return 0;
+	}
 	if (n >= 8 || !a->r->abi->args[n]) {
 		snprintf(err, errsize, "arg%u: the %s ABI passes fewer arguments "
 			 "in registers", n, a->r->regs.arch);
@@ -639,6 +699,14 @@ static int probe_nargs(struct recorder *r, const struct probe *p)
 {
 	int n = 0;
 
+	if (p->nsites && p->sites[0].sdt) {
+		/* the fewest of any site (they agree in practice) */
+		size_t least = p->sites[0].sdt->nargs;
+		for (size_t i = 1; i < p->nsites; i++)
+			if (p->sites[i].sdt->nargs < least)
+				least = p->sites[i].sdt->nargs;
+		return (int)least;
+	}
 	while (n < 8 && r->abi->args[n])
 		n++;
 	return n > 6 ? 6 : n;
@@ -680,8 +748,8 @@ static int define(struct recorder *r, const char *what, const char *packet)
 	return e < 0 ? e : 0;
 }
 
-static int define_source(struct recorder *r, struct probe *p, const char *type,
-			 const char *text)
+static int define_source(struct recorder *r, struct probe *p, uint64_t addr,
+			 const char *type, const char *text)
 {
 	char hex[2048], pkt[2200];
 
@@ -689,7 +757,7 @@ static int define_source(struct recorder *r, struct probe *p, const char *type,
 		return 0;	/* too long to show in gdb: leave it out */
 	hex_encode(text, strlen(text), hex);
 	snprintf(pkt, sizeof(pkt), "QTDPsrc:%x:%llx:%s:0:%zx:%s", p->tpnum,
-		 (unsigned long long)p->addr, type, strlen(text), hex);
+		 (unsigned long long)addr, type, strlen(text), hex);
 	return define(r, "defining a tracepoint's source", pkt);
 }
 
@@ -725,9 +793,10 @@ static void emit_store_tsv(struct ax_emit *e, unsigned int num)
 	ax_emit_op16(e, AX_OP_TRACEV, num);
 }
 
-static int define_probe(struct recorder *r, struct probe *p)
+static int define_site(struct recorder *r, struct probe *p,
+		       const struct site *site)
 {
-	struct arg_ctx actx = { r, p };
+	struct arg_ctx actx = { r, p, site };
 	struct spec_compile comp = {
 		.emit_arg = emit_arg, .regnum = regnum_of, .ctx = &actx,
 		.retval_regnum = target_regnum(&r->regs, r->abi->retval),
@@ -743,7 +812,7 @@ static int define_probe(struct recorder *r, struct probe *p)
 
 	/* Header, with the condition. */
 	rsp_buf_printf(&pkt, "QTDP:%x:%llx:E:0:0", p->tpnum,
-		       (unsigned long long)p->addr);
+		       (unsigned long long)site->addr);
 	if (p->spec.cond) {
 		if (spec_compile_expr(p->spec.cond, &comp, &e, err, sizeof(err)) < 0) {
 			err_msg("%s: condition: %s", p->name, err);
@@ -762,7 +831,7 @@ static int define_probe(struct recorder *r, struct probe *p)
 	/* Actions: one X for the values, one per memory range, R for regs. */
 	rsp_buf_reset(&pkt);
 	rsp_buf_printf(&pkt, "QTDP:-%x:%llx:", p->tpnum,
-		       (unsigned long long)p->addr);
+		       (unsigned long long)site->addr);
 	rsp_buf_puts(&src, "collect $trace_timestamp, $probe_thread");
 	ax_emit_op16(&e, AX_OP_TRACEV, TSV_TIMESTAMP);
 	ax_emit_op16(&e, AX_OP_TRACEV, TSV_THREAD);
@@ -838,25 +907,35 @@ static int define_probe(struct recorder *r, struct probe *p)
 
 	/* Sources for gdb (`target tfile`): the location and the values. */
 	char at[32];
-	snprintf(at, sizeof(at), "*0x%llx", (unsigned long long)p->addr);
-	if (define_source(r, p, "at", at) < 0 ||
-	    define_source(r, p, "cmd", src.data) < 0)
+	snprintf(at, sizeof(at), "*0x%llx", (unsigned long long)site->addr);
+	if (define_source(r, p, site->addr, "at", at) < 0 ||
+	    define_source(r, p, site->addr, "cmd", src.data) < 0)
 		goto out;
-	if (p->spec.ret) {
-		char cmd[64];
-		snprintf(cmd, sizeof(cmd), "return-probe %d", p->tpnum);
-		if (monitor(r, cmd, err, sizeof(err)) < 0) {
-			err_msg("%s: the agent cannot make return probes%s%s",
-				p->name, err[0] ? ": " : "", err);
-			goto out;
-		}
-	}
 	rc = 0;
 out:
 	ax_emit_free(&e);
 	rsp_buf_free(&pkt);
 	rsp_buf_free(&src);
 	return rc;
+}
+
+static int define_probe(struct recorder *r, struct probe *p)
+{
+	char err[512];
+
+	for (size_t i = 0; i < p->nsites; i++)
+		if (define_site(r, p, &p->sites[i]) < 0)
+			return -EINVAL;
+	if (p->spec.ret) {
+		char cmd[64];
+		snprintf(cmd, sizeof(cmd), "return-probe %d", p->tpnum);
+		if (monitor(r, cmd, err, sizeof(err)) < 0) {
+			err_msg("%s: the agent cannot make return probes%s%s",
+				p->name, err[0] ? ": " : "", err);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /* ---- the output file ---- */
@@ -1455,6 +1534,10 @@ static int setup_probes(struct recorder *r)
 			p->addr = p->spec.addr;
 			break;
 		}
+		if (e == 0 && p->nsites == 0) {
+			p->sites[0].addr = p->addr;
+			p->nsites = 1;
+		}
 		if (e < 0) {
 			err_msg("%s: %s", p->name, err);
 			return e;
@@ -1505,22 +1588,34 @@ static int semaphores(struct recorder *r, int delta)
 {
 	for (size_t i = 0; i < r->nprobes; i++) {
 		struct probe *p = &r->probes[i];
-		uint16_t v;
-		char hex[8];
+		for (size_t k = 0; k < p->nsites; k++) {
+			struct site *st = &p->sites[k];
+			uint16_t v;
+			char hex[8];
 
-		if (!p->sem || (delta > 0) == p->sem_done)
-			continue;
-		if (read_target(r, p->sem, &v, 2) < 0) {
-			err_msg("%s: cannot read its semaphore at 0x%llx", p->name,
-				(unsigned long long)p->sem);
-			return -EFAULT;
+			if (!st->sem || (delta > 0) == st->sem_done)
+				continue;
+			/* Sites of one probe share a semaphore: count it once. */
+			bool seen = false;
+			for (size_t j = 0; j < k; j++)
+				if (p->sites[j].sem == st->sem)
+					seen = true;
+			if (seen) {
+				st->sem_done = delta > 0;
+				continue;
+			}
+			if (read_target(r, st->sem, &v, 2) < 0) {
+				err_msg("%s: cannot read its semaphore at 0x%llx", p->name,
+					(unsigned long long)st->sem);
+				return -EFAULT;
+			}
+			v = (uint16_t)(v + delta);
+			hex_encode(&v, 2, hex);
+			if (request_ok(r, "writing a USDT semaphore", "M%llx,2:%s",
+				       (unsigned long long)st->sem, hex) < 0)
+				return -EFAULT;
+			st->sem_done = delta > 0;
 		}
-		v = (uint16_t)(v + delta);
-		hex_encode(&v, 2, hex);
-		if (request_ok(r, "writing a USDT semaphore", "M%llx,2:%s",
-			       (unsigned long long)p->sem, hex) < 0)
-			return -EFAULT;
-		p->sem_done = delta > 0;
 	}
 	return 0;
 }
@@ -1769,5 +1864,10 @@ out:
 	rsp_client_close(&r->c, 3000);
 	free(prog);
 	free(r->notes);
+	for (size_t i = 0; i < r->nprobes; i++) {
+		if (r->probes[i].sdt_open)
+			sdt_close(&r->probes[i].sdt);
+		spec_free(&r->probes[i].spec);
+	}
 	return rc;
 }
