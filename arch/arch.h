@@ -215,6 +215,15 @@ struct arch_ops {
 			       uint64_t func_addr, uint64_t from, size_t min_len,
 			       uint64_t to, uint8_t *out, size_t size,
 			       size_t *inlen);
+
+	/*
+	 * Whether the `n` bytes at `before` (the bytes just below an address
+	 * read from the stack) end with a whole call instruction, i.e. the
+	 * address is plausibly a return address.  A sanity check before the
+	 * agent replaces a return address (return probes): true does not
+	 * prove it, false proves the probe is not at a function's entry.
+	 */
+	bool (*follows_call)(const uint8_t *before, size_t n);
 };
 
 /* Printable name of a strategy: "emulate", "boost", "step", "reject". */

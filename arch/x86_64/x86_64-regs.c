@@ -255,4 +255,5 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_save_regs = x86_64_emit_save_regs,
 	.emit_restore_regs = x86_64_emit_restore_regs,
 	.relocate_window = x86_64_op_relocate_window,
+	.follows_call = x86_64_op_follows_call,
 };
