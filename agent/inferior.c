@@ -474,6 +474,18 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 	return WAIT_REPORT;	/* a fault to show */
 }
 
+/* Whether the breakpoint instruction a trap came from is no longer at
+ * `addr`: the agent took it out after the thread executed it.  An int3
+ * of the program's own is still there, and is reported. */
+static bool breakpoint_gone(struct process *p, uint64_t addr)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint8_t buf[16];
+
+	return mem_read_raw(p, addr, buf, arch->bp_len) == (ssize_t)arch->bp_len &&
+	       memcmp(buf, arch->bp_insn, arch->bp_len) != 0;
+}
+
 static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 {
 	siginfo_t si;
@@ -547,6 +559,13 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 		if (b && b->gdb_refs) {
 			regs_set_pc(t, pc);
 			ev->reason = REASON_SWBREAK;
+		}
+		if (!b && si.si_code == SI_KERNEL && breakpoint_gone(t->proc, pc)) {
+			/* A probe removed while this trap was on its way (a
+			 * pass count stopped the run during another thread's
+			 * hit): the instruction is back; run it. */
+			regs_set_pc(t, pc);
+			return WAIT_RESUME;
 		}
 	}
 	return WAIT_REPORT;
