@@ -167,6 +167,51 @@ static int unwind_hit(struct probe *pr, struct thread *t, void *arg)
 	return 0;
 }
 
+/* Probes the unwinder's entry points found in the loaded objects.
+ * Returns how many are probed (0: no libgcc_s yet) or -errno. */
+static int probe_unwinders(struct process *p, char *why, size_t whylen)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
+		uint64_t addr;
+		struct probe *pr;
+		if (!process_symbol_lookup(p, unwinders[i], &addr))
+			continue;
+		found++;
+		if (probe_at(p, addr))
+			continue;
+		int err = probe_insert(p, addr, unwind_hit, NULL, &pr, why, whylen);
+		if (err < 0)
+			return err;
+		pr->owner = PROBE_OWNER_RETURN;
+		debug("unwinder entry %s at %#" PRIx64 " probed", unwinders[i], addr);
+	}
+	if (found)
+		p->ret_unwind = true;
+	return found;
+}
+
+/*
+ * The dynamic linker's hook (gdb's solib event breakpoint): every dlopen
+ * passes here, twice.  Until libgcc_s is in, look for it each time, so an
+ * exception thrown by a library loaded during the run is covered too.
+ */
+static int dl_hit(struct probe *pr, struct thread *t, void *arg)
+{
+	char why[200];
+
+	(void)pr;
+	(void)arg;
+	if (t->proc->ret_unwind)
+		return 0;
+	if (probe_unwinders(t->proc, why, sizeof(why)) < 0)
+		log_user("return probes: cannot probe the unwinder of the library "
+			 "just loaded: %s; a C++ exception through a return probe's "
+			 "function would end the program", why);
+	return 0;
+}
+
 int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 {
 	int err;
@@ -189,19 +234,20 @@ int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 		debug("return trampoline at %#" PRIx64 " in %d", slot, p->pid);
 	}
 	if (!p->ret_unwind) {
-		/* Before the libraries are loaded there is nothing to find:
-		 * tried again at the next tstart. */
-		for (size_t i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
-			uint64_t addr;
-			struct probe *pr;
-			if (!process_symbol_lookup(p, unwinders[i], &addr) || probe_at(p, addr))
-				continue;
-			err = probe_insert(p, addr, unwind_hit, NULL, &pr, why, whylen);
+		err = probe_unwinders(p, why, whylen);
+		if (err < 0)
+			return err;
+	}
+	if (!p->ret_unwind) {
+		/* No libgcc_s yet: watch the libraries come. */
+		uint64_t addr;
+		struct probe *pr;
+		if (process_symbol_lookup(p, "_dl_debug_state", &addr) && !probe_at(p, addr)) {
+			err = probe_insert(p, addr, dl_hit, NULL, &pr, why, whylen);
 			if (err < 0)
 				return err;
 			pr->owner = PROBE_OWNER_RETURN;
-			p->ret_unwind = true;
-			debug("unwinder entry %s at %#" PRIx64 " probed", unwinders[i], addr);
+			debug("library loads watched at %#" PRIx64, addr);
 		}
 	}
 	return 0;
