@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -79,6 +80,31 @@ int forker(int k)
 	return k * 7;
 }
 
+/* A tail call into compute(): [sp] at compute's entry is already the
+ * trampoline when tail_call() is a return probe too. */
+__asm__(".text\n"
+	".globl tail_call\n"
+	".type tail_call, @function\n"
+	"tail_call:\n"
+	"\tjmp compute\n"
+	".size tail_call, .-tail_call\n");
+int tail_call(int x);
+
+/* A signal handler on an alternate stack calls compute() while
+ * with_signal(), a return probe, is inside raise(). */
+static int handler_value;
+
+static void on_usr1(int sig)
+{
+	handler_value = compute(sig + 100);
+}
+
+int with_signal(int k)
+{
+	raise(SIGUSR1);
+	return k + handler_value;
+}
+
 static void values(void)
 {
 	ground("pid=%d", getpid());
@@ -114,6 +140,15 @@ static void values(void)
 		uint64_t t1 = now_ns();
 		ground("slow ms=%d value=%d ns=%llu", ms, v, (unsigned long long)(t1 - t0));
 	}
+	ground("tail value=%d", tail_call(13));
+	static char altstack[65536];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
+	sigaltstack(&ss, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	int ws = with_signal(4);
+	ground("handler value=%d", handler_value);
+	ground("with_signal value=%d", ws);
 	int f = forker(3);
 	if (f == 15) {
 		ground("forkchild value=%d", f);
