@@ -4,6 +4,7 @@
  *   tpret values     compute() returns, recursion, longjmp, latency, fork
  *   tpret threads N  4 threads call tcall() N times each
  *   tpret block      a thread blocks inside blocked() while gdb detaches
+ *   tpret exits      threads call pthread_exit() inside exiter()
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -245,12 +246,52 @@ static void block(void)
 	ground("block done");
 }
 
+/* --- pthread_exit from inside a return probe's function ------------- */
+
+static void cleanup(void *arg)
+{
+	ground("cleanup k=%d", (int)(intptr_t)arg);
+}
+
+/* Never returns: the thread ends by forced unwinding through here. */
+int exiter(int k)
+{
+	if (k >= 0)
+		pthread_exit((void *)(intptr_t)(k * 2));
+	return k;
+}
+
+static void *exit_thread(void *arg)
+{
+	int k = (int)(intptr_t)arg;
+
+	pthread_cleanup_push(cleanup, arg);
+	ground("exiter k=%d returned %d", k, exiter(k));
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+static void exits(void)
+{
+	ground("exits start");
+	for (int k = 1; k <= 3; k++) {
+		pthread_t th;
+		void *ret;
+		pthread_create(&th, NULL, exit_thread, (void *)(intptr_t)k);
+		pthread_join(th, &ret);
+		ground("joined k=%d value=%d", k, (int)(intptr_t)ret);
+	}
+	ground("exits done");	/* MARK:exits-done */
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "threads") == 0)
 		threads(argc > 2 ? atoi(argv[2]) : 100);
 	else if (argc > 1 && strcmp(argv[1], "block") == 0)
 		block();
+	else if (argc > 1 && strcmp(argv[1], "exits") == 0)
+		exits();
 	else
 		values();
 	return 0;
