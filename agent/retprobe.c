@@ -410,11 +410,13 @@ bool ret_trap(struct thread *t, enum wait_outcome *o)
 
 /* --- putting real addresses back --------------------------------------- */
 
+/* Stopped after its `ret`, before the trampoline's int3: the return
+ * happened, and is recorded like a trap. */
 void ret_fix_pc(struct thread *t)
 {
 	if (t->proc->ret_tramp && t->ret && t->ret->n &&
 	    regs_get_pc(t) == t->proc->ret_tramp)
-		do_return(t, false);
+		do_return(t, true);
 }
 
 static void free_stack(struct thread *t)
