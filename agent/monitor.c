@@ -142,12 +142,12 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 	} else if (strcmp(cmd, "set debug-format all") == 0) {
 		server_console("All extra debug format options enabled.\n");
 		rsp_buf_puts(reply, "OK");
-	} else if (strncmp(cmd, "return-probe", 12) == 0 &&
-		   (cmd[12] == ' ' || cmd[12] == '\0')) {
-		return_probe(cmd + 12, reply);
 	} else if (strcmp(cmd, "set debug-format none") == 0) {
 		server_console("All extra debug format options disabled.\n");
 		rsp_buf_puts(reply, "OK");
+	} else if (strncmp(cmd, "return-probe", 12) == 0 &&
+		   (cmd[12] == ' ' || cmd[12] == '\0')) {
+		return_probe(cmd + 12, reply);
 	} else {
 		server_console("Unknown monitor command.\n\n");
 		server_console(monitor_help);
