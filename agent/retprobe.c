@@ -100,10 +100,16 @@ void ret_marks_text(char *buf, size_t size)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (uint32_t n = 1; n <= RET_MAX_NUMBER && len + 16 < size; n++)
-		if (ret_is_marked(n))
-			len += (size_t)snprintf(buf + len, size - len, "%s%u",
-						len ? ", " : "", n);
+	for (uint32_t n = 1; n <= RET_MAX_NUMBER; n++) {
+		if (!ret_is_marked(n))
+			continue;
+		if (len + 16 >= size) {
+			/* Room was kept for this: the list says it is cut. */
+			snprintf(buf + len, size - len, ", ...");
+			return;
+		}
+		len += (size_t)snprintf(buf + len, size - len, "%s%u", len ? ", " : "", n);
+	}
 }
 
 /* --- helpers ---------------------------------------------------------- */
