@@ -154,6 +154,8 @@ struct thread {
 	uint64_t ws_left;
 	uint32_t ws_number;
 	uint64_t ws_addr;
+	/* Return probes (retprobe.c): real return addresses, NULL if none. */
+	struct ret_stack *ret;
 	/* Register cache, valid while stopped. */
 	bool regs_valid, regs_dirty;
 	bool gpr_valid;		/* general registers only (regs_fetch_gpr) */
@@ -211,6 +213,8 @@ struct process {
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
 	struct probe *probes;
+	uint64_t ret_tramp;	/* return trampoline (retprobe.c), 0 if none */
+	bool ret_unwind;	/* unwinder entry points probed */
 	bool fork_child;	/* reported by a fork event, not yet adopted */
 	bool hidden;		/* its fork event has not reached gdb yet */
 };
@@ -375,6 +379,8 @@ int osdata_read(const char *annex, struct rsp_buf *out);
 uint64_t program_load_bias(struct process *p);
 
 /* thread-db.c */
+/* Address of symbol `name` in the program or its loaded libraries. */
+bool process_symbol_lookup(struct process *p, const char *name, uint64_t *addr);
 int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 			  uint64_t *addr);
 void thread_db_set_search_path(const char *path);
@@ -390,6 +396,8 @@ enum probe_owner {
 	PROBE_OWNER_NONE,
 	PROBE_OWNER_TRACE,	/* a tracepoint run (tracepoint.c) */
 	PROBE_OWNER_BREAKPOINT,	/* a gdb breakpoint with conditions */
+	PROBE_OWNER_RETURN,	/* an unwinder entry (retprobe.c): lives
+				   until detach or exec */
 };
 
 struct probe {
@@ -447,6 +455,34 @@ void trace_after_hit(void);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 bool trace_disconnect(void);
+
+/* retprobe.c: return probes (see there) */
+int ret_mark(uint32_t number, bool on);
+bool ret_is_marked(uint32_t number);
+/* "1, 3" (or "" when none) into buf. */
+void ret_marks_text(char *buf, size_t size);
+/* Trampoline and unwinder probes for `p`, near code at `near`. */
+int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen);
+/* Entry hit of a return probe at `func`: hijack the return address. */
+int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
+	      size_t whylen);
+/* A SIGTRAP of a process with a trampoline: true when it was the
+ * trampoline's (*o says what next). */
+bool ret_trap(struct thread *t, enum wait_outcome *o);
+/* A stopped thread standing on the trampoline moves to the real
+ * return address (gdb never sees the trampoline as a pc). */
+void ret_fix_pc(struct thread *t);
+/* Real return addresses back in the stacks of the stopped threads. */
+void ret_restore_process(struct process *p);
+void ret_fork(struct thread *parent, struct process *child);
+void ret_thread_free(struct thread *t);
+/* The address space is gone (exec, exit): forget without touching it. */
+void ret_process_forget(struct process *p);
+
+/* tracepoint.c, for retprobe.c: thread `t` returned from `func` (entered
+ * during run `run`) after `latency_ns`; pc is the real return address. */
+void trace_return(struct thread *t, uint64_t func, uint32_t run,
+		  uint64_t latency_ns);
 
 /* monitor.c */
 void handle_monitor(const char *cmd, struct rsp_buf *reply);

@@ -161,6 +161,7 @@ static void thread_remove(struct thread *t)
 	if (agent.thread_iter == t)
 		agent.thread_iter = NULL;
 	debug("thread %d removed", t->tid);
+	ret_thread_free(t);
 	free(t->regcache);
 	free(t);
 }
@@ -190,6 +191,7 @@ static void forget_probes(struct process *p)
 		probe_gone(pr);
 	}
 	xol_forget_all(p);
+	ret_process_forget(p);
 	for (struct thread *t = p->threads; t; t = t->next)
 		t->step_probe = NULL;
 }
@@ -332,6 +334,9 @@ static struct process *adopt_fork_child(struct process *parent, pid_t child)
 
 static void release_fork_child(struct process *c)
 {
+	/* Its stack is a copy of the forking thread's: real return
+	 * addresses back, as the breakpoints go. */
+	ret_restore_process(c);
 	bp_remove_all(c);
 	for (struct thread *t = c->threads; t; t = t->next)
 		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
@@ -365,6 +370,7 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 	case PTRACE_EVENT_VFORK: {
 		bool vfork = event == PTRACE_EVENT_VFORK;
 		struct process *c = adopt_fork_child(p, (pid_t)msg);
+		ret_fork(t, c);
 
 		if ((vfork && agent.report_vfork) || (!vfork && agent.report_fork)) {
 			fill_signal_stop(t, ev, SIGTRAP);
@@ -474,6 +480,18 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 	return WAIT_REPORT;	/* a fault to show */
 }
 
+/* Whether the breakpoint instruction a trap came from is no longer at
+ * `addr`: the agent took it out after the thread executed it.  An int3
+ * of the program's own is still there, and is reported. */
+static bool breakpoint_gone(struct process *p, uint64_t addr)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint8_t buf[16];
+
+	return mem_read_raw(p, addr, buf, arch->bp_len) == (ssize_t)arch->bp_len &&
+	       memcmp(buf, arch->bp_insn, arch->bp_len) != 0;
+}
+
 static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 {
 	siginfo_t si;
@@ -481,6 +499,12 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	uint64_t addr;
 
 	fill_signal_stop(t, ev, SIGTRAP);
+	if (t->proc->ret_tramp) {
+		/* A return probe's function returned (retprobe.c). */
+		enum wait_outcome o;
+		if (ret_trap(t, &o))
+			return o;
+	}
 	/*
 	 * The hot path: a thread neither stepping nor in a slot, stopped just
 	 * past a probe's int3, hit the probe.  No other SIGTRAP leaves the PC
@@ -547,6 +571,13 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 		if (b && b->gdb_refs) {
 			regs_set_pc(t, pc);
 			ev->reason = REASON_SWBREAK;
+		}
+		if (!b && si.si_code == SI_KERNEL && breakpoint_gone(t->proc, pc)) {
+			/* A probe removed while this trap was on its way (a
+			 * pass count stopped the run during another thread's
+			 * hit): the instruction is back; run it. */
+			regs_set_pc(t, pc);
+			return WAIT_RESUME;
 		}
 	}
 	return WAIT_REPORT;
@@ -795,6 +826,7 @@ static void settle_probe_threads(struct thread *only)
 			if (t->step_probe)
 				probe_step_done(t, false);
 			probe_fix_pc(t);
+			ret_fix_pc(t);
 		}
 	}
 }
@@ -1402,6 +1434,7 @@ int inferior_detach(struct process *p)
 			probe_step_done(t, false);
 		probe_fix_pc(t);
 	}
+	ret_restore_process(p);
 	probe_remove_all(p);
 	xol_unmap_all(p);
 	bp_remove_all(p);

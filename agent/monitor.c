@@ -4,7 +4,9 @@
 #define LOG_DOMAIN "agent"
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
@@ -24,7 +26,79 @@ static const char monitor_help[] =
 	"                          where to find libthread_db (TLS variables);\n"
 	"                          colon-separated, $sdir for the system's\n"
 	"  set debug-format all|none\n"
-	"                          accepted for gdbserver compatibility\n";
+	"                          accepted for gdbserver compatibility\n"
+	"  return-probe [off] N    make tracepoint N collect when its function\n"
+	"                          returns ($rax = return value), or not; set\n"
+	"                          before tstart, N at a function's entry\n"
+	"  return-probe            list the return probes\n";
+
+/* A tracepoint number: decimal, nothing after it. */
+static int parse_number(const char *s, uint32_t *n)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	v = strtoul(s, &end, 10);
+	if (*end || v < 1 || v > 0x7fff)
+		return -EINVAL;
+	*n = (uint32_t)v;
+	return 0;
+}
+
+/* return-probe [off] N | return-probe */
+static void return_probe(const char *args, struct rsp_buf *reply)
+{
+	char msg[512];
+	bool on = true;
+	uint32_t n;
+	int err;
+
+	while (*args == ' ')
+		args++;
+	if (!*args) {
+		char list[400];
+		ret_marks_text(list, sizeof(list));
+		snprintf(msg, sizeof(msg), list[0] ? "Return probes: %s.\n"
+				 : "No tracepoint is a return probe.\n", list);
+		server_console(msg);
+		rsp_buf_puts(reply, "OK");
+		return;
+	}
+	if (strncmp(args, "off", 3) == 0 && (args[3] == ' ' || !args[3])) {
+		on = false;
+		for (args += 3; *args == ' '; args++)
+			;
+	}
+	if (parse_number(args, &n) < 0) {
+		snprintf(msg, sizeof(msg),
+			 "return-probe: '%s' is not a tracepoint number (1 to 32767).\n"
+			 "Usage: monitor return-probe [off] N, or monitor return-probe to list.\n",
+			 args);
+		goto fail;
+	}
+	err = ret_mark(n, on);
+	if (err == -EBUSY) {
+		snprintf(msg, sizeof(msg), "return-probe: a trace run is running; "
+			 "return probes change between runs (tstop first).\n");
+		goto fail;
+	}
+	if (err == -ENOENT) {
+		snprintf(msg, sizeof(msg), "return-probe: tracepoint %u is not a return probe.\n", n);
+		goto fail;
+	}
+	snprintf(msg, sizeof(msg), on ? "Tracepoint %u is a return probe: it collects "
+		 "when its function returns.\n" : "Tracepoint %u is no longer a return probe.\n",
+		 n);
+	server_console(msg);
+	rsp_buf_puts(reply, "OK");
+	return;
+fail:
+	server_console(msg);
+	/* An error reply: gdb reports the command failed. */
+	rsp_buf_puts(reply, "E01");
+}
 
 void handle_monitor(const char *cmd, struct rsp_buf *reply)
 {
@@ -71,6 +145,9 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 	} else if (strcmp(cmd, "set debug-format none") == 0) {
 		server_console("All extra debug format options disabled.\n");
 		rsp_buf_puts(reply, "OK");
+	} else if (strncmp(cmd, "return-probe", 12) == 0 &&
+		   (cmd[12] == ' ' || cmd[12] == '\0')) {
+		return_probe(cmd + 12, reply);
 	} else {
 		server_console("Unknown monitor command.\n\n");
 		server_console(monitor_help);

@@ -208,8 +208,7 @@ static bool elf_lookup(const char *file, const char *name, uint64_t *value)
 
 /* Walks the program's link_map chain (see xfer.c): file name and load
  * bias of every object, the program itself first. */
-static bool lookup_in_process(struct process *p, const char *name,
-			      uint64_t *addr)
+bool process_symbol_lookup(struct process *p, const char *name, uint64_t *addr)
 {
 	struct rsp_buf list;
 	bool found = false;
@@ -253,7 +252,7 @@ ps_err_e ps_pglobal_lookup(struct ps_prochandle *ph, const char *obj,
 	uint64_t a;
 
 	(void)obj;	/* glibc 2.34+ keeps its thread symbols in libc */
-	if (lookup_in_process(ph->proc, name, &a)) {
+	if (process_symbol_lookup(ph->proc, name, &a)) {
 		*addr = (psaddr_t)(uintptr_t)a;
 		return PS_OK;
 	}

@@ -50,7 +50,7 @@ struct trace {
 	bool running, ever_run;
 	enum tp_stop_reason reason;
 	uint32_t stopping_tp;
-	char error[160];
+	char error[256];
 	bool stop_pending;		/* decided during a hit */
 	enum tp_stop_reason pending_reason;
 	uint32_t pending_tp;
@@ -61,6 +61,8 @@ struct trace {
 	char *user, *notes, *stop_notes;
 
 	struct process *proc;		/* the process the run traces */
+	uint32_t run_id;		/* tells return-probe entries of an
+					   earlier run from this run's */
 
 	/* The frame gdb selected with QTFrame; -1 = live. */
 	int64_t frame_no;
@@ -123,6 +125,9 @@ static void remove_probes(void)
 		if (pr->owner == PROBE_OWNER_TRACE)
 			probe_remove(pr);
 	}
+	/* Return addresses the return probes replaced go back now; threads
+	 * that run keep theirs until they return (retprobe.c). */
+	ret_restore_process(p);
 	tr.proc = NULL;
 	inferior_unpause(p);
 }
@@ -192,6 +197,7 @@ struct hit {
 	const uint8_t *regs;		/* the thread's register block */
 	struct tp_def *tp;
 	int err;			/* collection failure (-ENOSPC ...) */
+	uint64_t latency_ns;		/* return probe: entry to return */
 };
 
 static int ctx_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *value)
@@ -209,11 +215,23 @@ static long ctx_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf, siz
 	return n < 0 ? (long)n : (long)n;
 }
 
-static int64_t tsv_live_value(const struct tsv_def *v)
+/*
+ * Variables read when used: the builtin $trace_timestamp (microseconds),
+ * and, during a hit, the ones a client defines by name: $probe_thread (the
+ * hitting thread's id) and $probe_latency_ns (a return probe's time from
+ * entry to return, 0 for other hits).  Outside a hit those two hold their
+ * stored value.
+ */
+static int64_t tsv_live_value(const struct tsv_def *v, const struct hit *h)
 {
-	/* $trace_timestamp: microseconds, read when used. */
 	if (v->builtin && v->number == 1)
 		return (int64_t)now_usec();
+	if (h && v->name) {
+		if (strcmp(v->name, "probe_thread") == 0)
+			return h->t->tid;
+		if (strcmp(v->name, "probe_latency_ns") == 0)
+			return (int64_t)h->latency_ns;
+	}
 	return v->value;
 }
 
@@ -223,7 +241,7 @@ static int ctx_tsv_get(const struct ax_ctx *ctx, unsigned num, int64_t *value)
 
 	if (!v)
 		return -ENOENT;
-	*value = tsv_live_value(v);
+	*value = tsv_live_value(v, ctx->opaque);
 	return 0;
 }
 
@@ -277,7 +295,7 @@ static int ctx_trace_tsv(const struct ax_ctx *ctx, unsigned num)
 
 	if (!v)
 		return -ENOENT;
-	err = tbuf_add_tsv(&tr.tb, (int32_t)num, tsv_live_value(v));
+	err = tbuf_add_tsv(&tr.tb, (int32_t)num, tsv_live_value(v, h));
 	if (err < 0)
 		h->err = err;
 	return err;
@@ -389,28 +407,23 @@ static void collection_failed(struct tp_def *tp, int err)
 	}
 }
 
-/*
- * The probe's callback: every enabled tracepoint at this address, in
- * number order.  The thread goes on (returns 0) whatever happens.
- */
-static int trace_hit(struct probe *pr, struct thread *t, void *arg)
+/* One hit of the enabled tracepoints at `addr` (return probes only or
+ * none of them): condition, frame, counts. */
+static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
 {
-	struct hit h = { .t = t };
-	uint8_t *regs = regs_block_gpr(t);
+	struct thread *t = h->t;
 
-	if (!tr.running || !regs)
-		return 0;
-	h.regs = regs;
-	for (struct tp_def *tp = tp_next_at(&tr.store, pr->addr, NULL); tp;
-	     tp = tp_next_at(&tr.store, pr->addr, tp)) {
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp)) {
 		struct ax_ctx ctx;
 		struct ax_result res;
 
-		if (!tp->enabled || tr.stop_pending)
+		if (!tp->enabled || tr.stop_pending ||
+		    ret_is_marked(tp->number) != returning)
 			continue;
-		h.tp = tp;
+		h->tp = tp;
 		if (tp->cond) {
-			hit_ctx(&h, &ctx);
+			hit_ctx(h, &ctx);
 			if (ax_eval_cond(tp->cond, tp->cond_len, &ctx, &res) < 0) {
 				evaluation_failed(tp, "the condition", &res);
 				continue;
@@ -418,7 +431,7 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 			if (!res.value)
 				continue;
 		}
-		int err = collect_frame(&h, false);
+		int err = collect_frame(h, false);
 		if (err < 0) {
 			if (!tr.stop_pending)
 				collection_failed(tp, err);
@@ -433,8 +446,50 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 		if (tp_pass_reached(tp))
 			stop_later(TP_STOP_PASSCOUNT, tp->number);
 	}
+}
+
+/*
+ * The probe's callback: every enabled tracepoint at this address, in
+ * number order; a return probe's hit prepares its return (retprobe.c).
+ * The thread goes on (returns 0) whatever happens.
+ */
+static int trace_hit(struct probe *pr, struct thread *t, void *arg)
+{
+	struct hit h = { .t = t };
+	uint8_t *regs = regs_block_gpr(t);
+
+	if (!tr.running || !regs)
+		return 0;
+	h.regs = regs;
+	for (struct tp_def *tp = tp_next_at(&tr.store, pr->addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, pr->addr, tp)) {
+		if (!tp->enabled || tr.stop_pending || !ret_is_marked(tp->number))
+			continue;
+		/* One shadow entry serves every return probe here. */
+		char why[200];
+		int err = ret_entry(t, pr->addr, tr.run_id, why, sizeof(why));
+		if (err < 0) {
+			snprintf(tr.error, sizeof(tr.error), "return probe %u: %s",
+				 tp->number, why);
+			stop_later(TP_STOP_ERROR, tp->number);
+		}
+		break;
+	}
+	run_tracepoints(&h, pr->addr, false);
 	return 0;
 }
+
+void trace_return(struct thread *t, uint64_t func, uint32_t run,
+		  uint64_t latency_ns)
+{
+	struct hit h = { .t = t, .latency_ns = latency_ns };
+
+	if (!tr.running || run != tr.run_id || !(h.regs = regs_block_gpr(t)))
+		return;
+	run_tracepoints(&h, func, true);
+}
+
+
 
 /* A thread doing while-stepping finished one more instruction. */
 void trace_step_frame(struct thread *t)
@@ -472,6 +527,11 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 
 		if ((only && tp != only) || !tp->enabled)
 			continue;
+		if (ret_is_marked(tp->number)) {
+			int err = ret_prepare(p, tp->addr, why, whylen);
+			if (err < 0)
+				return err;
+		}
 		if (probe_at(p, tp->addr))
 			continue;	/* shared with another tracepoint */
 		int err = probe_insert(p, tp->addr, trace_hit, NULL, &pr, why, whylen);
@@ -551,6 +611,7 @@ static int start_run(char *why, size_t whylen)
 		return err;
 	}
 	tr.running = tr.ever_run = true;
+	tr.run_id++;
 	tr.start_time = now_usec();
 	tr.stop_time = 0;
 	return 0;
@@ -995,7 +1056,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 			else
 				rsp_buf_puts(reply, "U");
 		} else if (v && (v->value_known || (v->builtin && v->number == 1))) {
-			rsp_buf_printf(reply, "V%llx", (unsigned long long)tsv_live_value(v));
+			rsp_buf_printf(reply, "V%llx", (unsigned long long)tsv_live_value(v, NULL));
 		} else {
 			rsp_buf_puts(reply, "U");
 		}

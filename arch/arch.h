@@ -234,6 +234,15 @@ struct arch_ops {
 	 * live in are listed.
 	 */
 	int (*asm_reg)(const char *name, size_t len, struct arch_asm_reg *r);
+
+	/*
+	 * Whether the `n` bytes at `before` (the bytes just below an address
+	 * read from the stack) end with a whole call instruction, i.e. the
+	 * address is plausibly a return address.  A sanity check before the
+	 * agent replaces a return address (return probes): true does not
+	 * prove it, false proves the probe is not at a function's entry.
+	 */
+	bool (*follows_call)(const uint8_t *before, size_t n);
 };
 
 /* Printable name of a strategy: "emulate", "boost", "step", "reject". */

@@ -115,3 +115,24 @@ int x86_64_op_relocate_window(const uint8_t *func, size_t func_size,
 				     to, out, size, inlen, &outlen);
 	return err ? err : (int)outlen;
 }
+
+/*
+ * The calls that push a return address, ending right at it:
+ *   e8 rel32                 call rel32        5 bytes
+ *   [pfx] [rex] ff /2 ...    call *r/m64       2 (ff d0) to 7+ bytes
+ * Every length that decodes to a whole instruction ending at `before + n`
+ * is tried; data bytes can look like a call, so this only rules out.
+ */
+bool x86_64_op_follows_call(const uint8_t *before, size_t n)
+{
+	struct x86_64_insn in;
+
+	for (size_t k = 2; k <= n && k <= X86_64_MAX_INSN; k++) {
+		if (x86_64_decode(&in, before + n - k, k, 0) < 0 || in.len != k ||
+		    in.enc != X86_64_ENC_LEGACY || in.map != X86_64_MAP_1BYTE)
+			continue;
+		if (in.opcode == 0xe8 || (in.opcode == 0xff && (in.reg & 7) == 2))
+			return true;
+	}
+	return false;
+}

@@ -305,4 +305,5 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_restore_regs = x86_64_emit_restore_regs,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
+	.follows_call = x86_64_op_follows_call,
 };

@@ -294,6 +294,41 @@ static void test_emitters(void **state)
 	assert_int_equal(x86_64_arch_ops.emit_save_regs(buf, 8, 0), -ENOSPC);
 }
 
+/* follows_call: the 16 bytes below a return address, the instruction
+ * that ends there at the end (the bytes before it are filler). */
+static void test_follows_call(void **state)
+{
+	static const struct {
+		const char *disasm;
+		uint8_t tail[8];
+		unsigned int n;
+		bool call;
+	} cases[] = {
+		{ "call rel32",              { 0xe8, 0x10, 0x20, 0x00, 0x00 },       5, true },
+		{ "call *%rax",              { 0xff, 0xd0 },                         2, true },
+		{ "call *%r11",              { 0x41, 0xff, 0xd3 },                   3, true },
+		{ "call *0x10(%rbx)",        { 0xff, 0x53, 0x10 },                   3, true },
+		{ "call *0x8(%rsp)",         { 0xff, 0x54, 0x24, 0x08 },             4, true },
+		{ "call *0x2f8a(%rip)",      { 0xff, 0x15, 0x8a, 0x2f, 0x00, 0x00 }, 6, true },
+		{ "notrack call *%rdx",      { 0x3e, 0xff, 0xd2 },                   3, true },
+		{ "jmp rel32",               { 0xe9, 0x10, 0x20, 0x00, 0x00 },       5, false },
+		{ "jmp *%rax",               { 0xff, 0xe0 },                         2, false },
+		{ "push %rbp (saved rbp)",   { 0x00, 0x00, 0x00, 0x55 },             4, false },
+		{ "ret",                     { 0xc3 },                               1, false },
+		{ "stack data: 0x7ffd... high bytes", { 0x00, 0x00, 0xfd, 0x7f, 0x00, 0x00 }, 6, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t before[16];
+		/* Filler that decodes as nothing that ends in a call. */
+		memset(before, 0x90, sizeof(before));
+		memcpy(before + sizeof(before) - cases[i].n, cases[i].tail, cases[i].n);
+		if (x86_64_op_follows_call(before, sizeof(before)) != cases[i].call)
+			fail_msg("%s: follows_call should be %d", cases[i].disasm, cases[i].call);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_relocate_call_far),
 		cmocka_unit_test(test_relocate_jcc_far),
 		cmocka_unit_test(test_emitters),
+		cmocka_unit_test(test_follows_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,8 @@
 #   tp-try COMMAND       run COMMAND; on a gdb error print "tperror: MESSAGE"
 #                        instead of ending the batch script
 #
-# SPEC is KEY=EXPR, KEY=str:EXPR (a C string), KEY=hex:EXPR or KEY=lit:TEXT
+# SPEC is KEY=EXPR, KEY=str:EXPR (a C string), KEY=hex:EXPR, KEY=fn:EXPR
+# (the name of the function holding address EXPR) or KEY=lit:TEXT
 # (TEXT itself, a label).  EXPR has no
 # blanks.  VALUE is decimal for integers, 0x.. for pointers, a,b,c for
 # arrays (recursively), {..} for structs, <unavailable> for data the frame
@@ -35,7 +36,7 @@ def _value(spec):
     kind = "plain"
     if expr.startswith("lit:"):
         return "%s=%s" % (key, expr[4:])
-    for k in ("str", "hex"):
+    for k in ("str", "hex", "fn"):
         if expr.startswith(k + ":"):
             kind, expr = k, expr[len(k) + 1:]
     try:
@@ -45,6 +46,12 @@ def _value(spec):
             out = s if s else '""'
         elif kind == "hex":
             out = "0x%x" % int(v)
+        elif kind == "fn":
+            b = gdb.block_for_pc(int(v))
+            while b is not None and b.function is None:
+                b = b.superblock
+            out = b.function.name if b is not None else "??"
+
         else:
             out = _fmt(v)
     except gdb.error as e:

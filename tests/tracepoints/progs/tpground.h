@@ -32,11 +32,14 @@ static void ground(const char *fmt, ...)
 			ground_file = stdout;
 		setvbuf(ground_file, NULL, _IOLBF, 0);
 	}
+	/* One line at a time when threads report together. */
+	flockfile(ground_file);
 	fputs("ground: ", ground_file);
 	va_start(ap, fmt);
 	vfprintf(ground_file, fmt, ap);
 	va_end(ap);
 	fputc('\n', ground_file);
+	funlockfile(ground_file);
 }
 
 #endif

@@ -1,0 +1,511 @@
+/*
+ * retprobe.c - return probes: tracepoints that collect when their function
+ * returns, with the return value and the time spent inside.
+ *
+ * `monitor return-probe N` marks tracepoint N.  N must sit at a function's
+ * first instruction, where [sp] is the return address.  Its probe then
+ * collects nothing on entry: the hit swaps the return address for the
+ * address of the process's return trampoline (one int3 in an XOL slot)
+ * and pushes the real one on the hitting thread's shadow stack.  The
+ * displaced instruction at the entry still runs by the probe's strategy.
+ * When the function returns, the thread traps on the trampoline; its pc
+ * becomes the real return address and the tracepoint's condition and
+ * actions run with the registers of the return (rax = return value).
+ *
+ *   entry:   sp -> [ret]              sp -> [tramp]    push {sp, ret, t0, f}
+ *   return:  pc = tramp+1, sp = slot+8   ->  pc = ret  pop; collect; run on
+ *
+ * Invariants:
+ * - A stack slot holds the trampoline address only while an entry of its
+ *   thread's shadow stack names that slot.  Whatever ends the agent's care
+ *   of a thread's stack (tstop, a pass count, detach, a fork child the
+ *   agent lets go, the unwinder) first writes the real addresses back, so
+ *   the program never returns into a trampoline that is not there.
+ *   Threads running when a run stops keep their entries: their returns
+ *   still trap, and the trampoline then only sets the pc.
+ * - Entries are LIFO per thread.  longjmp and exceptions leave entries of
+ *   frames that are gone.  An entry is stale when its slot lies below the
+ *   stack pointer *and* no longer holds the trampoline address; the second
+ *   test keeps the entries of frames on another stack (a signal handler
+ *   on a sigaltstack above the thread's stack).
+ * - A tail call from one probed function into another (`jmp`, so [sp] is
+ *   already the trampoline) chains: the new entry shares the slot and the
+ *   real address, and the single return records both, innermost first.
+ * - The C++ unwinder reads return addresses to find the frames' unwind
+ *   tables; it knows nothing of the trampoline.  Internal probes on its
+ *   entry points (_Unwind_RaiseException and siblings, in libgcc_s) put
+ *   back every real address of the throwing thread first: the program
+ *   behaves exactly as without the agent, and those returns are not
+ *   recorded.
+ */
+#define LOG_DOMAIN "tp"
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+/* Tracepoint numbers are 1..0x7fff (int16 in frames). */
+#define RET_MAX_NUMBER 0x7fff
+/* Deeper than any sane recursion; beyond it the run stops with an error. */
+#define RET_MAX_DEPTH 65536
+/* x86-64 ABI red zone: below sp, yet live for a leaf function. */
+#define RED_ZONE 128
+
+struct ret_entry {
+	uint64_t slot;		/* stack slot of the return address: sp at entry */
+	uint64_t ret;		/* the real return address */
+	uint64_t entry_ns;	/* CLOCK_MONOTONIC at the entry hit */
+	uint64_t func;		/* the tracepoint's address */
+	uint32_t run;		/* the trace run that pushed it */
+};
+
+struct ret_stack {
+	struct ret_entry *e;
+	size_t n, cap;
+};
+
+static uint8_t marks[(RET_MAX_NUMBER + 1) / 8];
+
+/* --- marks (monitor return-probe) -------------------------------------- */
+
+int ret_mark(uint32_t number, bool on)
+{
+	if (number < 1 || number > RET_MAX_NUMBER)
+		return -ERANGE;
+	if (trace_running())
+		return -EBUSY;
+	if (!on && !ret_is_marked(number))
+		return -ENOENT;
+	if (on)
+		marks[number / 8] |= (uint8_t)(1u << (number % 8));
+	else
+		marks[number / 8] &= (uint8_t)~(1u << (number % 8));
+	return 0;
+}
+
+bool ret_is_marked(uint32_t number)
+{
+	return number <= RET_MAX_NUMBER && (marks[number / 8] >> (number % 8)) & 1;
+}
+
+void ret_marks_text(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (uint32_t n = 1; n <= RET_MAX_NUMBER; n++) {
+		if (!ret_is_marked(n))
+			continue;
+		if (len + 16 >= size) {
+			/* Room was kept for this: the list says it is cut. */
+			snprintf(buf + len, size - len, ", ...");
+			return;
+		}
+		len += (size_t)snprintf(buf + len, size - len, "%s%u", len ? ", " : "", n);
+	}
+}
+
+/* --- helpers ---------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool read_word(struct process *p, uint64_t addr, uint64_t *v)
+{
+	return mem_read(p, addr, v, 8) == 8;
+}
+
+static bool holds_tramp(struct process *p, uint64_t slot)
+{
+	uint64_t v;
+
+	return read_word(p, slot, &v) && v == p->ret_tramp;
+}
+
+static void drop(struct ret_stack *rs, size_t i)
+{
+	memmove(&rs->e[i], &rs->e[i + 1], (rs->n - i - 1) * sizeof(rs->e[0]));
+	rs->n--;
+}
+
+static int find_slot(const struct ret_stack *rs, uint64_t slot)
+{
+	for (size_t i = rs->n; i-- > 0;)
+		if (rs->e[i].slot == slot)
+			return (int)i;
+	return -1;
+}
+
+/* --- the trampoline and the unwinder's entry points -------------------- */
+
+/* libgcc_s's entry points that walk the stack by return addresses. */
+static const char *const unwinders[] = {
+	"_Unwind_RaiseException",	/* throw */
+	"_Unwind_Resume_or_Rethrow",	/* throw; */
+	"_Unwind_Resume",		/* on from a cleanup landing pad */
+	"_Unwind_ForcedUnwind",		/* pthread_cancel, pthread_exit */
+	"_Unwind_Backtrace",		/* backtrace(3) */
+};
+
+static void restore_thread(struct thread *t);
+
+static int unwind_hit(struct probe *pr, struct thread *t, void *arg)
+{
+	(void)pr;
+	(void)arg;
+	if (t->ret && t->ret->n) {
+		debug("thread %d enters the unwinder: %zu return addresses put back",
+		      t->tid, t->ret->n);
+		restore_thread(t);
+	}
+	return 0;
+}
+
+/* Probes the unwinder's entry points found in the loaded objects.
+ * Returns how many are probed (0: no libgcc_s yet) or -errno. */
+static int probe_unwinders(struct process *p, char *why, size_t whylen)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
+		uint64_t addr;
+		struct probe *pr;
+		if (!process_symbol_lookup(p, unwinders[i], &addr))
+			continue;
+		found++;
+		if (probe_at(p, addr))
+			continue;
+		int err = probe_insert(p, addr, unwind_hit, NULL, &pr, why, whylen);
+		if (err < 0)
+			return err;
+		pr->owner = PROBE_OWNER_RETURN;
+		debug("unwinder entry %s at %#" PRIx64 " probed", unwinders[i], addr);
+	}
+	if (found)
+		p->ret_unwind = true;
+	return found;
+}
+
+/*
+ * The dynamic linker's hook (gdb's solib event breakpoint): every dlopen
+ * passes here, twice.  Until libgcc_s is in, look for it each time, so an
+ * exception thrown by a library loaded during the run is covered too.
+ */
+static int dl_hit(struct probe *pr, struct thread *t, void *arg)
+{
+	char why[200];
+
+	(void)pr;
+	(void)arg;
+	if (t->proc->ret_unwind)
+		return 0;
+	if (probe_unwinders(t->proc, why, sizeof(why)) < 0)
+		log_user("return probes: cannot probe the unwinder of the library "
+			 "just loaded: %s; a C++ exception through a return probe's "
+			 "function would end the program", why);
+	return 0;
+}
+
+int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
+{
+	int err;
+
+	if (!p->ret_tramp) {
+		uint64_t slot;
+		err = xol_slot_alloc(p, near, &slot);
+		if (err < 0) {
+			snprintf(why, whylen, "no room for the return trampoline: %s",
+				 err == -ENOMEM ? "no XOL area within 2 GiB" : strerror(-err));
+			return err;
+		}
+		if (mem_write_raw(p, slot, agent.arch->bp_insn, agent.arch->bp_len) !=
+		    (ssize_t)agent.arch->bp_len) {
+			snprintf(why, whylen, "cannot write the return trampoline at 0x%" PRIx64,
+				 slot);
+			return -EIO;
+		}
+		p->ret_tramp = slot;
+		debug("return trampoline at %#" PRIx64 " in %d", slot, p->pid);
+	}
+	if (!p->ret_unwind) {
+		err = probe_unwinders(p, why, whylen);
+		if (err < 0)
+			return err;
+	}
+	if (!p->ret_unwind) {
+		/* No libgcc_s yet: watch the libraries come. */
+		uint64_t addr;
+		struct probe *pr;
+		if (process_symbol_lookup(p, "_dl_debug_state", &addr) && !probe_at(p, addr)) {
+			err = probe_insert(p, addr, dl_hit, NULL, &pr, why, whylen);
+			if (err < 0)
+				return err;
+			pr->owner = PROBE_OWNER_RETURN;
+			debug("library loads watched at %#" PRIx64, addr);
+		}
+	}
+	return 0;
+}
+
+/* --- entry ------------------------------------------------------------- */
+
+static struct ret_stack *stack_of(struct thread *t)
+{
+	if (!t->ret) {
+		t->ret = calloc(1, sizeof(*t->ret));
+		if (!t->ret)
+			abort();
+	}
+	return t->ret;
+}
+
+/* Entries whose frame is gone: slot at or below sp, trampoline gone. */
+static void drop_stale(struct thread *t, struct ret_stack *rs, uint64_t sp)
+{
+	for (size_t i = rs->n; i-- > 0;)
+		if (rs->e[i].slot <= sp && !holds_tramp(t->proc, rs->e[i].slot))
+			drop(rs, i);
+}
+
+int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
+	      size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = t->proc;
+	uint8_t *blk = regs_block_gpr(t);
+	struct arch_gpregs g;
+	uint64_t sp, ret;
+	uint8_t before[16];
+
+	if (!blk)
+		return -ESRCH;
+	if (!p->ret_tramp) {
+		snprintf(why, whylen, "no return trampoline in process %d", p->pid);
+		return -ENOENT;
+	}
+	regs_to_gpregs(blk, &g);
+	sp = g.gpr[arch->sp_regnum];
+	if (!read_word(p, sp, &ret)) {
+		snprintf(why, whylen, "cannot read the return address at sp 0x%" PRIx64, sp);
+		return -EFAULT;
+	}
+	struct ret_stack *rs = stack_of(t);
+	drop_stale(t, rs, sp);
+	if (rs->n >= RET_MAX_DEPTH) {
+		snprintf(why, whylen, "thread %d is %d calls deep in return probes",
+			 t->tid, RET_MAX_DEPTH);
+		return -ENOSPC;
+	}
+	if (ret == p->ret_tramp) {
+		/* A tail call (jmp) from a probed function: chain. */
+		int i = find_slot(rs, sp);
+		if (i < 0) {
+			snprintf(why, whylen, "[sp] at 0x%" PRIx64 " is the trampoline but "
+				 "thread %d has no entry for it", sp, t->tid);
+			return -ENOENT;
+		}
+		ret = rs->e[i].ret;
+	} else {
+		if (mem_read(p, ret - sizeof(before), before, sizeof(before)) !=
+			    (ssize_t)sizeof(before) ||
+		    !arch->follows_call(before, sizeof(before))) {
+			snprintf(why, whylen, "0x%" PRIx64 " is not a function's entry: "
+				 "[sp] = 0x%" PRIx64 " is not a return address", func, ret);
+			return -EINVAL;
+		}
+		if (mem_write(p, sp, &p->ret_tramp, 8) != 8) {
+			snprintf(why, whylen, "cannot write the stack at 0x%" PRIx64, sp);
+			return -EFAULT;
+		}
+	}
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 16;
+		struct ret_entry *e = realloc(rs->e, cap * sizeof(*e));
+		if (!e)
+			abort();
+		rs->e = e;
+		rs->cap = cap;
+	}
+	rs->e[rs->n++] = (struct ret_entry){ sp, ret, now_ns(), func, run };
+	return 0;
+}
+
+/* --- return -------------------------------------------------------------- */
+
+/*
+ * Thread `t` executed `ret` into the trampoline: sp is one past the slot.
+ * Its pc becomes the real return address; with `record`, every entry of
+ * that slot (a chain of tail calls: innermost first) goes to tracepoint.c.
+ * Returns 0, or -ENOENT when no entry names the slot (cannot happen while
+ * the invariants hold: the thread is then left where it is).
+ */
+static int do_return(struct thread *t, bool record)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = t->proc;
+	uint8_t *blk = regs_block_gpr(t);
+	struct ret_stack *rs = t->ret;
+	struct arch_gpregs g;
+
+	if (!blk)
+		return -ESRCH;
+	regs_to_gpregs(blk, &g);
+	uint64_t slot = g.gpr[arch->sp_regnum] - 8;
+	int i = rs ? find_slot(rs, slot) : -1;
+	if (i < 0) {
+		log_user("return trampoline hit by thread %d with no return address "
+			 "for stack slot 0x%" PRIx64, t->tid, slot);
+		return -ENOENT;
+	}
+	/* Newer entries below the slot whose trampoline is gone: longjmp'd. */
+	for (size_t j = rs->n; j-- > (size_t)i + 1;)
+		if (rs->e[j].slot < slot && !holds_tramp(p, rs->e[j].slot))
+			drop(rs, j);
+	g.pc = rs->e[i].ret;
+	regs_from_gpregs(blk, &g);
+	t->regs_dirty = true;
+	uint64_t now = now_ns();
+	/* The chain sharing this slot, newest first. */
+	for (int j = (int)rs->n - 1; j >= 0; j--) {
+		if (rs->e[j].slot != slot)
+			continue;
+		struct ret_entry e = rs->e[j];
+		drop(rs, (size_t)j);
+		if (record)
+			trace_return(t, e.func, e.run, now - e.entry_ns);
+	}
+	if (record)
+		trace_after_hit();
+	return 0;
+}
+
+bool ret_trap(struct thread *t, enum wait_outcome *o)
+{
+	uint64_t tramp = t->proc->ret_tramp;
+	uint64_t pc = regs_get_pc(t);
+
+	if (pc == tramp + agent.arch->bp_pc_after_trap) {
+		/* The trampoline's int3. */
+		if (do_return(t, true) < 0) {
+			regs_set_pc(t, tramp);
+			*o = WAIT_REPORT;
+		} else {
+			*o = t->user_stepping ? WAIT_REPORT : WAIT_RESUME;
+		}
+		return true;
+	}
+	if (pc == tramp) {
+		/* A single step executed the `ret`: the return happened; the
+		 * step ends at the real address, as the caller classifies. */
+		do_return(t, true);
+	}
+	return false;
+}
+
+/* --- putting real addresses back --------------------------------------- */
+
+/* Stopped after its `ret`, before the trampoline's int3: the return
+ * happened, and is recorded like a trap. */
+void ret_fix_pc(struct thread *t)
+{
+	if (t->proc->ret_tramp && t->ret && t->ret->n &&
+	    regs_get_pc(t) == t->proc->ret_tramp)
+		do_return(t, true);
+}
+
+static void free_stack(struct thread *t)
+{
+	if (t->ret) {
+		free(t->ret->e);
+		free(t->ret);
+		t->ret = NULL;
+	}
+}
+
+/*
+ * Every slot of stopped thread `t` that still holds the trampoline gets
+ * its real return address back; the entries go.  A thread standing on
+ * the trampoline (stopped after its `ret`) is moved to the real address.
+ */
+static void restore_thread(struct thread *t)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = t->proc;
+	struct ret_stack *rs = t->ret;
+
+	if (!rs || !rs->n || !p->ret_tramp)
+		return;
+	uint64_t pc = regs_get_pc(t);
+	if (pc == p->ret_tramp)
+		do_return(t, false);
+	uint8_t *blk = regs_block_gpr(t);
+	if (!blk)
+		return;
+	struct arch_gpregs g;
+	regs_to_gpregs(blk, &g);
+	uint64_t sp = g.gpr[arch->sp_regnum];
+	for (size_t i = rs->n; i-- > 0;) {
+		struct ret_entry *e = &rs->e[i];
+		/* Below sp but in the red zone: a popped slot, not a frame. */
+		if (e->slot < sp && e->slot >= sp - RED_ZONE)
+			continue;
+		if (holds_tramp(p, e->slot) && mem_write(p, e->slot, &e->ret, 8) != 8)
+			log_user("thread %d: cannot put the return address back at 0x%" PRIx64,
+				 t->tid, e->slot);
+	}
+	rs->n = 0;
+}
+
+void ret_restore_process(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next) {
+		if (!t->ret || !t->ret->n)
+			continue;
+		if (t->state == THREAD_STOPPED)
+			restore_thread(t);
+		else
+			debug("thread %d runs: its %zu return addresses are put back "
+			      "when it returns", t->tid, t->ret->n);
+	}
+}
+
+/* The child of a fork has the forking thread's stack: and its entries. */
+void ret_fork(struct thread *parent, struct process *child)
+{
+	struct thread *ct = child->threads;
+
+	child->ret_tramp = parent->proc->ret_tramp;
+	if (!parent->ret || !parent->ret->n || !ct)
+		return;
+	struct ret_stack *rs = stack_of(ct);
+	rs->e = malloc(parent->ret->n * sizeof(rs->e[0]));
+	if (!rs->e)
+		abort();
+	memcpy(rs->e, parent->ret->e, parent->ret->n * sizeof(rs->e[0]));
+	rs->n = rs->cap = parent->ret->n;
+}
+
+void ret_thread_free(struct thread *t)
+{
+	free_stack(t);
+}
+
+void ret_process_forget(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next)
+		free_stack(t);
+	p->ret_tramp = 0;
+	p->ret_unwind = false;
+}
