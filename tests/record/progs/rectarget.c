@@ -10,12 +10,15 @@
  *   loop     compute(i, 7) until the file OUT.stop exists, then exits 0
  *            (attach and Ctrl-C tests); OUT gets the lines as they happen
  *   fact     fact(10): recursion
+ *   jump     jumper(i) for i < N: returns 2i, or longjmps out when i % 3 == 0
  *
  * Lines: "compute A B RESULT TID", "checksum TEXT RESULT", "fact N RESULT",
+ * "jumper I RESULT" / "jumped I",
  * and "done CALLS" at the end.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +50,15 @@ __attribute__((noinline)) long fact(long n)
 
 	fprintf(out, "fact %ld %ld\n", n, r);
 	return r;
+}
+
+static jmp_buf jump_back;
+
+__attribute__((noinline)) long jumper(long i)
+{
+	if (i % 3 == 0)
+		longjmp(jump_back, 1);
+	return 2 * i;
 }
 
 static void call_compute(long a, long b)
@@ -110,6 +122,14 @@ int main(int argc, char **argv)
 		for (long i = 0; access(stop, F_OK) != 0; i++) {
 			call_compute(i, 7);
 			usleep(1000);
+		}
+	} else if (strcmp(argv[1], "jump") == 0) {
+		for (volatile long i = 0; i < n; i++) {
+			if (setjmp(jump_back)) {
+				fprintf(out, "jumped %ld\n", (long)i);
+				continue;
+			}
+			fprintf(out, "jumper %ld %ld\n", (long)i, jumper(i));
 		}
 	} else if (strcmp(argv[1], "fact") == 0) {
 		fact(10);
