@@ -1,15 +1,43 @@
 #!/bin/sh
-# demo.sh - the README's main job: start probe-agent on the bundled example
-# and drive it with a scripted gdb session over a pipe, as
-# `target remote | probe-agent - PROG` does.
+# demo.sh - the README's main job: record entry and return probes of the
+# bundled example with probe-trace, show what was recorded (a summary,
+# then a few frames), open the same file in gdb, then drive the agent
+# live from gdb as `target remote | probe-agent - PROG` does.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 agent=$top/agent/probe-agent
-[ -x "$agent" ] || { echo "demo: build first (make)" >&2; exit 1; }
+pt=$top/client/probe-trace
+[ -x "$agent" ] && [ -x "$pt" ] || { echo "demo: build first (make)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -g -O0 -pthread -o "$work/demo" "$top/tests/demo/demo.c"
-echo "demo: gdb drives $agent on tests/demo/demo.c"
+
+echo "### 1. record: every call of process_order (its argument and the order"
+echo "###    it points to) and every return (value and latency), 2 threads"
+echo "\$ probe-trace record -o demo.tfile -e 'process_order args=1 mem=arg0,24' \\"
+echo "      -e 'process_order%return' -- ./demo"
+(cd "$work" && "$pt" record -o demo.tfile \
+	-e 'process_order args=1 mem=arg0,24' -e 'process_order%return' -- ./demo)
+
+echo
+echo "### 2. what was recorded"
+echo "\$ probe-trace dump --summary demo.tfile"
+"$pt" dump --summary "$work/demo.tfile"
+echo "\$ probe-trace dump --limit 4 demo.tfile"
+"$pt" dump --limit 4 "$work/demo.tfile"
+
+echo
+echo "### 3. the same file in gdb: target tfile"
+gdb -nx -batch -ex "target tfile $work/demo.tfile" \
+	-ex 'tstatus' -ex 'tfind 0' \
+	-ex 'print $probe_thread' \
+	-ex 'print *(struct order *)$probe_arg0' \
+	-ex 'tfind end' "$work/demo" 2>&1 |
+	grep -v -e '^Reading ' -e '^Created tracepoint' -e '^Tracepoint [0-9]* at' \
+		-e '^Assuming tracepoint' -e 'trace buffer\|Trace will\|Not looking'
+
+echo
+echo "### 4. live: gdb drives $agent on tests/demo/demo.c"
 gdb -nx -batch \
 	-ex "target remote | $agent - $work/demo" \
 	-x "$top/tests/demo/demo.gdb" "$work/demo" 2>&1 |
