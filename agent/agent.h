@@ -7,7 +7,9 @@
  * inferior.c (processes, threads, ptrace, waitpid outcomes), regs.c, mem.c
  * and breakpoint.c.  A stop of the inferior arrives as SIGCHLD, is turned
  * into a `struct stop_event`, and, in all-stop mode, stops every other
- * thread before the stop reply goes to gdb.
+ * thread before the stop reply goes to gdb.  While only the program can
+ * give the agent work (probe hits), the loop waits in waitid() instead of
+ * epoll (hot-wait.c), and gdb's input ends that wait through SIGIO.
  */
 #ifndef PROBE_AGENT_H
 #define PROBE_AGENT_H

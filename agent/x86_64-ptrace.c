@@ -283,7 +283,8 @@ int regs_fetch(struct thread *t)
 		return 0;
 	if ((err = regs_fetch_gpr(t)) < 0)
 		return err;
-	memset(blk + gpr_end(), 0, fp_end() - gpr_end());
+	/* fp_from_fxsave() below writes every byte from st0 to mxcsr: the
+	 * block packs them in that order (x86_64-regs.c). */
 	if (t->proc->features & ARCH_FEAT_AVX) {
 		struct iovec iov = { xsave, XSAVE_AVX_END };
 		uint64_t bv = 0;
@@ -291,10 +292,11 @@ int regs_fetch(struct thread *t)
 		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
 			return -errno;
 		memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
-		memset(reg_ptr(blk, R_YMM0H), 0, 256);
 		/* Component 2 in its initial state reads as zeros. */
 		if ((bv & 4) && iov.iov_len >= XSAVE_AVX_END)
 			memcpy(reg_ptr(blk, R_YMM0H), xsave + XSAVE_YMMH_OFFSET, 256);
+		else
+			memset(reg_ptr(blk, R_YMM0H), 0, 256);
 	} else {
 		if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, xsave) < 0)
 			return -errno;
@@ -339,6 +341,7 @@ int regs_flush(struct thread *t)
 		return -errno;
 	}
 	*kernel_gpr(t) = ur;
+	bool fp_written = false;
 	if (t->regs_valid && changed(blk, gpr_end(), fp_end())) {
 		uint8_t fx[FXSAVE_SIZE];
 		memcpy(fx, blk + CACHE_FXSAVE, FXSAVE_SIZE);
@@ -346,6 +349,7 @@ int regs_flush(struct thread *t)
 		if (ptrace(PTRACE_SETFPREGS, t->tid, NULL, fx) < 0)
 			return -errno;
 		memcpy(blk + CACHE_FXSAVE, fx, FXSAVE_SIZE);
+		fp_written = true;
 	}
 	if (t->regs_valid && (t->proc->features & ARCH_FEAT_AVX) &&
 	    changed(blk, agent.arch->regs[R_YMM0H].offset,
@@ -364,8 +368,10 @@ int regs_flush(struct thread *t)
 		memcpy(xsave + XSAVE_XSTATE_BV_OFFSET, &bv, 8);
 		if (ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
 			return -errno;
+		fp_written = true;
 	}
-	if (t->regs_valid)
+	/* Unchanged x87/SSE/AVX registers (a probe hit) are still as read. */
+	if (fp_written)
 		memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(),
 		       regs_block_size(t->proc) - gpr_end());
 	t->regs_dirty = false;
