@@ -225,7 +225,7 @@ label() {
 	untraced) echo "untraced loop (d)" ;;
 	floor-getregs) echo "ptrace floor (c)" ;;
 	floor-setregs) echo "  floor+SETREGS (info)" ;;
-	floor-agent) echo "  floor+agent calls (info)" ;;
+	floor-agent) echo "  floor+agent (info)" ;;
 	agent-*) echo "probe-agent ${1#agent-}" ;;
 	gdbserver) echo "gdbserver 13.1 trap" ;;
 	esac
@@ -261,7 +261,7 @@ for s in $STRATEGIES; do
 done
 awk -v g="$gs" -v f="$fl" 'BEGIN { printf "%-22s %15s %6s %15.2fx\n", "gdbserver 13.1 trap", "", "", g / f }'
 awk -v a="$(net floor-agent)" -v f="$fl" 'BEGIN { printf "%-22s %15s %6s %15.2fx  %s\n",
-	"floor+agent calls", "", "", a / f, "(the emulate hit'"'"'s system calls and nothing else)" }'
+	"floor+agent (info)", "", "", a / f, "(the emulate hit'"'"'s system calls and nothing else)" }'
 echo
 echo "(every traced run checked: tstatus reported exactly $N trace frames created; total measuring time ${secs}s)"
 echo
