@@ -7,7 +7,9 @@
  * inferior.c (processes, threads, ptrace, waitpid outcomes), regs.c, mem.c
  * and breakpoint.c.  A stop of the inferior arrives as SIGCHLD, is turned
  * into a `struct stop_event`, and, in all-stop mode, stops every other
- * thread before the stop reply goes to gdb.
+ * thread before the stop reply goes to gdb.  While only the program can
+ * give the agent work (probe hits), the loop waits in waitid() instead of
+ * epoll (hot-wait.c), and gdb's input ends that wait through SIGIO.
  */
 #ifndef PROBE_AGENT_H
 #define PROBE_AGENT_H
@@ -286,6 +288,13 @@ void server_console(const char *text);	/* O<hex> console output */
 /* Wait statuses are handled from the event loop as soon as it turns. */
 void server_statuses_soon(void);
 bool server_is_stdio(void);
+/* Runs the event loop until nothing is left to wait for. */
+void server_run(void);
+
+/* hot-wait.c: waiting in waitid() while only the program can give work */
+int hot_wait_init(void);
+bool hot_wait_possible(int fd);
+long hot_wait(int fd);
 
 /* handlers.c: one function per request kind */
 void handle_request(struct rsp_request *req, struct rsp_buf *reply);
@@ -311,6 +320,12 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count);
 void inferior_interrupt(void);
 void inferior_sigchld(void);
 bool inferior_sigchld_some(unsigned int max);
+/* Handles one wait status; says what became of it (WAIT_RESUME: an
+ * internal event, the thread runs on). */
+enum wait_outcome inferior_status(pid_t tid, int status);
+/* Whether gdb waits for a stop (all-stop) or threads run (non-stop), and
+ * some thread runs: the next thing to happen may be a wait status. */
+bool inferior_waiting(void);
 unsigned int thread_core(pid_t tid);
 const char *thread_name(pid_t tid, char *buf, size_t size);
 

@@ -884,8 +884,13 @@ static void start_adopted_threads(struct process *p, enum wait_outcome o)
 	}
 }
 
-/* One wait status while gdb waits for a stop (or not). */
-static void handle_status(pid_t tid, int status)
+/*
+ * One wait status while gdb waits for a stop (or not).  Returns what
+ * became of it: WAIT_RESUME only when it was an internal event (a probe
+ * hit, a signal passed on...) and the thread was resumed; a status kept
+ * for later (everything stopped, unknown thread) is WAIT_IGNORE.
+ */
+enum wait_outcome inferior_status(pid_t tid, int status)
 {
 	struct thread *t = thread_find(tid);
 	struct stop_event ev;
@@ -898,12 +903,12 @@ static void handle_status(pid_t tid, int status)
 			norphans++;
 		}
 		debug("status %#x of unknown thread %d kept", status, tid);
-		return;
+		return WAIT_IGNORE;
 	}
 	if (!agent.non_stop && !agent.running) {
 		/* Everything is stopped; keep what comes for later. */
 		absorb_status(t, status);
-		return;
+		return WAIT_IGNORE;
 	}
 	bool requested = t->stop_requested;
 	struct process *proc = t->proc;
@@ -943,6 +948,18 @@ static void handle_status(pid_t tid, int status)
 		break;
 	}
 	}
+	return o;
+}
+
+bool inferior_waiting(void)
+{
+	if (!agent.non_stop && !agent.running)
+		return false;
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next)
+			if (t->state == THREAD_RUNNING)
+				return true;
+	return false;
 }
 
 /*
@@ -958,7 +975,7 @@ bool inferior_sigchld_some(unsigned int max)
 	pid_t tid;
 
 	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
-		handle_status(tid, status);
+		inferior_status(tid, status);
 		if (max && ++n >= max)
 			return true;
 	}

@@ -54,7 +54,7 @@ static void usage(FILE *out)
 "                     (default: on)\n"
 "  --debug[=DOMAINS]  debug output on stderr; DOMAINS is a comma-separated\n"
 "                     list of agent,rsp,server,inferior,regs,mem,break,xfer,\n"
-"                     vfile,tp,xol,arch, or all (the default)\n"
+"                     vfile,tp,xol,arch,hot, or all (the default)\n"
 "  --remote-debug     print every packet on stderr\n"
 "  --tp-strategy=S    how tracepoint hits run the displaced instruction:\n"
 "                     auto (default: the fastest the instruction allows),\n"
@@ -282,7 +282,7 @@ int main(int argc, char **argv)
 	}
 	if (server_start(&agent) < 0)
 		die("cannot start serving on %s", agent.opt.comm);
-	event_base_dispatch(agent.base);
+	server_run();
 	inferior_kill_all_for_exit();
 	return 0;
 }

@@ -20,7 +20,7 @@ static const char monitor_help[] =
 	"  set debug 0|1           turn all debug output off or on\n"
 	"  set debug DOMAINS       turn on debug output for a comma-separated\n"
 	"                          list of domains (agent,rsp,server,inferior,\n"
-	"                          regs,mem,break,xfer,vfile,tp,xol,arch, all)\n"
+	"                          regs,mem,break,xfer,vfile,tp,xol,arch,hot, all)\n"
 	"  set remote-debug 0|1    print every packet on the agent's stderr\n"
 	"  set libthread-db-search-path [PATH]\n"
 	"                          where to find libthread_db (TLS variables);\n"

@@ -10,6 +10,12 @@
  * is acknowledged (until QStartNoAckMode), parsed, handled, and answered.
  * Resume requests are answered later, by the stop reply that
  * inferior.c sends when the program stops.
+ *
+ * Replies are written before the handler returns (blocking writes): no
+ * output is ever left pending in the agent.  So when gdb's input is all
+ * handled, no timer is due and the program runs, only a wait status can
+ * come next, and the loop waits for it in waitid() (hot-wait.c) rather
+ * than in epoll: a probe hit then costs no event-loop system call.
  */
 #define LOG_DOMAIN "server"
 #include "config.h"
@@ -45,6 +51,8 @@ struct server {
 	struct rsp_request *req;
 	bool deferred;			/* the reply comes later (resume) */
 	bool had_connection;
+	bool hot;			/* the connection can end a hot wait */
+	unsigned int timers;		/* scheduled on_more_statuses calls */
 };
 
 static struct server srv = { .in_fd = -1, .out_fd = -1 };
@@ -284,11 +292,14 @@ static void come_back_for_statuses(void)
 {
 	static const struct timeval now = { 0, 0 };
 
-	event_base_once(agent.base, -1, EV_TIMEOUT, on_more_statuses, NULL, &now);
+	if (event_base_once(agent.base, -1, EV_TIMEOUT, on_more_statuses, NULL,
+			    &now) == 0)
+		srv.timers++;
 }
 
 static void on_more_statuses(evutil_socket_t fd, short what, void *arg)
 {
+	srv.timers--;
 	if (inferior_sigchld_some(STATUSES_PER_TURN))
 		come_back_for_statuses();
 	if (agent.exit_after_reply && !agent.running)
@@ -321,6 +332,9 @@ static void connection_open(int in_fd, int out_fd)
 	srv.out_fd = out_fd;
 	srv.had_connection = true;
 	rsp_framer_init(&srv.framer);
+	srv.hot = hot_wait_possible(in_fd);
+	debug("connection on fd %d%s", in_fd,
+	      srv.hot ? "" : ": input cannot raise SIGIO, no hot wait");
 	agent.noack = false;
 	agent.extended = false;
 	agent.non_stop = false;
@@ -504,6 +518,8 @@ static int server_listen(const char *comm)
 int server_start(struct agent *a)
 {
 	signal(SIGPIPE, SIG_IGN);
+	if (hot_wait_init() < 0)
+		die("cannot handle SIGIO: %s", strerror(errno));
 	srv.req = malloc(sizeof(*srv.req));
 	if (!srv.req)
 		abort();
@@ -526,4 +542,35 @@ int server_start(struct agent *a)
 		return 0;
 	}
 	return server_listen(a->opt.comm);
+}
+
+/* Whether only a wait status can give the agent work now. */
+static bool hot_wait_ready(void)
+{
+	return srv.hot && srv.in_fd >= 0 && !srv.timers &&
+	       !agent.exit_after_reply && inferior_waiting();
+}
+
+/*
+ * The event loop: libevent, except that whenever it has run what was ready
+ * and only the program can give it work, the wait is in waitid() (see the
+ * top of this file).
+ */
+void server_run(void)
+{
+	for (;;) {
+		if (hot_wait_ready()) {
+			long n = hot_wait(srv.in_fd);
+			if (n < 0) {
+				log_user("Input on fd %d cannot interrupt a wait (%s): "
+					 "waiting in the event loop only",
+					 srv.in_fd, strerror((int)-n));
+				srv.hot = false;
+			}
+			if (agent.exit_after_reply && !agent.running)
+				server_finish_and_exit(0);
+		}
+		if (event_base_loop(agent.base, EVLOOP_ONCE) != 0)
+			return;
+	}
 }

@@ -124,15 +124,25 @@ static unsigned int x87_tag(const uint8_t *raw)
 
 /*
  * The thread's register cache (t->regcache, 4 KiB) holds, besides the gdb
- * block at offset 0, the block as last read from the kernel (to find what
- * gdb or the agent changed) and the FXSAVE image as read (fields gdb does
- * not see, such as MXCSR_MASK, are written back unchanged).
+ * block at offset 0:
+ *   CACHE_ORIG    the block's x87/SSE/AVX part as last read from the kernel
+ *                 (to find what gdb or the agent changed there)
+ *   CACHE_FXSAVE  the XSAVE image as read: the kernel writes it here, and
+ *                 fields gdb does not see (MXCSR_MASK...) go back unchanged
+ *   CACHE_KGPR    the user_regs_struct as the kernel has it: GETREGS reads
+ *                 into it, and a flush writes only the words that differ
  */
 #define CACHE_ORIG 1024
 #define CACHE_FXSAVE 2048
 #define FXSAVE_SIZE 512
 /* Legacy area, XSAVE header, AVX upper halves: all a short read needs. */
 #define XSAVE_AVX_END (XSAVE_YMMH_OFFSET + 256)
+#define CACHE_KGPR 3072
+
+static struct user_regs_struct *kernel_gpr(struct thread *t)
+{
+	return (struct user_regs_struct *)(t->regcache + CACHE_KGPR);
+}
 
 /* Byte ranges of the block by how the kernel gives them. */
 static size_t gpr_end(void)		/* rax .. gs */
@@ -145,24 +155,28 @@ static size_t fp_end(void)		/* st0 .. mxcsr */
 	return agent.arch->regs[R_ORIG_RAX].offset;
 }
 
+/* Registers rax..gs are 8 bytes in the block up to rip, 4 from eflags on
+ * (x86_64-regs.c); the sizes are spelled out so the copies are moves, not
+ * 27 memcpy calls per hit. */
 static void gpr_from_kernel(uint8_t *blk, const struct user_regs_struct *ur)
 {
-	for (int i = 0; i <= R_GS; i++) {
-		unsigned int size = agent.arch->regs[i].bitsize / 8;
-		memcpy(reg_ptr(blk, i), (const uint8_t *)ur + gpr_offset[i], size);
-	}
+	for (int i = 0; i <= R_RIP; i++)
+		memcpy(reg_ptr(blk, i), (const uint8_t *)ur + gpr_offset[i], 8);
+	for (int i = R_EFLAGS; i <= R_GS; i++)
+		memcpy(reg_ptr(blk, i), (const uint8_t *)ur + gpr_offset[i], 4);
 	memcpy(reg_ptr(blk, R_ORIG_RAX), &ur->orig_rax, 8);
 	memcpy(reg_ptr(blk, R_FS_BASE), &ur->fs_base, 8);
 	memcpy(reg_ptr(blk, R_GS_BASE), &ur->gs_base, 8);
 }
 
+/* Into `ur`, which holds the kernel's values: eflags and the segment
+ * registers keep their upper halves, which gdb does not see. */
 static void gpr_to_kernel(const uint8_t *blk, struct user_regs_struct *ur)
 {
-	memset(ur, 0, sizeof(*ur));
-	for (int i = 0; i <= R_GS; i++) {
-		unsigned int size = agent.arch->regs[i].bitsize / 8;
-		memcpy((uint8_t *)ur + gpr_offset[i], reg_ptr((uint8_t *)blk, i), size);
-	}
+	for (int i = 0; i <= R_RIP; i++)
+		memcpy((uint8_t *)ur + gpr_offset[i], reg_ptr((uint8_t *)blk, i), 8);
+	for (int i = R_EFLAGS; i <= R_GS; i++)
+		memcpy((uint8_t *)ur + gpr_offset[i], reg_ptr((uint8_t *)blk, i), 4);
 	memcpy(&ur->orig_rax, reg_ptr((uint8_t *)blk, R_ORIG_RAX), 8);
 	memcpy(&ur->fs_base, reg_ptr((uint8_t *)blk, R_FS_BASE), 8);
 	memcpy(&ur->gs_base, reg_ptr((uint8_t *)blk, R_GS_BASE), 8);
@@ -247,14 +261,11 @@ static void fp_to_fxsave(const uint8_t *blk, uint8_t *fx)
  * hit, a stop reply and agent expressions on them. */
 int regs_fetch_gpr(struct thread *t)
 {
-	struct user_regs_struct ur;
-
 	if (t->regs_valid || t->gpr_valid)
 		return 0;
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &ur) < 0)
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, kernel_gpr(t)) < 0)
 		return -errno;
-	gpr_from_kernel(t->regcache, &ur);
-	memcpy(t->regcache + CACHE_ORIG, t->regcache, fp_end() + 24);
+	gpr_from_kernel(t->regcache, kernel_gpr(t));
 	t->gpr_valid = true;
 	return 0;
 }
@@ -264,7 +275,7 @@ int regs_fetch_gpr(struct thread *t)
 int regs_fetch(struct thread *t)
 {
 	uint8_t *blk = t->regcache;
-	uint8_t xsave[XSAVE_AVX_END];
+	uint8_t *xsave = blk + CACHE_FXSAVE;
 	size_t size = regs_block_size(t->proc);
 	int err;
 
@@ -272,30 +283,26 @@ int regs_fetch(struct thread *t)
 		return 0;
 	if ((err = regs_fetch_gpr(t)) < 0)
 		return err;
-	memset(blk + gpr_end(), 0, fp_end() - gpr_end());
+	/* fp_from_fxsave() below writes every byte from st0 to mxcsr: the
+	 * block packs them in that order (x86_64-regs.c). */
 	if (t->proc->features & ARCH_FEAT_AVX) {
-		struct iovec iov = { xsave, sizeof(xsave) };
+		struct iovec iov = { xsave, XSAVE_AVX_END };
 		uint64_t bv = 0;
 
 		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
 			return -errno;
 		memcpy(&bv, xsave + XSAVE_XSTATE_BV_OFFSET, 8);
-		memset(reg_ptr(blk, R_YMM0H), 0, 256);
 		/* Component 2 in its initial state reads as zeros. */
 		if ((bv & 4) && iov.iov_len >= XSAVE_AVX_END)
 			memcpy(reg_ptr(blk, R_YMM0H), xsave + XSAVE_YMMH_OFFSET, 256);
+		else
+			memset(reg_ptr(blk, R_YMM0H), 0, 256);
 	} else {
 		if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, xsave) < 0)
 			return -errno;
 	}
 	fp_from_fxsave(blk, xsave);
-	memcpy(blk + CACHE_FXSAVE, xsave, FXSAVE_SIZE);
-	/* Only what was just read is clean: the general registers may carry
-	 * changes not written yet. */
-	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(), fp_end() - gpr_end());
-	if (size > fp_end() + 24)
-		memcpy(blk + CACHE_ORIG + fp_end() + 24, blk + fp_end() + 24,
-		       size - (fp_end() + 24));
+	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(), size - gpr_end());
 	t->regs_valid = true;
 	return 0;
 }
@@ -313,31 +320,28 @@ int regs_flush(struct thread *t)
 
 	if (!t->regs_dirty || !(t->regs_valid || t->gpr_valid))
 		return 0;
-	const struct arch_reg *last = &agent.arch->regs[R_GS_BASE];
-	size_t tail_from = agent.arch->regs[R_ORIG_RAX].offset;
-	size_t tail_to = last->offset + 8;
-	if (changed(blk, 0, gpr_end()) || changed(blk, tail_from, tail_to)) {
-		struct user_regs_struct ur, orig;
-		size_t diff[4], ndiff = 0;
+	struct user_regs_struct ur = *kernel_gpr(t);
+	const uint64_t *now = (const uint64_t *)&ur;
+	const uint64_t *was = (const uint64_t *)kernel_gpr(t);
+	size_t diff[3], ndiff = 0;
 
-		gpr_to_kernel(blk, &ur);
-		gpr_to_kernel(blk + CACHE_ORIG, &orig);
-		/* A probe hit changes one or two registers (pc, maybe sp):
-		 * a word each is cheaper than the whole set. */
-		for (size_t off = 0; off < sizeof(ur) && ndiff <= 2; off += 8)
-			if (memcmp((uint8_t *)&ur + off, (uint8_t *)&orig + off, 8))
-				diff[ndiff++] = off;
-		if (ndiff <= 2) {
-			for (size_t i = 0; i < ndiff; i++) {
-				unsigned long v;
-				memcpy(&v, (uint8_t *)&ur + diff[i], 8);
-				if (ptrace(PTRACE_POKEUSER, t->tid, (void *)diff[i], (void *)v) < 0)
-					return -errno;
-			}
-		} else if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0) {
-			return -errno;
-		}
+	gpr_to_kernel(blk, &ur);
+	/* A probe hit changes one or two registers (pc, maybe rax or sp):
+	 * PTRACE_POKEUSER for each costs less than one PTRACE_SETREGS
+	 * (bench/ptrace-cost). */
+	for (size_t i = 0; i < sizeof(ur) / 8 && ndiff < 3; i++)
+		if (now[i] != was[i])
+			diff[ndiff++] = i * 8;
+	if (ndiff < 3) {
+		for (size_t i = 0; i < ndiff; i++)
+			if (ptrace(PTRACE_POKEUSER, t->tid, (void *)diff[i],
+				   (void *)now[diff[i] / 8]) < 0)
+				return -errno;
+	} else if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0) {
+		return -errno;
 	}
+	*kernel_gpr(t) = ur;
+	bool fp_written = false;
 	if (t->regs_valid && changed(blk, gpr_end(), fp_end())) {
 		uint8_t fx[FXSAVE_SIZE];
 		memcpy(fx, blk + CACHE_FXSAVE, FXSAVE_SIZE);
@@ -345,6 +349,7 @@ int regs_flush(struct thread *t)
 		if (ptrace(PTRACE_SETFPREGS, t->tid, NULL, fx) < 0)
 			return -errno;
 		memcpy(blk + CACHE_FXSAVE, fx, FXSAVE_SIZE);
+		fp_written = true;
 	}
 	if (t->regs_valid && (t->proc->features & ARCH_FEAT_AVX) &&
 	    changed(blk, agent.arch->regs[R_YMM0H].offset,
@@ -363,9 +368,12 @@ int regs_flush(struct thread *t)
 		memcpy(xsave + XSAVE_XSTATE_BV_OFFSET, &bv, 8);
 		if (ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
 			return -errno;
+		fp_written = true;
 	}
-	memcpy(blk + CACHE_ORIG, blk, t->regs_valid ? regs_block_size(t->proc)
-						    : fp_end() + 24);
+	/* Unchanged x87/SSE/AVX registers (a probe hit) are still as read. */
+	if (fp_written)
+		memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(),
+		       regs_block_size(t->proc) - gpr_end());
 	t->regs_dirty = false;
 	return 0;
 }

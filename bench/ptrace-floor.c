@@ -2,7 +2,7 @@
  * ptrace-floor.c - the floor of a one-stop tracepoint hit: the cheapest a
  * ptrace collector can be.
  *
- *   ptrace-floor N [getregs|setregs|none]
+ *   ptrace-floor N [getregs|setregs|agent|none]
  *
  * Forks a child that stops itself (SIGSTOP) under PTRACE_TRACEME, then
  * calls floor_hot() N times; floor_hot() executes an int3.  For every hit
@@ -16,7 +16,12 @@
  *   PTRACE_CONT, sig 0    resume, the SIGTRAP suppressed
  *
  * The int3 sits inside the function, so resuming needs no PC fix-up.  Mode
- * none skips GETREGS (stop + resume only).  The child times its own loop
+ * none skips GETREGS (stop + resume only).  Mode agent makes exactly the
+ * system calls probe-agent makes for an emulated "collect $regs" hit, with
+ * no other work: waitid instead of waitpid, GETREGS, PTRACE_GETREGSET
+ * NT_X86_XSTATE (832 bytes: x87/SSE and the AVX upper halves), two
+ * PTRACE_POKEUSER (rax and rip, written with the values they have), CONT:
+ * the best that set of calls allows.  The child times its own loop
  * with CLOCK_MONOTONIC, like bench/tp-target.c, and prints
  *
  *   elapsed_ns=E n=N ns_per_stop=S mode=M
@@ -24,12 +29,15 @@
  * The parent checks it saw exactly N traps and exits non-zero otherwise.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,14 +77,16 @@ int main(int argc, char **argv)
 	const char *mode = argc > 2 ? argv[2] : "getregs";
 	int getregs = strcmp(mode, "none") != 0;
 	int setregs = strcmp(mode, "setregs") == 0;
+	int agent = strcmp(mode, "agent") == 0;
+	static unsigned char xsave[832];
 	struct user_regs_struct regs;
 	unsigned long long sum = 0;
 	long traps = 0;
 	int status;
 	pid_t pid;
 
-	if (n <= 0 || (getregs && !setregs && strcmp(mode, "getregs") != 0)) {
-		fprintf(stderr, "usage: ptrace-floor N [getregs|setregs|none]\n");
+	if (n <= 0 || (getregs && !setregs && !agent && strcmp(mode, "getregs") != 0)) {
+		fprintf(stderr, "usage: ptrace-floor N [getregs|setregs|agent|none]\n");
 		return 2;
 	}
 	fflush(stdout);
@@ -100,7 +110,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (;;) {
-		if (waitpid(pid, &status, __WALL) < 0) {
+		if (agent) {
+			siginfo_t si;
+
+			if (waitid(P_ALL, 0, &si, WEXITED | __WALL) < 0) {
+				perror("waitid");
+				return 1;
+			}
+			/* As a wait status (the agent does the same). */
+			if (si.si_code == CLD_EXITED)
+				status = (si.si_status & 0xff) << 8;
+			else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+				status = si.si_status & 0x7f;
+			else
+				status = (si.si_status << 8) | 0x7f;
+		} else if (waitpid(pid, &status, __WALL) < 0) {
 			perror("waitpid");
 			return 1;
 		}
@@ -119,6 +143,18 @@ int main(int argc, char **argv)
 				if (setregs &&
 				    ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0) {
 					perror("PTRACE_SETREGS");
+					return 1;
+				}
+				struct iovec iov = { xsave, sizeof(xsave) };
+				if (agent &&
+				    (ptrace(PTRACE_GETREGSET, pid, (void *)NT_X86_XSTATE, &iov) < 0 ||
+				     ptrace(PTRACE_POKEUSER, pid,
+					    (void *)offsetof(struct user_regs_struct, rax),
+					    (void *)regs.rax) < 0 ||
+				     ptrace(PTRACE_POKEUSER, pid,
+					    (void *)offsetof(struct user_regs_struct, rip),
+					    (void *)regs.rip) < 0)) {
+					perror("ptrace (agent mode)");
 					return 1;
 				}
 			}

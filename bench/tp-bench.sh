@@ -30,6 +30,7 @@ GDBSERVER=${GDBSERVER:-/usr/bin/gdbserver}
 GDB=${GDB:-gdb}
 TARGET=$builddir/bench/tp-target
 FLOOR=$builddir/bench/ptrace-floor
+COST=$builddir/bench/ptrace-cost
 STRATEGIES="auto emulate boost step"
 # Trace buffer sizes (bytes per frame, measured: the agent ~823 for
 # "collect $regs" on x86-64, gdbserver 2423): room for N frames plus slack,
@@ -73,10 +74,11 @@ build_progs() {
 	# No configured tree (or an old Makefile): the same flags by hand.
 	mkdir -p "$builddir/bench" &&
 	${CC:-cc} -g -O2 -o "$TARGET" "$here/tp-target.c" &&
-	${CC:-cc} -g -O2 -o "$FLOOR" "$here/ptrace-floor.c"
+	${CC:-cc} -g -O2 -o "$FLOOR" "$here/ptrace-floor.c" &&
+	${CC:-cc} -g -O2 -o "$COST" "$here/ptrace-cost.c"
 }
-build_progs || die "cannot build bench/tp-target and bench/ptrace-floor"
-[ -x "$TARGET" ] && [ -x "$FLOOR" ] || die "bench programs missing after build"
+build_progs || die "cannot build bench/tp-target, bench/ptrace-floor and bench/ptrace-cost"
+[ -x "$TARGET" ] && [ -x "$FLOOR" ] && [ -x "$COST" ] || die "bench programs missing after build"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tp-bench.XXXXXX") || die "mktemp"
 cleanup() {
@@ -152,7 +154,7 @@ untraced_run() {
 	awk -v e="$e" -v n="$N" 'BEGIN { printf "%.2f\n", e / n }' >>"$work/untraced.ns"
 }
 
-floor_run() {	# $1 = getregs | setregs
+floor_run() {	# $1 = getregs | setregs | agent
 	local line e
 	line=$(pin "$FLOOR" "$N" "$1") || die "ptrace-floor $1 failed"
 	e=$(echo "$line" | sed -n 's/^elapsed_ns=\([0-9]*\) n=.*/\1/p')
@@ -178,7 +180,7 @@ done
 # --- Measurements ------------------------------------------------------------
 # Round robin: run r of every configuration before run r+1 of any, so slow
 # drifts of the machine spread over all of them.
-CONFIGS="untraced floor-getregs floor-setregs"
+CONFIGS="untraced floor-getregs floor-setregs floor-agent"
 for s in $STRATEGIES; do CONFIGS="$CONFIGS agent-$s"; done
 CONFIGS="$CONFIGS gdbserver"
 
@@ -223,6 +225,7 @@ label() {
 	untraced) echo "untraced loop (d)" ;;
 	floor-getregs) echo "ptrace floor (c)" ;;
 	floor-setregs) echo "  floor+SETREGS (info)" ;;
+	floor-agent) echo "  floor+agent (info)" ;;
 	agent-*) echo "probe-agent ${1#agent-}" ;;
 	gdbserver) echo "gdbserver 13.1 trap" ;;
 	esac
@@ -257,8 +260,17 @@ for s in $STRATEGIES; do
 	}'
 done
 awk -v g="$gs" -v f="$fl" 'BEGIN { printf "%-22s %15s %6s %15.2fx\n", "gdbserver 13.1 trap", "", "", g / f }'
+awk -v a="$(net floor-agent)" -v f="$fl" 'BEGIN { printf "%-22s %15s %6s %15.2fx  %s\n",
+	"floor+agent (info)", "", "", a / f, "(the emulate hit'"'"'s system calls and nothing else)" }'
 echo
 echo "(every traced run checked: tstatus reported exactly $N trace frames created; total measuring time ${secs}s)"
+echo
+# What each system call of a hit costs here (info): the agent's hit is the
+# floor's wait + PTRACE_GETREGS + PTRACE_CONT plus the calls listed in
+# bench/README.md, so these explain the agent/floor ratio.
+echo "Cost of one system call on a stopped tracee (bench/ptrace-cost, on CPU $CPU):"
+costs=$(pin "$COST" 100000) || die "bench/ptrace-cost failed"
+echo "$costs" | sed 's/^/  /'
 
 failed=0
 exit 0

@@ -5,12 +5,16 @@ No gdb involved: this talks the Remote Serial Protocol byte by byte, so it
 can send what gdb never would (bad checksums, garbage, split packets,
 absurd lengths) and check that the stub answers sensibly and keeps serving.
 
-    rsp-client.py --stub STUB --prog PROG --transport stdio|tcp GROUP...
+    rsp-client.py --stub STUB --prog PROG --transport stdio|tcp|udp GROUP...
 
 GROUP is one of:
   bad-input   malformed and hostile packets; the stub must stay usable
   disconnect  the client vanishes: the stub kills the process it started
               and exits; with --multi it keeps listening instead (TCP only)
+  hot-wait    tracepoint hits in flight while the client interrupts, asks,
+              sets breakpoints and threads exit, in all-stop and non-stop,
+              per --tp-strategy; then every hit counted exactly once
+              (probe-agent only; PROG is progs/hotloop)
 
 Errors: gdbserver answers most failures with a numeric "Enn" (often E01);
 probe-agent answers "E.<text>".  Checks accept any reply starting with "E"
@@ -97,6 +101,7 @@ class Conn:
         self.buf = b""
         self.noack = False
         self.acks = []          # "+" / "-" received, in order
+        self.notifs = []        # non-stop notifications ("%Stop:..."), unread
 
     def write(self, data):
         os.write(self.wfd, data)
@@ -132,22 +137,43 @@ class Conn:
 
     def read_packet(self, timeout=TIMEOUT):
         """The next packet's payload (bytes), or None on timeout.  Acks seen
-        on the way are recorded; the packet is acknowledged with '+'."""
+        on the way are recorded; the packet is acknowledged with '+'.
+        Notifications on the way (never acknowledged) go to self.notifs."""
         deadline = time.monotonic() + timeout
         while True:
-            m = re.match(rb"[+-]*\$([^#]*)#([0-9a-fA-F]{2})", self.buf, re.S)
+            m = re.match(rb"[+-]*([$%])([^#]*)#([0-9a-fA-F]{2})", self.buf, re.S)
             if m:
                 for a in re.match(rb"[+-]*", self.buf).group(0):
                     self.acks.append(bytes([a]))
                 self.buf = self.buf[m.end():]
-                data = m.group(1)
-                if checksum(data) != m.group(2).lower():
+                data = m.group(2)
+                if checksum(data) != m.group(3).lower():
                     raise FrameworkError("stub sent a bad checksum: %r" % m.group(0))
+                if m.group(1) == b"%":
+                    self.notifs.append(data)
+                    continue
                 if not self.noack:
                     self.write(b"+")
                 return rle_decode(data)
             if not self._fill(deadline):
                 return None
+
+    def read_notif(self, timeout=TIMEOUT):
+        """The next notification's payload, or None on timeout.  A packet
+        arriving instead is a framework error: nothing was asked."""
+        deadline = time.monotonic() + timeout
+        while not self.notifs:
+            if re.match(rb"[+-]*\$", self.buf):
+                raise FrameworkError("packet while waiting for a notification: %r"
+                                     % self.buf[:60])
+            m = re.match(rb"[+-]*%([^#]*)#([0-9a-fA-F]{2})", self.buf, re.S)
+            if m:
+                self.buf = self.buf[m.end():]
+                self.notifs.append(m.group(1))
+                break
+            if not self._fill(deadline):
+                return None
+        return self.notifs.pop(0)
 
     def request(self, data, timeout=TIMEOUT):
         """Send a packet and return the reply payload (None on timeout)."""
@@ -171,9 +197,9 @@ class Stub:
         self.proc = None
         self.port = None
 
-    def start_stdio(self, prog_argv):
+    def start_stdio(self, prog_argv, opts=None):
         log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([self.args.stub, "-"] + prog_argv,
+        self.proc = subprocess.Popen([self.args.stub] + (opts or []) + ["-"] + prog_argv,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=log, env=self.env)
         log.close()
@@ -208,6 +234,37 @@ class Stub:
         s = socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT)
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return Conn(s.fileno(), s.fileno(), s.close)
+
+    def start_udp(self, opts, prog_argv):
+        """The stub on a UDP port; its first datagram from us makes the
+        connection."""
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [self.args.stub] + opts + ["udp:127.0.0.1:%d" % self.port] + prog_argv,
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=self.env)
+        log.close()
+        deadline = time.monotonic() + TIMEOUT
+        while b"Listening on port" not in self.log():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise StubError("stub did not listen on UDP: %r" % self.log())
+            time.sleep(0.05)
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.connect(("127.0.0.1", self.port))
+        return Conn(u.fileno(), u.fileno(), u.close)
+
+    def start(self, opts, prog_argv):
+        """The stub over args.transport, connected."""
+        if self.args.transport == "stdio":
+            return self.start_stdio(prog_argv, opts)
+        if self.args.transport == "udp":
+            return self.start_udp(["--once"] + opts, prog_argv)
+        self.start_tcp(["--once"] + opts, prog_argv)
+        return self.connect()
 
     def log(self):
         try:
@@ -526,14 +583,222 @@ def group_disconnect(args, tmp, env):
             sys.stdout.write("--- stub log\n" + stub.log().decode(errors="replace") + "---\n")
 
 
-GROUPS = {"bad-input": group_bad_input, "disconnect": group_disconnect}
+# --- hot-wait ---------------------------------------------------------------
+#
+# probe-agent handles probe hits in a wait of its own (agent/hot-wait.c)
+# that gdb's input must end at once.  Here the hits never stop: progs/
+# hotloop's threads call hot() (a tracepoint) until the test sets stop_now;
+# meanwhile the client interrupts, queries, reads memory, sets breakpoints,
+# stops single threads, and the threads exit while others still hit.  At
+# the end the trace must hold exactly one frame per call (the program's
+# own count), and the agent's --debug=hot log must show waits that handled
+# hits and were ended by the client's input: the path was taken, not only
+# the event loop's.
+
+HOT_ROUNDS = 6          # interrupts / queries while hits are in flight
+HOT_PAUSE = 0.02        # pacing between them (seconds; nothing is timed)
+HOT_STRATEGIES = os.environ.get("HOT_STRATEGIES", "auto emulate boost step").split()
+
+
+def symbols(prog):
+    out = subprocess.run(["nm", prog], capture_output=True, text=True,
+                         check=True).stdout
+    return {f[2]: int(f[0], 16) for f in (l.split() for l in out.splitlines())
+            if len(f) == 3}
+
+
+def tstatus(c):
+    """qTStatus as (running, frames created), or None."""
+    r = c.request(b"qTStatus")
+    m = re.match(rb"T([01]);.*tcreated:([0-9a-f]+)", r or b"")
+    if not m:
+        return None
+    return m.group(1) == b"1", int(m.group(2), 16)
+
+
+def ground_calls(path):
+    try:
+        with open(path) as f:
+            m = re.search(r"^ground: calls=(\d+)$", f.read(), re.M)
+            return int(m.group(1)) if m else None
+    except OSError:
+        return None
+
+
+def thread_ids(reply):
+    """(pid, tid) of a stop reply's thread:pP.T field."""
+    m = re.search(rb"thread:p([0-9a-f]+)\.([0-9a-f]+);", reply or b"")
+    return (int(m.group(1), 16), int(m.group(2), 16)) if m else None
+
+
+def hot_setup(c, what, syms, nonstop):
+    """Connection and tracepoint; returns the pid, or None after a FAIL."""
+    c.request(b"qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+")
+    if nonstop and not check(c.request(b"QNonStop:1") == b"OK", "%s: QNonStop:1" % what):
+        return None
+    stop = c.request(b"?")
+    ids = thread_ids(stop)
+    if nonstop:
+        while stop not in (b"OK", None):
+            stop = c.request(b"vStopped")
+    if not check(ids is not None, "%s: stopped at the start (%r)" % (what, ids)):
+        return None
+    hot = syms["hot"]
+    for pkt in (b"QTinit", b"QTBuffer:circular:1",
+                b"QTDP:1:%x:E:0:0-" % hot, b"QTDP:-1:%x:R%s" % (hot, b"ff" * 20),
+                b"QTStart", b"Z0,%x,1" % syms["done"]):
+        r = c.request(pkt)
+        if not check(r == b"OK", "%s: %s -> OK (%r)" % (what, pkt.decode(), r)):
+            return None
+    return ids[0]
+
+
+def hot_all_stop(c, what, syms):
+    """Interrupts (0x03) and gdb breakpoints while hits are in flight."""
+    created = 0
+    c.send(b"vCont;c")
+    for k in range(HOT_ROUNDS):
+        time.sleep(HOT_PAUSE)
+        c.write(b"\x03")
+        stop = c.read_packet()
+        if not check(stop is not None and stop.startswith(b"T02"),
+                     "%s: interrupt %d answered by a SIGINT stop (%r)"
+                     % (what, k, stop[:40] if stop else stop)):
+            return False
+        st = tstatus(c)
+        check(st is not None and st[0] and st[1] >= created,
+              "%s: qTStatus while stopped: running, %s frames (before: %d)"
+              % (what, st and st[1], created))
+        created = st[1] if st else created
+        c.send(b"vCont;c")
+    # A breakpoint of gdb's in code the threads run between hits.
+    c.write(b"\x03")
+    if not check((c.read_packet() or b"").startswith(b"T02"), "%s: interrupt" % what):
+        return False
+    for k in range(3):
+        check(c.request(b"Z0,%x,1" % syms["marker"]) == b"OK", "%s: Z0 marker" % what)
+        stop = c.request(b"vCont;c")
+        check(stop is not None and stop.startswith(b"T05") and b"swbreak" in stop
+              and pc_from_stop(stop) == syms["marker"],
+              "%s: breakpoint %d at marker reported while hits fire (%r)"
+              % (what, k, stop[:60] if stop else stop))
+        check(c.request(b"z0,%x,1" % syms["marker"]) == b"OK", "%s: z0 marker" % what)
+    # The end: threads exit one by one while the others still hit.
+    check(c.request(b"M%x,4:01000000" % syms["stop_now"]) == b"OK",
+          "%s: stop_now set" % what)
+    stop = c.request(b"vCont;c")
+    return check(stop is not None and stop.startswith(b"T05")
+                 and pc_from_stop(stop) == syms["done"],
+                 "%s: program reaches done() (%r)" % (what, stop[:60] if stop else stop))
+
+
+def hot_non_stop(c, what, syms, pid):
+    """Packets while hits are in flight, a breakpoint, a thread stopped
+    alone; the stops come as notifications."""
+    created = 0
+    check(c.request(b"vCont;c") == b"OK", "%s: vCont;c -> OK" % what)
+    for k in range(HOT_ROUNDS):
+        time.sleep(HOT_PAUSE)
+        st = tstatus(c)
+        check(st is not None and st[0] and st[1] >= created,
+              "%s: qTStatus %d while running: running, %s frames (before: %d)"
+              % (what, k, st and st[1], created))
+        created = st[1] if st else created
+        r = c.request(b"m%x,20" % syms["calls"])
+        check(r is not None and re.fullmatch(rb"[0-9a-f]{64}", r) is not None,
+              "%s: memory read while running (%r)" % (what, r))
+    # gdb's breakpoint where only one thread goes: it stops alone.
+    check(c.request(b"Z0,%x,1" % syms["solo"]) == b"OK", "%s: Z0 solo" % what)
+    n = c.read_notif()
+    ids = thread_ids(n)
+    if not check(n is not None and n.startswith(b"Stop:T05") and b"swbreak" in n
+                 and pc_from_stop(n[len(b"Stop:"):]) == syms["solo"] and ids is not None,
+                 "%s: breakpoint stop at solo (%r)" % (what, n[:60] if n else n)):
+        return False
+    check(c.request(b"vStopped") == b"OK", "%s: vStopped -> OK" % what)
+    check(c.request(b"z0,%x,1" % syms["solo"]) == b"OK", "%s: z0 solo" % what)
+    tid = ids[1]
+    check(c.request(b"vCont;c:p%x.%x" % (pid, tid)) == b"OK",
+          "%s: thread %d resumed" % (what, tid))
+    # Stop one thread (what gdb's interrupt does for a thread in non-stop).
+    check(c.request(b"vCont;t:p%x.%x" % (pid, tid)) == b"OK", "%s: vCont;t" % what)
+    n = c.read_notif()
+    check(n is not None and n.startswith(b"Stop:T00") and thread_ids(n) == (pid, tid),
+          "%s: thread %d stopped alone (%r)" % (what, tid, n[:60] if n else n))
+    check(c.request(b"vStopped") == b"OK", "%s: vStopped -> OK" % what)
+    check(c.request(b"vCont;c:p%x.%x" % (pid, tid)) == b"OK",
+          "%s: thread %d resumed again" % (what, tid))
+    # The end, written while everything runs.
+    check(c.request(b"M%x,4:01000000" % syms["stop_now"]) == b"OK",
+          "%s: stop_now set while running" % what)
+    n = c.read_notif()
+    ok_done = (n is not None and n.startswith(b"Stop:T05")
+               and pc_from_stop(n[len(b"Stop:"):]) == syms["done"])
+    check(ok_done, "%s: program reaches done() (%r)" % (what, n[:60] if n else n))
+    check(c.request(b"vStopped") == b"OK", "%s: vStopped -> OK" % what)
+    return ok_done
+
+
+def hot_wait_run(args, tmp, env, syms, nonstop, strategy):
+    what = "%s %s %s" % (args.transport, "non-stop" if nonstop else "all-stop", strategy)
+    ground = os.path.join(tmp, "hot-wait.ground")
+    if os.path.exists(ground):
+        os.unlink(ground)
+    stub = Stub(args, tmp, dict(env, ITEST_GROUND=ground))
+    before = failures
+    try:
+        c = stub.start(["--debug=hot", "--tp-strategy=" + strategy], [args.prog])
+        pid = hot_setup(c, what, syms, nonstop)
+        if pid is None:
+            return
+        if nonstop:
+            done = hot_non_stop(c, what, syms, pid)
+        else:
+            done = hot_all_stop(c, what, syms)
+        if not done:
+            return
+        calls = ground_calls(ground)
+        st = tstatus(c)
+        check(calls is not None and calls > 0 and st is not None and st[1] == calls,
+              "%s: one frame per call: %s frames, the program made %s calls"
+              % (what, st and st[1], calls))
+        waits = [int(n) for n in re.findall(rb"\[hot\] (\d+) statuses handled, left for input",
+                                            stub.log())]
+        check(any(waits), "%s: hits handled in the hot wait, ended by input (%d such waits)"
+              % (what, sum(1 for n in waits if n)))
+        # Not waiting for vKill's OK: the stub may be gone by the ack.
+        c.send(b"vKill;%x" % pid if nonstop else b"k")
+        check(stub.wait_exit() is not None, "%s: stub exits after the kill" % what)
+    finally:
+        stub.kill()
+        if failures > before:
+            sys.stdout.write("--- stub log\n" + stub.log().decode(errors="replace")[-4000:]
+                             + "---\n")
+
+
+def group_hot_wait(args, tmp, env):
+    if stub_is_gdbserver(args):
+        print("hot-wait checks probe-agent's own wait (--debug=hot)")
+        return 77
+    syms = symbols(args.prog)
+    missing = [n for n in ("hot", "marker", "solo", "done", "stop_now", "calls")
+               if n not in syms]
+    if missing:
+        raise FrameworkError("%s has no %s: not progs/hotloop" % (args.prog, missing))
+    for nonstop in (False, True):
+        for strategy in HOT_STRATEGIES:
+            hot_wait_run(args, tmp, env, syms, nonstop, strategy)
+
+
+GROUPS = {"bad-input": group_bad_input, "disconnect": group_disconnect,
+          "hot-wait": group_hot_wait}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--stub", required=True)
     ap.add_argument("--prog", required=True)
-    ap.add_argument("--transport", choices=["stdio", "tcp"], default="tcp")
+    ap.add_argument("--transport", choices=["stdio", "tcp", "udp"], default="tcp")
     ap.add_argument("groups", nargs="+", choices=sorted(GROUPS))
     args = ap.parse_args()
 
