@@ -428,7 +428,15 @@ void ret_show(struct thread *t)
 	struct ret_stack *rs = t->ret;
 	uint8_t *blk;
 
-	if (!rs || !rs->n || rs->shown || !p->ret_tramp || !(blk = regs_block_gpr(t)))
+	if (!rs || !rs->n || rs->shown || !p->ret_tramp)
+		return;
+	if (!trace_running()) {
+		/* Left from a run that stopped while the thread ran: for
+		 * good now. */
+		restore_thread(t);
+		return;
+	}
+	if (!(blk = regs_block_gpr(t)))
 		return;
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
