@@ -487,6 +487,11 @@ bool ret_trap(struct thread *t, enum wait_outcome *o);
 /* A stopped thread standing on the trampoline moves to the real
  * return address (gdb never sees the trampoline as a pc). */
 void ret_fix_pc(struct thread *t);
+/* gdb sees stopped thread `t`: real return addresses in its stack until
+ * ret_resume(), called as it resumes while ret_shown(). */
+void ret_show(struct thread *t);
+bool ret_shown(const struct thread *t);
+void ret_resume(struct thread *t);
 /* Real return addresses back in the stacks of the stopped threads. */
 void ret_restore_process(struct process *p);
 void ret_fork(struct thread *parent, struct process *child);

@@ -251,6 +251,8 @@ static int resume_thread(struct thread *t, bool step, int sig)
 
 	if (t->dregs_dirty)
 		hw_sync_thread(t);
+	if (t->ret && ret_shown(t))
+		ret_resume(t);	/* the trampoline back in its stack */
 	if (t->regs_dirty) {
 		int err = regs_flush(t);
 		if (err < 0)
@@ -842,6 +844,12 @@ static void report(struct thread *t, struct stop_event *ev)
 			c->hidden = false;
 	}
 	settle_probe_threads(agent.non_stop ? t : NULL);
+	/* gdb's backtrace and finish need the real return addresses. */
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *o = p->threads; o; o = o->next)
+			if (o->ret && o->state == THREAD_STOPPED &&
+			    (!agent.non_stop || o == t))
+				ret_show(o);
 	if (t)
 		t->stop_reported = true;
 	if (agent.non_stop) {

@@ -37,6 +37,10 @@
  *   back every real address of the throwing thread first: the program
  *   behaves exactly as without the agent, and those returns are not
  *   recorded.
+ * - While gdb looks at a stopped thread (a breakpoint or a signal during a
+ *   run), its stack holds the real addresses, so backtrace, up and finish
+ *   work; the trampoline goes back in when the thread resumes, for the
+ *   frames still there (gdb's `return` may have popped some).
  */
 #define LOG_DOMAIN "tp"
 #include "config.h"
@@ -69,6 +73,7 @@ struct ret_entry {
 struct ret_stack {
 	struct ret_entry *e;
 	size_t n, cap;
+	bool shown;		/* real addresses in the stack while gdb looks */
 };
 
 static uint8_t marks[(RET_MAX_NUMBER + 1) / 8];
@@ -412,6 +417,70 @@ bool ret_trap(struct thread *t, enum wait_outcome *o)
 		do_return(t, true);
 	}
 	return false;
+}
+
+/* --- gdb's view of a stopped thread --------------------------------------- */
+
+void ret_show(struct thread *t)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = t->proc;
+	struct ret_stack *rs = t->ret;
+	uint8_t *blk;
+
+	if (!rs || !rs->n || rs->shown || !p->ret_tramp)
+		return;
+	if (!trace_running()) {
+		/* Left from a run that stopped while the thread ran: for
+		 * good now. */
+		restore_thread(t);
+		return;
+	}
+	if (!(blk = regs_block_gpr(t)))
+		return;
+	struct arch_gpregs g;
+	regs_to_gpregs(blk, &g);
+	uint64_t sp = g.gpr[arch->sp_regnum];
+	/* Slots below sp belong to another stack (sigaltstack) or to no
+	 * frame: left as they are. */
+	for (size_t i = rs->n; i-- > 0;)
+		if (rs->e[i].slot >= sp && holds_tramp(p, rs->e[i].slot))
+			mem_write(p, rs->e[i].slot, &rs->e[i].ret, 8);
+	rs->shown = true;
+}
+
+bool ret_shown(const struct thread *t)
+{
+	return t->ret && t->ret->shown;
+}
+
+void ret_resume(struct thread *t)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = t->proc;
+	struct ret_stack *rs = t->ret;
+	uint8_t *blk = regs_block_gpr(t);
+
+	rs->shown = false;
+	if (!blk || !p->ret_tramp)
+		return;
+	struct arch_gpregs g;
+	regs_to_gpregs(blk, &g);
+	uint64_t sp = g.gpr[arch->sp_regnum];
+	for (size_t i = rs->n; i-- > 0;) {
+		struct ret_entry *e = &rs->e[i];
+		uint64_t v;
+		if (!read_word(p, e->slot, &v) || v == p->ret_tramp)
+			continue;	/* not shown (below sp), or a chain's slot */
+		if (e->slot >= sp && v == e->ret) {
+			if (mem_write(p, e->slot, &p->ret_tramp, 8) == 8)
+				continue;
+			log_user("thread %d: cannot put the return trampoline back at "
+				 "0x%" PRIx64 ": that return is not recorded", t->tid, e->slot);
+		}
+		/* The frame is gone (gdb's return, jump): so is the entry. */
+		drop(rs, i);
+	}
 }
 
 /* --- putting real addresses back --------------------------------------- */

@@ -30,7 +30,7 @@ static uint64_t now_ns(void)
 
 int compute(int x)
 {
-	int v = x * x - 7 * x + 3;
+	int v = x * x - 7 * x + 3;	/* MARK:compute-body */
 
 	if (x % 4 == 0)
 		v = -v;
