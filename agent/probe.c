@@ -53,12 +53,24 @@ struct probe *probe_at(struct process *p, uint64_t addr)
 	return NULL;
 }
 
-/* The strategy a hit uses: the arch's, unless forced and possible. */
+/*
+ * The strategy a hit uses: the arch's, unless forced and possible.  auto
+ * is the fastest: emulating an instruction that writes more than the PC
+ * costs a register or memory write (a system call each) on every hit,
+ * where an out-of-line copy costs none, so those are boosted when a slot
+ * can take them (and emulated when it cannot).
+ */
 static enum arch_strategy choose(const struct arch_insn *insn)
 {
+	const struct arch_ops *arch = agent.arch;
+
 	switch (agent.opt.tp_strategy) {
-	case PROBE_EMULATE:
 	case PROBE_AUTO:
+		if (insn->strategy == ARCH_EMULATE && arch->emulate_pc_only &&
+		    !arch->emulate_pc_only(insn))
+			return ARCH_BOOST;
+		return insn->strategy;
+	case PROBE_EMULATE:
 		return insn->strategy;
 	case PROBE_BOOST:
 		return ARCH_BOOST;
@@ -146,10 +158,15 @@ int probe_insert(struct process *p, uint64_t addr,
 	} else {
 		err = prepare_slot(pr, s);
 		/* A forced strategy the instruction cannot take falls back on
-		 * its own; its own failing is an error. */
+		 * its own; its own failing is an error.  auto never trades an
+		 * emulation for two stops (a copy that must be stepped). */
 		if (err < 0 && s != pr->insn.strategy && pr->insn.strategy == ARCH_EMULATE) {
 			pr->strategy = ARCH_EMULATE;
 			err = 0;
+		} else if (err == 0 && pr->strategy == ARCH_STEP &&
+			   agent.opt.tp_strategy == PROBE_AUTO &&
+			   pr->insn.strategy == ARCH_EMULATE) {
+			pr->strategy = ARCH_EMULATE;
 		}
 		if (err < 0) {
 			snprintf(why, whylen, "cannot prepare an out-of-line copy of the instruction at 0x%llx: %s",
@@ -178,6 +195,14 @@ void probe_remove(struct probe *pr)
 {
 	struct process *p = pr->proc;
 
+	/* A stopped thread inside this probe's slot goes back to the
+	 * original code first: once the probe is gone nothing maps the slot
+	 * to it, and a detach unmaps the slot.  (Running threads are stopped
+	 * by the caller first: inferior_pause.) */
+	if (pr->slot)
+		for (struct thread *t = p->threads; t; t = t->next)
+			if (t->state == THREAD_STOPPED && !t->step_probe)
+				probe_fix_pc(t);
 	for (struct probe **pp = &p->probes; *pp; pp = &(*pp)->next)
 		if (*pp == pr) {
 			*pp = pr->next;

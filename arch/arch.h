@@ -243,6 +243,15 @@ struct arch_ops {
 	 * prove it, false proves the probe is not at a function's entry.
 	 */
 	bool (*follows_call)(const uint8_t *before, size_t n);
+
+	/*
+	 * For an ARCH_EMULATE instruction: whether its emulation writes the
+	 * program counter and nothing else (nops, direct jumps).  Any other
+	 * write costs the agent a system call more than resuming in an
+	 * out-of-line copy, so the agent's "auto" strategy boosts those
+	 * instructions when it can.  NULL: always emulate.
+	 */
+	bool (*emulate_pc_only)(const struct arch_insn *insn);
 };
 
 /* Printable name of a strategy: "emulate", "boost", "step", "reject". */

@@ -123,6 +123,23 @@ int x86_64_op_relocate_window(const uint8_t *func, size_t func_size,
  * Every length that decodes to a whole instruction ending at `before + n`
  * is tried; data bytes can look like a call, so this only rules out.
  */
+bool x86_64_op_emulate_pc_only(const struct arch_insn *insn)
+{
+	/* The emulated forms (x86_64_emulated_form) that change rip only. */
+	static const char *const pc_only[] = {
+		"nop", "nop r/m", "pause", "endbr64", "endbr32",
+		"jmp rel8", "jmp rel32", "jcc rel8", "jcc rel32",
+		"jmp *reg", "jmp *mem",
+	};
+
+	if (insn->strategy != ARCH_EMULATE || !insn->reason)
+		return false;
+	for (size_t i = 0; i < sizeof(pc_only) / sizeof(pc_only[0]); i++)
+		if (strcmp(insn->reason, pc_only[i]) == 0)
+			return true;
+	return false;
+}
+
 bool x86_64_op_follows_call(const uint8_t *before, size_t n)
 {
 	struct x86_64_insn in;

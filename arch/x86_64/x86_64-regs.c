@@ -306,4 +306,5 @@ const struct arch_ops x86_64_arch_ops = {
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
 	.follows_call = x86_64_op_follows_call,
+	.emulate_pc_only = x86_64_op_emulate_pc_only,
 };
