@@ -66,8 +66,7 @@ static enum arch_strategy choose(const struct arch_insn *insn)
 
 	switch (agent.opt.tp_strategy) {
 	case PROBE_AUTO:
-		if (insn->strategy == ARCH_EMULATE && arch->emulate_pc_only &&
-		    !arch->emulate_pc_only(insn))
+		if (arch_prefers_boost(arch, insn))
 			return ARCH_BOOST;
 		return insn->strategy;
 	case PROBE_EMULATE:

@@ -1,5 +1,6 @@
 /* arch.c - the architecture the agent drives. */
 #include "config.h"
+
 #include "arch/arch.h"
 
 const struct arch_ops *arch_host(void)
@@ -20,4 +21,19 @@ const char *arch_strategy_name(enum arch_strategy s)
 	case ARCH_REJECT: return "reject";
 	}
 	return "?";
+}
+
+bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn)
+{
+	uint8_t code[256];
+	struct arch_xol xol;
+	struct arch_insn copy = *insn;
+
+	if (insn->strategy != ARCH_EMULATE || !ops->emulate_pc_only ||
+	    ops->emulate_pc_only(insn))
+		return false;
+	/* Can a copy near the instruction run it without stepping? */
+	copy.strategy = ARCH_BOOST;
+	return ops->xol_prepare(&copy, insn->addr + 0x10000, code, sizeof(code),
+				&xol) >= 0 && !xol.step;
 }

@@ -254,6 +254,15 @@ struct arch_ops {
 	bool (*emulate_pc_only)(const struct arch_insn *insn);
 };
 
+/*
+ * The agent's "auto" choice for an instruction the arch emulates: true
+ * when the emulation writes more than the program counter (a system call
+ * more per hit than resuming in an out-of-line copy) and a copy near the
+ * instruction can run it without stepping.  Then auto boosts it (if the
+ * process has no slot within reach after all, it emulates).
+ */
+bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn);
+
 /* Printable name of a strategy: "emulate", "boost", "step", "reject". */
 const char *arch_strategy_name(enum arch_strategy s);
 

@@ -2,9 +2,10 @@
  * list.c - `probe-trace list FILE [PATTERN]`: what can be probed in a file.
  *
  * Two tables: the functions (from elfsym, C++ names demangled) and the
- * USDT probes (from sdt), each row with the strategy the agent would use
- * for the instruction at the address, decided by the arch's classifier
- * exactly as `probe-trace insn` does.  A USDT probe site is the nop
+ * USDT probes (from sdt), each row with the strategy the agent's default
+ * (auto) would use for the instruction at the address: the arch's class
+ * (what `probe-trace insn` shows), except that emulated instructions
+ * writing more than the PC are boosted (arch_prefers_boost).  A USDT probe site is the nop
  * <sys/sdt.h> planted, so its row says how that nop is handled.
  *
  *	FUNCTIONS
@@ -63,6 +64,9 @@ static enum arch_strategy strategy_at(const struct arch_ops *ops,
 		return ARCH_REJECT;
 	}
 	*reason = insn.reason;
+	/* What the agent's default (auto) picks, not only the class. */
+	if (arch_prefers_boost(ops, &insn))
+		return ARCH_BOOST;
 	return insn.strategy;
 }
 

@@ -329,9 +329,49 @@ static void test_follows_call(void **state)
 	}
 }
 
+/* auto's choice: emulate what writes only rip, boost the rest when a
+ * copy can run it. */
+static void test_prefers_boost(void **state)
+{
+	static const struct {
+		const char *disasm;
+		uint8_t code[16];
+		unsigned int n;
+		bool boost;
+	} cases[] = {
+		{ "nop",                   { 0x90 },                               1, false },
+		{ "endbr64",               { 0xf3, 0x0f, 0x1e, 0xfa },             4, false },
+		{ "nopl 0x0(%rax)",        { 0x0f, 0x1f, 0x40, 0x00 },             4, false },
+		{ "jmp rel8",              { 0xeb, 0x10 },                         2, false },
+		{ "je rel32",              { 0x0f, 0x84, 0x10, 0x00, 0x00, 0x00 }, 6, false },
+		{ "jmp *%rax",             { 0xff, 0xe0 },                         2, false },
+		{ "push %rbp",             { 0x55 },                               1, true },
+		{ "lea 0x1(%rdi,%rdi,2),%rax", { 0x48, 0x8d, 0x44, 0x3f, 0x01 },   5, true },
+		{ "mov %rsp,%rbp",         { 0x48, 0x89, 0xe5 },                   3, true },
+		{ "sub $0x10,%rsp",        { 0x48, 0x83, 0xec, 0x10 },             4, true },
+		{ "call rel32",            { 0xe8, 0x10, 0x20, 0x00, 0x00 },       5, true },
+		{ "ret",                   { 0xc3 },                               1, true },
+		/* not emulated at all: the class decides, not this */
+		{ "mov %eax,%fs:0x10",     { 0x64, 0x89, 0x04, 0x25, 0x10, 0x00, 0x00, 0x00 }, 8, false },
+	};
+	const struct arch_ops *ops = &x86_64_arch_ops;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct arch_insn insn;
+		assert_int_equal(ops->insn_decode(cases[i].code, cases[i].n,
+						  0x401000, &insn), 0);
+		if (arch_prefers_boost(ops, &insn) != cases[i].boost)
+			fail_msg("%s (%s, %s): prefers_boost should be %d",
+				 cases[i].disasm, arch_strategy_name(insn.strategy),
+				 insn.reason, cases[i].boost);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prefers_boost),
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_branch_targets),
 		cmocka_unit_test(test_jcc_eval),
