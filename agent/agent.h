@@ -141,6 +141,11 @@ struct thread {
 	int last_signal;	/* Linux signal of the last reported stop */
 	bool new_clone;		/* created by clone, first stop not seen yet */
 	bool start_pending;	/* adopted already stopped: start with parent */
+	/* A leader that exited (pthread_exit) before the rest of its group:
+	 * a zombie that reports nothing until the group is gone.  gdb no
+	 * longer sees it (gdbserver deletes it); its exit status, or an exec
+	 * by another thread, still comes under its tid. */
+	bool zombie;
 	/* Probes (probe.c) */
 	uint64_t probe_skip;	/* hit at this address already handled */
 	struct probe *step_probe; /* stepping through its slot */

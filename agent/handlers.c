@@ -311,10 +311,12 @@ static void put_thread_list_from(struct rsp_buf *reply)
 			agent.thread_iter = NULL;
 		while (agent.thread_iter) {
 			struct thread *t = agent.thread_iter;
+			agent.thread_iter = t->next;
+			if (t->zombie)
+				continue;
 			rsp_buf_puts(reply, first ? "m" : ",");
 			put_ptid(reply, t->proc->pid, t->tid);
 			first = false;
-			agent.thread_iter = t->next;
 			if (reply->len > RSP_MAX_PAYLOAD / 2)
 				return;
 		}
@@ -355,7 +357,7 @@ static void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
 	struct thread *t = thread_find_ptid(req->u.ptid.pid, req->u.ptid.tid);
 
 	if (t && (req->u.ptid.tid <= 0 || t->tid == req->u.ptid.tid) &&
-	    kill(t->tid, 0) == 0)
+	    !t->zombie && kill(t->tid, 0) == 0)
 		rsp_buf_puts(reply, "OK");
 	else
 		rsp_buf_put_error(reply, "thread is not alive");

@@ -94,7 +94,7 @@ struct thread *thread_find_ptid(int64_t pid, int64_t tid)
 		if (pid > 0 && p->pid != pid)
 			continue;
 		for (struct thread *t = p->threads; t; t = t->next)
-			if (tid <= 0 || t->tid == tid)
+			if (t->tid == tid || (tid <= 0 && !t->zombie))
 				return t;
 	}
 	return NULL;
@@ -395,6 +395,7 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 		}
 		if (t->tid != p->pid)
 			t->tid = p->pid;
+		t->zombie = false;	/* a non-leader exec'd: it is the leader now */
 		while (p->breakpoints) {
 			struct sw_breakpoint *b = p->breakpoints;
 			p->breakpoints = b->next;
@@ -706,6 +707,40 @@ static bool thread_is_zombie(pid_t pid, pid_t tid)
 	return s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X');
 }
 
+/* Leader `t` exited before its group: it stays stopped, out of gdb's
+ * sight, until its exit status or another thread's exec names it again. */
+static void mark_zombie(struct thread *t)
+{
+	debug("thread group leader %d exited before its group", t->tid);
+	t->state = THREAD_STOPPED;
+	t->stop_expected = false;
+	t->stop_requested = false;
+	t->resumed = false;
+	t->zombie = true;
+	if (agent.gthread == t)
+		agent.gthread = NULL;
+	if (agent.cthread == t)
+		agent.cthread = NULL;
+}
+
+/*
+ * A leader that exits while other threads live (pthread_exit) sends its
+ * tracer SIGCHLD, yet waitpid() reports nothing for it until the whole
+ * group is gone: only its /proc state says so.  Checked after each batch
+ * of wait statuses.
+ */
+static void check_zombie_leaders(void)
+{
+	for (struct process *p = agent.processes; p; p = p->next) {
+		struct thread *t = p->threads;
+		if (!t || t->tid != p->pid || t->zombie || thread_is_last(t) ||
+		    t->state != THREAD_RUNNING)
+			continue;
+		if (thread_is_zombie(p->pid, t->tid))
+			mark_zombie(t);
+	}
+}
+
 /* Stops every running thread except `except`, waiting for each. */
 static void stop_all(struct thread *except)
 {
@@ -734,8 +769,7 @@ static void stop_all(struct thread *except)
 					/* A leader that called pthread_exit: it
 					 * reports nothing until the whole group
 					 * exits.  It is stopped for good. */
-					t->state = THREAD_STOPPED;
-					t->stop_expected = false;
+					mark_zombie(t);
 					continue;
 				}
 				if (r == 0)
@@ -917,6 +951,7 @@ bool inferior_sigchld_some(unsigned int max)
 		if (max && ++n >= max)
 			return true;
 	}
+	check_zombie_leaders();
 	return false;
 }
 
@@ -929,8 +964,8 @@ void inferior_sigchld(void)
 
 static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
 {
-	if (t->proc->hidden)
-		return false;	/* gdb does not know it yet */
+	if (t->proc->hidden || t->zombie)
+		return false;	/* gdb does not know it (yet, or any more) */
 	/* A fork child waits for gdb's decision (detach it, or follow it by
 	 * naming it): "resume everything" does not include it. */
 	if (t->proc->fork_child) {

@@ -125,6 +125,8 @@ static int xfer_threads(struct rsp_buf *obj)
 	rsp_buf_puts(obj, "<threads>\n");
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t && !p->hidden; t = t->next) {
+			if (t->zombie)
+				continue;
 			rsp_buf_puts(obj, "<thread id=\"");
 			rsp_buf_put_ptid(obj, agent.multiprocess, p->pid, t->tid);
 			rsp_buf_printf(obj, "\" core=\"%u\"", thread_core(t->tid));
