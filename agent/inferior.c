@@ -592,13 +592,12 @@ static enum wait_outcome classify(struct thread *t, int status,
 
 		t->state = THREAD_STOPPED;	/* dead: nothing to stop or wait for */
 
-		if (!leader || !thread_is_last(t)) {
-			if (leader) {
-				/* The leader's status comes last; mark it
-				 * gone but keep the process for the others. */
-				t->state = THREAD_STOPPED;
-				return WAIT_THREAD_GONE;
-			}
+		/* The kernel reports the leader's end only once every other
+		 * thread of its group is reaped: it is the process's end.
+		 * Threads still listed were cloned without CLONE_THREAD, into
+		 * groups of their own; they go with the process, as in
+		 * gdbserver. */
+		if (!leader) {
 			thread_remove(t);
 			return WAIT_THREAD_GONE;
 		}
