@@ -239,6 +239,7 @@ struct agent {
 	bool noack;
 	bool thread_events;
 	bool report_fork, report_vfork, report_exec;
+	bool report_no_resumed;		/* "N" when nothing gdb resumed runs */
 	bool swbreak_feature, hwbreak_feature;
 	bool pass_signals[256];		/* gdb numbering */
 	bool program_signals[256];

@@ -54,7 +54,12 @@ void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
 		put_ptid(out, ev->pid, ev->tid);
 		return;
 	case STOP_NO_RESUMED:
-		rsp_buf_puts(out, "N");
+		/* A gdb that does not know "N" gets an error, as gdbserver
+		 * answers it: better than waiting for ever. */
+		if (agent.report_no_resumed)
+			rsp_buf_puts(out, "N");
+		else
+			rsp_buf_put_error(out, "No unwaited-for children left.");
 		return;
 	case STOP_SIGNAL:
 		break;
@@ -158,6 +163,7 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 	agent.report_fork = has_feature(g, "fork-events+");
 	agent.report_vfork = has_feature(g, "vfork-events+");
 	agent.report_exec = has_feature(g, "exec-events+");
+	agent.report_no_resumed = has_feature(g, "no-resumed+");
 	rsp_buf_printf(reply, "PacketSize=%x", RSP_MAX_PAYLOAD);
 	rsp_buf_puts(reply,
 		     ";QPassSignals+;QProgramSignals+;QStartupWithShell+"
@@ -169,6 +175,7 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";qXfer:osdata:read+"
 		     ";QStartNoAckMode+;QDisableRandomization+"
 		     ";QThreadEvents+;vContSupported+;QAgent+;QNonStop+"
+		     ";no-resumed+"
 		     ";ConditionalTracepoints+;TraceStateVariables+"
 		     ";ConditionalBreakpoints+"
 		     ";TracepointSource+;DisconnectedTracing+;InstallInTrace+"

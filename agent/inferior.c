@@ -859,6 +859,23 @@ static void report_process_gone(struct process *p, struct stop_event *ev)
 	report(NULL, ev);
 }
 
+/*
+ * All-stop: gdb waits for a stop, yet no thread it resumed can produce
+ * one (the only resumed thread exited, with scheduler-locking on).  gdb
+ * hears "N", as from gdbserver, instead of waiting for ever.
+ */
+static void check_no_resumed(void)
+{
+	if (agent.non_stop || !agent.running || !agent.processes)
+		return;
+	for (struct process *p = agent.processes; p; p = p->next)
+		for (struct thread *t = p->threads; t; t = t->next)
+			if (t->state == THREAD_RUNNING || t->has_pending)
+				return;
+	struct stop_event ev = { .kind = STOP_NO_RESUMED };
+	report(NULL, &ev);
+}
+
 /* New threads whose first stop came before their parent's clone event
  * run with the parent, unless the event stops everything. */
 static void start_adopted_threads(struct process *p, enum wait_outcome o)
@@ -951,6 +968,7 @@ bool inferior_sigchld_some(unsigned int max)
 			return true;
 	}
 	check_zombie_leaders();
+	check_no_resumed();
 	return false;
 }
 
