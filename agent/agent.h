@@ -313,7 +313,10 @@ void inferior_interrupt(void);
 void inferior_sigchld(void);
 bool inferior_sigchld_some(unsigned int max);
 unsigned int thread_core(pid_t tid);
-const char *thread_name(pid_t tid, char *buf, size_t size);
+/* The name of thread `tid` of process `pid`, NULL if it has none there:
+ * a clone outside the thread group (no CLONE_THREAD) is not in the
+ * process's task list and gets no name, as with gdbserver. */
+const char *thread_name(pid_t pid, pid_t tid, char *buf, size_t size);
 
 /* regs.c (per-arch ptrace register transfer) */
 int regs_fetch(struct thread *t);

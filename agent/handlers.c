@@ -355,7 +355,7 @@ static void h_thread_extra(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_buf_put_error(reply, "no such thread");
 		return;
 	}
-	if (thread_name(t->tid, name, sizeof(name)))
+	if (thread_name(t->proc->pid, t->tid, name, sizeof(name)))
 		rsp_buf_put_hex(reply, name, strlen(name));
 }
 

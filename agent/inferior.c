@@ -1491,13 +1491,13 @@ unsigned int thread_core(pid_t tid)
 	return core;
 }
 
-const char *thread_name(pid_t tid, char *buf, size_t size)
+const char *thread_name(pid_t pid, pid_t tid, char *buf, size_t size)
 {
 	char path[64];
 	int fd;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return NULL;
