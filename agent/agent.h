@@ -362,6 +362,8 @@ bool bp_condition_holds(struct sw_breakpoint *b, struct thread *t);
 int bp_remove_gdb(struct process *p, uint64_t addr);
 struct sw_breakpoint *bp_find(struct process *p, uint64_t addr);
 void bp_remove_all(struct process *p);
+/* A fork child's copies of its parent's breakpoints. */
+int bp_clone_all(struct process *from, struct process *to);
 int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 	      unsigned int len);
 int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,

@@ -319,14 +319,8 @@ static struct process *adopt_fork_child(struct process *parent, pid_t child)
 		debug("fork child %d: %s", child, strerror(errno));
 	mem_open(c);
 	/* The child's memory holds the parent's breakpoints: it owns copies. */
-	for (struct sw_breakpoint *b = parent->breakpoints; b; b = b->next) {
-		struct sw_breakpoint *cb = malloc(sizeof(*cb));
-		if (!cb)
-			abort();
-		*cb = *b;
-		cb->next = c->breakpoints;
-		c->breakpoints = cb;
-	}
+	if (bp_clone_all(parent, c) < 0)
+		abort();	/* out of memory, as everywhere else here */
 	return c;
 }
 
