@@ -283,6 +283,9 @@ void server_queue_stop_quiet(const struct stop_event *ev);
 /* vStopped: drop the stop gdb has seen, answer with the next or OK. */
 void server_next_stop(struct rsp_buf *reply, bool drop_first);
 void server_clear_stops(void);
+/* Whether a queued stop (gdb has not acknowledged it with vStopped) is
+ * thread `tid`'s, or names process `pid` as a new fork child. */
+bool server_stop_queued(pid_t pid, pid_t tid);
 void server_console(const char *text);	/* O<hex> console output */
 /* Wait statuses are handled from the event loop as soon as it turns. */
 void server_statuses_soon(void);

@@ -1081,6 +1081,11 @@ restart:
 			}
 			if (t->state != THREAD_STOPPED)
 				continue;
+			/* A stop gdb has not pulled yet: gdb takes the thread
+			 * for running, and resuming it would make that stop a
+			 * lie (gdbserver ignores the resume too). */
+			if (server_stop_queued(p->pid, t->tid))
+				continue;
 			t->resumed = true;
 			if (t->has_pending) {
 				if (report_pending(t))

@@ -165,6 +165,21 @@ void server_next_stop(struct rsp_buf *reply, bool drop_first)
 	}
 }
 
+bool server_stop_queued(pid_t pid, pid_t tid)
+{
+	for (struct queued_stop *q = stops; q; q = q->next) {
+		const struct stop_event *ev = &q->ev;
+		if (ev->kind == STOP_SIGNAL && ev->tid == tid)
+			return true;
+		/* The child of a fork gdb has not pulled yet. */
+		if (ev->kind == STOP_SIGNAL && (ev->reason == REASON_FORK ||
+						ev->reason == REASON_VFORK) &&
+		    (pid_t)ev->data == pid)
+			return true;
+	}
+	return false;
+}
+
 void server_clear_stops(void)
 {
 	while (stops) {
