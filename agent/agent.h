@@ -286,6 +286,9 @@ void server_clear_stops(void);
 /* Whether a queued stop (gdb has not acknowledged it with vStopped) is
  * thread `tid`'s, or names process `pid` as a new fork child. */
 bool server_stop_queued(pid_t pid, pid_t tid);
+/* Drops the queued stops of process `pid` (detached), except the one gdb
+ * was notified of and must acknowledge; `seen` gets each of them first. */
+void server_drop_stops(pid_t pid, void (*seen)(const struct stop_event *));
 void server_console(const char *text);	/* O<hex> console output */
 /* Wait statuses are handled from the event loop as soon as it turns. */
 void server_statuses_soon(void);
@@ -300,6 +303,8 @@ char *program_path(const char *name);
 int inferior_start(char **argv, struct process **out);
 int inferior_attach(pid_t pid, struct process **out);
 int inferior_detach(struct process *p);
+/* Detaches the child of fork event `ev` if gdb never heard of it. */
+void inferior_detach_fork_child(const struct stop_event *ev);
 int inferior_kill(struct process *p);
 void inferior_kill_all_for_exit(void);
 /* Stops every running thread (gdb reconnecting to a running program). */

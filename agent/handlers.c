@@ -885,6 +885,9 @@ static void h_detach(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_buf_put_error(reply, "no process to detach from");
 		return;
 	}
+	/* Stops gdb has not pulled die with the process; so do the
+	 * children of fork events among them, unknown to gdb. */
+	server_drop_stops(p->pid, inferior_detach_fork_child);
 	inferior_detach(p);
 	agent.have_last_stop = false;
 	rsp_buf_puts(reply, "OK");

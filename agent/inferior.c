@@ -1386,8 +1386,35 @@ int inferior_attach(pid_t pid, struct process **out)
 	return 0;
 }
 
+static bool is_fork_event(const struct stop_event *ev)
+{
+	return ev->kind == STOP_SIGNAL &&
+	       (ev->reason == REASON_FORK || ev->reason == REASON_VFORK);
+}
+
+/* A fork child waits, stopped, for gdb's decision; a child whose event gdb
+ * will not see (its parent is being detached) must go free with it, its
+ * copies of the parent's breakpoints taken out of its memory first. */
+void inferior_detach_fork_child(const struct stop_event *ev)
+{
+	struct process *c;
+
+	if (!is_fork_event(ev))
+		return;
+	c = process_find((pid_t)ev->data);
+	if (c && c->fork_child)
+		inferior_detach(c);
+}
+
 int inferior_detach(struct process *p)
 {
+	for (struct thread *t = p->threads; t; t = t->next) {
+		if (t->has_pending && is_fork_event(&t->pending_ev)) {
+			inferior_detach_fork_child(&t->pending_ev);
+			stop_event_clear(&t->pending_ev);
+			t->has_pending = false;
+		}
+	}
 	for (struct thread *t = p->threads; t; t = t->next) {
 		if (t->step_probe)
 			probe_step_done(t, false);

@@ -180,6 +180,32 @@ bool server_stop_queued(pid_t pid, pid_t tid)
 	return false;
 }
 
+void server_drop_stops(pid_t pid, void (*seen)(const struct stop_event *))
+{
+	struct queued_stop **pp = &stops;
+
+	/* The first stop, once notified, is gdb's to acknowledge: kept. */
+	if (stop_in_flight && *pp) {
+		if ((*pp)->ev.pid == pid)
+			seen(&(*pp)->ev);
+		pp = &(*pp)->next;
+	}
+	while (*pp) {
+		struct queued_stop *q = *pp;
+		if (q->ev.pid != pid) {
+			pp = &q->next;
+			continue;
+		}
+		seen(&q->ev);
+		*pp = q->next;
+		free(q->ev.exec_path);
+		free(q);
+	}
+	stops_tail = &stops;
+	while (*stops_tail)
+		stops_tail = &(*stops_tail)->next;
+}
+
 void server_clear_stops(void)
 {
 	while (stops) {
