@@ -132,6 +132,7 @@ struct thread {
 	int resume_action;	/* index of its vCont action, -1 for none */
 	bool has_pending;	/* a stop not yet reported to gdb */
 	struct stop_event pending_ev;
+	bool pending_step;	/* ... the end of a single-step gdb asked for */
 	int pending_signal;	/* Linux signal to deliver on next resume */
 	bool stepping;		/* last resumed with a single-step */
 	bool user_stepping;	/* gdb's last resume of it was a step */

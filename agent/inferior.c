@@ -669,12 +669,16 @@ static void absorb_status(struct thread *t, int status)
 		}
 		t->has_pending = true;
 		t->pending_ev = ev;
+		t->pending_step = t->stepping && ev.kind == STOP_SIGNAL &&
+				  ev.reason == REASON_NONE &&
+				  ev.gdb_signal == signal_to_gdb(SIGTRAP);
 		break;
 	case WAIT_THREAD_GONE:
 		break;
 	case WAIT_PROCESS_GONE:
 		t->has_pending = true;
 		t->pending_ev = ev;
+		t->pending_step = false;
 		break;
 	}
 }
@@ -1016,6 +1020,22 @@ static void forget_stale_skip(struct thread *t)
 		t->probe_skip = 0;
 }
 
+/*
+ * A single-step that ended while everything was being stopped, kept for
+ * gdb: if gdb now continues the thread instead (it gave that step up for
+ * another thread's event), the step's end means nothing to it, and gdb
+ * would take the SIGTRAP for the program's.  Dropped, as gdbserver does.
+ */
+static void drop_stale_step(struct thread *t, const struct rsp_resume_action *a)
+{
+	if (!t->has_pending || !t->pending_step || a->kind != RSP_RESUME_CONTINUE)
+		return;
+	debug("thread %d: its kept single-step end is dropped", t->tid);
+	stop_event_clear(&t->pending_ev);
+	t->has_pending = false;
+	t->pending_step = false;
+}
+
 /* Resumes a stopped thread as gdb's action says. */
 static void start_resume(struct thread *t, const struct rsp_resume_action *a)
 {
@@ -1087,6 +1107,7 @@ restart:
 			if (server_stop_queued(p->pid, t->tid))
 				continue;
 			t->resumed = true;
+			drop_stale_step(t, a);
 			if (t->has_pending) {
 				if (report_pending(t))
 					goto restart;
@@ -1115,6 +1136,7 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 			    acts[t->resume_action].kind == RSP_RESUME_STOP)
 				continue;
 			any = true;
+			drop_stale_step(t, &acts[t->resume_action]);
 			if (t->has_pending && !report_now)
 				report_now = t;
 		}
