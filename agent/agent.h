@@ -288,8 +288,8 @@ void server_clear_stops(void);
  * thread `tid`'s, or names process `pid` as a new fork child. */
 bool server_stop_queued(pid_t pid, pid_t tid);
 /* Drops the queued stops of process `pid` (detached), except the one gdb
- * was notified of and must acknowledge; `seen` gets each of them first. */
-void server_drop_stops(pid_t pid, void (*seen)(const struct stop_event *));
+ * was notified of and must acknowledge; `dropped` sees each dropped stop. */
+void server_drop_stops(pid_t pid, void (*dropped)(const struct stop_event *));
 void server_console(const char *text);	/* O<hex> console output */
 /* Wait statuses are handled from the event loop as soon as it turns. */
 void server_statuses_soon(void);

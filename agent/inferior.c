@@ -738,8 +738,9 @@ static void check_zombie_leaders(void)
 	}
 }
 
-/* Stops every running thread except `except`, waiting for each. */
-static void stop_all(struct thread *except)
+/* Stops every running thread of process `only` (NULL: of every process)
+ * except `except`, waiting for each. */
+static void stop_threads(struct process *only, struct thread *except)
 {
 	bool again = true;
 
@@ -747,7 +748,8 @@ static void stop_all(struct thread *except)
 		again = false;
 		for (struct process *p = agent.processes; p; p = p->next)
 			for (struct thread *t = p->threads; t; t = t->next) {
-				if (t == except || t->state != THREAD_RUNNING)
+				if ((only && p != only) || t == except ||
+				    t->state != THREAD_RUNNING)
 					continue;
 				if (!t->stop_expected && !t->new_clone) {
 					syscall(SYS_tgkill, p->pid, t->tid, SIGSTOP);
@@ -757,7 +759,8 @@ static void stop_all(struct thread *except)
 		for (struct process *p = agent.processes; p; p = p->next) {
 			for (struct thread *t = p->threads, *next; t; t = next) {
 				next = t->next;
-				if (t == except || t->state != THREAD_RUNNING)
+				if ((only && p != only) || t == except ||
+				    t->state != THREAD_RUNNING)
 					continue;
 				int status;
 				pid_t tid = t->tid;
@@ -792,13 +795,21 @@ static void stop_all(struct thread *except)
 			again = false;
 			for (struct process *p = agent.processes; p; p = p->next)
 				for (struct thread *t = p->threads; t; t = t->next)
-					if (t != except && t->state == THREAD_RUNNING)
+					if ((!only || p == only) && t != except &&
+					    t->state == THREAD_RUNNING)
 						again = true;
 		}
 	}
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t; t = t->next)
-			t->resumed = false;
+			if (!only || p == only)
+				t->resumed = false;
+}
+
+/* Stops every running thread except `except` (all-stop). */
+static void stop_all(struct thread *except)
+{
+	stop_threads(NULL, except);
 }
 
 /* gdb must never see a thread inside an XOL slot. */
@@ -1430,6 +1441,10 @@ void inferior_detach_fork_child(const struct stop_event *ev)
 
 int inferior_detach(struct process *p)
 {
+	/* Non-stop: threads may be running, and only a stopped tracee can be
+	 * detached.  Events they report meanwhile are kept, and undone below
+	 * or with the detach (a fork child goes free). */
+	stop_threads(p, NULL);
 	for (struct thread *t = p->threads; t; t = t->next) {
 		if (t->has_pending && is_fork_event(&t->pending_ev)) {
 			inferior_detach_fork_child(&t->pending_ev);

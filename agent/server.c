@@ -180,23 +180,21 @@ bool server_stop_queued(pid_t pid, pid_t tid)
 	return false;
 }
 
-void server_drop_stops(pid_t pid, void (*seen)(const struct stop_event *))
+void server_drop_stops(pid_t pid, void (*dropped)(const struct stop_event *))
 {
 	struct queued_stop **pp = &stops;
 
-	/* The first stop, once notified, is gdb's to acknowledge: kept. */
-	if (stop_in_flight && *pp) {
-		if ((*pp)->ev.pid == pid)
-			seen(&(*pp)->ev);
+	/* The first stop, once notified, is gdb's to acknowledge: kept, and
+	 * gdb will take care of a fork child it names. */
+	if (stop_in_flight && *pp)
 		pp = &(*pp)->next;
-	}
 	while (*pp) {
 		struct queued_stop *q = *pp;
 		if (q->ev.pid != pid) {
 			pp = &q->next;
 			continue;
 		}
-		seen(&q->ev);
+		dropped(&q->ev);
 		*pp = q->next;
 		free(q->ev.exec_path);
 		free(q);
