@@ -877,9 +877,12 @@ static void check_no_resumed(void)
 {
 	if (agent.non_stop || !agent.running || !agent.processes)
 		return;
+	/* A zombie leader left alone is a process whose end the kernel
+	 * reports as soon as it has reaped the rest (exit_group). */
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t; t = t->next)
-			if (t->state == THREAD_RUNNING || t->has_pending)
+			if (t->state == THREAD_RUNNING || t->has_pending ||
+			    (t->zombie && thread_is_last(t)))
 				return;
 	struct stop_event ev = { .kind = STOP_NO_RESUMED };
 	report(NULL, &ev);
