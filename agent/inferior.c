@@ -1050,6 +1050,21 @@ static void drop_stale_step(struct thread *t, const struct rsp_resume_action *a)
 	t->pending_step = false;
 }
 
+/*
+ * gdb resumed `t` with a signal, but `t` reports a kept stop instead of
+ * running (or another thread's kept stop answers an all-stop resume): the
+ * signal goes with its next resume, or it would be lost (gdbserver queues
+ * it too).
+ */
+static void keep_resume_signal(struct thread *t,
+			       const struct rsp_resume_action *a)
+{
+	int sig = a->kind == RSP_RESUME_STOP ? 0 : signal_from_gdb(a->signal);
+
+	if (sig > 0 && !t->pending_signal)
+		t->pending_signal = sig;
+}
+
 /* Resumes a stopped thread as gdb's action says. */
 static void start_resume(struct thread *t, const struct rsp_resume_action *a)
 {
@@ -1123,6 +1138,7 @@ restart:
 			t->resumed = true;
 			drop_stale_step(t, a);
 			if (t->has_pending) {
+				keep_resume_signal(t, a);
 				if (report_pending(t))
 					goto restart;
 				continue;
@@ -1159,6 +1175,10 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 	agent.running = true;
 	if (report_now) {
 		/* Everything is stopped: the kept stop is the answer. */
+		for (struct process *p = agent.processes; p; p = p->next)
+			for (struct thread *t = p->threads; t; t = t->next)
+				if (t->resume_action >= 0)
+					keep_resume_signal(t, &acts[t->resume_action]);
 		report_pending(report_now);
 		return 0;
 	}
