@@ -684,7 +684,9 @@ static void absorb_status(struct thread *t, int status)
 }
 
 /* Whether thread `tid` has exited and waits to be reaped with its group. */
-static bool thread_is_zombie(pid_t pid, pid_t tid)
+/* Thread `tid`'s state letter in /proc (R, S, t, Z, X...); 'X' when it is
+ * gone already. */
+static char thread_proc_state(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512];
 	int fd;
@@ -693,15 +695,22 @@ static bool thread_is_zombie(pid_t pid, pid_t tid)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;	/* gone already */
+		return 'X';
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return true;
+		return 'X';
 	buf[n] = '\0';
 	/* The state follows the command name's closing parenthesis. */
 	const char *s = strrchr(buf, ')');
-	return s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X');
+	return s && s[1] == ' ' ? s[2] : '?';
+}
+
+static bool thread_is_zombie(pid_t pid, pid_t tid)
+{
+	char state = thread_proc_state(pid, tid);
+
+	return state == 'Z' || state == 'X';
 }
 
 /* Leader `t` exited before its group: it stays stopped, out of gdb's
@@ -877,13 +886,24 @@ static void check_no_resumed(void)
 {
 	if (agent.non_stop || !agent.running || !agent.processes)
 		return;
-	/* A zombie leader left alone is a process whose end the kernel
-	 * reports as soon as it has reaped the rest (exit_group). */
-	for (struct process *p = agent.processes; p; p = p->next)
-		for (struct thread *t = p->threads; t; t = t->next)
-			if (t->state == THREAD_RUNNING || t->has_pending ||
-			    (t->zombie && thread_is_last(t)))
+	/* A process left with zombies only is dying (exit_group): the
+	 * kernel reports its end once it has reaped the rest.  A stopped
+	 * thread no longer in tracing stop ('t') was killed meanwhile (a
+	 * group exit by the thread gdb resumed): its status is coming. */
+	for (struct process *p = agent.processes; p; p = p->next) {
+		bool dying = true;
+		for (struct thread *t = p->threads; t; t = t->next) {
+			if (t->state == THREAD_RUNNING || t->has_pending)
 				return;
+			if (t->zombie)
+				continue;
+			dying = false;
+			if (thread_proc_state(p->pid, t->tid) != 't')
+				return;
+		}
+		if (dying)
+			return;
+	}
 	struct stop_event ev = { .kind = STOP_NO_RESUMED };
 	report(NULL, &ev);
 }
