@@ -135,6 +135,7 @@ struct thread {
 	int resume_action;	/* index of its vCont action, -1 for none */
 	bool has_pending;	/* a stop not yet reported to gdb */
 	struct stop_event pending_ev;
+	bool pending_step;	/* ... the end of a single-step gdb asked for */
 	int pending_signal;	/* Linux signal to deliver on next resume */
 	bool stepping;		/* last resumed with a single-step */
 	bool user_stepping;	/* gdb's last resume of it was a step */
@@ -144,6 +145,11 @@ struct thread {
 	int last_signal;	/* Linux signal of the last reported stop */
 	bool new_clone;		/* created by clone, first stop not seen yet */
 	bool start_pending;	/* adopted already stopped: start with parent */
+	/* A leader that exited (pthread_exit) before the rest of its group:
+	 * a zombie that reports nothing until the group is gone.  gdb no
+	 * longer sees it (gdbserver deletes it); its exit status, or an exec
+	 * by another thread, still comes under its tid. */
+	bool zombie;
 	/* Probes (probe.c) */
 	uint64_t probe_skip;	/* hit at this address already handled */
 	struct probe *step_probe; /* stepping through its slot */
@@ -241,6 +247,7 @@ struct agent {
 	bool noack;
 	bool thread_events;
 	bool report_fork, report_vfork, report_exec;
+	bool report_no_resumed;		/* "N" when nothing gdb resumed runs */
 	bool swbreak_feature, hwbreak_feature;
 	bool pass_signals[256];		/* gdb numbering */
 	bool program_signals[256];
@@ -284,6 +291,12 @@ void server_queue_stop_quiet(const struct stop_event *ev);
 /* vStopped: drop the stop gdb has seen, answer with the next or OK. */
 void server_next_stop(struct rsp_buf *reply, bool drop_first);
 void server_clear_stops(void);
+/* Whether a queued stop (gdb has not acknowledged it with vStopped) is
+ * thread `tid`'s, or names process `pid` as a new fork child. */
+bool server_stop_queued(pid_t pid, pid_t tid);
+/* Drops the queued stops of process `pid` (detached), except the one gdb
+ * was notified of and must acknowledge; `dropped` sees each dropped stop. */
+void server_drop_stops(pid_t pid, void (*dropped)(const struct stop_event *));
 void server_console(const char *text);	/* O<hex> console output */
 /* Wait statuses are handled from the event loop as soon as it turns. */
 void server_statuses_soon(void);
@@ -305,6 +318,8 @@ char *program_path(const char *name);
 int inferior_start(char **argv, struct process **out);
 int inferior_attach(pid_t pid, struct process **out);
 int inferior_detach(struct process *p);
+/* Detaches the child of fork event `ev` if gdb never heard of it. */
+void inferior_detach_fork_child(const struct stop_event *ev);
 int inferior_kill(struct process *p);
 void inferior_kill_all_for_exit(void);
 /* Stops every running thread (gdb reconnecting to a running program). */
@@ -327,7 +342,10 @@ enum wait_outcome inferior_status(pid_t tid, int status);
  * some thread runs: the next thing to happen may be a wait status. */
 bool inferior_waiting(void);
 unsigned int thread_core(pid_t tid);
-const char *thread_name(pid_t tid, char *buf, size_t size);
+/* The name of thread `tid` of process `pid`, NULL if it has none there:
+ * a clone outside the thread group (no CLONE_THREAD) is not in the
+ * process's task list and gets no name, as with gdbserver. */
+const char *thread_name(pid_t pid, pid_t tid, char *buf, size_t size);
 
 /* regs.c (per-arch ptrace register transfer) */
 int regs_fetch(struct thread *t);
@@ -373,6 +391,8 @@ bool bp_condition_holds(struct sw_breakpoint *b, struct thread *t);
 int bp_remove_gdb(struct process *p, uint64_t addr);
 struct sw_breakpoint *bp_find(struct process *p, uint64_t addr);
 void bp_remove_all(struct process *p);
+/* A fork child's copies of its parent's breakpoints. */
+int bp_clone_all(struct process *from, struct process *to);
 int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 	      unsigned int len);
 int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,

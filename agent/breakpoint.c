@@ -237,6 +237,42 @@ bool bp_condition_holds(struct sw_breakpoint *b, struct thread *t)
 	return false;
 }
 
+/*
+ * A fork child's memory holds the parent's breakpoint instructions: the
+ * child gets breakpoints of its own with the same saved bytes, so that
+ * removing them (detach) restores its memory.  Conditions are copied, never
+ * shared: freeing the child's must leave the parent's intact.  The parent's
+ * probes are not the child's.
+ */
+int bp_clone_all(struct process *from, struct process *to)
+{
+	for (struct sw_breakpoint *b = from->breakpoints; b; b = b->next) {
+		struct sw_breakpoint *cb = malloc(sizeof(*cb));
+		if (!cb)
+			return -ENOMEM;
+		*cb = *b;
+		cb->cond_probe = NULL;
+		cb->conds = NULL;
+		cb->nconds = 0;
+		cb->next = to->breakpoints;
+		to->breakpoints = cb;
+		if (!b->nconds)
+			continue;
+		cb->conds = calloc(b->nconds, sizeof(*cb->conds));
+		if (!cb->conds)
+			return -ENOMEM;
+		for (size_t i = 0; i < b->nconds; i++) {
+			uint8_t *code = malloc(b->conds[i].len);
+			if (!code)
+				return -ENOMEM;
+			memcpy(code, b->conds[i].code, b->conds[i].len);
+			cb->conds[i] = (struct bp_cond){ code, b->conds[i].len };
+			cb->nconds++;
+		}
+	}
+	return 0;
+}
+
 void bp_remove_all(struct process *p)
 {
 	while (p->breakpoints) {

@@ -54,7 +54,12 @@ void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
 		put_ptid(out, ev->pid, ev->tid);
 		return;
 	case STOP_NO_RESUMED:
-		rsp_buf_puts(out, "N");
+		/* A gdb that does not know "N" gets an error, as gdbserver
+		 * answers it: better than waiting for ever. */
+		if (agent.report_no_resumed)
+			rsp_buf_puts(out, "N");
+		else
+			rsp_buf_put_error(out, "No unwaited-for children left.");
 		return;
 	case STOP_SIGNAL:
 		break;
@@ -158,6 +163,7 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 	agent.report_fork = has_feature(g, "fork-events+");
 	agent.report_vfork = has_feature(g, "vfork-events+");
 	agent.report_exec = has_feature(g, "exec-events+");
+	agent.report_no_resumed = has_feature(g, "no-resumed+");
 	rsp_buf_printf(reply, "PacketSize=%x", RSP_MAX_PAYLOAD);
 	rsp_buf_puts(reply,
 		     ";QPassSignals+;QProgramSignals+;QStartupWithShell+"
@@ -169,6 +175,7 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";qXfer:osdata:read+"
 		     ";QStartNoAckMode+;QDisableRandomization+"
 		     ";QThreadEvents+;vContSupported+;QAgent+;QNonStop+"
+		     ";no-resumed+"
 		     ";ConditionalTracepoints+;TraceStateVariables+"
 		     ";ConditionalBreakpoints+"
 		     ";TracepointSource+;DisconnectedTracing+;InstallInTrace+"
@@ -311,10 +318,12 @@ static void put_thread_list_from(struct rsp_buf *reply)
 			agent.thread_iter = NULL;
 		while (agent.thread_iter) {
 			struct thread *t = agent.thread_iter;
+			agent.thread_iter = t->next;
+			if (t->zombie)
+				continue;
 			rsp_buf_puts(reply, first ? "m" : ",");
 			put_ptid(reply, t->proc->pid, t->tid);
 			first = false;
-			agent.thread_iter = t->next;
 			if (reply->len > RSP_MAX_PAYLOAD / 2)
 				return;
 		}
@@ -346,7 +355,7 @@ static void h_thread_extra(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_buf_put_error(reply, "no such thread");
 		return;
 	}
-	if (thread_name(t->tid, name, sizeof(name)))
+	if (thread_name(t->proc->pid, t->tid, name, sizeof(name)))
 		rsp_buf_put_hex(reply, name, strlen(name));
 }
 
@@ -355,7 +364,7 @@ static void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
 	struct thread *t = thread_find_ptid(req->u.ptid.pid, req->u.ptid.tid);
 
 	if (t && (req->u.ptid.tid <= 0 || t->tid == req->u.ptid.tid) &&
-	    kill(t->tid, 0) == 0)
+	    !t->zombie && kill(t->tid, 0) == 0)
 		rsp_buf_puts(reply, "OK");
 	else
 		rsp_buf_put_error(reply, "thread is not alive");
@@ -876,6 +885,9 @@ static void h_detach(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_buf_put_error(reply, "no process to detach from");
 		return;
 	}
+	/* Stops gdb has not pulled die with the process; so do the
+	 * children of fork events among them, unknown to gdb. */
+	server_drop_stops(p->pid, inferior_detach_fork_child);
 	inferior_detach(p);
 	agent.have_last_stop = false;
 	rsp_buf_puts(reply, "OK");

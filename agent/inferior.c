@@ -94,7 +94,7 @@ struct thread *thread_find_ptid(int64_t pid, int64_t tid)
 		if (pid > 0 && p->pid != pid)
 			continue;
 		for (struct thread *t = p->threads; t; t = t->next)
-			if (tid <= 0 || t->tid == tid)
+			if (t->tid == tid || (tid <= 0 && !t->zombie))
 				return t;
 	}
 	return NULL;
@@ -323,14 +323,8 @@ static struct process *adopt_fork_child(struct process *parent, pid_t child)
 		debug("fork child %d: %s", child, strerror(errno));
 	mem_open(c);
 	/* The child's memory holds the parent's breakpoints: it owns copies. */
-	for (struct sw_breakpoint *b = parent->breakpoints; b; b = b->next) {
-		struct sw_breakpoint *cb = malloc(sizeof(*cb));
-		if (!cb)
-			abort();
-		*cb = *b;
-		cb->next = c->breakpoints;
-		c->breakpoints = cb;
-	}
+	if (bp_clone_all(parent, c) < 0)
+		abort();	/* out of memory, as everywhere else here */
 	return c;
 }
 
@@ -403,6 +397,7 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 		}
 		if (t->tid != p->pid)
 			t->tid = p->pid;
+		t->zombie = false;	/* a non-leader exec'd: it is the leader now */
 		while (p->breakpoints) {
 			struct sw_breakpoint *b = p->breakpoints;
 			p->breakpoints = b->next;
@@ -624,13 +619,12 @@ static enum wait_outcome classify(struct thread *t, int status,
 
 		t->state = THREAD_STOPPED;	/* dead: nothing to stop or wait for */
 
-		if (!leader || !thread_is_last(t)) {
-			if (leader) {
-				/* The leader's status comes last; mark it
-				 * gone but keep the process for the others. */
-				t->state = THREAD_STOPPED;
-				return WAIT_THREAD_GONE;
-			}
+		/* The kernel reports the leader's end only once every other
+		 * thread of its group is reaped: it is the process's end.
+		 * Threads still listed were cloned without CLONE_THREAD, into
+		 * groups of their own; they go with the process, as in
+		 * gdbserver. */
+		if (!leader) {
 			thread_remove(t);
 			return WAIT_THREAD_GONE;
 		}
@@ -708,18 +702,24 @@ static void absorb_status(struct thread *t, int status)
 		}
 		t->has_pending = true;
 		t->pending_ev = ev;
+		t->pending_step = t->stepping && ev.kind == STOP_SIGNAL &&
+				  ev.reason == REASON_NONE &&
+				  ev.gdb_signal == signal_to_gdb(SIGTRAP);
 		break;
 	case WAIT_THREAD_GONE:
 		break;
 	case WAIT_PROCESS_GONE:
 		t->has_pending = true;
 		t->pending_ev = ev;
+		t->pending_step = false;
 		break;
 	}
 }
 
 /* Whether thread `tid` has exited and waits to be reaped with its group. */
-static bool thread_is_zombie(pid_t pid, pid_t tid)
+/* Thread `tid`'s state letter in /proc (R, S, t, Z, X...); 'X' when it is
+ * gone already. */
+static char thread_proc_state(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512];
 	int fd;
@@ -728,18 +728,59 @@ static bool thread_is_zombie(pid_t pid, pid_t tid)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;	/* gone already */
+		return 'X';
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return true;
+		return 'X';
 	buf[n] = '\0';
 	/* The state follows the command name's closing parenthesis. */
 	const char *s = strrchr(buf, ')');
-	return s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X');
+	return s && s[1] == ' ' ? s[2] : '?';
 }
 
-/* Stops every running thread (of process `only`, or of all when NULL)
+static bool thread_is_zombie(pid_t pid, pid_t tid)
+{
+	char state = thread_proc_state(pid, tid);
+
+	return state == 'Z' || state == 'X';
+}
+
+/* Leader `t` exited before its group: it stays stopped, out of gdb's
+ * sight, until its exit status or another thread's exec names it again. */
+static void mark_zombie(struct thread *t)
+{
+	debug("thread group leader %d exited before its group", t->tid);
+	t->state = THREAD_STOPPED;
+	t->stop_expected = false;
+	t->stop_requested = false;
+	t->resumed = false;
+	t->zombie = true;
+	if (agent.gthread == t)
+		agent.gthread = NULL;
+	if (agent.cthread == t)
+		agent.cthread = NULL;
+}
+
+/*
+ * A leader that exits while other threads live (pthread_exit) sends its
+ * tracer SIGCHLD, yet waitpid() reports nothing for it until the whole
+ * group is gone: only its /proc state says so.  Checked after each batch
+ * of wait statuses.
+ */
+static void check_zombie_leaders(void)
+{
+	for (struct process *p = agent.processes; p; p = p->next) {
+		struct thread *t = p->threads;
+		if (!t || t->tid != p->pid || t->zombie || thread_is_last(t) ||
+		    t->state != THREAD_RUNNING)
+			continue;
+		if (thread_is_zombie(p->pid, t->tid))
+			mark_zombie(t);
+	}
+}
+
+/* Stops every running thread of process `only` (NULL: of every process)
  * except `except`, waiting for each. */
 static void stop_threads(struct process *only, struct thread *except)
 {
@@ -749,9 +790,8 @@ static void stop_threads(struct process *only, struct thread *except)
 		again = false;
 		for (struct process *p = agent.processes; p; p = p->next)
 			for (struct thread *t = p->threads; t; t = t->next) {
-				if (only && p != only)
-					break;
-				if (t == except || t->state != THREAD_RUNNING)
+				if ((only && p != only) || t == except ||
+				    t->state != THREAD_RUNNING)
 					continue;
 				if (!t->stop_expected && !t->new_clone) {
 					syscall(SYS_tgkill, p->pid, t->tid, SIGSTOP);
@@ -763,7 +803,8 @@ static void stop_threads(struct process *only, struct thread *except)
 				continue;
 			for (struct thread *t = p->threads, *next; t; t = next) {
 				next = t->next;
-				if (t == except || t->state != THREAD_RUNNING)
+				if ((only && p != only) || t == except ||
+				    t->state != THREAD_RUNNING)
 					continue;
 				int status;
 				pid_t tid = t->tid;
@@ -772,8 +813,7 @@ static void stop_threads(struct process *only, struct thread *except)
 					/* A leader that called pthread_exit: it
 					 * reports nothing until the whole group
 					 * exits.  It is stopped for good. */
-					t->state = THREAD_STOPPED;
-					t->stop_expected = false;
+					mark_zombie(t);
 					continue;
 				}
 				if (r == 0)
@@ -799,8 +839,8 @@ static void stop_threads(struct process *only, struct thread *except)
 			again = false;
 			for (struct process *p = agent.processes; p; p = p->next)
 				for (struct thread *t = p->threads; t; t = t->next)
-					if (t != except && t->state == THREAD_RUNNING &&
-					    (!only || p == only))
+					if ((!only || p == only) && t != except &&
+					    t->state == THREAD_RUNNING)
 						again = true;
 		}
 	}
@@ -808,7 +848,14 @@ static void stop_threads(struct process *only, struct thread *except)
 		return;
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t; t = t->next)
-			t->resumed = false;
+			if (!only || p == only)
+				t->resumed = false;
+}
+
+/* Stops every running thread except `except` (all-stop). */
+static void stop_all(struct thread *except)
+{
+	stop_threads(NULL, except);
 }
 
 static void stop_all(struct thread *except)
@@ -877,6 +924,37 @@ static void report_process_gone(struct process *p, struct stop_event *ev)
 	p->exited = true;
 	process_free(p);
 	report(NULL, ev);
+}
+
+/*
+ * All-stop: gdb waits for a stop, yet no thread it resumed can produce
+ * one (the only resumed thread exited, with scheduler-locking on).  gdb
+ * hears "N", as from gdbserver, instead of waiting for ever.
+ */
+static void check_no_resumed(void)
+{
+	if (agent.non_stop || !agent.running || !agent.processes)
+		return;
+	/* A process left with zombies only is dying (exit_group): the
+	 * kernel reports its end once it has reaped the rest.  A stopped
+	 * thread no longer in tracing stop ('t') was killed meanwhile (a
+	 * group exit by the thread gdb resumed): its status is coming. */
+	for (struct process *p = agent.processes; p; p = p->next) {
+		bool dying = true;
+		for (struct thread *t = p->threads; t; t = t->next) {
+			if (t->state == THREAD_RUNNING || t->has_pending)
+				return;
+			if (t->zombie)
+				continue;
+			dying = false;
+			if (thread_proc_state(p->pid, t->tid) != 't')
+				return;
+		}
+		if (dying)
+			return;
+	}
+	struct stop_event ev = { .kind = STOP_NO_RESUMED };
+	report(NULL, &ev);
 }
 
 /* New threads whose first stop came before their parent's clone event
@@ -987,6 +1065,8 @@ bool inferior_sigchld_some(unsigned int max)
 		if (max && ++n >= max)
 			return true;
 	}
+	check_zombie_leaders();
+	check_no_resumed();
 	return false;
 }
 
@@ -999,8 +1079,8 @@ void inferior_sigchld(void)
 
 static bool ptid_matches(const struct rsp_ptid *id, struct thread *t)
 {
-	if (t->proc->hidden)
-		return false;	/* gdb does not know it yet */
+	if (t->proc->hidden || t->zombie)
+		return false;	/* gdb does not know it (yet, or any more) */
 	/* A fork child waits for gdb's decision (detach it, or follow it by
 	 * naming it): "resume everything" does not include it. */
 	if (t->proc->fork_child) {
@@ -1076,6 +1156,37 @@ static void forget_stale_skip(struct thread *t)
 		t->probe_skip = 0;
 }
 
+/*
+ * A single-step that ended while everything was being stopped, kept for
+ * gdb: if gdb now continues the thread instead (it gave that step up for
+ * another thread's event), the step's end means nothing to it, and gdb
+ * would take the SIGTRAP for the program's.  Dropped, as gdbserver does.
+ */
+static void drop_stale_step(struct thread *t, const struct rsp_resume_action *a)
+{
+	if (!t->has_pending || !t->pending_step || a->kind != RSP_RESUME_CONTINUE)
+		return;
+	debug("thread %d: its kept single-step end is dropped", t->tid);
+	stop_event_clear(&t->pending_ev);
+	t->has_pending = false;
+	t->pending_step = false;
+}
+
+/*
+ * gdb resumed `t` with a signal, but `t` reports a kept stop instead of
+ * running (or another thread's kept stop answers an all-stop resume): the
+ * signal goes with its next resume, or it would be lost (gdbserver queues
+ * it too).
+ */
+static void keep_resume_signal(struct thread *t,
+			       const struct rsp_resume_action *a)
+{
+	int sig = a->kind == RSP_RESUME_STOP ? 0 : signal_from_gdb(a->signal);
+
+	if (sig > 0 && !t->pending_signal)
+		t->pending_signal = sig;
+}
+
 /* Resumes a stopped thread as gdb's action says. */
 static void start_resume(struct thread *t, const struct rsp_resume_action *a)
 {
@@ -1141,8 +1252,15 @@ restart:
 			}
 			if (t->state != THREAD_STOPPED)
 				continue;
+			/* A stop gdb has not pulled yet: gdb takes the thread
+			 * for running, and resuming it would make that stop a
+			 * lie (gdbserver ignores the resume too). */
+			if (server_stop_queued(p->pid, t->tid))
+				continue;
 			t->resumed = true;
+			drop_stale_step(t, a);
 			if (t->has_pending) {
+				keep_resume_signal(t, a);
 				if (report_pending(t))
 					goto restart;
 				continue;
@@ -1170,6 +1288,7 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 			    acts[t->resume_action].kind == RSP_RESUME_STOP)
 				continue;
 			any = true;
+			drop_stale_step(t, &acts[t->resume_action]);
 			if (t->has_pending && !report_now)
 				report_now = t;
 		}
@@ -1178,6 +1297,10 @@ int inferior_resume(const struct rsp_resume_action *acts, size_t count)
 	agent.running = true;
 	if (report_now) {
 		/* Everything is stopped: the kept stop is the answer. */
+		for (struct process *p = agent.processes; p; p = p->next)
+			for (struct thread *t = p->threads; t; t = t->next)
+				if (t->resume_action >= 0)
+					keep_resume_signal(t, &acts[t->resume_action]);
 		report_pending(report_now);
 		return 0;
 	}
@@ -1448,12 +1571,39 @@ int inferior_attach(pid_t pid, struct process **out)
 	return 0;
 }
 
+static bool is_fork_event(const struct stop_event *ev)
+{
+	return ev->kind == STOP_SIGNAL &&
+	       (ev->reason == REASON_FORK || ev->reason == REASON_VFORK);
+}
+
+/* A fork child waits, stopped, for gdb's decision; a child whose event gdb
+ * will not see (its parent is being detached) must go free with it, its
+ * copies of the parent's breakpoints taken out of its memory first. */
+void inferior_detach_fork_child(const struct stop_event *ev)
+{
+	struct process *c;
+
+	if (!is_fork_event(ev))
+		return;
+	c = process_find((pid_t)ev->data);
+	if (c && c->fork_child)
+		inferior_detach(c);
+}
+
 int inferior_detach(struct process *p)
 {
-	/* Non-stop: threads run.  Each must be stopped, and any trap it
-	 * took on a probe handled, before the probes go. */
-	if (agent.non_stop)
-		stop_threads(p, NULL);
+	/* Non-stop: threads may be running, and only a stopped tracee can be
+	 * detached.  Events they report meanwhile are kept, and undone below
+	 * or with the detach (a fork child goes free). */
+	stop_threads(p, NULL);
+	for (struct thread *t = p->threads; t; t = t->next) {
+		if (t->has_pending && is_fork_event(&t->pending_ev)) {
+			inferior_detach_fork_child(&t->pending_ev);
+			stop_event_clear(&t->pending_ev);
+			t->has_pending = false;
+		}
+	}
 	for (struct thread *t = p->threads; t; t = t->next) {
 		if (t->step_probe)
 			probe_step_done(t, false);
@@ -1557,13 +1707,13 @@ unsigned int thread_core(pid_t tid)
 	return core;
 }
 
-const char *thread_name(pid_t tid, char *buf, size_t size)
+const char *thread_name(pid_t pid, pid_t tid, char *buf, size_t size)
 {
 	char path[64];
 	int fd;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return NULL;

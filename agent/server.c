@@ -173,6 +173,45 @@ void server_next_stop(struct rsp_buf *reply, bool drop_first)
 	}
 }
 
+bool server_stop_queued(pid_t pid, pid_t tid)
+{
+	for (struct queued_stop *q = stops; q; q = q->next) {
+		const struct stop_event *ev = &q->ev;
+		if (ev->kind == STOP_SIGNAL && ev->tid == tid)
+			return true;
+		/* The child of a fork gdb has not pulled yet. */
+		if (ev->kind == STOP_SIGNAL && (ev->reason == REASON_FORK ||
+						ev->reason == REASON_VFORK) &&
+		    (pid_t)ev->data == pid)
+			return true;
+	}
+	return false;
+}
+
+void server_drop_stops(pid_t pid, void (*dropped)(const struct stop_event *))
+{
+	struct queued_stop **pp = &stops;
+
+	/* The first stop, once notified, is gdb's to acknowledge: kept, and
+	 * gdb will take care of a fork child it names. */
+	if (stop_in_flight && *pp)
+		pp = &(*pp)->next;
+	while (*pp) {
+		struct queued_stop *q = *pp;
+		if (q->ev.pid != pid) {
+			pp = &q->next;
+			continue;
+		}
+		dropped(&q->ev);
+		*pp = q->next;
+		free(q->ev.exec_path);
+		free(q);
+	}
+	stops_tail = &stops;
+	while (*stops_tail)
+		stops_tail = &(*stops_tail)->next;
+}
+
 void server_clear_stops(void)
 {
 	while (stops) {

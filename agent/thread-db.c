@@ -48,6 +48,8 @@ struct thread_db_lib {
 	td_err_e (*td_ta_map_lwp2thr)(const td_thragent_t *, lwpid_t, td_thrhandle_t *);
 	td_err_e (*td_thr_tls_get_addr)(const td_thrhandle_t *, psaddr_t, size_t,
 					psaddr_t *);
+	td_err_e (*td_thr_tlsbase)(const td_thrhandle_t *, unsigned long,
+				   psaddr_t *);
 };
 
 static struct thread_db_lib lib;
@@ -83,6 +85,7 @@ static bool lib_load_from(const char *path)
 	lib.td_ta_delete = dlsym(h, "td_ta_delete");
 	lib.td_ta_map_lwp2thr = dlsym(h, "td_ta_map_lwp2thr");
 	lib.td_thr_tls_get_addr = dlsym(h, "td_thr_tls_get_addr");
+	lib.td_thr_tlsbase = dlsym(h, "td_thr_tlsbase");	/* optional */
 	if (!lib.td_init || !lib.td_ta_new || !lib.td_ta_map_lwp2thr ||
 	    !lib.td_thr_tls_get_addr || lib.td_init() != TD_OK) {
 		dlclose(h);
@@ -159,6 +162,19 @@ int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 	err = lib.td_ta_map_lwp2thr(db.ta, t->tid, &th);
 	if (err != TD_OK)
 		return -ESRCH;
+	if (lm == 0) {
+		/* A static program has no link_map: gdb sends 0, and the only
+		 * TLS block is the program's, module 1 (as gdbserver does). */
+		if (!lib.td_thr_tlsbase)
+			return -ENOSYS;
+		err = lib.td_thr_tlsbase(&th, 1, &a);
+		if (err != TD_OK) {
+			debug("thread_db: td_thr_tlsbase: error %d", err);
+			return -EFAULT;
+		}
+		*addr = (uint64_t)(uintptr_t)a + offset;
+		return 0;
+	}
 	err = lib.td_thr_tls_get_addr(&th, (psaddr_t)(uintptr_t)lm, offset, &a);
 	if (err != TD_OK) {
 		debug("thread_db: td_thr_tls_get_addr: error %d", err);

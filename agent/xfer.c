@@ -125,10 +125,12 @@ static int xfer_threads(struct rsp_buf *obj)
 	rsp_buf_puts(obj, "<threads>\n");
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t && !p->hidden; t = t->next) {
+			if (t->zombie)
+				continue;
 			rsp_buf_puts(obj, "<thread id=\"");
 			rsp_buf_put_ptid(obj, agent.multiprocess, p->pid, t->tid);
 			rsp_buf_printf(obj, "\" core=\"%u\"", thread_core(t->tid));
-			if (thread_name(t->tid, name, sizeof(name))) {
+			if (thread_name(p->pid, t->tid, name, sizeof(name))) {
 				rsp_buf_puts(obj, " name=\"");
 				xml_escape(obj, name);
 				rsp_buf_putc(obj, '"');
