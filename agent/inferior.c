@@ -858,11 +858,6 @@ static void stop_all(struct thread *except)
 	stop_threads(NULL, except);
 }
 
-static void stop_all(struct thread *except)
-{
-	stop_threads(NULL, except);
-}
-
 /* gdb must never see a thread inside an XOL slot. */
 static void settle_probe_threads(struct thread *only)
 {
