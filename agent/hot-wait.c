@@ -30,6 +30,13 @@
  * And it is syscall(), not glibc's waitid(): a cancellation point must not
  * be left by a jump.
  *
+ * Some changes raise SIGCHLD without any wait status: a thread group
+ * leader that exits while other threads live (pthread_exit) is seen only
+ * in /proc, by the loop's check after each SIGCHLD.  So the wait also ends
+ * on a tick (SIGALRM every HOT_TICK_MS, armed for the wait's duration,
+ * jumping out like SIGIO): the loop then reads the pending SIGCHLD, runs
+ * its checks, and waits here again.
+ *
  * The SIGCHLDs that arrive meanwhile stay queued in the loop's signalfd
  * (SIGCHLD is blocked, so at most one is pending and queueing it again costs
  * the thread nothing).  When the loop reads it, waitpid(WNOHANG) finds no
@@ -48,6 +55,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +65,9 @@
 static sigjmp_buf hot_env;
 static volatile sig_atomic_t hot_armed;	/* SIGIO may jump to hot_env */
 static volatile sig_atomic_t hot_input;	/* SIGIO came since the wait began */
+static volatile sig_atomic_t hot_tick;	/* SIGALRM came since the wait began */
+
+#define HOT_TICK_MS 20
 /* Written by the kernel in waitid(); static: it must survive the jump. */
 static siginfo_t hot_si;
 
@@ -68,6 +79,27 @@ static void on_sigio(int sig)
 		hot_armed = 0;
 		siglongjmp(hot_env, 1);
 	}
+}
+
+static void on_sigalrm(int sig)
+{
+	(void)sig;
+	hot_tick = 1;
+	if (hot_armed) {
+		hot_armed = 0;
+		siglongjmp(hot_env, 1);
+	}
+}
+
+static void set_tick(long ms)
+{
+	struct itimerval it = {
+		.it_interval = { 0, ms * 1000 },
+		.it_value = { 0, ms * 1000 },
+	};
+
+	if (setitimer(ITIMER_REAL, &it, NULL) < 0)
+		debug("setitimer: %s", strerror(errno));
 }
 
 int hot_wait_init(void)
@@ -83,6 +115,9 @@ int hot_wait_init(void)
 	 * handled) interrupts no system call of the agent. */
 	sa.sa_flags = SA_NODEFER | SA_RESTART;
 	if (sigaction(SIGIO, &sa, NULL) < 0)
+		return -errno;
+	sa.sa_handler = on_sigalrm;
+	if (sigaction(SIGALRM, &sa, NULL) < 0)
 		return -errno;
 	return 0;
 }
@@ -143,9 +178,11 @@ long hot_wait(int fd)
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_ASYNC) < 0)
 		return -errno;
 	hot_input = 0;
+	hot_tick = 0;
 	/* Input that came before O_ASYNC raised no SIGIO: look once. */
 	if (poll(&pfd, 1, 0) != 0)
 		goto out;
+	set_tick(HOT_TICK_MS);
 	for (;;) {
 		hot_si.si_pid = 0;
 		/* The store above must be done before the section is armed. */
@@ -157,13 +194,13 @@ long hot_wait(int fd)
 				take_status();
 				handled++;
 			}
-			why = "input";
+			why = hot_input ? "input" : "the tick";
 			break;
 		}
 		hot_armed = 1;
-		if (hot_input) {
+		if (hot_input || hot_tick) {
 			hot_armed = 0;
-			why = "input";
+			why = hot_input ? "input" : "the tick";
 			break;
 		}
 		long r = syscall(SYS_waitid, P_ALL, 0, &hot_si, WEXITED | __WALL,
@@ -179,6 +216,7 @@ long hot_wait(int fd)
 			break;
 		}
 	}
+	set_tick(0);
 out:
 	if (fcntl(fd, F_SETFL, flags) < 0)
 		debug("cannot restore fd %d flags: %s", fd, strerror(errno));

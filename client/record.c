@@ -316,29 +316,40 @@ static void handle_stop(struct recorder *r, const char *stop)
 	}
 }
 
-/* Drains a %Stop notification: its payload, then vStopped until OK. */
+/*
+ * Drains a %Stop notification: its payload, then vStopped until OK.  As
+ * gdb does, every queued stop is pulled before any thread is resumed (the
+ * agent leaves alone a thread whose stop is still queued); then each is
+ * handled, unless `last` asks only for the last one (setup).
+ */
 static int drain_stops(struct recorder *r, const char *first,
 		       char *last, size_t lastsize)
 {
-	char stop[RSP_MAX_PAYLOAD];
-	int n = 0;
+	struct rsp_buf stops;	/* NUL-separated stop replies */
+	int n = 0, e = 0;
 
-	snprintf(stop, sizeof(stop), "%s", first);
+	rsp_buf_init(&stops);
+	rsp_buf_put(&stops, first, strlen(first) + 1);
 	for (;;) {
+		e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vStopped");
+		if (e < 0)
+			break;
+		if (strcmp(r->reply.data, "OK") == 0 || r->reply.len == 0)
+			break;
+		rsp_buf_put(&stops, r->reply.data, r->reply.len + 1);
+	}
+	for (size_t off = 0; off < stops.len; off += strlen(stops.data + off) + 1) {
+		const char *stop = stops.data + off;
+		if (!stop[0] || strcmp(stop, "OK") == 0)
+			continue;
+		n++;
 		if (last)
 			snprintf(last, lastsize, "%s", stop);
-		if (stop[0] && strcmp(stop, "OK") != 0) {
-			n++;
-			if (!last)
-				handle_stop(r, stop);
-		}
-		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vStopped");
-		if (e < 0)
-			return e;
-		if (strcmp(r->reply.data, "OK") == 0 || r->reply.len == 0)
-			return n;
-		snprintf(stop, sizeof(stop), "%s", r->reply.data);
+		else if (e == 0)
+			handle_stop(r, stop);
 	}
+	rsp_buf_free(&stops);
+	return e < 0 ? e : n;
 }
 
 /* Handles queued notifications; returns -EPIPE if the agent went away. */
