@@ -94,9 +94,12 @@ static void set_string(char **dst, const char *src)
 	*dst = src ? strdup(src) : NULL;
 }
 
+static void tsv_tag(uint32_t number);
+
 void trace_init(void)
 {
 	tp_store_init(&tr.store);
+	tsv_tag(1);		/* $trace_timestamp */
 }
 
 bool trace_running(void)
@@ -210,9 +213,7 @@ static int ctx_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *val
 static long ctx_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf, size_t len)
 {
 	const struct hit *h = ctx->opaque;
-	ssize_t n = mem_read(h->t->proc, addr, buf, len);
-
-	return n < 0 ? (long)n : (long)n;
+	return (long)mem_read(h->t->proc, addr, buf, len);
 }
 
 /*
@@ -220,17 +221,36 @@ static long ctx_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf, siz
  * and, during a hit, the ones a client defines by name: $probe_thread (the
  * hitting thread's id) and $probe_latency_ns (a return probe's time from
  * entry to return, 0 for other hits).  Outside a hit those two hold their
- * stored value.
+ * stored value.  The name is looked at once, when the variable is defined
+ * (tsv_tag): the hit path tests a tag.
  */
+enum { TSV_PLAIN, TSV_TIMESTAMP, TSV_THREAD, TSV_LATENCY };
+
+static void tsv_tag(uint32_t number)
+{
+	struct tsv_def *v = tsv_find(&tr.store, number);
+
+	if (!v)
+		return;
+	if (v->builtin && v->number == 1)
+		v->live = TSV_TIMESTAMP;
+	else if (v->name && strcmp(v->name, "probe_thread") == 0)
+		v->live = TSV_THREAD;
+	else if (v->name && strcmp(v->name, "probe_latency_ns") == 0)
+		v->live = TSV_LATENCY;
+	else
+		v->live = TSV_PLAIN;
+}
+
 static int64_t tsv_live_value(const struct tsv_def *v, const struct hit *h)
 {
-	if (v->builtin && v->number == 1)
+	switch (v->live) {
+	case TSV_TIMESTAMP:
 		return (int64_t)now_usec();
-	if (h && v->name) {
-		if (strcmp(v->name, "probe_thread") == 0)
-			return h->t->tid;
-		if (strcmp(v->name, "probe_latency_ns") == 0)
-			return (int64_t)h->latency_ns;
+	case TSV_THREAD:
+		return h ? h->t->tid : v->value;
+	case TSV_LATENCY:
+		return h ? (int64_t)h->latency_ns : v->value;
 	}
 	return v->value;
 }
@@ -939,9 +959,10 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 	case RSP_REQ_TINIT:
 		stop_run(TP_STOP_COMMAND, 0);
 		tp_store_clear(&tr.store);
+		tsv_tag(1);
 		if (tr.tb_ready)
 			tbuf_clear(&tr.tb);
-	tr.stream_off = 0;
+		tr.stream_off = 0;
 		tr.frame_no = -1;
 		rsp_buf_puts(reply, "OK");
 		break;
@@ -973,10 +994,12 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 	case RSP_REQ_TDV:
 		err = tsv_define(&tr.store, req->u.tdv.number, req->u.tdv.initial,
 				 req->u.tdv.builtin, req->u.tdv.name);
-		if (err < 0)
+		if (err < 0) {
 			reply_store_error(reply, err);
-		else
+		} else {
+			tsv_tag(req->u.tdv.number);
 			rsp_buf_puts(reply, "OK");
+		}
 		break;
 	case RSP_REQ_TRO:
 		/* gdb 13 sends link-time addresses here for PIE programs;

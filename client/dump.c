@@ -21,6 +21,7 @@
 #include "client/record.h"
 #include "client/target.h"
 #include "protocol/rsp.h"
+#include "protocol/tbuf.h"
 #include "protocol/tfile.h"
 
 #define MAX_NAMES 4096
@@ -235,55 +236,29 @@ static bool frame_tsv(const struct frame_view *v, const struct tfile_info *t,
 static int parse_frame(const uint8_t *d, size_t len, size_t regblock,
 		       struct frame_view *v)
 {
-	size_t off = 0;
+	struct tbuf_block b;
+	size_t pos = 0;
+	int r;
 
-	while (off < len) {
-		switch (d[off]) {
-		case 'R':
-			if (off + 1 + regblock > len)
-				return -EINVAL;
-			if (!v->regs)
-				v->regs = d + off + 1;
-			off += 1 + regblock;
-			break;
-		case 'M': {
-			uint64_t addr;
+	while ((r = tbuf_block_next(d, len, regblock, &pos, &b)) > 0) {
+		if (b.type == 'R' && !v->regs) {
+			v->regs = b.body;
+		} else if (b.type == 'M' && v->nmem < 64) {
 			uint16_t n;
-			if (off + 11 > len)
-				return -EINVAL;
-			memcpy(&addr, d + off + 1, 8);
-			memcpy(&n, d + off + 9, 2);
-			if (off + 11 + n > len)
-				return -EINVAL;
-			if (v->nmem < 64) {
-				v->mem[v->nmem].addr = addr;
-				v->mem[v->nmem].data = d + off + 11;
-				v->mem[v->nmem].len = n;
-				v->nmem++;
-			}
-			off += 11 + (size_t)n;
-			break;
-		}
-		case 'V': {
+			memcpy(&v->mem[v->nmem].addr, b.body, 8);
+			memcpy(&n, b.body + 8, 2);
+			v->mem[v->nmem].data = b.body + 10;
+			v->mem[v->nmem].len = n;
+			v->nmem++;
+		} else if (b.type == 'V' && v->ntsv < 64) {
 			int32_t num;
-			int64_t val;
-			if (off + 13 > len)
-				return -EINVAL;
-			memcpy(&num, d + off + 1, 4);
-			memcpy(&val, d + off + 5, 8);
-			if (v->ntsv < 64) {
-				v->tsv_num[v->ntsv] = num;
-				v->tsv_val[v->ntsv] = val;
-				v->ntsv++;
-			}
-			off += 13;
-			break;
-		}
-		default:
-			return -EINVAL;
+			memcpy(&num, b.body, 4);
+			v->tsv_num[v->ntsv] = num;
+			memcpy(&v->tsv_val[v->ntsv], b.body + 4, 8);
+			v->ntsv++;
 		}
 	}
-	return 0;
+	return r;
 }
 
 static const char *probe_name(const struct tfile_info *t, long tpnum,

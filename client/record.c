@@ -58,7 +58,6 @@
 #define TSV_LATENCY 3
 #define TSV_RETVAL 4
 #define TSV_ARG0 5
-#define MAX_ARGS 12
 #define MAX_PROBES 256
 #define MAX_MODULES 512
 #define DEFAULT_BUFFER (16u << 20)
@@ -87,7 +86,6 @@ struct site {
 struct probe {
 	struct probe_spec spec;
 	int tpnum;
-	uint64_t addr;			/* the first site's */
 	char name[160];
 	struct module *mod;
 	int nargs;			/* args collected */
@@ -209,29 +207,26 @@ static int request_ok(struct recorder *r, const char *what, const char *fmt,
 	return 0;
 }
 
-static void hex_encode(const void *data, size_t len, char *out)
+/* `len` bytes as hex, in `b` (reset), NUL-terminated. */
+static const char *hex_of(struct rsp_buf *b, const void *data, size_t len)
 {
-	static const char digits[] = "0123456789abcdef";
-	const uint8_t *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 15];
-	}
-	out[2 * len] = '\0';
+	rsp_buf_reset(b);
+	rsp_buf_put_hex(b, data, len);
+	rsp_buf_putc(b, '\0');
+	return b->data;
 }
 
 /* monitor command: console output (O packets) then OK or an error. */
 static int monitor(struct recorder *r, const char *cmd, char *out,
 		   size_t outsize)
 {
-	char hex[512];
+	struct rsp_buf hex;
 	size_t used = 0;
 
-	if (strlen(cmd) * 2 >= sizeof(hex))
-		return -E2BIG;
-	hex_encode(cmd, strlen(cmd), hex);
-	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qRcmd,%s", hex);
+	rsp_buf_init(&hex);
+	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qRcmd,%s",
+				   hex_of(&hex, cmd, strlen(cmd)));
+	rsp_buf_free(&hex);
 	if (out)
 		out[0] = '\0';
 	while (e == 0 && r->reply.data[0] == 'O' && strcmp(r->reply.data, "OK")) {
@@ -483,12 +478,14 @@ static int check_build_id(struct recorder *r, struct module *m)
 		return -EFAULT;
 	}
 	if (memcmp(want, got, n) != 0) {
-		char a[129], b[129];
-		hex_encode(want, n, a);
-		hex_encode(got, n, b);
+		struct rsp_buf a, b;
+		rsp_buf_init(&a);
+		rsp_buf_init(&b);
 		err_msg("%s: the local copy %s has build-id %s but the target's "
 			"has %s: give the right copy (--sysroot)",
-			m->path, m->local, a, b);
+			m->path, m->local, hex_of(&a, want, n), hex_of(&b, got, n));
+		rsp_buf_free(&a);
+		rsp_buf_free(&b);
 		return -ESTALE;
 	}
 	return 0;
@@ -614,7 +611,8 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 		return -ERANGE;
 	}
 	p->mod = m;
-	p->addr = hit->addr + m->bias + p->spec.offset;
+	p->sites[0].addr = hit->addr + m->bias + p->spec.offset;
+	p->nsites = 1;
 	return 0;
 }
 
@@ -650,7 +648,6 @@ static int resolve_sdt(struct recorder *r, struct probe *p, char *err,
 		return -ENOENT;
 	}
 	p->mod = m;
-	p->addr = p->sites[0].addr;
 	return 0;
 }
 
@@ -762,38 +759,38 @@ static int define(struct recorder *r, const char *what, const char *packet)
 static int define_source(struct recorder *r, struct probe *p, uint64_t addr,
 			 const char *type, const char *text)
 {
-	char hex[2048], pkt[2200];
+	struct rsp_buf pkt;
+	int e;
 
-	if (strlen(text) * 2 >= sizeof(hex))
-		return 0;	/* too long to show in gdb: leave it out */
-	hex_encode(text, strlen(text), hex);
-	snprintf(pkt, sizeof(pkt), "QTDPsrc:%x:%llx:%s:0:%zx:%s", p->tpnum,
-		 (unsigned long long)addr, type, strlen(text), hex);
-	return define(r, "defining a tracepoint's source", pkt);
+	rsp_buf_init(&pkt);
+	rsp_buf_printf(&pkt, "QTDPsrc:%x:%llx:%s:0:%zx:", p->tpnum,
+		       (unsigned long long)addr, type, strlen(text));
+	rsp_buf_put_hex(&pkt, text, strlen(text));
+	rsp_buf_putc(&pkt, '\0');
+	e = define(r, "defining a tracepoint's source", pkt.data);
+	rsp_buf_free(&pkt);
+	return e;
 }
 
 static int define_tsv(struct recorder *r, int num, const char *name)
 {
-	char hex[128], pkt[256];
+	struct rsp_buf pkt;
+	int e;
 
-	hex_encode(name, strlen(name), hex);
-	snprintf(pkt, sizeof(pkt), "QTDV:%x:0:0:%s", num, hex);
-	return define(r, "defining a trace state variable", pkt);
+	rsp_buf_init(&pkt);
+	rsp_buf_printf(&pkt, "QTDV:%x:0:0:", num);
+	rsp_buf_put_hex(&pkt, name, strlen(name));
+	rsp_buf_putc(&pkt, '\0');
+	e = define(r, "defining a trace state variable", pkt.data);
+	rsp_buf_free(&pkt);
+	return e;
 }
 
 /* Appends "X<len>,<hex>" for the code in e. */
-static int put_x(struct rsp_buf *b, const struct ax_emit *e)
+static void put_x(struct rsp_buf *b, const struct ax_emit *e)
 {
-	char small[16];
-	int need = ax_emit_hex(e, small, sizeof(small));
-	char *buf = malloc((size_t)need + 1);
-
-	if (!buf)
-		abort();
-	ax_emit_hex(e, buf, (size_t)need + 1);
-	rsp_buf_printf(b, "X%s", buf);
-	free(buf);
-	return 0;
+	rsp_buf_putc(b, 'X');
+	ax_emit_put_hex(e, b);
 }
 
 /* value on the stack -> TSV `num`, recorded in the frame */
@@ -1460,15 +1457,21 @@ static int learn_target(struct recorder *r)
 	int e;
 
 	rsp_buf_init(&b);
-	if (rsp_client_xfer(&r->c, "features", "target.xml", &b) < 0 ||
-	    target_regs_parse(&r->regs, b.data) < 0) {
-		err_msg("cannot read the target's registers: %s", r->c.error);
+	if (rsp_client_xfer(&r->c, "features", "target.xml", &b) < 0) {
+		err_msg("cannot read the target's register description: %s",
+			r->c.error);
+		goto fail;
+	}
+	if (target_regs_parse(&r->regs, b.data) < 0) {
+		err_msg("the agent's target.xml lists no registers (is it a "
+			"probe-agent or gdbserver-compatible stub?)");
 		goto fail;
 	}
 	r->target_xml = strdup(b.data);
 	r->abi = target_abi_for(r->regs.arch);
 	if (!r->abi) {
-		err_msg("unsupported architecture %s", r->regs.arch ? r->regs.arch : "(none)");
+		err_msg("the target's architecture %s is not supported: probe-trace "
+			"knows x86-64, aarch64 and arm", r->regs.arch ? r->regs.arch : "(none)");
 		goto fail;
 	}
 	snprintf(annex, sizeof(annex), "%x", r->pid);
@@ -1478,11 +1481,16 @@ static int learn_target(struct recorder *r)
 	}
 	struct module *m = add_module(r, b.data, 0);
 	struct elfsym_file *f = module_elf(m);
-	if (!f)
+	if (!f) {
+		err_msg("the program's symbols are needed: give a local copy of %s "
+			"(--sysroot DIR holds DIR%s)", b.data, b.data);
 		goto fail;
+	}
 	GElf_Ehdr eh;
-	if (!gelf_getehdr(f->elf, &eh))
+	if (!gelf_getehdr(f->elf, &eh)) {
+		err_msg("%s: cannot read its ELF header: %s", m->local, elf_errmsg(-1));
 		goto fail;
+	}
 	if (rsp_client_xfer(&r->c, "auxv", "", &b) < 0) {
 		err_msg("cannot read the process's auxv: %s", r->c.error);
 		goto fail;
@@ -1542,12 +1550,9 @@ static int setup_probes(struct recorder *r)
 			e = resolve_sdt(r, p, err, sizeof(err));
 			break;
 		case SPEC_ADDR:
-			p->addr = p->spec.addr;
-			break;
-		}
-		if (e == 0 && p->nsites == 0) {
-			p->sites[0].addr = p->addr;
+			p->sites[0].addr = p->spec.addr;
 			p->nsites = 1;
+			break;
 		}
 		if (e < 0) {
 			err_msg("%s: %s", p->name, err);
@@ -1602,7 +1607,6 @@ static int semaphores(struct recorder *r, int delta)
 		for (size_t k = 0; k < p->nsites; k++) {
 			struct site *st = &p->sites[k];
 			uint16_t v;
-			char hex[8];
 
 			if (!st->sem || (delta > 0) == st->sem_done)
 				continue;
@@ -1621,9 +1625,12 @@ static int semaphores(struct recorder *r, int delta)
 				return -EFAULT;
 			}
 			v = (uint16_t)(v + delta);
-			hex_encode(&v, 2, hex);
-			if (request_ok(r, "writing a USDT semaphore", "M%llx,2:%s",
-				       (unsigned long long)st->sem, hex) < 0)
+			struct rsp_buf hex;
+			rsp_buf_init(&hex);
+			int e = request_ok(r, "writing a USDT semaphore", "M%llx,2:%s",
+					   (unsigned long long)st->sem, hex_of(&hex, &v, 2));
+			rsp_buf_free(&hex);
+			if (e < 0)
 				return -EFAULT;
 			st->sem_done = delta > 0;
 		}

@@ -4,11 +4,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protocol/ax-emit.h"
+#include "protocol/rsp.h"
 
 void ax_emit_init(struct ax_emit *e)
 {
@@ -159,13 +159,8 @@ void ax_emit_patch(struct ax_emit *e, size_t where)
 	e->code[where + 1] = (uint8_t)e->len;
 }
 
-int ax_emit_hex(const struct ax_emit *e, char *buf, size_t size)
+void ax_emit_put_hex(const struct ax_emit *e, struct rsp_buf *b)
 {
-	int n = snprintf(buf, size, "%zx,", e->len);
-	if (n < 0)
-		return n;
-	size_t need = (size_t)n + 2 * e->len;
-	for (size_t i = 0; i < e->len && (size_t)n + 2 * i + 2 < size; i++)
-		snprintf(buf + n + 2 * i, 3, "%02x", e->code[i]);
-	return (int)need;
+	rsp_buf_printf(b, "%zx,", e->len);
+	rsp_buf_put_hex(b, e->code, e->len);
 }

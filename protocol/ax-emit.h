@@ -50,8 +50,8 @@ void ax_emit_load(struct ax_emit *e, unsigned int size, int is_signed);
  */
 size_t ax_emit_jump(struct ax_emit *e, enum ax_opcode op);
 void ax_emit_patch(struct ax_emit *e, size_t where);
-/* Appends "<len in hex>,<code in hex>" (QTDP X actions and conditions)
- * into buf; returns the length it needs (snprintf style). */
-int ax_emit_hex(const struct ax_emit *e, char *buf, size_t size);
+/* Appends "<len in hex>,<code in hex>" (QTDP X actions and conditions). */
+struct rsp_buf;
+void ax_emit_put_hex(const struct ax_emit *e, struct rsp_buf *b);
 
 #endif

@@ -64,31 +64,24 @@ int tbuf_frame_get(const struct tbuf *tb, uint64_t n, struct tbuf_frame *f)
 
 /* --- Blocks ------------------------------------------------------------- */
 
-struct tbuf_block {
-	char type;			/* 'R', 'M', 'V' */
-	const uint8_t *body;		/* after the type byte */
-	size_t body_len;
-};
-
-/* The block at *pos, advancing *pos; false at the end or on garbage. */
-static bool tbuf_next_block(const struct tbuf *tb, const struct tbuf_frame *f,
-			    size_t *pos, struct tbuf_block *b)
+int tbuf_block_next(const uint8_t *data, size_t len, size_t regblock_size,
+		    size_t *pos, struct tbuf_block *b)
 {
 	size_t left;
 	uint16_t mlen;
 
-	if (*pos >= f->data_len)
-		return false;
-	b->type = (char)f->data[*pos];
-	b->body = f->data + *pos + 1;
-	left = f->data_len - *pos - 1;
+	if (*pos >= len)
+		return 0;
+	b->type = (char)data[*pos];
+	b->body = data + *pos + 1;
+	left = len - *pos - 1;
 	switch (b->type) {
 	case 'R':
-		b->body_len = tb->regblock_size;
+		b->body_len = regblock_size;
 		break;
 	case 'M':
 		if (left < 10)
-			return false;
+			return -EINVAL;
 		memcpy(&mlen, b->body + 8, 2);
 		b->body_len = 10 + (size_t)mlen;
 		break;
@@ -96,12 +89,19 @@ static bool tbuf_next_block(const struct tbuf *tb, const struct tbuf_frame *f,
 		b->body_len = 12;
 		break;
 	default:
-		return false;
+		return -EINVAL;
 	}
 	if (b->body_len > left)
-		return false;
+		return -EINVAL;
 	*pos += 1 + b->body_len;
-	return true;
+	return 1;
+}
+
+/* The block at *pos, advancing *pos; false at the end or on garbage. */
+static bool tbuf_next_block(const struct tbuf *tb, const struct tbuf_frame *f,
+			    size_t *pos, struct tbuf_block *b)
+{
+	return tbuf_block_next(f->data, f->data_len, tb->regblock_size, pos, b) > 0;
 }
 
 int tbuf_frame_regs(const struct tbuf *tb, const struct tbuf_frame *f,

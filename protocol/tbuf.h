@@ -166,6 +166,18 @@ int tbuf_frame_regs(const struct tbuf *tb, const struct tbuf_frame *f,
  * the block); *got = 0 (and 0) when no block holds addr. */
 int tbuf_frame_read_mem(const struct tbuf *tb, const struct tbuf_frame *f,
 			uint64_t addr, void *out, size_t len, size_t *got);
+/* One block of a frame: type, and the bytes after the type byte ('M':
+ * u64 addr, u16 len, data; 'V': i32 number, i64 value; 'R': the regs). */
+struct tbuf_block {
+	char type;			/* 'R', 'M', 'V' */
+	const uint8_t *body;
+	size_t body_len;
+};
+/* The block at *pos of a frame's blocks (`data`, `len`), advancing *pos:
+ * 1, 0 at the end, -EINVAL for a block that does not parse.  For frames
+ * outside a tbuf too (a trace file being read). */
+int tbuf_block_next(const uint8_t *data, size_t len, size_t regblock_size,
+		    size_t *pos, struct tbuf_block *b);
 /* Value of TSV `number` from the first V block, or -ENOENT. */
 int tbuf_frame_tsv(const struct tbuf *tb, const struct tbuf_frame *f,
 		   int32_t number, int64_t *value);

@@ -114,6 +114,9 @@ struct tsv_def {
 	char *name;			/* without `$` */
 	int64_t value;			/* current value during/after a run */
 	bool value_known;		/* false: qTV replies `U` */
+	int live;			/* the user's tag for a variable read
+					 * when used (0: none; the store
+					 * keeps it, never sets it) */
 };
 
 struct tp_store {

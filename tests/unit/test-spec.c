@@ -16,6 +16,7 @@
 #include "client/spec.h"
 #include "protocol/ax-emit.h"
 #include "protocol/ax.h"
+#include "protocol/rsp.h"
 
 static struct probe_spec parse_ok(const char *text)
 {
@@ -300,7 +301,7 @@ static void test_emit_bytes(void **state)
 		AX_OP_END,
 	};
 	struct ax_emit e;
-	char hex[128];
+	struct rsp_buf hex;
 
 	(void)state;
 	ax_emit_init(&e);
@@ -315,9 +316,12 @@ static void test_emit_bytes(void **state)
 	assert_int_equal(e.error, 0);
 	assert_int_equal(e.len, sizeof(want));
 	assert_memory_equal(e.code, want, sizeof(want));
-	assert_int_equal(ax_emit_hex(&e, hex, sizeof(hex)), 3 + 2 * 19);
-	assert_string_equal(hex, "13,2205231234" "22ff1608" "260102" "200012"
+	rsp_buf_init(&hex);
+	ax_emit_put_hex(&e, &hex);
+	rsp_buf_putc(&hex, '\0');
+	assert_string_equal(hex.data, "13,2205231234" "22ff1608" "260102" "200012"
 			    "18161027");
+	rsp_buf_free(&hex);
 	ax_emit_op8(&e, AX_OP_EXT, 300);
 	assert_int_equal(e.error, -34);	/* -ERANGE, sticky */
 	ax_emit_free(&e);
