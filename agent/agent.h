@@ -47,6 +47,7 @@ enum probe_strategy {
 	PROBE_EMULATE,		/* emulate where possible, else the arch's */
 	PROBE_BOOST,		/* an XOL slot with a jump back */
 	PROBE_STEP,		/* single-step an XOL slot */
+	PROBE_PAD,		/* a jump to a pad that hands off, else auto */
 };
 
 /* Packets --disable-packet can turn off (gdbserver's names), to test how
@@ -167,6 +168,9 @@ struct thread {
 	/* Register cache, valid while stopped. */
 	bool regs_valid, regs_dirty;
 	bool gpr_valid;		/* general registers only (regs_fetch_gpr) */
+	/* The cache holds the registers a jump pad saved (the state at the
+	 * probe), not the thread's own, which are the pad's (pad.c). */
+	bool regs_pad;
 	uint8_t *regcache;
 };
 
@@ -194,6 +198,10 @@ struct sw_breakpoint {
 	size_t nconds;
 	struct probe *cond_probe;
 	uint8_t saved[16];	/* original bytes under the breakpoint */
+	/* A probe's jump pad replaced the breakpoint instruction: memory
+	 * holds these `len` bytes (a jump) instead (bp_patch). */
+	bool patched;
+	uint8_t patch[16];
 	size_t len;
 };
 
@@ -220,6 +228,7 @@ struct process {
 	struct hw_slot slots[MAX_HW_SLOTS];
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
+	struct pad_table *pads;	/* jump pads' shared table (pad.c), or NULL */
 	struct probe *probes;
 	uint64_t ret_tramp;	/* return trampoline (retprobe.c), 0 if none */
 	bool ret_unwind;	/* unwinder entry points probed */
@@ -364,6 +373,8 @@ uint64_t regs_get_pc(struct thread *t);
 int regs_set_pc(struct thread *t, uint64_t pc);
 unsigned int regs_detect_features(pid_t tid);
 void regs_invalidate(struct thread *t);
+int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
+		  bool xsave, const uint64_t *bases);
 void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g);
 void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g);
 /* Makes thread `t` (stopped) run one system call; *ret gets its result. */
@@ -393,6 +404,8 @@ struct sw_breakpoint *bp_find(struct process *p, uint64_t addr);
 void bp_remove_all(struct process *p);
 /* A fork child's copies of its parent's breakpoints. */
 int bp_clone_all(struct process *from, struct process *to);
+int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len);
+int bp_unpatch(struct process *p, uint64_t addr);
 int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 	      unsigned int len);
 int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
@@ -416,6 +429,8 @@ uint64_t program_load_bias(struct process *p);
 /* thread-db.c */
 /* Address of symbol `name` in the program or its loaded libraries. */
 bool process_symbol_lookup(struct process *p, const char *name, uint64_t *addr);
+bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
+			 uint64_t *size);
 int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 			  uint64_t *addr);
 void thread_db_set_search_path(const char *path);
@@ -448,13 +463,40 @@ struct probe {
 	/* The probe is going (removed, or its process exited or exec'd). */
 	void (*on_gone)(struct probe *pr, void *arg);
 	void *arg;
+	/* Jump pad (pad.c): the site jumps to `pad`, whose trap is at
+	 * pad_trap; 0 when hits come by the breakpoint. */
+	uint64_t pad, pad_trap;
+	size_t pad_len;
+	size_t pad_window;	/* bytes the jump covers (one or more insns) */
 };
+
+/* probe_insert_flags: the owner allows a jump pad at the site. */
+#define PROBE_MAY_PAD 1u
 
 int probe_strategy_parse(const char *s);
 struct probe *probe_at(struct process *p, uint64_t addr);
 int probe_insert(struct process *p, uint64_t addr,
 		 int (*fn)(struct probe *, struct thread *, void *), void *arg,
 		 struct probe **out, char *why, size_t whylen);
+int probe_insert_flags(struct process *p, uint64_t addr,
+		       int (*fn)(struct probe *, struct thread *, void *),
+		       void *arg, unsigned int flags, struct probe **out,
+		       char *why, size_t whylen);
+
+/* pad.c: jump pads, a probe's zero-syscall way in (see there) */
+int pad_attach(struct probe *pr, char *why, size_t whylen);
+void pad_detach(struct probe *pr);
+void pad_before_step(struct probe *pr);
+enum pad_trap { PAD_TRAP_NONE, PAD_TRAP_RESUME, PAD_TRAP_HIT };
+enum pad_trap pad_trap(struct thread *t, struct probe **pr);
+void pad_continue(struct thread *t);
+int pad_leave(struct thread *t);
+struct probe *pad_entered(struct process *p, uint64_t pc);
+bool pad_contains(struct process *p, uint64_t pc);
+bool pad_settle(struct thread *t);
+void pad_fork_child(struct process *c);
+void pad_unmap(struct process *p);
+void pad_forget(struct process *p);
 void probe_remove(struct probe *pr);
 void probe_remove_all(struct process *p);
 void probe_gone(struct probe *pr);
@@ -468,6 +510,7 @@ void inferior_unpause(struct process *p);
 
 /* xol.c */
 int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot);
+int xol_span_alloc(struct process *p, uint64_t near, size_t len, uint64_t *at);
 size_t xol_slot_size(void);
 /* A slot freed by a probe goes back for the next probe at the same
  * address (gdb re-inserts breakpoints at every resume). */

@@ -51,6 +51,14 @@ int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
 		b->refs++;
 		return 0;
 	}
+	/* Inside the bytes of a jump pad's jump: the probe there goes back to
+	 * its breakpoint (pad.c), or this one would cut the jump. */
+	for (struct sw_breakpoint *o = p->breakpoints; o; o = o->next)
+		if (o->patched && addr > o->addr && addr < o->addr + o->len) {
+			debug("breakpoint at %#llx: the pad at %#llx goes",
+			      (unsigned long long)addr, (unsigned long long)o->addr);
+			bp_unpatch(p, o->addr);
+		}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
@@ -96,6 +104,52 @@ int bp_remove(struct process *p, uint64_t addr)
 	free(b);
 	debug("breakpoint at %#llx removed", (unsigned long long)addr);
 	return n < 0 ? (int)n : 0;
+}
+
+/*
+ * A jump pad's site (pad.c): the breakpoint at `addr` (taken by the
+ * probe first) becomes the `len` bytes of `code`, a jump.  Bytes 1..len-1
+ * go first, the breakpoint's byte last: a thread arriving meanwhile
+ * traps on the breakpoint and the probe handles it the slow way.  The
+ * saved bytes grow to the whole window, so reads (mem_read), a fork
+ * child's copy and the removal all see and restore the original code.
+ */
+int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len)
+{
+	struct sw_breakpoint *b = bp_find(p, addr);
+	size_t bl = agent.arch->bp_len;
+
+	if (!b || b->patched || len <= bl || len > sizeof(b->saved))
+		return -EINVAL;
+	if (mem_read_raw(p, addr + bl, b->saved + bl, len - bl) != (ssize_t)(len - bl))
+		return -EIO;
+	if (mem_write_raw(p, addr + bl, code + bl, len - bl) != (ssize_t)(len - bl))
+		return -EIO;
+	if (mem_write_raw(p, addr, code, bl) != (ssize_t)bl) {
+		mem_write_raw(p, addr + bl, b->saved + bl, len - bl);
+		return -EIO;
+	}
+	memcpy(b->patch, code, len);
+	b->len = len;
+	b->patched = true;
+	return 0;
+}
+
+/* Back from a jump to the breakpoint instruction, in the reverse order. */
+int bp_unpatch(struct process *p, uint64_t addr)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct sw_breakpoint *b = bp_find(p, addr);
+	size_t bl = arch->bp_len;
+
+	if (!b || !b->patched)
+		return -EINVAL;
+	if (mem_write_raw(p, addr, arch->bp_insn, bl) != (ssize_t)bl ||
+	    mem_write_raw(p, addr + bl, b->saved + bl, b->len - bl) != (ssize_t)(b->len - bl))
+		return -EIO;
+	b->len = bl;
+	b->patched = false;
+	return 0;
 }
 
 /*

@@ -191,6 +191,7 @@ static void forget_probes(struct process *p)
 		probe_gone(pr);
 	}
 	xol_forget_all(p);
+	pad_forget(p);
 	ret_process_forget(p);
 	for (struct thread *t = p->threads; t; t = t->next)
 		t->step_probe = NULL;
@@ -366,6 +367,8 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 	case PTRACE_EVENT_VFORK: {
 		bool vfork = event == PTRACE_EVENT_VFORK;
 		struct process *c = adopt_fork_child(p, (pid_t)msg);
+		if (!vfork)
+			pad_fork_child(c);	/* a vfork child shares the memory */
 		ret_fork(t, c);
 
 		if ((vfork && agent.report_vfork) || (!vfork && agent.report_fork)) {
@@ -445,12 +448,17 @@ static enum wait_outcome one_instruction_done(struct thread *t)
  * or the owner wants gdb to know, the stop is reported first with the PC
  * at the probe; the hit is then not handled again when gdb resumes.
  */
+static enum wait_outcome probe_hit_finish(struct probe *pr, struct thread *t,
+					  struct sw_breakpoint *b,
+					  struct stop_event *ev, bool skip,
+					  int report);
+
 static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 				   struct sw_breakpoint *b, struct stop_event *ev)
 {
 	uint8_t *blk = regs_block_gpr(t);
 	bool skip = t->probe_skip == pr->addr;
-	int report = 0, r;
+	int report = 0;
 
 	if (!blk)
 		return WAIT_REPORT;
@@ -459,7 +467,18 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 	t->probe_skip = 0;
 	if (!skip && pr->on_hit)
 		report = pr->on_hit(pr, t, pr->arg);
+	return probe_hit_finish(pr, t, b, ev, skip, report);
+}
+
+/* The rest of a hit, once the owner had it (`report`: it wants gdb told). */
+static enum wait_outcome probe_hit_finish(struct probe *pr, struct thread *t,
+					  struct sw_breakpoint *b,
+					  struct stop_event *ev, bool skip,
+					  int report)
+{
+	int r;
 	bool gdb_stop = !skip && b && b->gdb_refs && bp_condition_holds(b, t);
+
 	if (!skip && (report || gdb_stop)) {
 		t->probe_skip = pr->addr;
 		if (gdb_stop)
@@ -489,13 +508,50 @@ static bool breakpoint_gone(struct process *p, uint64_t addr)
 	       memcmp(buf, arch->bp_insn, arch->bp_len) != 0;
 }
 
+/*
+ * A hit through a jump pad (pad.c): the registers at the probe are in the
+ * cache already.  Usually the thread just runs on in its pad; when gdb
+ * must hear of the stop, or the thread must step, it leaves the pad for
+ * the probe's address first and goes on as after a breakpoint hit.
+ */
+static enum wait_outcome pad_hit(struct probe *pr, struct thread *t,
+				 struct sw_breakpoint *b, struct stop_event *ev)
+{
+	bool skip = t->probe_skip == pr->addr;
+	int report = 0;
+
+	t->probe_skip = 0;
+	if (!skip && pr->on_hit)
+		report = pr->on_hit(pr, t, pr->arg);
+	bool gdb_stop = !skip && b && b->gdb_refs && bp_condition_holds(b, t);
+	if (!report && !gdb_stop && !t->ws_left && !t->user_stepping) {
+		pad_continue(t);
+		trace_after_hit();
+		return WAIT_RESUME;
+	}
+	if (pad_leave(t) < 0)
+		return WAIT_REPORT;
+	if (t->ws_left || t->user_stepping)
+		pad_before_step(pr);
+	return probe_hit_finish(pr, t, b, ev, skip, report);
+}
+
 static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 {
 	siginfo_t si;
 	enum stop_reason reason;
 	uint64_t addr;
+	struct probe *ppr;
 
 	fill_signal_stop(t, ev, SIGTRAP);
+	switch (pad_trap(t, &ppr)) {
+	case PAD_TRAP_RESUME:
+		return WAIT_RESUME;
+	case PAD_TRAP_HIT:
+		return pad_hit(ppr, t, bp_find(t->proc, ppr->addr), ev);
+	case PAD_TRAP_NONE:
+		break;
+	}
 	if (t->proc->ret_tramp) {
 		/* A return probe's function returned (retprobe.c). */
 		enum wait_outcome o;
@@ -520,6 +576,15 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	 * from a debug register. */
 	bool hw = si.si_code != SI_KERNEL && hw_stopped_by(t, &reason, &addr);
 
+	if (si.si_code == TRAP_TRACE && t->proc->pads && !t->step_probe) {
+		/* A step over a pad's jump: the probe's hit, as if by its
+		 * breakpoint; the instruction is stepped out of line. */
+		struct probe *pe = pad_entered(t->proc, regs_get_pc(t));
+		if (pe && regs_set_pc(t, pe->addr) == 0) {
+			pad_before_step(pe);
+			return probe_hit(pe, t, bp_find(t->proc, pe->addr), ev);
+		}
+	}
 	if (t->range_end && si.si_code == TRAP_TRACE && !t->step_probe &&
 	    !t->ws_left && !hw) {
 		/* Range stepping: on while the PC stays in the line's range. */
@@ -588,6 +653,9 @@ static enum wait_outcome classify_syscall(struct thread *t,
 
 	t->in_syscall = !t->in_syscall;
 	blk = regs_block_gpr(t);
+	/* A jump pad's own gettid is not the program's. */
+	if (t->proc->pads && pad_contains(t->proc, regs_get_pc(t)))
+		return WAIT_RESUME;
 	if (blk) {
 		/* orig_rax holds the syscall number at entry and return. */
 		const struct arch_reg *r = &agent.arch->regs[57];
@@ -1607,6 +1675,7 @@ int inferior_detach(struct process *p)
 	ret_restore_process(p);
 	probe_remove_all(p);
 	xol_unmap_all(p);
+	pad_unmap(p);
 	bp_remove_all(p);
 	hw_remove_all(p);
 	for (struct thread *t = p->threads; t; t = t->next) {

@@ -54,7 +54,7 @@ static void usage(FILE *out)
 "                     (default: on)\n"
 "  --debug[=DOMAINS]  debug output on stderr; DOMAINS is a comma-separated\n"
 "                     list of agent,rsp,server,inferior,regs,mem,break,xfer,\n"
-"                     vfile,tp,xol,arch,hot, or all (the default)\n"
+"                     vfile,tp,xol,pad,arch,hot, or all (the default)\n"
 "  --remote-debug     print every packet on stderr\n"
 "  --tp-strategy=S    how tracepoint hits run the displaced instruction:\n"
 "                     auto (default: the fastest the instruction allows),\n"
@@ -183,7 +183,7 @@ static void parse_args(int argc, char **argv)
 		case OPT_TP_STRATEGY: {
 			int st = probe_strategy_parse(optarg);
 			if (st < 0)
-				die("--tp-strategy: '%s' is not one of auto, emulate, boost, step",
+				die("--tp-strategy: '%s' is not one of auto, pad, emulate, boost, step",
 				    optarg);
 			agent.opt.tp_strategy = st;
 			break;

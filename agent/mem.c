@@ -125,8 +125,8 @@ ssize_t mem_write(struct process *p, uint64_t addr, const void *buf,
 			shadowed = true;
 		}
 		memcpy(b->saved + (addr + from - b->addr), src + from, to - from);
-		memcpy(tmp + from, agent.arch->bp_insn + (addr + from - b->addr),
-		       to - from);
+		memcpy(tmp + from, (b->patched ? b->patch : agent.arch->bp_insn) +
+		       (addr + from - b->addr), to - from);
 	}
 	return mem_write_raw(p, addr, shadowed ? tmp : buf, len);
 }

@@ -20,7 +20,8 @@ static const char monitor_help[] =
 	"  set debug 0|1           turn all debug output off or on\n"
 	"  set debug DOMAINS       turn on debug output for a comma-separated\n"
 	"                          list of domains (agent,rsp,server,inferior,\n"
-	"                          regs,mem,break,xfer,vfile,tp,xol,arch,hot, all)\n"
+	"                          regs,mem,break,xfer,vfile,tp,xol,pad,arch,hot,\n"
+	"                          all)\n"
 	"  set remote-debug 0|1    print every packet on the agent's stderr\n"
 	"  set libthread-db-search-path [PATH]\n"
 	"                          where to find libthread_db (TLS variables);\n"
@@ -30,7 +31,42 @@ static const char monitor_help[] =
 	"  return-probe [off] N    make tracepoint N collect when its function\n"
 	"                          returns ($rax = return value), or not; set\n"
 	"                          before tstart, N at a function's entry\n"
-	"  return-probe            list the return probes\n";
+	"  return-probe            list the return probes\n"
+	"  probes                  list the agent's probes: address, how a hit\n"
+	"                          runs (pad, emulate, boost, step), owner\n";
+
+/* One line per probe of every process: what a hit costs there. */
+static void list_probes(struct rsp_buf *reply)
+{
+	static const char *const owners[] = {
+		[PROBE_OWNER_NONE] = "none", [PROBE_OWNER_TRACE] = "tracepoint",
+		[PROBE_OWNER_BREAKPOINT] = "breakpoint condition",
+		[PROBE_OWNER_RETURN] = "return probes (unwinder)",
+	};
+	char line[256];
+	int n = 0;
+
+	for (struct process *p = agent.processes; p; p = p->next) {
+		for (struct probe *pr = p->probes; pr; pr = pr->next, n++) {
+			const char *owner = (size_t)pr->owner < sizeof(owners) / sizeof(owners[0]) &&
+					    owners[pr->owner] ? owners[pr->owner] : "agent";
+			if (pr->pad)
+				snprintf(line, sizeof(line),
+					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx), else %s (%s), %s\n",
+					 p->pid, (unsigned long long)pr->addr, pr->pad_window,
+					 (unsigned long long)pr->pad, arch_strategy_name(pr->strategy),
+					 pr->insn.reason, owner);
+			else
+				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s\n",
+					 p->pid, (unsigned long long)pr->addr,
+					 arch_strategy_name(pr->strategy), pr->insn.reason, owner);
+			server_console(line);
+		}
+	}
+	if (!n)
+		server_console("No probes.\n");
+	rsp_buf_puts(reply, "OK");
+}
 
 /* A tracepoint number: decimal, nothing after it. */
 static int parse_number(const char *s, uint32_t *n)
@@ -145,6 +181,8 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 	} else if (strcmp(cmd, "set debug-format none") == 0) {
 		server_console("All extra debug format options disabled.\n");
 		rsp_buf_puts(reply, "OK");
+	} else if (strcmp(cmd, "probes") == 0) {
+		list_probes(reply);
 	} else if (strncmp(cmd, "return-probe", 12) == 0 &&
 		   (cmd[12] == ' ' || cmd[12] == '\0')) {
 		return_probe(cmd + 12, reply);

@@ -34,7 +34,7 @@
 
 static const char *const strategy_names[] = {
 	[PROBE_AUTO] = "auto", [PROBE_EMULATE] = "emulate",
-	[PROBE_BOOST] = "boost", [PROBE_STEP] = "step",
+	[PROBE_BOOST] = "boost", [PROBE_STEP] = "step", [PROBE_PAD] = "pad",
 };
 
 int probe_strategy_parse(const char *s)
@@ -66,6 +66,7 @@ static enum arch_strategy choose(const struct arch_insn *insn)
 
 	switch (agent.opt.tp_strategy) {
 	case PROBE_AUTO:
+	case PROBE_PAD:		/* the pad comes on top (probe_insert_flags) */
 		if (arch_prefers_boost(arch, insn))
 			return ARCH_BOOST;
 		return insn->strategy;
@@ -104,6 +105,19 @@ static int prepare_slot(struct probe *pr, enum arch_strategy s)
 int probe_insert(struct process *p, uint64_t addr,
 		 int (*fn)(struct probe *, struct thread *, void *), void *arg,
 		 struct probe **out, char *why, size_t whylen)
+{
+	return probe_insert_flags(p, addr, fn, arg, 0, out, why, whylen);
+}
+
+/*
+ * probe_insert, and with PROBE_MAY_PAD (the owner copes with a hit whose
+ * registers come from a pad) a jump pad on top where the instruction and
+ * the process allow one, unless a strategy without pads is forced.
+ */
+int probe_insert_flags(struct process *p, uint64_t addr,
+		       int (*fn)(struct probe *, struct thread *, void *),
+		       void *arg, unsigned int flags, struct probe **out,
+		       char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
 	uint8_t buf[ARCH_INSN_MAX];
@@ -184,8 +198,15 @@ int probe_insert(struct process *p, uint64_t addr,
 	}
 	pr->next = p->probes;
 	p->probes = pr;
-	debug("probe at %#llx: %s (%s)", (unsigned long long)addr,
-	      arch_strategy_name(pr->strategy), pr->insn.reason);
+	if ((flags & PROBE_MAY_PAD) && (agent.opt.tp_strategy == PROBE_AUTO ||
+					agent.opt.tp_strategy == PROBE_PAD)) {
+		char pwhy[160];
+		if (pad_attach(pr, pwhy, sizeof(pwhy)) < 0)
+			debug("no pad at %#llx: %s", (unsigned long long)addr, pwhy);
+	}
+	debug("probe at %#llx: %s%s (%s)", (unsigned long long)addr,
+	      pr->pad ? "pad, else " : "", arch_strategy_name(pr->strategy),
+	      pr->insn.reason);
 	*out = pr;
 	return 0;
 }
@@ -198,10 +219,11 @@ void probe_remove(struct probe *pr)
 	 * original code first: once the probe is gone nothing maps the slot
 	 * to it, and a detach unmaps the slot.  (Running threads are stopped
 	 * by the caller first: inferior_pause.) */
-	if (pr->slot)
+	if (pr->slot || pr->pad)
 		for (struct thread *t = p->threads; t; t = t->next)
 			if (t->state == THREAD_STOPPED && !t->step_probe)
 				probe_fix_pc(t);
+	pad_detach(pr);
 	for (struct probe **pp = &p->probes; *pp; pp = &(*pp)->next)
 		if (*pp == pr) {
 			*pp = pr->next;
@@ -343,6 +365,8 @@ bool probe_fix_pc(struct thread *t)
 	pc = regs_get_pc(t);
 	if (!xol_contains(p, pc))
 		return false;
+	if (pad_contains(p, pc))
+		return pad_settle(t);
 	for (struct probe *pr = p->probes; pr; pr = pr->next) {
 		if (pr->strategy == ARCH_EMULATE || pc < pr->slot ||
 		    pc >= pr->slot + xol_slot_size())

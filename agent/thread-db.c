@@ -222,6 +222,78 @@ static bool elf_lookup(const char *file, const char *name, uint64_t *value)
 	return found;
 }
 
+/*
+ * The function around `addr` in the process: from the ELF symbol tables
+ * of the file mapped there (/proc/PID/maps), so a stripped object has
+ * none.  Returns true and its start and size in the process.
+ */
+bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
+			 uint64_t *size)
+{
+	char path[64], line[4352], file[4096];
+	unsigned long long lo, hi, off;
+	uint64_t vaddr = 0;
+	bool have = false, found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!have && fgets(line, sizeof(line), f)) {
+		int n = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &n) < 3 ||
+		    addr < lo || addr >= hi || !n || line[n] != '/')
+			continue;
+		snprintf(file, sizeof(file), "%s", line + n);
+		file[strcspn(file, "\n")] = '\0';
+		have = true;
+	}
+	fclose(f);
+	if (!have)
+		return false;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	size_t nph = 0;
+	uint64_t fo = addr - lo + off;
+	if (elf && elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    fo >= ph.p_offset && fo < ph.p_offset + ph.p_filesz) {
+				vaddr = ph.p_vaddr + (fo - ph.p_offset);
+				break;
+			}
+		}
+	}
+	Elf_Scn *scn = NULL;
+	while (vaddr && elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; data && i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+			    vaddr < sym.st_value || vaddr >= sym.st_value + sym.st_size)
+				continue;
+			*start = addr - (vaddr - sym.st_value);
+			*size = sym.st_size;
+			found = true;
+			break;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
 /* Walks the program's link_map chain (see xfer.c): file name and load
  * bias of every object, the program itself first. */
 bool process_symbol_lookup(struct process *p, const char *name, uint64_t *addr)

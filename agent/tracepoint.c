@@ -554,7 +554,8 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 		}
 		if (probe_at(p, tp->addr))
 			continue;	/* shared with another tracepoint */
-		int err = probe_insert(p, tp->addr, trace_hit, NULL, &pr, why, whylen);
+		int err = probe_insert_flags(p, tp->addr, trace_hit, NULL,
+					     PROBE_MAY_PAD, &pr, why, whylen);
 		if (err < 0)
 			return err;
 		pr->owner = PROBE_OWNER_TRACE;

@@ -106,6 +106,7 @@ void regs_invalidate(struct thread *t)
 	t->regs_valid = false;
 	t->gpr_valid = false;
 	t->regs_dirty = false;
+	t->regs_pad = false;
 }
 
 /* Full two-bit x87 tag of one physical register from its 80-bit value. */
@@ -307,6 +308,55 @@ int regs_fetch(struct thread *t)
 	return 0;
 }
 
+/*
+ * The registers a jump pad saved for a hit (pad.c): `frame` holds the 16
+ * general registers in gdb order, rip and rflags; `image` the FXSAVE64
+ * or XSAVE64 (x87, SSE, AVX) image; `bases` fs_base and gs_base, or NULL
+ * when the pad cannot read them.  What the pad does not save (segment
+ * selectors, and then the bases) cannot differ from the kernel's view:
+ * taken from the thread's last PTRACE_GETREGS, read once if there was
+ * none.  The thread's own registers are the pad's: t->regs_pad makes a
+ * flush write them all.
+ */
+int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
+		  bool xsave, const uint64_t *bases)
+{
+	uint8_t *blk = t->regcache;
+	struct user_regs_struct ur;
+
+	regs_invalidate(t);
+	if (kernel_gpr(t)->cs == 0 &&
+	    ptrace(PTRACE_GETREGS, t->tid, NULL, kernel_gpr(t)) < 0)
+		return -errno;
+	ur = *kernel_gpr(t);
+	for (int i = 0; i <= R_EFLAGS; i++)
+		memcpy((uint8_t *)&ur + gpr_offset[i], &frame[i], 8);
+	ur.orig_rax = (unsigned long long)-1;	/* not in a system call */
+	if (bases) {
+		ur.fs_base = bases[0];
+		ur.gs_base = bases[1];
+	}
+	gpr_from_kernel(blk, &ur);
+	memcpy(blk + CACHE_FXSAVE, image, FXSAVE_SIZE);
+	fp_from_fxsave(blk, image);
+	if (t->proc->features & ARCH_FEAT_AVX) {
+		uint64_t bv = 0;
+
+		if (xsave)
+			memcpy(&bv, image + XSAVE_XSTATE_BV_OFFSET, 8);
+		if (bv & 4)
+			memcpy(reg_ptr(blk, R_YMM0H), image + XSAVE_YMMH_OFFSET, 256);
+		else
+			memset(reg_ptr(blk, R_YMM0H), 0, 256);
+	}
+	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(),
+	       regs_block_size(t->proc) - gpr_end());
+	t->gpr_valid = true;
+	t->regs_valid = true;
+	t->regs_pad = true;
+	return 0;
+}
+
 static bool changed(const uint8_t *blk, size_t from, size_t to)
 {
 	return memcmp(blk + from, blk + CACHE_ORIG + from, to - from) != 0;
@@ -328,11 +378,11 @@ int regs_flush(struct thread *t)
 	gpr_to_kernel(blk, &ur);
 	/* A probe hit changes one or two registers (pc, maybe rax or sp):
 	 * PTRACE_POKEUSER for each costs less than one PTRACE_SETREGS
-	 * (bench/ptrace-cost). */
-	for (size_t i = 0; i < sizeof(ur) / 8 && ndiff < 3; i++)
+	 * (bench/ptrace-cost).  A thread leaving a jump pad gets them all. */
+	for (size_t i = 0; i < sizeof(ur) / 8 && ndiff < 3 && !t->regs_pad; i++)
 		if (now[i] != was[i])
 			diff[ndiff++] = i * 8;
-	if (ndiff < 3) {
+	if (ndiff < 3 && !t->regs_pad) {
 		for (size_t i = 0; i < ndiff; i++)
 			if (ptrace(PTRACE_POKEUSER, t->tid, (void *)diff[i],
 				   (void *)now[diff[i] / 8]) < 0)
@@ -340,6 +390,7 @@ int regs_flush(struct thread *t)
 	} else if (ptrace(PTRACE_SETREGS, t->tid, NULL, &ur) < 0) {
 		return -errno;
 	}
+	t->regs_pad = false;
 	*kernel_gpr(t) = ur;
 	bool fp_written = false;
 	if (t->regs_valid && changed(blk, gpr_end(), fp_end())) {

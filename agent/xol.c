@@ -136,19 +136,29 @@ static struct xol_area *xol_map(struct process *p, uint64_t near)
 	return a;
 }
 
-int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot)
+/* `len` bytes of consecutive slots (a jump pad) within reach of `near`. */
+int xol_span_alloc(struct process *p, uint64_t near, size_t len, uint64_t *at)
 {
+	unsigned int n = (len + XOL_SLOT_SIZE - 1) / XOL_SLOT_SIZE;
 	struct xol_area *a;
 
+	if (n == 0 || n > XOL_SLOTS)
+		return -EINVAL;
 	for (a = p->xol_areas; a; a = a->next)
-		if (a->used < XOL_SLOTS && distance(a->base, near) < XOL_REACH)
+		if (a->used + n <= XOL_SLOTS && distance(a->base, near) < XOL_REACH)
 			break;
 	if (!a)
 		a = xol_map(p, near);
 	if (!a)
 		return -ENOMEM;
-	*slot = a->base + (uint64_t)a->used++ * XOL_SLOT_SIZE;
+	*at = a->base + (uint64_t)a->used * XOL_SLOT_SIZE;
+	a->used += n;
 	return 0;
+}
+
+int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot)
+{
+	return xol_span_alloc(p, near, XOL_SLOT_SIZE, slot);
 }
 
 /* Slots of removed probes, by the address they served.  Reused only for

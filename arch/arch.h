@@ -104,6 +104,31 @@ struct arch_xol {
 	uint64_t scratch_saved;		/* filled by the agent: original value */
 };
 
+/*
+ * A jump pad's entry table: memory shared by the traced process and the
+ * agent, `nentries` entries of 1 << entry_shift bytes, each aligned to 64.
+ * A thread in a pad takes the first free entry from (tid mod nentries)
+ * on by writing its tid to the owner word (atomically), fills it, sets
+ * ready to PAD_READY and traps; the agent sets PAD_DONE before resuming
+ * it.  The entry holds at offset 0 the FXSAVE (xsave false) or XSAVE
+ * image (x87, SSE and AVX), at off_bases fs_base and gs_base when the
+ * pad can read them (fsgsbase), and at off_frame the saved registers in
+ * the layout emit_save_regs documents.
+ */
+enum { PAD_FREE = 0, PAD_READY = 1, PAD_DONE = 2 };
+
+struct arch_pad_handoff {
+	uint64_t table;
+	unsigned int entry_shift;
+	unsigned int nentries;		/* a power of two */
+	unsigned int off_owner;		/* 32-bit tid, 0 = free */
+	unsigned int off_ready;		/* 32-bit PAD_* state */
+	unsigned int off_bases;
+	unsigned int off_frame;
+	bool xsave;
+	bool fsgsbase;
+};
+
 struct arch_ops {
 	const char *name;		/* "x86_64": logs, probe-trace output */
 	const char *gdb_arch;		/* target.xml <architecture> */
@@ -225,6 +250,20 @@ struct arch_ops {
 			       uint64_t func_addr, uint64_t from, size_t min_len,
 			       uint64_t to, uint8_t *out, size_t size,
 			       size_t *inlen);
+
+	/*
+	 * Writes the jump pad's hand-off to the agent, run right after
+	 * emit_save_regs (its frame address in the callee-saved register)
+	 * and before emit_restore_regs.  It claims an entry of the shared
+	 * table for the thread (see struct arch_pad_handoff), copies the
+	 * frame and the x87/SSE/AVX state there, marks it ready, and traps;
+	 * the agent reads the entry, marks it done and resumes the thread,
+	 * which frees the entry.  Sets *trap_off to the offset of the trap
+	 * instruction in `out`.  Returns the length written or -ENOSPC;
+	 * NULL when the arch has no jump pads.
+	 */
+	int (*emit_pad_handoff)(uint8_t *out, size_t size,
+				const struct arch_pad_handoff *h, size_t *trap_off);
 
 	/*
 	 * Looks up the assembler register name of `len` bytes at `name`

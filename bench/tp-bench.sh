@@ -31,7 +31,7 @@ GDB=${GDB:-gdb}
 TARGET=$builddir/bench/tp-target
 FLOOR=$builddir/bench/ptrace-floor
 COST=$builddir/bench/ptrace-cost
-STRATEGIES="auto emulate boost step"
+STRATEGIES="auto pad emulate boost step"
 # Trace buffer sizes (bytes per frame, measured: the agent ~823 for
 # "collect $regs" on x86-64, gdbserver 2423): room for N frames plus slack,
 # so no run stops early.  Every run is checked anyway.

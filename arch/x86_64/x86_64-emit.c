@@ -202,3 +202,126 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
 	x86_64_put(&o, tail, sizeof(tail));
 	return finish(&o);
 }
+
+/*
+ * The hand-off from a jump pad to the agent, after the register save
+ * (frame at %rbx, stack aligned).  Clobbers only registers the frame
+ * holds; DF is cleared for the copy and comes back with popfq.
+ *
+ *   b8 ba 00 00 00          mov $SYS_gettid,%eax
+ *   0f 05                   syscall               rcx, r11 saved already
+ *   41 89 c4                mov %eax,%r12d        r12 = tid
+ *   89 c2                   mov %eax,%edx
+ *   81 e2 <n-1>             and $(n-1),%edx       first entry to try
+ *   49 bd <table>           movabs $table,%r13
+ * 1:89 d6                   mov %edx,%esi
+ *   48 c1 e6 <shift>        shl $shift,%rsi
+ *   4c 01 ee                add %r13,%rsi         rsi = entry
+ *   31 c0                   xor %eax,%eax
+ *   f0 44 0f b1 a6 <owner>  lock cmpxchg %r12d,owner(%rsi)
+ *   74 0c                   je 2f                 free: ours now
+ *   ff c2                   inc %edx
+ *   81 e2 <n-1>             and $(n-1),%edx
+ *   f3 90                   pause
+ *   eb <1b>                 jmp 1b
+ * 2:49 89 f6                mov %rsi,%r14         r14 = entry
+ *   48 8d be <frame>        lea frame(%rsi),%rdi
+ *   48 89 de                mov %rbx,%rsi
+ *   b9 12 00 00 00          mov $18,%ecx
+ *   fc f3 48 a5             cld; rep movsq        the frame, 18 words
+ *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
+ *   49 0f ae 26             xsave64 (%r14)        x87, SSE, AVX
+ *     (or 49 0f ae 06       fxsave64 (%r14))
+ *   f3 48 0f ae c0          rdfsbase %rax         (fsgsbase only)
+ *   49 89 86 <bases>        mov %rax,bases(%r14)
+ *   f3 48 0f ae c8          rdgsbase %rax
+ *   49 89 86 <bases+8>      mov %rax,bases+8(%r14)
+ *   41 c7 86 <ready> 1      movl $PAD_READY,ready(%r14)
+ * 3:cc                      int3                  the agent's one stop
+ *   41 83 be <ready> 2      cmpl $PAD_DONE,ready(%r14)
+ *   75 <3b>                 jne 3b                not handled: trap again
+ *   41 c7 86 <ready> 0      movl $PAD_FREE,ready(%r14)
+ *   41 c7 86 <owner> 0      movl $0,owner(%r14)   the entry is free
+ */
+int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
+			    const struct arch_pad_handoff *h, size_t *trap_off)
+{
+	static const uint8_t gettid[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
+					  0x41, 0x89, 0xc4, 0x89, 0xc2 };
+	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
+					0xfc, 0xf3, 0x48, 0xa5 };
+	static const uint8_t xsave[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
+					 0x49, 0x0f, 0xae, 0x26 };
+	static const uint8_t fxsave[] = { 0x49, 0x0f, 0xae, 0x06 };
+	static const uint8_t rdfs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0 };
+	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
+	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
+	static const uint8_t movl_r14[] = { 0x41, 0xc7, 0x86 };
+	struct x86_64_out o = { out, size, 0, 0, false };
+	size_t retry, trap;
+
+	if (!h->nentries || (h->nentries & (h->nentries - 1)) ||
+	    h->entry_shift < 6 || h->entry_shift > 20)
+		return -EINVAL;
+	x86_64_put(&o, gettid, sizeof(gettid));
+	x86_64_put8(&o, 0x81);
+	x86_64_put8(&o, 0xe2);
+	x86_64_put32(&o, h->nentries - 1);
+	x86_64_put8(&o, 0x49);
+	x86_64_put8(&o, 0xbd);
+	x86_64_put64(&o, h->table);
+	retry = o.len;
+	static const uint8_t entry[] = { 0x89, 0xd6, 0x48, 0xc1, 0xe6 };
+	static const uint8_t add_cas[] = { 0x4c, 0x01, 0xee, 0x31, 0xc0, 0xf0,
+					   0x44, 0x0f, 0xb1, 0xa6 };
+	x86_64_put(&o, entry, sizeof(entry));
+	x86_64_put8(&o, h->entry_shift);
+	x86_64_put(&o, add_cas, sizeof(add_cas));
+	x86_64_put32(&o, h->off_owner);
+	x86_64_put8(&o, 0x74);
+	x86_64_put8(&o, 12);		/* over the 12 bytes below */
+	x86_64_put8(&o, 0xff);
+	x86_64_put8(&o, 0xc2);
+	x86_64_put8(&o, 0x81);
+	x86_64_put8(&o, 0xe2);
+	x86_64_put32(&o, h->nentries - 1);
+	x86_64_put8(&o, 0xf3);
+	x86_64_put8(&o, 0x90);
+	x86_64_put8(&o, 0xeb);
+	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
+	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6, 0x48, 0x8d, 0xbe };
+	x86_64_put(&o, claimed, sizeof(claimed));
+	x86_64_put32(&o, h->off_frame);
+	x86_64_put(&o, copy, sizeof(copy));
+	if (h->xsave)
+		x86_64_put(&o, xsave, sizeof(xsave));
+	else
+		x86_64_put(&o, fxsave, sizeof(fxsave));
+	if (h->fsgsbase) {
+		x86_64_put(&o, rdfs, sizeof(rdfs));
+		x86_64_put(&o, mov_r14, sizeof(mov_r14));
+		x86_64_put32(&o, h->off_bases);
+		x86_64_put(&o, rdgs, sizeof(rdgs));
+		x86_64_put(&o, mov_r14, sizeof(mov_r14));
+		x86_64_put32(&o, h->off_bases + 8);
+	}
+	x86_64_put(&o, movl_r14, sizeof(movl_r14));
+	x86_64_put32(&o, h->off_ready);
+	x86_64_put32(&o, PAD_READY);
+	trap = o.len;
+	x86_64_put8(&o, 0xcc);
+	static const uint8_t cmp[] = { 0x41, 0x83, 0xbe };
+	x86_64_put(&o, cmp, sizeof(cmp));
+	x86_64_put32(&o, h->off_ready);
+	x86_64_put8(&o, PAD_DONE);
+	x86_64_put8(&o, 0x75);
+	x86_64_put8(&o, (uint8_t)(trap - (o.len + 1)));
+	x86_64_put(&o, movl_r14, sizeof(movl_r14));
+	x86_64_put32(&o, h->off_ready);
+	x86_64_put32(&o, PAD_FREE);
+	x86_64_put(&o, movl_r14, sizeof(movl_r14));
+	x86_64_put32(&o, h->off_owner);
+	x86_64_put32(&o, 0);
+	*trap_off = trap;
+	return finish(&o);
+}

@@ -303,6 +303,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_jump_abs = x86_64_emit_jmp_abs,
 	.emit_save_regs = x86_64_emit_save_regs,
 	.emit_restore_regs = x86_64_emit_restore_regs,
+	.emit_pad_handoff = x86_64_emit_pad_handoff,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
 	.follows_call = x86_64_op_follows_call,

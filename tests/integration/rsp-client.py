@@ -597,7 +597,7 @@ def group_disconnect(args, tmp, env):
 
 HOT_ROUNDS = 6          # interrupts / queries while hits are in flight
 HOT_PAUSE = 0.02        # pacing between them (seconds; nothing is timed)
-HOT_STRATEGIES = os.environ.get("HOT_STRATEGIES", "auto emulate boost step").split()
+HOT_STRATEGIES = os.environ.get("HOT_STRATEGIES", "auto pad emulate boost step").split()
 
 
 def symbols(prog):

@@ -13,8 +13,8 @@
 #               Unset and not built = framework error (99): never a silent
 #               fallback.  STUB=/usr/bin/gdbserver runs the same cases
 #               against gdbserver (STRATEGY is then ignored).
-#   STRATEGY    tracepoint strategies for the agent (default: all four,
-#               step boost emulate auto; empty: the agent's default), as
+#   STRATEGY    tracepoint strategies for the agent (default: all five,
+#               step boost emulate pad auto; empty: the agent's default), as
 #               --tp-strategy=S; a list ("step boost emulate auto") runs the
 #               case once per strategy.  Empty: no option, agent default.
 #   GDB         gdb to use (default: gdb in PATH; missing = skip).
@@ -171,6 +171,25 @@ check_le() {	# WHAT A B: A <= B, integers
 		return 1
 	fi
 	ok "$1: $2 <= $3"
+}
+
+# How the agent runs the hits: `$(list_probes)` after tstart in a gdb
+# script asks it (monitor probes; nothing for gdbserver), and check_pads
+# checks the answer against the strategy of the pass: pad and auto must
+# have put a jump pad at the N-th probe site the case names (sites whose
+# code takes one), the forced strategies none anywhere.
+list_probes() { is_gdbserver || echo "monitor probes"; }
+check_pads() {	# WHAT: what the pad-capable site is, for the message
+	is_gdbserver && return 0
+	local pads
+	pads=$(grep -Ec '^process [0-9]+ 0x[0-9a-f]+ pad \(jump over' "$OUT")
+	case $STRAT in
+	pad|auto|"")
+		if [ "$pads" -ge 1 ]; then ok "$1: hits come through a jump pad"
+		else fail "$1: no jump pad (monitor probes)"; fi ;;
+	*)
+		check_eq "$1: jump pads under --tp-strategy=$STRAT" "$pads" 0 ;;
+	esac
 }
 
 expect_line() {	# ERE
@@ -442,7 +461,7 @@ declare -F t_main >/dev/null || framework_error "$case_file defines no t_main"
 
 # Every case runs once per execution strategy of the agent, so the fast
 # paths are checked against the slow one; STRATEGY=auto (say) narrows it.
-strategies=${STRATEGY-step boost emulate auto}
+strategies=${STRATEGY-step boost emulate pad auto}
 is_gdbserver && strategies=""
 [ -n "$strategies" ] || strategies="-"
 echo "stub: $STUB ($STUB_KIND)  gdb: $GDB  strategies: $strategies"

@@ -1,0 +1,640 @@
+/*
+ * pad.c - jump pads: a probe hit that costs the agent no system call but
+ * the wait and the resume.
+ *
+ * A probe whose instruction is at least as long as a jump (x86-64: 5
+ * bytes) gets, on top of its breakpoint, a pad in its XOL area, and the
+ * instruction is replaced by a jump to it:
+ *
+ *   site:  jmp pad                      (the rest of the window: int3)
+ *   pad:   save the registers           (arch emit_save_regs)
+ *          claim an entry of the table, copy the registers and the
+ *          x87/SSE/AVX state there, trap  (arch emit_pad_handoff)
+ *          restore the registers        (arch emit_restore_regs)
+ *          the instruction, relocated, and a jump back
+ *
+ * The table is memory the process and the agent share (a memfd the
+ * process creates and maps, by system calls the agent makes it run; the
+ * agent maps the same file through /proc/PID/fd).  On the trap the agent
+ * finds the entry of the stopped thread by its tid, and has everything
+ * a hit needs without PTRACE_GETREGS, GETREGSET or a PC write: the
+ * thread simply continues, and frees its entry on its way out.  One stop
+ * per hit, as with the breakpoint, but two system calls instead of five.
+ *
+ * The breakpoint comes first and stays the probe's: the jump is a patch
+ * over it (bp_patch), written tail first, so a thread arriving while it
+ * is written traps and is handled the ordinary way, and gdb's reads see
+ * the original bytes.  Whenever a thread must leave a pad other than by
+ * running on (gdb is told of its stop, while-stepping, detach, removal),
+ * the agent puts the saved registers back with the PC at the probe, so
+ * gdb never sees a pad address (pad_settle).
+ *
+ * The pad's one system call, gettid, runs in the process.  Pads are
+ * refused where the shared memory cannot be set up (no memfd, no
+ * /proc/PID/fd): the probe stays a breakpoint.
+ */
+#define LOG_DOMAIN "pad"
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+
+/* The table: entries of 1 KiB (the XSAVE image up to AVX is 832 bytes). */
+#define PAD_ENTRY_SHIFT 10
+#define PAD_ENTRIES 256
+#define PAD_TABLE_SIZE ((size_t)PAD_ENTRIES << PAD_ENTRY_SHIFT)
+#define OFF_OWNER 832
+#define OFF_READY 836
+#define OFF_BASES 840
+#define OFF_FRAME 856
+#define FRAME_WORDS 18
+#define FRAME_PC 16
+
+#define PAD_CODE_MAX 512
+#define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
+#define HWCAP2_FSGSBASE_BIT (1u << 1)
+
+/* Code of a pad, kept until the process goes (threads may still be in
+ * it after its probe is removed). */
+struct pad_code {
+	struct pad_code *next;
+	uint64_t addr, trap, site;
+	size_t len;
+};
+
+struct pad_table {
+	uint64_t remote;		/* where the process maps it */
+	uint8_t *local;			/* where the agent does */
+	bool xsave, fsgsbase;
+	bool failed;			/* could not be set up: no pads */
+	struct pad_code *codes;
+};
+
+static volatile uint32_t *word(uint8_t *e, unsigned int off)
+{
+	return (volatile uint32_t *)(e + off);
+}
+
+static uint8_t *entry_at(struct pad_table *pt, unsigned int i)
+{
+	return pt->local + ((size_t)i << PAD_ENTRY_SHIFT);
+}
+
+/* The entry thread `tid` owns in state `ready` (PAD_READY, PAD_DONE),
+ * searched as the pad claims: from tid mod entries on. */
+static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
+{
+	for (unsigned int k = 0; k < PAD_ENTRIES; k++) {
+		uint8_t *e = entry_at(pt, ((unsigned int)tid + k) & (PAD_ENTRIES - 1));
+		if (*word(e, OFF_OWNER) == (uint32_t)tid &&
+		    __atomic_load_n(word(e, OFF_READY), __ATOMIC_ACQUIRE) == ready)
+			return e;
+	}
+	return NULL;
+}
+
+static bool has_fsgsbase(pid_t pid)
+{
+	char path[64];
+	uint64_t av[2];
+	bool yes = false;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != AT_NULL)
+		if (av[0] == AT_HWCAP2)
+			yes = av[1] & HWCAP2_FSGSBASE_BIT;
+	close(fd);
+	return yes;
+}
+
+static struct thread *stopped_thread(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next)
+		if (t->state == THREAD_STOPPED && !t->zombie)
+			return t;
+	return NULL;
+}
+
+static int remote_call(struct thread *t, long nr, long a0, long a1, long a2,
+		       long a3, long a4, long a5, long *ret)
+{
+	long args[6] = { a0, a1, a2, a3, a4, a5 };
+	int err = inferior_syscall(t, nr, args, ret);
+
+	if (err < 0)
+		return err;
+	return *ret < 0 && *ret > -4096 ? (int)*ret : 0;
+}
+
+/*
+ * Makes the process create and map the table, and maps it here too.
+ * The name memfd_create wants is written below the stopped thread's
+ * stack pointer, under its red zone, where nothing lives.
+ */
+static int table_map(struct process *p, struct pad_table *pt, char *why,
+		     size_t whylen)
+{
+	static const char name[] = "probe-agent-pads";
+	struct thread *t = stopped_thread(p);
+	uint8_t *blk;
+	uint64_t sp, name_at;
+	long fd = -1, addr, ret;
+	int err, lfd;
+	char path[64];
+
+	if (!t || !(blk = regs_block_gpr(t))) {
+		snprintf(why, whylen, "no stopped thread to set up the pads' memory");
+		return -ESRCH;
+	}
+	memcpy(&sp, blk + agent.arch->regs[agent.arch->sp_regnum].offset, 8);
+	name_at = (sp - 1024) & ~(uint64_t)15;
+	if (mem_write_raw(p, name_at, name, sizeof(name)) != (ssize_t)sizeof(name)) {
+		snprintf(why, whylen, "cannot write below the stack of thread %d", t->tid);
+		return -EFAULT;
+	}
+	err = remote_call(t, SYS_memfd_create, (long)name_at, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+	if (err == 0)
+		err = remote_call(t, SYS_ftruncate, fd, PAD_TABLE_SIZE, 0, 0, 0, 0, &ret);
+	if (err == 0)
+		err = remote_call(t, SYS_mmap, 0, PAD_TABLE_SIZE, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, fd, 0, &addr);
+	if (err < 0) {
+		snprintf(why, whylen, "process %d cannot create the pads' shared memory: %s",
+			 p->pid, strerror(-err));
+		goto close_remote;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd/%ld", p->pid, fd);
+	lfd = open(path, O_RDWR | O_CLOEXEC);
+	if (lfd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
+		remote_call(t, SYS_munmap, addr, PAD_TABLE_SIZE, 0, 0, 0, 0, &ret);
+		goto close_remote;
+	}
+	pt->local = mmap(NULL, PAD_TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+	close(lfd);
+	if (pt->local == MAP_FAILED) {
+		err = -errno;
+		pt->local = NULL;
+		snprintf(why, whylen, "cannot map the pads' memory: %s", strerror(errno));
+		remote_call(t, SYS_munmap, addr, PAD_TABLE_SIZE, 0, 0, 0, 0, &ret);
+		goto close_remote;
+	}
+	pt->remote = (uint64_t)addr;
+	err = 0;
+close_remote:
+	if (fd >= 0)
+		remote_call(t, SYS_close, fd, 0, 0, 0, 0, 0, &ret);
+	return err;
+}
+
+static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
+{
+	struct pad_table *pt = p->pads;
+
+	if (pt && pt->failed) {
+		snprintf(why, whylen, "no shared memory for pads in process %d", p->pid);
+		return NULL;
+	}
+	if (pt)
+		return pt;
+	pt = calloc(1, sizeof(*pt));
+	if (!pt)
+		abort();
+	p->pads = pt;
+	if (table_map(p, pt, why, whylen) < 0) {
+		pt->failed = true;
+		return NULL;
+	}
+	pt->xsave = p->features & ARCH_FEAT_AVX;
+	pt->fsgsbase = has_fsgsbase(p->pid);
+	debug("table at %#llx in %d (xsave %d, fsgsbase %d)",
+	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fsgsbase);
+	return pt;
+}
+
+/*
+ * Gives probe `pr` (already a breakpoint probe) a jump pad.  Returns 0,
+ * or -errno with the reason in `why`; the probe stays as it was then.
+ */
+static bool all_stopped(struct process *p);
+static int attach(struct probe *pr, const uint8_t *func, uint64_t func_size,
+		  uint64_t func_addr, char *why, size_t whylen);
+
+int pad_attach(struct probe *pr, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = pr->proc;
+	int err;
+
+	if (!arch->emit_pad_handoff) {
+		snprintf(why, whylen, "no jump pads on %s", arch->name);
+		return -ENOTSUP;
+	}
+	/* The code the jump replaces: the instruction, or (when it is
+	 * shorter than the jump) the whole function, whose every branch
+	 * is checked to stay out of the window. */
+	const uint8_t *func = pr->insn.bytes;
+	uint64_t func_addr = pr->addr, func_size = pr->insn.len;
+	uint8_t *fbuf = NULL;
+	if (pr->insn.len < arch->pad_jump_len) {
+		if (!all_stopped(p)) {
+			snprintf(why, whylen, "the instruction is %u bytes, and threads run",
+				 pr->insn.len);
+			return -EBUSY;
+		}
+		if (!process_function_at(p, pr->addr, &func_addr, &func_size) ||
+		    func_size > PAD_FUNC_MAX) {
+			snprintf(why, whylen, "the instruction is %u bytes, and no "
+				 "function symbol bounds the code around it", pr->insn.len);
+			return -ENOSPC;
+		}
+		if (!(fbuf = malloc(func_size)))
+			return -ENOMEM;
+		if (mem_read(p, func_addr, fbuf, func_size) != (ssize_t)func_size) {
+			free(fbuf);
+			snprintf(why, whylen, "cannot read the function at 0x%llx",
+				 (unsigned long long)func_addr);
+			return -EFAULT;
+		}
+		func = fbuf;
+	}
+	err = attach(pr, func, func_size, func_addr, why, whylen);
+	free(fbuf);
+	return err;
+}
+
+/* Whether every thread of `p` is stopped (none can be inside a window). */
+static bool all_stopped(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next)
+		if (t->state != THREAD_STOPPED)
+			return false;
+	return true;
+}
+
+static int attach(struct probe *pr, const uint8_t *func, uint64_t func_size,
+		  uint64_t func_addr, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = pr->proc;
+	struct pad_table *pt;
+	uint8_t code[PAD_CODE_MAX], site[16];
+	size_t trap_off, inlen;
+	uint64_t at;
+	int n, m, err;
+
+	if (!(pt = table_get(p, why, whylen)))
+		return -ENOMEM;
+	struct arch_pad_handoff h = {
+		.table = pt->remote, .entry_shift = PAD_ENTRY_SHIFT,
+		.nentries = PAD_ENTRIES, .off_owner = OFF_OWNER,
+		.off_ready = OFF_READY, .off_bases = OFF_BASES,
+		.off_frame = OFF_FRAME, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
+	};
+	/* Its length first (the window's code depends on where it goes). */
+	n = arch->emit_save_regs(code, sizeof(code), pr->addr);
+	if (n < 0)
+		return n;
+	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
+	if (m < 0)
+		return m;
+	trap_off += n;
+	n += m;
+	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
+	if (m < 0)
+		return m;
+	n += m;
+	/* The window, relocated, plus the jump back: at most two jumps and
+	 * the instruction. */
+	err = xol_span_alloc(p, pr->addr, n + 128, &at);
+	if (err < 0) {
+		snprintf(why, whylen, "no room for a pad within reach");
+		return err;
+	}
+	m = arch->relocate_window(func, func_size, func_addr, pr->addr,
+				  arch->pad_jump_len, at + n, code + n,
+				  sizeof(code) - n, &inlen);
+	if (m < 0 || inlen > sizeof(site)) {
+		snprintf(why, whylen, "the code at the probe cannot run in a pad: %s",
+			 m == -EXDEV ? "a branch lands inside the jump's bytes" :
+			 m == -ERANGE ? "the function ends first" :
+			 m == -EILSEQ ? "an instruction cannot move (or a call is not last)" :
+			 m < 0 ? strerror(-m) : "the window is too long");
+		return m < 0 ? m : -E2BIG;
+	}
+	n += m;
+	/* Nothing else may sit in the bytes the jump covers. */
+	for (struct sw_breakpoint *b = p->breakpoints; b; b = b->next)
+		if (b->addr > pr->addr && b->addr < pr->addr + inlen) {
+			snprintf(why, whylen, "a breakpoint at 0x%llx is inside the jump's bytes",
+				 (unsigned long long)b->addr);
+			return -EBUSY;
+		}
+	for (struct thread *t = p->threads; t; t = t->next) {
+		uint64_t pc;
+		if (inlen == pr->insn.len || t->state != THREAD_STOPPED)
+			continue;
+		pc = regs_get_pc(t);
+		if (pc > pr->addr && pc < pr->addr + inlen) {
+			snprintf(why, whylen, "thread %d is inside the jump's bytes", t->tid);
+			return -EBUSY;
+		}
+	}
+	if (mem_write_raw(p, at, code, n) != n) {
+		snprintf(why, whylen, "cannot write the pad at 0x%llx", (unsigned long long)at);
+		return -EIO;
+	}
+	m = arch->emit_jump(site, sizeof(site), pr->addr, at);
+	if (m < 0) {
+		snprintf(why, whylen, "the pad is out of a jump's reach");
+		return m;
+	}
+	memset(site + m, arch->bp_insn[0], inlen - m);
+	err = bp_patch(p, pr->addr, site, inlen);
+	if (err < 0) {
+		snprintf(why, whylen, "cannot write the jump at 0x%llx: %s",
+			 (unsigned long long)pr->addr, strerror(-err));
+		return err;
+	}
+	struct pad_code *c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n };
+	pt->codes = c;
+	pr->pad = at;
+	pr->pad_trap = at + trap_off;
+	pr->pad_len = n;
+	pr->pad_window = inlen;
+	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
+	      (unsigned long long)at, n);
+	return 0;
+}
+
+/*
+ * A thread at the probe must single-step its instruction out of line
+ * (gdb steps it, or while-stepping): it would stop inside the window
+ * when the jump covers more than that instruction, where the original
+ * code no longer is.  Such a probe goes back to its breakpoint for good.
+ */
+void pad_before_step(struct probe *pr)
+{
+	if (!pr->pad || pr->pad_window <= pr->insn.len)
+		return;
+	debug("probe at %#llx: a thread steps it, no pad any more",
+	      (unsigned long long)pr->addr);
+	pad_detach(pr);
+}
+
+/* The site is a breakpoint again (threads in the pad were settled). */
+void pad_detach(struct probe *pr)
+{
+	if (!pr->pad)
+		return;
+	if (bp_unpatch(pr->proc, pr->addr) < 0)
+		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
+	pr->pad = 0;
+}
+
+static struct pad_code *code_at(struct process *p, uint64_t pc)
+{
+	if (!p->pads)
+		return NULL;
+	for (struct pad_code *c = p->pads->codes; c; c = c->next)
+		if (pc >= c->addr && pc < c->addr + c->len)
+			return c;
+	return NULL;
+}
+
+bool pad_contains(struct process *p, uint64_t pc)
+{
+	return code_at(p, pc) != NULL;
+}
+
+/* The probe whose pad starts at `pc`: a thread single-stepped its jump. */
+struct probe *pad_entered(struct process *p, uint64_t pc)
+{
+	for (struct probe *pr = p->probes; pr; pr = pr->next)
+		if (pr->pad && pr->pad == pc)
+			return pr;
+	return NULL;
+}
+
+static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
+{
+	return regs_load_pad(t, (const uint64_t *)(e + OFF_FRAME), e, pt->xsave,
+			     pt->fsgsbase ? (const uint64_t *)(e + OFF_BASES) : NULL);
+}
+
+/*
+ * A SIGTRAP of `t`: whether it is a pad's.  PAD_TRAP_HIT: the registers
+ * of the hit are in t's cache and *pr is the probe; the caller handles
+ * the hit, then pad_continue (the thread runs on in the pad) or
+ * pad_leave.  PAD_TRAP_RESUME: a pad whose probe is gone (the thread
+ * runs on through it).  PAD_TRAP_NONE: not a pad's.
+ */
+enum pad_trap pad_trap(struct thread *t, struct probe **pr)
+{
+	struct pad_table *pt = t->proc->pads;
+	uint8_t *e = pt && pt->local ? owned_entry(pt, t->tid, PAD_READY) : NULL;
+
+	if (!e) {
+		/* A vfork child runs its parent's pads, in shared memory. */
+		for (struct process *o = agent.processes; o; o = o->next) {
+			if (o == t->proc || !o->pads || !o->pads->local)
+				continue;
+			if ((e = owned_entry(o->pads, t->tid, PAD_READY))) {
+				debug("thread %d ran a pad of process %d", t->tid, o->pid);
+				__atomic_store_n(word(e, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
+				return PAD_TRAP_RESUME;
+			}
+		}
+		return PAD_TRAP_NONE;
+	}
+	uint64_t addr = ((const uint64_t *)(e + OFF_FRAME))[FRAME_PC];
+	*pr = probe_at(t->proc, addr);
+	if (!*pr || !(*pr)->pad || load(t, pt, e) < 0) {
+		__atomic_store_n(word(e, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
+		regs_invalidate(t);
+		return PAD_TRAP_RESUME;
+	}
+	return PAD_TRAP_HIT;
+}
+
+/* After a hit: the thread runs on in its pad. */
+void pad_continue(struct thread *t)
+{
+	uint8_t *e = owned_entry(t->proc->pads, t->tid, PAD_READY);
+
+	if (e)
+		__atomic_store_n(word(e, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
+	regs_invalidate(t);
+}
+
+static void release(uint8_t *e)
+{
+	__atomic_store_n(word(e, OFF_READY), PAD_FREE, __ATOMIC_RELAXED);
+	__atomic_store_n(word(e, OFF_OWNER), 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * After a hit, or on the way out of a pad at its trap: the thread gets
+ * the registers it had at the probe (its cache, loaded from the entry),
+ * PC included, and the entry is freed.  The displaced instruction has
+ * not run.
+ */
+int pad_leave(struct thread *t)
+{
+	struct pad_table *pt = t->proc->pads;
+	uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
+	int err;
+
+	if (!e)
+		e = owned_entry(pt, t->tid, PAD_DONE);
+	if (!e || !t->regs_pad)
+		return -ENOENT;
+	t->regs_dirty = true;
+	err = regs_flush(t);
+	if (err < 0) {
+		debug("thread %d: cannot leave its pad: %s", t->tid, strerror(-err));
+		return err;
+	}
+	release(e);
+	return 0;
+}
+
+/*
+ * A stopped thread inside a pad goes back to the original code: gdb is
+ * told of its stop, or the pad goes.  At the trap, with its entry still
+ * its own, it takes the registers of the entry at the probe (a hit not
+ * yet handled is handled first); anywhere else it is single-stepped to
+ * the trap or out.  Signals that come meanwhile are queued again.
+ * Returns true if it moved.
+ */
+bool pad_settle(struct thread *t)
+{
+	struct process *p = t->proc;
+	struct pad_table *pt = p->pads;
+	siginfo_t kept[4];
+	int nkept = 0;
+	bool moved = false;
+
+	if (!pt || !pt->local)
+		return false;
+	for (int steps = 0; steps < 100000; steps++) {
+		uint64_t pc = regs_get_pc(t);
+		struct pad_code *c = code_at(p, pc);
+		int status;
+
+		if (!c)
+			break;
+		moved = true;
+		if (pc == c->trap + 1) {
+			uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
+			struct probe *pr = probe_at(p, c->site);
+
+			if (e && pr && pr->pad && load(t, pt, e) == 0 && pr->on_hit &&
+			    t->probe_skip != c->site)
+				pr->on_hit(pr, t, pr->arg);
+			if (!e)
+				e = owned_entry(pt, t->tid, PAD_DONE);
+			if (e && (t->regs_pad || load(t, pt, e) == 0)) {
+				if (pad_leave(t) == 0) {
+					t->probe_skip = c->site;
+					break;
+				}
+			}
+			regs_invalidate(t);
+		}
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0)
+			break;
+		regs_invalidate(t);
+		/* Looked at first: an exit stays for the main loop to reap. */
+		siginfo_t si = { 0 };
+		if (waitid(P_PID, t->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0)
+			break;
+		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED) {
+			debug("thread %d ended while leaving a pad", t->tid);
+			t->state = THREAD_RUNNING;
+			break;
+		}
+		if (waitpid(t->tid, &status, __WALL) != t->tid)
+			break;
+		int sig = WSTOPSIG(status);
+		if (sig == SIGTRAP || (status >> 16))
+			continue;
+		if (sig == SIGSTOP && t->stop_expected) {
+			t->stop_expected = false;
+			continue;
+		}
+		if (nkept < 4 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &kept[nkept]) == 0)
+			nkept++;
+	}
+	for (int i = 0; i < nkept; i++)
+		syscall(SYS_rt_tgsigqueueinfo, p->pid, t->tid, kept[i].si_signo, &kept[i]);
+	if (moved)
+		debug("thread %d left a pad at %#llx", t->tid,
+		      (unsigned long long)regs_get_pc(t));
+	return moved;
+}
+
+/* A fork child's copy of the sites: breakpoints again (its memory). */
+void pad_fork_child(struct process *c)
+{
+	for (struct sw_breakpoint *b = c->breakpoints; b; b = b->next)
+		if (b->patched && bp_unpatch(c, b->addr) < 0)
+			debug("fork child %d: site %#llx not restored", c->pid,
+			      (unsigned long long)b->addr);
+}
+
+static void table_free(struct process *p)
+{
+	struct pad_table *pt = p->pads;
+
+	if (!pt)
+		return;
+	while (pt->codes) {
+		struct pad_code *c = pt->codes;
+		pt->codes = c->next;
+		free(c);
+	}
+	if (pt->local)
+		munmap(pt->local, PAD_TABLE_SIZE);
+	free(pt);
+	p->pads = NULL;
+}
+
+/* Detach: the process unmaps the table (its threads are out of pads). */
+void pad_unmap(struct process *p)
+{
+	struct thread *t = stopped_thread(p);
+	long ret;
+
+	if (p->pads && p->pads->remote && t)
+		remote_call(t, SYS_munmap, (long)p->pads->remote, PAD_TABLE_SIZE,
+			    0, 0, 0, 0, &ret);
+	table_free(p);
+}
+
+/* The address space is gone (exit, exec). */
+void pad_forget(struct process *p)
+{
+	table_free(p);
+}
