@@ -45,7 +45,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <stddef.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,17 +95,37 @@ static uint8_t *entry_at(struct pad_table *pt, unsigned int i)
 	return pt->local + ((size_t)i << PAD_ENTRY_SHIFT);
 }
 
-/* The entry thread `tid` owns in state `ready` (PAD_READY, PAD_DONE),
- * searched as the pad claims: from tid mod entries on. */
+/*
+ * The entry thread `tid` owns in state `ready` (PAD_READY, PAD_DONE),
+ * searched as the pad claims: from tid mod entries on.  A thread owns two
+ * when a signal handler ran into a pad while it was in one; if both are
+ * ready (the signal came between the ready mark and the trap), the one
+ * the trapped pad uses is in its entry register (x86-64: r14), read then.
+ */
 static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
 {
+	uint8_t *found = NULL;
+
 	for (unsigned int k = 0; k < PAD_ENTRIES; k++) {
 		uint8_t *e = entry_at(pt, ((unsigned int)tid + k) & (PAD_ENTRIES - 1));
-		if (*word(e, OFF_OWNER) == (uint32_t)tid &&
-		    __atomic_load_n(word(e, OFF_READY), __ATOMIC_ACQUIRE) == ready)
-			return e;
+		if (*word(e, OFF_OWNER) != (uint32_t)tid ||
+		    __atomic_load_n(word(e, OFF_READY), __ATOMIC_ACQUIRE) != ready)
+			continue;
+		if (!found) {
+			found = e;
+			continue;
+		}
+		errno = 0;
+		long r14 = ptrace(PTRACE_PEEKUSER, tid,
+				  (void *)offsetof(struct user_regs_struct, r14), NULL);
+		if (errno)
+			return found;
+		uint64_t at = pt->remote + (uint64_t)(found - pt->local);
+		if ((uint64_t)r14 == at)
+			return found;
+		found = e;	/* the first was not it; one more would be */
 	}
-	return NULL;
+	return found;
 }
 
 static bool has_fsgsbase(pid_t pid)

@@ -337,13 +337,26 @@ int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
 		ur.gs_base = bases[1];
 	}
 	gpr_from_kernel(blk, &ur);
-	memcpy(blk + CACHE_FXSAVE, image, FXSAVE_SIZE);
-	fp_from_fxsave(blk, image);
+	/* XSAVE may skip a component in its initial state (its bit clear in
+	 * XSTATE_BV): the bytes there are an earlier hit's. */
+	uint8_t fx[FXSAVE_SIZE];
+	uint64_t bv = 7;
+	memcpy(fx, image, FXSAVE_SIZE);
+	if (xsave)
+		memcpy(&bv, image + XSAVE_XSTATE_BV_OFFSET, 8);
+	if (!(bv & 1)) {
+		static const uint16_t fcw_init = 0x37f;
+		memset(fx, 0, 24);			/* fcw .. fdp */
+		memcpy(fx, &fcw_init, 2);
+		memset(fx + 32, 0, 128);		/* st0-7 */
+	}
+	if (!(bv & 2))
+		memset(fx + 160, 0, 256);		/* xmm0-15 */
+	memcpy(blk + CACHE_FXSAVE, fx, FXSAVE_SIZE);
+	fp_from_fxsave(blk, fx);
 	if (t->proc->features & ARCH_FEAT_AVX) {
-		uint64_t bv = 0;
-
-		if (xsave)
-			memcpy(&bv, image + XSAVE_XSTATE_BV_OFFSET, 8);
+		if (!xsave)
+			bv = 0;
 		if (bv & 4)
 			memcpy(reg_ptr(blk, R_YMM0H), image + XSAVE_YMMH_OFFSET, 256);
 		else

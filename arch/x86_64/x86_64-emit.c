@@ -260,8 +260,14 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	struct x86_64_out o = { out, size, 0, 0, false };
 	size_t retry, trap;
 
+	unsigned int image = h->xsave ? 832 : 512;	/* up to AVX / FXSAVE */
+
+	/* XSAVE64 and FXSAVE64 fault on a misaligned image. */
 	if (!h->nentries || (h->nentries & (h->nentries - 1)) ||
-	    h->entry_shift < 6 || h->entry_shift > 20)
+	    h->entry_shift < 6 || h->entry_shift > 20 || (h->table & 63) ||
+	    h->off_owner < image || h->off_ready < image ||
+	    h->off_frame < image || (h->fsgsbase && h->off_bases < image) ||
+	    h->off_frame + 18 * 8 > (1u << h->entry_shift))
 		return -EINVAL;
 	x86_64_put(&o, gettid, sizeof(gettid));
 	x86_64_put8(&o, 0x81);
