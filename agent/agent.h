@@ -472,6 +472,8 @@ struct probe {
 
 /* probe_insert_flags: the owner allows a jump pad at the site. */
 #define PROBE_MAY_PAD 1u
+/* ... and must have one (gdb's fast tracepoints): an error without. */
+#define PROBE_NEED_PAD 2u
 
 int probe_strategy_parse(const char *s);
 struct probe *probe_at(struct process *p, uint64_t addr);

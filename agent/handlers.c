@@ -181,6 +181,8 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 		     ";TracepointSource+;DisconnectedTracing+;InstallInTrace+"
 		     ";EnableDisableTracepoints+;QTBuffer:size+;tracenz+"
 		     ";qXfer:traceframe-info:read+");
+	if (agent.arch->emit_pad_handoff)
+		rsp_buf_puts(reply, ";FastTracepoints+");
 	if (!(agent.opt.disabled & DISABLE_THREADS))
 		rsp_buf_puts(reply, ";qXfer:threads:read+");
 	if (agent.multiprocess)
@@ -1099,6 +1101,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_TFRAME] = h_trace,
 	[RSP_REQ_TBUFFER_READ] = h_trace,
 	[RSP_REQ_TSAVE] = h_trace,
+	[RSP_REQ_TMIN_FTPI_LEN] = h_trace,
 	[RSP_REQ_PROBE_FRAMES] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
 	[RSP_REQ_NONSTOP] = h_nonstop,

@@ -198,10 +198,18 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 	}
 	pr->next = p->probes;
 	p->probes = pr;
-	if ((flags & PROBE_MAY_PAD) && (agent.opt.tp_strategy == PROBE_AUTO ||
-					agent.opt.tp_strategy == PROBE_PAD)) {
+	if ((flags & PROBE_NEED_PAD) ||
+	    ((flags & PROBE_MAY_PAD) && (agent.opt.tp_strategy == PROBE_AUTO ||
+					 agent.opt.tp_strategy == PROBE_PAD))) {
 		char pwhy[160];
-		if (pad_attach(pr, pwhy, sizeof(pwhy)) < 0)
+		err = pad_attach(pr, pwhy, sizeof(pwhy));
+		if (err < 0 && (flags & PROBE_NEED_PAD)) {
+			snprintf(why, whylen, "no jump pad at 0x%llx: %s",
+				 (unsigned long long)addr, pwhy);
+			probe_remove(pr);
+			return err;
+		}
+		if (err < 0)
 			debug("no pad at %#llx: %s", (unsigned long long)addr, pwhy);
 	}
 	debug("probe at %#llx: %s%s (%s)", (unsigned long long)addr,

@@ -552,13 +552,23 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			if (err < 0)
 				return err;
 		}
-		if (probe_at(p, tp->addr))
-			continue;	/* shared with another tracepoint */
-		int err = probe_insert_flags(p, tp->addr, trace_hit, NULL,
-					     PROBE_MAY_PAD, &pr, why, whylen);
-		if (err < 0)
-			return err;
-		pr->owner = PROBE_OWNER_TRACE;
+		if (!(pr = probe_at(p, tp->addr))) {
+			int err = probe_insert_flags(p, tp->addr, trace_hit, NULL,
+						     PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0),
+						     &pr, why, whylen);
+			if (err < 0)
+				return err;
+			pr->owner = PROBE_OWNER_TRACE;
+		} else if (tp->fast && !pr->pad) {
+			/* shared with a tracepoint that did not ask for a jump */
+			char pwhy[160];
+			int err = pad_attach(pr, pwhy, sizeof(pwhy));
+			if (err < 0) {
+				snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s",
+					 tp->number, (unsigned long long)tp->addr, pwhy);
+				return err;
+			}
+		}
 	}
 	return 0;
 }
@@ -1120,8 +1130,14 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 	case RSP_REQ_PROBE_FRAMES:
 		stream_frames(req->u.stream_max, reply);
 		break;
+	case RSP_REQ_TMIN_FTPI_LEN:
+		/* A fast tracepoint is a jump pad (pad.c), which may cover
+		 * several instructions: any length can do, the agent says at
+		 * tstart where it cannot.  0 would mean "not yet". */
+		rsp_buf_puts(reply, agent.arch->emit_pad_handoff ? "1" : "0");
+		break;
 	default:
-		/* Fast and static tracepoints, markers: not in this build. */
+		/* Static tracepoints, markers: not in this build. */
 		break;
 	}
 }
