@@ -374,7 +374,7 @@ int regs_set_pc(struct thread *t, uint64_t pc);
 unsigned int regs_detect_features(pid_t tid);
 void regs_invalidate(struct thread *t);
 int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
-		  bool xsave, const uint64_t *bases);
+		  bool xsave, const uint64_t *bases, bool may_fetch);
 void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g);
 void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g);
 /* Makes thread `t` (stopped) run one system call; *ret gets its result. */
@@ -468,12 +468,17 @@ struct probe {
 	uint64_t pad, pad_trap;
 	size_t pad_len;
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
+	bool pad_collect;	/* the pad records hits itself (no stop) */
+	uint64_t pad_resume;	/* the relocated window in the pad */
 };
 
 /* probe_insert_flags: the owner allows a jump pad at the site. */
 #define PROBE_MAY_PAD 1u
 /* ... and must have one (gdb's fast tracepoints): an error without. */
 #define PROBE_NEED_PAD 2u
+/* ... whose hits the pad may collect in the process, with no stop: the
+ * owner needs nothing but the registers (pad_drain hands them over). */
+#define PROBE_PAD_COLLECT 4u
 
 int probe_strategy_parse(const char *s);
 struct probe *probe_at(struct process *p, uint64_t addr);
@@ -486,9 +491,13 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 		       char *why, size_t whylen);
 
 /* pad.c: jump pads, a probe's zero-syscall way in (see there) */
-int pad_attach(struct probe *pr, char *why, size_t whylen);
+int pad_attach(struct probe *pr, bool collect, char *why, size_t whylen);
+int pad_drain(struct process *p,
+	      void (*fn)(struct probe *pr, struct thread *t, void *arg), void *arg);
 void pad_detach(struct probe *pr);
 void pad_before_step(struct probe *pr);
+void pad_breakpoint_added(struct process *p, uint64_t addr);
+void pad_resume_skip(struct thread *t);
 enum pad_trap { PAD_TRAP_NONE, PAD_TRAP_RESUME, PAD_TRAP_HIT };
 enum pad_trap pad_trap(struct thread *t, struct probe **pr);
 void pad_continue(struct thread *t);
@@ -532,6 +541,7 @@ void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply);
 void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply);
 void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply);
 void trace_after_hit(void);
+void trace_drain(bool may_stop);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 bool trace_disconnect(void);

@@ -234,6 +234,8 @@ int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind,
 		return err;
 	}
 	b->gdb_refs = 1;
+	if (b->patched)
+		pad_breakpoint_added(p, addr);	/* its hits must stop now */
 	return 0;
 }
 

@@ -185,6 +185,7 @@ static struct process *process_add(pid_t pid, bool attached)
 /* The address space is gone (exit, exec): drop probes without touching it. */
 static void forget_probes(struct process *p)
 {
+	trace_drain(false);	/* the pads' records are in the agent's memory */
 	while (p->probes) {
 		struct probe *pr = p->probes;
 		p->probes = pr->next;
@@ -254,6 +255,8 @@ static int resume_thread(struct thread *t, bool step, int sig)
 		hw_sync_thread(t);
 	if (t->ret && ret_shown(t))
 		ret_resume(t);	/* the trampoline back in its stack */
+	if (t->probe_skip && !step && !t->ws_left)
+		pad_resume_skip(t);
 	if (t->regs_dirty) {
 		int err = regs_flush(t);
 		if (err < 0)
@@ -1672,6 +1675,7 @@ int inferior_detach(struct process *p)
 			probe_step_done(t, false);
 		probe_fix_pc(t);
 	}
+	trace_drain(false);
 	ret_restore_process(p);
 	probe_remove_all(p);
 	xol_unmap_all(p);

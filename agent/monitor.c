@@ -52,9 +52,11 @@ static void list_probes(struct rsp_buf *reply)
 					    owners[pr->owner] ? owners[pr->owner] : "agent";
 			if (pr->pad)
 				snprintf(line, sizeof(line),
-					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx), else %s (%s), %s\n",
+					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s), else %s (%s), %s\n",
 					 p->pid, (unsigned long long)pr->addr, pr->pad_window,
-					 (unsigned long long)pr->pad, arch_strategy_name(pr->strategy),
+					 (unsigned long long)pr->pad,
+					 pr->pad_collect ? "; collects in the process, no stop" : "",
+					 arch_strategy_name(pr->strategy),
 					 pr->insn.reason, owner);
 			else
 				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s\n",

@@ -58,6 +58,15 @@
 #define PAD_ENTRY_SHIFT 10
 #define PAD_ENTRIES 256
 #define PAD_TABLE_SIZE ((size_t)PAD_ENTRIES << PAD_ENTRY_SHIFT)
+/* After it, the collector's ring: a page for its head, then records laid
+ * out as entries, with the sequence word where an entry has its owner. */
+#define RING_OFF PAD_TABLE_SIZE
+#define RING_RECORDS_OFF 4096
+#define RING_RECORDS 4096
+#define RING_SIZE (RING_RECORDS_OFF + ((size_t)RING_RECORDS << PAD_ENTRY_SHIFT))
+#define OFF_SEQ 832
+#define PAD_SHM_SIZE (PAD_TABLE_SIZE + RING_SIZE)
+#define PAD_HOLES 64
 #define OFF_OWNER 832
 #define OFF_READY 836
 #define OFF_BASES 840
@@ -68,6 +77,8 @@
 #define PAD_CODE_MAX 512
 #define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
 #define HWCAP2_FSGSBASE_BIT (1u << 1)
+#define TRAP_FLAG 0x100		/* x86 EFLAGS.TF */
+#define FLAGS_REGNUM 17		/* x86-64 eflags in gdb's numbering */
 
 /* Code of a pad, kept until the process goes (threads may still be in
  * it after its probe is removed). */
@@ -83,7 +94,22 @@ struct pad_table {
 	bool xsave, fsgsbase;
 	bool failed;			/* could not be set up: no pads */
 	struct pad_code *codes;
+	uint64_t tail;			/* the ring's next record to read */
+	/* Records before tail still being written when last looked at. */
+	uint64_t holes[PAD_HOLES];
+	size_t nholes;
 };
+
+static uint8_t *record_at(struct pad_table *pt, uint64_t pos)
+{
+	return pt->local + RING_OFF + RING_RECORDS_OFF +
+	       ((size_t)(pos & (RING_RECORDS - 1)) << PAD_ENTRY_SHIFT);
+}
+
+static volatile uint64_t *seq_of(uint8_t *rec)
+{
+	return (volatile uint64_t *)(rec + OFF_SEQ);
+}
 
 static volatile uint32_t *word(uint8_t *e, unsigned int off)
 {
@@ -193,9 +219,9 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 	}
 	err = remote_call(t, SYS_memfd_create, (long)name_at, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
 	if (err == 0)
-		err = remote_call(t, SYS_ftruncate, fd, PAD_TABLE_SIZE, 0, 0, 0, 0, &ret);
+		err = remote_call(t, SYS_ftruncate, fd, PAD_SHM_SIZE, 0, 0, 0, 0, &ret);
 	if (err == 0)
-		err = remote_call(t, SYS_mmap, 0, PAD_TABLE_SIZE, PROT_READ | PROT_WRITE,
+		err = remote_call(t, SYS_mmap, 0, PAD_SHM_SIZE, PROT_READ | PROT_WRITE,
 				  MAP_SHARED, fd, 0, &addr);
 	if (err < 0) {
 		snprintf(why, whylen, "process %d cannot create the pads' shared memory: %s",
@@ -207,19 +233,22 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 	if (lfd < 0) {
 		err = -errno;
 		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
-		remote_call(t, SYS_munmap, addr, PAD_TABLE_SIZE, 0, 0, 0, 0, &ret);
+		remote_call(t, SYS_munmap, addr, PAD_SHM_SIZE, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
-	pt->local = mmap(NULL, PAD_TABLE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+	pt->local = mmap(NULL, PAD_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
 	close(lfd);
 	if (pt->local == MAP_FAILED) {
 		err = -errno;
 		pt->local = NULL;
 		snprintf(why, whylen, "cannot map the pads' memory: %s", strerror(errno));
-		remote_call(t, SYS_munmap, addr, PAD_TABLE_SIZE, 0, 0, 0, 0, &ret);
+		remote_call(t, SYS_munmap, addr, PAD_SHM_SIZE, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
 	pt->remote = (uint64_t)addr;
+	/* Record i is free for position i. */
+	for (unsigned int i = 0; i < RING_RECORDS; i++)
+		*seq_of(record_at(pt, i)) = i;
 	err = 0;
 close_remote:
 	if (fd >= 0)
@@ -257,10 +286,14 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
  * or -errno with the reason in `why`; the probe stays as it was then.
  */
 static bool all_stopped(struct process *p);
-static int attach(struct probe *pr, const uint8_t *func, uint64_t func_size,
-		  uint64_t func_addr, char *why, size_t whylen);
+static int attach(struct probe *pr, bool collect, const uint8_t *func,
+		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen);
 
-int pad_attach(struct probe *pr, char *why, size_t whylen)
+/*
+ * With `collect` the pad records hits in the ring and goes on without a
+ * stop; only when the ring is full does it hand off and trap.
+ */
+int pad_attach(struct probe *pr, bool collect, char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
 	struct process *p = pr->proc;
@@ -298,7 +331,7 @@ int pad_attach(struct probe *pr, char *why, size_t whylen)
 		}
 		func = fbuf;
 	}
-	err = attach(pr, func, func_size, func_addr, why, whylen);
+	err = attach(pr, collect, func, func_size, func_addr, why, whylen);
 	free(fbuf);
 	return err;
 }
@@ -312,8 +345,8 @@ static bool all_stopped(struct process *p)
 	return true;
 }
 
-static int attach(struct probe *pr, const uint8_t *func, uint64_t func_size,
-		  uint64_t func_addr, char *why, size_t whylen)
+static int attach(struct probe *pr, bool collect, const uint8_t *func,
+		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
 	struct process *p = pr->proc;
@@ -335,11 +368,32 @@ static int attach(struct probe *pr, const uint8_t *func, uint64_t func_size,
 	n = arch->emit_save_regs(code, sizeof(code), pr->addr);
 	if (n < 0)
 		return n;
+	size_t done_rel32 = 0;
+	/* The collector needs the bases from the CPU: nothing stops to
+	 * read them. */
+	collect = collect && arch->emit_pad_collect && pt->fsgsbase;
+	if (collect) {
+		struct arch_pad_ring r = {
+			.ring = pt->remote + RING_OFF, .off_records = RING_RECORDS_OFF,
+			.record_shift = PAD_ENTRY_SHIFT, .nrecords = RING_RECORDS,
+			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
+			.off_frame = OFF_FRAME, .xsave = pt->xsave, .fsgsbase = true,
+		};
+		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done_rel32);
+		if (m < 0)
+			return m;
+		done_rel32 += n;
+		n += m;
+	}
 	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
 	if (m < 0)
 		return m;
 	trap_off += n;
 	n += m;
+	if (collect) {
+		uint32_t rel = (uint32_t)(n - (done_rel32 + 4));
+		memcpy(code + done_rel32, &rel, 4);
+	}
 	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
 	if (m < 0)
 		return m;
@@ -351,6 +405,7 @@ static int attach(struct probe *pr, const uint8_t *func, uint64_t func_size,
 		snprintf(why, whylen, "no room for a pad within reach");
 		return err;
 	}
+	size_t win_off = n;
 	m = arch->relocate_window(func, func_size, func_addr, pr->addr,
 				  arch->pad_jump_len, at + n, code + n,
 				  sizeof(code) - n, &inlen);
@@ -405,6 +460,8 @@ static int attach(struct probe *pr, const uint8_t *func, uint64_t func_size,
 	pr->pad_trap = at + trap_off;
 	pr->pad_len = n;
 	pr->pad_window = inlen;
+	pr->pad_resume = at + win_off;
+	pr->pad_collect = collect;
 	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
 	      (unsigned long long)at, n);
 	return 0;
@@ -425,6 +482,45 @@ void pad_before_step(struct probe *pr)
 	pad_detach(pr);
 }
 
+/*
+ * gdb put a breakpoint at a pad's site: a pad that collects in the
+ * process never stops there, so it is rebuilt as one that stops (or the
+ * breakpoint alone serves, when no pad can be rebuilt now).
+ */
+void pad_breakpoint_added(struct process *p, uint64_t addr)
+{
+	struct probe *pr = probe_at(p, addr);
+	char why[160];
+
+	if (!pr || !pr->pad_collect)
+		return;
+	trace_drain(false);
+	pad_detach(pr);
+	if (pad_attach(pr, false, why, sizeof(why)) < 0)
+		debug("probe at %#llx: a breakpoint of gdb's there, no pad: %s",
+		      (unsigned long long)addr, why);
+}
+
+/*
+ * A thread resumes at a probe whose hit it already had (t->probe_skip):
+ * a pad that collects in the process would record it again on the way
+ * through, so the thread goes straight to the pad's copy of the
+ * displaced code, which jumps back after it.
+ */
+void pad_resume_skip(struct thread *t)
+{
+	struct probe *pr = probe_at(t->proc, t->probe_skip);
+
+	if (!pr || !pr->pad_collect || regs_get_pc(t) != pr->addr)
+		return;
+	uint8_t *blk = regs_block_gpr(t);
+	if (!blk)
+		return;
+	memcpy(blk + agent.arch->regs[agent.arch->pc_regnum].offset, &pr->pad_resume, 8);
+	t->regs_dirty = true;
+	t->probe_skip = 0;
+}
+
 /* The site is a breakpoint again (threads in the pad were settled). */
 void pad_detach(struct probe *pr)
 {
@@ -433,6 +529,7 @@ void pad_detach(struct probe *pr)
 	if (bp_unpatch(pr->proc, pr->addr) < 0)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
+	pr->pad_collect = false;
 }
 
 static struct pad_code *code_at(struct process *p, uint64_t pc)
@@ -462,7 +559,8 @@ struct probe *pad_entered(struct process *p, uint64_t pc)
 static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
 {
 	return regs_load_pad(t, (const uint64_t *)(e + OFF_FRAME), e, pt->xsave,
-			     pt->fsgsbase ? (const uint64_t *)(e + OFF_BASES) : NULL);
+			     pt->fsgsbase ? (const uint64_t *)(e + OFF_BASES) : NULL,
+			     true);
 }
 
 /*
@@ -543,6 +641,34 @@ int pad_leave(struct thread *t)
 }
 
 /*
+ * The pad's popfq, for a thread being stepped out: done here, since a
+ * single-stepped popf leaves the trap flag set (the kernel cannot tell
+ * whether the program meant to set it) and the thread would trap on.
+ */
+static int pop_flags(struct thread *t)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint8_t *blk = regs_block_gpr(t);
+	uint64_t sp, pc, fl;
+	uint32_t fl32;
+
+	if (!blk)
+		return -ESRCH;
+	memcpy(&sp, blk + arch->regs[arch->sp_regnum].offset, 8);
+	memcpy(&pc, blk + arch->regs[arch->pc_regnum].offset, 8);
+	if (mem_read_raw(t->proc, sp, &fl, 8) != 8)
+		return -EFAULT;
+	fl32 = (uint32_t)fl & ~(uint32_t)TRAP_FLAG;
+	sp += 8;
+	pc += 1;
+	memcpy(blk + arch->regs[arch->sp_regnum].offset, &sp, 8);
+	memcpy(blk + arch->regs[arch->pc_regnum].offset, &pc, 8);
+	memcpy(blk + arch->regs[FLAGS_REGNUM].offset, &fl32, 4);
+	t->regs_dirty = true;
+	return regs_flush(t);
+}
+
+/*
  * A stopped thread inside a pad goes back to the original code: gdb is
  * told of its stop, or the pad goes.  At the trap, with its entry still
  * its own, it takes the registers of the entry at the probe (a hit not
@@ -585,6 +711,12 @@ bool pad_settle(struct thread *t)
 			}
 			regs_invalidate(t);
 		}
+		/* The pad's pushfq, stepped, would save the trap flag the
+		 * step sets, and its popfq put it back for good. */
+		uint8_t op = 0;
+		bool pushf = mem_read_raw(p, pc, &op, 1) == 1 && op == 0x9c;
+		if (op == 0x9d && pop_flags(t) == 0)
+			continue;
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0)
 			break;
 		regs_invalidate(t);
@@ -600,6 +732,16 @@ bool pad_settle(struct thread *t)
 		if (waitpid(t->tid, &status, __WALL) != t->tid)
 			break;
 		int sig = WSTOPSIG(status);
+		if (pushf && sig == SIGTRAP) {
+			uint64_t sp = 0, fl = 0;
+			uint8_t *blk = regs_block_gpr(t);
+			if (blk)
+				memcpy(&sp, blk + agent.arch->regs[agent.arch->sp_regnum].offset, 8);
+			if (sp && mem_read_raw(p, sp, &fl, 8) == 8 && (fl & TRAP_FLAG)) {
+				fl &= ~(uint64_t)TRAP_FLAG;
+				mem_write_raw(p, sp, &fl, 8);
+			}
+		}
 		if (sig == SIGTRAP || (status >> 16))
 			continue;
 		if (sig == SIGSTOP && t->stop_expected) {
@@ -615,6 +757,74 @@ bool pad_settle(struct thread *t)
 		debug("thread %d left a pad at %#llx", t->tid,
 		      (unsigned long long)regs_get_pc(t));
 	return moved;
+}
+
+/* One published record: to `fn`, then free for its next round. */
+static void take_record(struct process *p, struct pad_table *pt, uint64_t pos,
+			struct thread *standin,
+			void (*fn)(struct probe *, struct thread *, void *), void *arg)
+{
+	uint8_t *rec = record_at(pt, pos);
+	uint64_t site = ((const uint64_t *)(rec + OFF_FRAME))[FRAME_PC];
+	struct probe *pr = probe_at(p, site);
+
+	standin->proc = p;
+	standin->state = THREAD_STOPPED;
+	if (pr && fn &&
+	    regs_load_pad(standin, (const uint64_t *)(rec + OFF_FRAME), rec,
+			  pt->xsave, (const uint64_t *)(rec + OFF_BASES), false) == 0)
+		fn(pr, standin, arg);
+	regs_invalidate(standin);
+	__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+}
+
+/*
+ * The hits the pads of `p` collected in the process, in the order they
+ * took their records: `fn` gets the probe and a stand-in thread (not one
+ * of p's: the hitting thread went on long ago) whose register cache holds
+ * the hit's registers.  A record still being written is passed over and
+ * taken by a later call: its writer may be stopped, or even gone for good
+ * (a signal handler that never returned), which must not hold up the
+ * rest.  Such a record's place in the ring stays taken, and once the ring
+ * comes round to it the pads stop at every hit instead, losing none.
+ * Returns the number of records taken.
+ */
+int pad_drain(struct process *p,
+	      void (*fn)(struct probe *pr, struct thread *t, void *arg), void *arg)
+{
+	static struct thread standin;
+	struct pad_table *pt = p->pads;
+	int n = 0;
+
+	if (!pt || !pt->local)
+		return 0;
+	if (!standin.regcache && !(standin.regcache = calloc(1, 4096)))
+		abort();
+	for (size_t i = 0; i < pt->nholes;) {
+		uint64_t pos = pt->holes[i];
+		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
+			take_record(p, pt, pos, &standin, fn, arg);
+			pt->holes[i] = pt->holes[--pt->nholes];
+			n++;
+		} else {
+			i++;
+		}
+	}
+	uint64_t head = __atomic_load_n((volatile uint64_t *)(pt->local + RING_OFF),
+					__ATOMIC_ACQUIRE);
+	while (pt->tail < head) {
+		uint64_t pos = pt->tail;
+		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
+			take_record(p, pt, pos, &standin, fn, arg);
+			n++;
+		} else if (pt->nholes < PAD_HOLES) {
+			pt->holes[pt->nholes++] = pos;
+		} else {
+			break;
+		}
+		pt->tail++;
+	}
+	return n;
 }
 
 /* A fork child's copy of the sites: breakpoints again (its memory). */
@@ -638,7 +848,7 @@ static void table_free(struct process *p)
 		free(c);
 	}
 	if (pt->local)
-		munmap(pt->local, PAD_TABLE_SIZE);
+		munmap(pt->local, PAD_SHM_SIZE);
 	free(pt);
 	p->pads = NULL;
 }
@@ -650,7 +860,7 @@ void pad_unmap(struct process *p)
 	long ret;
 
 	if (p->pads && p->pads->remote && t)
-		remote_call(t, SYS_munmap, (long)p->pads->remote, PAD_TABLE_SIZE,
+		remote_call(t, SYS_munmap, (long)p->pads->remote, PAD_SHM_SIZE,
 			    0, 0, 0, 0, &ret);
 	table_free(p);
 }

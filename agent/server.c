@@ -609,6 +609,8 @@ void server_run(void)
 			if (agent.exit_after_reply && !agent.running)
 				server_finish_and_exit(0);
 		}
+		/* What the jump pads collected meanwhile (every tick at most). */
+		trace_drain(true);
 		if (event_base_loop(agent.base, EVLOOP_ONCE) != 0)
 			return;
 	}

@@ -122,6 +122,7 @@ static void remove_probes(void)
 		tr.proc = NULL;
 		return;
 	}
+	trace_drain(false);	/* the hits before the stop count */
 	inferior_pause(p);
 	for (struct probe *pr = p->probes, *next; pr; pr = next) {
 		next = pr->next;
@@ -170,6 +171,7 @@ void trace_process_gone(struct process *p)
 {
 	if (tr.proc != p)
 		return;
+	trace_drain(false);
 	if (tr.running) {
 		/* Its probes go with it; the frames stay. */
 		for (struct probe *pr = p->probes; pr; pr = pr->next)
@@ -476,8 +478,11 @@ static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
 static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 {
 	struct hit h = { .t = t };
-	uint8_t *regs = regs_block_gpr(t);
+	uint8_t *regs;
 
+	/* Hits the pads recorded come first (a full ring sends a hit here). */
+	trace_drain(false);
+	regs = regs_block_gpr(t);
 	if (!tr.running || !regs)
 		return 0;
 	h.regs = regs;
@@ -497,6 +502,56 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	}
 	run_tracepoints(&h, pr->addr, false);
 	return 0;
+}
+
+/* One hit a jump pad recorded in the process (pad_drain). */
+static void drain_hit(struct probe *pr, struct thread *t, void *arg)
+{
+	struct hit h = { .t = t };
+
+	if (!tr.running || pr->owner != PROBE_OWNER_TRACE ||
+	    !(h.regs = regs_block_gpr(t)))
+		return;
+	run_tracepoints(&h, pr->addr, false);
+}
+
+/*
+ * Takes in the hits the jump pads of the traced process collected on
+ * their own.  `may_stop`: the caller is at the top of the loop, where a
+ * stop they cause (buffer full) can run at once.
+ */
+void trace_drain(bool may_stop)
+{
+	static bool busy;
+
+	if (busy || !tr.proc || !tr.proc->pads)
+		return;
+	busy = true;
+	pad_drain(tr.proc, drain_hit, NULL);
+	busy = false;
+	if (may_stop)
+		trace_after_hit();
+}
+
+/*
+ * Whether every tracepoint at `addr` needs nothing but the registers at
+ * the hit: no condition, no pass count, no while-stepping, no return
+ * probe, register collection only.  Its jump pad may then collect the
+ * hits in the process without stopping the thread.
+ */
+static bool registers_only(uint64_t addr)
+{
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (tp->cond || tp->pass_count || tp->step_count ||
+		    ret_is_marked(tp->number))
+			return false;
+		for (size_t i = 0; i < tp->n_actions; i++)
+			if (tp->actions[i].kind != TP_ACTION_REGS ||
+			    tp->actions[i].while_stepping)
+				return false;
+	}
+	return true;
 }
 
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
@@ -552,17 +607,33 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			if (err < 0)
 				return err;
 		}
+		bool regs_only = registers_only(tp->addr);
 		if (!(pr = probe_at(p, tp->addr))) {
 			int err = probe_insert_flags(p, tp->addr, trace_hit, NULL,
-						     PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0),
+						     PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
+						     (regs_only ? PROBE_PAD_COLLECT : 0),
 						     &pr, why, whylen);
 			if (err < 0)
 				return err;
 			pr->owner = PROBE_OWNER_TRACE;
-		} else if (tp->fast && !pr->pad) {
+			continue;
+		}
+		if (pr->pad_collect && !regs_only) {
+			/* A tracepoint added during the run needs more than
+			 * the registers: its pad must stop the thread. */
+			trace_drain(false);
+			pad_detach(pr);
+			char pwhy[160];
+			if ((agent.opt.tp_strategy == PROBE_AUTO ||
+			     agent.opt.tp_strategy == PROBE_PAD || tp->fast) &&
+			    pad_attach(pr, false, pwhy, sizeof(pwhy)) < 0)
+				debug("no pad at %#llx any more: %s",
+				      (unsigned long long)tp->addr, pwhy);
+		}
+		if (tp->fast && !pr->pad) {
 			/* shared with a tracepoint that did not ask for a jump */
 			char pwhy[160];
-			int err = pad_attach(pr, pwhy, sizeof(pwhy));
+			int err = pad_attach(pr, false, pwhy, sizeof(pwhy));
 			if (err < 0) {
 				snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s",
 					 tp->number, (unsigned long long)tp->addr, pwhy);
@@ -966,6 +1037,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 	char why[256];
 	int err;
 
+	trace_drain(true);
 	switch (req->kind) {
 	case RSP_REQ_TINIT:
 		stop_run(TP_STOP_COMMAND, 0);

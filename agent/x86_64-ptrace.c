@@ -319,15 +319,22 @@ int regs_fetch(struct thread *t)
  * flush write them all.
  */
 int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
-		  bool xsave, const uint64_t *bases)
+		  bool xsave, const uint64_t *bases, bool may_fetch)
 {
 	uint8_t *blk = t->regcache;
 	struct user_regs_struct ur;
 
 	regs_invalidate(t);
-	if (kernel_gpr(t)->cs == 0 &&
+	if (kernel_gpr(t)->cs == 0 && may_fetch &&
 	    ptrace(PTRACE_GETREGS, t->tid, NULL, kernel_gpr(t)) < 0)
 		return -errno;
+	if (kernel_gpr(t)->cs == 0) {
+		/* A record of the in-process collector, for no particular
+		 * stopped thread: the selectors of every 64-bit process. */
+		memset(kernel_gpr(t), 0, sizeof(*kernel_gpr(t)));
+		kernel_gpr(t)->cs = 0x33;	/* __USER_CS */
+		kernel_gpr(t)->ss = 0x2b;	/* __USER_DS */
+	}
 	ur = *kernel_gpr(t);
 	for (int i = 0; i <= R_EFLAGS; i++)
 		memcpy((uint8_t *)&ur + gpr_offset[i], &frame[i], 8);

@@ -129,6 +129,26 @@ struct arch_pad_handoff {
 	bool fsgsbase;
 };
 
+/*
+ * A jump pad's in-process collector: a bounded ring of records in the
+ * shared memory (one producer per hitting thread, the agent consumes).
+ * `head` (64-bit) is at ring, record i at ring + off_records +
+ * (i mod nrecords) << record_shift; each record has a 64-bit sequence
+ * word at off_seq (record i is free for position p when seq == p, full
+ * when seq == p + 1; the agent sets seq = p + nrecords when it has read
+ * it) and otherwise the layout of a hand-off entry: image at 0,
+ * bases at off_bases, frame at off_frame.
+ */
+struct arch_pad_ring {
+	uint64_t ring;
+	unsigned int off_records;
+	unsigned int record_shift;
+	unsigned int nrecords;		/* a power of two */
+	unsigned int off_seq, off_bases, off_frame;
+	bool xsave;
+	bool fsgsbase;
+};
+
 struct arch_ops {
 	const char *name;		/* "x86_64": logs, probe-trace output */
 	const char *gdb_arch;		/* target.xml <architecture> */
@@ -264,6 +284,19 @@ struct arch_ops {
 	 */
 	int (*emit_pad_handoff)(uint8_t *out, size_t size,
 				const struct arch_pad_handoff *h, size_t *trap_off);
+
+	/*
+	 * Writes the jump pad's in-process collector, run right after
+	 * emit_save_regs: it takes the next record of the ring (see struct
+	 * arch_pad_ring), fills it and publishes it, then jumps to the
+	 * register restore, whose offset the caller patches into the rel32
+	 * at *done_rel32 (counted from its end) once it is known.  When the
+	 * ring is full it falls through to the code that follows it (the
+	 * hand-off: the hit stops once, and nothing is lost).  Returns the
+	 * length written, -ENOSPC or -EINVAL; NULL when the arch has none.
+	 */
+	int (*emit_pad_collect)(uint8_t *out, size_t size,
+				const struct arch_pad_ring *r, size_t *done_rel32);
 
 	/*
 	 * Looks up the assembler register name of `len` bytes at `name`

@@ -31,7 +31,9 @@ GDB=${GDB:-gdb}
 TARGET=$builddir/bench/tp-target
 FLOOR=$builddir/bench/ptrace-floor
 COST=$builddir/bench/ptrace-cost
-STRATEGIES="auto pad emulate boost step"
+# padstop: --tp-strategy=pad with an always-true condition ("if $rdi >= 0"),
+# which a pad cannot evaluate itself: its hits stop once (the hand-off).
+STRATEGIES="auto pad padstop emulate boost step"
 # Trace buffer sizes (bytes per frame, measured: the agent ~823 for
 # "collect $regs" on x86-64, gdbserver 2423): room for N frames plus slack,
 # so no run stops early.  Every run is checked anyway.
@@ -94,14 +96,14 @@ pin() { taskset -c "$CPU" "$@"; }
 
 # gdb script: stop at main, trace hot collecting $regs, run to bench_done
 # (after the timed loop, before exit, so tstatus still reaches the stub).
-gdb_script() {	# $1 = trace buffer size, $2 = file
+gdb_script() {	# $1 = trace buffer size, $2 = file [, $3 = condition]
 	cat >"$2" <<EOF
 set pagination off
 set confirm off
 set sysroot /
 break main
 continue
-trace hot
+trace hot ${3:+if $3}
 actions
 collect \$regs
 end
@@ -114,6 +116,9 @@ kill
 EOF
 }
 gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent.gdb"
+gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent-cond.gdb" '$rdi >= 0'
+strategy_opt() { case $1 in padstop) echo pad ;; *) echo "$1" ;; esac; }
+agent_script() { case $1 in padstop) echo "$work/agent-cond.gdb" ;; *) echo "$work/agent.gdb" ;; esac; }
 gdb_script $((N * GDBSERVER_FRAME_BYTES + 1048576)) "$work/gdbserver.gdb"
 
 # One traced run: $1 = config name, $2 = run number.  Appends ns/hit (raw)
@@ -122,7 +127,8 @@ traced_run() {
 	local cfg=$1 run=$2 stub script out log
 	case $cfg in
 	gdbserver) stub="$GDBSERVER"; script=$work/gdbserver.gdb ;;
-	agent-*) stub="$AGENT --tp-strategy=${cfg#agent-}"; script=$work/agent.gdb ;;
+	agent-*) stub="$AGENT --tp-strategy=$(strategy_opt "${cfg#agent-}")"
+		script=$(agent_script "${cfg#agent-}") ;;
 	esac
 	out=$work/$cfg.$run.out
 	log=$work/$cfg.$run.log
@@ -168,11 +174,15 @@ floor_run() {	# $1 = getregs | setregs | agent
 insn=$("$GDB" -nx -batch -ex 'x/i hot' "$TARGET" 2>/dev/null |
 	sed -n 's/^ *0x[0-9a-f]* <hot[+0-9]*>:[[:space:]]*//p' | head -1)
 gdb_script 65536 "$work/probe.gdb"
+gdb_script 65536 "$work/probe-cond.gdb" '$rdi >= 0'
+sed -i 's/^tstart$/tstart\nmonitor probes/' "$work/probe.gdb" "$work/probe-cond.gdb"
 for s in $STRATEGIES; do
+	script=$work/probe.gdb
+	[ "$s" = padstop ] && script=$work/probe-cond.gdb
 	pin timeout 120 "$GDB" -nx -batch \
-		-ex "target remote | $AGENT --debug=xol --tp-strategy=$s - $TARGET 10 $work/probe-$s.out" \
-		-x "$work/probe.gdb" >"$work/probe-$s.log" 2>&1
-	used=$(sed -n 's/.*\[xol\] probe at 0x[0-9a-f]*: \(.*\)$/\1/p' "$work/probe-$s.log" | head -1)
+		-ex "target remote | $AGENT --tp-strategy=$(strategy_opt "$s") - $TARGET 10 $work/probe-$s.out" \
+		-x "$script" >"$work/probe-$s.log" 2>&1
+	used=$(sed -n 's/^process [0-9]* 0x[0-9a-f]* \(.*\), tracepoint$/\1/p' "$work/probe-$s.log" | head -1)
 	[ -n "$used" ] || die "--tp-strategy=$s: the agent reported no probe at hot (see $work/probe-$s.log)"
 	eval "used_$s=\$used"
 done

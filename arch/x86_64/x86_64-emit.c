@@ -331,3 +331,120 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	*trap_off = trap;
 	return finish(&o);
 }
+
+/*
+ * The jump pad's in-process collector (a bounded multi-producer ring,
+ * each record with its own sequence word), after the register save
+ * (frame at %rbx):
+ *
+ *   49 bd <ring>            movabs $ring,%r13
+ * 1:49 8b 45 00             mov (%r13),%rax        pos = head
+ *   89 c2                   mov %eax,%edx
+ *   81 e2 <n-1>             and $(n-1),%edx
+ *   48 c1 e2 <shift>        shl $shift,%rdx
+ *   49 8d b4 15 <records>   lea records(%r13,%rdx),%rsi   record of pos
+ *   48 8b 8e <seq>          mov seq(%rsi),%rcx
+ *   48 29 c1                sub %rax,%rcx          seq - pos
+ *   7c <full>               jl full                not read yet: full
+ *   7f <1b>                 jg 1b                  taken meanwhile
+ *   48 8d 50 01             lea 1(%rax),%rdx
+ *   f0 49 0f b1 55 00       lock cmpxchg %rdx,(%r13)   head = pos + 1
+ *   75 <1b>                 jne 1b
+ *   49 89 c4                mov %rax,%r12          pos
+ *   49 89 f6                mov %rsi,%r14          record
+ *   48 8d be <frame>        lea frame(%rsi),%rdi
+ *   48 89 de b9 12 00 00 00 fc f3 48 a5    the frame, as in the hand-off
+ *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
+ *   49 8d 44 24 01          lea 1(%r12),%rax
+ *   49 89 86 <seq>          mov %rax,seq(%r14)     published
+ *   e9 <done>               jmp done               (the restore)
+ * full:                     (falls through: the hand-off)
+ */
+int x86_64_emit_pad_collect(uint8_t *out, size_t size,
+			    const struct arch_pad_ring *r, size_t *done_rel32)
+{
+	static const uint8_t load_head[] = { 0x49, 0x8b, 0x45, 0x00, 0x89, 0xc2,
+					     0x81, 0xe2 };
+	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
+					0xfc, 0xf3, 0x48, 0xa5 };
+	static const uint8_t xsave[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
+					 0x49, 0x0f, 0xae, 0x26 };
+	static const uint8_t fxsave[] = { 0x49, 0x0f, 0xae, 0x06 };
+	static const uint8_t rdfs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0 };
+	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
+	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
+	static const uint8_t cas[] = { 0x48, 0x8d, 0x50, 0x01, 0xf0, 0x49, 0x0f,
+				       0xb1, 0x55, 0x00 };
+	static const uint8_t take[] = { 0x49, 0x89, 0xc4, 0x49, 0x89, 0xf6,
+					0x48, 0x8d, 0xbe };
+	static const uint8_t publish[] = { 0x49, 0x8d, 0x44, 0x24, 0x01 };
+	struct x86_64_out o = { out, size, 0, 0, false };
+	unsigned int image = r->xsave ? 832 : 512;
+	size_t retry, jl_at;
+
+	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
+	    r->record_shift < 6 || r->record_shift > 20 || (r->ring & 63) ||
+	    (r->off_records & 63) || r->off_records < 8 ||
+	    r->off_seq < image || r->off_frame < image ||
+	    (r->fsgsbase && r->off_bases < image) ||
+	    r->off_frame + 18 * 8 > (1u << r->record_shift))
+		return -EINVAL;
+	x86_64_put8(&o, 0x49);
+	x86_64_put8(&o, 0xbd);
+	x86_64_put64(&o, r->ring);
+	retry = o.len;
+	x86_64_put(&o, load_head, sizeof(load_head));
+	x86_64_put32(&o, r->nrecords - 1);
+	x86_64_put8(&o, 0x48);
+	x86_64_put8(&o, 0xc1);
+	x86_64_put8(&o, 0xe2);
+	x86_64_put8(&o, r->record_shift);
+	x86_64_put8(&o, 0x49);
+	x86_64_put8(&o, 0x8d);
+	x86_64_put8(&o, 0xb4);
+	x86_64_put8(&o, 0x15);
+	x86_64_put32(&o, r->off_records);
+	x86_64_put8(&o, 0x48);
+	x86_64_put8(&o, 0x8b);
+	x86_64_put8(&o, 0x8e);
+	x86_64_put32(&o, r->off_seq);
+	x86_64_put8(&o, 0x48);
+	x86_64_put8(&o, 0x29);
+	x86_64_put8(&o, 0xc1);
+	jl_at = o.len;
+	x86_64_put8(&o, 0x7c);
+	x86_64_put8(&o, 0);		/* patched below */
+	x86_64_put8(&o, 0x7f);
+	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
+	x86_64_put(&o, cas, sizeof(cas));
+	x86_64_put8(&o, 0x75);
+	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
+	x86_64_put(&o, take, sizeof(take));
+	x86_64_put32(&o, r->off_frame);
+	x86_64_put(&o, copy, sizeof(copy));
+	if (r->xsave)
+		x86_64_put(&o, xsave, sizeof(xsave));
+	else
+		x86_64_put(&o, fxsave, sizeof(fxsave));
+	if (r->fsgsbase) {
+		x86_64_put(&o, rdfs, sizeof(rdfs));
+		x86_64_put(&o, mov_r14, sizeof(mov_r14));
+		x86_64_put32(&o, r->off_bases);
+		x86_64_put(&o, rdgs, sizeof(rdgs));
+		x86_64_put(&o, mov_r14, sizeof(mov_r14));
+		x86_64_put32(&o, r->off_bases + 8);
+	}
+	x86_64_put(&o, publish, sizeof(publish));
+	x86_64_put(&o, mov_r14, sizeof(mov_r14));
+	x86_64_put32(&o, r->off_seq);
+	x86_64_put8(&o, 0xe9);
+	*done_rel32 = o.len;
+	x86_64_put32(&o, 0);		/* the caller's */
+	if (o.overflow)
+		return -ENOSPC;
+	size_t d = o.len - (jl_at + 2);
+	if (d > 127)
+		return -ENOSPC;
+	out[jl_at + 1] = (uint8_t)d;
+	return (int)o.len;
+}

@@ -663,7 +663,7 @@ def hot_all_stop(c, what, syms):
         stop = c.read_packet()
         if not check(stop is not None and stop.startswith(b"T02"),
                      "%s: interrupt %d answered by a SIGINT stop (%r)"
-                     % (what, k, stop[:40] if stop else stop)):
+                     % (what, k, stop[:400] if stop else stop)):
             return False
         st = tstatus(c)
         check(st is not None and st[0] and st[1] >= created,
@@ -747,7 +747,7 @@ def hot_wait_run(args, tmp, env, syms, nonstop, strategy):
     stub = Stub(args, tmp, dict(env, ITEST_GROUND=ground))
     before = failures
     try:
-        c = stub.start(["--debug=hot", "--tp-strategy=" + strategy], [args.prog])
+        c = stub.start([os.environ.get("HOT_DEBUG", "--debug=hot"), "--tp-strategy=" + strategy], [args.prog])
         pid = hot_setup(c, what, syms, nonstop)
         if pid is None:
             return

@@ -176,17 +176,24 @@ check_le() {	# WHAT A B: A <= B, integers
 # How the agent runs the hits: `$(list_probes)` after tstart in a gdb
 # script asks it (monitor probes; nothing for gdbserver), and check_pads
 # checks the answer against the strategy of the pass: pad and auto must
-# have put a jump pad at the N-th probe site the case names (sites whose
-# code takes one), the forced strategies none anywhere.
+# have put a jump pad at the site the case names (sites whose code takes
+# one), the forced strategies none anywhere.  A pad collects the hit in the
+# process (no stop) when the tracepoints there want registers only, and
+# stops the thread once otherwise.
 list_probes() { is_gdbserver || echo "monitor probes"; }
-check_pads() {	# WHAT: what the pad-capable site is, for the message
+check_pads() {	# WHAT [collects|stops]: the second, what the pad does with a hit
 	is_gdbserver && return 0
-	local pads
+	local pads collecting
 	pads=$(grep -Ec '^process [0-9]+ 0x[0-9a-f]+ pad \(jump over' "$OUT")
+	collecting=$(grep -Ec '^process [0-9]+ 0x[0-9a-f]+ pad \(jump over .*; collects in the process' "$OUT")
 	case $STRAT in
 	pad|auto|"")
 		if [ "$pads" -ge 1 ]; then ok "$1: hits come through a jump pad"
-		else fail "$1: no jump pad (monitor probes)"; fi ;;
+		else fail "$1: no jump pad (monitor probes)"; fi
+		case ${2:-} in
+		collects) check_le "$1: pads that collect in the process" 1 "$collecting" ;;
+		stops) check_eq "$1: pads that collect in the process" "$collecting" 0 ;;
+		esac ;;
 	*)
 		check_eq "$1: jump pads under --tp-strategy=$STRAT" "$pads" 0 ;;
 	esac
