@@ -1,37 +1,45 @@
 /*
- * pad.c - jump pads: a probe hit that costs the agent no system call but
- * the wait and the resume.
+ * pad.c - jump pads: probe hits that cost the agent no register access,
+ * and where the tracepoints need nothing but the registers, no stop.
  *
- * A probe whose instruction is at least as long as a jump (x86-64: 5
- * bytes) gets, on top of its breakpoint, a pad in its XOL area, and the
- * instruction is replaced by a jump to it:
+ * A probe whose code has room for a jump (x86-64: 5 bytes, the probed
+ * instruction or, when the function's symbol shows that no branch lands
+ * inside them, the instructions that cover 5 bytes) gets, on top of its
+ * breakpoint, a pad in its XOL area, and that code is replaced by a jump:
  *
  *   site:  jmp pad                      (the rest of the window: int3)
  *   pad:   save the registers           (arch emit_save_regs)
- *          claim an entry of the table, copy the registers and the
- *          x87/SSE/AVX state there, trap  (arch emit_pad_handoff)
+ *          [take a record of the ring, copy the registers and the
+ *           x87/SSE/AVX state there, go to the restore (emit_pad_collect);
+ *           a full ring falls through]
+ *          claim an entry of the table, copy the same there, trap
+ *                                       (arch emit_pad_handoff)
  *          restore the registers        (arch emit_restore_regs)
- *          the instruction, relocated, and a jump back
+ *          the displaced code, relocated, and a jump back
  *
- * The table is memory the process and the agent share (a memfd the
- * process creates and maps, by system calls the agent makes it run; the
- * agent maps the same file through /proc/PID/fd).  On the trap the agent
- * finds the entry of the stopped thread by its tid, and has everything
- * a hit needs without PTRACE_GETREGS, GETREGSET or a PC write: the
- * thread simply continues, and frees its entry on its way out.  One stop
- * per hit, as with the breakpoint, but two system calls instead of five.
+ * The table and the ring are memory the process and the agent share (a
+ * memfd the process creates and maps, by system calls the agent makes it
+ * run; the agent maps the same file through /proc/PID/fd).
+ *
+ * A recording pad (the tracepoints there want registers only) never stops
+ * the thread: the agent reads the records later (pad_drain).  Otherwise
+ * the thread traps in its pad; the agent finds its entry by the tid and
+ * has everything the hit needs without PTRACE_GETREGS, GETREGSET or a PC
+ * write, and the thread simply continues and frees its entry on its way
+ * out: two system calls a hit instead of five.  That pad runs gettid in
+ * the process.
  *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it
  * is written traps and is handled the ordinary way, and gdb's reads see
  * the original bytes.  Whenever a thread must leave a pad other than by
  * running on (gdb is told of its stop, while-stepping, detach, removal),
- * the agent puts the saved registers back with the PC at the probe, so
- * gdb never sees a pad address (pad_settle).
+ * the agent puts the saved registers back with the PC at the probe, or
+ * steps it out, so gdb never sees a pad address (pad_settle).
  *
- * The pad's one system call, gettid, runs in the process.  Pads are
- * refused where the shared memory cannot be set up (no memfd, no
- * /proc/PID/fd): the probe stays a breakpoint.
+ * Pads are refused where the shared memory cannot be set up (no memfd,
+ * no /proc/PID/fd): the probe stays a breakpoint.  x86-64 only (the arch
+ * ops; r14 and the trap flag below are its).
  */
 #define LOG_DOMAIN "pad"
 #include "config.h"

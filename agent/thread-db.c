@@ -186,18 +186,17 @@ int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 
 /* --- symbols: the dynamic symbol tables of the loaded objects ----------------- */
 
-static bool elf_lookup(const char *file, const char *name, uint64_t *value)
+/*
+ * Calls `match` for every defined symbol of the symbol tables of `elf`
+ * until it returns true.  Returns whether one did.
+ */
+static bool each_symbol(Elf *elf, bool (*match)(Elf *elf, size_t strtab,
+						 const GElf_Sym *sym, void *arg),
+			void *arg)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
 	Elf_Scn *scn = NULL;
-	bool found = false;
 
-	if (fd < 0)
-		return false;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+	while (elf && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
@@ -206,20 +205,63 @@ static bool elf_lookup(const char *file, const char *name, uint64_t *value)
 		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
 		for (size_t i = 0; data && i < n; i++) {
 			GElf_Sym sym;
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && strcmp(s, name) == 0) {
-				*value = sym.st_value;
-				found = true;
-				break;
-			}
+			if (gelf_getsym(data, i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    match(elf, sh.sh_link, &sym, arg))
+				return true;
 		}
 	}
+	return false;
+}
+
+struct by_name {
+	const char *name;
+	uint64_t value;
+};
+
+static bool named(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
+{
+	struct by_name *q = arg;
+	const char *s = elf_strptr(elf, strtab, sym->st_name);
+
+	if (!s || strcmp(s, q->name) != 0)
+		return false;
+	q->value = sym->st_value;
+	return true;
+}
+
+static bool elf_lookup(const char *file, const char *name, uint64_t *value)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	struct by_name q = { name, 0 };
+	bool found;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	found = each_symbol(elf, named, &q);
+	if (found)
+		*value = q.value;
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	return found;
+}
+
+struct by_addr {
+	uint64_t vaddr, start, size;
+};
+
+static bool around(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
+{
+	struct by_addr *q = arg;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_size ||
+	    q->vaddr < sym->st_value || q->vaddr >= sym->st_value + sym->st_size)
+		return false;
+	q->start = sym->st_value;
+	q->size = sym->st_size;
+	return true;
 }
 
 /*
@@ -268,25 +310,11 @@ bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
 			}
 		}
 	}
-	Elf_Scn *scn = NULL;
-	while (vaddr && elf && !found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; data && i < n; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
-			    vaddr < sym.st_value || vaddr >= sym.st_value + sym.st_size)
-				continue;
-			*start = addr - (vaddr - sym.st_value);
-			*size = sym.st_size;
-			found = true;
-			break;
-		}
+	struct by_addr q = { vaddr, 0, 0 };
+	if (vaddr && each_symbol(elf, around, &q)) {
+		*start = addr - (vaddr - q.start);
+		*size = q.size;
+		found = true;
 	}
 	if (elf)
 		elf_end(elf);

@@ -204,6 +204,53 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
 }
 
 /*
+ * What a pad stores for a hit, the record or entry in %r14 and the frame
+ * at %rbx: the frame (18 words, rep movsq: rsi, rdi, rcx and DF go), the
+ * x87/SSE(/AVX) image at offset 0 (rax, rdx go), and with fsgsbase the
+ * two bases at off_bases.
+ *
+ *   48 8d be <frame>        lea frame(%rsi),%rdi   (%rsi = %r14 here)
+ *   48 89 de                mov %rbx,%rsi
+ *   b9 12 00 00 00          mov $18,%ecx
+ *   fc f3 48 a5             cld; rep movsq
+ *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
+ *   49 0f ae 26             xsave64 (%r14)        (or 49 0f ae 06 fxsave64)
+ *   f3 48 0f ae c0          rdfsbase %rax
+ *   49 89 86 <bases>        mov %rax,bases(%r14)
+ *   f3 48 0f ae c8          rdgsbase %rax
+ *   49 89 86 <bases+8>      mov %rax,bases+8(%r14)
+ */
+static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
+			  bool xsave, bool fsgsbase, unsigned int off_bases)
+{
+	static const uint8_t lea_rdi[] = { 0x48, 0x8d, 0xbe };
+	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
+					0xfc, 0xf3, 0x48, 0xa5 };
+	static const uint8_t xsave64[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
+					   0x49, 0x0f, 0xae, 0x26 };
+	static const uint8_t fxsave64[] = { 0x49, 0x0f, 0xae, 0x06 };
+	static const uint8_t rdfs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0 };
+	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
+	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
+
+	x86_64_put(o, lea_rdi, sizeof(lea_rdi));
+	x86_64_put32(o, off_frame);
+	x86_64_put(o, copy, sizeof(copy));
+	if (xsave)
+		x86_64_put(o, xsave64, sizeof(xsave64));
+	else
+		x86_64_put(o, fxsave64, sizeof(fxsave64));
+	if (fsgsbase) {
+		x86_64_put(o, rdfs, sizeof(rdfs));
+		x86_64_put(o, mov_r14, sizeof(mov_r14));
+		x86_64_put32(o, off_bases);
+		x86_64_put(o, rdgs, sizeof(rdgs));
+		x86_64_put(o, mov_r14, sizeof(mov_r14));
+		x86_64_put32(o, off_bases + 8);
+	}
+}
+
+/*
  * The hand-off from a jump pad to the agent, after the register save
  * (frame at %rbx, stack aligned).  Clobbers only registers the frame
  * holds; DF is cleared for the copy and comes back with popfq.
@@ -248,14 +295,6 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 {
 	static const uint8_t gettid[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
 					  0x41, 0x89, 0xc4, 0x89, 0xc2 };
-	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
-					0xfc, 0xf3, 0x48, 0xa5 };
-	static const uint8_t xsave[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
-					 0x49, 0x0f, 0xae, 0x26 };
-	static const uint8_t fxsave[] = { 0x49, 0x0f, 0xae, 0x06 };
-	static const uint8_t rdfs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0 };
-	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
-	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 	static const uint8_t movl_r14[] = { 0x41, 0xc7, 0x86 };
 	struct x86_64_out o = { out, size, 0, 0, false };
 	size_t retry, trap;
@@ -295,22 +334,9 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	x86_64_put8(&o, 0x90);
 	x86_64_put8(&o, 0xeb);
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
-	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6, 0x48, 0x8d, 0xbe };
+	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
-	x86_64_put32(&o, h->off_frame);
-	x86_64_put(&o, copy, sizeof(copy));
-	if (h->xsave)
-		x86_64_put(&o, xsave, sizeof(xsave));
-	else
-		x86_64_put(&o, fxsave, sizeof(fxsave));
-	if (h->fsgsbase) {
-		x86_64_put(&o, rdfs, sizeof(rdfs));
-		x86_64_put(&o, mov_r14, sizeof(mov_r14));
-		x86_64_put32(&o, h->off_bases);
-		x86_64_put(&o, rdgs, sizeof(rdgs));
-		x86_64_put(&o, mov_r14, sizeof(mov_r14));
-		x86_64_put32(&o, h->off_bases + 8);
-	}
+	put_hit_state(&o, h->off_frame, h->xsave, h->fsgsbase, h->off_bases);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
 	x86_64_put32(&o, PAD_READY);
@@ -365,18 +391,10 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 {
 	static const uint8_t load_head[] = { 0x49, 0x8b, 0x45, 0x00, 0x89, 0xc2,
 					     0x81, 0xe2 };
-	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
-					0xfc, 0xf3, 0x48, 0xa5 };
-	static const uint8_t xsave[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
-					 0x49, 0x0f, 0xae, 0x26 };
-	static const uint8_t fxsave[] = { 0x49, 0x0f, 0xae, 0x06 };
-	static const uint8_t rdfs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0 };
-	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
 	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 	static const uint8_t cas[] = { 0x48, 0x8d, 0x50, 0x01, 0xf0, 0x49, 0x0f,
 				       0xb1, 0x55, 0x00 };
-	static const uint8_t take[] = { 0x49, 0x89, 0xc4, 0x49, 0x89, 0xf6,
-					0x48, 0x8d, 0xbe };
+	static const uint8_t take[] = { 0x49, 0x89, 0xc4, 0x49, 0x89, 0xf6 };
 	static const uint8_t publish[] = { 0x49, 0x8d, 0x44, 0x24, 0x01 };
 	struct x86_64_out o = { out, size, 0, 0, false };
 	unsigned int image = r->xsave ? 832 : 512;
@@ -420,20 +438,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	x86_64_put8(&o, 0x75);
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	x86_64_put(&o, take, sizeof(take));
-	x86_64_put32(&o, r->off_frame);
-	x86_64_put(&o, copy, sizeof(copy));
-	if (r->xsave)
-		x86_64_put(&o, xsave, sizeof(xsave));
-	else
-		x86_64_put(&o, fxsave, sizeof(fxsave));
-	if (r->fsgsbase) {
-		x86_64_put(&o, rdfs, sizeof(rdfs));
-		x86_64_put(&o, mov_r14, sizeof(mov_r14));
-		x86_64_put32(&o, r->off_bases);
-		x86_64_put(&o, rdgs, sizeof(rdgs));
-		x86_64_put(&o, mov_r14, sizeof(mov_r14));
-		x86_64_put32(&o, r->off_bases + 8);
-	}
+	put_hit_state(&o, r->off_frame, r->xsave, r->fsgsbase, r->off_bases);
 	x86_64_put(&o, publish, sizeof(publish));
 	x86_64_put(&o, mov_r14, sizeof(mov_r14));
 	x86_64_put32(&o, r->off_seq);
