@@ -137,7 +137,9 @@ struct arch_pad_handoff {
  * word at off_seq (record i is free for position p when seq == p, full
  * when seq == p + 1; the agent sets seq = p + nrecords when it has read
  * it) and otherwise the layout of a hand-off entry: image at 0,
- * bases at off_bases, frame at off_frame.
+ * bases at off_bases, frame at off_frame.  The parts must lie apart,
+ * inside the record, seq 8-aligned; fsgsbase is required (the bases
+ * cannot be read later).
  */
 struct arch_pad_ring {
 	uint64_t ring;

@@ -400,12 +400,21 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	unsigned int image = r->xsave ? 832 : 512;
 	size_t retry, jl_at;
 
+	unsigned int rec = 1u << (r->record_shift & 31);
+
+	/* The record's parts apart and inside it; the seq word aligned (its
+	 * store publishes the record); the bases are needed: nothing stops
+	 * to read them otherwise. */
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
 	    r->record_shift < 6 || r->record_shift > 20 || (r->ring & 63) ||
 	    (r->off_records & 63) || r->off_records < 8 ||
-	    r->off_seq < image || r->off_frame < image ||
-	    (r->fsgsbase && r->off_bases < image) ||
-	    r->off_frame + 18 * 8 > (1u << r->record_shift))
+	    r->off_records > (1u << 30) || !r->fsgsbase ||
+	    (r->off_seq & 7) || r->off_seq < image || r->off_seq + 8 > rec ||
+	    r->off_bases < image || r->off_bases + 16 > rec ||
+	    r->off_frame < image || r->off_frame + 18 * 8 > rec ||
+	    (r->off_seq + 8 > r->off_bases && r->off_bases + 16 > r->off_seq) ||
+	    (r->off_seq + 8 > r->off_frame && r->off_frame + 144 > r->off_seq) ||
+	    (r->off_bases + 16 > r->off_frame && r->off_frame + 144 > r->off_bases))
 		return -EINVAL;
 	x86_64_put8(&o, 0x49);
 	x86_64_put8(&o, 0xbd);

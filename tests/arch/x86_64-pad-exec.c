@@ -35,7 +35,20 @@
  * pushed as a sign-extended imm32 instead of two movl; a 2-entry table
  * with the thread's first entry taken (the claim loop moves on) and with
  * both taken (the thread spins with pause until one is freed); 4 threads
- * x 20000 calls on a 2-entry table.  Every fourth call has all vector
+ * x 20000 calls on a 2-entry table.
+ *
+ * The in-process collector (emit_pad_collect, between the save and the
+ * hand-off) with fsgsbase only (the collector exists for the agent only
+ * then): the same three functions, XSAVE and FXSAVE, in memory anywhere
+ * and below 2 GiB, 2 x 12 calls into a 16-record ring (the second round
+ * wraps) with no SIGTRAP at all, the ring then consumed as the agent
+ * does (in order, seq == pos + 1, read, seq = pos + nrecords) and every
+ * record checked like a hand-off entry; a 4-record ring with 10 calls
+ * (4 records, then 6 hand-offs because the ring is full), consumed, then
+ * 4 records again; 4 threads x 20000 calls into an 8-record ring that a
+ * consumer thread drains meanwhile (each (thread, call) pair, passed in
+ * %rdi, is seen exactly once: in a record or in a hand-off); and the
+ * arguments emit_pad_collect must refuse.  Every fourth call has all vector
  * registers zero, and the image is read as the agent must read it: an
  * XSAVE component whose XSTATE_BV bit is clear is in its initial state,
  * whatever the bytes say.  Each case runs in a child process under an
@@ -50,6 +63,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +93,11 @@
 #define IMG_XMM 160
 #define IMG_XSTATE_BV 512
 #define IMG_YMM_HI 576
+
+/* The agent's ring: head at 0, records of the entries' layout from 4096. */
+#define OFF_SEQ 832
+#define OFF_RECORDS 4096
+#define RING_MAX_RECORDS 16
 
 #define BASES_UNTOUCHED 0xb5b5b5b5b5b5b5b5ull
 #define FAKE_OWNER 0x7fffffffu	/* above any pid_max: never a real tid */
@@ -293,13 +312,14 @@ static const struct fn_desc fns[] = {
 };
 
 static const struct arch_ops *ops = &x86_64_arch_ops;
-static uint8_t *code_page, *pad_page, *table;
+static uint8_t *code_page, *pad_page, *table, *ring_mem;
 
 /* The pad under test; written only while a single thread runs. */
 static struct {
 	uint64_t fn;
 	uint64_t trap_rip;	/* right after the int3 */
 	struct arch_pad_handoff h;
+	struct arch_pad_ring r;	/* the ring, when the pad collects */
 } cfg;
 
 /* One SIGTRAP, as the handler (the "agent") saw it. */
@@ -311,6 +331,7 @@ struct hit {
 	uint64_t rip, rsp, rbx, r14;
 	bool frame_matches_rbx;		/* entry frame == the stack frame */
 	uint64_t fs, gs;		/* ARCH_GET_FS / _GS in the handler */
+	bool from_ring;			/* a collector's record: no trap context */
 };
 
 static __thread struct hit last_hit;
@@ -345,6 +366,22 @@ static bool check(bool ok, const char *what, const char *name)
 			printf("FAIL %s: %s\n", name, what);
 	}
 	return ok;
+}
+
+/* check() with a message formatted only on failure (the stress cases). */
+static bool checkf(bool ok, const char *name, const char *fmt, ...)
+{
+	char what[96];
+	va_list ap;
+
+	if (ok) {
+		t_checks++;
+		return true;
+	}
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return check(false, what, name);
 }
 
 static void die_in_handler(const char *msg)
@@ -434,11 +471,11 @@ static uint64_t fn_addr(const struct fn_desc *f)
  * the jump into it over f's first bytes.  Returns 0 or a negative errno.
  */
 static int build_pad(const struct fn_desc *f, const struct arch_pad_handoff *h,
-		     const char *name)
+		     const struct arch_pad_ring *r, const char *name)
 {
 	uint64_t fn = fn_addr(f);
 	uint8_t jmp[16];
-	size_t trap, inlen, save_len, off = 0;
+	size_t trap, inlen, save_len, off = 0, collect_len = 0, done_rel32 = 0;
 	int n;
 
 	memset(code_page, 0xcc, PAGE);
@@ -449,11 +486,29 @@ static int build_pad(const struct fn_desc *f, const struct arch_pad_handoff *h,
 	if (!check(n > 0, "emit_save_regs", name))
 		return n ? n : -EINVAL;
 	off = save_len = (size_t)n;
+	if (r) {
+		/* The collector; its jump to the restore is patched below. */
+		n = ops->emit_pad_collect ?
+		    ops->emit_pad_collect(pad_page + off, PAGE - off, r, &done_rel32) :
+		    -ENOSYS;
+		if (!check(n > 0 && done_rel32 + 4 <= (size_t)n,
+			   "emit_pad_collect (rel32 inside)", name))
+			return n < 0 ? n : -EINVAL;
+		done_rel32 += off;
+		collect_len = (size_t)n;
+		off += collect_len;
+	}
 	n = ops->emit_pad_handoff(pad_page + off, PAGE - off, h, &trap);
 	if (!check(n > 0 && trap < (size_t)n && pad_page[off + trap] == 0xcc,
 		   "emit_pad_handoff (int3 at trap_off)", name))
 		return n < 0 ? n : -EINVAL;
 	off += (size_t)n;
+	if (r) {
+		/* the restore comes right after the hand-off */
+		uint32_t rel = (uint32_t)(off - (done_rel32 + 4));
+
+		memcpy(pad_page + done_rel32, &rel, 4);
+	}
 	n = ops->emit_restore_regs(pad_page + off, PAGE - off);
 	if (!check(n > 0, "emit_restore_regs", name))
 		return n ? n : -EINVAL;
@@ -471,8 +526,10 @@ static int build_pad(const struct fn_desc *f, const struct arch_pad_handoff *h,
 	__builtin___clear_cache((char *)pad_page, (char *)pad_page + PAGE);
 
 	cfg.fn = fn;
-	cfg.trap_rip = A(pad_page) + save_len + trap + 1;
+	cfg.trap_rip = A(pad_page) + save_len + collect_len + trap + 1;
 	cfg.h = *h;
+	if (r)
+		cfg.r = *r;
 	return 0;
 }
 
@@ -542,22 +599,18 @@ static uint64_t expected_rax(const struct fn_desc *f, const struct call_state *s
 static void check_return(const struct fn_desc *f, const struct call_state *st,
 			 const char *name)
 {
-	char what[96];
-
 	check(st->out[R_RAX] == expected_rax(f, st), "result in rax", name);
 	for (int r = 1; r < 16; r++) {
 		if (r == R_RSP)
 			continue;
-		snprintf(what, sizeof(what), "%s after the return", reg_names[r]);
-		check(st->out[r] == st->in[r], what, name);
+		checkf(st->out[r] == st->in[r], name, "%s after the return",
+		       reg_names[r]);
 	}
 	check(st->out[R_RSP] == st->call_rsp, "rsp after the return", name);
 	check(st->out[R_FLAGS] == st->in[R_FLAGS], "rflags after the return", name);
 	for (int i = 0; i < 16; i++) {
-		snprintf(what, sizeof(what), "%smm%d after the return",
-			 cpu.avx ? "y" : "x", i);
-		check(memcmp(st->vout[i], st->vin[i], cpu.avx ? 32 : 16) == 0,
-		      what, name);
+		checkf(memcmp(st->vout[i], st->vin[i], cpu.avx ? 32 : 16) == 0,
+		       name, "%smm%d after the return", cpu.avx ? "y" : "x", i);
 	}
 	/* frame's own push %rbp is the one write allowed there */
 	for (int j = 0; j < 16; j++) {
@@ -565,8 +618,8 @@ static void check_return(const struct fn_desc *f, const struct call_state *st,
 
 		if (j == 15 && f->kind == FN_FRAME)
 			want = st->in[R_RBP];
-		snprintf(what, sizeof(what), "red zone at entry rsp - %d", 128 - 8 * j);
-		check(st->redzone[j] == want, what, name);
+		checkf(st->redzone[j] == want, name, "red zone at entry rsp - %d",
+		       128 - 8 * j);
 	}
 }
 
@@ -597,30 +650,30 @@ static void check_hit(const struct fn_desc *f, const struct call_state *st,
 	uint64_t entry_rsp = st->call_rsp - 8;
 	uint64_t frame = entry_rsp - 128 - 8 * NFRAME;
 	uint64_t bv = *(const uint64_t *)(h->image + IMG_XSTATE_BV);
-	char what[96];
 
 	for (int r = 0; r < 16; r++) {
 		if (r == R_RSP)
 			continue;
-		snprintf(what, sizeof(what), "frame %s", reg_names[r]);
-		check(h->frame[r] == st->in[r], what, name);
+		checkf(h->frame[r] == st->in[r], name, "frame %s", reg_names[r]);
 	}
 	check(h->frame[R_RSP] == entry_rsp, "frame rsp = the return slot", name);
 	check(h->frame[R_RIP] == cfg.fn, "frame rip = the function", name);
 	check(h->frame[R_FLAGS] == st->in[R_FLAGS], "frame eflags", name);
-	check(h->rip == cfg.trap_rip, "trap rip right after the pad's int3", name);
-	check(h->rbx == frame, "rbx = the frame, below the red zone", name);
-	check(h->rsp == (frame & ~15ull), "rsp = the frame rounded down to 16", name);
-	check(h->frame_matches_rbx, "entry frame = the frame on the stack", name);
-	check(h->r14 == A(table) + ((uint64_t)h->entry << ENTRY_SHIFT),
-	      "r14 = the entry", name);
+	if (!h->from_ring) {
+		check(h->rip == cfg.trap_rip, "trap rip right after the pad's int3", name);
+		check(h->rbx == frame, "rbx = the frame, below the red zone", name);
+		check(h->rsp == (frame & ~15ull), "rsp = the frame rounded down to 16",
+		      name);
+		check(h->frame_matches_rbx, "entry frame = the frame on the stack", name);
+		check(h->r14 == A(table) + ((uint64_t)h->entry << ENTRY_SHIFT),
+		      "r14 = the entry", name);
+	}
 
 	for (int i = 0; i < 16; i++) {
 		uint8_t v[16];
 
 		image_read(h, 1, IMG_XMM + 16 * i, v, 16);
-		snprintf(what, sizeof(what), "image xmm%d", i);
-		check(memcmp(v, st->vin[i], 16) == 0, what, name);
+		checkf(memcmp(v, st->vin[i], 16) == 0, name, "image xmm%d", i);
 	}
 	{
 		uint16_t fcw;
@@ -638,8 +691,8 @@ static void check_hit(const struct fn_desc *f, const struct call_state *st,
 				uint8_t v[16];
 
 				image_read(h, 2, IMG_YMM_HI + 16 * i, v, 16);
-				snprintf(what, sizeof(what), "image ymm%d upper half", i);
-				check(memcmp(v, st->vin[i] + 16, 16) == 0, what, name);
+				checkf(memcmp(v, st->vin[i] + 16, 16) == 0, name,
+				       "image ymm%d upper half", i);
 			}
 		}
 	} else {
@@ -732,7 +785,7 @@ static int case_mode(const void *arg)
 	code_page = m->pages;
 	pad_page = m->pages + PAGE;
 	reset_table(16);
-	if (build_pad(m->f, &h, name))
+	if (build_pad(m->f, &h, NULL, name))
 		return 0;
 	/* A gs base worth comparing (glibc does not use %gs). */
 	if (m->fsgsbase) {
@@ -766,7 +819,7 @@ static int case_taken(const void *arg)
 	const char *name = "2 entries, first taken";
 
 	reset_table(2);
-	if (build_pad(f, &h, name))
+	if (build_pad(f, &h, NULL, name))
 		return 0;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		reset_table(2);
@@ -809,7 +862,7 @@ static int case_full(const void *arg)
 	unsigned long seen;
 
 	reset_table(2);
-	if (build_pad(f, &h, name))
+	if (build_pad(f, &h, NULL, name))
 		return 0;
 	*entry_word(0, OFF_OWNER) = FAKE_OWNER;
 	*entry_word(1, OFF_OWNER) = FAKE_OWNER;
@@ -864,7 +917,7 @@ static int case_threads(const void *arg)
 	pthread_t t[THREADS];
 
 	reset_table(2);
-	if (build_pad(&fns[FN_LEA], &h, name))
+	if (build_pad(&fns[FN_LEA], &h, NULL, name))
 		return 0;
 	for (uintptr_t i = 0; i < THREADS; i++) {
 		if (pthread_create(&t[i], NULL, stress_thread, (void *)(i + 1))) {
@@ -880,6 +933,428 @@ static int case_threads(const void *arg)
 	check_table(2, 0, name);
 	printf("  %lu SIGTRAPs, %lu claims past the first entry tried\n",
 	       total_hits, moved_on);
+	return 0;
+}
+
+/* ---- The in-process collector: a ring of records, no stop. ---- */
+
+static uint8_t *record_at(uint64_t pos)
+{
+	return ring_mem + OFF_RECORDS +
+	       ((size_t)(pos & (cfg.r.nrecords - 1)) << ENTRY_SHIFT);
+}
+
+static uint64_t *seq_of(uint8_t *rec)
+{
+	return (uint64_t *)(rec + OFF_SEQ);
+}
+
+static uint64_t ring_head(void)
+{
+	return __atomic_load_n((uint64_t *)ring_mem, __ATOMIC_ACQUIRE);
+}
+
+/* A record's data poisoned as reset_table poisons an entry; seq untouched. */
+static void poison_record(uint8_t *e)
+{
+	memset(e, 0xee, IMAGE_SIZE);
+	*(uint64_t *)(e + IMG_XSTATE_BV) = 0;
+	((uint64_t *)(e + OFF_BASES))[0] = BASES_UNTOUCHED;
+	((uint64_t *)(e + OFF_BASES))[1] = BASES_UNTOUCHED;
+	memset(e + OFF_FRAME, 0, 8 * NFRAME);
+}
+
+/* An empty ring of `n` records: head 0, record i free for position i. */
+static void reset_ring(unsigned int n)
+{
+	memset(ring_mem, 0, OFF_RECORDS + ((size_t)RING_MAX_RECORDS << ENTRY_SHIFT));
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t *e = ring_mem + OFF_RECORDS + ((size_t)i << ENTRY_SHIFT);
+
+		poison_record(e);
+		*seq_of(e) = i;
+	}
+}
+
+static struct arch_pad_ring ring_of(unsigned int nrecords, bool xsave)
+{
+	struct arch_pad_ring r = {
+		.ring = A(ring_mem), .off_records = OFF_RECORDS,
+		.record_shift = ENTRY_SHIFT, .nrecords = nrecords,
+		.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
+		.off_frame = OFF_FRAME, .xsave = xsave, .fsgsbase = true,
+	};
+
+	return r;
+}
+
+/*
+ * The agent's side of the ring: the record of position `pos`, if it is
+ * published (seq == pos + 1), copied into *h (fs and gs: what the
+ * producing thread had), poisoned and handed back (seq = pos + nrecords).
+ */
+static bool ring_take(uint64_t pos, struct hit *h, uint64_t fs, uint64_t gs)
+{
+	uint8_t *e = record_at(pos);
+
+	if (__atomic_load_n(seq_of(e), __ATOMIC_ACQUIRE) != pos + 1)
+		return false;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->frame, e + OFF_FRAME, sizeof(h->frame));
+	memcpy(h->image, e, IMAGE_SIZE);
+	memcpy(h->bases, e + OFF_BASES, sizeof(h->bases));
+	h->from_ring = true;
+	h->fs = fs;
+	h->gs = gs;
+	poison_record(e);
+	__atomic_store_n(seq_of(e), pos + cfg.r.nrecords, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Consumes `n` records from *pos on, checked against st[0 .. n). */
+static void ring_consume(const struct fn_desc *f, const struct call_state *st,
+			 unsigned int n, uint64_t *pos, uint64_t fs, uint64_t gs,
+			 const char *name)
+{
+	for (unsigned int k = 0; k < n; k++, (*pos)++) {
+		struct hit hit;
+
+		if (check(ring_take(*pos, &hit, fs, gs),
+			  "record published (seq = pos + 1)", name))
+			check_hit(f, &st[k], &hit, name);
+	}
+	check(*seq_of(record_at(*pos)) == *pos,
+	      "the next record still free (seq = pos)", name);
+}
+
+/* A gs base worth comparing in this thread; returns the old one. */
+static uint64_t set_gs(uint64_t gs)
+{
+	uint64_t old = 0;
+
+	syscall(SYS_arch_prctl, ARCH_GET_GS, &old);
+	syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)gs);
+	return old;
+}
+
+static uint64_t get_fs(void)
+{
+	uint64_t fs = 0;
+
+	syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
+	return fs;
+}
+
+#define COLLECT_RECORDS 16
+#define COLLECT_CALLS 12
+
+/*
+ * Collect + hand-off for one function: 2 rounds of 12 calls into a
+ * 16-record ring (the second wraps around), each round with no SIGTRAP,
+ * then consumed and checked.
+ */
+static int case_collect(const void *arg)
+{
+	const struct mode *m = arg;
+	struct arch_pad_handoff h = handoff(16, m->xsave, true);
+	struct arch_pad_ring r = ring_of(COLLECT_RECORDS, m->xsave);
+	static struct call_state st[COLLECT_CALLS];
+	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s collect %s @%p", m->f->name,
+		 m->xsave ? "xsave" : "fxsave", (void *)m->pages);
+	code_page = m->pages;
+	pad_page = m->pages + PAGE;
+	reset_table(16);
+	reset_ring(COLLECT_RECORDS);
+	if (build_pad(m->f, &h, &r, name))
+		return 0;
+	old_gs = set_gs(gs);
+	for (uint64_t round = 0; round < 2; round++) {
+		for (unsigned int k = 0; k < COLLECT_CALLS; k++) {
+			prepare(&st[k], m->f, round * COLLECT_CALLS + k + 1);
+			pad_call(&st[k]);
+			check_return(m->f, &st[k], name);
+		}
+		check(thread_hits == 0, "no SIGTRAP while the ring has room", name);
+		check(ring_head() == pos + COLLECT_CALLS, "head = the calls so far", name);
+		ring_consume(m->f, st, COLLECT_CALLS, &pos, fs, gs, name);
+	}
+	check_table(16, 0, name);
+	set_gs(old_gs);
+	return 0;
+}
+
+/*
+ * A 4-record ring, 10 calls and nobody consuming: 4 records, then 6
+ * hand-offs (one SIGTRAP each, the ring untouched); consumed; then 4
+ * calls go to the ring again.
+ */
+static int case_ring_full(const void *arg)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	struct arch_pad_handoff h = handoff(16, default_xsave(), true);
+	struct arch_pad_ring r = ring_of(4, default_xsave());
+	static struct call_state st[14];
+	const char *name = "4 records, 10 calls";
+	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
+
+	reset_table(16);
+	reset_ring(4);
+	if (build_pad(f, &h, &r, name))
+		return 0;
+	old_gs = set_gs(gs);
+	for (unsigned int k = 0; k < 14; k++) {
+		unsigned long before = thread_hits;
+
+		if (k == 10) {
+			check(ring_head() == 4, "head stays at 4 while the ring is full",
+			      name);
+			ring_consume(f, st, 4, &pos, fs, gs, name);
+			name = "4 records, 4 calls after consuming";
+		}
+		memset(&last_hit, 0, sizeof(last_hit));
+		prepare(&st[k], f, k + 1);
+		pad_call(&st[k]);
+		check_return(f, &st[k], name);
+		if (k < 4 || k >= 10)
+			check(thread_hits == before, "no SIGTRAP while the ring has room",
+			      name);
+		else if (check(thread_hits == before + 1,
+			       "ring full: one SIGTRAP (the hand-off)", name))
+			check_hit(f, &st[k], &last_hit, name);
+		check_table(16, 0, name);
+	}
+	check(ring_head() == 8, "head = 8 records in all", name);
+	ring_consume(f, st + 10, 4, &pos, fs, gs, name);
+	check(thread_hits == 6, "6 SIGTRAPs in all", name);
+	set_gs(old_gs);
+	return 0;
+}
+
+#define THREAD_RECORDS 8
+
+/* The 4-producer, 1-consumer case; thread t is 1 .. THREADS. */
+static struct {
+	uint64_t fs[THREADS + 1], gs[THREADS + 1];
+	uint64_t call_rsp[THREADS + 1];		/* by the producer */
+	uint64_t rsp_seen[THREADS + 1];		/* in its records */
+	unsigned long traps[THREADS + 1];
+	uint8_t seen[THREADS + 1][THREAD_CALLS];	/* records + hand-offs */
+	int done;
+	uint64_t records;
+} mt;
+
+static uint64_t mt_seed(unsigned int t, unsigned int i)
+{
+	return (uint64_t)t * 1000003u + i;
+}
+
+static uint64_t mt_arg(unsigned int t, unsigned int i)
+{
+	return (uint64_t)t << 32 | i;
+}
+
+static void *ring_producer(void *p)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	unsigned int t = (unsigned int)(uintptr_t)p;
+	struct call_state st;
+	char name[48];
+
+	snprintf(name, sizeof(name), "ring producer [%u]", t);
+	/* before the first record: the consumer reads them after its seq */
+	set_gs(A(&mt.seen[t][0]));
+	__atomic_store_n(&mt.gs[t], A(&mt.seen[t][0]), __ATOMIC_RELEASE);
+	__atomic_store_n(&mt.fs[t], get_fs(), __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < THREAD_CALLS; i++) {
+		unsigned long before = thread_hits;
+
+		prepare(&st, f, mt_seed(t, i));
+		st.in[R_RDI] = mt_arg(t, i);
+		pad_call(&st);
+		check_return(f, &st, name);
+		if (i == 0)
+			mt.call_rsp[t] = st.call_rsp;
+		else
+			check(st.call_rsp == mt.call_rsp[t], "the same rsp every call", name);
+		if (thread_hits == before + 1) {	/* the ring was full */
+			check_hit(f, &st, &last_hit, name);
+			__atomic_fetch_add(&mt.seen[t][i], 1, __ATOMIC_RELAXED);
+		} else {
+			check(thread_hits == before, "at most one SIGTRAP per call", name);
+		}
+	}
+	mt.traps[t] = thread_hits;
+	__atomic_fetch_add(&stress_checks, t_checks, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&stress_failures, t_failures, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/*
+ * Drains the ring in order while the producers run, each record checked
+ * against the call its %rdi names; stops when the producers are done
+ * and the ring is empty.
+ */
+static void *ring_consumer(void *p)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	const char *name = "ring consumer";
+	uint64_t pos = 0;
+
+	(void)p;
+	for (;;) {
+		/* read first: done then means every record is published */
+		bool done = __atomic_load_n(&mt.done, __ATOMIC_ACQUIRE);
+		struct call_state st;
+		struct hit hit;
+		unsigned int t, i;
+
+		if (!ring_take(pos, &hit, 0, 0)) {
+			if (done) {
+				check(ring_head() == pos,
+				      "every position taken was published", name);
+				break;
+			}
+			/* no sched_yield: the 4 producers would starve
+			 * the consumer, and a full ring proves little */
+			__builtin_ia32_pause();
+			continue;
+		}
+		pos++;
+		t = (unsigned int)(hit.frame[R_RDI] >> 32);
+		i = (uint32_t)hit.frame[R_RDI];
+		if (!check(t >= 1 && t <= THREADS && i < THREAD_CALLS,
+			   "record rdi = a (thread, call) passed", name))
+			continue;
+		__atomic_fetch_add(&mt.seen[t][i], 1, __ATOMIC_RELAXED);
+		hit.fs = __atomic_load_n(&mt.fs[t], __ATOMIC_ACQUIRE);
+		hit.gs = __atomic_load_n(&mt.gs[t], __ATOMIC_ACQUIRE);
+		prepare(&st, f, mt_seed(t, i));
+		st.in[R_RDI] = mt_arg(t, i);
+		/* the producer's rsp is compared once it is joined */
+		if (!mt.rsp_seen[t])
+			mt.rsp_seen[t] = hit.frame[R_RSP];
+		st.call_rsp = mt.rsp_seen[t] + 8;
+		check_hit(f, &st, &hit, name);
+	}
+	mt.records = pos;
+	__atomic_fetch_add(&stress_checks, t_checks, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&stress_failures, t_failures, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* 4 threads x 20000 calls, an 8-record ring drained meanwhile. */
+static int case_ring_threads(const void *arg)
+{
+	struct arch_pad_handoff h = handoff(4, default_xsave(), true);
+	struct arch_pad_ring r = ring_of(THREAD_RECORDS, default_xsave());
+	const char *name = "ring: 4 threads x 20000, 8 records, 1 consumer";
+	pthread_t t[THREADS], c;
+	unsigned long lost = 0, twice = 0, traps = 0;
+
+	reset_table(4);
+	reset_ring(THREAD_RECORDS);
+	if (build_pad(&fns[FN_LEA], &h, &r, name))
+		return 0;
+	if (pthread_create(&c, NULL, ring_consumer, NULL)) {
+		printf("ERROR: pthread_create\n");
+		return 99;
+	}
+	for (uintptr_t i = 0; i < THREADS; i++) {
+		if (pthread_create(&t[i], NULL, ring_producer, (void *)(i + 1))) {
+			printf("ERROR: pthread_create\n");
+			return 99;
+		}
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	__atomic_store_n(&mt.done, 1, __ATOMIC_RELEASE);
+	pthread_join(c, NULL);
+	t_checks += stress_checks;
+	t_failures += stress_failures;
+
+	for (unsigned int k = 1; k <= THREADS; k++) {
+		traps += mt.traps[k];
+		for (unsigned int i = 0; i < THREAD_CALLS; i++) {
+			lost += mt.seen[k][i] == 0;
+			twice += mt.seen[k][i] > 1;
+		}
+		if (mt.rsp_seen[k])
+			check(mt.rsp_seen[k] == mt.call_rsp[k] - 8,
+			      "record rsp = the producer's return slot", name);
+	}
+	check(traps == total_hits, "hand-offs = SIGTRAPs", name);
+	check(mt.records + traps == THREADS * THREAD_CALLS,
+	      "records + hand-offs = calls", name);
+	check(lost == 0, "no call lost", name);
+	check(twice == 0, "no call seen twice", name);
+	check(mt.records >= THREAD_RECORDS, "the ring took at least its size", name);
+	check(*(uint64_t *)ring_mem == mt.records, "head = the records consumed", name);
+	check_table(4, 0, name);
+	printf("  %lu records, %lu hand-offs (ring full), %lu lost, %lu twice\n",
+	       (unsigned long)mt.records, traps, lost, twice);
+	return 0;
+}
+
+/* What emit_pad_collect must refuse (nothing runs). */
+static int case_collect_args(const void *arg)
+{
+	const char *name = "emit_pad_collect arguments";
+	struct arch_pad_ring r = ring_of(8, true), bad;
+	static const unsigned int not_pow2[] = { 0, 3, 6, 12, 4097 };
+	uint8_t buf[1024];
+	size_t done = 0;
+	int n;
+
+	if (!check(ops->emit_pad_collect != NULL, "x86-64 has a collector", name))
+		return 0;
+	for (int xs = 0; xs <= 1; xs++) {
+		r.xsave = xs;
+		n = ops->emit_pad_collect(buf, sizeof(buf), &r, &done);
+		check(n > 0 && done + 4 <= (size_t)n, "a valid ring is accepted", name);
+		for (unsigned int a = 1; a < 64; a <<= 1) {
+			bad = r;
+			bad.ring += a;
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      "-EINVAL: ring not 64-byte aligned", name);
+			bad = r;
+			bad.off_records += a;
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      "-EINVAL: records not 64-byte aligned", name);
+		}
+		for (size_t k = 0; k < sizeof(not_pow2) / sizeof(not_pow2[0]); k++) {
+			bad = r;
+			bad.nrecords = not_pow2[k];
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      "-EINVAL: nrecords not a power of two", name);
+		}
+		/* Parts of the record that overlap or leave it. */
+		static const struct { unsigned int seq, bases, frame; const char *what; } parts[] = {
+			{ 1020, 840, 856, "seq past the record" },
+			{ 836, 840, 856, "seq not 8-aligned" },
+			{ 864, 840, 856, "seq inside the frame" },
+			{ 832, 1020, 856, "bases past the record" },
+			{ 832, 840, 848, "bases inside the frame" },
+			{ 0x80000000u, 840, 856, "seq offset negative as disp32" },
+			{ 832, 840, 900, "frame past the record" },
+		};
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+			bad = r;
+			bad.off_seq = parts[k].seq;
+			bad.off_bases = parts[k].bases;
+			bad.off_frame = parts[k].frame;
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      parts[k].what, name);
+		}
+		bad = r;
+		bad.fsgsbase = false;
+		check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+		      "-EINVAL: no fsgsbase (the bases would stay unwritten)", name);
+		check(ops->emit_pad_collect(buf, 16, &r, &done) == -ENOSPC,
+		      "-ENOSPC: 16 bytes", name);
+	}
 	return 0;
 }
 
@@ -964,6 +1439,12 @@ int main(void)
 		printf("SKIP: no RWX memory\n");
 		return 77;
 	}
+	ring_mem = mmap(NULL, OFF_RECORDS + (RING_MAX_RECORDS << ENTRY_SHIFT),
+			PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ring_mem == MAP_FAILED) {
+		printf("ERROR: mmap\n");
+		return 99;
+	}
 	code_page = pages;
 	pad_page = pages + PAGE;
 	table = pages + 3 * PAGE;
@@ -1019,6 +1500,38 @@ int main(void)
 	run_case("2 entries: both taken, spin with pause until one is freed",
 		 case_full, NULL);
 	run_case("4 threads x 20000 calls, 2 entries", case_threads, NULL);
+
+	run_case("emit_pad_collect: misaligned ring, nrecords not a power of two",
+		 case_collect_args, NULL);
+	if (!cpu.fsgsbase) {
+		printf("skip collector cases: HWCAP2_FSGSBASE not set (the collector "
+		       "needs rdfsbase / rdgsbase)\n");
+	} else {
+		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+			for (int xs = cpu.avx ? 1 : 0; xs >= 0; xs--) {
+				struct mode m = { &fns[i], xs, true, pages };
+
+				snprintf(title, sizeof(title),
+					 "%s: collect + hand-off, %s, 2 x 12 calls, 16 records",
+					 fns[i].name, xs ? "xsave" : "fxsave");
+				run_case(title, case_collect, &m);
+			}
+		}
+		for (int xs = cpu.avx ? 1 : 0; low && xs >= 0; xs--) {
+			for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+				struct mode m = { &fns[i], xs, true, low };
+
+				snprintf(title, sizeof(title),
+					 "%s: collect + hand-off below 2 GiB, %s, 2 x 12 calls",
+					 fns[i].name, xs ? "xsave" : "fxsave");
+				run_case(title, case_collect, &m);
+			}
+		}
+		run_case("collect: 4 records, 10 calls (6 hand-offs), consumed, 4 more",
+			 case_ring_full, NULL);
+		run_case("collect: 4 threads x 20000 calls, 8 records, a consumer thread",
+			 case_ring_threads, NULL);
+	}
 
 	printf("%d checks, %d failures\n", all_checks, all_failures);
 	return all_failures ? 1 : 0;
