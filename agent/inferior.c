@@ -442,6 +442,13 @@ static enum wait_outcome one_instruction_done(struct thread *t)
 		if (!t->user_stepping)
 			return WAIT_RESUME;
 	}
+	if (t->user_stepping && t->range_end) {
+		/* Range stepping (vCont;r) over a probe: on while inside. */
+		uint64_t pc = regs_get_pc(t);
+		if (pc >= t->range_start && pc < t->range_end)
+			return WAIT_RESUME;
+		t->range_end = 0;
+	}
 	return t->user_stepping ? WAIT_REPORT : WAIT_RESUME;
 }
 
@@ -480,9 +487,13 @@ static enum wait_outcome probe_hit_finish(struct probe *pr, struct thread *t,
 					  int report)
 {
 	int r;
-	bool gdb_stop = !skip && b && b->gdb_refs && bp_condition_holds(b, t);
+	/* `skip` spares the collection only: a breakpoint of gdb's here
+	 * reports every time the thread arrives with it inserted, as the
+	 * CPU would (a stop dropped while everything stopped comes back
+	 * this way; gdb steps over its breakpoints with them removed). */
+	bool gdb_stop = b && b->gdb_refs && bp_condition_holds(b, t);
 
-	if (!skip && (report || gdb_stop)) {
+	if ((!skip && report) || gdb_stop) {
 		t->probe_skip = pr->addr;
 		if (gdb_stop)
 			ev->reason = REASON_SWBREAK;
@@ -526,7 +537,7 @@ static enum wait_outcome pad_hit(struct probe *pr, struct thread *t,
 	t->probe_skip = 0;
 	if (!skip && pr->on_hit)
 		report = pr->on_hit(pr, t, pr->arg);
-	bool gdb_stop = !skip && b && b->gdb_refs && bp_condition_holds(b, t);
+	bool gdb_stop = b && b->gdb_refs && bp_condition_holds(b, t);
 	if (!report && !gdb_stop && !t->ws_left && !t->user_stepping) {
 		pad_continue(t);
 		trace_after_hit();

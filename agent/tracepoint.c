@@ -420,7 +420,9 @@ fail:
 
 static void collection_failed(struct tp_def *tp, int err)
 {
-	if (err == -ENOSPC)
+	/* A frame bigger than the whole buffer: full, unless the buffer is
+	 * circular (the frame alone is lost, as in gdbserver). */
+	if (err == -ENOSPC || (err == -E2BIG && !tr.circular))
 		stop_later(TP_STOP_FULL, 0);
 	else if (err != -E2BIG) {
 		snprintf(tr.error, sizeof(tr.error), "collecting tracepoint %u: %s",

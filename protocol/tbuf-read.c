@@ -180,17 +180,21 @@ int tbuf_frame_tsv(const struct tbuf *tb, const struct tbuf_frame *f,
 	struct tbuf_block b;
 	size_t pos = 0;
 	int32_t num;
+	int found = -ENOENT;
 
+	/* A frame may hold a variable twice (`collect $v += 1` records it
+	 * before and after): the last is its value at the end of the hit,
+	 * which is what gdb's tfile reader shows too. */
 	while (tbuf_next_block(tb, f, &pos, &b)) {
 		if (b.type != 'V')
 			continue;
 		memcpy(&num, b.body, 4);
 		if (num == number) {
 			memcpy(value, b.body + 4, 8);
-			return 0;
+			found = 0;
 		}
 	}
-	return -ENOENT;
+	return found;
 }
 
 void tbuf_frame_info_xml(const struct tbuf *tb, const struct tbuf_frame *f,

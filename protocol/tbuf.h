@@ -38,7 +38,7 @@
 struct rsp_buf;
 
 #define TBUF_DEFAULT_SIZE 0x500000	/* gdbserver's default */
-#define TBUF_MIN_SIZE 64
+#define TBUF_MIN_SIZE 1		/* gdb may ask for 4 bytes: every frame then fills it */
 #define TBUF_FRAME_HEADER 6		/* int16 tpnum + uint32 size */
 #define TBUF_MEM_HEADER 11		/* 'M' + u64 addr + u16 len */
 #define TBUF_TSV_BLOCK 13		/* 'V' + i32 + i64 */

@@ -383,7 +383,12 @@ static void test_misuse(void **state)
 	struct tbuf tb;
 	uint8_t *p;
 
-	assert_int_equal(tbuf_init(&tb, 10, REGS), -EINVAL);
+	/* A buffer smaller than a frame header: every frame is too big. */
+	assert_int_equal(tbuf_init(&tb, 4, REGS), 0);
+	assert_int_equal(tbuf_frame_begin(&tb, 1), -E2BIG);
+	assert_int_equal(tb.frames, 0);
+	tbuf_free(&tb);
+	assert_int_equal(tbuf_init(&tb, (size_t)UINT32_MAX + 1, REGS), -EINVAL);
 	assert_int_equal(tbuf_init(&tb, 256, REGS), 0);
 	assert_int_equal(tbuf_frame_reserve(&tb, 1, &p), -EINVAL);
 	assert_int_equal(tbuf_frame_commit(&tb, NULL), -EINVAL);
@@ -395,7 +400,7 @@ static void test_misuse(void **state)
 	assert_int_equal(tb.frames, 0);
 	assert_int_equal(tbuf_resize(&tb, 1024), 0);
 	assert_int_equal(tb.size, 1024);
-	assert_int_equal(tbuf_resize(&tb, 8), -EINVAL);
+	assert_int_equal(tbuf_resize(&tb, (size_t)UINT32_MAX + 1), -EINVAL);
 	assert_int_equal(tb.size, 1024);
 	/* Rewind keeps the frame header. */
 	assert_int_equal(tbuf_frame_begin(&tb, 4), 0);
@@ -412,6 +417,28 @@ static uint64_t tp_addr_cb(void *ctx, int tpnum)
 {
 	(void)ctx;
 	return 0x7000 + tpnum;
+}
+
+/* A variable recorded twice in one frame (collect $v += 1): the last. */
+static void test_tsv_twice(void **state)
+{
+	struct tbuf tb;
+	struct tbuf_frame f;
+	int64_t v;
+
+	assert_int_equal(tbuf_init(&tb, 256, REGS), 0);
+	assert_int_equal(tbuf_frame_begin(&tb, 1), 0);
+	assert_int_equal(tbuf_add_tsv(&tb, 5, 15), 0);
+	assert_int_equal(tbuf_add_tsv(&tb, 6, 1), 0);
+	assert_int_equal(tbuf_add_tsv(&tb, 5, 16), 0);
+	assert_int_equal(tbuf_frame_commit(&tb, NULL), 0);
+	assert_int_equal(tbuf_frame_get(&tb, 0, &f), 0);
+	assert_int_equal(tbuf_frame_tsv(&tb, &f, 5, &v), 0);
+	assert_int_equal(v, 16);
+	assert_int_equal(tbuf_frame_tsv(&tb, &f, 6, &v), 0);
+	assert_int_equal(v, 1);
+	tbuf_free(&tb);
+	(void)state;
 }
 
 static void test_find(void **state)
@@ -524,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_misuse),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_tsv_twice),
 		cmocka_unit_test(test_reply_raw),
 	};
 
