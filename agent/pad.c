@@ -380,6 +380,10 @@ static int attach(struct probe *pr, bool collect, const uint8_t *func,
 	/* The collector needs the bases from the CPU: nothing stops to
 	 * read them. */
 	collect = collect && arch->emit_pad_collect && pt->fsgsbase;
+	/* gdb's breakpoint there already (always-inserted): hits must stop. */
+	struct sw_breakpoint *gb = bp_find(p, pr->addr);
+	if (gb && gb->gdb_refs)
+		collect = false;
 	if (collect) {
 		struct arch_pad_ring r = {
 			.ring = pt->remote + RING_OFF, .off_records = RING_RECORDS_OFF,
