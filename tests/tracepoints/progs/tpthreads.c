@@ -36,7 +36,7 @@ static void *worker(void *arg)
 	struct job *j = arg;
 
 	for (long s = 0; s < j->n; s++)
-		work(j->id, s);
+		work(j->id, s); /* MARK:worker-call */
 	return NULL;
 }
 
