@@ -450,6 +450,9 @@ enum probe_owner {
 				   until detach or exec */
 };
 
+/* pad_attach's `collect`: what a recording pad stores (0: it stops). */
+enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID };
+
 struct probe {
 	struct probe *next;
 	enum probe_owner owner;
@@ -468,7 +471,7 @@ struct probe {
 	uint64_t pad, pad_trap;
 	size_t pad_len;
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
-	bool pad_collect;	/* the pad records hits itself (no stop) */
+	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */
 	uint64_t pad_resume;	/* the relocated window in the pad */
 };
 
@@ -477,8 +480,11 @@ struct probe {
 /* ... and must have one (gdb's fast tracepoints): an error without. */
 #define PROBE_NEED_PAD 2u
 /* ... whose hits the pad may collect in the process, with no stop: the
- * owner needs nothing but the registers (pad_drain hands them over). */
+ * owner needs nothing but the registers (pad_drain hands them over), and
+ * with PROBE_PAD_TIME_TID the thread and time of the hit too. */
 #define PROBE_PAD_COLLECT 4u
+#define PROBE_PAD_TIME_TID 8u
+
 
 int probe_strategy_parse(const char *s);
 struct probe *probe_at(struct process *p, uint64_t addr);
@@ -491,9 +497,10 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 		       char *why, size_t whylen);
 
 /* pad.c: jump pads, a probe's zero-syscall way in (see there) */
-int pad_attach(struct probe *pr, bool collect, char *why, size_t whylen);
+int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t whylen);
 int pad_drain(struct process *p,
-	      void (*fn)(struct probe *pr, struct thread *t, void *arg), void *arg);
+	      void (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
+			 void *arg), void *arg);
 void pad_detach(struct probe *pr);
 void pad_before_step(struct probe *pr);
 void pad_breakpoint_added(struct process *p, uint64_t addr);

@@ -73,6 +73,8 @@
 #define RING_RECORDS 4096
 #define RING_SIZE (RING_RECORDS_OFF + ((size_t)RING_RECORDS << PAD_ENTRY_SHIFT))
 #define OFF_SEQ 832
+#define OFF_TID 1000		/* after the frame (856 + 144) */
+#define OFF_TIME 1008		/* struct timespec, to the record's end */
 #define PAD_SHM_SIZE (PAD_TABLE_SIZE + RING_SIZE)
 #define PAD_HOLES 64
 #define OFF_OWNER 832
@@ -294,14 +296,14 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
  * or -errno with the reason in `why`; the probe stays as it was then.
  */
 static bool all_stopped(struct process *p);
-static int attach(struct probe *pr, bool collect, const uint8_t *func,
+static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen);
 
 /*
  * With `collect` the pad records hits in the ring and goes on without a
  * stop; only when the ring is full does it hand off and trap.
  */
-int pad_attach(struct probe *pr, bool collect, char *why, size_t whylen)
+int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
 	struct process *p = pr->proc;
@@ -353,7 +355,7 @@ static bool all_stopped(struct process *p)
 	return true;
 }
 
-static int attach(struct probe *pr, bool collect, const uint8_t *func,
+static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
@@ -379,17 +381,20 @@ static int attach(struct probe *pr, bool collect, const uint8_t *func,
 	size_t done_rel32 = 0;
 	/* The collector needs the bases from the CPU: nothing stops to
 	 * read them. */
-	collect = collect && arch->emit_pad_collect && pt->fsgsbase;
+	if (!arch->emit_pad_collect || !pt->fsgsbase)
+		collect = PAD_STOPS;
 	/* gdb's breakpoint there already (always-inserted): hits must stop. */
 	struct sw_breakpoint *gb = bp_find(p, pr->addr);
 	if (gb && gb->gdb_refs)
-		collect = false;
-	if (collect) {
+		collect = PAD_STOPS;
+	if (collect != PAD_STOPS) {
 		struct arch_pad_ring r = {
 			.ring = pt->remote + RING_OFF, .off_records = RING_RECORDS_OFF,
 			.record_shift = PAD_ENTRY_SHIFT, .nrecords = RING_RECORDS,
 			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
 			.off_frame = OFF_FRAME, .xsave = pt->xsave, .fsgsbase = true,
+			.time_tid = collect == PAD_REGS_TIME_TID,
+			.off_tid = OFF_TID, .off_time = OFF_TIME,
 		};
 		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done_rel32);
 		if (m < 0)
@@ -402,7 +407,7 @@ static int attach(struct probe *pr, bool collect, const uint8_t *func,
 		return m;
 	trap_off += n;
 	n += m;
-	if (collect) {
+	if (collect != PAD_STOPS) {
 		uint32_t rel = (uint32_t)(n - (done_rel32 + 4));
 		memcpy(code + done_rel32, &rel, 4);
 	}
@@ -508,7 +513,7 @@ void pad_breakpoint_added(struct process *p, uint64_t addr)
 		return;
 	trace_drain(false);
 	pad_detach(pr);
-	if (pad_attach(pr, false, why, sizeof(why)) < 0)
+	if (pad_attach(pr, PAD_STOPS, why, sizeof(why)) < 0)
 		debug("probe at %#llx: a breakpoint of gdb's there, no pad: %s",
 		      (unsigned long long)addr, why);
 }
@@ -541,7 +546,7 @@ void pad_detach(struct probe *pr)
 	if (bp_unpatch(pr->proc, pr->addr) < 0)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
-	pr->pad_collect = false;
+	pr->pad_collect = PAD_STOPS;
 }
 
 static struct pad_code *code_at(struct process *p, uint64_t pc)
@@ -774,18 +779,29 @@ bool pad_settle(struct thread *t)
 /* One published record: to `fn`, then free for its next round. */
 static void take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			struct thread *standin,
-			void (*fn)(struct probe *, struct thread *, void *), void *arg)
+			void (*fn)(struct probe *, struct thread *, uint64_t, void *),
+			void *arg)
 {
 	uint8_t *rec = record_at(pt, pos);
 	uint64_t site = ((const uint64_t *)(rec + OFF_FRAME))[FRAME_PC];
 	struct probe *pr = probe_at(p, site);
+	uint64_t time_us = 0;
 
 	standin->proc = p;
 	standin->state = THREAD_STOPPED;
+	standin->tid = 0;
+	if (pr && pr->pad_collect == PAD_REGS_TIME_TID) {
+		uint32_t tid;
+		int64_t ts[2];
+		memcpy(&tid, rec + OFF_TID, 4);
+		memcpy(ts, rec + OFF_TIME, 16);
+		standin->tid = (pid_t)tid;
+		time_us = (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
+	}
 	if (pr && fn &&
 	    regs_load_pad(standin, (const uint64_t *)(rec + OFF_FRAME), rec,
 			  pt->xsave, (const uint64_t *)(rec + OFF_BASES), false) == 0)
-		fn(pr, standin, arg);
+		fn(pr, standin, time_us, arg);
 	regs_invalidate(standin);
 	__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
 }
@@ -802,7 +818,8 @@ static void take_record(struct process *p, struct pad_table *pt, uint64_t pos,
  * Returns the number of records taken.
  */
 int pad_drain(struct process *p,
-	      void (*fn)(struct probe *pr, struct thread *t, void *arg), void *arg)
+	      void (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
+			 void *arg), void *arg)
 {
 	static struct thread standin;
 	struct pad_table *pt = p->pads;

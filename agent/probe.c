@@ -202,7 +202,9 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 	    ((flags & PROBE_MAY_PAD) && (agent.opt.tp_strategy == PROBE_AUTO ||
 					 agent.opt.tp_strategy == PROBE_PAD))) {
 		char pwhy[160];
-		err = pad_attach(pr, flags & PROBE_PAD_COLLECT, pwhy, sizeof(pwhy));
+		err = pad_attach(pr, !(flags & PROBE_PAD_COLLECT) ? PAD_STOPS :
+				     (flags & PROBE_PAD_TIME_TID) ? PAD_REGS_TIME_TID : PAD_REGS,
+				 pwhy, sizeof(pwhy));
 		if (err < 0 && (flags & PROBE_NEED_PAD)) {
 			snprintf(why, whylen, "no jump pad at 0x%llx: %s",
 				 (unsigned long long)addr, pwhy);

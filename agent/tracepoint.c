@@ -203,6 +203,7 @@ struct hit {
 	struct tp_def *tp;
 	int err;			/* collection failure (-ENOSPC ...) */
 	uint64_t latency_ns;		/* return probe: entry to return */
+	uint64_t time_us;		/* when a pad recorded it; 0: now */
 };
 
 static int ctx_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *value)
@@ -248,7 +249,7 @@ static int64_t tsv_live_value(const struct tsv_def *v, const struct hit *h)
 {
 	switch (v->live) {
 	case TSV_TIMESTAMP:
-		return (int64_t)now_usec();
+		return h && h->time_us ? (int64_t)h->time_us : (int64_t)now_usec();
 	case TSV_THREAD:
 		return h ? h->t->tid : v->value;
 	case TSV_LATENCY:
@@ -507,9 +508,10 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 }
 
 /* One hit a jump pad recorded in the process (pad_drain). */
-static void drain_hit(struct probe *pr, struct thread *t, void *arg)
+static void drain_hit(struct probe *pr, struct thread *t, uint64_t time_us,
+		      void *arg)
 {
-	struct hit h = { .t = t };
+	struct hit h = { .t = t, .time_us = time_us };
 
 	if (!tr.running || pr->owner != PROBE_OWNER_TRACE ||
 	    !(h.regs = regs_block_gpr(t)))
@@ -536,24 +538,61 @@ void trace_drain(bool may_stop)
 }
 
 /*
- * Whether every tracepoint at `addr` needs nothing but the registers at
- * the hit: no condition, no pass count, no while-stepping, no return
- * probe, register collection only.  Its jump pad may then collect the
- * hits in the process without stopping the thread.
+ * Bytecode whose result depends on nothing but the registers and the
+ * trace state variables: no memory read or collected, no printf, and of
+ * the live variables only the time and the thread of the hit, which a
+ * recording pad stores.  It can run when the agent reads the record.
  */
-static bool registers_only(uint64_t addr)
+static bool registers_and_variables(const uint8_t *code, size_t len)
 {
-	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
-	     tp = tp_next_at(&tr.store, addr, tp)) {
-		if (tp->cond || tp->pass_count || tp->step_count ||
-		    ret_is_marked(tp->number))
+	struct ax_info info;
+	char err[128];
+
+	if (ax_verify(code, len, &info, err, sizeof(err)) < 0 || info.reads_mem ||
+	    info.traces_mem || info.uses_printf || info.tsvs_truncated)
+		return false;
+	for (unsigned int i = 0; i < info.ntsvs; i++) {
+		struct tsv_def *v = tsv_find(&tr.store, info.tsvs[i].num);
+		if (v && v->live == TSV_LATENCY)
 			return false;
-		for (size_t i = 0; i < tp->n_actions; i++)
-			if (tp->actions[i].kind != TP_ACTION_REGS ||
-			    tp->actions[i].while_stepping)
-				return false;
 	}
 	return true;
+}
+
+/*
+ * What the jump pad at `addr` may record in the process, without
+ * stopping the thread, for every tracepoint there: the registers when
+ * they collect nothing else; also the hit's thread and time when their
+ * conditions and expressions need no more than registers and variables
+ * (probe-trace's args and retval are such).  Memory, pass counts,
+ * while-stepping and return probes need the thread stopped.
+ */
+static enum pad_collect recordable(uint64_t addr)
+{
+	enum pad_collect mode = PAD_REGS;
+
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (tp->pass_count || tp->step_count || ret_is_marked(tp->number))
+			return PAD_STOPS;
+		if (tp->cond) {
+			if (!registers_and_variables(tp->cond, tp->cond_len))
+				return PAD_STOPS;
+			mode = PAD_REGS_TIME_TID;
+		}
+		for (size_t i = 0; i < tp->n_actions; i++) {
+			const struct tp_action *a = &tp->actions[i];
+			if (a->while_stepping)
+				return PAD_STOPS;
+			if (a->kind == TP_ACTION_REGS)
+				continue;
+			if (a->kind != TP_ACTION_EXPR ||
+			    !registers_and_variables(a->bytes, a->len))
+				return PAD_STOPS;
+			mode = PAD_REGS_TIME_TID;
+		}
+	}
+	return mode;
 }
 
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
@@ -609,18 +648,28 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			if (err < 0)
 				return err;
 		}
-		bool regs_only = registers_only(tp->addr);
+		enum pad_collect rec = recordable(tp->addr);
 		if (!(pr = probe_at(p, tp->addr))) {
 			int err = probe_insert_flags(p, tp->addr, trace_hit, NULL,
 						     PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
-						     (regs_only ? PROBE_PAD_COLLECT : 0),
+						     (rec != PAD_STOPS ? PROBE_PAD_COLLECT : 0) |
+						     (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0),
 						     &pr, why, whylen);
 			if (err < 0)
 				return err;
 			pr->owner = PROBE_OWNER_TRACE;
 			continue;
 		}
-		if (pr->pad_collect && !regs_only) {
+		if (pr->pad_collect != PAD_STOPS && pr->pad_collect < rec) {
+			/* It records less than the new tracepoint needs. */
+			trace_drain(false);
+			pad_detach(pr);
+			char pwhy[160];
+			if (pad_attach(pr, rec, pwhy, sizeof(pwhy)) < 0)
+				debug("no pad at %#llx any more: %s",
+				      (unsigned long long)tp->addr, pwhy);
+		}
+		if (pr->pad_collect != PAD_STOPS && rec == PAD_STOPS) {
 			/* A tracepoint added during the run needs more than
 			 * the registers: its pad must stop the thread. */
 			trace_drain(false);
@@ -628,14 +677,14 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			char pwhy[160];
 			if ((agent.opt.tp_strategy == PROBE_AUTO ||
 			     agent.opt.tp_strategy == PROBE_PAD || tp->fast) &&
-			    pad_attach(pr, false, pwhy, sizeof(pwhy)) < 0)
+			    pad_attach(pr, PAD_STOPS, pwhy, sizeof(pwhy)) < 0)
 				debug("no pad at %#llx any more: %s",
 				      (unsigned long long)tp->addr, pwhy);
 		}
 		if (tp->fast && !pr->pad) {
 			/* shared with a tracepoint that did not ask for a jump */
 			char pwhy[160];
-			int err = pad_attach(pr, false, pwhy, sizeof(pwhy));
+			int err = pad_attach(pr, rec, pwhy, sizeof(pwhy));
 			if (err < 0) {
 				snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s",
 					 tp->number, (unsigned long long)tp->addr, pwhy);

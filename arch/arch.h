@@ -149,6 +149,11 @@ struct arch_pad_ring {
 	unsigned int off_seq, off_bases, off_frame;
 	bool xsave;
 	bool fsgsbase;
+	/* With time_tid the record also gets the thread's id (32 bits, at
+	 * off_tid) and the time of the hit (a CLOCK_REALTIME timespec, at
+	 * off_time): two system calls in the process. */
+	bool time_tid;
+	unsigned int off_tid, off_time;
 };
 
 struct arch_ops {

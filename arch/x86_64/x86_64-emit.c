@@ -416,6 +416,17 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	    (r->off_seq + 8 > r->off_frame && r->off_frame + 144 > r->off_seq) ||
 	    (r->off_bases + 16 > r->off_frame && r->off_frame + 144 > r->off_bases))
 		return -EINVAL;
+	if (r->time_tid &&
+	    ((r->off_tid & 3) || (r->off_time & 7) || r->off_tid < image ||
+	     r->off_time < image || r->off_tid + 4 > rec || r->off_time + 16 > rec ||
+	     (r->off_tid + 4 > r->off_time && r->off_time + 16 > r->off_tid) ||
+	     (r->off_tid + 4 > r->off_frame && r->off_frame + 144 > r->off_tid) ||
+	     (r->off_time + 16 > r->off_frame && r->off_frame + 144 > r->off_time) ||
+	     (r->off_tid + 4 > r->off_seq && r->off_seq + 8 > r->off_tid) ||
+	     (r->off_time + 16 > r->off_seq && r->off_seq + 8 > r->off_time) ||
+	     (r->off_tid + 4 > r->off_bases && r->off_bases + 16 > r->off_tid) ||
+	     (r->off_time + 16 > r->off_bases && r->off_bases + 16 > r->off_time)))
+		return -EINVAL;
 	x86_64_put8(&o, 0x49);
 	x86_64_put8(&o, 0xbd);
 	x86_64_put64(&o, r->ring);
@@ -448,6 +459,24 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	x86_64_put(&o, take, sizeof(take));
 	put_hit_state(&o, r->off_frame, r->xsave, r->fsgsbase, r->off_bases);
+	if (r->time_tid) {
+		/*
+		 *   b8 ba 00 00 00 0f 05    gettid
+		 *   41 89 86 <tid>          mov %eax,tid(%r14)
+		 *   31 ff                   xor %edi,%edi          CLOCK_REALTIME
+		 *   49 8d b6 <time>         lea time(%r14),%rsi
+		 *   b8 e4 00 00 00 0f 05    clock_gettime          (r12, r14 kept)
+		 */
+		static const uint8_t gettid_only[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
+						       0x41, 0x89, 0x86 };
+		static const uint8_t clock_arg[] = { 0x31, 0xff, 0x49, 0x8d, 0xb6 };
+		static const uint8_t clock_call[] = { 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05 };
+		x86_64_put(&o, gettid_only, sizeof(gettid_only));
+		x86_64_put32(&o, r->off_tid);
+		x86_64_put(&o, clock_arg, sizeof(clock_arg));
+		x86_64_put32(&o, r->off_time);
+		x86_64_put(&o, clock_call, sizeof(clock_call));
+	}
 	x86_64_put(&o, publish, sizeof(publish));
 	x86_64_put(&o, mov_r14, sizeof(mov_r14));
 	x86_64_put32(&o, r->off_seq);
