@@ -31,8 +31,8 @@ GDB=${GDB:-gdb}
 TARGET=$builddir/bench/tp-target
 FLOOR=$builddir/bench/ptrace-floor
 COST=$builddir/bench/ptrace-cost
-# padstop: --tp-strategy=pad with an always-true condition ("if $rdi >= 0"),
-# which a pad cannot evaluate itself: its hits stop once (the hand-off).
+# padstop: --tp-strategy=pad with an always-true condition ("if sink >= 0"),
+# which reads memory: a pad cannot evaluate it alone, its hits stop once.
 STRATEGIES="auto pad padstop emulate boost step"
 # Trace buffer sizes (bytes per frame, measured: the agent ~823 for
 # "collect $regs" on x86-64, gdbserver 2423): room for N frames plus slack,
@@ -116,7 +116,7 @@ kill
 EOF
 }
 gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent.gdb"
-gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent-cond.gdb" '$rdi >= 0'
+gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent-cond.gdb" 'sink >= 0'
 strategy_opt() { case $1 in padstop) echo pad ;; *) echo "$1" ;; esac; }
 agent_script() { case $1 in padstop) echo "$work/agent-cond.gdb" ;; *) echo "$work/agent.gdb" ;; esac; }
 gdb_script $((N * GDBSERVER_FRAME_BYTES + 1048576)) "$work/gdbserver.gdb"
@@ -174,7 +174,7 @@ floor_run() {	# $1 = getregs | setregs | agent
 insn=$("$GDB" -nx -batch -ex 'x/i hot' "$TARGET" 2>/dev/null |
 	sed -n 's/^ *0x[0-9a-f]* <hot[+0-9]*>:[[:space:]]*//p' | head -1)
 gdb_script 65536 "$work/probe.gdb"
-gdb_script 65536 "$work/probe-cond.gdb" '$rdi >= 0'
+gdb_script 65536 "$work/probe-cond.gdb" 'sink >= 0'
 sed -i 's/^tstart$/tstart\nmonitor probes/' "$work/probe.gdb" "$work/probe-cond.gdb"
 for s in $STRATEGIES; do
 	script=$work/probe.gdb
