@@ -1227,7 +1227,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 			rsp_buf_puts(reply, "l");
 		break;
 	case RSP_REQ_TSV_UPLOAD_FIRST:
-		tsv_upload_start(&tr.tsv_upload, RSP_MAX_PAYLOAD - 16);
+		tsv_upload_start(&tr.tsv_upload, RSP_MAX_PAYLOAD - 16, true);
 		/* fall through */
 	case RSP_REQ_TSV_UPLOAD_NEXT:
 		if (tsv_upload_next(&tr.store, &tr.tsv_upload, reply) == 0)

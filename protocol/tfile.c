@@ -99,7 +99,7 @@ int tfile_write_header(struct tfile_writer *w, size_t regblock_size,
 	tfile_put_line(w, &b);
 
 	/* "tsv " / "tp " prefixes: 4 and 3 bytes of the line budget. */
-	tsv_upload_start(&tu, TFILE_MAX_LINE - 4);
+	tsv_upload_start(&tu, TFILE_MAX_LINE - 4, false);
 	for (;;) {
 		rsp_buf_reset(&b);
 		rsp_buf_puts(&b, "tsv ");

@@ -166,10 +166,11 @@ int tp_upload_next(const struct tp_store *s, struct tp_upload *u,
 	return 0;
 }
 
-void tsv_upload_start(struct tsv_upload *u, size_t max_len)
+void tsv_upload_start(struct tsv_upload *u, size_t max_len, bool newest_first)
 {
 	u->i = 0;
 	u->max_len = max_len;
+	u->newest_first = newest_first;
 }
 
 int tsv_upload_next(const struct tp_store *s, struct tsv_upload *u,
@@ -180,7 +181,8 @@ int tsv_upload_next(const struct tp_store *s, struct tsv_upload *u,
 
 	if (u->i >= s->n_tsvs)
 		return 0;
-	t = &s->tsvs[u->i++];
+	t = &s->tsvs[u->newest_first ? s->n_tsvs - 1 - u->i : u->i];
+	u->i++;
 	rsp_buf_printf(b, "%x:%" PRIx64 ":%d:", t->number, (uint64_t)t->initial,
 		       t->builtin ? 1 : 0);
 	n = strlen(t->name);

@@ -238,8 +238,11 @@ int tp_upload_next(const struct tp_store *s, struct tp_upload *u,
 struct tsv_upload {
 	size_t i;
 	size_t max_len;
+	bool newest_first;
 };
-void tsv_upload_start(struct tsv_upload *u, size_t max_len);
+/* newest_first: highest number first, as gdbserver answers qTfV; gdb
+ * announces what it uploads in the reverse order, so the oldest first. */
+void tsv_upload_start(struct tsv_upload *u, size_t max_len, bool newest_first);
 int tsv_upload_next(const struct tp_store *s, struct tsv_upload *u,
 		    struct rsp_buf *b);
 

@@ -475,8 +475,17 @@ static void test_tsv_upload(void **state)
 	load(&s);
 	assert_int_equal(feed(&s, "QTDV:3:fffffffffffffffb:0:6d617861"), 0);
 	rsp_buf_init(&b);
-	tsv_upload_start(&u, RSP_MAX_PAYLOAD);
+	tsv_upload_start(&u, RSP_MAX_PAYLOAD, false);
 	for (size_t i = 0; i < N(want); i++) {
+		rsp_buf_reset(&b);
+		assert_int_equal(tsv_upload_next(&s, &u, &b), 1);
+		rsp_buf_putc(&b, '\0');
+		assert_string_equal(b.data, want[i]);
+	}
+	assert_int_equal(tsv_upload_next(&s, &u, &b), 0);
+	/* qTfV's order: the newest first, as gdbserver. */
+	tsv_upload_start(&u, RSP_MAX_PAYLOAD, true);
+	for (size_t i = N(want); i-- > 0;) {
 		rsp_buf_reset(&b);
 		assert_int_equal(tsv_upload_next(&s, &u, &b), 1);
 		rsp_buf_putc(&b, '\0');
