@@ -31,8 +31,9 @@ GDB=${GDB:-gdb}
 TARGET=$builddir/bench/tp-target
 FLOOR=$builddir/bench/ptrace-floor
 COST=$builddir/bench/ptrace-cost
-# padstop: --tp-strategy=pad with an always-true condition ("if sink >= 0"),
-# which reads memory: a pad cannot evaluate it alone, its hits stop once.
+# padstop: --tp-strategy=pad with a pass count that is never reached: a pad
+# cannot count passes without the agent, so its hits stop once (the hand-off),
+# and the hit does no other work than the others.
 STRATEGIES="auto pad padstop emulate boost step"
 # Trace buffer sizes (bytes per frame, measured: the agent ~823 for
 # "collect $regs" on x86-64, gdbserver 2423): room for N frames plus slack,
@@ -96,17 +97,18 @@ pin() { taskset -c "$CPU" "$@"; }
 
 # gdb script: stop at main, trace hot collecting $regs, run to bench_done
 # (after the timed loop, before exit, so tstatus still reaches the stub).
-gdb_script() {	# $1 = trace buffer size, $2 = file [, $3 = condition]
+gdb_script() {	# $1 = trace buffer size, $2 = file [, $3 = one more command]
 	cat >"$2" <<EOF
 set pagination off
 set confirm off
 set sysroot /
 break main
 continue
-trace hot ${3:+if $3}
+trace hot
 actions
 collect \$regs
 end
+${3:-}
 set trace-buffer-size $1
 break bench_done
 tstart
@@ -116,7 +118,7 @@ kill
 EOF
 }
 gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent.gdb"
-gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent-cond.gdb" 'sink >= 0'
+gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent-cond.gdb" 'passcount 4000000000 2'
 strategy_opt() { case $1 in padstop) echo pad ;; *) echo "$1" ;; esac; }
 agent_script() { case $1 in padstop) echo "$work/agent-cond.gdb" ;; *) echo "$work/agent.gdb" ;; esac; }
 gdb_script $((N * GDBSERVER_FRAME_BYTES + 1048576)) "$work/gdbserver.gdb"
@@ -174,7 +176,7 @@ floor_run() {	# $1 = getregs | setregs | agent
 insn=$("$GDB" -nx -batch -ex 'x/i hot' "$TARGET" 2>/dev/null |
 	sed -n 's/^ *0x[0-9a-f]* <hot[+0-9]*>:[[:space:]]*//p' | head -1)
 gdb_script 65536 "$work/probe.gdb"
-gdb_script 65536 "$work/probe-cond.gdb" 'sink >= 0'
+gdb_script 65536 "$work/probe-cond.gdb" 'passcount 4000000000 2'
 sed -i 's/^tstart$/tstart\nmonitor probes/' "$work/probe.gdb" "$work/probe-cond.gdb"
 for s in $STRATEGIES; do
 	script=$work/probe.gdb
