@@ -171,6 +171,7 @@ struct thread {
 	/* The cache holds the registers a jump pad saved (the state at the
 	 * probe), not the thread's own, which are the pad's (pad.c). */
 	bool regs_pad;
+	uint8_t *pad_entry;	/* ... from this table entry (agent's view) */
 	uint8_t *regcache;
 };
 
@@ -429,6 +430,8 @@ uint64_t program_load_bias(struct process *p);
 /* thread-db.c */
 /* Address of symbol `name` in the program or its loaded libraries. */
 bool process_symbol_lookup(struct process *p, const char *name, uint64_t *addr);
+bool process_auxv(struct process *p, uint64_t type, uint64_t *value);
+struct thread *process_stopped_thread(struct process *p);
 bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
 			 uint64_t *size);
 int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
@@ -466,9 +469,9 @@ struct probe {
 	/* The probe is going (removed, or its process exited or exec'd). */
 	void (*on_gone)(struct probe *pr, void *arg);
 	void *arg;
-	/* Jump pad (pad.c): the site jumps to `pad`, whose trap is at
-	 * pad_trap; 0 when hits come by the breakpoint. */
-	uint64_t pad, pad_trap;
+	/* Jump pad (pad.c): the site jumps to `pad`; 0 when hits come by
+	 * the breakpoint. */
+	uint64_t pad;
 	size_t pad_len;
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
 	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */

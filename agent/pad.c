@@ -164,32 +164,6 @@ static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
 	return found;
 }
 
-static bool has_fsgsbase(pid_t pid)
-{
-	char path[64];
-	uint64_t av[2];
-	bool yes = false;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != AT_NULL)
-		if (av[0] == AT_HWCAP2)
-			yes = av[1] & HWCAP2_FSGSBASE_BIT;
-	close(fd);
-	return yes;
-}
-
-static struct thread *stopped_thread(struct process *p)
-{
-	for (struct thread *t = p->threads; t; t = t->next)
-		if (t->state == THREAD_STOPPED && !t->zombie)
-			return t;
-	return NULL;
-}
-
 static int remote_call(struct thread *t, long nr, long a0, long a1, long a2,
 		       long a3, long a4, long a5, long *ret)
 {
@@ -210,7 +184,7 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 		     size_t whylen)
 {
 	static const char name[] = "probe-agent-pads";
-	struct thread *t = stopped_thread(p);
+	struct thread *t = process_stopped_thread(p);
 	uint8_t *blk;
 	uint64_t sp, name_at;
 	long fd = -1, addr, ret;
@@ -285,7 +259,9 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 		return NULL;
 	}
 	pt->xsave = p->features & ARCH_FEAT_AVX;
-	pt->fsgsbase = has_fsgsbase(p->pid);
+	uint64_t hwcap2 = 0;
+	pt->fsgsbase = process_auxv(p, AT_HWCAP2, &hwcap2) &&
+		       (hwcap2 & HWCAP2_FSGSBASE_BIT);
 	debug("table at %#llx in %d (xsave %d, fsgsbase %d)",
 	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fsgsbase);
 	return pt;
@@ -474,7 +450,6 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n };
 	pt->codes = c;
 	pr->pad = at;
-	pr->pad_trap = at + trap_off;
 	pr->pad_len = n;
 	pr->pad_window = inlen;
 	pr->pad_resume = at + win_off;
@@ -612,14 +587,17 @@ enum pad_trap pad_trap(struct thread *t, struct probe **pr)
 		regs_invalidate(t);
 		return PAD_TRAP_RESUME;
 	}
+	t->pad_entry = e;	/* pad_continue or pad_leave frees it */
 	return PAD_TRAP_HIT;
 }
 
 /* After a hit: the thread runs on in its pad. */
 void pad_continue(struct thread *t)
 {
-	uint8_t *e = owned_entry(t->proc->pads, t->tid, PAD_READY);
+	uint8_t *e = t->pad_entry ? t->pad_entry
+				  : owned_entry(t->proc->pads, t->tid, PAD_READY);
 
+	t->pad_entry = NULL;
 	if (e)
 		__atomic_store_n(word(e, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
 	regs_invalidate(t);
@@ -640,9 +618,12 @@ static void release(uint8_t *e)
 int pad_leave(struct thread *t)
 {
 	struct pad_table *pt = t->proc->pads;
-	uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
+	uint8_t *e = t->pad_entry;
 	int err;
 
+	t->pad_entry = NULL;
+	if (!e)
+		e = owned_entry(pt, t->tid, PAD_READY);
 	if (!e)
 		e = owned_entry(pt, t->tid, PAD_DONE);
 	if (!e || !t->regs_pad)
@@ -885,7 +866,7 @@ static void table_free(struct process *p)
 /* Detach: the process unmaps the table (its threads are out of pads). */
 void pad_unmap(struct process *p)
 {
-	struct thread *t = stopped_thread(p);
+	struct thread *t = process_stopped_thread(p);
 	long ret;
 
 	if (p->pads && p->pads->remote && t)

@@ -206,8 +206,8 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 				     (flags & PROBE_PAD_TIME_TID) ? PAD_REGS_TIME_TID : PAD_REGS,
 				 pwhy, sizeof(pwhy));
 		if (err < 0 && (flags & PROBE_NEED_PAD)) {
-			snprintf(why, whylen, "no jump pad at 0x%llx: %s",
-				 (unsigned long long)addr, pwhy);
+			snprintf(why, whylen, "no jump pad at 0x%llx: %s; use trace, "
+				 "not ftrace, there", (unsigned long long)addr, pwhy);
 			probe_remove(pr);
 			return err;
 		}

@@ -686,7 +686,8 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			char pwhy[160];
 			int err = pad_attach(pr, rec, pwhy, sizeof(pwhy));
 			if (err < 0) {
-				snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s",
+				snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s; "
+					 "use trace, not ftrace, there",
 					 tp->number, (unsigned long long)tp->addr, pwhy);
 				return err;
 			}

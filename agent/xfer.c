@@ -146,26 +146,33 @@ static bool read_u64(struct process *p, uint64_t addr, uint64_t *v)
 	return mem_read(p, addr, v, 8) == 8;
 }
 
-/* Where auxv says the program's headers are. */
-static bool program_headers(struct process *p, uint64_t *phdr, uint64_t *phnum)
+/* The value of entry `type` of the process's auxiliary vector. */
+bool process_auxv(struct process *p, uint64_t type, uint64_t *value)
 {
 	struct rsp_buf auxv;
+	bool found = false;
 
-	*phdr = *phnum = 0;
 	rsp_buf_init(&auxv);
 	if (xfer_auxv(p, &auxv) == 0) {
-		for (size_t i = 0; i + 16 <= auxv.len; i += 16) {
-			uint64_t type, val;
-			memcpy(&type, auxv.data + i, 8);
-			memcpy(&val, auxv.data + i + 8, 8);
-			if (type == AT_PHDR)
-				*phdr = val;
-			else if (type == AT_PHNUM)
-				*phnum = val;
+		for (size_t i = 0; i + 16 <= auxv.len && !found; i += 16) {
+			uint64_t t;
+			memcpy(&t, auxv.data + i, 8);
+			if (t == type) {
+				memcpy(value, auxv.data + i + 8, 8);
+				found = true;
+			}
 		}
 	}
 	rsp_buf_free(&auxv);
-	return *phdr && *phnum && *phnum <= 256;
+	return found;
+}
+
+/* Where auxv says the program's headers are. */
+static bool program_headers(struct process *p, uint64_t *phdr, uint64_t *phnum)
+{
+	*phdr = *phnum = 0;
+	return process_auxv(p, AT_PHDR, phdr) && process_auxv(p, AT_PHNUM, phnum) &&
+	       *phdr && *phnum && *phnum <= 256;
 }
 
 /* Calls fn for each program header of the program; stops when fn says so. */

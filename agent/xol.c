@@ -94,17 +94,19 @@ static uint64_t find_gap(pid_t pid, uint64_t near)
 	return best;
 }
 
-static struct thread *stopped_thread(struct process *p)
+/* A thread of `p` that can run an injected system call now: stopped,
+ * and not a zombie leader. */
+struct thread *process_stopped_thread(struct process *p)
 {
 	for (struct thread *t = p->threads; t; t = t->next)
-		if (t->state == THREAD_STOPPED)
+		if (t->state == THREAD_STOPPED && !t->zombie)
 			return t;
 	return NULL;
 }
 
 static struct xol_area *xol_map(struct process *p, uint64_t near)
 {
-	struct thread *t = stopped_thread(p);
+	struct thread *t = process_stopped_thread(p);
 	uint64_t where = find_gap(p->pid, near);
 	long ret, args[6];
 
@@ -223,7 +225,7 @@ bool xol_contains(const struct process *p, uint64_t addr)
 /* Unmaps every area; threads must have been moved out of them. */
 void xol_unmap_all(struct process *p)
 {
-	struct thread *t = stopped_thread(p);
+	struct thread *t = process_stopped_thread(p);
 
 	forget_free_slots(p->pid);
 	while (p->xol_areas) {

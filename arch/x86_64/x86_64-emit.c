@@ -386,6 +386,37 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   e9 <done>               jmp done               (the restore)
  * full:                     (falls through: the hand-off)
  */
+/*
+ * The parts of a collector's record lie after the state image, inside
+ * the record, aligned, and apart: the seq word (its store publishes the
+ * record), the bases (required: nothing stops to read them later), the
+ * frame, and with time_tid the tid and the timespec.
+ */
+static bool record_parts_fit(const struct arch_pad_ring *r, unsigned int image)
+{
+	const struct { unsigned int off, len, align; bool used; } part[] = {
+		{ r->off_seq, 8, 8, true },
+		{ r->off_bases, 16, 8, true },
+		{ r->off_frame, 18 * 8, 8, true },
+		{ r->off_tid, 4, 4, r->time_tid },
+		{ r->off_time, 16, 8, r->time_tid },
+	};
+	uint64_t rec = 1ull << r->record_shift;
+
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		if (!part[i].used)
+			continue;
+		if (part[i].off < image || part[i].off % part[i].align ||
+		    (uint64_t)part[i].off + part[i].len > rec)
+			return false;
+		for (size_t j = 0; j < i; j++)
+			if (part[j].used && part[i].off < part[j].off + part[j].len &&
+			    part[j].off < part[i].off + part[i].len)
+				return false;
+	}
+	return true;
+}
+
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 			    const struct arch_pad_ring *r, size_t *done_rel32)
 {
@@ -400,32 +431,11 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	unsigned int image = r->xsave ? 832 : 512;
 	size_t retry, jl_at;
 
-	unsigned int rec = 1u << (r->record_shift & 31);
-
-	/* The record's parts apart and inside it; the seq word aligned (its
-	 * store publishes the record); the bases are needed: nothing stops
-	 * to read them otherwise. */
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
 	    r->record_shift < 6 || r->record_shift > 20 || (r->ring & 63) ||
 	    (r->off_records & 63) || r->off_records < 8 ||
 	    r->off_records > (1u << 30) || !r->fsgsbase ||
-	    (r->off_seq & 7) || r->off_seq < image || r->off_seq + 8 > rec ||
-	    r->off_bases < image || r->off_bases + 16 > rec ||
-	    r->off_frame < image || r->off_frame + 18 * 8 > rec ||
-	    (r->off_seq + 8 > r->off_bases && r->off_bases + 16 > r->off_seq) ||
-	    (r->off_seq + 8 > r->off_frame && r->off_frame + 144 > r->off_seq) ||
-	    (r->off_bases + 16 > r->off_frame && r->off_frame + 144 > r->off_bases))
-		return -EINVAL;
-	if (r->time_tid &&
-	    ((r->off_tid & 3) || (r->off_time & 7) || r->off_tid < image ||
-	     r->off_time < image || r->off_tid + 4 > rec || r->off_time + 16 > rec ||
-	     (r->off_tid + 4 > r->off_time && r->off_time + 16 > r->off_tid) ||
-	     (r->off_tid + 4 > r->off_frame && r->off_frame + 144 > r->off_tid) ||
-	     (r->off_time + 16 > r->off_frame && r->off_frame + 144 > r->off_time) ||
-	     (r->off_tid + 4 > r->off_seq && r->off_seq + 8 > r->off_tid) ||
-	     (r->off_time + 16 > r->off_seq && r->off_seq + 8 > r->off_time) ||
-	     (r->off_tid + 4 > r->off_bases && r->off_bases + 16 > r->off_tid) ||
-	     (r->off_time + 16 > r->off_bases && r->off_bases + 16 > r->off_time)))
+	    !record_parts_fit(r, image))
 		return -EINVAL;
 	x86_64_put8(&o, 0x49);
 	x86_64_put8(&o, 0xbd);
