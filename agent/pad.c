@@ -355,9 +355,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	if (n < 0)
 		return n;
 	size_t done_rel32 = 0;
-	/* The collector needs the bases from the CPU: nothing stops to
-	 * read them. */
-	if (!arch->emit_pad_collect || !pt->fsgsbase)
+	if (!arch->emit_pad_collect)
 		collect = PAD_STOPS;
 	/* gdb's breakpoint there already (always-inserted): hits must stop. */
 	struct sw_breakpoint *gb = bp_find(p, pr->addr);
@@ -368,7 +366,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.ring = pt->remote + RING_OFF, .off_records = RING_RECORDS_OFF,
 			.record_shift = PAD_ENTRY_SHIFT, .nrecords = RING_RECORDS,
 			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
-			.off_frame = OFF_FRAME, .xsave = pt->xsave, .fsgsbase = true,
+			.off_frame = OFF_FRAME, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 			.time_tid = collect == PAD_REGS_TIME_TID,
 			.off_tid = OFF_TID, .off_time = OFF_TIME,
 		};

@@ -138,8 +138,9 @@ struct arch_pad_handoff {
  * when seq == p + 1; the agent sets seq = p + nrecords when it has read
  * it) and otherwise the layout of a hand-off entry: image at 0,
  * bases at off_bases, frame at off_frame.  The parts must lie apart,
- * inside the record, seq 8-aligned; fsgsbase is required (the bases
- * cannot be read later).
+ * inside the record, seq 8-aligned.  The bases are always stored (nothing
+ * stops to read them later): with fsgsbase by the CPU's instructions,
+ * without it by system calls (two more per hit).
  */
 struct arch_pad_ring {
 	uint64_t ring;

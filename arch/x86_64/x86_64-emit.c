@@ -220,8 +220,36 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
  *   f3 48 0f ae c8          rdgsbase %rax
  *   49 89 86 <bases+8>      mov %rax,bases+8(%r14)
  */
+enum bases_how { BASES_NONE, BASES_FSGSBASE, BASES_SYSCALL };
+
+/*
+ * Without fsgsbase the collector still needs the bases (nothing stops to
+ * read them later): two arch_prctl calls, which clobber rax, rcx, r11,
+ * rdi and rsi, all saved in the frame by now.
+ *
+ *   bf 03 10 00 00          mov $ARCH_GET_FS,%edi
+ *   49 8d b6 <bases>        lea bases(%r14),%rsi
+ *   b8 9e 00 00 00 0f 05    mov $SYS_arch_prctl,%eax; syscall
+ *   bf 04 10 00 00          mov $ARCH_GET_GS,%edi
+ *   49 8d b6 <bases+8>      lea bases+8(%r14),%rsi
+ *   b8 9e 00 00 00 0f 05    mov $SYS_arch_prctl,%eax; syscall
+ */
+static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
+{
+	static const uint8_t lea_rsi[] = { 0x49, 0x8d, 0xb6 };
+	static const uint8_t call[] = { 0xb8, 0x9e, 0, 0, 0, 0x0f, 0x05 };
+
+	for (unsigned int i = 0; i < 2; i++) {
+		x86_64_put8(o, 0xbf);
+		x86_64_put32(o, 0x1003 + i);	/* ARCH_GET_FS, ARCH_GET_GS */
+		x86_64_put(o, lea_rsi, sizeof(lea_rsi));
+		x86_64_put32(o, off_bases + 8 * i);
+		x86_64_put(o, call, sizeof(call));
+	}
+}
+
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
-			  bool xsave, bool fsgsbase, unsigned int off_bases)
+			  bool xsave, enum bases_how bases, unsigned int off_bases)
 {
 	static const uint8_t lea_rdi[] = { 0x48, 0x8d, 0xbe };
 	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
@@ -240,7 +268,9 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 		x86_64_put(o, xsave64, sizeof(xsave64));
 	else
 		x86_64_put(o, fxsave64, sizeof(fxsave64));
-	if (fsgsbase) {
+	if (bases == BASES_SYSCALL)
+		put_bases_syscall(o, off_bases);
+	if (bases == BASES_FSGSBASE) {
 		x86_64_put(o, rdfs, sizeof(rdfs));
 		x86_64_put(o, mov_r14, sizeof(mov_r14));
 		x86_64_put32(o, off_bases);
@@ -336,7 +366,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
-	put_hit_state(&o, h->off_frame, h->xsave, h->fsgsbase, h->off_bases);
+	put_hit_state(&o, h->off_frame, h->xsave,
+		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
 	x86_64_put32(&o, PAD_READY);
@@ -381,6 +412,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   48 8d be <frame>        lea frame(%rsi),%rdi
  *   48 89 de b9 12 00 00 00 fc f3 48 a5    the frame, as in the hand-off
  *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
+ *     (without fsgsbase: arch_prctl ARCH_GET_FS / ARCH_GET_GS)
  *   49 8d 44 24 01          lea 1(%r12),%rax
  *   49 89 86 <seq>          mov %rax,seq(%r14)     published
  *   e9 <done>               jmp done               (the restore)
@@ -389,7 +421,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 /*
  * The parts of a collector's record lie after the state image, inside
  * the record, aligned, and apart: the seq word (its store publishes the
- * record), the bases (required: nothing stops to read them later), the
+ * record), the bases (always: nothing stops to read them later), the
  * frame, and with time_tid the tid and the timespec.
  */
 static bool record_parts_fit(const struct arch_pad_ring *r, unsigned int image)
@@ -434,8 +466,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
 	    r->record_shift < 6 || r->record_shift > 20 || (r->ring & 63) ||
 	    (r->off_records & 63) || r->off_records < 8 ||
-	    r->off_records > (1u << 30) || !r->fsgsbase ||
-	    !record_parts_fit(r, image))
+	    r->off_records > (1u << 30) || !record_parts_fit(r, image))
 		return -EINVAL;
 	x86_64_put8(&o, 0x49);
 	x86_64_put8(&o, 0xbd);
@@ -468,7 +499,8 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	x86_64_put8(&o, 0x75);
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	x86_64_put(&o, take, sizeof(take));
-	put_hit_state(&o, r->off_frame, r->xsave, r->fsgsbase, r->off_bases);
+	put_hit_state(&o, r->off_frame, r->xsave,
+		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
 	if (r->time_tid) {
 		/*
 		 *   b8 ba 00 00 00 0f 05    gettid
