@@ -413,6 +413,9 @@ int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
 	      unsigned int len);
 void hw_remove_all(struct process *p);
 int hw_sync_thread(struct thread *t);
+/* 0 when hardware points fire on this machine, -ENODEV when the debug
+ * registers are accepted but never fire, other -errno if unknown. */
+int hw_available(void);
 bool hw_stopped_by(struct thread *t, enum stop_reason *reason,
 		   uint64_t *addr);
 

@@ -1029,6 +1029,10 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 				return;
 			}
 		}
+	} else if (insert && hw_available() == -ENODEV) {
+		rsp_buf_put_error(reply, "hardware breakpoints and watchpoints "
+				  "do not fire on this machine");
+		return;
 	} else {
 		err = insert ? hw_insert(p, type, addr, req->u.point.kind)
 			     : hw_remove(p, type, addr, req->u.point.kind);

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <signal.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "agent/log.h"
@@ -693,4 +694,73 @@ void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g)
 	memcpy(blk, g->gpr, 16 * 8);
 	memcpy(reg_ptr(blk, R_RIP), &g->pc, 8);
 	memcpy(reg_ptr(blk, R_EFLAGS), &flags, 4);
+}
+
+/*
+ * Whether the debug registers fire on this machine.  Some hypervisors let
+ * a tracer write DR0-DR7 but never deliver the debug exception: every
+ * hardware breakpoint and watchpoint would then be accepted and silently
+ * never hit.  A child stops itself, gets an execute breakpoint on a
+ * function, and runs it: a SIGTRAP at that address means they work.
+ * Asked once, on the first hardware point; about a millisecond.
+ */
+static void __attribute__((noinline, used)) hw_selftest_target(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static int hw_selftest_run(void)
+{
+	pid_t pid = fork();
+	int status, ret = -ENODEV;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		hw_selftest_target();
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
+		ret = -ECHILD;
+		goto out;
+	}
+	if (ptrace(PTRACE_POKEUSER, pid, (void *)DR_OFFSET(0),
+		   (void *)(uintptr_t)hw_selftest_target) < 0 ||
+	    ptrace(PTRACE_POKEUSER, pid, (void *)DR_OFFSET(7), (void *)1ul) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0 ||
+	    waitpid(pid, &status, 0) != pid) {
+		ret = -ECHILD;
+		goto out;
+	}
+	if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP) {
+		struct user_regs_struct r;
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 &&
+		    r.rip == (uintptr_t)hw_selftest_target)
+			ret = 0;
+	}
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return ret;
+}
+
+int hw_available(void)
+{
+	static int state = 1;	/* 1: not asked yet */
+
+	if (state == 1) {
+		state = hw_selftest_run();
+		if (state == -ENODEV)
+			log_user("hardware breakpoints and watchpoints refused: "
+				 "this machine's debug registers do not fire "
+				 "(a virtual machine without them?)");
+		else if (state < 0)
+			debug("debug register self-test failed: %s", strerror(-state));
+	}
+	return state;
 }
