@@ -235,6 +235,7 @@ struct process {
 	bool ret_unwind;	/* unwinder entry points probed */
 	bool fork_child;	/* reported by a fork event, not yet adopted */
 	bool hidden;		/* its fork event has not reached gdb yet */
+	int pause_depth;	/* inferior_pause calls not yet undone */
 };
 
 /* --- the agent ------------------------------------------------------- */

@@ -1196,18 +1196,27 @@ static bool report_pending(struct thread *t)
  * absorbed as in all-stop: probe hits handled, other events kept pending.
  * inferior_unpause resumes them, or reports what they kept.
  */
+/*
+ * Pauses nest: a hit handled while the threads are being stopped can
+ * itself end the trace run and pause again.  Only the outermost pair
+ * marks and resumes threads; an inner pause that reassigned the marks
+ * would leave the threads the outer one stopped stopped for good.
+ */
 void inferior_pause(struct process *p)
 {
 	if (!agent.non_stop)
 		return;
-	for (struct thread *t = p->threads; t; t = t->next)
-		t->paused = t->state == THREAD_RUNNING;
+	if (p->pause_depth++ == 0)
+		for (struct thread *t = p->threads; t; t = t->next)
+			t->paused = t->state == THREAD_RUNNING;
 	stop_threads(p, NULL);
 }
 
 void inferior_unpause(struct process *p)
 {
 	if (!agent.non_stop)
+		return;
+	if (p->pause_depth > 0 && --p->pause_depth > 0)
 		return;
 	for (struct thread *t = p->threads, *next; t; t = next) {
 		next = t->next;

@@ -140,11 +140,14 @@ static void stop_run(enum tp_stop_reason reason, uint32_t tp)
 {
 	if (!tr.running)
 		return;
-	remove_probes();
+	trace_drain(false);	/* the hits the pads took before the stop count */
+	/* Not running from here on: hits taken while the probes go (the
+	 * threads are stopped for it) neither collect nor stop it again. */
 	tr.running = false;
 	tr.reason = reason;
 	tr.stopping_tp = tp;
 	tr.stop_time = now_usec();
+	remove_probes();
 	debug("trace stopped: %s", tp_stop_reason_name(reason));
 }
 
