@@ -402,7 +402,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   49 8d b4 15 <records>   lea records(%r13,%rdx),%rsi   record of pos
  *   48 8b 8e <seq>          mov seq(%rsi),%rcx
  *   48 29 c1                sub %rax,%rcx          seq - pos
- *   7c <full>               jl full                not read yet: full
+ *   0f 8c <full>            jl full (rel32)        not read yet: full
  *   7f <1b>                 jg 1b                  taken meanwhile
  *   48 8d 50 01             lea 1(%rax),%rdx
  *   f0 49 0f b1 55 00       lock cmpxchg %rdx,(%r13)   head = pos + 1
@@ -490,9 +490,12 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	x86_64_put8(&o, 0x48);
 	x86_64_put8(&o, 0x29);
 	x86_64_put8(&o, 0xc1);
+	/* Near: the state stores (the bases by system call, the time and
+	 * the tid) can take the record's code past a short jump's reach. */
 	jl_at = o.len;
-	x86_64_put8(&o, 0x7c);
-	x86_64_put8(&o, 0);		/* patched below */
+	x86_64_put8(&o, 0x0f);
+	x86_64_put8(&o, 0x8c);
+	x86_64_put32(&o, 0);		/* patched below */
 	x86_64_put8(&o, 0x7f);
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	x86_64_put(&o, cas, sizeof(cas));
@@ -527,9 +530,8 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	x86_64_put32(&o, 0);		/* the caller's */
 	if (o.overflow)
 		return -ENOSPC;
-	size_t d = o.len - (jl_at + 2);
-	if (d > 127)
-		return -ENOSPC;
-	out[jl_at + 1] = (uint8_t)d;
+	uint32_t d = (uint32_t)(o.len - (jl_at + 6));
+	for (int i = 0; i < 4; i++)	/* little-endian on every host */
+		out[jl_at + 2 + i] = (uint8_t)(d >> (8 * i));
 	return (int)o.len;
 }
