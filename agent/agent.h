@@ -14,6 +14,7 @@
 #ifndef PROBE_AGENT_H
 #define PROBE_AGENT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -73,6 +74,9 @@ enum wait_outcome {
 	WAIT_REPORT,		/* a stop gdb must hear of */
 	WAIT_THREAD_GONE,	/* thread exited, not the last one */
 	WAIT_PROCESS_GONE,	/* whole process exited or was killed */
+	WAIT_PARKED,		/* a probe hit that must wait (PROBE_HIT_WAIT):
+				 * the thread stays stopped at the probe's
+				 * address until inferior_unpark */
 };
 
 /* A stop as gdb will hear of it. */
@@ -130,6 +134,8 @@ struct thread {
 	enum thread_state state;
 	bool stop_expected;	/* we sent SIGSTOP; swallow it when it comes */
 	bool paused;		/* stopped by inferior_pause, resumed after */
+	bool parked;		/* waits at a probe for room in the trace
+				 * buffer (PROBE_HIT_WAIT); inferior_unpark */
 	bool stop_requested;	/* non-stop: gdb asked for this stop (vCont;t) */
 	bool stop_reported;	/* gdb heard of its current stop */
 	bool resumed;		/* gdb's last resume included this thread */
@@ -460,6 +466,8 @@ enum probe_owner {
 /* pad_attach's `collect`: what a recording pad stores (0: it stops). */
 enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID };
 
+#define PROBE_HIT_WAIT (-EAGAIN)
+
 struct probe {
 	struct probe *next;
 	enum probe_owner owner;
@@ -469,6 +477,9 @@ struct probe {
 	enum arch_strategy strategy;	/* how hits run the displaced insn */
 	uint64_t slot;
 	struct arch_xol xol;
+	/* 0: the thread goes on; 1: gdb must hear of the stop;
+	 * PROBE_HIT_WAIT: the owner cannot take the hit now, the thread
+	 * waits at the probe's address and hits again once unparked. */
 	int (*on_hit)(struct probe *pr, struct thread *t, void *arg);
 	/* The probe is going (removed, or its process exited or exec'd). */
 	void (*on_gone)(struct probe *pr, void *arg);
@@ -506,7 +517,7 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 /* pad.c: jump pads, a probe's zero-syscall way in (see there) */
 int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t whylen);
 int pad_drain(struct process *p,
-	      void (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
+	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
 			 void *arg), void *arg);
 void pad_detach(struct probe *pr);
 void pad_before_step(struct probe *pr);
@@ -532,6 +543,7 @@ bool probe_fix_pc(struct thread *t);
  * (or report the events they took meanwhile).  No-ops in all-stop. */
 void inferior_pause(struct process *p);
 void inferior_unpause(struct process *p);
+void inferior_unpark(struct process *p);
 
 /* xol.c */
 int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot);

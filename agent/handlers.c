@@ -1107,6 +1107,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_TSAVE] = h_trace,
 	[RSP_REQ_TMIN_FTPI_LEN] = h_trace,
 	[RSP_REQ_PROBE_FRAMES] = h_trace,
+	[RSP_REQ_PROBE_FULL_WAIT] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
 	[RSP_REQ_NONSTOP] = h_nonstop,
 	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,

@@ -14,6 +14,9 @@
  *                      goes out
  *   WAIT_THREAD_GONE   a thread exited; the process lives on
  *   WAIT_PROCESS_GONE  the last thread exited: report W/X
+ *   WAIT_PARKED        a probe hit its owner cannot take yet (the trace
+ *                      buffer is full): the thread stays stopped on the
+ *                      probe's address until inferior_unpark
  *
  * Invariants:
  * - A thread that stopped for a reportable reason while we were stopping
@@ -477,6 +480,12 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 	t->probe_skip = 0;
 	if (!skip && pr->on_hit)
 		report = pr->on_hit(pr, t, pr->arg);
+	if (report == PROBE_HIT_WAIT) {
+		/* The PC is back on the probe: the thread hits it again once
+		 * unparked, as if it had not arrived yet. */
+		t->parked = true;
+		return WAIT_PARKED;
+	}
 	return probe_hit_finish(pr, t, b, ev, skip, report);
 }
 
@@ -537,6 +546,14 @@ static enum wait_outcome pad_hit(struct probe *pr, struct thread *t,
 	t->probe_skip = 0;
 	if (!skip && pr->on_hit)
 		report = pr->on_hit(pr, t, pr->arg);
+	if (report == PROBE_HIT_WAIT) {
+		/* Out of the pad, back at the probe with the registers it
+		 * had there: unparked, it enters the pad again. */
+		if (pad_leave(t) < 0)
+			return WAIT_REPORT;
+		t->parked = true;
+		return WAIT_PARKED;
+	}
 	bool gdb_stop = b && b->gdb_refs && bp_condition_holds(b, t);
 	if (!report && !gdb_stop && !t->ws_left && !t->user_stepping) {
 		pad_continue(t);
@@ -770,6 +787,7 @@ static void absorb_status(struct thread *t, int status)
 
 	switch (o) {
 	case WAIT_IGNORE:
+	case WAIT_PARKED:
 		break;
 	case WAIT_RESUME:
 		if (sig)
@@ -1092,6 +1110,8 @@ enum wait_outcome inferior_status(pid_t tid, int status)
 		if (t->resumed)
 			resume_thread(t, t->user_stepping, 0);
 		break;
+	case WAIT_PARKED:
+		break;		/* inferior_unpark resumes it */
 	case WAIT_RESUME:
 		resume_thread(t, t->user_stepping, sig);
 		break;
@@ -1231,6 +1251,24 @@ void inferior_unpause(struct process *p)
 			continue;
 		}
 		resume_thread(t, t->user_stepping, 0);
+	}
+}
+
+/*
+ * The threads parked at probes (a full trace buffer) go on: each runs
+ * into its probe again.  Called when the buffer has room again, and when
+ * the run stops (their probes are gone: they run the original code).
+ * One gdb or the pause stopped meanwhile stays stopped.
+ */
+void inferior_unpark(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next) {
+		if (!t->parked)
+			continue;
+		t->parked = false;
+		if (t->state == THREAD_STOPPED && t->resumed && !t->has_pending &&
+		    !p->pause_depth)
+			resume_thread(t, t->user_stepping, 0);
 	}
 }
 

@@ -352,8 +352,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	};
 	/* Its length first (the window's code depends on where it goes). */
 	n = arch->emit_save_regs(code, sizeof(code), pr->addr);
-	if (n < 0)
+	if (n < 0) {
+		snprintf(why, whylen, "cannot build the pad's register save: %s",
+			 strerror(-n));
 		return n;
+	}
 	size_t done_rel32 = 0;
 	if (!arch->emit_pad_collect)
 		collect = PAD_STOPS;
@@ -371,14 +374,19 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.off_tid = OFF_TID, .off_time = OFF_TIME,
 		};
 		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done_rel32);
-		if (m < 0)
+		if (m < 0) {
+			snprintf(why, whylen, "cannot build the pad's collector: %s",
+				 strerror(-m));
 			return m;
+		}
 		done_rel32 += n;
 		n += m;
 	}
 	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
-	if (m < 0)
+	if (m < 0) {
+		snprintf(why, whylen, "cannot build the pad's hand-off: %s", strerror(-m));
 		return m;
+	}
 	trap_off += n;
 	n += m;
 	if (collect != PAD_STOPS) {
@@ -386,8 +394,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		memcpy(code + done_rel32, &rel, 4);
 	}
 	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
-	if (m < 0)
+	if (m < 0) {
+		snprintf(why, whylen, "cannot build the pad's register restore: %s",
+			 strerror(-m));
 		return m;
+	}
 	n += m;
 	/* The window, relocated, plus the jump back: at most two jumps and
 	 * the instruction. */
@@ -694,14 +705,18 @@ bool pad_settle(struct thread *t)
 			uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
 			struct probe *pr = probe_at(p, c->site);
 
+			/* A hit that must wait is not taken: the thread
+			 * hits the probe again once out. */
+			bool taken = true;
 			if (e && pr && pr->pad && load(t, pt, e) == 0 && pr->on_hit &&
 			    t->probe_skip != c->site)
-				pr->on_hit(pr, t, pr->arg);
+				taken = pr->on_hit(pr, t, pr->arg) != PROBE_HIT_WAIT;
 			if (!e)
 				e = owned_entry(pt, t->tid, PAD_DONE);
 			if (e && (t->regs_pad || load(t, pt, e) == 0)) {
 				if (pad_leave(t) == 0) {
-					t->probe_skip = c->site;
+					if (taken)
+						t->probe_skip = c->site;
 					break;
 				}
 			}
@@ -756,9 +771,9 @@ bool pad_settle(struct thread *t)
 }
 
 /* One published record: to `fn`, then free for its next round. */
-static void take_record(struct process *p, struct pad_table *pt, uint64_t pos,
+static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			struct thread *standin,
-			void (*fn)(struct probe *, struct thread *, uint64_t, void *),
+			bool (*fn)(struct probe *, struct thread *, uint64_t, void *),
 			void *arg)
 {
 	uint8_t *rec = record_at(pt, pos);
@@ -777,12 +792,15 @@ static void take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 		standin->tid = (pid_t)tid;
 		time_us = (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
 	}
+	bool taken = true;
 	if (pr && fn &&
 	    regs_load_pad(standin, (const uint64_t *)(rec + OFF_FRAME), rec,
 			  pt->xsave, (const uint64_t *)(rec + OFF_BASES), false) == 0)
-		fn(pr, standin, time_us, arg);
+		taken = fn(pr, standin, time_us, arg);
 	regs_invalidate(standin);
-	__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+	if (taken)
+		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+	return taken;
 }
 
 /*
@@ -794,10 +812,12 @@ static void take_record(struct process *p, struct pad_table *pt, uint64_t pos,
  * (a signal handler that never returned), which must not hold up the
  * rest.  Such a record's place in the ring stays taken, and once the ring
  * comes round to it the pads stop at every hit instead, losing none.
+ * When `fn` refuses a record (no room for it yet), it stays in the ring
+ * and the drain ends: the next call starts from it.
  * Returns the number of records taken.
  */
 int pad_drain(struct process *p,
-	      void (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
+	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
 			 void *arg), void *arg)
 {
 	static struct thread standin;
@@ -811,7 +831,8 @@ int pad_drain(struct process *p,
 	for (size_t i = 0; i < pt->nholes;) {
 		uint64_t pos = pt->holes[i];
 		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
-			take_record(p, pt, pos, &standin, fn, arg);
+			if (!take_record(p, pt, pos, &standin, fn, arg))
+				return n;
 			pt->holes[i] = pt->holes[--pt->nholes];
 			n++;
 		} else {
@@ -823,7 +844,8 @@ int pad_drain(struct process *p,
 	while (pt->tail < head) {
 		uint64_t pos = pt->tail;
 		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
-			take_record(p, pt, pos, &standin, fn, arg);
+			if (!take_record(p, pt, pos, &standin, fn, arg))
+				break;
 			n++;
 		} else if (pt->nholes < PAD_HOLES) {
 			pt->holes[pt->nholes++] = pos;

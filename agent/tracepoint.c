@@ -56,6 +56,10 @@ struct trace {
 	uint32_t pending_tp;
 
 	bool circular, disconnected;
+	/* Qprobe.fullwait:1 (the recorder): a full buffer parks hitting
+	 * threads until the stream makes room, instead of ending the run. */
+	bool full_wait;
+	uint64_t parked_hits;		/* hits that waited for room */
 	int64_t buffer_size;		/* requested; -1 = default */
 	uint64_t start_time, stop_time;
 	char *user, *notes, *stop_notes;
@@ -134,6 +138,7 @@ static void remove_probes(void)
 	ret_restore_process(p);
 	tr.proc = NULL;
 	inferior_unpause(p);
+	inferior_unpark(p);	/* they run the original code now */
 }
 
 static void stop_run(enum tp_stop_reason reason, uint32_t tp)
@@ -435,6 +440,23 @@ static void collection_failed(struct tp_def *tp, int err)
 	}
 }
 
+/*
+ * Room for a hit in wait-for-room mode: the frames of every tracepoint at
+ * a site are small next to this (registers, arguments, a few blocks of
+ * memory); a hit that still does not fit ends the run as a full buffer.
+ */
+#define ROOM_RESERVE (64u << 10)
+
+static bool room_for_hit(void)
+{
+	if (!tr.full_wait || tr.circular || !tr.tb_ready)
+		return true;
+	size_t reserve = ROOM_RESERVE;
+	if (reserve > tr.tb.size / 4)
+		reserve = tr.tb.size / 4;
+	return tbuf_free_bytes(&tr.tb) >= reserve;
+}
+
 /* One hit of the enabled tracepoints at `addr` (return probes only or
  * none of them): condition, frame, counts. */
 static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
@@ -488,6 +510,10 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 
 	/* Hits the pads recorded come first (a full ring sends a hit here). */
 	trace_drain(false);
+	if (tr.running && !room_for_hit()) {
+		tr.parked_hits++;
+		return PROBE_HIT_WAIT;
+	}
 	regs = regs_block_gpr(t);
 	if (!tr.running || !regs)
 		return 0;
@@ -510,16 +536,20 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	return 0;
 }
 
-/* One hit a jump pad recorded in the process (pad_drain). */
-static void drain_hit(struct probe *pr, struct thread *t, uint64_t time_us,
+/* One hit a jump pad recorded in the process (pad_drain).  False: no
+ * room for it yet (wait-for-room mode), the record stays in the ring. */
+static bool drain_hit(struct probe *pr, struct thread *t, uint64_t time_us,
 		      void *arg)
 {
 	struct hit h = { .t = t, .time_us = time_us };
 
+	if (tr.running && !room_for_hit())
+		return false;
 	if (!tr.running || pr->owner != PROBE_OWNER_TRACE ||
 	    !(h.regs = regs_block_gpr(t)))
-		return;
+		return true;
 	run_tracepoints(&h, pr->addr, false);
+	return true;
 }
 
 /*
@@ -1032,6 +1062,12 @@ static void stream_frames(uint64_t max, struct rsp_buf *reply)
 		tr.stream_off = 0;
 		tr.frame_no = -1;	/* numbers shift: back to live */
 	}
+	/* Room again: the records the pads kept, then the parked threads. */
+	if (sent && tr.running && tr.proc && room_for_hit()) {
+		trace_drain(true);
+		if (tr.proc && room_for_hit())
+			inferior_unpark(tr.proc);
+	}
 }
 
 static void save_file(const char *path, struct rsp_buf *reply)
@@ -1096,6 +1132,8 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 	switch (req->kind) {
 	case RSP_REQ_TINIT:
 		stop_run(TP_STOP_COMMAND, 0);
+		tr.full_wait = false;
+		tr.parked_hits = 0;
 		tp_store_clear(&tr.store);
 		tsv_tag(1);
 		if (tr.tb_ready)
@@ -1256,6 +1294,12 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		break;
 	case RSP_REQ_PROBE_FRAMES:
 		stream_frames(req->u.stream_max, reply);
+		break;
+	case RSP_REQ_PROBE_FULL_WAIT:
+		tr.full_wait = req->u.flag;
+		if (!tr.full_wait && tr.proc)
+			inferior_unpark(tr.proc);
+		rsp_buf_puts(reply, "OK");
 		break;
 	case RSP_REQ_TMIN_FTPI_LEN:
 		/* A fast tracepoint is a jump pad (pad.c), which may cover

@@ -23,6 +23,7 @@
 #include "protocol/rsp.h"
 #include "protocol/tbuf.h"
 #include "protocol/tfile.h"
+#include "protocol/tp-status.h"
 
 #define MAX_NAMES 4096
 
@@ -43,6 +44,9 @@ struct tfile_info {
 		uint64_t addr;
 	} tps[MAX_NAMES];
 	size_t ntps;
+	struct tp_status status;	/* how the run ended */
+	char status_error[128];
+	bool have_status;
 };
 
 struct probe_stats {
@@ -127,6 +131,16 @@ static int read_header(FILE *f, const char *path, struct tfile_info *t)
 			rsp_buf_puts(&t->tdesc, line + 6);
 			rsp_buf_putc(&t->tdesc, '\n');
 		} else if (strncmp(line, "status ", 7) == 0) {
+			/* The tfile form is qTStatus's without the `T`. */
+			char *reply = malloc(strlen(line + 7) + 2);
+			if (reply) {
+				reply[0] = 'T';
+				strcpy(reply + 1, line + 7);
+				t->have_status = tp_status_parse(reply, &t->status,
+								 t->status_error,
+								 sizeof(t->status_error)) == 0;
+				free(reply);
+			}
 			const char *notes = strstr(line, ";notes:");
 			if (notes) {
 				notes += 7;
@@ -529,6 +543,19 @@ int cmd_dump(int argc, char **argv)
 	if (summary && !json) {
 		char buf[96];
 		printf("%" PRIu64 " frames\n", number);
+		if (t->have_status) {
+			const struct tp_status *st = &t->status;
+			if (st->reason == TP_STOP_FULL)
+				printf("  the recording stopped early: the buffer filled; "
+				       "later hits were not recorded\n");
+			else if (st->reason == TP_STOP_ERROR)
+				printf("  the recording stopped early: tracepoint %u: %s\n",
+				       (unsigned)st->stopping_tp,
+				       st->error ? st->error : "error");
+			else if (st->reason == TP_STOP_PASSCOUNT)
+				printf("  the recording stopped: tracepoint %u reached its "
+				       "pass count\n", (unsigned)st->stopping_tp);
+		}
 		for (int tp = 1; tp < 0x8000; tp++) {
 			struct probe_stats *s = &stats[tp];
 			if (!s->frames)

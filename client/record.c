@@ -62,6 +62,7 @@
 #define MAX_MODULES 512
 #define DEFAULT_BUFFER (16u << 20)
 #define REQ_TIMEOUT 30000		/* ms for one request */
+#define STATUS_RESERVE 160		/* bytes the status line keeps free */
 
 struct module {
 	char *path;			/* on the target */
@@ -108,6 +109,12 @@ struct recorder {
 	double duration;
 	uint64_t buffer_size;
 	bool quiet, live;
+	bool full_stops;		/* --on-full=stop: a full buffer ends the run */
+	/* The run ended by itself (full buffer, error...): what the agent
+	 * said, for the user, the file and the exit status. */
+	bool self_stopped;
+	struct tp_status why;
+	char why_error[128];
 
 	struct rsp_client c;
 	struct rsp_buf reply;
@@ -1002,6 +1009,12 @@ static void update_status(struct recorder *r, bool final)
 	r->st.frames = r->st.created = r->frames;
 	if (final)
 		r->st.stop_time = now_us_realtime();
+	if (r->self_stopped) {
+		r->st.reason = r->why.reason;
+		r->st.stopping_tp = r->why.stopping_tp;
+		r->st.error = r->why.error;
+	}
+	r->st.pad_to = r->status_len;
 	rsp_buf_init(&b);
 	tp_status_put_tfile(&r->st, &b);
 	if (b.len == r->status_len)
@@ -1026,6 +1039,14 @@ static int open_output(struct recorder *r)
 	r->st.start_time = now_us_realtime();
 	r->st.notes = r->notes;
 	r->st.fixed_width = true;
+	{
+		/* Room in the status line for a stop reason written later. */
+		struct rsp_buf line;
+		rsp_buf_init(&line);
+		tp_status_put_tfile(&r->st, &line);
+		r->st.pad_to = line.len + STATUS_RESERVE;
+		rsp_buf_free(&line);
+	}
 	r->end = 0;
 	tfile_writer_init(&w, write_cb, r);
 	e = tfile_write_header(&w, r->regs.block_size, r->target_xml, &r->st,
@@ -1235,6 +1256,11 @@ static void usage(FILE *out)
 "  -d, --duration SECS    stop after SECS seconds\n"
 "  -b, --buffer-size N    the agent's trace buffer in bytes (default 16M;\n"
 "                         suffixes K, M)\n"
+"      --on-full=WAIT|STOP  when the agent's buffer is full: hitting threads\n"
+"                         wait until the stream makes room (wait, the\n"
+"                         default: nothing is lost, the program slows\n"
+"                         down), or the recording ends there (stop; exit\n"
+"                         status 1)\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this help\n"
 "\n"
@@ -1596,6 +1622,17 @@ static int setup_probes(struct recorder *r)
 		       (unsigned long long)r->buffer_size) < 0 ||
 	    request_ok(r, "trace buffer mode", "QTBuffer:circular:0") < 0)
 		return -EIO;
+	/* Nothing lost: a full buffer makes the hitting threads wait until
+	 * the stream has made room, unless asked to end the run instead. */
+	if (!r->full_stops) {
+		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+					   "Qprobe.fullwait:1");
+		if (e < 0)
+			return -EIO;
+		if (strcmp(r->reply.data, "OK") != 0)
+			err_msg("warning: this agent cannot make threads wait for room: "
+				"a full buffer will end the recording");
+	}
 	return 0;
 }
 
@@ -1638,6 +1675,52 @@ static int semaphores(struct recorder *r, int delta)
 	return 0;
 }
 
+/*
+ * Whether the run is still going; when it ended by itself (a full buffer
+ * with --on-full=stop, an evaluation error, a pass count), `why` says so.
+ * The program's exit ends a run too: that is not the run's own stop.
+ */
+static void check_run(struct recorder *r)
+{
+	struct tp_status st;
+
+	if (r->self_stopped || r->c.eof ||
+	    rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qTStatus") < 0 ||
+	    tp_status_parse(r->reply.data, &st, r->why_error, sizeof(r->why_error)) < 0)
+		return;
+	if (st.running || st.reason == TP_STOP_UNKNOWN || st.reason == TP_STOP_COMMAND ||
+	    st.reason == TP_STOP_NOT_RUN)
+		return;
+	r->self_stopped = true;
+	r->why = st;
+	r->why.error = st.error ? r->why_error : NULL;
+}
+
+static void say_why_stopped(struct recorder *r)
+{
+	const struct tp_status *w = &r->why;
+
+	switch (w->reason) {
+	case TP_STOP_FULL:
+		err_msg("the trace stopped early: the buffer filled (%llu bytes) after "
+			"%llu frames; later hits were not recorded (--buffer-size, or "
+			"the default --on-full=wait)",
+			(unsigned long long)r->buffer_size, (unsigned long long)r->frames);
+		break;
+	case TP_STOP_ERROR:
+		err_msg("the trace stopped early: probe %u: %s", (unsigned)w->stopping_tp,
+			w->error ? w->error : "error");
+		break;
+	case TP_STOP_PASSCOUNT:
+		err_msg("the trace stopped: probe %u reached its pass count",
+			(unsigned)w->stopping_tp);
+		break;
+	default:
+		err_msg("the trace stopped early (%s)", tp_stop_reason_name(w->reason));
+		break;
+	}
+}
+
 static int record_loop(struct recorder *r)
 {
 	uint64_t deadline = r->duration > 0 ? now_ms() + (uint64_t)(r->duration * 1000) : 0;
@@ -1654,6 +1737,9 @@ static int record_loop(struct recorder *r)
 		if ((e = handle_notes(r)) < 0)
 			return e;
 		if (now_ms() - last_status >= 500) {
+			check_run(r);
+			if (r->self_stopped)
+				break;
 			update_status(r, false);
 			last_status = now_ms();
 		}
@@ -1673,6 +1759,8 @@ static int finish(struct recorder *r)
 {
 	int e = 0;
 
+	/* Why the run ended, if it ended by itself (also before an exit). */
+	check_run(r);
 	if (!r->exited) {
 		/* Stop the run first: no frame is created after this. */
 		if (request_ok(r, "stopping the trace", "QTStop") < 0)
@@ -1704,6 +1792,7 @@ int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "on-full", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1755,6 +1844,16 @@ int cmd_record(int argc, char **argv)
 			}
 			break;
 		case 'q': r->quiet = true; break;
+		case 'F':
+			if (strcmp(optarg, "wait") == 0)
+				r->full_stops = false;
+			else if (strcmp(optarg, "stop") == 0)
+				r->full_stops = true;
+			else {
+				err_msg("--on-full: '%s': expected wait or stop", optarg);
+				return PT_EXIT_USAGE;
+			}
+			break;
 		case 'h': usage(stdout); return PT_EXIT_OK;
 		default: usage(stderr); return PT_EXIT_USAGE;
 		}
@@ -1861,11 +1960,16 @@ int cmd_record(int argc, char **argv)
 		else if (stop_signal)
 			fprintf(stderr, "probe-trace: stopped by signal %d; the program was %s\n",
 				(int)stop_signal, r->started ? "killed" : "detached");
+		else if (r->self_stopped)
+			fprintf(stderr, "probe-trace: the program was %s\n",
+				r->started ? "killed" : "detached");
 		else
 			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
 				r->duration, r->started ? "killed" : "detached");
 	}
-	rc = r->write_failed ? PT_EXIT_FAIL : PT_EXIT_OK;
+	if (r->self_stopped)
+		say_why_stopped(r);
+	rc = r->write_failed || r->self_stopped ? PT_EXIT_FAIL : PT_EXIT_OK;
 	goto out;
 stop:
 	/* Setup failed: leave the process as it was. */

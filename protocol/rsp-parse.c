@@ -1529,6 +1529,8 @@ static const struct rsp_packet_def rsp_packets[] = {
 	    "malformed QTSave packet: expected QTSave:<hex file name>"),
 	PKT("qprobe.frames:", RSP_REQ_PROBE_FRAMES, 0, rsp_parse_probe_frames,
 	    "malformed qprobe.frames packet: expected qprobe.frames:<hex max bytes>"),
+	PKT("Qprobe.fullwait:", RSP_REQ_PROBE_FULL_WAIT, 0, rsp_parse_flag,
+	    "malformed Qprobe.fullwait packet: expected Qprobe.fullwait:0 or 1"),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1667,6 +1669,7 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_TBUFFER_READ] = "qTBuffer",
 	[RSP_REQ_TSAVE] = "QTSave",
 	[RSP_REQ_PROBE_FRAMES] = "qprobe.frames",
+	[RSP_REQ_PROBE_FULL_WAIT] = "Qprobe.fullwait",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 

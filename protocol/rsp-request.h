@@ -130,6 +130,10 @@ enum rsp_req_kind {
 	RSP_REQ_TSAVE,		/* QTSave:hexfilename: u.str (decoded) */
 	RSP_REQ_PROBE_FRAMES,	/* qprobe.frames:max: u.stream_max (the
 				 * agent's own: frames streamed and removed) */
+	RSP_REQ_PROBE_FULL_WAIT, /* Qprobe.fullwait:0|1: u.flag (the agent's
+				 * own: 1 = a full buffer makes hitting
+				 * threads wait for the stream to make room,
+				 * 0 = it stops the run, gdb's way) */
 	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
 				   qRelocInsn:from;to request): u.reloc_len */
 

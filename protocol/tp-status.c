@@ -9,8 +9,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "protocol/rsp.h"
 #include "protocol/tp-status.h"
@@ -81,7 +86,38 @@ void tp_status_put_reply(const struct tp_status *st, struct rsp_buf *b)
 	rsp_buf_putc(b, ':');
 }
 
+static void tp_put_tfile(const struct tp_status *st, struct rsp_buf *b);
+
 void tp_status_put_tfile(const struct tp_status *st, struct rsp_buf *b)
+{
+	size_t start = b->len;
+
+	tp_put_tfile(st, b);
+	if (!st->pad_to)
+		return;
+	size_t len = b->len - start;
+	if (len + 5 > st->pad_to && st->reason == TP_STOP_ERROR && st->error) {
+		/* Shorten the message (two hex digits a byte) to fit. */
+		size_t over = len + 5 - st->pad_to;
+		size_t keep = strlen(st->error);
+		keep = keep > (over + 1) / 2 ? keep - (over + 1) / 2 : 0;
+		char shorter[keep + 1];
+		memcpy(shorter, st->error, keep);
+		shorter[keep] = '\0';
+		struct tp_status cut = *st;
+		cut.error = shorter;
+		b->len = start;
+		tp_put_tfile(&cut, b);
+		len = b->len - start;
+	}
+	if (len + 5 <= st->pad_to) {
+		rsp_buf_puts(b, ";pad:");
+		for (len += 5; len < st->pad_to; len++)
+			rsp_buf_putc(b, '0');
+	}
+}
+
+static void tp_put_tfile(const struct tp_status *st, struct rsp_buf *b)
 {
 	tp_put_reason(st, b);
 	if (st->fixed_width)
@@ -110,4 +146,67 @@ void tp_status_put_tfile(const struct tp_status *st, struct rsp_buf *b)
 		rsp_buf_puts(b, ";username:");
 		tp_put_hex_str(b, st->user);
 	}
+}
+
+/*
+ * The run state and stop reason of a qTStatus reply, for a client that
+ * must tell why a run ended.  `error` gets the decoded terror message
+ * (st->error points at it).  Returns 0, or -EINVAL for a reply that is not
+ * `T0;...`/`T1;...` with a known reason.
+ */
+int tp_status_parse(const char *reply, struct tp_status *st, char *error,
+		    size_t error_size)
+{
+	size_t len, n;
+	const char *p, *end;
+
+	memset(st, 0, sizeof(*st));
+	if (error_size)
+		error[0] = '\0';
+	if (reply[0] != 'T' || (reply[1] != '0' && reply[1] != '1') || reply[2] != ';')
+		return -EINVAL;
+	st->running = reply[1] == '1';
+	p = reply + 3;
+	len = strcspn(p, ":;");
+	st->reason = TP_STOP_UNKNOWN;
+	bool known = false;
+	for (size_t i = 0; i < sizeof(tp_reason_names) / sizeof(tp_reason_names[0]); i++)
+		if (strlen(tp_reason_names[i]) == len && strncmp(p, tp_reason_names[i], len) == 0) {
+			st->reason = (enum tp_stop_reason)i;
+			known = true;
+		}
+	if (!known || p[len] != ':')
+		return -EINVAL;
+	p += len + 1;
+	if (st->reason == TP_STOP_COMMAND || st->reason == TP_STOP_ERROR) {
+		end = strchr(p, ':');
+		if (!end)
+			return -EINVAL;
+		n = (size_t)(end - p);
+		if (st->reason == TP_STOP_ERROR && error_size) {
+			ssize_t got = rsp_hex_decode(p, n, error, error_size - 1);
+			if (got < 0)
+				return -EINVAL;
+			error[got] = '\0';
+			st->error = error;
+		}
+		p = end + 1;
+	}
+	char *stop;
+	unsigned long tp = strtoul(p, &stop, 16);
+	if (stop == p || (*stop && *stop != ';'))
+		return -EINVAL;
+	st->stopping_tp = (uint32_t)tp;
+	for (p = stop; *p == ';'; p = p + strcspn(p + 1, ";") + 1) {
+		uint64_t v;
+		if (sscanf(p, ";tframes:%" SCNx64, &v) == 1)
+			st->frames = v;
+		else if (sscanf(p, ";tcreated:%" SCNx64, &v) == 1)
+			st->created = v;
+		else if (sscanf(p, ";tfree:%" SCNx64, &v) == 1)
+			st->free_bytes = v;
+		else if (sscanf(p, ";tsize:%" SCNx64, &v) == 1)
+			st->size = v;
+	}
+	return 0;
 }

@@ -23,6 +23,7 @@
 #define PROBE_TP_STATUS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct rsp_buf;
@@ -52,12 +53,21 @@ struct tp_status {
 	/* tfile: counts and times as 16 hex digits (stoptime always), so
 	 * a recorder can rewrite the line in place as its file grows. */
 	bool fixed_width;
+	/* tfile: the line padded to this many bytes with an unknown field
+	 * (`;pad:000...`, which gdb skips), so that it can be rewritten in
+	 * place with another stop reason; a terror message is shortened to
+	 * fit.  0: no padding. */
+	size_t pad_to;
 };
 
 /* qTStatus reply, gdbserver's form. */
 void tp_status_put_reply(const struct tp_status *st, struct rsp_buf *b);
 /* The text after "status " of a tfile line (no newline), gdb's form. */
 void tp_status_put_tfile(const struct tp_status *st, struct rsp_buf *b);
+/* Run state, stop reason, counts and sizes of a qTStatus reply; `error`
+ * receives a terror message.  0 or -EINVAL. */
+int tp_status_parse(const char *reply, struct tp_status *st, char *error,
+		    size_t error_size);
 /* "tstop", "tfull"... */
 const char *tp_stop_reason_name(enum tp_stop_reason r);
 

@@ -319,6 +319,7 @@ static void describe(const struct rsp_request *req, struct text *t)
 		break;
 	case RSP_REQ_TDISCONNECTED:
 	case RSP_REQ_TBUFFER_CIRCULAR:
+	case RSP_REQ_PROBE_FULL_WAIT:
 		add(t, " flag=%d", req->u.flag);
 		break;
 	case RSP_REQ_TBUFFER_SIZE:
@@ -649,6 +650,8 @@ static const struct row valid_rows[] = {
 	  "QTSave str=[/tmp/rsp/trace-remote.tf]"),
 	R("qRelocInsn:6", "qRelocInsn len=6"),
 	R("qprobe.frames:3ff0", "qprobe.frames max=3ff0"),
+	R("Qprobe.fullwait:1", "Qprobe.fullwait flag=1"),
+	R("Qprobe.fullwait:0", "Qprobe.fullwait flag=0"),
 };
 
 /* Packets we must not claim to support: gdb needs the empty reply. */
@@ -904,6 +907,9 @@ static const struct row invalid_rows[] = {
 	R("qprobe.frames:", "invalid"),
 	R("qprobe.frames:10,", "invalid"),
 	R("qprobe.frames:zz", "invalid"),
+	R("Qprobe.fullwait:", "invalid"),
+	R("Qprobe.fullwait:2", "invalid"),
+	R("Qprobe.fullwait:10", "invalid"),
 	R("qTBuffer:0,", "invalid"),
 	R("QTSave:", "invalid"),
 	R("QTSave:2f7", "invalid"),

@@ -548,6 +548,46 @@ static void check_status(const struct tp_status *st, const char *reply,
 	rsp_buf_free(&b);
 }
 
+/* A client reads back why a run ended, whatever the reply's own form. */
+static void test_status_parse(void **state)
+{
+	struct tp_status st;
+	char err[64];
+
+	(void)state;
+	assert_int_equal(tp_status_parse("T0;tfull:0;tframes:40f0;tcreated:40f0;"
+					  "tfree:10;tsize:10000;circular:0", &st,
+					  err, sizeof(err)), 0);
+	assert_false(st.running);
+	assert_int_equal(st.reason, TP_STOP_FULL);
+	assert_int_equal(st.frames, 0x40f0);
+	assert_int_equal(st.free_bytes, 0x10);
+	assert_int_equal(st.size, 0x10000);
+
+	assert_int_equal(tp_status_parse("T0;terror:6469762062792030:2;tframes:1",
+					 &st, err, sizeof(err)), 0);
+	assert_int_equal(st.reason, TP_STOP_ERROR);
+	assert_int_equal(st.stopping_tp, 2);
+	assert_string_equal(st.error, "div by 0");
+
+	assert_int_equal(tp_status_parse("T0;tpasscount:3", &st, err, sizeof(err)), 0);
+	assert_int_equal(st.reason, TP_STOP_PASSCOUNT);
+	assert_int_equal(st.stopping_tp, 3);
+	assert_int_equal(tp_status_parse("T1;tnotrun:0;tframes:5", &st, err, sizeof(err)), 0);
+	assert_true(st.running);
+	assert_int_equal(st.frames, 5);
+	assert_int_equal(tp_status_parse("T0;tstop:6279206d65:0;tframes:0", &st,
+					 err, sizeof(err)), 0);
+	assert_int_equal(st.reason, TP_STOP_COMMAND);
+
+	/* Not a status: an error reply, an unknown reason, bad hex. */
+	assert_int_equal(tp_status_parse("E01", &st, err, sizeof(err)), -EINVAL);
+	assert_int_equal(tp_status_parse("T0;tbogus:0", &st, err, sizeof(err)), -EINVAL);
+	assert_int_equal(tp_status_parse("T0;terror:zz:1", &st, err, sizeof(err)), -EINVAL);
+	assert_int_equal(tp_status_parse("T0;tfull", &st, err, sizeof(err)), -EINVAL);
+	assert_int_equal(tp_status_parse("", &st, err, sizeof(err)), -EINVAL);
+}
+
 static void test_status_lines(void **state)
 {
 	struct tp_status st = {
@@ -649,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_tsv_upload),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_status_lines),
+		cmocka_unit_test(test_status_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
