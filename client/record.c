@@ -1680,6 +1680,8 @@ static int semaphores(struct recorder *r, int delta)
  * with --on-full=stop, an evaluation error, a pass count), `why` says so.
  * The program's exit ends a run too: that is not the run's own stop.
  */
+static void say_why_stopped(struct recorder *r);
+
 static void check_run(struct recorder *r)
 {
 	struct tp_status st;
@@ -1694,6 +1696,7 @@ static void check_run(struct recorder *r)
 	r->self_stopped = true;
 	r->why = st;
 	r->why.error = st.error ? r->why_error : NULL;
+	say_why_stopped(r);	/* at once: the program runs on unprobed */
 }
 
 static void say_why_stopped(struct recorder *r)
@@ -1737,9 +1740,10 @@ static int record_loop(struct recorder *r)
 		if ((e = handle_notes(r)) < 0)
 			return e;
 		if (now_ms() - last_status >= 500) {
+			/* A run that ended by itself is reported at once; the
+			 * program runs on to its end (or Ctrl-C), as it would
+			 * have without us. */
 			check_run(r);
-			if (r->self_stopped)
-				break;
 			update_status(r, false);
 			last_status = now_ms();
 		}
@@ -1960,15 +1964,10 @@ int cmd_record(int argc, char **argv)
 		else if (stop_signal)
 			fprintf(stderr, "probe-trace: stopped by signal %d; the program was %s\n",
 				(int)stop_signal, r->started ? "killed" : "detached");
-		else if (r->self_stopped)
-			fprintf(stderr, "probe-trace: the program was %s\n",
-				r->started ? "killed" : "detached");
 		else
 			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
 				r->duration, r->started ? "killed" : "detached");
 	}
-	if (r->self_stopped)
-		say_why_stopped(r);
 	rc = r->write_failed || r->self_stopped ? PT_EXIT_FAIL : PT_EXIT_OK;
 	goto out;
 stop:
