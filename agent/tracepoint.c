@@ -60,6 +60,8 @@ struct trace {
 	 * threads until the stream makes room, instead of ending the run. */
 	bool full_wait;
 	uint64_t parked_hits;		/* hits that waited for room */
+	bool drain_all;			/* the run or its process ends: take
+					 * every record, growing the buffer */
 	int64_t buffer_size;		/* requested; -1 = default */
 	uint64_t start_time, stop_time;
 	char *user, *notes, *stop_notes;
@@ -141,11 +143,13 @@ static void remove_probes(void)
 	inferior_unpark(p);	/* they run the original code now */
 }
 
+static void drain_everything(void);
+
 static void stop_run(enum tp_stop_reason reason, uint32_t tp)
 {
 	if (!tr.running)
 		return;
-	trace_drain(false);	/* the hits the pads took before the stop count */
+	drain_everything();	/* the hits the pads took before the stop count */
 	/* Not running from here on: hits taken while the probes go (the
 	 * threads are stopped for it) neither collect nor stop it again. */
 	tr.running = false;
@@ -179,7 +183,7 @@ void trace_process_gone(struct process *p)
 {
 	if (tr.proc != p)
 		return;
-	trace_drain(false);
+	drain_everything();
 	if (tr.running) {
 		/* Its probes go with it; the frames stay. */
 		for (struct probe *pr = p->probes; pr; pr = pr->next)
@@ -454,7 +458,25 @@ static bool room_for_hit(void)
 	size_t reserve = ROOM_RESERVE;
 	if (reserve > tr.tb.size / 4)
 		reserve = tr.tb.size / 4;
-	return tbuf_free_bytes(&tr.tb) >= reserve;
+	if (tbuf_free_bytes(&tr.tb) >= reserve)
+		return true;
+	/* The records the pads hold when the run or the process ends have
+	 * nowhere to wait: the buffer grows for them (a ring's worth at
+	 * most), and the stream takes them later. */
+	if (tr.drain_all && !tr.tb.building &&
+	    tbuf_grow(&tr.tb, tr.tb.size + 4 * ROOM_RESERVE) == 0) {
+		debug("buffer grown to %zu bytes for the pads' last records", tr.tb.size);
+		return true;
+	}
+	return false;
+}
+
+/* Every record the pads hold, whatever the room (wait-for-room mode). */
+static void drain_everything(void)
+{
+	tr.drain_all = true;
+	trace_drain(false);
+	tr.drain_all = false;
 }
 
 /* One hit of the enabled tracepoints at `addr` (return probes only or

@@ -74,6 +74,37 @@ int tbuf_resize(struct tbuf *tb, size_t size)
 	return 0;
 }
 
+int tbuf_grow(struct tbuf *tb, size_t size)
+{
+	uint8_t *data;
+	size_t n = 0;
+
+	if (tb->building || size < tb->size || size > UINT32_MAX)
+		return -EINVAL;
+	data = malloc(size);
+	if (!data)
+		return -ENOMEM;
+	/* Oldest first: the upper segment, then the lower one. */
+	if (tb->frames > 0) {
+		size_t top = tb->wrapped ? tb->wrap : tb->end;
+		memcpy(data, tb->data + tb->start, top - tb->start);
+		n = top - tb->start;
+		if (tb->wrapped) {
+			memcpy(data + n, tb->data, tb->end);
+			n += tb->end;
+		}
+	}
+	free(tb->data);
+	tb->data = data;
+	tb->size = size;
+	tb->start = 0;
+	tb->end = n;
+	tb->wrap = 0;
+	tb->wrapped = false;
+	tb->fstart = tb->wpos = n;
+	return 0;
+}
+
 void tbuf_set_circular(struct tbuf *tb, bool circular)
 {
 	tb->circular = circular;

@@ -77,6 +77,9 @@ void tbuf_clear(struct tbuf *tb);
 /* QTBuffer:size (before a run): reallocates empty. -EINVAL, -ENOMEM
  * (the old buffer is kept then). */
 int tbuf_resize(struct tbuf *tb, size_t size);
+/* More room, the frames kept in order (none may be being built).
+ * -EINVAL if smaller than now or a frame is being built, -ENOMEM. */
+int tbuf_grow(struct tbuf *tb, size_t size);
 void tbuf_set_circular(struct tbuf *tb, bool circular);
 
 /* Bytes free = size - bytes of committed frames (qTStatus tfree). */

@@ -295,6 +295,46 @@ static void test_consume(void **state)
 	tbuf_free(&tb);
 }
 
+/* Growing keeps every frame, in order, from a wrapped buffer too, and
+ * the room it adds takes new frames. */
+static void test_grow(void **state)
+{
+	struct tbuf tb;
+	struct tbuf_frame f;
+	int64_t v;
+
+	(void)state;
+	assert_int_equal(tbuf_init(&tb, 200, REGS), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, i), 0);
+	assert_int_equal(tbuf_consume(&tb, 2), 2);
+	assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, 3), 0);
+	assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, 4), 0);
+	assert_true(tb.wrapped);
+	assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, 5), -ENOSPC);
+	assert_int_equal(tbuf_grow(&tb, 100), -EINVAL);
+	assert_int_equal(tbuf_grow(&tb, 400), 0);
+	assert_false(tb.wrapped);
+	assert_int_equal(tb.frames, 3);
+	assert_int_equal(tbuf_free_bytes(&tb), 400 - 3 * FRAME51);
+	for (int i = 5; i < 9; i++)
+		assert_int_equal(add_frame(&tb, 1, 0x1000, 0x2000, i), 0);
+	assert_int_equal(tb.frames, 7);
+	static const int64_t want[] = { 2, 3, 4, 5, 6, 7, 8 };
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(tbuf_frame_get(&tb, (uint64_t)i, &f), 0);
+		assert_int_equal(tbuf_frame_tsv(&tb, &f, 2, &v), 0);
+		assert_int_equal(v, want[i]);
+	}
+	/* Not while a frame is being built. */
+	assert_int_equal(tbuf_frame_begin(&tb, 1), 0);
+	assert_int_equal(tbuf_grow(&tb, 800), -EINVAL);
+	tbuf_frame_abort(&tb);
+	assert_int_equal(tbuf_grow(&tb, 800), 0);
+	assert_int_equal(tb.frames, 7);
+	tbuf_free(&tb);
+}
+
 static void test_circular_wrap(void **state)
 {
 	struct tbuf tb;
@@ -546,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_mem_split),
 		cmocka_unit_test(test_linear_full),
 		cmocka_unit_test(test_consume),
+		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_circular_wrap),
 		cmocka_unit_test(test_circular_varied),
 		cmocka_unit_test(test_too_big),
