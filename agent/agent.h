@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/ptrace-arch.h"
 #include "arch/arch.h"
 #include "protocol/rsp.h"
 #include "protocol/rsp-request.h"
@@ -249,6 +250,7 @@ struct process {
 struct agent {
 	struct agent_options opt;
 	const struct arch_ops *arch;
+	const struct ptrace_arch_ops *ptrace;	/* &ptrace_arch_host */
 	struct event_base *base;
 	struct server *server;
 
@@ -364,7 +366,8 @@ unsigned int thread_core(pid_t tid);
  * process's task list and gets no name, as with gdbserver. */
 const char *thread_name(pid_t pid, pid_t tid, char *buf, size_t size);
 
-/* regs.c (per-arch ptrace register transfer) */
+/* regs.c: a thread's register cache; the per-arch transfer is
+ * agent.ptrace (ptrace-arch.h). */
 int regs_fetch(struct thread *t);
 int regs_flush(struct thread *t);
 uint8_t *regs_block(struct thread *t);	/* fetches when needed */
@@ -377,8 +380,14 @@ bool regs_is_general(unsigned int regnum);
 /* gdb register `regnum` of `t` (at most 8 bytes), for agent expressions. */
 int regs_read_gdb(struct thread *t, unsigned int regnum, uint64_t *value);
 size_t regs_block_size(const struct process *p);
+/* Register `regnum` (at most 64 bits, zero-extended) of stopped `t`;
+ * regs_set marks the cache dirty (written back before t runs). */
+int regs_get(struct thread *t, unsigned int regnum, uint64_t *value);
+int regs_set(struct thread *t, unsigned int regnum, uint64_t value);
 uint64_t regs_get_pc(struct thread *t);
 int regs_set_pc(struct thread *t, uint64_t pc);
+/* Bytes to allocate for a thread's t->regcache. */
+size_t regs_cache_size(void);
 unsigned int regs_detect_features(pid_t tid);
 void regs_invalidate(struct thread *t);
 int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,

@@ -136,7 +136,7 @@ static struct thread *thread_add(struct process *p, pid_t tid)
 	t->tid = tid;
 	t->state = THREAD_STOPPED;
 	t->dregs_dirty = true;
-	t->regcache = calloc(1, 4096);
+	t->regcache = calloc(1, regs_cache_size());
 	if (!t->regcache)
 		abort();
 	/* Keep creation order: the leader first, as gdb lists threads. */

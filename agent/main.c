@@ -253,6 +253,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv);
 	agent.arch = arch_host();
+	agent.ptrace = &ptrace_arch_host;
 	rsp_buf_init(&agent.reply);
 	trace_init();
 	agent.base = event_base_new();

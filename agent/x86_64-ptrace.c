@@ -1,5 +1,6 @@
 /*
- * x86_64-ptrace.c - x86-64 registers and debug registers through ptrace.
+ * x86_64-ptrace.c - x86-64 registers and debug registers through ptrace:
+ * the x86-64 `struct ptrace_arch_ops` (see ptrace-arch.h).
  *
  * The gdb register block (arch/x86_64/x86_64-regs.c) is assembled from
  * three kernel views: PTRACE_GETREGS (user_regs_struct: general registers,
@@ -31,6 +32,7 @@
 
 #include "agent/agent.h"
 #include "agent/log.h"
+#include "agent/ptrace-arch.h"
 
 /* Large enough for every XSAVE component, AMX tiles included: the kernel
  * only accepts a write of the whole area. */
@@ -80,7 +82,7 @@ static inline uint8_t *reg_ptr(uint8_t *blk, int regnum)
 	return blk + agent.arch->regs[regnum].offset;
 }
 
-unsigned int regs_detect_features(pid_t tid)
+static unsigned int x86_64_detect_features(pid_t tid)
 {
 	unsigned int eax, ebx, ecx, edx;
 	static uint8_t xsave[XSAVE_MAX];
@@ -95,19 +97,6 @@ unsigned int regs_detect_features(pid_t tid)
 	    iov.iov_len < XSAVE_YMMH_OFFSET + 256)
 		return 0;
 	return ARCH_FEAT_AVX;
-}
-
-size_t regs_block_size(const struct process *p)
-{
-	return agent.arch->regblock_size_for(p->features);
-}
-
-void regs_invalidate(struct thread *t)
-{
-	t->regs_valid = false;
-	t->gpr_valid = false;
-	t->regs_dirty = false;
-	t->regs_pad = false;
 }
 
 /* Full two-bit x87 tag of one physical register from its 80-bit value. */
@@ -125,7 +114,7 @@ static unsigned int x87_tag(const uint8_t *raw)
 }
 
 /*
- * The thread's register cache (t->regcache, 4 KiB) holds, besides the gdb
+ * The thread's register cache (t->regcache, X86_64_REGCACHE) holds, besides the gdb
  * block at offset 0:
  *   CACHE_ORIG    the block's x87/SSE/AVX part as last read from the kernel
  *                 (to find what gdb or the agent changed there)
@@ -140,6 +129,9 @@ static unsigned int x87_tag(const uint8_t *raw)
 /* Legacy area, XSAVE header, AVX upper halves: all a short read needs. */
 #define XSAVE_AVX_END (XSAVE_YMMH_OFFSET + 256)
 #define CACHE_KGPR 3072
+#define X86_64_REGCACHE 4096
+_Static_assert(CACHE_KGPR + sizeof(struct user_regs_struct) <= X86_64_REGCACHE,
+	       "the kernel's view must fit in the cache");
 
 static struct user_regs_struct *kernel_gpr(struct thread *t)
 {
@@ -261,30 +253,22 @@ static void fp_to_fxsave(const uint8_t *blk, uint8_t *fx)
 
 /* The general registers only: one PTRACE_GETREGS.  Enough for a probe
  * hit, a stop reply and agent expressions on them. */
-int regs_fetch_gpr(struct thread *t)
+static int x86_64_fetch_gpr(struct thread *t)
 {
-	if (t->regs_valid || t->gpr_valid)
-		return 0;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, kernel_gpr(t)) < 0)
 		return -errno;
 	gpr_from_kernel(t->regcache, kernel_gpr(t));
-	t->gpr_valid = true;
 	return 0;
 }
 
-/* Every register: the x87/SSE state and, with AVX, the upper halves come
- * from one short XSAVE read (the legacy area is the FXSAVE image). */
-int regs_fetch(struct thread *t)
+/* The other registers: the x87/SSE state and, with AVX, the upper halves
+ * come from one short XSAVE read (the legacy area is the FXSAVE image). */
+static int x86_64_fetch_rest(struct thread *t)
 {
 	uint8_t *blk = t->regcache;
 	uint8_t *xsave = blk + CACHE_FXSAVE;
 	size_t size = regs_block_size(t->proc);
-	int err;
 
-	if (t->regs_valid)
-		return 0;
-	if ((err = regs_fetch_gpr(t)) < 0)
-		return err;
 	/* fp_from_fxsave() below writes every byte from st0 to mxcsr: the
 	 * block packs them in that order (x86_64-regs.c). */
 	if (t->proc->features & ARCH_FEAT_AVX) {
@@ -305,7 +289,6 @@ int regs_fetch(struct thread *t)
 	}
 	fp_from_fxsave(blk, xsave);
 	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(), size - gpr_end());
-	t->regs_valid = true;
 	return 0;
 }
 
@@ -319,8 +302,9 @@ int regs_fetch(struct thread *t)
  * none.  The thread's own registers are the pad's: t->regs_pad makes a
  * flush write them all.
  */
-int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
-		  bool xsave, const uint64_t *bases, bool may_fetch)
+static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
+			   const uint8_t *image, bool xsave,
+			   const uint64_t *bases, bool may_fetch)
 {
 	uint8_t *blk = t->regcache;
 	struct user_regs_struct ur;
@@ -385,12 +369,9 @@ static bool changed(const uint8_t *blk, size_t from, size_t to)
 
 /* Writes back only the classes of registers that changed since they were
  * read: a probe hit touches the general registers alone. */
-int regs_flush(struct thread *t)
+static int x86_64_flush(struct thread *t)
 {
 	uint8_t *blk = t->regcache;
-
-	if (!t->regs_dirty || !(t->regs_valid || t->gpr_valid))
-		return 0;
 	struct user_regs_struct ur = *kernel_gpr(t);
 	const uint64_t *now = (const uint64_t *)&ur;
 	const uint64_t *was = (const uint64_t *)kernel_gpr(t);
@@ -446,65 +427,12 @@ int regs_flush(struct thread *t)
 	if (fp_written)
 		memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(),
 		       regs_block_size(t->proc) - gpr_end());
-	t->regs_dirty = false;
 	return 0;
 }
 
-bool regs_is_general(unsigned int regnum)
+static bool x86_64_is_general(unsigned int regnum)
 {
 	return regnum <= R_GS || (regnum >= R_ORIG_RAX && regnum <= R_GS_BASE);
-}
-
-int regs_read_gdb(struct thread *t, unsigned int regnum, uint64_t *value)
-{
-	const struct arch_ops *arch = agent.arch;
-	uint8_t *blk;
-
-	if (regnum >= arch->nregs_for(t->proc->features) ||
-	    arch->regs[regnum].bitsize > 64)
-		return -EINVAL;
-	blk = regs_is_general(regnum) ? regs_block_gpr(t) : regs_block(t);
-	if (!blk)
-		return -ESRCH;
-	*value = 0;
-	memcpy(value, blk + arch->regs[regnum].offset, arch->regs[regnum].bitsize / 8);
-	return 0;
-}
-
-uint8_t *regs_block_gpr(struct thread *t)
-{
-	if (regs_fetch_gpr(t) < 0)
-		return NULL;
-	return t->regcache;
-}
-
-uint8_t *regs_block(struct thread *t)
-{
-	if (regs_fetch(t) < 0)
-		return NULL;
-	return t->regcache;
-}
-
-uint64_t regs_get_pc(struct thread *t)
-{
-	uint64_t pc = 0;
-	uint8_t *blk = regs_block_gpr(t);
-
-	if (blk)
-		memcpy(&pc, reg_ptr(blk, R_RIP), 8);
-	return pc;
-}
-
-int regs_set_pc(struct thread *t, uint64_t pc)
-{
-	uint8_t *blk = regs_block_gpr(t);
-
-	if (!blk)
-		return -ESRCH;
-	memcpy(reg_ptr(blk, R_RIP), &pc, 8);
-	t->regs_dirty = true;
-	/* Written at once: a detach or kill must not lose it. */
-	return regs_flush(t);
 }
 
 /* --- debug registers -------------------------------------------------------- */
@@ -674,28 +602,6 @@ out:
 	return err;
 }
 
-/* The emulator's view of the registers: gpr[] is the first 16 slots of
- * the block, then rip and eflags. */
-void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g)
-{
-	uint32_t flags;
-
-	memset(g, 0, sizeof(*g));
-	memcpy(g->gpr, blk, 16 * 8);
-	memcpy(&g->pc, reg_ptr((uint8_t *)blk, R_RIP), 8);
-	memcpy(&flags, reg_ptr((uint8_t *)blk, R_EFLAGS), 4);
-	g->flags = flags;
-}
-
-void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g)
-{
-	uint32_t flags = (uint32_t)g->flags;
-
-	memcpy(blk, g->gpr, 16 * 8);
-	memcpy(reg_ptr(blk, R_RIP), &g->pc, 8);
-	memcpy(reg_ptr(blk, R_EFLAGS), &flags, 4);
-}
-
 /*
  * Whether the debug registers fire on this machine.  Some hypervisors let
  * a tracer write DR0-DR7 but never deliver the debug exception: every
@@ -764,3 +670,13 @@ int hw_available(void)
 	}
 	return state;
 }
+
+const struct ptrace_arch_ops ptrace_arch_host = {
+	.regcache_size = X86_64_REGCACHE,
+	.detect_features = x86_64_detect_features,
+	.fetch_gpr = x86_64_fetch_gpr,
+	.fetch_rest = x86_64_fetch_rest,
+	.flush = x86_64_flush,
+	.is_general = x86_64_is_general,
+	.load_pad = x86_64_load_pad,
+};

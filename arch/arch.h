@@ -332,6 +332,26 @@ struct arch_ops {
 	 * instructions when it can.  NULL: always emulate.
 	 */
 	bool (*emulate_pc_only)(const struct arch_insn *insn);
+
+	/* ---- For the agent's ptrace side (agent/ptrace-arch.h). ---- */
+
+	/* gdb regnum of the flags register (x86-64 eflags, ARM cpsr): the
+	 * `flags` of struct arch_gpregs.  gpr[i] is gdb regnum i for every
+	 * i below pc_regnum. */
+	int flags_regnum;
+
+	/*
+	 * Software single-step: the addresses execution may go to once
+	 * `insn` (decoded at regs->pc) has run, reading memory through
+	 * `mem` (a return address, a jump table).  Fills pcs[0] and, for
+	 * a conditional branch, pcs[1]; returns how many (1 or 2), or a
+	 * negative errno (-EFAULT from `mem`).  NULL on arches whose
+	 * kernel single-steps (x86-64, aarch64): the agent asks for the
+	 * hardware step instead.
+	 */
+	int (*insn_next_pcs)(const struct arch_insn *insn,
+			     const struct arch_gpregs *regs,
+			     const struct arch_mem *mem, uint64_t pcs[2]);
 };
 
 /*

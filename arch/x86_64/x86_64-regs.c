@@ -309,4 +309,6 @@ const struct arch_ops x86_64_arch_ops = {
 	.asm_reg = x86_64_asm_reg,
 	.follows_call = x86_64_op_follows_call,
 	.emulate_pc_only = x86_64_op_emulate_pc_only,
+	.flags_regnum = 17,		/* eflags */
+	.insn_next_pcs = NULL,		/* the kernel single-steps */
 };

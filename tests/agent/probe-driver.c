@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 		log_enable(getenv("PROBE_DEBUG"));
 	agent.opt.disable_randomization = true;
 	agent.arch = arch_host();
+	agent.ptrace = &ptrace_arch_host;
 	for (i = 2; i < argc && strcmp(argv[i], "--") && n < MAX_PROBES; i++)
 		addrs[n++] = strtoull(argv[i], NULL, 0);
 	if (i >= argc - 1)

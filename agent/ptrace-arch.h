@@ -1,0 +1,86 @@
+/*
+ * ptrace-arch.h - the whole boundary between the agent and one CPU's
+ * ptrace interface.
+ *
+ * arch/ knows instructions and the register file as gdb sees it
+ * (struct arch_ops); it makes no system calls.  What remains per arch on
+ * the agent's side is how the kernel hands those registers over, how a
+ * thread is made to run a system call or one instruction, what a SIGTRAP
+ * means, and how debug registers are programmed.  That is this struct:
+ * one `const struct ptrace_arch_ops` per arch, in agent/<arch>-ptrace.c,
+ * of which the build links the host's alone (agent/local.am, configure's
+ * AGENT_ARCH).  The agent reaches it as `agent.ptrace` and nowhere else.
+ *
+ * The register cache.  Each thread has `regcache_size` bytes: the gdb
+ * register block (arch_ops.regs[] offsets, regblock_size_for(features)
+ * bytes) at offset 0, and after it whatever the arch keeps to convert
+ * (the kernel's own copies, to write back only what changed).  The
+ * agent-neutral side (regs.c) tracks validity: fetch_gpr fills the
+ * general registers, fetch_rest the others, flush writes back; none of
+ * them is called when its work is already done.
+ */
+#ifndef PROBE_PTRACE_ARCH_H
+#define PROBE_PTRACE_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct thread;
+
+struct ptrace_arch_ops {
+	/* Bytes of a thread's register cache: at least the largest gdb
+	 * block the arch has, plus the arch's private part. */
+	size_t regcache_size;
+
+	/*
+	 * The arch_regset_feature bits of the CPU and kernel, found with
+	 * thread `tid` (stopped, or the agent itself for a target.xml
+	 * asked before any program runs).  Never fails: 0 = base set.
+	 */
+	unsigned int (*detect_features)(pid_t tid);
+
+	/*
+	 * Fills the general registers of the block (those is_general()
+	 * names) from the kernel, in as few system calls as the arch can
+	 * (a probe hit needs nothing else).  Returns 0 or -errno (-ESRCH:
+	 * the thread is gone).
+	 */
+	int (*fetch_gpr)(struct thread *t);
+
+	/*
+	 * Fills the rest of the block (floating point, vector, ...), the
+	 * general registers being already current.  Returns 0 or -errno.
+	 */
+	int (*fetch_rest)(struct thread *t);
+
+	/*
+	 * Writes the block back to the kernel: the general registers, and
+	 * the other classes only if they changed since they were read.
+	 * When t->regs_pad is set every general register is written (the
+	 * thread's own are the jump pad's) and regs_pad is cleared.
+	 * Returns 0 or -errno; the caller clears t->regs_dirty on success.
+	 */
+	int (*flush)(struct thread *t);
+
+	/* Whether gdb register `regnum` is one fetch_gpr fills. */
+	bool (*is_general)(unsigned int regnum);
+
+	/*
+	 * Loads into t's cache the registers a jump pad saved for a hit
+	 * (see regs_load_pad in agent.h for the arguments), marking it
+	 * valid with t->regs_pad set.  `may_fetch`: the arch may ask the
+	 * kernel for what the pad did not save (t is a real stopped
+	 * thread), else it assumes the values every process has.
+	 * Returns 0 or -errno.  NULL when the arch has no jump pads.
+	 */
+	int (*load_pad)(struct thread *t, const uint64_t *frame,
+			const uint8_t *image, bool xsave, const uint64_t *bases,
+			bool may_fetch);
+};
+
+/* The host's ops, defined by the one agent/<arch>-ptrace.c linked in. */
+extern const struct ptrace_arch_ops ptrace_arch_host;
+
+#endif
