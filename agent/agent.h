@@ -394,8 +394,17 @@ int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
 		  bool xsave, const uint64_t *bases, bool may_fetch);
 void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g);
 void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g);
-/* Makes thread `t` (stopped) run one system call; *ret gets its result. */
+/* step.c: the one way the agent single-steps a thread.  Resumes stopped
+ * `t` for one instruction with Linux signal `sig` (0: none); 0 or -errno. */
+int thread_step(struct thread *t, int sig);
+/* syscall.c: makes thread `t` (stopped) run one system call; *ret gets
+ * its result (-errno when it failed).  Returns 0, or -errno when the
+ * call could not be made. */
 int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret);
+/* mmap in the process by thread `t`, whatever the arch's call is (mmap,
+ * mmap2); *out gets the address.  Returns 0 or -errno (the call's). */
+int inferior_mmap(struct thread *t, uint64_t addr, uint64_t len, int prot,
+		  int flags, int fd, uint64_t offset, uint64_t *out);
 
 /* mem.c */
 ssize_t mem_read(struct process *p, uint64_t addr, void *buf, size_t len);

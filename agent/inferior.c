@@ -48,6 +48,7 @@
 
 #include "agent/agent.h"
 #include "agent/log.h"
+#include "agent/regblock.h"
 
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128
@@ -252,7 +253,9 @@ static void orphan_take(struct thread *t)
 
 static int resume_thread(struct thread *t, bool step, int sig)
 {
-	enum __ptrace_request req;
+	enum __ptrace_request req = PTRACE_CONT;
+	bool one = step || t->step_probe || t->ws_left;
+	int err;
 
 	if (t->dregs_dirty)
 		hw_sync_thread(t);
@@ -261,7 +264,7 @@ static int resume_thread(struct thread *t, bool step, int sig)
 	if (t->probe_skip && !step && !t->ws_left)
 		pad_resume_skip(t);
 	if (t->regs_dirty) {
-		int err = regs_flush(t);
+		err = regs_flush(t);
 		if (err < 0)
 			debug("thread %d: register write failed: %s", t->tid,
 			      strerror(-err));
@@ -272,21 +275,21 @@ static int resume_thread(struct thread *t, bool step, int sig)
 	}
 	/* Between the two stops of a probe's step strategy the thread
 	 * single-steps whatever gdb asked. */
-	if (step || t->step_probe || t->ws_left)
-		req = PTRACE_SINGLESTEP;
-	else if (agent.catch_syscalls)
+	if (!one && agent.catch_syscalls)
 		req = PTRACE_SYSCALL;
-	else
-		req = PTRACE_CONT;
 	regs_invalidate(t);
-	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0) {
+	if (one)
+		err = thread_step(t, sig);
+	else
+		err = ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 ? -errno : 0;
+	if (err < 0) {
 		/* ESRCH: the thread died under us; waitpid will say so. */
-		debug("resume %d: %s", t->tid, strerror(errno));
-		return -errno;
+		debug("resume %d: %s", t->tid, strerror(-err));
+		return err;
 	}
 	t->state = THREAD_RUNNING;
 	t->stop_reported = false;
-	t->stepping = step || t->step_probe || t->ws_left;
+	t->stepping = one;
 	debug("resumed %d (%s, signal %d)", t->tid, step ? "step" : "continue",
 	      sig);
 	return 0;
@@ -687,11 +690,8 @@ static enum wait_outcome classify_syscall(struct thread *t,
 	/* A jump pad's own gettid is not the program's. */
 	if (t->proc->pads && pad_contains(t->proc, regs_get_pc(t)))
 		return WAIT_RESUME;
-	if (blk) {
-		/* orig_rax holds the syscall number at entry and return. */
-		const struct arch_reg *r = &agent.arch->regs[57];
-		memcpy(&nr, blk + r->offset, 8);
-	}
+	if (blk)
+		nr = regblock_get(agent.arch, blk, agent.ptrace->syscall.stop_nr_regnum);
 	if (!agent.catch_syscalls ||
 	    !(agent.catch_any_syscall ||
 	      (nr < 1024 && agent.catch_syscall_set[nr])))

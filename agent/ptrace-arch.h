@@ -29,6 +29,30 @@
 
 struct thread;
 
+#define PTRACE_SYSCALL_INSN_MAX 8
+
+/*
+ * How a thread is made to run a system call (syscall.c), and what the
+ * kernel's stops say about the program's own.  Registers are gdb regnums.
+ */
+struct ptrace_syscall_abi {
+	uint8_t insn[PTRACE_SYSCALL_INSN_MAX];	/* the system call instruction */
+	size_t insn_len;
+	int nr_regnum;		/* takes the call's number */
+	int arg_regnum[6];	/* take its arguments */
+	int ret_regnum;		/* holds its result, -errno on failure */
+	/* Set to -1 so that the kernel restarts no system call the thread
+	 * was stopped in (x86-64 orig_rax); -1 when the arch has none. */
+	int restart_regnum;
+	/* Holds the program's call number at syscall-entry and -exit stops
+	 * (x86-64 orig_rax: rax is the result at exit). */
+	int stop_nr_regnum;
+	/* mmap: its number and the shift of its offset argument, 0 for a
+	 * byte offset, 12 for mmap2's 4096-byte units (32-bit ARM). */
+	long nr_mmap;
+	unsigned int mmap_offset_shift;
+};
+
 struct ptrace_arch_ops {
 	/* Bytes of a thread's register cache: at least the largest gdb
 	 * block the arch has, plus the arch's private part. */
@@ -78,6 +102,18 @@ struct ptrace_arch_ops {
 	int (*load_pad)(struct thread *t, const uint64_t *frame,
 			const uint8_t *image, bool xsave, const uint64_t *bases,
 			bool may_fetch);
+
+	/*
+	 * Resumes stopped thread `tid` for one instruction, delivering
+	 * Linux signal `sig` (0: none); the step's end comes as a SIGTRAP
+	 * that trap_kind calls a step.  Returns 0 or -errno.  NULL when the
+	 * kernel has no single-step for the arch (32-bit ARM): the agent
+	 * steps in software with arch_ops.insn_next_pcs (step.c).
+	 */
+	int (*hw_step)(pid_t tid, int sig);
+
+	/* The system call convention (data only). */
+	struct ptrace_syscall_abi syscall;
 };
 
 /* The host's ops, defined by the one agent/<arch>-ptrace.c linked in. */

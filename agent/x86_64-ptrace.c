@@ -24,10 +24,11 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <signal.h>
 #include <sys/user.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -532,74 +533,11 @@ bool hw_stopped_by(struct thread *t, enum stop_reason *reason, uint64_t *addr)
 	return false;
 }
 
-/* --- system calls made by the program on the agent's behalf ------------------ */
+/* --- single-step ---------------------------------------------------------------- */
 
-/*
- * Runs one system call in thread `t`, which must be stopped: a `syscall`
- * instruction is written over the current PC, the registers are loaded
- * with the call, the thread single-steps it, and everything is put back.
- * orig_rax = -1 keeps the kernel from restarting a system call the thread
- * was interrupted in.  Signals that arrive meanwhile are kept for the
- * thread (pending_signal) rather than lost.
- */
-int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
+static int x86_64_hw_step(pid_t tid, int sig)
 {
-	static const uint8_t syscall_insn[2] = { 0x0f, 0x05 };
-	struct user_regs_struct saved, r;
-	uint8_t code[2];
-	int status, err = 0;
-
-	if (t->regs_dirty && regs_flush(t) < 0)
-		return -EIO;
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &saved) < 0)
-		return -errno;
-	if (mem_read_raw(t->proc, saved.rip, code, 2) != 2)
-		return -EFAULT;
-	if (mem_write_raw(t->proc, saved.rip, syscall_insn, 2) != 2)
-		return -EFAULT;
-	r = saved;
-	r.rax = nr;
-	r.orig_rax = -1;
-	r.rdi = args[0];
-	r.rsi = args[1];
-	r.rdx = args[2];
-	r.r10 = args[3];
-	r.r8 = args[4];
-	r.r9 = args[5];
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) < 0) {
-		err = -errno;
-		goto out;
-	}
-	for (;;) {
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0 ||
-		    waitpid(t->tid, &status, __WALL) < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!WIFSTOPPED(status)) {
-			err = -ESRCH;	/* killed meanwhile */
-			goto out;
-		}
-		int sig = WSTOPSIG(status);
-		if (sig == SIGTRAP && (status >> 16) == 0)
-			break;
-		/* A signal before the instruction ran: keep it for later. */
-		if (sig != SIGSTOP && sig != SIGTRAP && sig != (SIGTRAP | 0x80))
-			t->pending_signal = sig;
-		else if (sig == SIGSTOP && t->stop_expected)
-			t->stop_expected = false;
-	}
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) < 0) {
-		err = -errno;
-		goto out;
-	}
-	*ret = (long)r.rax;
-out:
-	mem_write_raw(t->proc, saved.rip, code, 2);
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved) < 0 && !err)
-		err = -errno;
-	regs_invalidate(t);
-	return err;
+	return ptrace(PTRACE_SINGLESTEP, tid, NULL, (void *)(long)sig) < 0 ? -errno : 0;
 }
 
 /*
@@ -679,4 +617,17 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.flush = x86_64_flush,
 	.is_general = x86_64_is_general,
 	.load_pad = x86_64_load_pad,
+	.hw_step = x86_64_hw_step,
+	/* syscall; rax = number and result, rdi rsi rdx r10 r8 r9. */
+	.syscall = {
+		.insn = { 0x0f, 0x05 },
+		.insn_len = 2,
+		.nr_regnum = R_RAX,
+		.arg_regnum = { R_RDI, R_RSI, R_RDX, R_R10, R_R8, R_R9 },
+		.ret_regnum = R_RAX,
+		.restart_regnum = R_ORIG_RAX,
+		.stop_nr_regnum = R_ORIG_RAX,
+		.nr_mmap = SYS_mmap,
+		.mmap_offset_shift = 0,
+	},
 };

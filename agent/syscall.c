@@ -1,0 +1,142 @@
+/*
+ * syscall.c - system calls a stopped program makes for the agent.
+ *
+ * The agent needs memory in the traced process (XOL slots, jump pads,
+ * their shared table), which only the process itself can map.  So a
+ * stopped thread is made to run the call: the arch's system call
+ * instruction goes over the bytes at its PC, the registers get the call
+ * as the arch's ABI wants it (agent.ptrace->syscall), the thread takes
+ * one single-step, and then its registers and the bytes go back.  What
+ * the thread was doing is untouched, with one exception made on purpose:
+ * a system call it was stopped in is not restarted by the kernel in the
+ * middle of ours (the ABI's restart register), and its own number goes
+ * back with the rest of the registers afterwards.
+ *
+ * Signals that arrive meanwhile are kept for the thread (pending_signal)
+ * rather than lost.  Nothing here knows a register or an instruction.
+ */
+#define LOG_DOMAIN "syscall"
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "agent/regblock.h"
+
+/* A register's value as the signed result of a system call. */
+static long signed_value(unsigned int regnum, uint64_t v)
+{
+	unsigned int bits = agent.arch->regs[regnum].bitsize;
+
+	if (bits < 64 && (v & (1ull << (bits - 1))))
+		v |= ~0ull << bits;
+	return (long)(int64_t)v;
+}
+
+/* Single-steps `t` until the step's own trap, keeping other signals. */
+static int step_over(struct thread *t)
+{
+	int status, err;
+
+	for (;;) {
+		if ((err = thread_step(t, 0)) < 0)
+			return err;
+		if (waitpid(t->tid, &status, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(status))
+			return -ESRCH;	/* killed meanwhile */
+		int sig = WSTOPSIG(status);
+		if (sig == SIGTRAP && (status >> 16) == 0)
+			return 0;
+		/* A signal before the instruction ran: keep it for later. */
+		if (sig != SIGSTOP && sig != SIGTRAP && sig != (SIGTRAP | 0x80))
+			t->pending_signal = sig;
+		else if (sig == SIGSTOP && t->stop_expected)
+			t->stop_expected = false;
+	}
+}
+
+int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
+{
+	const struct arch_ops *arch = agent.arch;
+	const struct ptrace_syscall_abi *abi = &agent.ptrace->syscall;
+	size_t size = regs_block_size(t->proc);
+	uint8_t code[PTRACE_SYSCALL_INSN_MAX], *blk, *saved = NULL;
+	uint64_t pc;
+	bool patched = false;
+	int err;
+
+	if (t->regs_dirty && (err = regs_flush(t)) < 0)
+		return err;
+	/* The kernel's registers: the cache may hold a jump pad's view. */
+	regs_invalidate(t);
+	if (!(blk = regs_block_gpr(t)))
+		return -ESRCH;
+	if (!(saved = malloc(size)))
+		return -ENOMEM;
+	memcpy(saved, blk, size);
+	pc = regblock_get(arch, blk, arch->pc_regnum);
+	if (mem_read_raw(t->proc, pc, code, abi->insn_len) != (ssize_t)abi->insn_len ||
+	    mem_write_raw(t->proc, pc, abi->insn, abi->insn_len) != (ssize_t)abi->insn_len) {
+		err = -EFAULT;
+		goto out;
+	}
+	patched = true;
+	regblock_set(arch, blk, abi->nr_regnum, (uint64_t)nr);
+	for (int i = 0; i < 6; i++)
+		regblock_set(arch, blk, abi->arg_regnum[i], (uint64_t)args[i]);
+	if (abi->restart_regnum >= 0)
+		regblock_set(arch, blk, abi->restart_regnum, (uint64_t)-1);
+	t->regs_dirty = true;
+	if ((err = regs_flush(t)) < 0 || (err = step_over(t)) < 0)
+		goto out;
+	regs_invalidate(t);
+	if (!(blk = regs_block_gpr(t))) {
+		err = -ESRCH;
+		goto out;
+	}
+	*ret = signed_value(abi->ret_regnum, regblock_get(arch, blk, abi->ret_regnum));
+out:
+	if (patched)
+		mem_write_raw(t->proc, pc, code, abi->insn_len);
+	/* The thread's registers as they were, the number of a system call
+	 * it was stopped in included. */
+	regs_invalidate(t);
+	if ((blk = regs_block_gpr(t))) {
+		memcpy(blk, saved, size);
+		t->regs_dirty = true;
+		int ferr = regs_flush(t);
+		if (ferr < 0 && !err)
+			err = ferr;
+	} else if (!err) {
+		err = -ESRCH;
+	}
+	regs_invalidate(t);
+	free(saved);
+	return err;
+}
+
+int inferior_mmap(struct thread *t, uint64_t addr, uint64_t len, int prot,
+		  int flags, int fd, uint64_t offset, uint64_t *out)
+{
+	const struct ptrace_syscall_abi *abi = &agent.ptrace->syscall;
+	uint64_t unit = 1ull << abi->mmap_offset_shift;
+	long args[6] = { (long)addr, (long)len, prot, flags, fd,
+			 (long)(offset >> abi->mmap_offset_shift) };
+	long ret;
+	int err;
+
+	if (offset & (unit - 1))
+		return -EINVAL;
+	if ((err = inferior_syscall(t, abi->nr_mmap, args, &ret)) < 0)
+		return err;
+	if (ret < 0 && ret > -4096)
+		return (int)ret;
+	*out = (uint64_t)(unsigned long)ret;
+	return 0;
+}
