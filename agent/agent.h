@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -182,12 +183,17 @@ struct thread {
 	uint8_t *regcache;
 };
 
-#define MAX_HW_SLOTS 4
+/* Debug-register slots of a process, as many as any arch has (aarch64:
+ * up to 16 breakpoints and 16 watchpoints); ptrace_hw_caps says which
+ * ones the host uses for what. */
+#define MAX_HW_SLOTS 32
+
+enum hw_kind { HW_EXEC, HW_WRITE, HW_READ, HW_ACCESS };
 
 struct hw_slot {
 	uint64_t addr;
-	unsigned int len;	/* 1, 2, 4, 8 */
-	unsigned int type;	/* DR7 R/W bits: 0 exec, 1 write, 3 access */
+	unsigned int len;	/* a power of two, at most hw_caps.max_len */
+	enum hw_kind kind;
 	unsigned int refs;
 };
 
@@ -234,6 +240,8 @@ struct process {
 	struct sw_breakpoint *breakpoints;
 	struct hw_point *hw_points;
 	struct hw_slot slots[MAX_HW_SLOTS];
+	struct ptrace_hw_caps hw_caps;	/* asked at the first Z1-Z4 */
+	bool hw_caps_known;
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
 	struct pad_table *pads;	/* jump pads' shared table (pad.c), or NULL */
@@ -437,12 +445,17 @@ int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
 	      unsigned int len);
 void hw_remove_all(struct process *p);
+/* Whether the debug registers can watch reads alone (Z3). */
+bool hw_can_read_watch(struct process *p);
+/* Brings t's debug registers up to p->slots (t->dregs_dirty). */
 int hw_sync_thread(struct thread *t);
 /* 0 when hardware points fire on this machine, -ENODEV when the debug
  * registers are accepted but never fire, other -errno if unknown. */
 int hw_available(void);
-bool hw_stopped_by(struct thread *t, enum stop_reason *reason,
-		   uint64_t *addr);
+/* Whether a hardware point stopped `t` (SIGTRAP with `si`): gdb's reason
+ * and the address of the point gdb asked for. */
+bool hw_stopped_by(struct thread *t, const siginfo_t *si,
+		   enum stop_reason *reason, uint64_t *addr);
 
 /* signals.c */
 int signal_to_gdb(int linux_sig);

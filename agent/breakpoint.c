@@ -8,8 +8,9 @@
  * them (mem.c) and removal restores them.
  *
  * Hardware points: gdb's Z1-Z4 ranges are split into naturally aligned
- * pieces of 1, 2, 4 or 8 bytes, one debug-register slot each; identical
- * pieces share a slot.  The slots are per process; each thread gets them
+ * pieces of 1, 2, 4 ... up to the arch's max_len bytes, one debug-register
+ * slot each; identical pieces share a slot.  The slots are per process,
+ * laid out as the arch's hw_caps say; each thread gets them (hw_sync)
  * before it next runs.
  */
 #define LOG_DOMAIN "break"
@@ -342,31 +343,56 @@ void bp_remove_all(struct process *p)
 
 /* --- hardware points -------------------------------------------------------- */
 
-static unsigned int slot_type(enum rsp_point_type type)
+/* The arch's debug registers, asked once per process (a thread of it is
+ * stopped whenever gdb inserts a point). */
+static const struct ptrace_hw_caps *caps(struct process *p)
+{
+	if (!p->hw_caps_known) {
+		agent.ptrace->hw_caps(p->pid, &p->hw_caps);
+		if (p->hw_caps.n_break > MAX_HW_SLOTS)
+			p->hw_caps.n_break = MAX_HW_SLOTS;
+		if (p->hw_caps.shared || p->hw_caps.n_watch > MAX_HW_SLOTS - p->hw_caps.n_break)
+			p->hw_caps.n_watch = p->hw_caps.shared ? 0 : MAX_HW_SLOTS - p->hw_caps.n_break;
+		p->hw_caps_known = true;
+	}
+	return &p->hw_caps;
+}
+
+bool hw_can_read_watch(struct process *p)
+{
+	return caps(p)->can_read_watch;
+}
+
+static enum hw_kind slot_kind(enum rsp_point_type type)
 {
 	switch (type) {
 	case RSP_POINT_HW_BREAK:
-		return 0;	/* execute */
+		return HW_EXEC;
 	case RSP_POINT_WRITE_WATCH:
-		return 1;	/* write */
+		return HW_WRITE;
+	case RSP_POINT_READ_WATCH:
+		return HW_READ;
 	default:
-		return 3;	/* read/write: x86 has no read-only watch */
+		return HW_ACCESS;
 	}
 }
 
-/* Calls fn for each aligned piece of [addr, addr+len). */
+/* Calls fn for each aligned piece of [addr, addr+len), none longer than
+ * the arch's max_len. */
 static int for_each_piece(uint64_t addr, unsigned int len,
 			  int (*fn)(struct process *, uint64_t, unsigned int,
-				    unsigned int),
-			  struct process *p, unsigned int type)
+				    enum hw_kind),
+			  struct process *p, enum hw_kind kind)
 {
+	unsigned int max = caps(p)->max_len ? caps(p)->max_len : 1;
+
 	if (len == 0)
 		len = 1;
 	while (len) {
-		unsigned int size = 8;
+		unsigned int size = max;
 		while (size > 1 && ((addr & (size - 1)) || size > len))
 			size /= 2;
-		int err = fn(p, addr, size, type);
+		int err = fn(p, addr, size, kind);
 		if (err < 0)
 			return err;
 		addr += size;
@@ -375,14 +401,31 @@ static int for_each_piece(uint64_t addr, unsigned int len,
 	return 0;
 }
 
-static int take_piece(struct process *p, uint64_t addr, unsigned int size,
-		      unsigned int type)
+/* The slots a point of `kind` may take: breakpoints first, watchpoints
+ * after them unless the arch has one pool for both (x86 DR0-3). */
+static void slot_range(struct process *p, enum hw_kind kind, unsigned int *from,
+		       unsigned int *to)
 {
+	const struct ptrace_hw_caps *c = caps(p);
+
+	*from = 0;
+	*to = c->n_break;
+	if (!c->shared && kind != HW_EXEC) {
+		*from = c->n_break;
+		*to = c->n_break + c->n_watch;
+	}
+}
+
+static int take_piece(struct process *p, uint64_t addr, unsigned int size,
+		      enum hw_kind kind)
+{
+	unsigned int from, to;
 	int free_slot = -1;
 
-	for (int i = 0; i < MAX_HW_SLOTS; i++) {
+	slot_range(p, kind, &from, &to);
+	for (unsigned int i = from; i < to; i++) {
 		struct hw_slot *s = &p->slots[i];
-		if (s->refs && s->addr == addr && s->len == size && s->type == type) {
+		if (s->refs && s->addr == addr && s->len == size && s->kind == kind) {
 			s->refs++;
 			return 0;
 		}
@@ -391,16 +434,16 @@ static int take_piece(struct process *p, uint64_t addr, unsigned int size,
 	}
 	if (free_slot < 0)
 		return -ENOSPC;
-	p->slots[free_slot] = (struct hw_slot){ addr, size, type, 1 };
+	p->slots[free_slot] = (struct hw_slot){ addr, size, kind, 1 };
 	return 0;
 }
 
 static int drop_piece(struct process *p, uint64_t addr, unsigned int size,
-		      unsigned int type)
+		      enum hw_kind kind)
 {
 	for (int i = 0; i < MAX_HW_SLOTS; i++) {
 		struct hw_slot *s = &p->slots[i];
-		if (s->refs && s->addr == addr && s->len == size && s->type == type) {
+		if (s->refs && s->addr == addr && s->len == size && s->kind == kind) {
 			s->refs--;
 			return 0;
 		}
@@ -418,8 +461,10 @@ int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 	      unsigned int len)
 {
 	struct hw_point *h;
-	unsigned int type_bits = slot_type(type);
+	enum hw_kind kind = slot_kind(type);
 
+	if (kind == HW_READ && !hw_can_read_watch(p))
+		return -ENOTSUP;
 	if (type == RSP_POINT_HW_BREAK)
 		len = 1;
 	if (len > 64)
@@ -433,7 +478,7 @@ int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 	 * they were. */
 	struct hw_slot before[MAX_HW_SLOTS];
 	memcpy(before, p->slots, sizeof(before));
-	int err = for_each_piece(addr, len, take_piece, p, type_bits);
+	int err = for_each_piece(addr, len, take_piece, p, kind);
 	if (err < 0) {
 		memcpy(p->slots, before, sizeof(before));
 		return err;
@@ -464,7 +509,7 @@ int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
 			*pp = h->next;
 			free(h);
 		}
-		for_each_piece(addr, len, drop_piece, p, slot_type(type));
+		for_each_piece(addr, len, drop_piece, p, slot_kind(type));
 		hw_mark_dirty(p);
 		return 0;
 	}
@@ -480,4 +525,77 @@ void hw_remove_all(struct process *p)
 	}
 	memset(p->slots, 0, sizeof(p->slots));
 	hw_mark_dirty(p);
+}
+
+int hw_available(void)
+{
+	static int state = 1;	/* 1: not asked yet */
+
+	if (state == 1) {
+		state = agent.ptrace->hw_works ? agent.ptrace->hw_works() : 0;
+		if (state == -ENODEV)
+			log_user("hardware breakpoints and watchpoints refused: "
+				 "this machine's debug registers do not fire "
+				 "(a virtual machine without them?)");
+		else if (state < 0)
+			debug("debug register self-test failed: %s", strerror(-state));
+	}
+	return state;
+}
+
+int hw_sync_thread(struct thread *t)
+{
+	int err = agent.ptrace->hw_sync(t);
+
+	if (err == 0)
+		t->dregs_dirty = false;
+	return err;
+}
+
+/* Which gdb point a fired slot belongs to: the one whose range holds it. */
+static const struct hw_point *hw_point_for(struct process *p,
+					   const struct hw_slot *s)
+{
+	for (const struct hw_point *h = p->hw_points; h; h = h->next) {
+		if (slot_kind(h->type) != s->kind)
+			continue;
+		if (s->addr >= h->addr && s->addr < h->addr + (h->len ? h->len : 1))
+			return h;
+	}
+	return NULL;
+}
+
+bool hw_stopped_by(struct thread *t, const siginfo_t *si,
+		   enum stop_reason *reason, uint64_t *addr)
+{
+	struct process *p = t->proc;
+	bool armed = false;
+
+	/* Nothing armed, nothing to ask the kernel (a probe hit's hot path). */
+	for (int i = 0; i < MAX_HW_SLOTS; i++)
+		armed |= p->slots[i].refs > 0;
+	if (!armed)
+		return false;
+	int slot = agent.ptrace->hw_fired(t, si);
+	if (slot < 0 || slot >= MAX_HW_SLOTS || !p->slots[slot].refs)
+		return false;
+	const struct hw_point *h = hw_point_for(p, &p->slots[slot]);
+	if (!h)
+		return false;
+	switch (h->type) {
+	case RSP_POINT_HW_BREAK:
+		*reason = REASON_HWBREAK;
+		break;
+	case RSP_POINT_WRITE_WATCH:
+		*reason = REASON_WATCH;
+		break;
+	case RSP_POINT_READ_WATCH:
+		*reason = REASON_RWATCH;
+		break;
+	default:
+		*reason = REASON_AWATCH;
+		break;
+	}
+	*addr = h->addr;
+	return true;
 }

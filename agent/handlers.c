@@ -1011,10 +1011,10 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 
 	if (!p)
 		return;
-	if (type == RSP_POINT_READ_WATCH) {
-		/* x86 debug registers cannot watch reads alone: unsupported,
-		 * so gdb watches accesses and keeps the stops that leave the
-		 * value unchanged. */
+	if (type == RSP_POINT_READ_WATCH && !hw_can_read_watch(p)) {
+		/* The debug registers cannot watch reads alone (x86):
+		 * unsupported, so gdb watches accesses and keeps the stops
+		 * that leave the value unchanged. */
 		return;
 	}
 	if (type == RSP_POINT_SW_BREAK) {

@@ -606,11 +606,12 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0)
 		return WAIT_REPORT;
-	/* Asked once: reading DR6 clears it.  int3 (SI_KERNEL) never comes
-	 * from a debug register. */
-	bool hw = si.si_code != SI_KERNEL && hw_stopped_by(t, &reason, &addr);
+	enum trap_kind kind = agent.ptrace->trap_kind(&si);
+	/* Asked once: the arch may clear what it reads (x86 DR6).  The
+	 * breakpoint instruction never comes from a hardware point. */
+	bool hw = kind != TRAP_KIND_BREAKPOINT && hw_stopped_by(t, &si, &reason, &addr);
 
-	if (si.si_code == TRAP_TRACE && t->proc->pads && !t->step_probe) {
+	if (kind == TRAP_KIND_STEP && t->proc->pads && !t->step_probe) {
 		/* A step over a pad's jump: the probe's hit, as if by its
 		 * breakpoint; the instruction is stepped out of line. */
 		struct probe *pe = pad_entered(t->proc, regs_get_pc(t));
@@ -619,7 +620,7 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 			return probe_hit(pe, t, bp_find(t->proc, pe->addr), ev);
 		}
 	}
-	if (t->range_end && si.si_code == TRAP_TRACE && !t->step_probe &&
+	if (t->range_end && kind == TRAP_KIND_STEP && !t->step_probe &&
 	    !t->ws_left && !hw) {
 		/* Range stepping: on while the PC stays in the line's range. */
 		uint64_t pc = regs_get_pc(t);
@@ -628,7 +629,7 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 		t->range_end = 0;
 		return WAIT_REPORT;
 	}
-	if (t->step_probe && si.si_code != SI_KERNEL) {
+	if (t->step_probe && kind != TRAP_KIND_BREAKPOINT) {
 		/* The step through a probe's slot (step strategy). */
 		switch (probe_step_done(t, true)) {
 		case PROBE_EXEC_STEP:
@@ -638,14 +639,14 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 			return one_instruction_done(t);
 		}
 	}
-	if (t->ws_left && si.si_code == TRAP_TRACE)
+	if (t->ws_left && kind == TRAP_KIND_STEP)
 		return one_instruction_done(t);
 	if (hw) {
 		ev->reason = reason;
 		ev->data = addr;
 		return WAIT_REPORT;
 	}
-	if (si.si_code == SI_KERNEL || si.si_code == TRAP_BRKPT) {
+	if (kind == TRAP_KIND_BREAKPOINT) {
 		uint64_t pc = regs_get_pc(t) - agent.arch->bp_pc_after_trap;
 		struct sw_breakpoint *b = bp_find(t->proc, pc);
 		struct probe *pr = probe_at(t->proc, pc);
@@ -668,7 +669,7 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 			regs_set_pc(t, pc);
 			ev->reason = REASON_SWBREAK;
 		}
-		if (!b && si.si_code == SI_KERNEL && breakpoint_gone(t->proc, pc)) {
+		if (!b && breakpoint_gone(t->proc, pc)) {
 			/* A probe removed while this trap was on its way (a
 			 * pass count stopped the run during another thread's
 			 * hit): the instruction is back; run it. */

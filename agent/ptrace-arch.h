@@ -24,10 +24,23 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct thread;
+
+/* What stopped a thread with SIGTRAP, from its siginfo (trap_kind). */
+enum trap_kind {
+	TRAP_KIND_BREAKPOINT,	/* the breakpoint instruction (arch_ops.bp_insn):
+				   look up pc - bp_pc_after_trap; no hardware
+				   point fired, no step ended */
+	TRAP_KIND_STEP,		/* a single step ended (a hardware point may
+				   have fired at the same time) */
+	TRAP_KIND_HW,		/* a hardware breakpoint or watchpoint fired */
+	TRAP_KIND_OTHER,	/* none of those: a SIGTRAP sent by kill(),
+				   raise(), an exec... */
+};
 
 #define PTRACE_SYSCALL_INSN_MAX 8
 
@@ -51,6 +64,17 @@ struct ptrace_syscall_abi {
 	 * byte offset, 12 for mmap2's 4096-byte units (32-bit ARM). */
 	long nr_mmap;
 	unsigned int mmap_offset_shift;
+};
+
+/* The debug registers of the CPU, for gdb's Z1-Z4 (breakpoint.c). */
+struct ptrace_hw_caps {
+	unsigned int n_break;	/* slots for hardware breakpoints */
+	unsigned int n_watch;	/* slots for watchpoints, after those */
+	bool shared;		/* n_break slots hold either (x86 DR0-3);
+				   n_watch is then ignored */
+	unsigned int max_len;	/* bytes one slot covers at most, a power of
+				   two; each piece is aligned to its length */
+	bool can_read_watch;	/* read-only watchpoints (Z3) */
 };
 
 struct ptrace_arch_ops {
@@ -111,6 +135,36 @@ struct ptrace_arch_ops {
 	 * steps in software with arch_ops.insn_next_pcs (step.c).
 	 */
 	int (*hw_step)(pid_t tid, int sig);
+
+	/* Classifies a SIGTRAP stop by its siginfo (si_code); never fails. */
+	enum trap_kind (*trap_kind)(const siginfo_t *si);
+
+	/* Fills *caps for the threads of process `pid`; never fails (no
+	 * debug registers: all counts 0). */
+	void (*hw_caps)(pid_t pid, struct ptrace_hw_caps *caps);
+
+	/*
+	 * Programs t's debug registers with the slots of t->proc->slots
+	 * that have refs (slot i as laid out by hw_caps; kind and length
+	 * are the arch's to encode) and disables the others.  Returns 0 or
+	 * -errno (-ESRCH: gone).
+	 */
+	int (*hw_sync)(struct thread *t);
+
+	/*
+	 * After a SIGTRAP (`si`) of t with some slot armed: the index of
+	 * the slot whose hit stopped it, clearing any sticky status the
+	 * arch keeps, or -ENOENT when no hardware point fired.
+	 */
+	int (*hw_fired)(struct thread *t, const siginfo_t *si);
+
+	/*
+	 * Whether the debug registers fire on this machine (some
+	 * hypervisors accept them and never deliver the exception): 0,
+	 * -ENODEV when they do not, another -errno when it cannot tell.
+	 * Asked once, before the first hardware point; NULL: assume they do.
+	 */
+	int (*hw_works)(void);
 
 	/* The system call convention (data only). */
 	struct ptrace_syscall_abi syscall;

@@ -451,86 +451,68 @@ static unsigned int dr7_len_bits(unsigned int len)
 	}
 }
 
-int hw_sync_thread(struct thread *t)
+/* x86 has DR0-DR3 for either kind, up to 8 bytes each, and no watchpoint
+ * for reads alone. */
+static void x86_64_hw_caps(pid_t pid, struct ptrace_hw_caps *caps)
+{
+	(void)pid;
+	*caps = (struct ptrace_hw_caps){ .n_break = 4, .shared = true,
+					 .max_len = 8, .can_read_watch = false };
+}
+
+/* DR7 R/W field for a slot's kind. */
+static int dr7_rw_bits(enum hw_kind kind)
+{
+	switch (kind) {
+	case HW_EXEC: return 0;
+	case HW_WRITE: return 1;
+	case HW_ACCESS: return 3;
+	default: return -EINVAL;	/* no read-only watch (hw_caps) */
+	}
+}
+
+static int x86_64_hw_sync(struct thread *t)
 {
 	struct process *p = t->proc;
 	unsigned long dr7 = 0;
 
-	for (int i = 0; i < MAX_HW_SLOTS; i++) {
+	for (int i = 0; i < 4; i++) {
 		const struct hw_slot *s = &p->slots[i];
+		int rw = dr7_rw_bits(s->kind);
 		if (!s->refs)
 			continue;
+		if (rw < 0)
+			return rw;
 		if (ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(i),
 			   (void *)(unsigned long)s->addr) < 0)
 			return -errno;
 		dr7 |= 1ul << (2 * i);
-		dr7 |= (unsigned long)s->type << (16 + 4 * i);
+		dr7 |= (unsigned long)rw << (16 + 4 * i);
 		dr7 |= (unsigned long)dr7_len_bits(s->len) << (18 + 4 * i);
 	}
 	if (ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(7),
 		   (void *)dr7) < 0)
 		return -errno;
-	t->dregs_dirty = false;
 	return 0;
 }
 
-/* Which gdb point a fired slot belongs to: the one whose range holds it. */
-static const struct hw_point *hw_point_for(struct process *p,
-					   const struct hw_slot *s)
+/* DR6 bits 0-3 say which of DR0-3 fired. */
+static int x86_64_hw_fired(struct thread *t, const siginfo_t *si)
 {
-	for (const struct hw_point *h = p->hw_points; h; h = h->next) {
-		bool exec = h->type == RSP_POINT_HW_BREAK;
-		if ((s->type == 0) != exec)
-			continue;
-		if (s->addr >= h->addr && s->addr < h->addr + (h->len ? h->len : 1))
-			return h;
-	}
-	return NULL;
-}
-
-bool hw_stopped_by(struct thread *t, enum stop_reason *reason, uint64_t *addr)
-{
-	struct process *p = t->proc;
-	bool armed = false;
-
-	/* Nothing armed, nothing to ask the kernel (a probe hit's hot path). */
-	for (int i = 0; i < MAX_HW_SLOTS; i++)
-		armed |= p->slots[i].refs > 0;
-	if (!armed)
-		return false;
+	(void)si;
 	errno = 0;
 	unsigned long dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFFSET(6), NULL);
 
 	if (errno)
-		return false;
+		return -errno;
 	if (!(dr6 & 0xf))
-		return false;
+		return -ENOENT;
 	/* DR6 is sticky: clear it for the next trap. */
 	ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(6), NULL);
-	for (int i = 0; i < MAX_HW_SLOTS; i++) {
-		if (!(dr6 & (1ul << i)) || !p->slots[i].refs)
-			continue;
-		const struct hw_point *h = hw_point_for(p, &p->slots[i]);
-		if (!h)
-			continue;
-		switch (h->type) {
-		case RSP_POINT_HW_BREAK:
-			*reason = REASON_HWBREAK;
-			break;
-		case RSP_POINT_WRITE_WATCH:
-			*reason = REASON_WATCH;
-			break;
-		case RSP_POINT_READ_WATCH:
-			*reason = REASON_RWATCH;
-			break;
-		default:
-			*reason = REASON_AWATCH;
-			break;
-		}
-		*addr = h->addr;
-		return true;
-	}
-	return false;
+	for (int i = 0; i < 4; i++)
+		if ((dr6 & (1ul << i)) && t->proc->slots[i].refs)
+			return i;
+	return -ENOENT;
 }
 
 /* --- single-step ---------------------------------------------------------------- */
@@ -541,19 +523,40 @@ static int x86_64_hw_step(pid_t tid, int sig)
 }
 
 /*
+ * int3 traps with SI_KERNEL.  A step ends with TRAP_TRACE, or with
+ * TRAP_BRKPT when the stepped instruction was `syscall` (the kernel
+ * reports that step from the system call's exit path; icebp too).  The
+ * debug registers' hits come as TRAP_HWBKPT.
+ */
+static enum trap_kind x86_64_trap_kind(const siginfo_t *si)
+{
+	switch (si->si_code) {
+	case SI_KERNEL:
+		return TRAP_KIND_BREAKPOINT;
+	case TRAP_TRACE:
+	case TRAP_BRKPT:
+		return TRAP_KIND_STEP;
+	case TRAP_HWBKPT:
+		return TRAP_KIND_HW;
+	default:
+		return TRAP_KIND_OTHER;
+	}
+}
+
+/*
  * Whether the debug registers fire on this machine.  Some hypervisors let
  * a tracer write DR0-DR7 but never deliver the debug exception: every
  * hardware breakpoint and watchpoint would then be accepted and silently
  * never hit.  A child stops itself, gets an execute breakpoint on a
  * function, and runs it: a SIGTRAP at that address means they work.
- * Asked once, on the first hardware point; about a millisecond.
+ * About a millisecond; breakpoint.c asks once.
  */
 static void __attribute__((noinline, used)) hw_selftest_target(void)
 {
 	__asm__ volatile("" ::: "memory");
 }
 
-static int hw_selftest_run(void)
+static int x86_64_hw_works(void)
 {
 	pid_t pid = fork();
 	int status, ret = -ENODEV;
@@ -593,22 +596,6 @@ out:
 	return ret;
 }
 
-int hw_available(void)
-{
-	static int state = 1;	/* 1: not asked yet */
-
-	if (state == 1) {
-		state = hw_selftest_run();
-		if (state == -ENODEV)
-			log_user("hardware breakpoints and watchpoints refused: "
-				 "this machine's debug registers do not fire "
-				 "(a virtual machine without them?)");
-		else if (state < 0)
-			debug("debug register self-test failed: %s", strerror(-state));
-	}
-	return state;
-}
-
 const struct ptrace_arch_ops ptrace_arch_host = {
 	.regcache_size = X86_64_REGCACHE,
 	.detect_features = x86_64_detect_features,
@@ -618,6 +605,11 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.is_general = x86_64_is_general,
 	.load_pad = x86_64_load_pad,
 	.hw_step = x86_64_hw_step,
+	.trap_kind = x86_64_trap_kind,
+	.hw_caps = x86_64_hw_caps,
+	.hw_sync = x86_64_hw_sync,
+	.hw_fired = x86_64_hw_fired,
+	.hw_works = x86_64_hw_works,
 	/* syscall; rax = number and result, rdi rsi rdx r10 r8 r9. */
 	.syscall = {
 		.insn = { 0x0f, 0x05 },
