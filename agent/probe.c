@@ -341,6 +341,10 @@ int probe_step_done(struct thread *t, bool trapped)
 	if (!blk)
 		return -ESRCH;
 	regs_to_gpregs(blk, &g);
+	/* The step ran the copy to its end: the arch puts pc back into the
+	 * original code and undoes what it borrowed. */
+	if (agent.arch->xol_fixup(&t->step_insn, &t->step_xol, &g) == 0)
+		goto done;
 	if (g.pc >= t->step_slot && g.pc < end) {
 		if (trapped && g.pc != t->step_slot)
 			return PROBE_EXEC_STEP;	/* a multi-instruction copy */
@@ -348,12 +352,12 @@ int probe_step_done(struct thread *t, bool trapped)
 		 * whose hit was already handled. */
 		g.pc = t->step_insn.addr;
 		t->probe_skip = t->step_insn.addr;
-	} else if (g.pc == end) {
-		g.pc = t->step_insn.addr + t->step_insn.len;
 	}
-	/* Else a branch left the slot: pc is already right. */
+	/* Else a branch left the slot: pc is already right.  Either way the
+	 * scratch register probe_execute() loaded goes back. */
 	if (t->step_xol.scratch_gpr >= 0)
 		g.gpr[t->step_xol.scratch_gpr] = t->step_xol.scratch_saved;
+done:
 	regs_from_gpregs(blk, &g);
 	t->regs_dirty = true;
 	t->step_probe = NULL;
@@ -384,11 +388,21 @@ bool probe_fix_pc(struct thread *t)
 		if (pc == pr->slot) {
 			regs_set_pc(t, pr->addr);
 			t->probe_skip = pr->addr;
-		} else if (pc == pr->slot + pr->xol.insn_len) {
-			regs_set_pc(t, pr->addr + pr->insn.len);
-		} else {
-			continue;
+			return true;
 		}
+		/* Past the copy, before its jump back: the arch's fixup.  No
+		 * scratch register is borrowed outside a step in progress
+		 * (probe_step_done handles those). */
+		struct arch_xol xol = pr->xol;
+		struct arch_gpregs g;
+		uint8_t *blk = regs_block_gpr(t);
+		xol.scratch_gpr = -1;
+		if (!blk)
+			return false;
+		regs_to_gpregs(blk, &g);
+		if (agent.arch->xol_fixup(&pr->insn, &xol, &g) < 0)
+			continue;
+		regs_set_pc(t, g.pc);
 		return true;
 	}
 	return false;
