@@ -478,7 +478,7 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 
 	if (!blk)
 		return WAIT_REPORT;
-	memcpy(blk + agent.arch->regs[agent.arch->pc_regnum].offset, &pr->addr, 8);
+	regblock_set(agent.arch, blk, agent.arch->pc_regnum, pr->addr);
 	t->regs_dirty = true;
 	t->probe_skip = 0;
 	if (!skip && pr->on_hit)

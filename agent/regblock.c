@@ -36,12 +36,12 @@ uint64_t regblock_get(const struct arch_ops *arch, const uint8_t *blk,
 	/* The common widths as fixed-size copies: a probe hit reads a few
 	 * dozen registers this way. */
 	switch (width(arch, regnum)) {
-	case 8:
-		memcpy(&v, blk + arch->regs[regnum].offset, 8);
+	case sizeof(uint64_t):
+		memcpy(&v, blk + arch->regs[regnum].offset, sizeof(v));
 		break;
-	case 4: {
+	case sizeof(uint32_t): {
 		uint32_t w;
-		memcpy(&w, blk + arch->regs[regnum].offset, 4);
+		memcpy(&w, blk + arch->regs[regnum].offset, sizeof(w));
 		v = w;
 		break;
 	}
@@ -56,12 +56,12 @@ void regblock_set(const struct arch_ops *arch, uint8_t *blk,
 		  unsigned int regnum, uint64_t value)
 {
 	switch (width(arch, regnum)) {
-	case 8:
-		memcpy(blk + arch->regs[regnum].offset, &value, 8);
+	case sizeof(uint64_t):
+		memcpy(blk + arch->regs[regnum].offset, &value, sizeof(value));
 		break;
-	case 4: {
+	case sizeof(uint32_t): {
 		uint32_t w = (uint32_t)value;
-		memcpy(blk + arch->regs[regnum].offset, &w, 4);
+		memcpy(blk + arch->regs[regnum].offset, &w, sizeof(w));
 		break;
 	}
 	default:

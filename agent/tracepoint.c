@@ -936,10 +936,11 @@ void trace_frame_regs(struct rsp_buf *reply)
 	}
 	uint64_t pc = tp_number_addr(&tr.store, (uint32_t)tr.frame.tpnum);
 	const struct arch_reg *pcr = &arch->regs[arch->pc_regnum];
+	/* The pc's low bytes: every target is little-endian (regblock.c). */
 	for (size_t off = 0; off < tr.tb.regblock_size; off++) {
 		if (off == pcr->offset) {
-			rsp_buf_put_hex(reply, &pc, 8);
-			off += 7;
+			rsp_buf_put_hex(reply, &pc, pcr->bitsize / 8);
+			off += pcr->bitsize / 8 - 1;
 		} else {
 			rsp_buf_puts(reply, "xx");
 		}
@@ -962,7 +963,7 @@ void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply)
 	}
 	if ((int)regnum == arch->pc_regnum) {
 		uint64_t pc = tp_number_addr(&tr.store, (uint32_t)tr.frame.tpnum);
-		rsp_buf_put_hex(reply, &pc, 8);
+		rsp_buf_put_hex(reply, &pc, r->bitsize / 8);
 		return;
 	}
 	for (unsigned i = 0; i < r->bitsize / 8; i++)
