@@ -78,6 +78,11 @@ struct ptrace_hw_caps {
 };
 
 struct ptrace_arch_ops {
+	/* Bytes of the traced program's pointers and longs, and so of its
+	 * auxv, _DYNAMIC and link_map words: 8, or 4 for an ELFCLASS32
+	 * program (32-bit ARM). */
+	unsigned int word_size;
+
 	/* Bytes of a thread's register cache: at least the largest gdb
 	 * block the arch has, plus the arch's private part. */
 	size_t regcache_size;

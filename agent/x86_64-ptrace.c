@@ -597,6 +597,7 @@ out:
 }
 
 const struct ptrace_arch_ops ptrace_arch_host = {
+	.word_size = 8,
 	.regcache_size = X86_64_REGCACHE,
 	.detect_features = x86_64_detect_features,
 	.fetch_gpr = x86_64_fetch_gpr,

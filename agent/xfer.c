@@ -8,7 +8,8 @@
  * The shared-library list follows the dynamic linker's own records: the
  * program's PT_DYNAMIC (found through AT_PHDR in auxv) holds DT_DEBUG, the
  * address of `struct r_debug`, whose r_map starts the chain of link_maps
- * (l_addr, l_name, l_ld, l_next, l_prev: five pointers).  The first entry
+ * (l_addr, l_name, l_ld, l_next, l_prev: five pointers).  The records are
+ * read in the program's word size and ELF class (elfmem.c).  The first entry
  * is the program itself.  Before the dynamic linker has run, DT_DEBUG is
  * zero and the list is empty; gdb learns of libraries later through its
  * breakpoint in the dynamic linker.
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/elfmem.h"
 #include "agent/log.h"
 
 static void put_chunk(struct rsp_buf *reply, const void *data, size_t size,
@@ -141,9 +143,15 @@ static int xfer_threads(struct rsp_buf *obj)
 	return 0;
 }
 
-static bool read_u64(struct process *p, uint64_t addr, uint64_t *v)
+static int mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	return mem_read(p, addr, v, 8) == 8;
+	return mem_read(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* The program's memory with its word size (the arch's: 8 or 4). */
+static struct elfmem program_mem(struct process *p)
+{
+	return (struct elfmem){ { p, mem_cb, NULL }, agent.ptrace->word_size };
 }
 
 /* The value of entry `type` of the process's auxiliary vector. */
@@ -153,16 +161,9 @@ bool process_auxv(struct process *p, uint64_t type, uint64_t *value)
 	bool found = false;
 
 	rsp_buf_init(&auxv);
-	if (xfer_auxv(p, &auxv) == 0) {
-		for (size_t i = 0; i + 16 <= auxv.len && !found; i += 16) {
-			uint64_t t;
-			memcpy(&t, auxv.data + i, 8);
-			if (t == type) {
-				memcpy(value, auxv.data + i + 8, 8);
-				found = true;
-			}
-		}
-	}
+	if (xfer_auxv(p, &auxv) == 0)
+		found = elfmem_auxv_find((const uint8_t *)auxv.data, auxv.len,
+					 agent.ptrace->word_size, type, value);
 	rsp_buf_free(&auxv);
 	return found;
 }
@@ -177,16 +178,17 @@ static bool program_headers(struct process *p, uint64_t *phdr, uint64_t *phnum)
 
 /* Calls fn for each program header of the program; stops when fn says so. */
 static bool for_each_phdr(struct process *p,
-			  bool (*fn)(const Elf64_Phdr *, uint64_t phdr, void *),
+			  bool (*fn)(const struct elfmem_phdr *, uint64_t phdr, void *),
 			  void *arg)
 {
+	struct elfmem m = program_mem(p);
 	uint64_t phdr, phnum;
 
 	if (!program_headers(p, &phdr, &phnum))
 		return false;
 	for (uint64_t i = 0; i < phnum; i++) {
-		Elf64_Phdr ph;
-		if (mem_read(p, phdr + i * sizeof(ph), &ph, sizeof(ph)) != sizeof(ph))
+		struct elfmem_phdr ph;
+		if (elfmem_phdr(&m, phdr, i, &ph) < 0)
 			return false;
 		if (fn(&ph, phdr, arg))
 			return true;
@@ -194,19 +196,19 @@ static bool for_each_phdr(struct process *p,
 	return false;
 }
 
-static bool phdr_bias(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
+static bool phdr_bias(const struct elfmem_phdr *ph, uint64_t phdr, void *arg)
 {
-	if (ph->p_type != PT_PHDR)
+	if (ph->type != PT_PHDR)
 		return false;
-	*(uint64_t *)arg = phdr - ph->p_vaddr;
+	*(uint64_t *)arg = phdr - ph->vaddr;
 	return true;
 }
 
-static bool phdr_first_load(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
+static bool phdr_first_load(const struct elfmem_phdr *ph, uint64_t phdr, void *arg)
 {
-	if (ph->p_type != PT_LOAD || ph->p_offset != 0)
+	if (ph->type != PT_LOAD || ph->offset != 0)
 		return false;
-	*(uint64_t *)arg = ph->p_vaddr;
+	*(uint64_t *)arg = ph->vaddr;
 	return true;
 }
 
@@ -218,25 +220,25 @@ static bool phdr_first_load(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
  */
 uint64_t program_load_bias(struct process *p)
 {
-	uint64_t bias = 0, phdr, phnum, first = 0;
-	Elf64_Ehdr eh;
+	struct elfmem m = program_mem(p);
+	uint64_t bias = 0, phdr, phnum, first = 0, phoff;
+	size_t ehsize = elfmem_ehdr_size(m.word);
 
 	if (for_each_phdr(p, phdr_bias, &bias))
 		return bias;
 	if (!program_headers(p, &phdr, &phnum) ||
 	    !for_each_phdr(p, phdr_first_load, &first))
 		return 0;
-	if (mem_read(p, phdr - sizeof(eh), &eh, sizeof(eh)) != sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phoff != sizeof(eh))
+	if (elfmem_ehdr_phoff(&m, phdr - ehsize, &phoff) < 0 || phoff != ehsize)
 		return 0;
-	return phdr - sizeof(eh) - first;
+	return phdr - ehsize - first;
 }
 
-static bool phdr_dynamic(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
+static bool phdr_dynamic(const struct elfmem_phdr *ph, uint64_t phdr, void *arg)
 {
-	if (ph->p_type != PT_DYNAMIC)
+	if (ph->type != PT_DYNAMIC)
 		return false;
-	*(uint64_t *)arg = ph->p_vaddr;
+	*(uint64_t *)arg = ph->vaddr;
 	return true;
 }
 
@@ -246,22 +248,17 @@ static bool phdr_dynamic(const Elf64_Phdr *ph, uint64_t phdr, void *arg)
  * symbol, once told that this list cannot be had). */
 static int64_t find_r_debug(struct process *p)
 {
-	uint64_t dynamic = 0;
+	struct elfmem m = program_mem(p);
+	uint64_t dynamic = 0, val;
+	int err;
 
 	if (!for_each_phdr(p, phdr_dynamic, &dynamic))
 		return -ENOENT;
 	dynamic += program_load_bias(p);
-	for (int i = 0; i < 512; i++) {
-		uint64_t tag, val;
-		if (!read_u64(p, dynamic + 16 * i, &tag) ||
-		    !read_u64(p, dynamic + 16 * i + 8, &val))
-			return 0;
-		if (tag == DT_NULL)
-			break;
-		if (tag == DT_DEBUG)
-			return (int64_t)val;
-	}
-	return -ENOENT;
+	err = elfmem_dynamic_find(&m, dynamic, DT_DEBUG, 512, &val);
+	if (err == -ENOENT)
+		return -ENOENT;
+	return err < 0 ? 0 : (int64_t)val;
 }
 
 static void read_string(struct process *p, uint64_t addr, char *buf, size_t size)
@@ -284,13 +281,14 @@ static void read_string(struct process *p, uint64_t addr, char *buf, size_t size
 
 int svr4_library_list(struct process *p, struct rsp_buf *out)
 {
+	struct elfmem m = program_mem(p);
 	int64_t r_debug = find_r_debug(p);
 	uint64_t lm = 0;
 	char name[4096];
 
 	if (r_debug < 0)
 		return (int)r_debug;
-	if (r_debug && !read_u64(p, r_debug + 8, &lm))
+	if (r_debug && elfmem_r_map(&m, (uint64_t)r_debug, &lm) < 0)
 		lm = 0;
 	if (!lm) {
 		rsp_buf_puts(out, "<library-list-svr4 version=\"1.0\"/>");
@@ -301,21 +299,20 @@ int svr4_library_list(struct process *p, struct rsp_buf *out)
 	/* The first entry is the program: gdb knows it already. */
 	bool first = true;
 	for (int count = 0; lm && count < 100000; count++) {
-		uint64_t l_addr, l_name, l_ld, l_next;
-		if (!read_u64(p, lm, &l_addr) || !read_u64(p, lm + 8, &l_name) ||
-		    !read_u64(p, lm + 16, &l_ld) || !read_u64(p, lm + 24, &l_next))
+		struct elfmem_link_map l;
+		if (elfmem_link_map(&m, lm, &l) < 0)
 			break;
 		if (!first) {
-			read_string(p, l_name, name, sizeof(name));
+			read_string(p, l.name, name, sizeof(name));
 			rsp_buf_puts(out, "<library name=\"");
 			xml_escape(out, name);
 			rsp_buf_printf(out, "\" lm=\"0x%llx\" l_addr=\"0x%llx\" l_ld=\"0x%llx\" lmid=\"0x0\"/>",
 				       (unsigned long long)lm,
-				       (unsigned long long)l_addr,
-				       (unsigned long long)l_ld);
+				       (unsigned long long)l.addr,
+				       (unsigned long long)l.ld);
 		}
 		first = false;
-		lm = l_next;
+		lm = l.next;
 	}
 	rsp_buf_puts(out, "</library-list-svr4>");
 	return 0;
