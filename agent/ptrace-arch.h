@@ -171,6 +171,22 @@ struct ptrace_arch_ops {
 	 */
 	int (*hw_works)(void);
 
+	/*
+	 * libthread_db's register callbacks (proc_service.h): copies the
+	 * general registers of `lwp` (`fp` false) as a prgregset_t, or the
+	 * floating-point ones (`fp` true) as a prfpregset_t, to or from
+	 * `regs`.  Returns 0 or -errno.
+	 */
+	int (*ps_getregs)(pid_t lwp, void *regs, bool fp);
+	int (*ps_setregs)(pid_t lwp, const void *regs, bool fp);
+
+	/*
+	 * ps_get_thread_area: the thread pointer libthread_db asks for with
+	 * `idx` (x86-64: 25 = FS, 26 = GS; aarch64 and arm: ignored, the
+	 * TLS register).  Returns 0 or -errno.
+	 */
+	int (*thread_area)(pid_t lwp, int idx, uint64_t *base);
+
 	/* The system call convention (data only). */
 	struct ptrace_syscall_abi syscall;
 };

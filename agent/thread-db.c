@@ -27,8 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/user.h>
 #include <thread_db.h>
 #include <unistd.h>
 
@@ -394,27 +392,29 @@ ps_err_e ps_pdwrite(struct ps_prochandle *ph, psaddr_t addr, const void *buf,
 		       : PS_ERR;
 }
 
+/* The registers in the kernel's core-file layouts (prgregset_t,
+ * prfpregset_t), which the arch knows how to get. */
 ps_err_e ps_lgetregs(struct ps_prochandle *ph, lwpid_t lwp, prgregset_t regs)
 {
-	return ptrace(PTRACE_GETREGS, lwp, NULL, regs) == 0 ? PS_OK : PS_ERR;
+	return agent.ptrace->ps_getregs(lwp, regs, false) == 0 ? PS_OK : PS_ERR;
 }
 
 ps_err_e ps_lsetregs(struct ps_prochandle *ph, lwpid_t lwp,
 		     const prgregset_t regs)
 {
-	return ptrace(PTRACE_SETREGS, lwp, NULL, regs) == 0 ? PS_OK : PS_ERR;
+	return agent.ptrace->ps_setregs(lwp, regs, false) == 0 ? PS_OK : PS_ERR;
 }
 
 ps_err_e ps_lgetfpregs(struct ps_prochandle *ph, lwpid_t lwp,
 		       prfpregset_t *regs)
 {
-	return ptrace(PTRACE_GETFPREGS, lwp, NULL, regs) == 0 ? PS_OK : PS_ERR;
+	return agent.ptrace->ps_getregs(lwp, regs, true) == 0 ? PS_OK : PS_ERR;
 }
 
 ps_err_e ps_lsetfpregs(struct ps_prochandle *ph, lwpid_t lwp,
 		       const prfpregset_t *regs)
 {
-	return ptrace(PTRACE_SETFPREGS, lwp, NULL, regs) == 0 ? PS_OK : PS_ERR;
+	return agent.ptrace->ps_setregs(lwp, regs, true) == 0 ? PS_OK : PS_ERR;
 }
 
 pid_t ps_getpid(struct ps_prochandle *ph)
@@ -422,17 +422,13 @@ pid_t ps_getpid(struct ps_prochandle *ph)
 	return ph->proc->pid;
 }
 
-/* x86-64: the thread pointer is the fs base (idx FS, 25). */
 ps_err_e ps_get_thread_area(struct ps_prochandle *ph, lwpid_t lwp, int idx,
 			    void **base)
 {
-	size_t off = idx == 26 ? offsetof(struct user_regs_struct, gs_base)
-			       : offsetof(struct user_regs_struct, fs_base);
+	uint64_t v;
 
-	errno = 0;
-	long v = ptrace(PTRACE_PEEKUSER, lwp, (void *)off, NULL);
-	if (errno)
+	if (agent.ptrace->thread_area(lwp, idx, &v) < 0)
 		return PS_ERR;
-	*base = (void *)v;
+	*base = (void *)(uintptr_t)v;
 	return PS_OK;
 }

@@ -515,6 +515,36 @@ static int x86_64_hw_fired(struct thread *t, const siginfo_t *si)
 	return -ENOENT;
 }
 
+/* --- libthread_db ---------------------------------------------------------------- */
+
+/* prgregset_t is user_regs_struct and prfpregset_t the FXSAVE image:
+ * what GETREGS and GETFPREGS give. */
+static int x86_64_ps_getregs(pid_t lwp, void *regs, bool fp)
+{
+	return ptrace(fp ? PTRACE_GETFPREGS : PTRACE_GETREGS, lwp, NULL, regs) < 0
+		       ? -errno : 0;
+}
+
+static int x86_64_ps_setregs(pid_t lwp, const void *regs, bool fp)
+{
+	return ptrace(fp ? PTRACE_SETFPREGS : PTRACE_SETREGS, lwp, NULL,
+		      (void *)regs) < 0 ? -errno : 0;
+}
+
+/* The thread pointer is the fs base (idx 25, FS); gs base for 26 (GS). */
+static int x86_64_thread_area(pid_t lwp, int idx, uint64_t *base)
+{
+	size_t off = idx == 26 ? offsetof(struct user_regs_struct, gs_base)
+			       : offsetof(struct user_regs_struct, fs_base);
+
+	errno = 0;
+	long v = ptrace(PTRACE_PEEKUSER, lwp, (void *)off, NULL);
+	if (errno)
+		return -errno;
+	*base = (uint64_t)v;
+	return 0;
+}
+
 /* --- single-step ---------------------------------------------------------------- */
 
 static int x86_64_hw_step(pid_t tid, int sig)
@@ -611,6 +641,9 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.hw_sync = x86_64_hw_sync,
 	.hw_fired = x86_64_hw_fired,
 	.hw_works = x86_64_hw_works,
+	.ps_getregs = x86_64_ps_getregs,
+	.ps_setregs = x86_64_ps_setregs,
+	.thread_area = x86_64_thread_area,
 	/* syscall; rax = number and result, rdi rsi rdx r10 r8 r9. */
 	.syscall = {
 		.insn = { 0x0f, 0x05 },
