@@ -379,8 +379,8 @@ const char *thread_name(pid_t pid, pid_t tid, char *buf, size_t size);
 int regs_fetch(struct thread *t);
 int regs_flush(struct thread *t);
 uint8_t *regs_block(struct thread *t);	/* fetches when needed */
-/* The block with at least the general registers (rax..gs, orig_rax,
- * fs_base, gs_base) current: one system call instead of three. */
+/* The block with at least the general registers (those the arch's
+ * is_general names) current: one system call where the arch can. */
 uint8_t *regs_block_gpr(struct thread *t);
 int regs_fetch_gpr(struct thread *t);
 /* Whether regs_block_gpr() covers gdb register `regnum`. */

@@ -523,8 +523,9 @@ static enum wait_outcome probe_hit_finish(struct probe *pr, struct thread *t,
 }
 
 /* Whether the breakpoint instruction a trap came from is no longer at
- * `addr`: the agent took it out after the thread executed it.  An int3
- * of the program's own is still there, and is reported. */
+ * `addr`: the agent took it out after the thread executed it.  A
+ * breakpoint instruction of the program's own is still there, and is
+ * reported. */
 static bool breakpoint_gone(struct process *p, uint64_t addr)
 {
 	const struct arch_ops *arch = agent.arch;
@@ -594,8 +595,8 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	}
 	/*
 	 * The hot path: a thread neither stepping nor in a slot, stopped just
-	 * past a probe's int3, hit the probe.  No other SIGTRAP leaves the PC
-	 * there (the int3 is the probe's own byte), so the signal's details
+	 * past a probe's breakpoint, hit the probe.  No other SIGTRAP leaves
+	 * the PC there (the breakpoint is the probe's own), so the signal's details
 	 * are not needed.
 	 */
 	if (!t->stepping && !t->step_probe && !t->ws_left && t->proc->probes) {
@@ -1212,8 +1213,8 @@ static bool report_pending(struct thread *t)
 
 /*
  * Non-stop: stops the running threads of `p` for a change that must not
- * race with them (probes going away: a thread could have trapped on an
- * int3 that is removed before its status is read).  Their statuses are
+ * race with them (probes going away: a thread could have trapped on a
+ * breakpoint that is removed before its status is read).  Their statuses are
  * absorbed as in all-stop: probe hits handled, other events kept pending.
  * inferior_unpause resumes them, or reports what they kept.
  */
