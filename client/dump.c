@@ -586,8 +586,8 @@ out:
 		free(t->tsvs[i].name);
 	for (size_t i = 0; i < t->nprobes; i++)
 		free(t->probes[i].name);
-	if (t->have_regs)
-		target_regs_free(&t->regs);
+	/* parsed, even when the file's blocks are too small for it */
+	target_regs_free(&t->regs);
 	rsp_buf_free(&t->tdesc);
 	free(t);
 	return rc;

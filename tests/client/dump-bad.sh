@@ -96,6 +96,15 @@ expect mem-too-long 1 'frame 0 is damaged' 0
 make huge-regblock "head = head.replace(b'\\nR ', b'\\nR ffffffffffffff\\nX ', 1)"
 expect huge-regblock 1 'frame 0 is damaged' 0
 
+# A register description that names no register, and one whose block
+# is larger than the file's: the frames print without register names
+# (in the sanitizer build, LeakSanitizer checks that the description
+# read is freed all the same).
+make tdesc-no-regs "head = b''.join(l for l in head.splitlines(True) if not l.startswith(b'tdesc ') or b'architecture' in l)"
+expect tdesc-no-regs 0 '' 5
+make tdesc-too-big "head = head.replace(b'\\nR 230\\n', b'\\nR 10\\n', 1)"
+expect tdesc-too-big 1 'frame 0 is damaged' 0
+
 make cut-in-frame "frames = frames[:first + 9]"
 expect cut-in-frame 0 'ends inside a frame or before its end marker: read up to frame 1' 1
 
