@@ -33,7 +33,7 @@ fi
 set -x
 # shellcheck disable=SC2086
 "$fuzzer" -seed="${FUZZ_SEED:-1}" $bound ${FUZZ_FLAGS:-} \
-	-rss_limit_mb=1024 -timeout=5 -max_len=20000 -print_final_stats=1 \
+	-rss_limit_mb=1024 -timeout=30 -max_len=20000 -print_final_stats=1 \
 	-artifact_prefix="$artifacts/" "$work" "$seeds"
 status=$?
 set +x
