@@ -51,12 +51,25 @@ demo) exec tests/demo.sh ;;
 check)
 	status=0
 	make -j"$(nproc)" check || status=$?
-	# One closing line over every test, from automake's results.
+	# The same tests against an ASan + UBSan build of the agent,
+	# probe-trace and the unit tests, in build-san/ (any sanitizer
+	# report fails its test; see tests/check-sanitizers.sh).
+	san_start=$(date +%s)
+	tests/check-sanitizers.sh || status=$?
+	echo "bootstrap: the sanitizer build and its tests took $(( $(date +%s) - san_start )) s"
+	# One closing line over every test, from automake's results: the
+	# plain build's, the sanitizer build's, then both.
 	# (grep -c exits 1 when it counts nothing: not an error here)
-	results=$(find . -name '*.trs' -exec cat {} + 2>/dev/null || true)
-	pass=$(printf '%s\n' "$results" | grep -c '^:test-result: PASS' || true)
-	fail=$(printf '%s\n' "$results" | grep -cE '^:test-result: (FAIL|ERROR|XPASS)' || true)
-	skip=$(printf '%s\n' "$results" | grep -c '^:test-result: SKIP' || true)
-	echo "$pass passed, $fail failed, $skip skipped"
+	count() {	# DIR [EXCLUDED DIR]: "P passed, F failed, S skipped"
+		results=$(find "$1" -path "${2:-/nonexistent}" -prune -o \
+			-name '*.trs' -exec cat {} + 2>/dev/null || true)
+		pass=$(printf '%s\n' "$results" | grep -c '^:test-result: PASS' || true)
+		fail=$(printf '%s\n' "$results" | grep -cE '^:test-result: (FAIL|ERROR|XPASS)' || true)
+		skip=$(printf '%s\n' "$results" | grep -c '^:test-result: SKIP' || true)
+		echo "$pass passed, $fail failed, $skip skipped"
+	}
+	echo "plain build: $(count . ./build-san)"
+	echo "ASan + UBSan build: $(count ./build-san)"
+	count .
 	exit $status ;;
 esac

@@ -414,6 +414,34 @@ static void print_json(FILE *out, const struct tfile_info *t,
 	fputs("}\n", out);
 }
 
+/*
+ * Reads a frame's `size` bytes into *data (capacity *cap), growing it a
+ * megabyte at a time as the bytes arrive: the size comes from the file,
+ * and a damaged one (up to 4 GiB) must not become an allocation before
+ * the file shows it holds that much.  -EIO when the file ends first.
+ */
+static int read_body(FILE *f, uint8_t **data, size_t *cap, uint32_t size)
+{
+	const size_t step = 1 << 20;
+	size_t got = 0;
+
+	while (got < size) {
+		size_t want = size - got < step ? size - got : step;
+
+		if (got + want > *cap) {
+			uint8_t *p = realloc(*data, got + want);
+			if (!p)
+				abort();
+			*data = p;
+			*cap = got + want;
+		}
+		if (fread(*data + got, 1, want, f) != want)
+			return -EIO;
+		got += want;
+	}
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -497,13 +525,7 @@ int cmd_dump(int argc, char **argv)
 			truncated = true;
 			break;
 		}
-		if (size > cap) {
-			cap = size;
-			data = realloc(data, cap);
-			if (!data)
-				abort();
-		}
-		if (fread(data, 1, size, f) != size) {
+		if (read_body(f, &data, &cap, size) < 0) {
 			truncated = true;
 			break;
 		}
@@ -591,8 +613,8 @@ out:
 		free(t->tsvs[i].name);
 	for (size_t i = 0; i < t->nprobes; i++)
 		free(t->probes[i].name);
-	if (t->have_regs)
-		target_regs_free(&t->regs);
+	/* parsed, even when the file's blocks are too small for it */
+	target_regs_free(&t->regs);
 	rsp_buf_free(&t->tdesc);
 	free(t);
 	return rc;

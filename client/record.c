@@ -1784,7 +1784,47 @@ static int finish(struct recorder *r)
 	return e;
 }
 
+/* What a recording holds once it is over, whichever way it ended. */
+static void recorder_free(struct recorder *r)
+{
+	for (size_t i = 0; i < r->nmods; i++) {
+		struct module *m = &r->mods[i];
+
+		if (m->opened)
+			elfsym_close(&m->ef);
+		free(m->path);
+		free(m->local);
+	}
+	for (size_t i = 0; i < r->nprobes; i++) {
+		if (r->probes[i].sdt_open)
+			sdt_close(&r->probes[i].sdt);
+		spec_free(&r->probes[i].spec);
+	}
+	target_regs_free(&r->regs);
+	free(r->target_xml);
+	tp_store_free(&r->store);
+	free(r->req);
+	rsp_buf_free(&r->reply);
+	free(r->carry);
+	free(r->notes);
+	free(r);
+}
+
+static int record_run(struct recorder *r, int argc, char **argv);
+
 int cmd_record(int argc, char **argv)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		abort();
+	rc = record_run(r, argc, argv);
+	recorder_free(r);
+	return rc;
+}
+
+static int record_run(struct recorder *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "probe", required_argument, NULL, 'e' },
@@ -1800,15 +1840,12 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct recorder *r = calloc(1, sizeof(*r));
 	const char *specs[MAX_PROBES];
 	size_t nspecs = 0;
 	int opt, rc = PT_EXIT_FAIL;
 	char err[1024];
 	char *end;
 
-	if (!r)
-		abort();
 	r->out_path = "probe-trace.tfile";
 	r->buffer_size = DEFAULT_BUFFER;
 	r->fd = -1;
@@ -1984,11 +2021,5 @@ out:
 		close(r->fd);
 	rsp_client_close(&r->c, 3000);
 	free(prog);
-	free(r->notes);
-	for (size_t i = 0; i < r->nprobes; i++) {
-		if (r->probes[i].sdt_open)
-			sdt_close(&r->probes[i].sdt);
-		spec_free(&r->probes[i].spec);
-	}
 	return rc;
 }

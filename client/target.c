@@ -77,8 +77,10 @@ int target_regs_parse(struct target_regs *t, const char *xml)
 		free(num);
 		p = end;
 	}
-	if (t->nregs == 0)
+	if (t->nregs == 0) {
+		target_regs_free(t);	/* the architecture's name */
 		return -EINVAL;
+	}
 	/* The block holds the registers in number order. */
 	for (size_t i = 0; i < t->nregs; i++) {
 		t->regs[i].offset = t->block_size;

@@ -19,9 +19,11 @@
  * Random bytes rarely verify (most lack an `end` or underflow at once),
  * so each input is also read as a program description: every byte picks
  * an implemented opcode, the next bytes give its immediates, printf
- * formats come from a list, jump targets are mapped onto instruction
- * boundaries, and four values are pushed first.  About a quarter of those
- * programs verify, which is where property 3 gets its workout.
+ * formats come from a list or from the input bytes themselves (so the
+ * format parser sees escapes, flags, widths and conversions it must
+ * refuse), jump targets are mapped onto instruction boundaries, and four
+ * values are pushed first.  About a quarter of those programs verify,
+ * which is where property 3 gets its workout.
  *
  * The fake target has registers pointing into a 4 KiB memory window with
  * NULs sprinkled in (so %s and tracenz terminate), eight TSVs, and
@@ -234,7 +236,22 @@ static size_t build(const uint8_t *data, size_t size, uint8_t *out)
 			out[n++] = 0;
 			break;
 		case AX_OP_PRINTF:
-			k = BYTE() % (sizeof(formats) / sizeof(formats[0]));
+			k = BYTE() % (sizeof(formats) / sizeof(formats[0]) + 2);
+			if (k >= sizeof(formats) / sizeof(formats[0])) {
+				/* A format from the input itself, up to
+				 * 24 bytes: the parser's escapes, flags,
+				 * widths and refusals get their turn. */
+				out[n++] = BYTE() % 4;
+				out[n++] = 0;
+				flen = 1 + BYTE() % 24;
+				out[n++] = (uint8_t)flen;
+				for (size_t i = 0; i + 1 < flen; i++) {
+					uint8_t c = BYTE();
+					out[n++] = c ? c : '%';
+				}
+				out[n++] = '\0';
+				break;
+			}
 			f = formats[k].fmt;
 			flen = strlen(f) + 1;
 			out[n++] = formats[k].nargs;
