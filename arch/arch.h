@@ -25,10 +25,19 @@ struct arch_reg {
 	const char *feature;	/* the target.xml feature it belongs to */
 };
 
-/* Optional register-file extensions the CPU may or may not have. */
-enum arch_regset_feature {
-	ARCH_FEAT_AVX = 1u << 0,	/* x86: ymm upper halves */
-};
+/*
+ * Optional register-file extensions the CPU may or may not have, as an
+ * opaque bit set (`unsigned int features` below).  Each arch gives its
+ * own bits their meaning, so the same bit means different things on
+ * different arches: the agent's per-arch code detects them on the CPU,
+ * the arch's own functions (nregs_for, regblock_size_for, target_xml)
+ * read them, and arch-neutral code only stores and passes them on.
+ * An arch names its bits ARCH_FEAT_<ARCH>_<WHAT>.
+ */
+#define ARCH_FEAT_X86_64_AVX	(1u << 0)	/* ymm upper halves (XSAVE) */
+/* The bit's first name, still used by the agent's x86-64 ptrace and pad
+ * code: prefer ARCH_FEAT_X86_64_AVX. */
+#define ARCH_FEAT_AVX		ARCH_FEAT_X86_64_AVX
 
 
 /*
@@ -48,11 +57,14 @@ enum arch_strategy {
  * numbering for the arch (x86-64: rax rbx rcx rdx rsi rdi rbp rsp r8-r15,
  * exactly the first 16 slots of the `g` block), so the agent fills it with
  * one copy.  pc and flags are separate because their gdb slots differ.
+ * Every register is held in 64 bits whatever the arch's width; an arch
+ * with 32-bit registers uses the low half and keeps the high half zero.
  */
 struct arch_gpregs {
 	uint64_t gpr[32];
 	uint64_t pc;
-	uint64_t flags;		/* x86-64: rflags */
+	uint64_t flags;		/* the condition flags / status register
+				 * (x86-64 eflags, aarch64 pstate, arm cpsr) */
 };
 
 /*
@@ -110,10 +122,13 @@ struct arch_xol {
  * A thread in a pad takes the first free entry from (tid mod nentries)
  * on by writing its tid to the owner word (atomically), fills it, sets
  * ready to PAD_READY and traps; the agent sets PAD_DONE before resuming
- * it.  The entry holds at offset 0 the FXSAVE (xsave false) or XSAVE
- * image (x87, SSE and AVX), at off_bases fs_base and gs_base when the
- * pad can read them (fsgsbase), and at off_frame the saved registers in
- * the layout emit_save_regs documents.
+ * it.  The entry holds at offset 0 the arch's image of the registers
+ * emit_save_regs leaves out (x86-64: the FXSAVE image when xsave is
+ * false, else the XSAVE image of x87, SSE and AVX), at off_bases the
+ * thread-pointer bases when the pad can read them (x86-64: fs_base and
+ * gs_base, with fsgsbase), and at off_frame the saved registers in the
+ * layout emit_save_regs documents.  xsave and fsgsbase are x86-64's
+ * own; another arch ignores them until the layout comes from the arch.
  */
 enum { PAD_FREE = 0, PAD_READY = 1, PAD_DONE = 2 };
 
@@ -296,15 +311,26 @@ struct arch_ops {
 	/*
 	 * Writes the jump pad's in-process collector, run right after
 	 * emit_save_regs: it takes the next record of the ring (see struct
-	 * arch_pad_ring), fills it and publishes it, then jumps to the
-	 * register restore, whose offset the caller patches into the rel32
-	 * at *done_rel32 (counted from its end) once it is known.  When the
+	 * arch_pad_ring), fills it and publishes it, then branches to the
+	 * register restore.  That branch's target is not known yet: *done
+	 * receives the offset in `out` of the branch the caller patches,
+	 * with patch_branch, once it has placed the restore (which byte of
+	 * the branch it names is the arch's business).  When the
 	 * ring is full it falls through to the code that follows it (the
 	 * hand-off: the hit stops once, and nothing is lost).  Returns the
 	 * length written, -ENOSPC or -EINVAL; NULL when the arch has none.
 	 */
 	int (*emit_pad_collect)(uint8_t *out, size_t size,
-				const struct arch_pad_ring *r, size_t *done_rel32);
+				const struct arch_pad_ring *r, size_t *done);
+
+	/*
+	 * Points the branch at offset `at` of `code`, one that
+	 * emit_pad_collect left for the caller, at offset `to` of the same
+	 * code (both offsets from the start of one buffer that is copied
+	 * as a whole).  Returns 0, or -ERANGE when `to` is beyond the
+	 * branch's reach.  NULL when the arch has no emit_pad_collect.
+	 */
+	int (*patch_branch)(uint8_t *code, size_t at, size_t to);
 
 	/*
 	 * Looks up the assembler register name of `len` bytes at `name`

@@ -305,6 +305,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_restore_regs = x86_64_emit_restore_regs,
 	.emit_pad_handoff = x86_64_emit_pad_handoff,
 	.emit_pad_collect = x86_64_emit_pad_collect,
+	.patch_branch = x86_64_patch_branch,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
 	.follows_call = x86_64_op_follows_call,

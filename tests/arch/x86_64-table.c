@@ -294,6 +294,46 @@ static void test_emitters(void **state)
 	assert_int_equal(x86_64_arch_ops.emit_save_regs(buf, 8, 0), -ENOSPC);
 }
 
+/* The collector leaves its exit branch for the caller: patch_branch
+ * points it at any offset of the same code, within the branch's reach. */
+static void test_patch_branch(void **state)
+{
+	struct arch_pad_ring r = {
+		.ring = 0x10000, .off_records = 4096, .record_shift = 10,
+		.nrecords = 8, .off_seq = 832, .off_bases = 840,
+		.off_frame = 856, .xsave = true, .fsgsbase = true,
+	};
+	static uint8_t buf[1024];
+	struct x86_64_insn in;
+	size_t done = 0, to;
+	int n, at = -1;
+
+	n = x86_64_arch_ops.emit_pad_collect(buf, sizeof(buf), &r, &done);
+	assert_true(n > 0);
+	/* decode the collector up to the instruction holding `done` */
+	for (int off = 0; off < n; off += in.len) {
+		assert_int_equal(x86_64_decode(&in, buf + off, n - off, off), 0);
+		if (off <= (int)done && done < off + in.len)
+			at = off;
+		if (at >= 0)
+			break;
+	}
+	assert_true(at >= 0);
+	for (to = (size_t)n; to < (size_t)n + 300; to += 150) {
+		assert_int_equal(x86_64_arch_ops.patch_branch(buf, done, to), 0);
+		assert_int_equal(x86_64_decode(&in, buf + at, n - at, at), 0);
+		assert_int_equal(in.opcode, 0xe9);		/* jmp rel32 */
+		assert_int_equal(in.target, to);
+	}
+	/* backwards too: to the collector's first byte */
+	assert_int_equal(x86_64_arch_ops.patch_branch(buf, done, 0), 0);
+	assert_int_equal(x86_64_decode(&in, buf + at, n - at, at), 0);
+	assert_int_equal(in.target, 0);
+	assert_int_equal(x86_64_arch_ops.patch_branch(buf, done,
+						      done + 4 + (1ull << 31)),
+			 -ERANGE);
+}
+
 /* follows_call: the 16 bytes below a return address, the instruction
  * that ends there at the end (the bytes before it are filler). */
 static void test_follows_call(void **state)
@@ -380,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_relocate_call_far),
 		cmocka_unit_test(test_relocate_jcc_far),
 		cmocka_unit_test(test_emitters),
+		cmocka_unit_test(test_patch_branch),
 		cmocka_unit_test(test_follows_call),
 	};
 
