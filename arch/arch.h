@@ -358,6 +358,23 @@ struct arch_ops {
 	 * instructions when it can.  NULL: always emulate.
 	 */
 	bool (*emulate_pc_only)(const struct arch_insn *insn);
+
+	/* ---- The arch's Linux user space: files and calling convention. ---- */
+
+	/* e_machine of the arch's ELF files (EM_X86_64, EM_AARCH64, EM_ARM):
+	 * how a tool that reads a program's file picks its arch. */
+	uint16_t elf_machine;
+
+	/* Bytes of a pointer, which is also a stack slot and an address in
+	 * auxv or a link map: 8 or 4. */
+	unsigned int ptr_size;
+
+	/* The integer / pointer argument registers of the C calling
+	 * convention, in order, as gdb regnums; -1 terminated. */
+	const int *arg_regs;
+
+	/* gdb regnum of the integer / pointer return value. */
+	int retval_regnum;
 };
 
 /*
@@ -376,5 +393,27 @@ extern const struct arch_ops x86_64_arch_ops;
 
 /* The architecture the agent was built for. */
 const struct arch_ops *arch_host(void);
+
+/*
+ * The architectures a file or a remote target may have: every arch of
+ * arch/ is in every build, whatever the host, so a workstation reads a
+ * board's files with the board's arch.  Each returns NULL for an
+ * architecture this build has no arch_ops for.
+ */
+/* By the e_machine of an ELF header. */
+const struct arch_ops *arch_for_elf_machine(unsigned int e_machine);
+/* By gdb's name, the <architecture> of a target.xml: "i386:x86-64".  A
+ * longer name that adds ":VARIANT" to an arch's name is that arch. */
+const struct arch_ops *arch_for_gdb_arch(const char *name);
+/* The i-th arch of this build, from 0; NULL past the last. */
+const struct arch_ops *arch_nth(size_t i);
+
+/*
+ * Why arch_for_elf_machine(e_machine) is NULL, for an error message:
+ * "e_machine 183 (aarch64): this build has no arch for it (it has
+ * x86_64)".  Writes at most `size` bytes, NUL included; returns `buf`.
+ */
+const char *arch_machine_unsupported(unsigned int e_machine, char *buf,
+				     size_t size);
 
 #endif
