@@ -104,6 +104,35 @@ struct arch_asm_reg {
 };
 
 /*
+ * A USDT probe operand: where an argument's value is at the probe, as a
+ * <sys/sdt.h> note spells it in the arch's assembler syntax after
+ * "SIZE@" (x86-64 "-8@16(%rbp)", aarch64 "-4@[sp, 12]", arm
+ * "4@[r1, #8]").  Registers are gdb regnums with the slice the name
+ * covers, as asm_reg gives them.
+ */
+enum arch_operand_kind {
+	ARCH_OPERAND_REG,	/* in a register (a part of one): reg */
+	ARCH_OPERAND_IMM,	/* a constant: imm */
+	ARCH_OPERAND_MEM,	/* at reg + index * scale + disp */
+	ARCH_OPERAND_STATIC,	/* at a link-time address: symbol + disp */
+};
+
+struct arch_operand {
+	enum arch_operand_kind kind;
+	struct arch_asm_reg reg;	/* REG: the register; MEM: the base,
+					 * regnum -1 when there is none */
+	struct arch_asm_reg index;	/* MEM: regnum -1 when there is none */
+	unsigned int scale;		/* MEM: 1, 2, 4, 8 */
+	int64_t imm;			/* IMM: the constant as written */
+	int64_t disp;			/* MEM, STATIC: displacement or offset */
+	/* MEM, STATIC: the symbol the displacement counts from, as the
+	 * sym_len bytes at sym_off in the operand's text; sym_len is 0
+	 * when the displacement is a plain number.  The symbol's address
+	 * is the caller's to find (the file's symbol table). */
+	size_t sym_off, sym_len;
+};
+
+/*
  * Per-slot state kept between xol_prepare and xol_fixup (ARCH_STEP).
  */
 struct arch_xol {
@@ -340,6 +369,16 @@ struct arch_ops {
 	 * live in are listed.
 	 */
 	int (*asm_reg)(const char *name, size_t len, struct arch_asm_reg *r);
+
+	/*
+	 * Parses one USDT operand, the text after "SIZE@" (NUL-terminated,
+	 * no blanks around it), into *op.  Returns 0, or -EINVAL with the
+	 * reason in `err` (at most `errsize` bytes, NUL included: "unknown
+	 * register %xmm0").  NULL when the arch's operands are not parsed
+	 * yet.
+	 */
+	int (*sdt_operand_parse)(const char *text, struct arch_operand *op,
+				 char *err, size_t errsize);
 
 	/*
 	 * Whether the `n` bytes at `before` (the bytes just below an address

@@ -311,6 +311,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.patch_branch = x86_64_patch_branch,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
+	.sdt_operand_parse = x86_64_sdt_operand_parse,
 	.follows_call = x86_64_op_follows_call,
 	.emulate_pc_only = x86_64_op_emulate_pc_only,
 

@@ -334,6 +334,50 @@ static void test_patch_branch(void **state)
 			 -ERANGE);
 }
 
+/* The USDT operand hook on its own: kinds, registers, and the symbol
+ * as a span of the text (client/sdt.c's tests cover every form). */
+static void test_sdt_operand(void **state)
+{
+	const char *text = "msg+16(%rip)";
+	struct arch_operand op;
+	char err[128];
+
+	assert_non_null(x86_64_arch_ops.sdt_operand_parse);
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse(text, &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_STATIC);
+	assert_int_equal(op.reg.regnum, -1);
+	assert_int_equal(op.sym_off, 0);
+	assert_int_equal(op.sym_len, 3);
+	assert_int_equal(op.disp, 16);
+
+	text = "-8(%rbp,%r9,4)";
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse(text, &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_MEM);
+	assert_string_equal(x86_64_arch_ops.regs[op.reg.regnum].name, "rbp");
+	assert_string_equal(x86_64_arch_ops.regs[op.index.regnum].name, "r9");
+	assert_int_equal(op.scale, 4);
+	assert_int_equal(op.disp, -8);
+	assert_int_equal(op.sym_len, 0);
+
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse("%ah", &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_REG);
+	assert_string_equal(x86_64_arch_ops.regs[op.reg.regnum].name, "rax");
+	assert_int_equal(op.reg.size, 1);
+	assert_int_equal(op.reg.shift, 8);
+
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse("$-3", &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_IMM);
+	assert_int_equal(op.imm, -3);
+
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse("%xmm0", &op, err,
+							   sizeof(err)), -EINVAL);
+	assert_string_equal(err, "unknown register %xmm0");
+}
+
 /* follows_call: the 16 bytes below a return address, the instruction
  * that ends there at the end (the bytes before it are filler). */
 static void test_follows_call(void **state)
@@ -421,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_relocate_jcc_far),
 		cmocka_unit_test(test_emitters),
 		cmocka_unit_test(test_patch_branch),
+		cmocka_unit_test(test_sdt_operand),
 		cmocka_unit_test(test_follows_call),
 	};
 
