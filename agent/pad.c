@@ -357,7 +357,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			 strerror(-n));
 		return n;
 	}
-	size_t done_rel32 = 0;
+	size_t done = 0;
 	if (!arch->emit_pad_collect)
 		collect = PAD_STOPS;
 	/* gdb's breakpoint there already (always-inserted): hits must stop. */
@@ -373,13 +373,13 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.time_tid = collect == PAD_REGS_TIME_TID,
 			.off_tid = OFF_TID, .off_time = OFF_TIME,
 		};
-		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done_rel32);
+		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
 		if (m < 0) {
 			snprintf(why, whylen, "cannot build the pad's collector: %s",
 				 strerror(-m));
 			return m;
 		}
-		done_rel32 += n;
+		done += n;
 		n += m;
 	}
 	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
@@ -389,9 +389,10 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	}
 	trap_off += n;
 	n += m;
-	if (collect != PAD_STOPS) {
-		uint32_t rel = (uint32_t)(n - (done_rel32 + 4));
-		memcpy(code + done_rel32, &rel, 4);
+	if (collect != PAD_STOPS && (m = arch->patch_branch(code, done, n)) < 0) {
+		snprintf(why, whylen, "cannot link the pad's collector: %s",
+			 strerror(-m));
+		return m;
 	}
 	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
 	if (m < 0) {

@@ -1,15 +1,101 @@
-/* arch.c - the architecture the agent drives. */
+/*
+ * arch.c - choosing an architecture: the one the agent drives (the
+ * host's), and the one of a file or a remote target.
+ *
+ * arch/ is built whole on every host, so the table below lists every
+ * arch the tree has, not only the host's: probe-trace on an x86-64
+ * workstation reads an aarch64 board's files with the aarch64 arch.  A
+ * new arch adds its row here and its case in arch_host().
+ */
 #include "config.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "arch/arch.h"
 
+static const struct arch_ops *const arch_table[] = {
+	&x86_64_arch_ops,
+};
+
+#define ARCH_COUNT (sizeof(arch_table) / sizeof(arch_table[0]))
+
 const struct arch_ops *arch_host(void)
 {
+	/* configure refuses a host with no arch; this is the backstop. */
 #if defined(__x86_64__)
 	return &x86_64_arch_ops;
 #else
-#error "probe-agent: no arch_ops for this host yet"
+#error "probe-agent: no arch_ops for this host (configure should have said so)"
 #endif
+}
+
+const struct arch_ops *arch_nth(size_t i)
+{
+	return i < ARCH_COUNT ? arch_table[i] : NULL;
+}
+
+const struct arch_ops *arch_for_elf_machine(unsigned int e_machine)
+{
+	for (size_t i = 0; i < ARCH_COUNT; i++)
+		if (arch_table[i]->elf_machine == e_machine)
+			return arch_table[i];
+	return NULL;
+}
+
+const struct arch_ops *arch_for_gdb_arch(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < ARCH_COUNT; i++) {
+		const char *g = arch_table[i]->gdb_arch;
+		size_t n = strlen(g);
+
+		if (strncmp(name, g, n) == 0 && (name[n] == '\0' || name[n] == ':'))
+			return arch_table[i];
+	}
+	return NULL;
+}
+
+/* Names of the machines a user is likely to meet, for messages only. */
+static const char *machine_name(unsigned int e_machine)
+{
+	static const struct { unsigned int em; const char *name; } names[] = {
+		{ EM_386, "i386" }, { EM_X86_64, "x86-64" },
+		{ EM_ARM, "arm" }, { EM_AARCH64, "aarch64" },
+		{ EM_RISCV, "riscv" }, { EM_PPC, "powerpc" },
+		{ EM_PPC64, "powerpc64" }, { EM_S390, "s390" },
+		{ EM_MIPS, "mips" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].em == e_machine)
+			return names[i].name;
+	return NULL;
+}
+
+const char *arch_machine_unsupported(unsigned int e_machine, char *buf,
+				     size_t size)
+{
+	const char *name = machine_name(e_machine);
+	size_t len;
+	int n;
+
+	n = snprintf(buf, size, "e_machine %u%s%s%s: this build has no arch "
+		     "for it (it has", e_machine, name ? " (" : "",
+		     name ? name : "", name ? ")" : "");
+	for (size_t i = 0; i < ARCH_COUNT && n >= 0; i++) {
+		len = strlen(buf);
+		if (len >= size)
+			break;
+		n = snprintf(buf + len, size - len, "%s %s", i ? "," : "",
+			     arch_table[i]->name);
+	}
+	len = strlen(buf);
+	if (len < size)
+		snprintf(buf + len, size - len, ")");
+	return buf;
 }
 
 const char *arch_strategy_name(enum arch_strategy s)

@@ -25,10 +25,19 @@ struct arch_reg {
 	const char *feature;	/* the target.xml feature it belongs to */
 };
 
-/* Optional register-file extensions the CPU may or may not have. */
-enum arch_regset_feature {
-	ARCH_FEAT_AVX = 1u << 0,	/* x86: ymm upper halves */
-};
+/*
+ * Optional register-file extensions the CPU may or may not have, as an
+ * opaque bit set (`unsigned int features` below).  Each arch gives its
+ * own bits their meaning, so the same bit means different things on
+ * different arches: the agent's per-arch code detects them on the CPU,
+ * the arch's own functions (nregs_for, regblock_size_for, target_xml)
+ * read them, and arch-neutral code only stores and passes them on.
+ * An arch names its bits ARCH_FEAT_<ARCH>_<WHAT>.
+ */
+#define ARCH_FEAT_X86_64_AVX	(1u << 0)	/* ymm upper halves (XSAVE) */
+/* The bit's first name, still used by the agent's x86-64 ptrace and pad
+ * code: prefer ARCH_FEAT_X86_64_AVX. */
+#define ARCH_FEAT_AVX		ARCH_FEAT_X86_64_AVX
 
 
 /*
@@ -48,11 +57,14 @@ enum arch_strategy {
  * numbering for the arch (x86-64: rax rbx rcx rdx rsi rdi rbp rsp r8-r15,
  * exactly the first 16 slots of the `g` block), so the agent fills it with
  * one copy.  pc and flags are separate because their gdb slots differ.
+ * Every register is held in 64 bits whatever the arch's width; an arch
+ * with 32-bit registers uses the low half and keeps the high half zero.
  */
 struct arch_gpregs {
 	uint64_t gpr[32];
 	uint64_t pc;
-	uint64_t flags;		/* x86-64: rflags */
+	uint64_t flags;		/* the condition flags / status register
+				 * (x86-64 eflags, aarch64 pstate, arm cpsr) */
 };
 
 /*
@@ -92,6 +104,35 @@ struct arch_asm_reg {
 };
 
 /*
+ * A USDT probe operand: where an argument's value is at the probe, as a
+ * <sys/sdt.h> note spells it in the arch's assembler syntax after
+ * "SIZE@" (x86-64 "-8@16(%rbp)", aarch64 "-4@[sp, 12]", arm
+ * "4@[r1, #8]").  Registers are gdb regnums with the slice the name
+ * covers, as asm_reg gives them.
+ */
+enum arch_operand_kind {
+	ARCH_OPERAND_REG,	/* in a register (a part of one): reg */
+	ARCH_OPERAND_IMM,	/* a constant: imm */
+	ARCH_OPERAND_MEM,	/* at reg + index * scale + disp */
+	ARCH_OPERAND_STATIC,	/* at a link-time address: symbol + disp */
+};
+
+struct arch_operand {
+	enum arch_operand_kind kind;
+	struct arch_asm_reg reg;	/* REG: the register; MEM: the base,
+					 * regnum -1 when there is none */
+	struct arch_asm_reg index;	/* MEM: regnum -1 when there is none */
+	unsigned int scale;		/* MEM: 1, 2, 4, 8 */
+	int64_t imm;			/* IMM: the constant as written */
+	int64_t disp;			/* MEM, STATIC: displacement or offset */
+	/* MEM, STATIC: the symbol the displacement counts from, as the
+	 * sym_len bytes at sym_off in the operand's text; sym_len is 0
+	 * when the displacement is a plain number.  The symbol's address
+	 * is the caller's to find (the file's symbol table). */
+	size_t sym_off, sym_len;
+};
+
+/*
  * Per-slot state kept between xol_prepare and xol_fixup (ARCH_STEP).
  */
 struct arch_xol {
@@ -110,10 +151,13 @@ struct arch_xol {
  * A thread in a pad takes the first free entry from (tid mod nentries)
  * on by writing its tid to the owner word (atomically), fills it, sets
  * ready to PAD_READY and traps; the agent sets PAD_DONE before resuming
- * it.  The entry holds at offset 0 the FXSAVE (xsave false) or XSAVE
- * image (x87, SSE and AVX), at off_bases fs_base and gs_base when the
- * pad can read them (fsgsbase), and at off_frame the saved registers in
- * the layout emit_save_regs documents.
+ * it.  The entry holds at offset 0 the arch's image of the registers
+ * emit_save_regs leaves out (x86-64: the FXSAVE image when xsave is
+ * false, else the XSAVE image of x87, SSE and AVX), at off_bases the
+ * thread-pointer bases when the pad can read them (x86-64: fs_base and
+ * gs_base, with fsgsbase), and at off_frame the saved registers in the
+ * layout emit_save_regs documents.  xsave and fsgsbase are x86-64's
+ * own; another arch ignores them until the layout comes from the arch.
  */
 enum { PAD_FREE = 0, PAD_READY = 1, PAD_DONE = 2 };
 
@@ -296,15 +340,26 @@ struct arch_ops {
 	/*
 	 * Writes the jump pad's in-process collector, run right after
 	 * emit_save_regs: it takes the next record of the ring (see struct
-	 * arch_pad_ring), fills it and publishes it, then jumps to the
-	 * register restore, whose offset the caller patches into the rel32
-	 * at *done_rel32 (counted from its end) once it is known.  When the
+	 * arch_pad_ring), fills it and publishes it, then branches to the
+	 * register restore.  That branch's target is not known yet: *done
+	 * receives the offset in `out` of the branch the caller patches,
+	 * with patch_branch, once it has placed the restore (which byte of
+	 * the branch it names is the arch's business).  When the
 	 * ring is full it falls through to the code that follows it (the
 	 * hand-off: the hit stops once, and nothing is lost).  Returns the
 	 * length written, -ENOSPC or -EINVAL; NULL when the arch has none.
 	 */
 	int (*emit_pad_collect)(uint8_t *out, size_t size,
-				const struct arch_pad_ring *r, size_t *done_rel32);
+				const struct arch_pad_ring *r, size_t *done);
+
+	/*
+	 * Points the branch at offset `at` of `code`, one that
+	 * emit_pad_collect left for the caller, at offset `to` of the same
+	 * code (both offsets from the start of one buffer that is copied
+	 * as a whole).  Returns 0, or -ERANGE when `to` is beyond the
+	 * branch's reach.  NULL when the arch has no emit_pad_collect.
+	 */
+	int (*patch_branch)(uint8_t *code, size_t at, size_t to);
 
 	/*
 	 * Looks up the assembler register name of `len` bytes at `name`
@@ -314,6 +369,16 @@ struct arch_ops {
 	 * live in are listed.
 	 */
 	int (*asm_reg)(const char *name, size_t len, struct arch_asm_reg *r);
+
+	/*
+	 * Parses one USDT operand, the text after "SIZE@" (NUL-terminated,
+	 * no blanks around it), into *op.  Returns 0, or -EINVAL with the
+	 * reason in `err` (at most `errsize` bytes, NUL included: "unknown
+	 * register %xmm0").  NULL when the arch's operands are not parsed
+	 * yet.
+	 */
+	int (*sdt_operand_parse)(const char *text, struct arch_operand *op,
+				 char *err, size_t errsize);
 
 	/*
 	 * Whether the `n` bytes at `before` (the bytes just below an address
@@ -352,6 +417,23 @@ struct arch_ops {
 	int (*insn_next_pcs)(const struct arch_insn *insn,
 			     const struct arch_gpregs *regs,
 			     const struct arch_mem *mem, uint64_t pcs[2]);
+
+	/* ---- The arch's Linux user space: files and calling convention. ---- */
+
+	/* e_machine of the arch's ELF files (EM_X86_64, EM_AARCH64, EM_ARM):
+	 * how a tool that reads a program's file picks its arch. */
+	uint16_t elf_machine;
+
+	/* Bytes of a pointer, which is also a stack slot and an address in
+	 * auxv or a link map: 8 or 4. */
+	unsigned int ptr_size;
+
+	/* The integer / pointer argument registers of the C calling
+	 * convention, in order, as gdb regnums; -1 terminated. */
+	const int *arg_regs;
+
+	/* gdb regnum of the integer / pointer return value. */
+	int retval_regnum;
 };
 
 /*
@@ -370,5 +452,27 @@ extern const struct arch_ops x86_64_arch_ops;
 
 /* The architecture the agent was built for. */
 const struct arch_ops *arch_host(void);
+
+/*
+ * The architectures a file or a remote target may have: every arch of
+ * arch/ is in every build, whatever the host, so a workstation reads a
+ * board's files with the board's arch.  Each returns NULL for an
+ * architecture this build has no arch_ops for.
+ */
+/* By the e_machine of an ELF header. */
+const struct arch_ops *arch_for_elf_machine(unsigned int e_machine);
+/* By gdb's name, the <architecture> of a target.xml: "i386:x86-64".  A
+ * longer name that adds ":VARIANT" to an arch's name is that arch. */
+const struct arch_ops *arch_for_gdb_arch(const char *name);
+/* The i-th arch of this build, from 0; NULL past the last. */
+const struct arch_ops *arch_nth(size_t i);
+
+/*
+ * Why arch_for_elf_machine(e_machine) is NULL, for an error message:
+ * "e_machine 183 (aarch64): this build has no arch for it (it has
+ * x86_64)".  Writes at most `size` bytes, NUL included; returns `buf`.
+ */
+const char *arch_machine_unsupported(unsigned int e_machine, char *buf,
+				     size_t size);
 
 #endif

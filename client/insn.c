@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -170,7 +169,7 @@ int cmd_insn(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct arch_ops *ops = &x86_64_arch_ops;
+	const struct arch_ops *ops;
 	struct elfsym_file f;
 	struct summary *sm = NULL;
 	bool summary = false, found = false;
@@ -205,10 +204,11 @@ int cmd_insn(int argc, char **argv)
 		fprintf(stderr, "probe-trace insn: %s\n", err);
 		return PT_EXIT_FAIL;
 	}
-	if (f.machine != EM_X86_64) {
-		fprintf(stderr, "probe-trace insn: %s: not an x86-64 file "
-			"(e_machine %u); only x86-64 is decoded yet\n", path,
-			f.machine);
+	/* the file's arch, which need not be this machine's */
+	ops = arch_for_elf_machine(f.machine);
+	if (!ops) {
+		fprintf(stderr, "probe-trace insn: %s: %s\n", path,
+			arch_machine_unsupported(f.machine, err, sizeof(err)));
 		ret = PT_EXIT_FAIL;
 		goto out;
 	}

@@ -159,7 +159,7 @@ int cmd_list(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct arch_ops *ops = &x86_64_arch_ops;
+	const struct arch_ops *ops;
 	bool want_sdt = true, want_funcs = true, have_syms = false;
 	struct elfsym_file ef = { .fd = -1 };
 	struct sdt_file sf = { 0 };
@@ -221,10 +221,11 @@ int cmd_list(int argc, char **argv)
 		ret = PT_EXIT_FAIL;
 		goto out;
 	}
-	if (sf.machine != EM_X86_64) {
-		fprintf(stderr, "probe-trace list: %s: not an x86-64 file "
-			"(e_machine %u); only x86-64 is decoded yet\n", path,
-			sf.machine);
+	/* the file's arch, which need not be this machine's */
+	ops = arch_for_elf_machine(sf.machine);
+	if (!ops) {
+		fprintf(stderr, "probe-trace list: %s: %s\n", path,
+			arch_machine_unsupported(sf.machine, err, sizeof(err)));
 		ret = PT_EXIT_FAIL;
 		goto out;
 	}

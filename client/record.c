@@ -119,7 +119,7 @@ struct recorder {
 	struct rsp_client c;
 	struct rsp_buf reply;
 	struct target_regs regs;
-	const struct target_abi *abi;
+	const struct arch_ops *tarch;	/* the target's arch: its ABI */
 	char *target_xml;
 	int pid;
 	bool started;			/* we started the program */
@@ -689,14 +689,16 @@ static int emit_arg(void *ctx, unsigned int n, struct ax_emit *e, char *err,
 		}
 		return 0;
 	}
-	if (n >= 8 || !a->r->abi->args[n]) {
+	const struct arch_ops *ta = a->r->tarch;
+	int reg = target_abi_arg_regnum(&a->r->regs, ta, n);
+	if (reg == -ERANGE) {
 		snprintf(err, errsize, "arg%u: the %s ABI passes fewer arguments "
 			 "in registers", n, a->r->regs.arch);
 		return -EINVAL;
 	}
-	int reg = target_regnum(&a->r->regs, a->r->abi->args[n]);
 	if (reg < 0) {
-		snprintf(err, errsize, "no register %s", a->r->abi->args[n]);
+		snprintf(err, errsize, "no register %s",
+			 ta->regs[ta->arg_regs[n]].name);
 		return -EINVAL;
 	}
 	ax_emit_reg(e, (unsigned int)reg);
@@ -722,8 +724,7 @@ static int probe_nargs(struct recorder *r, const struct probe *p)
 				least = p->sites[i].sdt->nargs;
 		return (int)least;
 	}
-	while (n < 8 && r->abi->args[n])
-		n++;
+	n = (int)target_abi_nargs(r->tarch);
 	return n > 6 ? 6 : n;
 }
 
@@ -814,7 +815,7 @@ static int define_site(struct recorder *r, struct probe *p,
 	struct arg_ctx actx = { r, p, site };
 	struct spec_compile comp = {
 		.emit_arg = emit_arg, .regnum = regnum_of, .ctx = &actx,
-		.retval_regnum = target_regnum(&r->regs, r->abi->retval),
+		.retval_regnum = target_abi_retval_regnum(&r->regs, r->tarch),
 	};
 	struct rsp_buf pkt, src;
 	struct ax_emit e;
@@ -1494,10 +1495,16 @@ static int learn_target(struct recorder *r)
 		goto fail;
 	}
 	r->target_xml = strdup(b.data);
-	r->abi = target_abi_for(r->regs.arch);
-	if (!r->abi) {
-		err_msg("the target's architecture %s is not supported: probe-trace "
-			"knows x86-64, aarch64 and arm", r->regs.arch ? r->regs.arch : "(none)");
+	r->tarch = arch_for_gdb_arch(r->regs.arch);
+	if (!r->tarch) {
+		char known[256] = "";
+
+		for (size_t i = 0; arch_nth(i); i++)
+			snprintf(known + strlen(known), sizeof(known) - strlen(known),
+				 "%s%s", i ? ", " : "", arch_nth(i)->gdb_arch);
+		err_msg("the target's architecture %s is not supported: this "
+			"probe-trace has no arch for it (it has %s)",
+			r->regs.arch ? r->regs.arch : "(none)", known);
 		goto fail;
 	}
 	snprintf(annex, sizeof(annex), "%x", r->pid);

@@ -5,11 +5,11 @@
  * Three layers, each usable alone:
  *
  *   - the operand parser turns one `[-]SIZE@OPERAND` into a struct
- *     sdt_arg.  The size prefix is the same on every arch; the operand
- *     is the arch's assembler syntax, so it goes through a per-machine
- *     table of parsers (x86-64 only today; aarch64 "[sp, 8]", "x0",
- *     "#imm" and arm would be one more row).  Register names are never
- *     spelled here: the arch's asm_reg() maps them to gdb numbers.
+ *     sdt_arg.  The size prefix is the same on every arch and is read
+ *     here; the operand is the arch's assembler syntax, so the arch of
+ *     the file's e_machine parses it (arch_ops.sdt_operand_parse:
+ *     x86-64 today; aarch64 "[sp, 8]", "x0" and arm "[r1, #8]" are one
+ *     arch/ file each).  No register name is spelled here.
  *   - the note reader walks the SHT_NOTE sections with libelf, keeps the
  *     "stapsdt" notes of type 3, adjusts each pc by the .stapsdt.base
  *     difference and resolves the symbols that rip-relative operands
@@ -53,218 +53,43 @@ static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
 
 /* ---- Operands ---------------------------------------------------------- */
 
-static bool is_sym_start(char c)
+/* Copies what the arch's parser found into *a; the symbol, a span of
+ * the operand's text, becomes a string of its own. */
+static int take_operand(struct sdt_arg *a, const struct arch_operand *op,
+			const char *text, char *err, size_t errsize)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	       c == '.';
-}
-
-static bool is_sym_char(char c)
-{
-	return is_sym_start(c) || (c >= '0' && c <= '9') || c == '$';
-}
-
-/*
- * A number as the assembler writes it: optional '-', then decimal, 0x
- * hex or 0 octal.  Stores it in *v and returns the bytes used, 0 when
- * `s` does not start with a number.
- */
-static size_t parse_number(const char *s, int64_t *v)
-{
-	const char *p = s;
-	bool neg = false;
-	char *end;
-	uint64_t u;
-
-	if (*p == '-' || *p == '+') {
-		neg = *p == '-';
-		p++;
-	}
-	if (*p < '0' || *p > '9')
-		return 0;
-	errno = 0;
-	u = strtoull(p, &end, 0);
-	if (errno)
-		return 0;
-	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
-	return (size_t)(end - s);
-}
-
-/*
- * x86-64, AT&T syntax.  `s` is the operand alone, NUL-terminated.
- *
- *	%reg | $imm | [disp](base[,index[,scale]]) | disp
- *
- * with disp = number | sym | sym+number | sym-number.
- */
-static int x86_64_reg(const char **p, struct arch_asm_reg *r, char *err,
-		      size_t errsize)
-{
-	const char *s = *p + 1, *e = s;
-
-	if (**p != '%')
-		return fail(err, errsize, -EINVAL, "expected a register at '%s'",
-			    *p);
-	while ((*e >= 'a' && *e <= 'z') || (*e >= '0' && *e <= '9'))
-		e++;
-	if (e == s || x86_64_arch_ops.asm_reg(s, (size_t)(e - s), r))
-		return fail(err, errsize, -EINVAL, "unknown register %%%.*s",
-			    (int)(strcspn(s, ",)")), s);
-	*p = e;
+	a->kind = (enum sdt_arg_kind)op->kind;
+	a->reg = op->reg;
+	a->index = op->index;
+	a->scale = op->scale;
+	a->imm = op->imm;
+	a->disp = op->disp;
+	if (op->sym_len && !(a->symbol = strndup(text + op->sym_off, op->sym_len)))
+		return fail(err, errsize, -ENOMEM, "out of memory");
 	return 0;
 }
-
-static int x86_64_addr_reg(const char **p, struct arch_asm_reg *r,
-			   const char *what, char *err, size_t errsize)
-{
-	const char *at = *p;
-	int ret = x86_64_reg(p, r, err, errsize);
-
-	if (ret)
-		return ret;
-	if (r->size != 8 && r->size != 4)
-		return fail(err, errsize, -EINVAL, "%s register %.*s is not "
-			    "64 or 32 bits wide", what, (int)(*p - at), at);
-	return 0;
-}
-
-static int x86_64_disp(const char **p, struct sdt_arg *a, char *err,
-		       size_t errsize)
-{
-	const char *s = *p;
-	size_t n;
-
-	if (is_sym_start(*s)) {
-		const char *e = s + 1;
-
-		while (is_sym_char(*e))
-			e++;
-		a->symbol = strndup(s, (size_t)(e - s));
-		if (!a->symbol)
-			return fail(err, errsize, -ENOMEM, "out of memory");
-		s = e;
-		if (*s != '+' && *s != '-') {
-			*p = s;
-			return 0;
-		}
-		if (!(n = parse_number(s, &a->disp)))
-			return fail(err, errsize, -EINVAL, "expected a number "
-				    "after '%c' at '%s'", *s, s);
-		*p = s + n;
-		return 0;
-	}
-	if ((n = parse_number(s, &a->disp)))
-		*p = s + n;
-	return 0;
-}
-
-static int x86_64_operand(const char *s, struct sdt_arg *a, char *err,
-			  size_t errsize)
-{
-	const char *p = s;
-	int64_t scale;
-	size_t n;
-	int ret;
-
-	if (*p == '%') {
-		a->kind = SDT_ARG_REG;
-		if ((ret = x86_64_reg(&p, &a->reg, err, errsize)))
-			return ret;
-		goto end;
-	}
-	if (*p == '$') {
-		a->kind = SDT_ARG_IMM;
-		if (!(n = parse_number(p + 1, &a->imm)))
-			return fail(err, errsize, -EINVAL, "bad constant '%s'", s);
-		p += 1 + n;
-		goto end;
-	}
-
-	a->reg.regnum = a->index.regnum = -1;
-	a->scale = 1;
-	if ((ret = x86_64_disp(&p, a, err, errsize)))
-		return ret;
-	if (*p != '(') {
-		if (p == s)
-			return fail(err, errsize, -EINVAL, "not an operand: '%s'",
-				    s);
-		a->kind = SDT_ARG_STATIC;	/* absolute: sym or number */
-		goto end;
-	}
-	p++;
-	if (*p == '%' && (ret = x86_64_addr_reg(&p, &a->reg, "base", err,
-						 errsize)))
-		return ret;
-	if (a->reg.regnum == x86_64_arch_ops.pc_regnum) {
-		/* sym(%rip): the note is never assembled; see sdt.h */
-		if (*p != ')')
-			return fail(err, errsize, -EINVAL, "%%rip takes no "
-				    "index in '%s'", s);
-		a->kind = SDT_ARG_STATIC;
-		a->reg.regnum = -1;
-		p++;
-		goto end;
-	}
-	a->kind = SDT_ARG_MEM;
-	if (*p == ',') {
-		p++;
-		if ((ret = x86_64_addr_reg(&p, &a->index, "index", err,
-					   errsize)))
-			return ret;
-		if (a->index.regnum == x86_64_arch_ops.sp_regnum ||
-		    a->index.regnum == x86_64_arch_ops.pc_regnum)
-			return fail(err, errsize, -EINVAL, "%%rsp and %%rip "
-				    "cannot be an index in '%s'", s);
-		if (*p == ',') {
-			p++;
-			if (!(n = parse_number(p, &scale)) ||
-			    (scale != 1 && scale != 2 && scale != 4 &&
-			     scale != 8))
-				return fail(err, errsize, -EINVAL, "scale is "
-					    "not 1, 2, 4 or 8 in '%s'", s);
-			a->scale = (unsigned int)scale;
-			p += n;
-		}
-	}
-	if (a->reg.regnum < 0 && a->index.regnum < 0)
-		return fail(err, errsize, -EINVAL, "no base or index register "
-			    "in '%s'", s);
-	if (*p != ')')
-		return fail(err, errsize, -EINVAL, "expected ')' at '%s' in "
-			    "'%s'", p, s);
-	p++;
-end:
-	if (*p)
-		return fail(err, errsize, -EINVAL, "unexpected '%s' after the "
-			    "operand", p);
-	return 0;
-}
-
-/* Operand syntax per e_machine: one row per arch whose notes we parse. */
-static const struct {
-	uint16_t machine;
-	int (*operand)(const char *s, struct sdt_arg *a, char *err,
-		       size_t errsize);
-} sdt_arches[] = {
-	{ EM_X86_64, x86_64_operand },
-};
 
 int sdt_parse_arg(uint16_t machine, const char *text, size_t len,
 		  struct sdt_arg *a, char *err, size_t errsize)
 {
-	int (*operand)(const char *, struct sdt_arg *, char *, size_t) = NULL;
+	const struct arch_ops *ops = arch_for_elf_machine(machine);
 	char buf[SDT_OPERAND_MAX];
+	struct arch_operand op;
 	const char *p = buf, *at;
 	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->reg.regnum = a->index.regnum = -1;
-	for (size_t i = 0; i < sizeof(sdt_arches) / sizeof(sdt_arches[0]); i++)
-		if (sdt_arches[i].machine == machine)
-			operand = sdt_arches[i].operand;
-	if (!operand)
-		return fail(err, errsize, -EOPNOTSUPP, "probe arguments of "
-			    "e_machine %u are not parsed yet", machine);
+	if (!ops) {
+		char why[200];
+
+		return fail(err, errsize, -EOPNOTSUPP, "probe arguments are not "
+			    "parsed yet: %s", arch_machine_unsupported(machine,
+			    why, sizeof(why)));
+	}
+	if (!ops->sdt_operand_parse)
+		return fail(err, errsize, -EOPNOTSUPP, "probe arguments of %s "
+			    "are not parsed yet", ops->name);
 	if (len == 0)
 		return fail(err, errsize, -EINVAL, "empty argument");
 	if (len >= sizeof(buf))
@@ -293,7 +118,9 @@ int sdt_parse_arg(uint16_t machine, const char *text, size_t len,
 	}
 	if (!*p)
 		return fail(err, errsize, -EINVAL, "no operand after the size");
-	ret = operand(p, a, err, errsize);
+	ret = ops->sdt_operand_parse(p, &op, err, errsize);
+	if (!ret)
+		ret = take_operand(a, &op, p, err, errsize);
 	if (ret)
 		sdt_arg_clear(a);
 	return ret;

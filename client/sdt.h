@@ -22,20 +22,11 @@
  * (1, 2, 4, 8), negative for a signed value, and OPERAND is what the
  * compiler had the value in, spelled in the arch's assembler syntax at
  * the nop.  Old notes may leave out `SIZE@`: the value is then 8 bytes,
- * unsigned.  The operand syntax is per arch; x86-64 (AT&T) is parsed:
- *
- *	%reg			a register or a part of one (%eax, %r9w, %ah)
- *	$imm			a constant
- *	disp(%base)		memory; disp is optional, a number or
- *	disp(%base,%index,s)	sym[+-number]; s is 1, 2, 4 or 8; base is
- *	(,%index,s)		optional when an index is given
- *	sym+off(%rip)		memory at a symbol of the file (see below)
- *	number, sym		memory at an absolute address
- *
- * The note's text is never assembled, so `sym(%rip)` cannot mean "from
- * the end of an instruction": it names the memory at `sym` (+ offset),
- * whose link-time address comes from the file's symbol table; a bare
- * number before `(%rip)` is taken as that link-time address itself.
+ * unsigned.  The operand syntax is per arch, and so is its parser
+ * (arch_ops.sdt_operand_parse; x86-64's AT&T forms are listed in
+ * arch/x86_64/x86_64-sdt.c).  An operand that names a symbol
+ * (x86-64 `sym(%rip)`) means the memory at that symbol of the file,
+ * whose link-time address comes from the file's symbol table.
  */
 #ifndef PROBE_CLIENT_SDT_H
 #define PROBE_CLIENT_SDT_H
@@ -51,12 +42,13 @@
 #define SDT_NOTE_OWNER "stapsdt"
 #define SDT_BASE_SECTION ".stapsdt.base"
 
-/* Where an argument's value is at the probe. */
+/* Where an argument's value is at the probe (the arch's operand kinds). */
 enum sdt_arg_kind {
-	SDT_ARG_REG,		/* in a register (part): reg */
-	SDT_ARG_IMM,		/* a constant: imm */
-	SDT_ARG_MEM,		/* at base + index * scale + disp */
-	SDT_ARG_STATIC,		/* at a link-time address: symbol + disp */
+	SDT_ARG_REG = ARCH_OPERAND_REG,		/* in a register (part): reg */
+	SDT_ARG_IMM = ARCH_OPERAND_IMM,		/* a constant: imm */
+	SDT_ARG_MEM = ARCH_OPERAND_MEM,		/* at base + index * scale + disp */
+	SDT_ARG_STATIC = ARCH_OPERAND_STATIC,	/* at a link-time address:
+						 * symbol + disp */
 };
 
 struct sdt_arg {
@@ -97,9 +89,10 @@ struct sdt_file {
 
 /*
  * Parses one operand `[-]SIZE@OPERAND` of `len` bytes at `text` for the
- * arch `machine` (EM_X86_64) into *a (sdt_arg_clear frees it).  Returns
- * 0; -EINVAL with the reason in `err` for text it cannot parse;
- * -EOPNOTSUPP for an arch whose operands are not parsed yet.
+ * arch of e_machine `machine` (EM_X86_64) into *a (sdt_arg_clear frees
+ * it).  Returns 0; -EINVAL with the reason in `err` for text it cannot
+ * parse; -EOPNOTSUPP for a machine the build has no arch for or an arch
+ * whose operands are not parsed yet.
  */
 int sdt_parse_arg(uint16_t machine, const char *text, size_t len,
 		  struct sdt_arg *a, char *err, size_t errsize);

@@ -1,6 +1,6 @@
 /*
- * target.c - the register file from target.xml, and ABI registers
- * (target.h).
+ * target.c - the register file from target.xml, and the ABI registers
+ * of the target's arch found in it (target.h).
  */
 #include "config.h"
 
@@ -106,19 +106,28 @@ int target_regnum(const struct target_regs *t, const char *name)
 	return -1;
 }
 
-static const struct target_abi abis[] = {
-	{ "i386:x86-64", { "rdi", "rsi", "rdx", "rcx", "r8", "r9" }, "rax", "rip" },
-	{ "aarch64", { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7" }, "x0", "pc" },
-	{ "arm", { "r0", "r1", "r2", "r3" }, "r0", "pc" },
-};
-
-const struct target_abi *target_abi_for(const char *arch)
+unsigned int target_abi_nargs(const struct arch_ops *ops)
 {
-	if (!arch)
-		return NULL;
-	for (size_t i = 0; i < sizeof(abis) / sizeof(abis[0]); i++)
-		if (strncmp(arch, abis[i].arch_prefix,
-			    strlen(abis[i].arch_prefix)) == 0)
-			return &abis[i];
-	return NULL;
+	unsigned int n = 0;
+
+	while (ops->arg_regs[n] >= 0)
+		n++;
+	return n;
+}
+
+int target_abi_arg_regnum(const struct target_regs *t,
+			  const struct arch_ops *ops, unsigned int n)
+{
+	int r;
+
+	if (n >= target_abi_nargs(ops))
+		return -ERANGE;
+	r = target_regnum(t, ops->regs[ops->arg_regs[n]].name);
+	return r < 0 ? -ENOENT : r;
+}
+
+int target_abi_retval_regnum(const struct target_regs *t,
+			     const struct arch_ops *ops)
+{
+	return target_regnum(t, ops->regs[ops->retval_regnum].name);
 }

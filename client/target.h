@@ -1,13 +1,15 @@
 /*
  * target.h - what probe-trace learns about the target from the agent and
- * from its own trace files: the register file (target.xml) and the ABI
- * registers of an architecture.
+ * from its own trace files: the register file (target.xml), and where
+ * in it the ABI registers of the target's arch (arch_ops) are.
  */
 #ifndef PROBE_CLIENT_TARGET_H
 #define PROBE_CLIENT_TARGET_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "arch/arch.h"
 
 struct target_reg {
 	char *name;
@@ -29,14 +31,19 @@ void target_regs_free(struct target_regs *t);
 /* gdb regnum of a register name, or -1. */
 int target_regnum(const struct target_regs *t, const char *name);
 
-/* The ABI's argument registers (in order) and return value register for
- * the architecture, by name; NULL when the architecture is unknown. */
-struct target_abi {
-	const char *arch_prefix;	/* matched against <architecture> */
-	const char *args[8];		/* NULL-terminated */
-	const char *retval;
-	const char *pc;
-};
-const struct target_abi *target_abi_for(const char *arch);
+/*
+ * The target's regnum of argument register `n` (from 0) of the C calling
+ * convention of `ops`, the target's arch: the arch's register found by
+ * name in the target's description, so a stub that numbers registers
+ * its own way is read right.  -ERANGE when the convention passes fewer
+ * arguments in registers, -ENOENT when the target has no such register.
+ */
+int target_abi_arg_regnum(const struct target_regs *t,
+			  const struct arch_ops *ops, unsigned int n);
+/* How many arguments the convention of `ops` passes in registers. */
+unsigned int target_abi_nargs(const struct arch_ops *ops);
+/* The target's regnum of the return-value register of `ops`, or -1. */
+int target_abi_retval_regnum(const struct target_regs *t,
+			     const struct arch_ops *ops);
 
 #endif

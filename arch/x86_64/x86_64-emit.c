@@ -450,7 +450,7 @@ static bool record_parts_fit(const struct arch_pad_ring *r, unsigned int image)
 }
 
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
-			    const struct arch_pad_ring *r, size_t *done_rel32)
+			    const struct arch_pad_ring *r, size_t *done)
 {
 	static const uint8_t load_head[] = { 0x49, 0x8b, 0x45, 0x00, 0x89, 0xc2,
 					     0x81, 0xe2 };
@@ -526,12 +526,26 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	x86_64_put(&o, mov_r14, sizeof(mov_r14));
 	x86_64_put32(&o, r->off_seq);
 	x86_64_put8(&o, 0xe9);
-	*done_rel32 = o.len;
-	x86_64_put32(&o, 0);		/* the caller's */
+	*done = o.len;			/* its rel32: x86_64_patch_branch */
+	x86_64_put32(&o, 0);
 	if (o.overflow)
 		return -ENOSPC;
 	uint32_t d = (uint32_t)(o.len - (jl_at + 6));
 	for (int i = 0; i < 4; i++)	/* little-endian on every host */
 		out[jl_at + 2 + i] = (uint8_t)(d >> (8 * i));
 	return (int)o.len;
+}
+
+/* The collector's `jmp done`: its rel32 at `at`, counted from its end. */
+int x86_64_patch_branch(uint8_t *code, size_t at, size_t to)
+{
+	int64_t rel = (int64_t)to - (int64_t)(at + 4);
+	uint32_t v;
+
+	if (rel < INT32_MIN || rel > INT32_MAX)
+		return -ERANGE;
+	v = (uint32_t)rel;
+	for (int i = 0; i < 4; i++)
+		code[at + i] = (uint8_t)(v >> (8 * i));
+	return 0;
 }

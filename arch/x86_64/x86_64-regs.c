@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -276,6 +277,8 @@ static int x86_64_asm_reg(const char *name, size_t len, struct arch_asm_reg *r)
 }
 
 static const int x86_64_expedite[] = { 6, 7, 16, -1 };	/* rbp rsp rip */
+/* System V AMD64 ABI: rdi rsi rdx rcx r8 r9, the result in rax. */
+static const int x86_64_arg_regs[] = { 5, 4, 3, 2, 8, 9, -1 };
 static const uint8_t x86_64_int3[] = { 0xcc };
 
 const struct arch_ops x86_64_arch_ops = {
@@ -305,10 +308,18 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_restore_regs = x86_64_emit_restore_regs,
 	.emit_pad_handoff = x86_64_emit_pad_handoff,
 	.emit_pad_collect = x86_64_emit_pad_collect,
+	.patch_branch = x86_64_patch_branch,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
+	.sdt_operand_parse = x86_64_sdt_operand_parse,
 	.follows_call = x86_64_op_follows_call,
 	.emulate_pc_only = x86_64_op_emulate_pc_only,
 	.flags_regnum = 17,		/* eflags */
 	.insn_next_pcs = NULL,		/* the kernel single-steps */
+
+
+	.elf_machine = EM_X86_64,
+	.ptr_size = 8,
+	.arg_regs = x86_64_arg_regs,
+	.retval_regnum = 0,
 };

@@ -164,7 +164,12 @@ void x86_64_push_imm64(struct x86_64_out *o, uint64_t v);
 int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 			    const struct arch_pad_handoff *h, size_t *trap_off);
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
-			    const struct arch_pad_ring *r, size_t *done_rel32);
+			    const struct arch_pad_ring *r, size_t *done);
+int x86_64_patch_branch(uint8_t *code, size_t at, size_t to);
+
+/* x86_64-sdt.c */
+int x86_64_sdt_operand_parse(const char *text, struct arch_operand *op,
+			     char *err, size_t errsize);
 
 /* x86_64-decode.c */
 int x86_64_decode(struct x86_64_insn *insn, const uint8_t *buf, size_t size,

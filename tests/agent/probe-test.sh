@@ -9,6 +9,8 @@ target=$bin/probe-target
 driver=$bin/probe-driver
 [ -x "$target" ] && [ -x "$driver" ] || { echo "not built" >&2; exit 99; }
 command -v nm >/dev/null && command -v objdump >/dev/null || exit 77
+# The probe sites are found by x86-64 mnemonics below.
+[ "$(uname -m)" = x86_64 ] || { echo "SKIP: host is not x86-64"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -503,12 +503,10 @@ static int build_pad(const struct fn_desc *f, const struct arch_pad_handoff *h,
 		   "emit_pad_handoff (int3 at trap_off)", name))
 		return n < 0 ? n : -EINVAL;
 	off += (size_t)n;
-	if (r) {
-		/* the restore comes right after the hand-off */
-		uint32_t rel = (uint32_t)(off - (done_rel32 + 4));
-
-		memcpy(pad_page + done_rel32, &rel, 4);
-	}
+	/* the restore comes right after the hand-off */
+	if (r && !check(ops->patch_branch(pad_page, done_rel32, off) == 0,
+			"patch_branch", name))
+		return -EINVAL;
 	n = ops->emit_restore_regs(pad_page + off, PAGE - off);
 	if (!check(n > 0, "emit_restore_regs", name))
 		return n ? n : -EINVAL;

@@ -294,6 +294,90 @@ static void test_emitters(void **state)
 	assert_int_equal(x86_64_arch_ops.emit_save_regs(buf, 8, 0), -ENOSPC);
 }
 
+/* The collector leaves its exit branch for the caller: patch_branch
+ * points it at any offset of the same code, within the branch's reach. */
+static void test_patch_branch(void **state)
+{
+	struct arch_pad_ring r = {
+		.ring = 0x10000, .off_records = 4096, .record_shift = 10,
+		.nrecords = 8, .off_seq = 832, .off_bases = 840,
+		.off_frame = 856, .xsave = true, .fsgsbase = true,
+	};
+	static uint8_t buf[1024];
+	struct x86_64_insn in;
+	size_t done = 0, to;
+	int n, at = -1;
+
+	n = x86_64_arch_ops.emit_pad_collect(buf, sizeof(buf), &r, &done);
+	assert_true(n > 0);
+	/* decode the collector up to the instruction holding `done` */
+	for (int off = 0; off < n; off += in.len) {
+		assert_int_equal(x86_64_decode(&in, buf + off, n - off, off), 0);
+		if (off <= (int)done && done < off + in.len)
+			at = off;
+		if (at >= 0)
+			break;
+	}
+	assert_true(at >= 0);
+	for (to = (size_t)n; to < (size_t)n + 300; to += 150) {
+		assert_int_equal(x86_64_arch_ops.patch_branch(buf, done, to), 0);
+		assert_int_equal(x86_64_decode(&in, buf + at, n - at, at), 0);
+		assert_int_equal(in.opcode, 0xe9);		/* jmp rel32 */
+		assert_int_equal(in.target, to);
+	}
+	/* backwards too: to the collector's first byte */
+	assert_int_equal(x86_64_arch_ops.patch_branch(buf, done, 0), 0);
+	assert_int_equal(x86_64_decode(&in, buf + at, n - at, at), 0);
+	assert_int_equal(in.target, 0);
+	assert_int_equal(x86_64_arch_ops.patch_branch(buf, done,
+						      done + 4 + (1ull << 31)),
+			 -ERANGE);
+}
+
+/* The USDT operand hook on its own: kinds, registers, and the symbol
+ * as a span of the text (client/sdt.c's tests cover every form). */
+static void test_sdt_operand(void **state)
+{
+	const char *text = "msg+16(%rip)";
+	struct arch_operand op;
+	char err[128];
+
+	assert_non_null(x86_64_arch_ops.sdt_operand_parse);
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse(text, &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_STATIC);
+	assert_int_equal(op.reg.regnum, -1);
+	assert_int_equal(op.sym_off, 0);
+	assert_int_equal(op.sym_len, 3);
+	assert_int_equal(op.disp, 16);
+
+	text = "-8(%rbp,%r9,4)";
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse(text, &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_MEM);
+	assert_string_equal(x86_64_arch_ops.regs[op.reg.regnum].name, "rbp");
+	assert_string_equal(x86_64_arch_ops.regs[op.index.regnum].name, "r9");
+	assert_int_equal(op.scale, 4);
+	assert_int_equal(op.disp, -8);
+	assert_int_equal(op.sym_len, 0);
+
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse("%ah", &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_REG);
+	assert_string_equal(x86_64_arch_ops.regs[op.reg.regnum].name, "rax");
+	assert_int_equal(op.reg.size, 1);
+	assert_int_equal(op.reg.shift, 8);
+
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse("$-3", &op, err,
+							   sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_IMM);
+	assert_int_equal(op.imm, -3);
+
+	assert_int_equal(x86_64_arch_ops.sdt_operand_parse("%xmm0", &op, err,
+							   sizeof(err)), -EINVAL);
+	assert_string_equal(err, "unknown register %xmm0");
+}
+
 /* follows_call: the 16 bytes below a return address, the instruction
  * that ends there at the end (the bytes before it are filler). */
 static void test_follows_call(void **state)
@@ -380,6 +464,8 @@ int main(void)
 		cmocka_unit_test(test_relocate_call_far),
 		cmocka_unit_test(test_relocate_jcc_far),
 		cmocka_unit_test(test_emitters),
+		cmocka_unit_test(test_patch_branch),
+		cmocka_unit_test(test_sdt_operand),
 		cmocka_unit_test(test_follows_call),
 	};
 

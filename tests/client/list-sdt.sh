@@ -201,6 +201,21 @@ printf 'not an ELF file\n' >"$tmp/text"
 "$pt" list "$prog" 'nothing-matches*' >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "nothing matches" "$tmp/err" ||
 	fail "unmatched pattern: exit $rc, '$(cat "$tmp/err")'"
+# a file of a machine this build has no arch for (s390: the e_machine
+# field of a copy rewritten) is refused by name, by list and by insn
+cp "$prog" "$tmp/s390" && printf '\026\000' |
+	dd of="$tmp/s390" bs=1 seek=18 conv=notrunc 2>/dev/null || exit 99
+[ "$(od -An -tu2 -j18 -N2 "$tmp/s390" | tr -d ' ')" = 22 ] || exit 99
+for cmd in list insn; do
+	"$pt" $cmd "$tmp/s390" >/dev/null 2>"$tmp/err"; rc=$?
+	[ $rc -eq 1 ] && grep -q "s390: e_machine 22 (s390): this build has no arch for it (it has x86_64" "$tmp/err" ||
+		fail "$cmd on an s390 file: exit $rc, '$(cat "$tmp/err")'"
+done
+# and the file's own arch decodes it
+"$pt" insn "$prog" sdtprog_args >"$tmp/insn.out" 2>"$tmp/err" ||
+	fail "insn sdtprog_args: exit $?, '$(cat "$tmp/err")'"
+grep -Eq '^ +[0-9a-f]+ +[0-9]+  (emulate|boost|step) ' "$tmp/insn.out" ||
+	fail "insn sdtprog_args: no instruction listed"
 "$pt" list >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "no FILE: exit $rc, want 2"
 "$pt" list --sdt --functions "$prog" >/dev/null 2>&1; rc=$?

@@ -213,6 +213,20 @@ static void test_parse_other_arch(void **state)
 	assert_non_null(strstr(err, "not parsed yet"));
 }
 
+/* A machine the build has no arch for says so (s390: none is planned). */
+static void test_parse_no_arch(void **state)
+{
+	struct sdt_arg a;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(sdt_parse_arg(EM_S390, "8@%r2", 5, &a, err,
+				       sizeof(err)), -EOPNOTSUPP);
+	assert_non_null(strstr(err, "e_machine 22 (s390): this build has no "
+			       "arch for it"));
+	assert_null(a.symbol);
+}
+
 static void test_parse_args_string(void **state)
 {
 	struct sdt_arg *args;
@@ -525,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_parse_forms),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_other_arch),
+		cmocka_unit_test(test_parse_no_arch),
 		cmocka_unit_test(test_parse_args_string),
 		cmocka_unit_test_setup(test_emit_registers, setup),
 		cmocka_unit_test_setup(test_emit_constants, setup),

@@ -83,11 +83,16 @@ int forker(int k)
 
 /* A tail call into compute(): [sp] at compute's entry is already the
  * trampoline when tail_call() is a return probe too. */
+#if defined(__x86_64__)
+#define TAIL_JUMP "jmp"
+#else
+#define TAIL_JUMP "b"	/* aarch64, arm */
+#endif
 __asm__(".text\n"
 	".globl tail_call\n"
-	".type tail_call, @function\n"
+	".type tail_call, %function\n"
 	"tail_call:\n"
-	"\tjmp compute\n"
+	"\t" TAIL_JUMP " compute\n"
 	".size tail_call, .-tail_call\n");
 int tail_call(int x);
 

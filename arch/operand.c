@@ -1,0 +1,68 @@
+/*
+ * operand.c - the lexical pieces shared by the arches' USDT operand
+ * parsers (operand.h).  Pure: no allocation, no I/O.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "arch/operand.h"
+
+size_t arch_operand_number(const char *s, int64_t *v)
+{
+	const char *p = s;
+	bool neg = false;
+	char *end;
+	uint64_t u;
+
+	if (*p == '-' || *p == '+') {
+		neg = *p == '-';
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		return 0;
+	errno = 0;
+	u = strtoull(p, &end, 0);
+	if (errno)
+		return 0;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return (size_t)(end - s);
+}
+
+static bool is_sym_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	       c == '.';
+}
+
+static bool is_sym_char(char c)
+{
+	return is_sym_start(c) || (c >= '0' && c <= '9') || c == '$';
+}
+
+size_t arch_operand_symbol(const char *s)
+{
+	size_t n = 0;
+
+	if (!is_sym_start(*s))
+		return 0;
+	while (is_sym_char(s[n]))
+		n++;
+	return n;
+}
+
+int arch_operand_fail(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errsize) {
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
