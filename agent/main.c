@@ -219,6 +219,15 @@ static void parse_args(int argc, char **argv)
 		npos--;
 	}
 
+	/* COMM --multi: the form `probe-trace record --agent CMD` appends
+	 * to a command that ends with COMM.  It then runs the program with
+	 * vRun, whose hex-encoded arguments no shell on the way (ssh's, on
+	 * the board) can re-split. */
+	if (npos == 2 && strcmp(pos[1], "--multi") == 0) {
+		agent.opt.multi = true;
+		npos--;
+	}
+
 	if (npos < 1) {
 		fprintf(stderr, "probe-agent: no COMM given (-, :PORT or HOST:PORT)\n"
 				"Try 'probe-agent --help' for more information.\n");
