@@ -400,12 +400,14 @@ static char *local_path(struct recorder *r, const char *target_path)
 	return p;
 }
 
+/* A module's file, stripped or not: the program's header and build-id
+ * are needed even when only a library is probed. */
 static struct elfsym_file *module_elf(struct module *m)
 {
 	char err[512];
 
 	if (!m->opened && !m->failed) {
-		if (elfsym_open(&m->ef, m->local, err, sizeof(err)) < 0) {
+		if (elfsym_open_any(&m->ef, m->local, err, sizeof(err)) < 0) {
 			err_msg("%s", err);
 			m->failed = true;
 		} else {
@@ -592,6 +594,18 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 				 "\n  %s at 0x%llx", elfsym_display(s),
 				 (unsigned long long)s->addr);
 		hit = s;
+	}
+	if (count == 0 && f->stripped) {
+		/* Every Debian binary is stripped: say what works instead. */
+		snprintf(err, errsize, "no function '%s' in %s: the file is "
+			 "stripped (%s); probe-trace needs a copy with its symbol "
+			 "table (--sysroot DIR holds DIR%s; it does not read "
+			 "separate debug files yet), or probe an address in the "
+			 "running process: '*0xADDR'", p->spec.func, m->local,
+			 f->nsyms ? "only its exported functions are known"
+				  : "it lists no function symbols",
+			 m->path);
+		return -ENOENT;
 	}
 	if (count == 0) {
 		snprintf(err, errsize, "no function '%s' in %s", p->spec.func,
