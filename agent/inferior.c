@@ -32,6 +32,7 @@
 #define LOG_DOMAIN "inferior"
 #include "config.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1520,6 +1521,39 @@ char *program_path(const char *name)
 	return strdup(name);
 }
 
+/*
+ * One word of the startup shell's command line, quoted so that the shell
+ * hands it to the program unchanged: the arguments gdb and the command
+ * line give are the program's argv, never a shell script (gdbserver does
+ * the same).  A backslash makes any byte literal in every Bourne-style
+ * shell and in csh, so it goes before everything but letters, digits,
+ * bytes >= 0x80 and a few punctuation marks no shell treats specially
+ * anywhere in a word (`=` and `~` are special at a word's start in zsh
+ * and bash).  A backslash before a newline would join lines instead, and
+ * the other control bytes are safest quoted: those go inside single
+ * quotes.  An empty argument is ''.
+ */
+static void shell_quote_word(struct rsp_buf *cmd, const char *word)
+{
+	static const char plain[] = "_-+./,:@%";
+
+	if (!*word) {
+		rsp_buf_puts(cmd, "''");
+		return;
+	}
+	for (const unsigned char *c = (const unsigned char *)word; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f) {
+			rsp_buf_putc(cmd, '\'');
+			rsp_buf_putc(cmd, (char)*c);
+			rsp_buf_putc(cmd, '\'');
+			continue;
+		}
+		if (!(isalnum(*c) || *c >= 0x80 || strchr(plain, *c)))
+			rsp_buf_putc(cmd, '\\');
+		rsp_buf_putc(cmd, (char)*c);
+	}
+}
+
 /* Builds the argv actually executed: wrapper, shell, program. */
 static char **build_exec_argv(char **argv, int *execs, char **shell_cmd)
 {
@@ -1541,14 +1575,14 @@ static char **build_exec_argv(char **argv, int *execs, char **shell_cmd)
 	if (w)
 		(*execs)++;
 	if (agent.opt.startup_with_shell) {
-		/* sh -c 'exec prog args': the shell expands the arguments as
-		 * gdb users expect (globs, redirections). */
+		/* $SHELL -c 'exec prog args': the program starts from the
+		 * user's shell as with gdbserver, its arguments unchanged. */
 		struct rsp_buf cmd;
 		rsp_buf_init(&cmd);
 		rsp_buf_puts(&cmd, "exec");
 		for (size_t i = 0; i < n; i++) {
 			rsp_buf_putc(&cmd, ' ');
-			rsp_buf_puts(&cmd, argv[i]);
+			shell_quote_word(&cmd, argv[i]);
 		}
 		const char *shell = getenv("SHELL");
 		out[k++] = (char *)(shell && *shell ? shell : "/bin/sh");

@@ -47,8 +47,9 @@ static void usage(FILE *out)
 "                     exited...); errors are still printed\n"
 "  --wrapper W... --  run PROG through the wrapper command W...\n"
 "  --[no-]startup-with-shell\n"
-"                     start PROG through /bin/sh, expanding its arguments\n"
-"                     (default: on)\n"
+"                     start PROG through $SHELL, or directly (default: on);\n"
+"                     either way PROG gets its arguments unchanged, never\n"
+"                     expanded or split\n"
 "  --[no-]disable-randomization\n"
 "                     turn address-space randomization off for PROG\n"
 "                     (default: on)\n"
@@ -215,6 +216,15 @@ static void parse_args(int argc, char **argv)
 		attach = true;
 		pos[1] = pos[0];
 		pos++;
+		npos--;
+	}
+
+	/* COMM --multi: the form `probe-trace record --agent CMD` appends
+	 * to a command that ends with COMM.  It then runs the program with
+	 * vRun, whose hex-encoded arguments no shell on the way (ssh's, on
+	 * the board) can re-split. */
+	if (npos == 2 && strcmp(pos[1], "--multi") == 0) {
+		agent.opt.multi = true;
 		npos--;
 	}
 

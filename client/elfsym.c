@@ -115,8 +115,8 @@ static int load_table(struct elfsym_file *f, Elf_Scn *scn, GElf_Shdr *sh)
 	return 0;
 }
 
-int elfsym_open(struct elfsym_file *f, const char *path, char *err,
-		size_t errsize)
+static int open_file(struct elfsym_file *f, const char *path, bool need_syms,
+		     char *err, size_t errsize)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr sh, symsh, dynsh;
@@ -160,7 +160,7 @@ int elfsym_open(struct elfsym_file *f, const char *path, char *err,
 		     strerror(-ret));
 		goto out;
 	}
-	if (f->nsyms == 0) {
+	if (f->nsyms == 0 && need_syms) {
 		ret = fail(err, errsize, -ENODATA,
 			   "%s: stripped: no function symbols (neither .symtab "
 			   "nor .dynsym lists any)", path);
@@ -196,6 +196,18 @@ int elfsym_open(struct elfsym_file *f, const char *path, char *err,
 out:
 	elfsym_close(f);
 	return ret;
+}
+
+int elfsym_open(struct elfsym_file *f, const char *path, char *err,
+		size_t errsize)
+{
+	return open_file(f, path, true, err, errsize);
+}
+
+int elfsym_open_any(struct elfsym_file *f, const char *path, char *err,
+		    size_t errsize)
+{
+	return open_file(f, path, false, err, errsize);
 }
 
 void elfsym_close(struct elfsym_file *f)

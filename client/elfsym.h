@@ -39,6 +39,13 @@ struct elfsym_file {
  */
 int elfsym_open(struct elfsym_file *f, const char *path, char *err,
 		size_t errsize);
+/*
+ * The same, but a file with no function symbols opens too (nsyms 0):
+ * for callers that need the file (its header, notes, build-id) even when
+ * it is stripped, and look symbols up only if asked to.
+ */
+int elfsym_open_any(struct elfsym_file *f, const char *path, char *err,
+		    size_t errsize);
 void elfsym_close(struct elfsym_file *f);
 
 /*

@@ -407,12 +407,14 @@ static char *local_path(struct recorder *r, const char *target_path)
 	return p;
 }
 
+/* A module's file, stripped or not: the program's header and build-id
+ * are needed even when only a library is probed. */
 static struct elfsym_file *module_elf(struct module *m)
 {
 	char err[512];
 
 	if (!m->opened && !m->failed) {
-		if (elfsym_open(&m->ef, m->local, err, sizeof(err)) < 0) {
+		if (elfsym_open_any(&m->ef, m->local, err, sizeof(err)) < 0) {
 			err_msg("%s", err);
 			m->failed = true;
 		} else {
@@ -599,6 +601,18 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 				 "\n  %s at 0x%llx", elfsym_display(s),
 				 (unsigned long long)s->addr);
 		hit = s;
+	}
+	if (count == 0 && f->stripped) {
+		/* Every Debian binary is stripped: say what works instead. */
+		snprintf(err, errsize, "no function '%s' in %s: the file is "
+			 "stripped (%s); probe-trace needs a copy with its symbol "
+			 "table (--sysroot DIR holds DIR%s; it does not read "
+			 "separate debug files yet), or probe an address in the "
+			 "running process: '*0xADDR'", p->spec.func, m->local,
+			 f->nsyms ? "only its exported functions are known"
+				  : "it lists no function symbols",
+			 m->path);
+		return -ENOENT;
 	}
 	if (count == 0) {
 		snprintf(err, errsize, "no function '%s' in %s", p->spec.func,
@@ -1251,7 +1265,8 @@ static void usage(FILE *out)
 "  -p, --pid PID          attach to a running process; it runs on afterwards\n"
 "      --agent CMD        run the agent with this shell command, e.g.\n"
 "                         'ssh board probe-agent -' (default: the local\n"
-"                         probe-agent); PROG ARGS or --attach PID are appended\n"
+"                         probe-agent); --multi or --attach PID is appended,\n"
+"                         PROG ARGS go by the protocol, never re-split\n"
 "      --connect HOST:PORT  use an agent already listening there\n"
 "      --sysroot DIR      local copies of the target's files are under DIR\n"
 "  -d, --duration SECS    stop after SECS seconds\n"
@@ -1375,15 +1390,13 @@ static int start_agent(struct recorder *r)
 		rsp_buf_puts(&cmd, " --quiet -");
 		free(agent);
 	}
-	if (r->attach_pid) {
+	/* The program is not on the agent's command line: it comes by vRun
+	 * (handshake()), its arguments hex-encoded, so that no shell
+	 * between here and the agent (ssh's on the board) re-splits them. */
+	if (r->attach_pid)
 		rsp_buf_printf(&cmd, " --attach %d", (int)r->attach_pid);
-	} else {
-		for (int i = 0; i < r->prog_argc; i++) {
-			rsp_buf_putc(&cmd, ' ');
-			sh_quote(&cmd, r->prog_argv[i]);
-		}
-	}
-	rsp_buf_putc(&cmd, '\0');
+	else
+		rsp_buf_puts(&cmd, " --multi");
 	e = rsp_client_spawn(&r->c, cmd.data);
 	if (e < 0)
 		err_msg("cannot start the agent (%s): %s", cmd.data, r->c.error);
@@ -1414,8 +1427,8 @@ static int handshake(struct recorder *r)
 	if (request_ok(r, "extended mode", "!") < 0)
 		return -EIO;
 
-	/* A listening agent with no program: run or attach one now. */
-	if (r->connect && (r->attach_pid || r->prog_argc)) {
+	/* Run the program, or attach to a listening agent's process. */
+	if (r->prog_argc || (r->connect && r->attach_pid)) {
 		struct rsp_buf b;
 		rsp_buf_init(&b);
 		if (r->attach_pid) {

@@ -24,7 +24,8 @@
 #   mark FILE MARKNAME        line number of the /* MARK:MARKNAME */ comment
 #   each_transport FUNC       run FUNC once per transport ($TRANSPORT)
 #   run_gdb KIND PROG [ARGS]  gdb -batch with the script on stdin; KIND is
-#                             remote | extended | attach:PID | nofile
+#                             remote | extended | attach:PID | nofile;
+#                             the stub gets the options in ${STUB_OPTS[@]}
 #                             Sets $OUT (normalised), $RAW, $STUBLOG, $GROUND.
 #   ground_val KEY            value of KEY=... in the last session's ground file
 #   gdb_val KEY               value of "itest KEY=..." printed by the gdb script
@@ -67,6 +68,9 @@ if [ -z "${STUB:-}" ]; then
 fi
 [ -x "$STUB" ] || framework_error "STUB=$STUB is not executable"
 command -v timeout >/dev/null || framework_error "timeout(1) not found"
+
+# Options run_gdb gives the stub before COMM (a case sets them).
+STUB_OPTS=()
 
 # Limits: one gdb session, one wait for a stub to listen or exit.
 GDB_TIMEOUT=${ITEST_GDB_TIMEOUT:-60}
@@ -226,7 +230,8 @@ start_tcp_stub() {
 }
 
 # run_gdb KIND [PROG [ARGS...]] < script
-#   remote      target remote to "$STUB PROG ARGS" (stdio or --once TCP)
+#   remote      target remote to "$STUB PROG ARGS" (stdio or --once TCP);
+#               ARGS reach the stub's command line unchanged
 #   extended    target extended-remote to "$STUB --multi"; the script runs
 #               the program itself (run_gdb sets remote exec-file and args)
 #   attach:PID  target remote to "$STUB --attach PID"
@@ -255,14 +260,23 @@ run_gdb() {
 
 	case $kind/$TRANSPORT in
 	remote/stdio|nofile/stdio)
-		target="target remote | exec $STUB - $progpath$qargs 2>>$STUBLOG" ;;
+		# gdb hands the command to /bin/sh on one line: a script of
+		# our own carries arguments with any byte (newlines too).
+		{
+			echo '#!/bin/bash'
+			printf 'exec %q' "$STUB"
+			printf ' %q' "${STUB_OPTS[@]}" - "$progpath" "$@"
+			printf ' 2>>%q\n' "$STUBLOG"
+		} > "$base.launch"
+		chmod +x "$base.launch"
+		target="target remote | exec $base.launch" ;;
 	remote/tcp|nofile/tcp)
-		start_tcp_stub --once PORTSPEC "$progpath" "$@" &&
+		start_tcp_stub "${STUB_OPTS[@]}" --once PORTSPEC "$progpath" "$@" &&
 			target="target remote 127.0.0.1:$PORT" ;;
 	extended/stdio)
-		target="target extended-remote | exec $STUB --multi - 2>>$STUBLOG" ;;
+		target="target extended-remote | exec $STUB ${STUB_OPTS[*]} --multi - 2>>$STUBLOG" ;;
 	extended/tcp)
-		start_tcp_stub --once --multi PORTSPEC &&
+		start_tcp_stub "${STUB_OPTS[@]}" --once --multi PORTSPEC &&
 			target="target extended-remote 127.0.0.1:$PORT" ;;
 	attach/stdio)
 		# gdbserver's syntax: --attach COMM PID.

@@ -88,3 +88,36 @@ gdb_tfile() {
 	for c in "$@"; do args+=(-ex "$c"); done
 	timeout 60 "$GDB" -nx -batch -ex "target tfile $file" "${args[@]}" "$prog" 2>&1
 }
+
+# Arguments with every byte a shell or a joiner could change (spaces,
+# quotes, `$`, globs, backslashes, newlines, empty ones, leading dashes,
+# control bytes, UTF-8), for tests/integration/progs/argv, which states
+# each argument it got as its length and hex bytes.
+ARGV_PROG="$top_builddir/tests/integration/progs/argv"
+ARGV_CASES=('a b' '$HOME' '*' '' 'x"y' "it's" 'a\b' '-x' '--help' '~' '=ls'
+	'`id`' '$(id)' ';' '>out' '|' '&' "'" $'tab\there' $'\001\r' 'é'
+	'!x' '{a,b}' '[ab]' '?' ' lead' '  ' '\' $'two\nlines' $'trailing\n'
+	$'\n' 'last')
+
+# argv_check GROUND ARGS...: progs/argv, run with ITEST_GROUND=GROUND,
+# got exactly ARGS (bytes counted in the C locale).
+argv_check() {
+	local LC_ALL=C g=$1 i=0 a k c hex want
+	shift
+	want="argc=$(($# + 1))"
+	for a in "$@"; do
+		i=$((i + 1))
+		hex=""
+		for ((k = 0; k < ${#a}; k++)); do
+			printf -v c '%02x' "'${a:k:1}"
+			hex+=$c
+		done
+		want+=$'\n'"arg$i len=${#a} hex=$hex"
+	done
+	want+=$'\n'"done"
+	if [ "$(sed 's/^ground: //' "$g")" != "$want" ]; then
+		diff -u <(printf '%s\n' "$want") <(sed 's/^ground: //' "$g")
+		return 1
+	fi
+	echo "$# arguments byte for byte"
+}
