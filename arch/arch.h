@@ -449,6 +449,7 @@ bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn
 const char *arch_strategy_name(enum arch_strategy s);
 
 extern const struct arch_ops x86_64_arch_ops;
+extern const struct arch_ops aarch64_arch_ops;
 
 /* The architecture the agent was built for. */
 const struct arch_ops *arch_host(void);
