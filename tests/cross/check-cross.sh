@@ -280,6 +280,71 @@ else
 	not_ok "exit code 3" "$(grep -i 'exited\|error' "$out" | tr '\n' ' ')"
 fi
 
+# Stepping over a system call instruction: arm64 ends that step with a
+# bare SIGTRAP from the syscall exit path, not TRAP_TRACE.  The agent must
+# report it as the end of the step and not hand a SIGTRAP to the program.
+svc=$("$triplet-objdump" -d "$run/basic" |
+	awk '/<(__)?getpid>:/ { m = 1 } m && /\tsvc\t/ { sub(":", "", $1); print "0x" $1; exit }')
+[ -n "$svc" ] || fail99 "no svc in getpid (objdump)"
+gdb_case svc <<EOF
+break *$svc
+run
+stepi
+printf "SVC pc=%#lx x0=%ld\n", \$pc, \$x0
+delete
+continue
+EOF
+out="$run/svc.out"
+pid=$(ground svc pid)
+after=$(printf '%#x' $((svc + 4)))
+if [ -n "$pid" ] && grep -q "SVC pc=$after x0=$pid\$" "$out"; then
+	ok "stepi over svc: pc = svc + 4, x0 = getpid() = $pid"
+else
+	not_ok "stepi over svc ($svc, pid $pid)" "$(grep -E 'SVC|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+if grep -q "exited normally" "$out" && ! grep -q "SIGTRAP" "$out"; then
+	ok "after the step over svc the program runs to its end, no SIGTRAP"
+else
+	not_ok "after the step over svc" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+
+# while-stepping across the same system call: a tracepoint on the
+# instruction before the svc, stepping 3 instructions (svc, ret, back in
+# main); every step, the one over svc included, is a frame, and none
+# stops the program.
+before=$(printf '%#x' $((svc - 4)))
+gdb_case ws <<EOF
+break main
+run
+trace *$before
+actions
+collect \$regs
+while-stepping 3
+collect \$regs
+end
+end
+tstart
+break checkpoint
+continue
+tstop
+tstatus
+tfind 0
+printf "WS0 pc=%#lx\n", \$pc
+tfind 2
+printf "WS2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+out="$run/ws.out"
+pid=$(ground ws pid)
+if grep -q "Collected 4 trace frames" "$out" && grep -q "WS0 pc=$before\$" "$out" &&
+   grep -q "WS2 pc=$after x0=$pid\$" "$out" && grep -q "exited normally" "$out"; then
+	ok "while-stepping over svc: 4 frames, the step past svc with x0 = getpid()"
+else
+	not_ok "while-stepping over svc" "$(grep -E 'WS[02]|Collected|signal|SIGTRAP|[Ee]rror' "$out" | head -n 6 | tr '\n' ' ')"
+fi
+
 # Hardware points (NT_ARM_HW_BREAK / NT_ARM_HW_WATCH): a hardware
 # breakpoint, a write watchpoint on `counter` (level3 adds to it) and a
 # read watchpoint on `set_me` (read by the printout after checkpoint);
@@ -316,7 +381,9 @@ else
 	not_ok "watch counter (the program says $counter)" \
 		"$(grep -E 'WATCH|New value|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
 fi
-if grep -q "RWATCH set_me=7\$" "$out" && grep -q "read watchpoint" "$out"; then
+# "Value = " is printed when the watchpoint stops the program, not when
+# it is set.
+if grep -q "RWATCH set_me=7\$" "$out" && grep -q "^Value = 7" "$out"; then
 	ok "rwatch set_me: stops when the program reads it"
 else
 	not_ok "rwatch set_me" "$(grep -E 'RWATCH|atchpoint|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
