@@ -15,7 +15,7 @@ esac
 pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev
       libiberty-dev libcmocka-dev gdb gdbserver binutils clang
       libclang-rt-14-dev g++ python3 systemtap-sdt-dev openssh-server
-      openssh-client gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu"
+      openssh-client"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
