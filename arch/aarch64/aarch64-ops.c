@@ -110,12 +110,80 @@ int aarch64_op_xol_fixup(const struct arch_insn *insn,
 	return 0;
 }
 
+/*
+ * A step from a load-exclusive goes over the whole exclusive sequence:
+ * stepping into it would clear the monitor at every step and the
+ * store-exclusive would never succeed (gdb does the same for its
+ * software single-step).  The sequence ends at the first
+ * store-exclusive within 16 instructions; it may leave early by one
+ * conditional branch.  The stops are after the store and at that
+ * branch's target.  Returns 0 when the word at `addr` does not open
+ * such a sequence (the caller steps it like any other).
+ */
+#define EXCLUSIVE_WINDOW 16
+
+static int exclusive_next_pcs(const struct aarch64_insn *ldx,
+			      const struct arch_mem *mem, uint64_t pcs[2])
+{
+	uint64_t exit = 0;
+	unsigned int exits = 0;
+
+	if (!mem || !mem->read)
+		return 0;
+	for (unsigned int i = 1; i <= EXCLUSIVE_WINDOW; i++) {
+		uint64_t at = ldx->addr + 4 * i;
+		struct aarch64_insn in;
+		uint8_t b[4];
+		int err;
+
+		if ((err = mem->read(mem->ctx, at, b, 4)))
+			return err;
+		aarch64_decode(&in, aarch64_word(b), at);
+		switch (in.op) {
+		case AARCH64_OP_STX:
+			pcs[0] = at + 4;
+			if (exits && exit != at + 4) {
+				pcs[1] = exit;
+				return 2;
+			}
+			return 1;
+		case AARCH64_OP_BCOND:
+		case AARCH64_OP_CBZ:
+		case AARCH64_OP_CBNZ:
+		case AARCH64_OP_TBZ:
+		case AARCH64_OP_TBNZ:
+			if (exits++)
+				return 0;	/* more than one way out */
+			exit = in.target;
+			break;
+		case AARCH64_OP_LDX:
+		case AARCH64_OP_B:
+		case AARCH64_OP_BL:
+		case AARCH64_OP_BR:
+		case AARCH64_OP_BLR:
+		case AARCH64_OP_RET:
+		case AARCH64_OP_BRA:
+		case AARCH64_OP_BLRA:
+		case AARCH64_OP_RETA:
+			return 0;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
 int aarch64_op_insn_next_pcs(const struct arch_insn *insn,
 			     const struct arch_gpregs *regs,
 			     const struct arch_mem *mem, uint64_t pcs[2])
 {
-	(void)mem;	/* no A64 branch reads its target from memory */
-	return aarch64_next_pcs(priv(insn), regs, pcs);
+	const struct aarch64_insn *in = priv(insn);
+	int n;
+
+	if (in->op == AARCH64_OP_LDX &&
+	    (n = exclusive_next_pcs(in, mem, pcs)) != 0)
+		return n;
+	return aarch64_next_pcs(in, regs, pcs);
 }
 
 /*

@@ -778,6 +778,37 @@ static void test_next_pcs(void **state)
 	assert_int_equal(pcs[0], 0x400004);
 }
 
+/* A step from a load-exclusive goes over the whole sequence. */
+static void test_next_pcs_exclusive(void **state)
+{
+	/* the loop of test_exclusive_sequence, at 0x400000 */
+	static const uint32_t code[] = {
+		0x2a0403e3, 0x885ffc01, 0x11000421, 0x7100143f, 0x54000060,
+		0x8802fc01, 0x35ffff62, 0xd65f03c0,
+	};
+	struct fake_mem fm = { .base = 0x400000 };
+	struct arch_mem mem = { &fm, fake_read, NULL };
+	struct arch_gpregs r;
+	struct arch_insn ai;
+	uint64_t pcs[2];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(code) / 4; i++)
+		put_word(fm.bytes + 4 * i, code[i]);
+	fill(&r);
+	decode_word(code[1], 0x400004, &ai);			/* ldaxr */
+	/* after the stlxr, and the b.eq's way out to the ret */
+	assert_int_equal(aarch64_arch_ops.insn_next_pcs(&ai, &r, &mem, pcs), 2);
+	assert_int_equal(pcs[0], 0x400018);
+	assert_int_equal(pcs[1], 0x40001c);
+	/* without memory: the plain next instruction */
+	assert_int_equal(aarch64_arch_ops.insn_next_pcs(&ai, &r, NULL, pcs), 1);
+	assert_int_equal(pcs[0], 0x400008);
+	/* an unreadable sequence: the read's error */
+	fm.base = 0x500000;
+	assert_int_equal(aarch64_arch_ops.insn_next_pcs(&ai, &r, &mem, pcs), -EFAULT);
+}
+
 static void test_follows_call(void **state)
 {
 	static const uint32_t calls[] = { 0x97fffc00 /* bl */, 0xd63f0100 /* blr x8 */,
@@ -975,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_xol_refused),
 		cmocka_unit_test(test_emit),
 		cmocka_unit_test(test_next_pcs),
+		cmocka_unit_test(test_next_pcs_exclusive),
 		cmocka_unit_test(test_follows_call),
 		cmocka_unit_test(test_emulate_pc_only),
 		cmocka_unit_test(test_sdt),
