@@ -1,14 +1,20 @@
 #!/bin/sh
-# bootstrap.sh demo|check - install what is missing, build, then run the
-# bundled demo (demo) or every test (check).  For a fresh Debian 12 machine,
-# as root.
+# bootstrap.sh demo|check|cross ARCH - install what is missing, build, then
+# run the bundled demo (demo) or every test (check), or build a static
+# probe-agent for ARCH (cross aarch64) and print its path as the last line.
+# For a fresh Debian 12 machine, as root.
 set -eu
 cd "$(dirname "$0")"
 
 what=${1:-}
 case "$what" in
 demo|check) ;;
-*) echo "usage: $0 demo|check" >&2; exit 2 ;;
+cross)
+	case "${2:-}" in
+	aarch64) ;;
+	*) echo "usage: $0 cross aarch64" >&2; exit 2 ;;
+	esac ;;
+*) echo "usage: $0 demo|check|cross aarch64" >&2; exit 2 ;;
 esac
 
 # Debian packages the build and the tests need.
@@ -16,6 +22,34 @@ pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev
       libiberty-dev libcmocka-dev gdb gdbserver binutils clang
       libclang-rt-14-dev g++ python3 systemtap-sdt-dev openssh-server
       openssh-client"
+# The aarch64 agent and its test bed (make check-cross): the cross
+# compiler, qemu-system-aarch64 (in qemu-system-arm), gdb-multiarch, and
+# cpio for the guest's initramfs.  The target's own libraries and the
+# guest's kernel and busybox are arm64 debs that tests/cross fetches with
+# `apt-get download`, which needs arm64 known to dpkg.
+cross_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+      gdb-multiarch cpio"
+case "$what" in
+check|cross) pkgs="$pkgs $cross_pkgs" ;;
+esac
+foreign=$(dpkg --print-foreign-architectures)
+need_arm64=""
+case "$what" in
+check|cross)
+	case " $(echo $foreign) " in
+	*" arm64 "*) ;;
+	*) need_arm64=yes ;;
+	esac ;;
+esac
+if [ -n "$need_arm64" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "bootstrap: run as root to add the arm64 architecture" >&2
+		exit 1
+	fi
+	echo "bootstrap: adding the arm64 architecture (for apt-get download of arm64 debs)"
+	dpkg --add-architecture arm64
+	apt-get update -qq || apt-get update -qq
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -42,6 +76,11 @@ if [ -n "$missing" ]; then
 	[ -z "$rcd" ] || rm -f "$rcd"
 fi
 
+if [ "$what" = cross ]; then
+	# Out of the source tree (build-ARCH/), whatever the host build.
+	exec tests/cross/build-agent.sh "$2"
+fi
+
 [ -x configure ] || ./autogen.sh
 [ -f Makefile ] || ./configure --enable-werror
 make -j"$(nproc)"
@@ -57,19 +96,34 @@ check)
 	san_start=$(date +%s)
 	tests/check-sanitizers.sh || status=$?
 	echo "bootstrap: the sanitizer build and its tests took $(( $(date +%s) - san_start )) s"
+	# The static aarch64 agent in a qemu-system guest, driven by
+	# gdb-multiarch (tests/cross/check-cross.sh; its cases leave a
+	# .trs under build-aarch64/ for the count below).
+	cross_start=$(date +%s)
+	cross_status=0
+	make check-cross ARCH=aarch64 || cross_status=$?
+	[ "$cross_status" -eq 0 ] || [ "$cross_status" -eq 77 ] || status=$cross_status
+	echo "bootstrap: the aarch64 guest tests took $(( $(date +%s) - cross_start )) s"
 	# One closing line over every test, from automake's results: the
 	# plain build's, the sanitizer build's, then both.
 	# (grep -c exits 1 when it counts nothing: not an error here)
-	count() {	# DIR [EXCLUDED DIR]: "P passed, F failed, S skipped"
-		results=$(find "$1" -path "${2:-/nonexistent}" -prune -o \
-			-name '*.trs' -exec cat {} + 2>/dev/null || true)
+	count() {	# DIR [EXCLUDED DIR...]: "P passed, F failed, S skipped"
+		dir=$1
+		shift
+		prune=""
+		for x in "$@"; do
+			prune="$prune -path $x -prune -o"
+		done
+		# shellcheck disable=SC2086
+		results=$(find "$dir" $prune -name '*.trs' -exec cat {} + 2>/dev/null || true)
 		pass=$(printf '%s\n' "$results" | grep -c '^:test-result: PASS' || true)
 		fail=$(printf '%s\n' "$results" | grep -cE '^:test-result: (FAIL|ERROR|XPASS)' || true)
 		skip=$(printf '%s\n' "$results" | grep -c '^:test-result: SKIP' || true)
 		echo "$pass passed, $fail failed, $skip skipped"
 	}
-	echo "plain build: $(count . ./build-san)"
+	echo "plain build: $(count . ./build-san ./build-aarch64)"
 	echo "ASan + UBSan build: $(count ./build-san)"
+	echo "aarch64 guest: $(count ./build-aarch64)"
 	count .
 	exit $status ;;
 esac

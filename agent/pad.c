@@ -53,9 +53,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <stddef.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +87,7 @@
 #define HWCAP2_FSGSBASE_BIT (1u << 1)
 #define TRAP_FLAG 0x100		/* x86 EFLAGS.TF */
 #define FLAGS_REGNUM 17		/* x86-64 eflags in gdb's numbering */
+#define PAD_ENTRY_REGNUM 14	/* x86-64 r14: the entry a trapped pad uses */
 
 /* Code of a pad, kept until the process goes (threads may still be in
  * it after its probe is removed). */
@@ -151,13 +150,11 @@ static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
 			found = e;
 			continue;
 		}
-		errno = 0;
-		long r14 = ptrace(PTRACE_PEEKUSER, tid,
-				  (void *)offsetof(struct user_regs_struct, r14), NULL);
-		if (errno)
+		uint64_t reg;
+		if (agent.ptrace->peek_gpr(tid, PAD_ENTRY_REGNUM, &reg) < 0)
 			return found;
 		uint64_t at = pt->remote + (uint64_t)(found - pt->local);
-		if ((uint64_t)r14 == at)
+		if (reg == at)
 			return found;
 		found = e;	/* the first was not it; one more would be */
 	}
@@ -285,7 +282,9 @@ int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t why
 	struct process *p = pr->proc;
 	int err;
 
-	if (!arch->emit_pad_handoff) {
+	/* Both halves must have them: the arch's emitters and the ptrace
+	 * side's reading of a hit's registers. */
+	if (!arch->emit_pad_handoff || !agent.ptrace->load_pad) {
 		snprintf(why, whylen, "no jump pads on %s", arch->name);
 		return -ENOTSUP;
 	}

@@ -117,6 +117,13 @@ struct ptrace_arch_ops {
 	 */
 	int (*flush)(struct thread *t);
 
+	/*
+	 * Reads general register `regnum` (one fetch_gpr fills) of stopped
+	 * thread `tid` straight from the kernel, bypassing the thread's
+	 * cache (which may hold a jump pad's view).  Returns 0 or -errno.
+	 */
+	int (*peek_gpr)(pid_t tid, unsigned int regnum, uint64_t *value);
+
 	/* Whether gdb register `regnum` is one fetch_gpr fills. */
 	bool (*is_general)(unsigned int regnum);
 
@@ -186,6 +193,14 @@ struct ptrace_arch_ops {
 	 * TLS register).  Returns 0 or -errno.
 	 */
 	int (*thread_area)(pid_t lwp, int idx, uint64_t *base);
+
+	/*
+	 * Whether the return address is the word at [sp] on a function's
+	 * first instruction (x86-64), the only layout return probes
+	 * (retprobe.c) handle yet; false refuses them (aarch64 and arm
+	 * keep it in the link register).
+	 */
+	bool ret_addr_on_stack;
 
 	/* The system call convention (data only). */
 	struct ptrace_syscall_abi syscall;

@@ -227,6 +227,13 @@ int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 {
 	int err;
 
+	if (!agent.ptrace->ret_addr_on_stack) {
+		/* The code below swaps the return address at [sp]; where a
+		 * call leaves it in a link register it would corrupt the
+		 * stack. */
+		snprintf(why, whylen, "no return probes on %s yet", agent.arch->name);
+		return -ENOTSUP;
+	}
 	if (!p->ret_tramp) {
 		uint64_t slot;
 		err = xol_slot_alloc(p, near, &slot);

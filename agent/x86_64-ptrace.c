@@ -431,6 +431,28 @@ static int x86_64_flush(struct thread *t)
 	return 0;
 }
 
+static int x86_64_peek_gpr(pid_t tid, unsigned int regnum, uint64_t *value)
+{
+	size_t off;
+
+	if (regnum <= R_GS)
+		off = gpr_offset[regnum];
+	else if (regnum == R_ORIG_RAX)
+		off = offsetof(struct user_regs_struct, orig_rax);
+	else if (regnum == R_FS_BASE || regnum == R_GS_BASE)
+		off = regnum == R_FS_BASE ? offsetof(struct user_regs_struct, fs_base)
+					  : offsetof(struct user_regs_struct, gs_base);
+	else
+		return -EINVAL;
+	errno = 0;
+	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)off, NULL);
+	if (errno)
+		return -errno;
+	/* eflags and the selectors are 32 bits in gdb's view. */
+	*value = regnum >= R_EFLAGS && regnum <= R_GS ? (uint32_t)v : (uint64_t)v;
+	return 0;
+}
+
 static bool x86_64_is_general(unsigned int regnum)
 {
 	return regnum <= R_GS || (regnum >= R_ORIG_RAX && regnum <= R_GS_BASE);
@@ -633,6 +655,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.fetch_gpr = x86_64_fetch_gpr,
 	.fetch_rest = x86_64_fetch_rest,
 	.flush = x86_64_flush,
+	.peek_gpr = x86_64_peek_gpr,
 	.is_general = x86_64_is_general,
 	.load_pad = x86_64_load_pad,
 	.hw_step = x86_64_hw_step,
@@ -644,6 +667,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.ps_getregs = x86_64_ps_getregs,
 	.ps_setregs = x86_64_ps_setregs,
 	.thread_area = x86_64_thread_area,
+	.ret_addr_on_stack = true,
 	/* syscall; rax = number and result, rdi rsi rdx r10 r8 r9. */
 	.syscall = {
 		.insn = { 0x0f, 0x05 },

@@ -107,24 +107,21 @@ struct thread *process_stopped_thread(struct process *p)
 static struct xol_area *xol_map(struct process *p, uint64_t near)
 {
 	struct thread *t = process_stopped_thread(p);
-	uint64_t where = find_gap(p->pid, near);
-	long ret, args[6];
+	uint64_t where = find_gap(p->pid, near), got = 0;
+	int err;
 
 	if (!t || !where) {
 		debug("no %s for an XOL area near %#llx",
 		      t ? "free address" : "stopped thread", (unsigned long long)near);
 		return NULL;
 	}
-	args[0] = (long)where;
-	args[1] = XOL_AREA_SIZE;
-	args[2] = PROT_READ | PROT_EXEC;
-	args[3] = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
-	args[4] = -1;
-	args[5] = 0;
-	if (inferior_syscall(t, SYS_mmap, args, &ret) < 0 || ret < 0 ||
-	    (uint64_t)ret != where) {
-		debug("mmap at %#llx in %d failed: %ld", (unsigned long long)where,
-		      p->pid, ret);
+	/* The arch's mmap (mmap2 on 32-bit ARM) through the ptrace ops. */
+	err = inferior_mmap(t, where, XOL_AREA_SIZE, PROT_READ | PROT_EXEC,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			    -1, 0, &got);
+	if (err < 0 || got != where) {
+		debug("mmap at %#llx in %d failed: %s", (unsigned long long)where,
+		      p->pid, err < 0 ? strerror(-err) : "another address");
 		return NULL;
 	}
 	struct xol_area *a = calloc(1, sizeof(*a));

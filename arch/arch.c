@@ -17,6 +17,7 @@
 
 static const struct arch_ops *const arch_table[] = {
 	&x86_64_arch_ops,
+	&aarch64_arch_ops,
 };
 
 #define ARCH_COUNT (sizeof(arch_table) / sizeof(arch_table[0]))
@@ -26,6 +27,8 @@ const struct arch_ops *arch_host(void)
 	/* configure refuses a host with no arch; this is the backstop. */
 #if defined(__x86_64__)
 	return &x86_64_arch_ops;
+#elif defined(__aarch64__)
+	return &aarch64_arch_ops;
 #else
 #error "probe-agent: no arch_ops for this host (configure should have said so)"
 #endif

@@ -410,9 +410,11 @@ struct arch_ops {
 	 * `insn` (decoded at regs->pc) has run, reading memory through
 	 * `mem` (a return address, a jump table).  Fills pcs[0] and, for
 	 * a conditional branch, pcs[1]; returns how many (1 or 2), or a
-	 * negative errno (-EFAULT from `mem`).  NULL on arches whose
-	 * kernel single-steps (x86-64, aarch64): the agent asks for the
-	 * hardware step instead.
+	 * negative errno (-EFAULT from `mem`).  The agent asks for the
+	 * hardware step wherever the kernel has one (ptrace_arch_ops.hw_step),
+	 * whether or not this is set: x86-64 leaves it NULL; aarch64 has it
+	 * for what a hardware step cannot do (stepping over an exclusive
+	 * sequence as one).
 	 */
 	int (*insn_next_pcs)(const struct arch_insn *insn,
 			     const struct arch_gpregs *regs,
@@ -449,6 +451,7 @@ bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn
 const char *arch_strategy_name(enum arch_strategy s);
 
 extern const struct arch_ops x86_64_arch_ops;
+extern const struct arch_ops aarch64_arch_ops;
 
 /* The architecture the agent was built for. */
 const struct arch_ops *arch_host(void);

@@ -94,7 +94,10 @@ static void list_function(const struct arch_ops *ops, const struct elfsym *s)
 					   s->addr + off, &insn);
 
 		print_line(&insn, err);
-		if (err) {
+		/* A fixed-width arch (aarch64) knows where the next
+		 * instruction starts even after a word it cannot decode
+		 * (data in the code, an unallocated encoding): go on. */
+		if (err && !(err == -EILSEQ && insn.len)) {
 			printf("  (stopping here: the rest of the function "
 			       "cannot be decoded)\n");
 			return;

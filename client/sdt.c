@@ -133,6 +133,25 @@ void sdt_arg_clear(struct sdt_arg *a)
 	a->reg.regnum = a->index.regnum = -1;
 }
 
+/*
+ * Bytes of the operand at `p`: up to the next blank outside brackets.
+ * Arguments are separated by blanks, and aarch64 writes a blank inside
+ * a memory operand ("-4@[sp, 12]").
+ */
+static size_t arg_len(const char *p)
+{
+	size_t n = 0;
+	int depth = 0;
+
+	for (; p[n] && (depth > 0 || (p[n] != ' ' && p[n] != '\t')); n++) {
+		if (p[n] == '[')
+			depth++;
+		else if (p[n] == ']' && depth > 0)
+			depth--;
+	}
+	return n;
+}
+
 int sdt_parse_args(uint16_t machine, const char *text, struct sdt_arg **args,
 		   size_t *nargs, char *err, size_t errsize)
 {
@@ -148,7 +167,7 @@ int sdt_parse_args(uint16_t machine, const char *text, struct sdt_arg **args,
 		p += strspn(p, " \t");
 		if (!*p)
 			break;
-		len = strcspn(p, " \t");
+		len = arg_len(p);
 		if (n == cap) {
 			struct sdt_arg *nv;
 
@@ -425,7 +444,7 @@ static int probe_args(Elf *elf, uint16_t machine, struct sdt_probe *p)
 			/* the i-th blank-separated operand, for the message */
 			for (size_t j = 0;; j++) {
 				t += strspn(t, " \t");
-				len = strcspn(t, " \t");
+				len = arg_len(t);
 				if (j == i)
 					break;
 				t += len;

@@ -123,6 +123,34 @@ static void test_abi_x86_64(void **state)
 	assert_string_equal(ops->regs[ops->retval_regnum].name, "rax");
 }
 
+/* aarch64: the AAPCS64, by register name; the breakpoint is BRK #0. */
+static void test_abi_aarch64(void **state)
+{
+	static const char *const args[] = { "x0", "x1", "x2", "x3",
+					    "x4", "x5", "x6", "x7" };
+	static const uint8_t brk0[] = { 0x00, 0x00, 0x20, 0xd4 };
+	const struct arch_ops *ops = arch_for_elf_machine(EM_AARCH64);
+	size_t n = 0;
+
+	assert_ptr_equal(ops, &aarch64_arch_ops);
+	assert_ptr_equal(arch_for_gdb_arch("aarch64"), ops);
+	assert_ptr_equal(arch_for_gdb_arch("aarch64:ilp32"), ops);
+	assert_int_equal(ops->ptr_size, 8);
+	for (; ops->arg_regs[n] >= 0; n++) {
+		assert_true(n < 8);
+		assert_string_equal(ops->regs[ops->arg_regs[n]].name, args[n]);
+	}
+	assert_int_equal(n, 8);
+	assert_string_equal(ops->regs[ops->retval_regnum].name, "x0");
+	assert_string_equal(ops->regs[ops->pc_regnum].name, "pc");
+	assert_string_equal(ops->regs[ops->sp_regnum].name, "sp");
+	assert_string_equal(ops->regs[ops->fp_regnum].name, "x29");
+	assert_string_equal(ops->regs[ops->flags_regnum].name, "cpsr");
+	assert_int_equal(ops->bp_len, 4);
+	assert_memory_equal(ops->bp_insn, brk0, 4);
+	assert_int_equal(ops->bp_pc_after_trap, 0);
+}
+
 /* The message for a machine the build has no arch for. */
 static void test_unsupported_message(void **state)
 {
@@ -164,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_host_in_table),
 		cmocka_unit_test(test_abi_every_arch),
 		cmocka_unit_test(test_abi_x86_64),
+		cmocka_unit_test(test_abi_aarch64),
 		cmocka_unit_test(test_unsupported_message),
 	};
 

@@ -202,15 +202,42 @@ static void test_parse_errors(void **state)
 	}
 }
 
-static void test_parse_other_arch(void **state)
+/*
+ * aarch64 operands, as gcc writes them into an arm64 program's notes:
+ * blanks inside a memory operand do not separate arguments.
+ */
+static void test_parse_aarch64(void **state)
 {
-	struct sdt_arg a;
+	struct sdt_arg *args;
+	size_t n;
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(sdt_parse_arg(EM_AARCH64, "-4@[sp, 8]", 10, &a, err,
-				       sizeof(err)), -EOPNOTSUPP);
-	assert_non_null(strstr(err, "not parsed yet"));
+	assert_int_equal(sdt_parse_args(EM_AARCH64, "1@x19 -4@[sp, 8] "
+					"-8@[x0, 8]  -4@17\t8@[x1] -4@w2", &args,
+					&n, err, sizeof(err)), 0);
+	assert_int_equal(n, 6);
+	assert_int_equal(args[0].kind, SDT_ARG_REG);
+	assert_int_equal(args[0].reg.regnum, 19);
+	assert_int_equal(args[0].size, 1);
+	assert_int_equal(args[1].kind, SDT_ARG_MEM);
+	assert_int_equal(args[1].reg.regnum, 31);	/* sp */
+	assert_int_equal(args[1].disp, 8);
+	assert_true(args[1].is_signed);
+	assert_int_equal(args[1].size, 4);
+	assert_int_equal(args[2].reg.regnum, 0);
+	assert_int_equal(args[2].disp, 8);
+	assert_int_equal(args[3].kind, SDT_ARG_IMM);
+	assert_int_equal(args[3].imm, 17);
+	assert_int_equal(args[4].reg.regnum, 1);
+	assert_int_equal(args[4].disp, 0);
+	assert_int_equal(args[5].reg.regnum, 2);
+	assert_int_equal(args[5].reg.size, 4);
+	sdt_args_free(args, n);
+
+	assert_int_equal(sdt_parse_args(EM_AARCH64, "-4@x0 8@[x9, v1]", &args,
+					&n, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "argument 2 '8@[x9, v1]': unknown register v1");
 }
 
 /* A machine the build has no arch for says so (s390: none is planned). */
@@ -538,7 +565,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_forms),
 		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_parse_other_arch),
+		cmocka_unit_test(test_parse_aarch64),
 		cmocka_unit_test(test_parse_no_arch),
 		cmocka_unit_test(test_parse_args_string),
 		cmocka_unit_test_setup(test_emit_registers, setup),

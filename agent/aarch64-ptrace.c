@@ -1,0 +1,440 @@
+/*
+ * aarch64-ptrace.c - AArch64 registers, single-step and debug registers
+ * through ptrace: the aarch64 `struct ptrace_arch_ops` (see ptrace-arch.h).
+ *
+ * arm64 Linux has no PTRACE_GETREGS: every register class is a regset.
+ * The gdb block (arch/aarch64: x0..x30, sp, pc, cpsr, then v0..v31, fpsr,
+ * fpcr) comes from two of them:
+ *   NT_PRSTATUS   struct user_regs_struct: regs[31], sp, pc, pstate (64-bit;
+ *                 gdb's cpsr is its low 32 bits)
+ *   NT_FPREGSET   struct user_fpsimd_struct: vregs[32] (128-bit), fpsr, fpcr
+ * A probe hit needs the first alone: one PTRACE_GETREGSET, and one
+ * PTRACE_SETREGSET when it changed something.  SVE, SME and pointer
+ * authentication registers are not exposed (the block is the base set,
+ * which gdb accepts on any aarch64 CPU; the v registers still read
+ * through NT_FPREGSET when the CPU has SVE).
+ *
+ * Traps: BRK reports TRAP_BRKPT with the pc at the BRK itself; a hardware
+ * step ends with TRAP_TRACE, except a step over `svc`, which the kernel
+ * reports from the system call's exit path as a plain SIGTRAP (SI_USER
+ * from pid 0); the debug registers' hits come as TRAP_HWBKPT with si_addr
+ * the address that matched (the instruction, or the data a load or store
+ * touched).
+ *
+ * Debug registers: NT_ARM_HW_BREAK and NT_ARM_HW_WATCH, each a
+ * user_hwdebug_state whose dbg_info low byte counts the CPU's slots.  A
+ * slot is an address, aligned to 4 (execute) or 8 (data), and a control
+ * word: enable (bit 0), privilege EL0 (bits 1-2 = 2), load/store (bits
+ * 3-4: 1 load, 2 store, 3 both; 0 for execute) and the byte-address
+ * select mask (bits 5-12: one bit per byte of the aligned doubleword).
+ * A watchpoint stops the thread *before* the access completes: the pc is
+ * at the load or store, and gdb (which knows aarch64 watchpoints are not
+ * steppable) takes it out to step over it.
+ */
+#define LOG_DOMAIN "regs"
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "agent/ptrace-arch.h"
+
+#ifndef NT_ARM_TLS
+#define NT_ARM_TLS 0x401
+#endif
+#ifndef NT_ARM_HW_BREAK
+#define NT_ARM_HW_BREAK 0x402
+#endif
+#ifndef NT_ARM_HW_WATCH
+#define NT_ARM_HW_WATCH 0x403
+#endif
+
+/* The kernel's struct user_hwdebug_state (asm/ptrace.h, which clashes
+ * with glibc's sys/ptrace.h). */
+struct a64_hwdebug {
+	uint32_t dbg_info;
+	uint32_t pad;
+	struct {
+		uint64_t addr;
+		uint32_t ctrl;
+		uint32_t pad;
+	} regs[16];
+};
+
+/* gdb's aarch64 numbering (features/aarch64-core.xml, -fpu.xml), which
+ * arch/aarch64's table follows. */
+enum {
+	A64_X0 = 0, A64_LR = 30, A64_SP = 31, A64_PC = 32, A64_CPSR = 33,
+	A64_V0 = 34, A64_FPSR = 66, A64_FPCR = 67,
+};
+
+/*
+ * The thread's register cache holds, after the gdb block:
+ *   CACHE_KGPR  the user_regs_struct as the kernel last gave or took it
+ *   CACHE_KFP   the user_fpsimd_struct likewise
+ * A flush builds the kernel's views from the block and writes each one
+ * only if it differs from what the kernel has.
+ */
+#define CACHE_KGPR 2048
+#define CACHE_KFP 2560
+#define A64_REGCACHE 4096
+_Static_assert(CACHE_KGPR + sizeof(struct user_regs_struct) <= CACHE_KFP,
+	       "the kernel's general registers must fit");
+_Static_assert(CACHE_KFP + sizeof(struct user_fpsimd_struct) <= A64_REGCACHE,
+	       "the kernel's fp registers must fit");
+
+static struct user_regs_struct *kernel_gpr(struct thread *t)
+{
+	return (struct user_regs_struct *)(t->regcache + CACHE_KGPR);
+}
+
+static struct user_fpsimd_struct *kernel_fp(struct thread *t)
+{
+	return (struct user_fpsimd_struct *)(t->regcache + CACHE_KFP);
+}
+
+static inline uint8_t *reg_ptr(uint8_t *blk, int regnum)
+{
+	return blk + agent.arch->regs[regnum].offset;
+}
+
+static int getregset(pid_t tid, int type, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	return ptrace(PTRACE_GETREGSET, tid, (void *)(long)type, &iov) < 0 ? -errno : 0;
+}
+
+static int setregset(pid_t tid, int type, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return ptrace(PTRACE_SETREGSET, tid, (void *)(long)type, &iov) < 0 ? -errno : 0;
+}
+
+static unsigned int a64_detect_features(pid_t tid)
+{
+	(void)tid;
+	return 0;	/* the base set: core and fpsimd */
+}
+
+static void gpr_from_kernel(uint8_t *blk, const struct user_regs_struct *ur)
+{
+	uint32_t cpsr = (uint32_t)ur->pstate;
+
+	for (int i = 0; i <= A64_LR; i++)
+		memcpy(reg_ptr(blk, A64_X0 + i), &ur->regs[i], 8);
+	memcpy(reg_ptr(blk, A64_SP), &ur->sp, 8);
+	memcpy(reg_ptr(blk, A64_PC), &ur->pc, 8);
+	memcpy(reg_ptr(blk, A64_CPSR), &cpsr, 4);
+}
+
+/* Into `ur`, which holds the kernel's values: pstate keeps its upper
+ * half, which gdb does not see. */
+static void gpr_to_kernel(const uint8_t *blk, struct user_regs_struct *ur)
+{
+	uint32_t cpsr;
+
+	for (int i = 0; i <= A64_LR; i++)
+		memcpy(&ur->regs[i], reg_ptr((uint8_t *)blk, A64_X0 + i), 8);
+	memcpy(&ur->sp, reg_ptr((uint8_t *)blk, A64_SP), 8);
+	memcpy(&ur->pc, reg_ptr((uint8_t *)blk, A64_PC), 8);
+	memcpy(&cpsr, reg_ptr((uint8_t *)blk, A64_CPSR), 4);
+	ur->pstate = (ur->pstate & ~0xffffffffull) | cpsr;
+}
+
+static void fp_from_kernel(uint8_t *blk, const struct user_fpsimd_struct *fp)
+{
+	for (int i = 0; i < 32; i++)
+		memcpy(reg_ptr(blk, A64_V0 + i), &fp->vregs[i], 16);
+	memcpy(reg_ptr(blk, A64_FPSR), &fp->fpsr, 4);
+	memcpy(reg_ptr(blk, A64_FPCR), &fp->fpcr, 4);
+}
+
+static void fp_to_kernel(const uint8_t *blk, struct user_fpsimd_struct *fp)
+{
+	for (int i = 0; i < 32; i++)
+		memcpy(&fp->vregs[i], reg_ptr((uint8_t *)blk, A64_V0 + i), 16);
+	memcpy(&fp->fpsr, reg_ptr((uint8_t *)blk, A64_FPSR), 4);
+	memcpy(&fp->fpcr, reg_ptr((uint8_t *)blk, A64_FPCR), 4);
+}
+
+static int a64_fetch_gpr(struct thread *t)
+{
+	int err = getregset(t->tid, NT_PRSTATUS, kernel_gpr(t),
+			    sizeof(struct user_regs_struct));
+
+	if (err < 0)
+		return err;
+	gpr_from_kernel(t->regcache, kernel_gpr(t));
+	return 0;
+}
+
+static int a64_fetch_rest(struct thread *t)
+{
+	int err = getregset(t->tid, NT_FPREGSET, kernel_fp(t),
+			    sizeof(struct user_fpsimd_struct));
+
+	if (err < 0)
+		return err;
+	fp_from_kernel(t->regcache, kernel_fp(t));
+	return 0;
+}
+
+/* Writes back each regset that differs from the kernel's copy: a probe
+ * hit changes the general registers alone, so one PTRACE_SETREGSET. */
+static int a64_flush(struct thread *t)
+{
+	struct user_regs_struct ur = *kernel_gpr(t);
+	int err;
+
+	gpr_to_kernel(t->regcache, &ur);
+	if (t->regs_pad || memcmp(&ur, kernel_gpr(t), sizeof(ur)) != 0) {
+		if ((err = setregset(t->tid, NT_PRSTATUS, &ur, sizeof(ur))) < 0)
+			return err;
+		*kernel_gpr(t) = ur;
+	}
+	t->regs_pad = false;
+	if (t->regs_valid) {
+		struct user_fpsimd_struct fp = *kernel_fp(t);
+
+		fp_to_kernel(t->regcache, &fp);
+		if (memcmp(&fp, kernel_fp(t), sizeof(fp)) != 0) {
+			if ((err = setregset(t->tid, NT_FPREGSET, &fp, sizeof(fp))) < 0)
+				return err;
+			*kernel_fp(t) = fp;
+		}
+	}
+	return 0;
+}
+
+static int a64_peek_gpr(pid_t tid, unsigned int regnum, uint64_t *value)
+{
+	struct user_regs_struct ur;
+	int err;
+
+	if (regnum > A64_CPSR)
+		return -EINVAL;
+	if ((err = getregset(tid, NT_PRSTATUS, &ur, sizeof(ur))) < 0)
+		return err;
+	*value = regnum <= A64_LR ? ur.regs[regnum] : regnum == A64_SP ? ur.sp
+		 : regnum == A64_PC ? ur.pc : (uint32_t)ur.pstate;
+	return 0;
+}
+
+static bool a64_is_general(unsigned int regnum)
+{
+	return regnum <= A64_CPSR;
+}
+
+/* --- single-step and traps --------------------------------------------- */
+
+static int a64_hw_step(pid_t tid, int sig)
+{
+	return ptrace(PTRACE_SINGLESTEP, tid, NULL, (void *)(long)sig) < 0 ? -errno : 0;
+}
+
+static enum trap_kind a64_trap_kind(const siginfo_t *si)
+{
+	switch (si->si_code) {
+	case TRAP_BRKPT:
+		return TRAP_KIND_BREAKPOINT;
+	case TRAP_TRACE:
+		return TRAP_KIND_STEP;
+	case TRAP_HWBKPT:
+		return TRAP_KIND_HW;
+	case SI_USER:
+		/* A step over `svc` ends in the system call's exit path,
+		 * which raises a bare SIGTRAP; kill() names its sender. */
+		return si->si_pid == 0 ? TRAP_KIND_STEP : TRAP_KIND_OTHER;
+	default:
+		return TRAP_KIND_OTHER;
+	}
+}
+
+/* --- debug registers ---------------------------------------------------- */
+
+#define CTRL_ENABLE 1u
+#define CTRL_EL0 (2u << 1)
+
+static unsigned int slot_count(pid_t tid, int type)
+{
+	struct a64_hwdebug d;
+
+	memset(&d, 0, sizeof(d));
+	if (getregset(tid, type, &d, sizeof(d)) < 0)
+		return 0;
+	unsigned int n = d.dbg_info & 0xff;
+	return n > 16 ? 16 : n;
+}
+
+/* Breakpoint slots first, then watchpoint slots (breakpoint.c lays them
+ * out so); a watch slot covers up to 8 bytes of one doubleword, and
+ * aarch64 watches reads alone too. */
+static void a64_hw_caps(pid_t pid, struct ptrace_hw_caps *caps)
+{
+	*caps = (struct ptrace_hw_caps){
+		.n_break = slot_count(pid, NT_ARM_HW_BREAK),
+		.n_watch = slot_count(pid, NT_ARM_HW_WATCH),
+		.shared = false,
+		.max_len = 8,
+		.can_read_watch = true,
+	};
+}
+
+static uint32_t watch_ctrl(const struct hw_slot *s)
+{
+	uint32_t lsc;
+	unsigned int off = s->addr & 7;
+	uint32_t bas = ((1u << s->len) - 1) << off;
+
+	switch (s->kind) {
+	case HW_READ: lsc = 1; break;
+	case HW_WRITE: lsc = 2; break;
+	default: lsc = 3; break;
+	}
+	return (bas & 0xff) << 5 | lsc << 3 | CTRL_EL0 | CTRL_ENABLE;
+}
+
+static int a64_hw_sync(struct thread *t)
+{
+	struct process *p = t->proc;
+	const struct ptrace_hw_caps *c = &p->hw_caps;
+	struct a64_hwdebug d;
+	size_t head = offsetof(struct a64_hwdebug, regs);
+	int err;
+
+	/* Breakpoints: 4 bytes at a 4-aligned address (BAS 0xf). */
+	memset(&d, 0, sizeof(d));
+	for (unsigned int i = 0; i < c->n_break && i < 16; i++) {
+		const struct hw_slot *s = &p->slots[i];
+		if (!s->refs)
+			continue;
+		d.regs[i].addr = s->addr & ~3ull;
+		d.regs[i].ctrl = 0xfu << 5 | CTRL_EL0 | CTRL_ENABLE;
+	}
+	if (c->n_break &&
+	    (err = setregset(t->tid, NT_ARM_HW_BREAK, &d,
+			     head + c->n_break * sizeof(d.regs[0]))) < 0)
+		return err;
+	/* Watchpoints: the doubleword and a byte mask within it. */
+	memset(&d, 0, sizeof(d));
+	for (unsigned int i = 0; i < c->n_watch && i < 16; i++) {
+		const struct hw_slot *s = &p->slots[c->n_break + i];
+		if (!s->refs)
+			continue;
+		d.regs[i].addr = s->addr & ~7ull;
+		d.regs[i].ctrl = watch_ctrl(s);
+	}
+	if (c->n_watch &&
+	    (err = setregset(t->tid, NT_ARM_HW_WATCH, &d,
+			     head + c->n_watch * sizeof(d.regs[0]))) < 0)
+		return err;
+	return 0;
+}
+
+/*
+ * The slot whose hit si_addr reports.  An execute slot matches its own
+ * address.  A data access may start below the watched bytes (a 16-byte
+ * stp over an 8-byte watch) and the address the CPU reports is then
+ * somewhere in the access: a slot whose doubleword holds the address
+ * wins, else the armed watch slot nearest above it.
+ */
+static int a64_hw_fired(struct thread *t, const siginfo_t *si)
+{
+	const struct process *p = t->proc;
+	const struct ptrace_hw_caps *c = &p->hw_caps;
+	uint64_t addr = (uint64_t)(uintptr_t)si->si_addr;
+	int best = -ENOENT;
+	uint64_t best_dist = ~0ull;
+
+	if (si->si_code != TRAP_HWBKPT)
+		return -ENOENT;
+	for (unsigned int i = 0; i < c->n_break; i++)
+		if (p->slots[i].refs && (p->slots[i].addr & ~3ull) == (addr & ~3ull))
+			return (int)i;
+	for (unsigned int i = c->n_break; i < c->n_break + c->n_watch; i++) {
+		const struct hw_slot *s = &p->slots[i];
+		if (!s->refs)
+			continue;
+		if ((s->addr & ~7ull) == (addr & ~7ull))
+			return (int)i;
+		if (s->addr >= addr && s->addr - addr < best_dist) {
+			best_dist = s->addr - addr;
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
+/* --- libthread_db ------------------------------------------------------- */
+
+/* prgregset_t is the NT_PRSTATUS layout and prfpregset_t NT_FPREGSET's. */
+static int a64_ps_getregs(pid_t lwp, void *regs, bool fp)
+{
+	return fp ? getregset(lwp, NT_FPREGSET, regs, sizeof(struct user_fpsimd_struct))
+		  : getregset(lwp, NT_PRSTATUS, regs, sizeof(struct user_regs_struct));
+}
+
+static int a64_ps_setregs(pid_t lwp, const void *regs, bool fp)
+{
+	return fp ? setregset(lwp, NT_FPREGSET, regs, sizeof(struct user_fpsimd_struct))
+		  : setregset(lwp, NT_PRSTATUS, regs, sizeof(struct user_regs_struct));
+}
+
+/* The thread pointer is TPIDR_EL0, whatever libthread_db's index. */
+static int a64_thread_area(pid_t lwp, int idx, uint64_t *base)
+{
+	(void)idx;
+	return getregset(lwp, NT_ARM_TLS, base, sizeof(*base));
+}
+
+const struct ptrace_arch_ops ptrace_arch_host = {
+	.word_size = 8,
+	.regcache_size = A64_REGCACHE,
+	.detect_features = a64_detect_features,
+	.fetch_gpr = a64_fetch_gpr,
+	.fetch_rest = a64_fetch_rest,
+	.flush = a64_flush,
+	.peek_gpr = a64_peek_gpr,
+	.is_general = a64_is_general,
+	.load_pad = NULL,		/* no jump pads on aarch64 yet */
+	.hw_step = a64_hw_step,
+	.trap_kind = a64_trap_kind,
+	.hw_caps = a64_hw_caps,
+	.hw_sync = a64_hw_sync,
+	.hw_fired = a64_hw_fired,
+	.hw_works = NULL,
+	.ps_getregs = a64_ps_getregs,
+	.ps_setregs = a64_ps_setregs,
+	.thread_area = a64_thread_area,
+	.ret_addr_on_stack = false,	/* x30: return probes refused */
+	/*
+	 * svc #0; x8 = number, x0..x5 arguments, x0 the result.  No restart
+	 * register: arm64 decides a restart (pc back by 4, x0 = orig_x0)
+	 * before the thread stops for the tracer, so a call injected at
+	 * that stop runs as set, and the restored registers restart the
+	 * program's own.  At syscall stops x8 holds the program's number.
+	 */
+	.syscall = {
+		.insn = { 0x01, 0x00, 0x00, 0xd4 },
+		.insn_len = 4,
+		.nr_regnum = 8,
+		.arg_regnum = { 0, 1, 2, 3, 4, 5 },
+		.ret_regnum = 0,
+		.restart_regnum = -1,
+		.stop_nr_regnum = 8,
+		.nr_mmap = SYS_mmap,
+		.mmap_offset_shift = 0,
+	},
+};

@@ -1,0 +1,482 @@
+#!/bin/sh
+# check-cross.sh [ARCH] - the agent on another architecture, in a qemu-system
+# guest, driven by gdb-multiarch from this host.  `make check-cross` runs it.
+#
+# What one run does (ARCH aarch64, the only one so far):
+#  1. builds the static cross agent (tests/cross/build-agent.sh) and the
+#     target programs with the cross compiler, statically;
+#  2. keeps Debian's own arm64 kernel (linux-image-arm64) and busybox-static
+#     debs in a cache, and from them an initramfs: busybox, the modules for
+#     virtio-mmio networking and 9p, and an /init that mounts the host's
+#     run folder over 9p at /mnt and runs /mnt/guest.sh;
+#  3. boots `qemu-system-aarch64 -M virt -cpu cortex-a57 -smp 1` once, with
+#     the guest's port 1234 forwarded to a free port on 127.0.0.1 (one
+#     vCPU: tracer and tracee on two vCPUs make every stop ~20x slower;
+#     cortex-a57 is a fixed ARMv8.0 model, so its register sets do not
+#     change with qemu versions);
+#  4. guest.sh runs `probe-agent --multi` there, once per tracepoint
+#     strategy (step, boost, emulate, auto), one after the other; each
+#     case is one gdb-multiarch batch session over `target extended-remote`
+#     that runs a program, whose own printout (ground.h) is the truth the
+#     case checks gdb's view against: breakpoints, stepping, backtrace,
+#     exit code and hardware points under the first agent, tracepoints
+#     under each;
+#  5. a session saying `monitor exit` ends each agent; after the last the
+#     guest powers off and its script's status reaches the console as
+#     GUEST_EXIT.
+# Every case runs in the one boot (a boot costs 2-3 s, more under load).
+# Output is TAP; exit 0 when every case passed, 1 when one failed, 77 when
+# qemu-system-aarch64, the cross compiler or gdb-multiarch is not installed
+# (./bootstrap.sh check installs them), 99 when the test bed itself broke.
+#
+# Environment: PROBE_CROSS_CACHE (default ~/.cache/probe-agent-cross) for
+# the debs, the sysroot and the kernel; CROSS_TIMEOUT (seconds, default
+# 600) bounds the whole boot; V=1 prints every gdb transcript.
+set -eu
+arch=${1:-${ARCH:-aarch64}}
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${PROBE_CROSS_CACHE:-${HOME:-/root}/.cache/probe-agent-cross}
+timeout_s=${CROSS_TIMEOUT:-600}
+
+case "$arch" in
+aarch64)
+	triplet=aarch64-linux-gnu debarch=arm64 qemu=qemu-system-aarch64
+	machine="-M virt -cpu cortex-a57" gdbarch=aarch64 tty=ttyAMA0 ;;
+*) echo "check-cross: no test bed for $arch yet (aarch64 only)" >&2; exit 2 ;;
+esac
+
+skip() { echo "check-cross: SKIP: $*"; exit 77; }
+fail99() { echo "check-cross: ERROR: $*" >&2; exit 99; }
+build="$srcdir/build-$arch"
+rm -f "$build/testbed/cases.trs"
+[ -d "$srcdir/arch/$arch" ] ||
+	skip "this tree has no arch/$arch: nothing to build the agent with"
+for tool in "$qemu" "$triplet-gcc" gdb-multiarch cpio dpkg-deb; do
+	command -v "$tool" >/dev/null 2>&1 ||
+		skip "$tool is not installed (Debian: ./bootstrap.sh cross $arch installs it)"
+done
+
+# --- 1. the agent and the target programs -----------------------------------
+agent=$("$srcdir/tests/cross/build-agent.sh" "$arch") ||
+	fail99 "the cross build of the agent failed"
+agent=$(printf '%s\n' "$agent" | tail -n 1)
+run="$build/testbed/run"
+rm -rf "$run"
+mkdir -p "$run"
+cp "$agent" "$run/probe-agent"
+progs="$srcdir/tests/integration/progs"
+"$triplet-gcc" -g -O0 -fno-omit-frame-pointer -static -o "$run/basic" \
+	"$progs/basic.c" || fail99 "cannot cross-compile basic.c"
+
+# --- 2. kernel and initramfs --------------------------------------------------
+debs="$cache/debs-$debarch"
+mkdir -p "$debs"
+# shellcheck source=tests/cross/fetch-debs.sh
+. "$srcdir/tests/cross/fetch-debs.sh"
+kpkg=$(apt-cache depends "linux-image-$debarch:$debarch" 2>/dev/null |
+	awk '/Depends: linux-image-/ { sub(":.*", "", $2); print $2; exit }') || kpkg=
+if [ -z "$kpkg" ]; then
+	# No package lists: the newest kernel already cached.
+	kpkg=$(cd "$debs" && ls linux-image-*-"$debarch"_*.deb 2>/dev/null |
+		sort -V | tail -n 1 | sed 's/_.*//') || kpkg=
+	[ -n "$kpkg" ] || fail99 "no kernel package: dpkg --add-architecture $debarch; apt-get update"
+fi
+fetch_debs "$debs" "$debarch" "$kpkg" busybox-static ||
+	fail99 "cannot fetch the guest's debs"
+kdeb=$(ls "$debs/${kpkg}"_*.deb)
+bdeb=$(ls "$debs"/busybox-static_*.deb)
+kver=${kpkg#linux-image-}
+boot="$cache/boot-$debarch"
+stamp="$boot/.debs"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$kdeb $bdeb" ]; then
+	echo "# building the initramfs for $kver"
+	rm -rf "$boot"
+	mkdir -p "$boot/root"
+	root="$boot/root"
+	mods="virtio_mmio failover net_failover virtio_net netfs fscache 9pnet 9pnet_virtio 9p"
+	mkdir -p "$boot/k" "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" \
+		"$root/lib/modules" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" \
+		"$root/mnt" "$root/etc"
+	dpkg-deb --fsys-tarfile "$kdeb" |
+		tar -C "$boot/k" -xf - --wildcards "./boot/vmlinuz-*" \
+			$(for m in $mods; do printf '*/%s.ko ' "$m"; done)
+	mv "$boot/k/boot/vmlinuz-$kver" "$boot/vmlinuz"
+	for m in $mods; do
+		find "$boot/k" -name "$m.ko" -exec cp {} "$root/lib/modules/" \;
+		[ -f "$root/lib/modules/$m.ko" ] || fail99 "no $m.ko in $kdeb"
+	done
+	dpkg-deb --fsys-tarfile "$bdeb" | tar -C "$boot/k" -xf - ./bin/busybox
+	cp "$boot/k/bin/busybox" "$root/bin/busybox"
+	printf '127.0.0.1 localhost\n' >"$root/etc/hosts"
+	# Modules in dependency order (no depmod on the host); the virtio
+	# devices are the MMIO ones, so virtio_mmio is the only transport.
+	cat >"$root/init" <<EOF
+#!/bin/busybox sh
+/bin/busybox --install -s
+mount -t devtmpfs dev /dev
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs tmp /tmp
+for m in $mods; do insmod /lib/modules/\$m.ko || echo "init: insmod \$m failed"; done
+ip link set lo up
+ip addr add 10.0.2.15/24 dev eth0
+ip link set eth0 up
+if mount -t 9p -o trans=virtio,version=9p2000.L share /mnt; then
+	sh /mnt/guest.sh
+	rc=\$?
+else
+	rc=99
+fi
+echo "GUEST_EXIT rc=\$rc"
+poweroff -f
+EOF
+	chmod +x "$root/init"
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -9) >"$boot/initrd.gz"
+	rm -rf "$boot/k"
+	echo "$kdeb $bdeb" >"$stamp"
+fi
+
+# --- 3. boot ------------------------------------------------------------------
+cat >"$run/guest.sh" <<'EOF'
+# Runs in the guest, from /mnt (the host's run folder over 9p).
+cd /mnt
+echo "guest: $(uname -r) $(uname -m)"
+# One agent per tracepoint strategy, one after the other: the host ends
+# each with `monitor exit`.  The debugging cases run under the first.
+for s in step boost emulate auto; do
+	./probe-agent --multi --tp-strategy=$s 0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
+	echo "guest: probe-agent --tp-strategy=$s exited with $?"
+done
+EOF
+
+# A free port on 127.0.0.1 for the forward.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+console="$build/testbed/console.log"
+rm -f "$console"
+start=$(date +%s)
+# shellcheck disable=SC2086
+timeout "$timeout_s" "$qemu" $machine -smp 1 -m 512 -nodefaults -display none \
+	-no-reboot -monitor none -serial "file:$console" \
+	-kernel "$boot/vmlinuz" -initrd "$boot/initrd.gz" \
+	-append "console=$tty panic=-1 quiet" \
+	-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$port-:1234" \
+	-device virtio-net-device,netdev=n0 \
+	-fsdev "local,id=fs0,path=$run,security_model=none" \
+	-device virtio-9p-device,fsdev=fs0,mount_tag=share &
+qpid=$!
+cleanup() { kill "$qpid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+# wait_agent STRATEGY: until that agent says "Listening on port".
+wait_agent() {
+	waited=0
+	until grep -q "Listening on port" "$run/agent-$1.log" 2>/dev/null; do
+		if ! kill -0 "$qpid" 2>/dev/null; then
+			cat "$console" >&2 2>/dev/null || true
+			fail99 "the guest stopped before the agent ($1) listened"
+		fi
+		waited=$((waited + 1))
+		[ "$waited" -lt 1200 ] || { cat "$console" >&2; fail99 "no agent ($1) after 120 s"; }
+		sleep 0.1
+	done
+}
+
+# end_agent: the agent of the current strategy exits (the guest script
+# then starts the next one, or powers off after the last).
+end_agent() {
+	printf 'set architecture %s\ntarget extended-remote 127.0.0.1:%s\nmonitor exit\n' \
+		"$gdbarch" "$port" >"$run/exit.gdb"
+	timeout 60 gdb-multiarch -batch -nx -x "$run/exit.gdb" >"$run/exit.out" 2>&1 || true
+}
+
+wait_agent step
+echo "# guest up, agent listening, after $(($(date +%s) - start)) s (host port $port)"
+
+# --- 4. the cases -----------------------------------------------------------------
+# One line per case in automake's .trs form as well, for the closing
+# count of ./bootstrap.sh check.
+trs="$build/testbed/cases.trs"
+: >"$trs"
+n=0
+failed=0
+passed=0
+ok() {
+	n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"
+	echo ":test-result: PASS $1" >>"$trs"
+}
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	echo ":test-result: FAIL $1" >>"$trs"
+	shift
+	for line in "$@"; do echo "#   $line"; done
+}
+
+# gdb_case NAME: runs gdb-multiarch on $run/NAME.gdb (after a common
+# prologue that connects and names the program); its transcript is
+# $run/NAME.out, the program's ground lines $run/ground-NAME.txt.
+gdb_case() {
+	name=$1
+	rm -f "$run/ground-$name.txt"
+	{
+		echo "set pagination off"
+		echo "set confirm off"
+		echo "set architecture $gdbarch"
+		echo "set sysroot $run"
+		echo "file $run/basic"
+		echo "target extended-remote 127.0.0.1:$port"
+		echo "set remote exec-file /mnt/basic"
+		echo "set startup-with-shell off"
+		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
+		cat
+	} >"$run/$name.gdb"
+	timeout 120 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+}
+
+# ground NAME KEY: the value of KEY=... in the program's printout.
+ground() {
+	sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$run/ground-$1.txt" 2>/dev/null | head -n 1
+}
+
+# Breakpoint at a function's first instruction, registers, one
+# instruction step, backtrace, and the exit status.
+gdb_case break <<'EOF'
+break *square
+run exit 3
+info registers pc x0
+printf "BRK pc=%#lx x0=%ld\n", $pc, $x0
+stepi
+printf "STEP pc=%#lx\n", $pc
+bt
+delete
+continue
+EOF
+square=$(ground break square)
+out="$run/break.out"
+if [ -z "$square" ]; then
+	not_ok "break: the program printed its addresses" "$(tail -n 5 "$out")"
+else
+	if grep -q "BRK pc=$square x0=7\$" "$out" &&
+	   grep -Eq "^x0 +0x7 +7" "$out"; then
+		ok "break *square: pc = square ($square), x0 = 7 as the program passed it"
+	else
+		not_ok "break *square: pc and x0" "$(grep -E 'BRK|^pc|^x0' "$out" | tr '\n' ' ')"
+	fi
+	step=$(printf '%#x' $((square + 4)))
+	if grep -q "STEP pc=$step\$" "$out"; then
+		ok "stepi: pc = square + 4"
+	else
+		not_ok "stepi: pc = square + 4 ($step)" "$(grep STEP "$out")"
+	fi
+	if grep -Eq "^#0 .*square" "$out" && grep -Eq "^#1 .*main" "$out"; then
+		ok "backtrace: square called from main"
+	else
+		not_ok "backtrace" "$(grep '^#' "$out" | tr '\n' ' ')"
+	fi
+fi
+if grep -q "exited with code 03" "$out" && grep -q "ground: exiting with 3" "$run/ground-break.txt"; then
+	ok "continue to the end: exit code 3"
+else
+	not_ok "exit code 3" "$(grep -i 'exited\|error' "$out" | tr '\n' ' ')"
+fi
+
+# Stepping over a system call instruction: arm64 ends that step with a
+# bare SIGTRAP from the syscall exit path, not TRAP_TRACE.  The agent must
+# report it as the end of the step and not hand a SIGTRAP to the program.
+svc=$("$triplet-objdump" -d "$run/basic" |
+	awk '/<(__)?getpid>:/ { m = 1 } m && /\tsvc\t/ { sub(":", "", $1); print "0x" $1; exit }')
+[ -n "$svc" ] || fail99 "no svc in getpid (objdump)"
+gdb_case svc <<EOF
+break *$svc
+run
+stepi
+printf "SVC pc=%#lx x0=%ld\n", \$pc, \$x0
+delete
+continue
+EOF
+out="$run/svc.out"
+pid=$(ground svc pid)
+after=$(printf '%#x' $((svc + 4)))
+if [ -n "$pid" ] && grep -q "SVC pc=$after x0=$pid\$" "$out"; then
+	ok "stepi over svc: pc = svc + 4, x0 = getpid() = $pid"
+else
+	not_ok "stepi over svc ($svc, pid $pid)" "$(grep -E 'SVC|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+if grep -q "exited normally" "$out" && ! grep -q "SIGTRAP" "$out"; then
+	ok "after the step over svc the program runs to its end, no SIGTRAP"
+else
+	not_ok "after the step over svc" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+
+# while-stepping across the same system call: a tracepoint on the
+# instruction before the svc, stepping 3 instructions (svc, ret, back in
+# main); every step, the one over svc included, is a frame, and none
+# stops the program.
+before=$(printf '%#x' $((svc - 4)))
+gdb_case ws <<EOF
+break main
+run
+trace *$before
+actions
+collect \$regs
+while-stepping 3
+collect \$regs
+end
+end
+tstart
+break checkpoint
+continue
+tstop
+tstatus
+tfind 0
+printf "WS0 pc=%#lx\n", \$pc
+tfind 2
+printf "WS2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+out="$run/ws.out"
+pid=$(ground ws pid)
+if grep -q "Collected 4 trace frames" "$out" && grep -q "WS0 pc=$before\$" "$out" &&
+   grep -q "WS2 pc=$after x0=$pid\$" "$out" && grep -q "exited normally" "$out"; then
+	ok "while-stepping over svc: 4 frames, the step past svc with x0 = getpid()"
+else
+	not_ok "while-stepping over svc" "$(grep -E 'WS[02]|Collected|signal|SIGTRAP|[Ee]rror' "$out" | head -n 6 | tr '\n' ' ')"
+fi
+
+# Hardware points (NT_ARM_HW_BREAK / NT_ARM_HW_WATCH): a hardware
+# breakpoint, a write watchpoint on `counter` (level3 adds to it) and a
+# read watchpoint on `set_me` (read by the printout after checkpoint);
+# aarch64 has read watchpoints, so gdb sends Z3 for them.
+gdb_case hw <<'EOF'
+break main
+run
+hbreak *square
+continue
+printf "HB pc=%#lx x0=%ld\n", $pc, $x0
+delete
+watch counter
+continue
+printf "WATCH counter=%d\n", counter
+delete
+rwatch set_me
+continue
+printf "RWATCH set_me=%d\n", set_me
+delete
+continue
+EOF
+square=$(ground hw square)
+out="$run/hw.out"
+if [ -n "$square" ] && grep -q "HB pc=$square x0=7\$" "$out"; then
+	ok "hbreak *square: stops there with x0 = 7"
+else
+	not_ok "hbreak *square ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+counter=$(ground hw counter)
+if [ -n "$counter" ] && grep -q "WATCH counter=$counter\$" "$out" &&
+   grep -q "New value = $counter" "$out"; then
+	ok "watch counter: stops when level3 writes $counter"
+else
+	not_ok "watch counter (the program says $counter)" \
+		"$(grep -E 'WATCH|New value|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+# "Value = " is printed when the watchpoint stops the program, not when
+# it is set.
+if grep -q "RWATCH set_me=7\$" "$out" && grep -q "^Value = 7" "$out"; then
+	ok "rwatch set_me: stops when the program reads it"
+else
+	not_ok "rwatch set_me" "$(grep -E 'RWATCH|atchpoint|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+if grep -q "exited normally" "$out"; then
+	ok "the program runs to its end after the hardware points"
+else
+	not_ok "the program runs to its end after the hardware points" "$(tail -n 3 "$out" | tr '\n' ' ')"
+fi
+
+# Tracepoints, once per strategy (one agent each): at square's first
+# instruction (`sub sp, sp, ...`: the arch boosts it) and at main's
+# `bl square` (simulated), both collecting the registers.  Each frame must
+# hold its probe's address and the argument, 7, in x0, each probe must hit
+# once, and the program must print what it prints untraced.
+bl=$("$triplet-objdump" -d "$run/basic" |
+	awk '/<main>:/ { m = 1 } m && /\tbl\t.*<square>/ { sub(":", "", $1); print "0x" $1; exit }')
+[ -n "$bl" ] || fail99 "no bl square in main (objdump)"
+for strat in step boost emulate auto; do
+	if [ "$strat" != step ]; then
+		end_agent
+		wait_agent "$strat"
+	fi
+	gdb_case "trace-$strat" <<EOF
+break main
+run
+trace *square
+actions
+collect \$regs
+end
+trace *$bl
+actions
+collect \$regs
+end
+tstart
+monitor probes
+break checkpoint
+continue
+tstop
+tstatus
+tfind tracepoint 2
+printf "TP2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+tfind tracepoint 3
+printf "TP3 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+	square=$(ground "trace-$strat" square)
+	out="$run/trace-$strat.out"
+	# How the agent runs each hit (monitor probes): forced by step and
+	# boost; emulate takes the arch's class (bl simulated, sub boosted);
+	# auto may boost a simulated form that writes more than the pc.
+	case $strat in
+	step|boost) want_sq=$strat want_bl=$strat ;;
+	emulate) want_sq=boost want_bl=emulate ;;
+	auto) want_sq=boost want_bl='[a-z]*' ;;
+	esac
+	got_bl=$(sed -n "s/^process [0-9]* $bl \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
+	if grep -q " $square $want_sq (" "$out" && grep -q " $bl $want_bl (" "$out"; then
+		ok "tracepoints ($strat): square's entry runs by $want_sq, the bl by $got_bl"
+	else
+		not_ok "tracepoints ($strat): strategies" "$(grep '^process' "$out" | tr '\n' ' ')"
+	fi
+	if [ -n "$square" ] && grep -q "TP2 pc=$square x0=7\$" "$out" &&
+	   grep -q "TP3 pc=$bl x0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
+		ok "tracepoints ($strat): square's entry and main's bl, one frame each, pc and x0 = 7"
+	else
+		not_ok "tracepoints ($strat) at square ($square) and bl ($bl)" \
+			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-trace-$strat.txt" &&
+	   grep -q "ground: done" "$run/ground-trace-$strat.txt"; then
+		ok "traced program ($strat) computes as untraced and runs to its end"
+	else
+		not_ok "traced program ($strat) runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+done
+end_agent
+
+# --- 5. power off ---------------------------------------------------------------
+waited=0
+while kill -0 "$qpid" 2>/dev/null && [ "$waited" -lt 600 ]; do
+	sleep 0.1
+	waited=$((waited + 1))
+done
+if grep -q "GUEST_EXIT rc=0" "$console" 2>/dev/null; then
+	ok "the guest ran its script and powered off"
+else
+	not_ok "guest exit" "$(tail -n 5 "$console" 2>/dev/null | tr '\n' ' ')"
+fi
+echo "1..$n"
+echo "# whole boot: $(($(date +%s) - start)) s"
+echo "check-cross: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
