@@ -29,6 +29,7 @@
 #include <sys/user.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 
 /* Large enough for every XSAVE component, AMX tiles included: the kernel
@@ -396,6 +397,7 @@ int regs_flush(struct thread *t)
 	size_t diff[3], ndiff = 0;
 
 	gpr_to_kernel(blk, &ur);
+	keeper_regs_set(t->tid, ur.rip, ur.rsp);
 	/* A probe hit changes one or two registers (pc, maybe rax or sp):
 	 * PTRACE_POKEUSER for each costs less than one PTRACE_SETREGS
 	 * (bench/ptrace-cost).  A thread leaving a jump pad gets them all. */
