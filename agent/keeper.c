@@ -86,18 +86,19 @@
 #define TRAP_FLAG 0x100
 #define PAD_DONE_VALUE 2
 
-struct kp_proc {
-	pid_t pid;		/* 0: free */
-	uint64_t handler;	/* the handler page, 0 if none */
-	bool tried;		/* keeper_install looked already */
-	uint64_t tramp;
-};
-
 struct kp_site {
 	pid_t pid;		/* 0: free */
 	uint32_t len;
 	uint64_t addr;
 	uint8_t saved[16], patch[16];
+};
+
+struct kp_proc {
+	pid_t pid;		/* 0: free */
+	uint64_t handler;	/* the handler page, 0 if none */
+	bool tried;		/* keeper_install looked already */
+	struct kp_site inject;	/* an injected system call's bytes */
+	uint64_t tramp;
 };
 
 struct kp_code {
@@ -335,6 +336,23 @@ void keeper_site_set(pid_t pid, uint64_t addr, const uint8_t *saved,
 	memcpy(s->saved, saved, len);
 	memcpy(s->patch, patch, len);
 	s->pid = pid;
+}
+
+void keeper_inject(pid_t pid, uint64_t addr, const uint8_t *saved,
+		   const uint8_t *patch, size_t len)
+{
+	struct kp_proc *kp;
+
+	if (!shm || !(kp = proc_of(pid, false)) || len > sizeof(kp->inject.saved))
+		return;
+	kp->inject.pid = 0;
+	if (!len)
+		return;
+	kp->inject.addr = addr;
+	kp->inject.len = (uint32_t)len;
+	memcpy(kp->inject.saved, saved, len);
+	memcpy(kp->inject.patch, patch, len);
+	kp->inject.pid = pid;
 }
 
 void keeper_site_clear(pid_t pid, uint64_t addr)
@@ -902,7 +920,12 @@ static void take_over_process(struct kp_proc *kp)
 			break;
 		sleep_ms(1);
 	}
-	/* 2. The text, the pads, the return addresses. */
+	/* 2. The text, the pads, the return addresses.  An injected system
+	 * call's bytes first: what it saved may be a site's patch. */
+	if (kp->inject.pid == pid && restore_site(fd, &kp->inject) > 0)
+		log_always("keeper: process %d: the agent died while a thread ran "
+			   "an injected system call at 0x%llx: its registers are lost",
+			   pid, (unsigned long long)kp->inject.addr);
 	for (int i = 0; i < KP_SITES; i++)
 		if (shm->sites[i].pid == pid && restore_site(fd, &shm->sites[i]) > 0)
 			restored++;

@@ -36,6 +36,10 @@ void keeper_process_exec(pid_t pid);
 void keeper_site_set(pid_t pid, uint64_t addr, const uint8_t *saved,
 		     const uint8_t *patch, size_t len);
 void keeper_site_clear(pid_t pid, uint64_t addr);
+/* The instruction written over a thread's pc to make it run a system
+ * call (it may cover a site's bytes: restored first); len 0 when gone. */
+void keeper_inject(pid_t pid, uint64_t addr, const uint8_t *saved,
+		   const uint8_t *patch, size_t len);
 
 /* Code of ours in the XOL areas a thread may stand in. */
 enum keeper_code_kind {

@@ -628,8 +628,11 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 		return -errno;
 	if (mem_read_raw(t->proc, saved.rip, code, 2) != 2)
 		return -EFAULT;
-	if (mem_write_raw(t->proc, saved.rip, syscall_insn, 2) != 2)
+	keeper_inject(t->proc->pid, saved.rip, code, syscall_insn, 2);
+	if (mem_write_raw(t->proc, saved.rip, syscall_insn, 2) != 2) {
+		keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
 		return -EFAULT;
+	}
 	r = saved;
 	r.rax = nr;
 	r.orig_rax = -1;
@@ -669,6 +672,7 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 	*ret = (long)r.rax;
 out:
 	mem_write_raw(t->proc, saved.rip, code, 2);
+	keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved) < 0 && !err)
 		err = -errno;
 	regs_invalidate(t);

@@ -104,7 +104,7 @@ def gdb_script(n, strategy, g, go):
     threads after each hit of `work`."""
     path = os.path.join(WORK, "gdb%d.cmd" % n)
     with open(path, "w") as f:
-        f.write("set pagination off\nset confirm off\nset sysroot /\n"
+        f.write("set pagination off\nset confirm off\nset sysroot /\nset remotetimeout 30\n"
                 "target remote | %s --quiet %s--tp-strategy=%s - %s %s %s %d\n"
                 "trace work\nactions\nwhile-stepping 4\ncollect $rip\nend\nend\n"
                 "trace leaf\nactions\ncollect $regs\nend\n"
