@@ -473,6 +473,9 @@ int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 	struct hw_point *h;
 	enum hw_kind kind = slot_kind(type);
 
+	/* Points that would be accepted and never fire are refused. */
+	if (hw_available() == -ENODEV)
+		return -ENODEV;
 	if (kind == HW_READ && !hw_can_read_watch(p))
 		return -ENOTSUP;
 	if (type == RSP_POINT_HW_BREAK)

@@ -1029,16 +1029,18 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 				return;
 			}
 		}
-	} else if (insert && hw_available() == -ENODEV) {
-		rsp_buf_put_error(reply, "hardware breakpoints and watchpoints "
-				  "do not fire on this machine");
-		return;
 	} else {
 		err = insert ? hw_insert(p, type, addr, req->u.point.kind)
 			     : hw_remove(p, type, addr, req->u.point.kind);
 	}
 	if (err == -ENOSPC) {
 		rsp_buf_put_error(reply, "no free hardware debug register");
+		return;
+	}
+	if (err == -ENODEV) {
+		rsp_buf_put_error(reply, "hardware breakpoints and watchpoints do not "
+				  "fire on this machine; use software watchpoints "
+				  "(set can-use-hw-watchpoints 0) and breakpoints");
 		return;
 	}
 	if (err < 0) {

@@ -168,7 +168,8 @@ static int open_file(struct elfsym_file *f, const char *path, bool need_syms,
 	}
 	/* one entry per address, the first name listed wins; the others
 	 * are its aliases */
-	qsort(f->syms, f->nsyms, sizeof(*f->syms), by_addr);
+	if (f->nsyms)	/* a stripped file may have no table at all */
+		qsort(f->syms, f->nsyms, sizeof(*f->syms), by_addr);
 	for (size_t i = 0; i < f->nsyms; i++) {
 		if (out && f->syms[out - 1].addr == f->syms[i].addr) {
 			struct elfsym *keep = &f->syms[out - 1];

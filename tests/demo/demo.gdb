@@ -9,9 +9,16 @@ backtrace 2
 info threads
 echo \n### watch the global as threads update it\n
 delete
-watch revenue_cents
-continue
-continue
+python
+# Some virtual machines never fire the debug registers; the agent then
+# refuses hardware watchpoints, and the demo goes on without this part.
+try:
+    gdb.execute("watch revenue_cents")
+    gdb.execute("continue")
+    gdb.execute("continue")
+except gdb.error as e:
+    print("(skipped: %s)" % str(e).splitlines()[0])
+end
 delete
 echo \n### trace every order without stopping the program: the agent collects\n
 trace process_order
