@@ -1085,7 +1085,6 @@ enum wait_outcome inferior_status(pid_t tid, int status)
 	struct stop_event ev;
 	int sig;
 
-	keeper_reaped(tid, status);
 	if (!t) {
 		if (norphans < MAX_ORPHANS) {
 			orphans[norphans].tid = tid;

@@ -112,9 +112,6 @@ struct kp_code {
 struct kp_thread {
 	pid_t tid;		/* 0: free, -1: deleted */
 	pid_t pid;		/* for the return addresses (0: unknown) */
-	uint32_t reap_seq;	/* statuses taken */
-	int32_t last_status;
-	uint32_t set_seq;	/* reap_seq when registers were last written */
 	bool set_valid;
 	uint64_t set_pc, set_sp;
 	uint64_t scratch_saved;
@@ -412,16 +409,6 @@ static struct kp_thread *thread_rec(pid_t tid, bool add)
 	return free_one;
 }
 
-void keeper_reaped(pid_t tid, int status)
-{
-	struct kp_thread *r;
-
-	if (!shm || !(r = thread_rec(tid, true)))
-		return;
-	r->last_status = status;
-	r->reap_seq++;
-}
-
 void keeper_regs_set(pid_t tid, uint64_t pc, uint64_t sp)
 {
 	struct kp_thread *r;
@@ -431,7 +418,6 @@ void keeper_regs_set(pid_t tid, uint64_t pc, uint64_t sp)
 	r->set_valid = false;
 	r->set_pc = pc;
 	r->set_sp = sp;
-	r->set_seq = r->reap_seq;
 	r->set_valid = true;
 }
 
@@ -790,21 +776,23 @@ static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
  */
 static bool after_trap(const struct kt *t)
 {
-	/* A thread we kicked stopped for our SIGTRAP, or for a trap whose
-	 * own SIGTRAP merged with ours: only the agent's record tells. */
 	if ((t->exit_code & 0xffff) == SIGTRAP && !t->kicked)
 		return true;	/* a trap the agent never took */
 	if (t->exit_code && !t->kicked)
-		return false;	/* some other stop the agent never took */
+		return false;	/* some other stop the agent never took: the
+				 * thread ran here, resumed by the agent */
+	/*
+	 * A stop the agent took, or one for our kick (a trap's SIGTRAP may
+	 * have merged with it).  The agent's record of what it waited for
+	 * cannot tell: it may die after the kernel handed it a status and
+	 * before it wrote that down.  What tells is the registers the agent
+	 * wrote last: a thread it resumed after running the instruction
+	 * stands at exactly that pc and sp; one after a trap has the sp it
+	 * had before the instruction.  Only a one-byte instruction that
+	 * leaves sp alone is ambiguous (see doc/keeper.md).
+	 */
 	struct kp_thread *r = thread_rec(t->tid, false);
-	if (!r)
-		return true;
-	if (!WIFSTOPPED(r->last_status) || WSTOPSIG(r->last_status) != SIGTRAP ||
-	    (r->last_status >> 16))
-		return false;	/* not a trap: pc is where the thread was */
-	/* Registers written since the trap was taken, and still there. */
-	if (r->set_valid && r->set_seq == r->reap_seq && r->set_pc == t->pc &&
-	    r->set_sp == t->sp)
+	if (r && r->set_valid && r->set_pc == t->pc && r->set_sp == t->sp)
 		return false;
 	return true;
 }

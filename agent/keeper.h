@@ -54,9 +54,8 @@ void keeper_code(pid_t pid, enum keeper_code_kind kind, uint64_t at,
 		 uint64_t addr, unsigned int insn_len, unsigned int xol_len,
 		 int scratch, unsigned int aux);
 
-/* Per thread: a wait status the agent took, registers it is about to
- * write, the scratch register's value before a stepped slot. */
-void keeper_reaped(pid_t tid, int status);
+/* Per thread: registers the agent is about to write, the scratch
+ * register's value before a stepped slot. */
 void keeper_regs_set(pid_t tid, uint64_t pc, uint64_t sp);
 void keeper_step(pid_t tid, uint64_t scratch_saved);
 void keeper_thread_gone(pid_t tid);
