@@ -1840,7 +1840,9 @@ void inferior_kill_all_for_exit(void)
 		if (agent.running)
 			stop_all(NULL);
 		agent.running = false;
-		if (p->attached)
+		/* As gdbserver: a program the agent started dies with the
+		 * session, unless the client asked it to run on. */
+		if (p->attached || agent.detach_on_close)
 			inferior_detach(p);
 		else
 			inferior_kill(p);
