@@ -7,6 +7,12 @@ file's (read from /proc/PID/mem while the program still waits to exit).
 chaos.py PT AGENT TARGET WORKDIR KILLS SEED: KILLS kills spread over the
 strategies and over programs started by the agent and attached to.
 Prints one line per kill and a summary; exits 1 if any run failed.
+
+With CHAOS_SSHD (an sshd command line that stays in the foreground) and
+CHAOS_SSH (the ssh command that reaches it), the agent runs through ssh
+and what is killed is the ssh connection, not the agent: chaos.py starts
+the sshd itself, so that the programs the remote agent started come to it
+when the agent exits.
 """
 import concurrent.futures
 import ctypes
@@ -27,6 +33,8 @@ PROBES = ["-e", "work args=2", "-e", "work%return", "-e", "leaf", "-e", "bump"]
 STRATEGIES = os.environ.get("CHAOS_STRATEGIES", "step boost emulate pad auto").split()
 TIMEOUT = 60
 JOBS = int(os.environ.get("CHAOS_JOBS", "2"))
+SSHD = os.environ.get("CHAOS_SSHD")
+SSH = os.environ.get("CHAOS_SSH")
 
 PR_SET_CHILD_SUBREAPER = 36
 libc = ctypes.CDLL(None, use_errno=True)
@@ -119,6 +127,8 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     out = os.path.join(WORK, "out%d" % n)
     log = open(os.path.join(WORK, "log%d" % n), "w")
     agent = "%s --quiet %s--tp-strategy=%s -" % (AGENT, os.environ.get("CHAOS_AGENT_OPTS", ""), strategy)
+    if SSH:
+        agent = SSH + " " + agent
     prog = None
     outf = open(out, "w")
     if attach:
@@ -151,9 +161,12 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     else:
         open(go + ".start", "w").close()
         # The program's stdout is the agent's stderr (stdio transport).
+        # Over ssh, stdout goes to a file: the connection that drops
+        # takes the agent's stderr with it.
         rec = subprocess.Popen([PT, "record", "-q", "-o", os.path.join(WORK, "t%d" % n),
-                                "--agent", agent] + PROBES + ["--", TARGET, g, go, str(ROUNDS)],
-                               stdout=log, stderr=outf)
+                                "--agent", agent] + PROBES +
+                               ["--", TARGET, g, go, str(ROUNDS)] + ([out] if SSH else []),
+                               stdout=log, stderr=log if SSH else outf)
         wait_for(lambda: any(l.startswith("pid") for l in ground_lines(g)) or
                  rec.poll() is not None, "pid")
         if not any(l.startswith("pid") for l in ground_lines(g)):
@@ -162,6 +175,9 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
         pid = int([l for l in ground_lines(g) if l.startswith("pid")][0].split()[1])
     wait_for(lambda: "running" in ground_lines(g) or rec.poll() is not None, "running")
     tracer = int(proc_status(pid).get("TracerPid", "0"))
+    if SSH:
+        # The recorder's ssh client: the connection, not the agent.
+        tracer = ssh_client_of(rec.pid)
     time.sleep(rnd.uniform(0, 0.25))
     killed = False
     if tracer:
@@ -188,7 +204,8 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
                             (len(diff), TEXT_ADDR + diff[0]))
     open(go + ".exit", "w").close()
     try:
-        wait_for(lambda: pid in statuses, "the program's exit")
+        wait_for(lambda: pid in statuses or (prog is not None and prog.poll() is not None),
+                 "the program's exit")
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         problems.append(str(e) + " (state %s)" % proc_status(pid).get("State"))
         try:
@@ -196,6 +213,9 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
         except ProcessLookupError:
             pass
     st = statuses.pop(pid, None)
+    if st is None and prog is not None and prog.returncode is not None:
+        # Popen.poll() took it first.
+        st = prog.returncode << 8 if prog.returncode >= 0 else -prog.returncode
     if st is not None:
         if os.WIFSIGNALED(st):
             problems.append("killed by signal %d" % os.WTERMSIG(st))
@@ -211,11 +231,42 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     # What the program printed: in its ground file, and on its stdout
     # when the test started it (the agent relays a started program's).
     got = [l for l in ground_lines(g) if l.startswith("result")]
-    if attach:
+    if attach or SSH:
         got += [l for l in open(out).read().splitlines() if l.startswith("result")]
-    if got != [want_out.strip()] * (2 if attach else 1):
+    if got != [want_out.strip()] * (2 if attach or SSH else 1):
         problems.append("output %r, expected %r" % (got, want_out.strip()))
     return killed, problems
+
+
+def ssh_client_of(pid):
+    """The ssh process among the descendants of `pid` (0 if none): the
+    recorder runs the agent command through sh."""
+    try:
+        kids = open("/proc/%d/task/%d/children" % (pid, pid)).read().split()
+    except OSError:
+        return 0
+    for k in map(int, kids):
+        try:
+            if open("/proc/%d/comm" % k).read().strip() == "ssh":
+                return k
+        except OSError:
+            continue
+        found = ssh_client_of(k)
+        if found:
+            return found
+    return 0
+
+
+def start_sshd():
+    """Starts CHAOS_SSHD as our child and waits until ssh gets through."""
+    sshd = subprocess.Popen(SSHD.split(), stdin=subprocess.DEVNULL)
+    end = time.monotonic() + 20
+    while subprocess.run(SSH.split() + ["true"], stdin=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL).returncode != 0:
+        if sshd.poll() is not None or time.monotonic() > end:
+            raise SystemExit("Bail out! sshd did not come up")
+        time.sleep(0.1)
+    return sshd
 
 
 def run(n, want_out, want_status):
@@ -224,6 +275,8 @@ def run(n, want_out, want_status):
     # round in five) under gdb with while-stepping.
     strategy = STRATEGIES[n % len(STRATEGIES)]
     mode = (0, 1, 0, 1, 2)[n // len(STRATEGIES) % 5]
+    if SSH:
+        mode = n // len(STRATEGIES) % 2    # no gdb over ssh here
     attach, use_gdb = mode == 1, mode == 2
     what = "%s %s" % (["started", "attached", "gdb while-stepping"][mode], strategy)
     try:
@@ -236,6 +289,7 @@ def run(n, want_out, want_status):
 
 def main():
     want_out, want_status = untraced()
+    sshd = start_sshd() if SSHD else None
     fails = kills = 0
     start = time.monotonic()
     # Two at a time: each run mostly waits (start-up, the random delay).
@@ -259,6 +313,9 @@ def main():
             sys.stdout.flush()
     print("1..%d" % KILLS)
     print("# %d kills, %d failures, %.0f s" % (kills, fails, time.monotonic() - start))
+    if sshd:
+        sshd.terminate()
+        sshd.wait()
     return 1 if fails else 0
 
 

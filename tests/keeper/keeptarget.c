@@ -1,12 +1,14 @@
 /*
  * keeptarget.c - the program the keeper's chaos test traces.
  *
- * keeptarget GROUND GO N: eight threads each make N rounds of calls to
+ * keeptarget GROUND GO N [OUT]: eight threads each make N rounds of calls to
  * the probed functions, then the program writes "calls done" to GROUND
  * and waits for the file GO.exit before it prints its result and exits
  * with status 7: the test reads its text meanwhile.  It starts calling
  * only once GO.start exists (the test attaches first).  The result
  * depends on every call having run exactly once with the right values.
+ * With OUT, stdout goes to that file: over ssh, a connection that drops
+ * takes the program's stdout with it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -66,10 +68,12 @@ int main(int argc, char **argv)
 	pthread_t th[THREADS];
 	unsigned long sum = 0;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: keeptarget GROUND GO N\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: keeptarget GROUND GO N [OUT]\n");
 		return 2;
 	}
+	if (argc == 5 && !freopen(argv[4], "w", stdout))
+		return 2;
 	ground = fopen(argv[1], "w");
 	if (!ground)
 		return 2;
