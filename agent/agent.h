@@ -291,6 +291,7 @@ struct agent {
 	struct stop_event last_stop;
 	bool have_last_stop;
 	bool exit_after_reply;
+	bool detach_on_close;		/* Qprobe.detachonclose:1 */
 	int listen_port;
 
 	/* qfThreadInfo iteration */

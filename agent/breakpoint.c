@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 #include "protocol/ax.h"
 
@@ -71,8 +72,10 @@ int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
 		free(b);
 		return n < 0 ? (int)n : -EIO;
 	}
+	keeper_site_set(p->pid, addr, b->saved, arch->bp_insn, b->len);
 	n = mem_write_raw(p, addr, arch->bp_insn, b->len);
 	if (n != (ssize_t)b->len) {
+		keeper_site_clear(p->pid, addr);
 		free(b);
 		return n < 0 ? (int)n : -EIO;
 	}
@@ -101,6 +104,7 @@ int bp_remove(struct process *p, uint64_t addr)
 		return 0;
 	bp_unlink(p, b);
 	ssize_t n = mem_write_raw(p, addr, b->saved, b->len);
+	keeper_site_clear(p->pid, addr);
 	conds_free(b);
 	free(b);
 	debug("breakpoint at %#llx removed", (unsigned long long)addr);
@@ -124,10 +128,12 @@ int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len)
 		return -EINVAL;
 	if (mem_read_raw(p, addr + bl, b->saved + bl, len - bl) != (ssize_t)(len - bl))
 		return -EIO;
+	keeper_site_set(p->pid, addr, b->saved, code, len);
 	if (mem_write_raw(p, addr + bl, code + bl, len - bl) != (ssize_t)(len - bl))
 		return -EIO;
 	if (mem_write_raw(p, addr, code, bl) != (ssize_t)bl) {
 		mem_write_raw(p, addr + bl, b->saved + bl, len - bl);
+		keeper_site_set(p->pid, addr, b->saved, agent.arch->bp_insn, bl);
 		return -EIO;
 	}
 	memcpy(b->patch, code, len);
@@ -150,6 +156,7 @@ int bp_unpatch(struct process *p, uint64_t addr)
 		return -EIO;
 	b->len = bl;
 	b->patched = false;
+	keeper_site_set(p->pid, addr, b->saved, arch->bp_insn, bl);
 	return 0;
 }
 
@@ -311,6 +318,8 @@ int bp_clone_all(struct process *from, struct process *to)
 		cb->cond_probe = NULL;
 		cb->conds = NULL;
 		cb->nconds = 0;
+		keeper_site_set(to->pid, cb->addr, cb->saved,
+				cb->patched ? cb->patch : agent.arch->bp_insn, cb->len);
 		cb->next = to->breakpoints;
 		to->breakpoints = cb;
 		if (!b->nconds)
@@ -336,6 +345,7 @@ void bp_remove_all(struct process *p)
 		struct sw_breakpoint *b = p->breakpoints;
 		p->breakpoints = b->next;
 		mem_write_raw(p, b->addr, b->saved, b->len);
+		keeper_site_clear(p->pid, b->addr);
 		conds_free(b);
 		free(b);
 	}

@@ -438,6 +438,14 @@ static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_buf_puts(reply, "OK");
 }
 
+/* The recorder's connection may drop (an ssh link to a board): the
+ * programs it records must not die with it. */
+static void h_detach_on_close(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.detach_on_close = req->u.flag;
+	rsp_buf_puts(reply, "OK");
+}
+
 static void h_vstopped(struct rsp_request *req, struct rsp_buf *reply)
 {
 	server_next_stop(reply, true);
@@ -1112,6 +1120,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_FULL_WAIT] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
 	[RSP_REQ_NONSTOP] = h_nonstop,
+	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = h_detach_on_close,
 	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,
 	[RSP_REQ_PROGRAM_SIGNALS] = h_program_signals,
 	[RSP_REQ_THREAD_EVENTS] = h_thread_events,

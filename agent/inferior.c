@@ -48,6 +48,7 @@
 #include <linux/ptrace.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 #include "agent/regblock.h"
 
@@ -166,6 +167,7 @@ static void thread_remove(struct thread *t)
 	if (agent.thread_iter == t)
 		agent.thread_iter = NULL;
 	debug("thread %d removed", t->tid);
+	keeper_thread_gone(t->tid);
 	ret_thread_free(t);
 	free(t->regcache);
 	free(t);
@@ -181,6 +183,7 @@ static struct process *process_add(pid_t pid, bool attached)
 	p->pid = pid;
 	p->attached = attached;
 	p->mem_fd = -1;
+	keeper_process_add(pid);
 	for (tail = &agent.processes; *tail; tail = &(*tail)->next)
 		;
 	*tail = p;
@@ -191,6 +194,7 @@ static struct process *process_add(pid_t pid, bool attached)
 static void forget_probes(struct process *p)
 {
 	trace_drain(false);	/* the pads' records are in the agent's memory */
+	keeper_process_exec(p->pid);
 	while (p->probes) {
 		struct probe *pr = p->probes;
 		p->probes = pr->next;
@@ -205,6 +209,7 @@ static void forget_probes(struct process *p)
 
 void process_free(struct process *p)
 {
+	keeper_process_gone(p->pid);
 	thread_db_forget(p->pid);
 	trace_process_gone(p);
 	for (struct process **pp = &agent.processes; *pp; pp = &(*pp)->next) {
@@ -1639,8 +1644,8 @@ int inferior_start(char **argv, struct process **out)
 	 * forks (a .bashrc read because sshd started us) must not leave
 	 * traced children stopped behind. */
 	ptrace(PTRACE_SETOPTIONS, pid, NULL,
-	       (void *)(long)(execs > 1 ? PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL
-				       : TRACE_OPTIONS | PTRACE_O_EXITKILL));
+	       (void *)(long)(execs > 1 ? PTRACE_O_TRACEEXEC | keeper_exitkill()
+				       : TRACE_OPTIONS | keeper_exitkill()));
 	/* Skip the wrapper's and the shell's own execs. */
 	for (int i = 1; i < execs; i++) {
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
@@ -1660,11 +1665,12 @@ int inferior_start(char **argv, struct process **out)
 
 	if (execs > 1)
 		ptrace(PTRACE_SETOPTIONS, pid, NULL,
-		       (void *)(long)(TRACE_OPTIONS | PTRACE_O_EXITKILL));
+		       (void *)(long)(TRACE_OPTIONS | keeper_exitkill()));
 	struct process *p = process_add(pid, false);
 	thread_add(p, pid);
 	mem_open(p);
 	p->features = regs_detect_features(pid);
+	keeper_install(p);
 	log_user("Process %s created; pid = %d", argv[0], pid);
 	*out = p;
 	return 0;
@@ -1726,6 +1732,7 @@ int inferior_attach(pid_t pid, struct process **out)
 	} while (found);
 	mem_open(p);
 	p->features = regs_detect_features(pid);
+	keeper_install(p);
 	log_user("Attached; pid = %d", pid);
 	*out = p;
 	return 0;
@@ -1833,7 +1840,9 @@ void inferior_kill_all_for_exit(void)
 		if (agent.running)
 			stop_all(NULL);
 		agent.running = false;
-		if (p->attached)
+		/* As gdbserver: a program the agent started dies with the
+		 * session, unless the client asked it to run on. */
+		if (p->attached || agent.detach_on_close)
 			inferior_detach(p);
 		else
 			inferior_kill(p);

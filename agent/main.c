@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 
 struct agent agent;
@@ -55,7 +56,7 @@ static void usage(FILE *out)
 "                     (default: on)\n"
 "  --debug[=DOMAINS]  debug output on stderr; DOMAINS is a comma-separated\n"
 "                     list of agent,rsp,server,inferior,regs,mem,break,xfer,\n"
-"                     vfile,tp,xol,pad,arch,hot, or all (the default)\n"
+"                     vfile,tp,xol,pad,arch,hot,keeper, or all (the default)\n"
 "  --remote-debug     print every packet on stderr\n"
 "  --tp-strategy=S    how tracepoint hits run the displaced instruction:\n"
 "                     auto (default: the fastest the instruction allows),\n"
@@ -262,6 +263,7 @@ int main(int argc, char **argv)
 	int err;
 
 	parse_args(argc, argv);
+	keeper_start();
 	agent.arch = arch_host();
 	agent.ptrace = &ptrace_arch_host;
 	rsp_buf_init(&agent.reply);

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 
 /* The table: entries of 1 KiB (the XSAVE image up to AVX is 832 bytes). */
@@ -447,6 +448,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		return m;
 	}
 	memset(site + m, arch->bp_insn[0], inlen - m);
+	keeper_code(p->pid, KEEPER_PAD, at + trap_off, pr->addr, 0, 0, -1, OFF_READY);
 	err = bp_patch(p, pr->addr, site, inlen);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot write the jump at 0x%llx: %s",

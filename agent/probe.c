@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 
 static const char *const strategy_names[] = {
@@ -98,6 +99,8 @@ static int prepare_slot(struct probe *pr, enum arch_strategy s)
 		return n;
 	if (mem_write_raw(pr->proc, pr->slot, code, n) != n)
 		return -EIO;
+	keeper_code(pr->proc->pid, KEEPER_STEP, pr->slot, pr->addr, pr->insn.len,
+		    pr->xol.insn_len, pr->xol.step ? pr->xol.scratch_gpr : -1, 0);
 	pr->strategy = pr->xol.step ? ARCH_STEP : ARCH_BOOST;
 	return 0;
 }
@@ -149,6 +152,7 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 			 (unsigned long long)addr);
 		return -EFAULT;
 	}
+	keeper_install(p);	/* after an exec: the handler went with it */
 	pr = calloc(1, sizeof(*pr));
 	if (!pr)
 		return -ENOMEM;
@@ -313,6 +317,7 @@ int probe_execute(struct probe *pr, struct thread *t)
 	t->step_xol = pr->xol;
 	if (pr->xol.scratch_gpr >= 0) {
 		t->step_xol.scratch_saved = g.gpr[pr->xol.scratch_gpr];
+		keeper_step(t->tid, t->step_xol.scratch_saved);
 		g.gpr[pr->xol.scratch_gpr] = pr->xol.scratch_value;
 	}
 	g.pc = pr->slot;

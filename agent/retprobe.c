@@ -53,6 +53,7 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 
 /* Tracepoint numbers are 1..0x7fff (int16 in frames). */
@@ -137,6 +138,23 @@ static bool holds_tramp(struct process *p, uint64_t slot)
 	uint64_t v;
 
 	return read_word(p, slot, &v) && v == p->ret_tramp;
+}
+
+/* The keeper's copy of t's entries (keeper.c), after every change. */
+static void mirror(struct thread *t)
+{
+	struct ret_stack *rs = t->ret;
+	size_t n = rs ? rs->n : 0;
+	uint64_t slots[64], rets[64];
+	size_t from = n > 64 ? n - 64 : 0;
+
+	if (!keeper_active())
+		return;
+	for (size_t i = from; i < n; i++) {
+		slots[i - from] = rs->e[i].slot;
+		rets[i - from] = rs->e[i].ret;
+	}
+	keeper_ret_set(t->proc->pid, t->tid, n - from, slots, rets);
 }
 
 static void drop(struct ret_stack *rs, size_t i)
@@ -249,6 +267,7 @@ int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 			return -EIO;
 		}
 		p->ret_tramp = slot;
+		keeper_code(p->pid, KEEPER_TRAMP, slot, 0, 0, 0, -1, 0);
 		debug("return trampoline at %#" PRIx64 " in %d", slot, p->pid);
 	}
 	if (!p->ret_unwind) {
@@ -337,6 +356,9 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 				 "[sp] = 0x%" PRIx64 " is not a return address", func, ret);
 			return -EINVAL;
 		}
+		/* The keeper knows the real address before the stack
+		 * holds the trampoline's. */
+		keeper_ret_push(p->pid, t->tid, sp, ret);
 		if (mem_write(p, sp, &p->ret_tramp, 8) != 8) {
 			snprintf(why, whylen, "cannot write the stack at 0x%" PRIx64, sp);
 			return -EFAULT;
@@ -351,6 +373,7 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 		rs->cap = cap;
 	}
 	rs->e[rs->n++] = (struct ret_entry){ sp, ret, now_ns(), func, run };
+	mirror(t);
 	return 0;
 }
 
@@ -398,6 +421,9 @@ static int do_return(struct thread *t, bool record)
 		if (record)
 			trace_return(t, e.func, e.run, now - e.entry_ns);
 	}
+	/* The keeper's copy keeps the entries until the next change: the
+	 * new pc is not written yet, and a thread that stays on the
+	 * trampoline must still find its return address there. */
 	if (record)
 		trace_after_hit();
 	return 0;
@@ -488,6 +514,7 @@ void ret_resume(struct thread *t)
 		/* The frame is gone (gdb's return, jump): so is the entry. */
 		drop(rs, i);
 	}
+	mirror(t);
 }
 
 /* --- putting real addresses back --------------------------------------- */
@@ -542,6 +569,7 @@ static void restore_thread(struct thread *t)
 				 t->tid, e->slot);
 	}
 	rs->n = 0;
+	mirror(t);
 }
 
 void ret_restore_process(struct process *p)

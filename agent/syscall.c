@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 #include "agent/regblock.h"
 
@@ -81,8 +82,14 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 		return -ENOMEM;
 	memcpy(saved, blk, size);
 	pc = regblock_get(arch, blk, arch->pc_regnum);
-	if (mem_read_raw(t->proc, pc, code, abi->insn_len) != (ssize_t)abi->insn_len ||
-	    mem_write_raw(t->proc, pc, abi->insn, abi->insn_len) != (ssize_t)abi->insn_len) {
+	if (mem_read_raw(t->proc, pc, code, abi->insn_len) != (ssize_t)abi->insn_len) {
+		err = -EFAULT;
+		goto out;
+	}
+	/* The keeper puts the bytes back if the agent dies meanwhile. */
+	keeper_inject(t->proc->pid, pc, code, abi->insn, abi->insn_len);
+	if (mem_write_raw(t->proc, pc, abi->insn, abi->insn_len) != (ssize_t)abi->insn_len) {
+		keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
 		err = -EFAULT;
 		goto out;
 	}
@@ -102,8 +109,10 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 	}
 	*ret = signed_value(abi->ret_regnum, regblock_get(arch, blk, abi->ret_regnum));
 out:
-	if (patched)
+	if (patched) {
 		mem_write_raw(t->proc, pc, code, abi->insn_len);
+		keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
+	}
 	/* The thread's registers as they were, the number of a system call
 	 * it was stopped in included. */
 	regs_invalidate(t);

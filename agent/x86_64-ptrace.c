@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 #include "agent/ptrace-arch.h"
 
@@ -379,6 +380,7 @@ static int x86_64_flush(struct thread *t)
 	size_t diff[3], ndiff = 0;
 
 	gpr_to_kernel(blk, &ur);
+	keeper_regs_set(t->tid, ur.rip, ur.rsp);
 	/* A probe hit changes one or two registers (pc, maybe rax or sp):
 	 * PTRACE_POKEUSER for each costs less than one PTRACE_SETREGS
 	 * (bench/ptrace-cost).  A thread leaving a jump pad gets them all. */

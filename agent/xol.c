@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -132,6 +133,8 @@ static struct xol_area *xol_map(struct process *p, uint64_t near)
 	p->xol_areas = a;
 	debug("area at %#llx in %d (for %#llx)", (unsigned long long)where, p->pid,
 	      (unsigned long long)near);
+	if (keeper_install(p) < 0)
+		debug("no keeper handler in %d", p->pid);
 	return a;
 }
 

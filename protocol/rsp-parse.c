@@ -1531,6 +1531,8 @@ static const struct rsp_packet_def rsp_packets[] = {
 	    "malformed qprobe.frames packet: expected qprobe.frames:<hex max bytes>"),
 	PKT("Qprobe.fullwait:", RSP_REQ_PROBE_FULL_WAIT, 0, rsp_parse_flag,
 	    "malformed Qprobe.fullwait packet: expected Qprobe.fullwait:0 or 1"),
+	PKT("Qprobe.detachonclose:", RSP_REQ_PROBE_DETACH_ON_CLOSE, 0, rsp_parse_flag,
+	    "malformed Qprobe.detachonclose packet: expected Qprobe.detachonclose:0 or 1"),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1670,6 +1672,7 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_TSAVE] = "QTSave",
 	[RSP_REQ_PROBE_FRAMES] = "qprobe.frames",
 	[RSP_REQ_PROBE_FULL_WAIT] = "Qprobe.fullwait",
+	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = "Qprobe.detachonclose",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 

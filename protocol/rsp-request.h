@@ -134,6 +134,10 @@ enum rsp_req_kind {
 				 * own: 1 = a full buffer makes hitting
 				 * threads wait for the stream to make room,
 				 * 0 = it stops the run, gdb's way) */
+	RSP_REQ_PROBE_DETACH_ON_CLOSE, /* Qprobe.detachonclose:0|1: u.flag
+				 * (the agent's own: 1 = when the connection
+				 * drops, every program runs on, restored,
+				 * the ones the agent started included) */
 	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
 				   qRelocInsn:from;to request): u.reloc_len */
 

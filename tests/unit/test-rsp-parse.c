@@ -320,6 +320,7 @@ static void describe(const struct rsp_request *req, struct text *t)
 	case RSP_REQ_TDISCONNECTED:
 	case RSP_REQ_TBUFFER_CIRCULAR:
 	case RSP_REQ_PROBE_FULL_WAIT:
+	case RSP_REQ_PROBE_DETACH_ON_CLOSE:
 		add(t, " flag=%d", req->u.flag);
 		break;
 	case RSP_REQ_TBUFFER_SIZE:
@@ -652,6 +653,8 @@ static const struct row valid_rows[] = {
 	R("qprobe.frames:3ff0", "qprobe.frames max=3ff0"),
 	R("Qprobe.fullwait:1", "Qprobe.fullwait flag=1"),
 	R("Qprobe.fullwait:0", "Qprobe.fullwait flag=0"),
+	R("Qprobe.detachonclose:1", "Qprobe.detachonclose flag=1"),
+	R("Qprobe.detachonclose:0", "Qprobe.detachonclose flag=0"),
 };
 
 /* Packets we must not claim to support: gdb needs the empty reply. */
@@ -910,6 +913,8 @@ static const struct row invalid_rows[] = {
 	R("Qprobe.fullwait:", "invalid"),
 	R("Qprobe.fullwait:2", "invalid"),
 	R("Qprobe.fullwait:10", "invalid"),
+	R("Qprobe.detachonclose:", "invalid"),
+	R("Qprobe.detachonclose:yes", "invalid"),
 	R("qTBuffer:0,", "invalid"),
 	R("QTSave:", "invalid"),
 	R("QTSave:2f7", "invalid"),

@@ -1,0 +1,1105 @@
+/*
+ * keeper.c - a process that outlives the agent and puts the traced
+ * programs back as they were.
+ *
+ * The agent changes the programs it traces: breakpoints and jump pads in
+ * their text, threads moved into XOL slots and pads, return addresses
+ * swapped for a trampoline.  If the agent dies without undoing that (a
+ * SIGKILL, the OOM killer, a crash, sshd killing it), the programs die of
+ * a SIGTRAP or run into code that is no longer right.  The keeper is forked
+ * at start-up (twice, so it is not the agent's child and the agent's
+ * waits never see it) and PTRACE_SEIZEs the agent with PTRACE_O_TRACEEXIT.
+ * However the agent dies, the keeper then gets its exit stop, and that stop
+ * comes before the kernel lets the agent's tracees go: while the keeper
+ * holds it, every thread of the programs that is in a ptrace stop stays
+ * there, and one that traps on a breakpoint stops too.
+ *
+ * In that window the keeper (see keeper_take_over):
+ *   1. makes the threads that run stop (a SIGTRAP it queues, marked with
+ *      a magic value: a traced thread stops for it, it is not delivered);
+ *   2. writes the program's bytes back over every patched site, turns each
+ *      pad's trap into a plain store (threads in a pad run through it),
+ *      and puts every hijacked return address back from the shadow stacks;
+ *   3. for each stopped thread whose registers are mid-hit (after a trap,
+ *      in a stepped slot, at the trampoline), writes a fix-up record: "if
+ *      thread T's pc is X, set it to Y" (and the scratch register);
+ *   4. cancels the agent's own SIGSTOPs with a SIGCONT;
+ *   5. lets the agent go.
+ * Registers of a thread traced by another cannot be written from outside,
+ * and a thread released from a trap's stop that the agent never waited for
+ * gets its SIGTRAP delivered.  So the agent installs, with the first XOL
+ * area of a program whose SIGTRAP disposition is the default, a SIGTRAP
+ * handler of ours (keeper_install).  While the agent lives it never runs
+ * (the agent takes every SIGTRAP); after the release it applies the
+ * fix-up records from inside the thread, through the signal's ucontext,
+ * ignores the magic kick, rewinds a trap on a restored site (the byte
+ * before pc is no longer an int3) and, for any other SIGTRAP, restores
+ * the default action and raises it again: the program's own int3 still
+ * kills it as before.
+ *
+ * What the keeper knows comes from memory it shares with the agent (an
+ * anonymous shared mapping made before the fork), written by the agent's
+ * hooks (keeper.h) before each change reaches the program, so it always
+ * knows a superset of what is there; a site is restored only where the
+ * memory still holds our bytes or the program's (never over an exec's new
+ * image).
+ */
+#define LOG_DOMAIN "keeper"
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/ptrace.h>
+
+#include "agent/agent.h"
+#include "agent/keeper.h"
+#include "agent/log.h"
+
+#define KP_PROCS 64
+#define KP_SITES 4096
+#define KP_CODES 4096
+#define KP_THREADS 1024
+#define KP_RET 64		/* return addresses mirrored per thread */
+
+/* The handler page in the program (see handler_code). */
+#define KH_SIZE 16384
+#define KH_RESTORER 0xe5
+#define KH_ACT 512		/* the sigaction passed at install */
+#define KH_TABLE 1024		/* u32 nrec, u32 0, u64 magic, records */
+#define KH_REC 64
+#define KH_MAX_RECS ((KH_SIZE - KH_TABLE - 16) / KH_REC)
+
+#define UC_GREGS 40		/* offsetof(ucontext_t, uc_mcontext.gregs) */
+#define TRAP_FLAG 0x100
+#define PAD_DONE_VALUE 2
+
+struct kp_site {
+	pid_t pid;		/* 0: free */
+	uint32_t len;
+	uint64_t addr;
+	uint8_t saved[16], patch[16];
+};
+
+struct kp_proc {
+	pid_t pid;		/* 0: free */
+	uint64_t handler;	/* the handler page, 0 if none */
+	bool tried;		/* keeper_install looked already */
+	struct kp_site inject;	/* an injected system call's bytes */
+	uint64_t tramp;
+};
+
+struct kp_code {
+	pid_t pid;
+	uint8_t kind, insn_len, xol_len;
+	int8_t scratch;
+	uint32_t aux;
+	uint64_t at, addr;
+};
+
+struct kp_thread {
+	pid_t tid;		/* 0: free, -1: deleted */
+	pid_t pid;		/* for the return addresses (0: unknown) */
+	bool set_valid;
+	uint64_t set_pc, set_sp;
+	uint64_t scratch_saved;
+	uint32_t nret;
+	uint64_t ret_slot[KP_RET], ret_addr[KP_RET];
+};
+
+struct kp_shm {
+	uint64_t magic;
+	struct kp_proc procs[KP_PROCS];
+	struct kp_site sites[KP_SITES];
+	struct kp_code codes[KP_CODES];
+	struct kp_thread threads[KP_THREADS];
+};
+
+static struct kp_shm *shm;
+static pid_t keeper_pid;
+
+/*
+ * The SIGTRAP handler, position-independent, at the start of the page
+ * (KH_SIZE bytes, read/exec).  rdi = signal, rsi = siginfo, rdx = ucontext;
+ * every register may be clobbered (rt_sigreturn reloads them all).
+ *
+ *  0: 49 89 d0            mov %rdx,%r8             ucontext
+ *     49 89 f1            mov %rsi,%r9             siginfo
+ *     b8 ba 00 00 00      mov $SYS_gettid,%eax
+ *     0f 05               syscall
+ *     41 89 c2            mov %eax,%r10d           tid
+ *     4c 8d 1d e9 03 00 00 lea table(%rip),%r11    (page + 1024)
+ *     41 8b 0b            mov (%r11),%ecx          records
+ *     49 8d 73 10         lea 16(%r11),%rsi
+ * 1e: 85 c9               test %ecx,%ecx
+ *     74 42               je none
+ *     44 39 16            cmp %r10d,(%rsi)         rec.tid
+ *     75 35               jne next
+ *     48 8b 46 08         mov 8(%rsi),%rax
+ *     49 39 80 a8 00 00 00 cmp %rax,rip(%r8)       rec.expect == uc rip
+ *     75 28               jne next
+ *     48 8b 46 10         mov 16(%rsi),%rax
+ *     49 89 80 a8 00 00 00 mov %rax,rip(%r8)       rip = rec.new
+ *     49 81 a0 b0 00 00 00 ff fe ff ff  andq $~TF,eflags(%r8)
+ *     48 8b 46 18         mov 24(%rsi),%rax        scratch offset
+ *     48 85 c0            test %rax,%rax
+ *     74 08               je 1f
+ *     48 8b 56 20         mov 32(%rsi),%rdx
+ *     49 89 14 00         mov %rdx,(%r8,%rax)      scratch register back
+ * 5b: c3               1: ret
+ * 5c: 48 83 c6 40   next: add $64,%rsi
+ *     ff c9               dec %ecx
+ *     eb ba               jmp 1e
+ * 64: 41 83 79 08 ff none: cmpl $SI_QUEUE,si_code(%r9)
+ *     75 0b               jne 1f
+ *     49 8b 43 08         mov 8(%r11),%rax         magic
+ *     49 39 41 18         cmp %rax,si_value(%r9)
+ *     75 01               jne 1f
+ *     c3                  ret                      the keeper's kick
+ * 76: 41 8b 41 08     1: mov si_code(%r9),%eax
+ *     ff c8               dec %eax
+ *     83 f8 01            cmp $1,%eax              TRAP_BRKPT or TRAP_TRACE:
+ *     77 0c               ja 1f
+ *     49 81 a0 b0 00 00 00 ff fe ff ff  andq $~TF,eflags(%r8)
+ *     c3                  ret                      a step the agent left
+ * 8d: 41 81 79 08 80 00 00 00 1: cmpl $SI_KERNEL,si_code(%r9)  int3
+ *     75 18               jne dfl
+ *     49 8b 80 a8 00 00 00 mov rip(%r8),%rax
+ *     80 78 ff cc         cmpb $0xcc,-1(%rax)
+ *     74 0b               je dfl                   the program's own int3
+ *     48 ff c8            dec %rax
+ *     49 89 80 a8 00 00 00 mov %rax,rip(%r8)       a restored site: again
+ *     c3                  ret
+ * af: 44 89 d3       dfl: mov %r10d,%ebx
+ *     b8 0d 00 00 00      mov $SYS_rt_sigaction,%eax
+ *     bf 05 00 00 00      mov $SIGTRAP,%edi
+ *     48 8d 35 1d 03 00 00 lea zero(%rip),%rsi     (page + 992): SIG_DFL
+ *     31 d2               xor %edx,%edx
+ *     41 ba 08 00 00 00   mov $8,%r10d
+ *     0f 05               syscall
+ *     b8 27 00 00 00      mov $SYS_getpid,%eax
+ *     0f 05               syscall
+ *     89 c7               mov %eax,%edi
+ *     89 de               mov %ebx,%esi
+ *     b8 ea 00 00 00      mov $SYS_tgkill,%eax
+ *     ba 05 00 00 00      mov $SIGTRAP,%edx
+ *     0f 05               syscall                  pending until sigreturn
+ *     c3                  ret
+ * e5: b8 0f 00 00 00 restorer: mov $SYS_rt_sigreturn,%eax
+ *     0f 05               syscall
+ */
+static const uint8_t handler_code[] = {
+	0x49, 0x89, 0xd0, 0x49, 0x89, 0xf1, 0xb8, 0xba, 0x00, 0x00, 0x00, 0x0f,
+	0x05, 0x41, 0x89, 0xc2, 0x4c, 0x8d, 0x1d, 0xe9, 0x03, 0x00, 0x00, 0x41,
+	0x8b, 0x0b, 0x49, 0x8d, 0x73, 0x10, 0x85, 0xc9, 0x74, 0x42, 0x44, 0x39,
+	0x16, 0x75, 0x35, 0x48, 0x8b, 0x46, 0x08, 0x49, 0x39, 0x80, 0xa8, 0x00,
+	0x00, 0x00, 0x75, 0x28, 0x48, 0x8b, 0x46, 0x10, 0x49, 0x89, 0x80, 0xa8,
+	0x00, 0x00, 0x00, 0x49, 0x81, 0xa0, 0xb0, 0x00, 0x00, 0x00, 0xff, 0xfe,
+	0xff, 0xff, 0x48, 0x8b, 0x46, 0x18, 0x48, 0x85, 0xc0, 0x74, 0x08, 0x48,
+	0x8b, 0x56, 0x20, 0x49, 0x89, 0x14, 0x00, 0xc3, 0x48, 0x83, 0xc6, 0x40,
+	0xff, 0xc9, 0xeb, 0xba, 0x41, 0x83, 0x79, 0x08, 0xff, 0x75, 0x0b, 0x49,
+	0x8b, 0x43, 0x08, 0x49, 0x39, 0x41, 0x18, 0x75, 0x01, 0xc3, 0x41, 0x8b,
+	0x41, 0x08, 0xff, 0xc8, 0x83, 0xf8, 0x01, 0x77, 0x0c, 0x49, 0x81, 0xa0,
+	0xb0, 0x00, 0x00, 0x00, 0xff, 0xfe, 0xff, 0xff, 0xc3, 0x41, 0x81, 0x79,
+	0x08, 0x80, 0x00, 0x00, 0x00, 0x75, 0x18, 0x49, 0x8b, 0x80, 0xa8, 0x00,
+	0x00, 0x00, 0x80, 0x78, 0xff, 0xcc, 0x74, 0x0b, 0x48, 0xff, 0xc8, 0x49,
+	0x89, 0x80, 0xa8, 0x00, 0x00, 0x00, 0xc3, 0x44, 0x89, 0xd3, 0xb8, 0x0d,
+	0x00, 0x00, 0x00, 0xbf, 0x05, 0x00, 0x00, 0x00, 0x48, 0x8d, 0x35, 0x1d,
+	0x03, 0x00, 0x00, 0x31, 0xd2, 0x41, 0xba, 0x08, 0x00, 0x00, 0x00, 0x0f,
+	0x05, 0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x89, 0xc7, 0x89, 0xde,
+	0xb8, 0xea, 0x00, 0x00, 0x00, 0xba, 0x05, 0x00, 0x00, 0x00, 0x0f, 0x05,
+	0xc3, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+};
+
+/* gdb's x86-64 register number -> index in ucontext gregs (REG_*). */
+static const int8_t greg_of_gdb[16] = {
+	13, 11, 14, 12, 9, 8, 10, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+};
+
+/* --- the agent's side: the tables ------------------------------------ */
+
+bool keeper_active(void)
+{
+	return shm != NULL;
+}
+
+long keeper_exitkill(void)
+{
+	return shm ? 0 : PTRACE_O_EXITKILL;
+}
+
+static struct kp_proc *proc_of(pid_t pid, bool add)
+{
+	struct kp_proc *free_one = NULL;
+
+	for (int i = 0; i < KP_PROCS; i++) {
+		if (shm->procs[i].pid == pid)
+			return &shm->procs[i];
+		if (!shm->procs[i].pid && !free_one)
+			free_one = &shm->procs[i];
+	}
+	if (add && free_one) {
+		memset(free_one, 0, sizeof(*free_one));
+		free_one->pid = pid;
+		return free_one;
+	}
+	return NULL;
+}
+
+void keeper_process_add(pid_t pid)
+{
+	if (shm && !proc_of(pid, true))
+		log_user("keeper: more than %d processes: process %d is not covered",
+			 KP_PROCS, pid);
+}
+
+static void forget_code(pid_t pid)
+{
+	for (int i = 0; i < KP_SITES; i++)
+		if (shm->sites[i].pid == pid)
+			shm->sites[i].pid = 0;
+	for (int i = 0; i < KP_CODES; i++)
+		if (shm->codes[i].pid == pid)
+			shm->codes[i].pid = 0;
+	for (int i = 0; i < KP_THREADS; i++)
+		if (shm->threads[i].pid == pid)
+			shm->threads[i].nret = 0;
+}
+
+void keeper_process_gone(pid_t pid)
+{
+	struct kp_proc *kp;
+
+	if (!shm || !(kp = proc_of(pid, false)))
+		return;
+	forget_code(pid);
+	kp->pid = 0;
+}
+
+void keeper_process_exec(pid_t pid)
+{
+	struct kp_proc *kp;
+
+	if (!shm || !(kp = proc_of(pid, false)))
+		return;
+	forget_code(pid);
+	kp->handler = 0;	/* an exec resets caught signals */
+	kp->tried = false;
+	kp->tramp = 0;
+}
+
+static struct kp_site *site_of(pid_t pid, uint64_t addr, bool add)
+{
+	struct kp_site *free_one = NULL;
+
+	for (int i = 0; i < KP_SITES; i++) {
+		struct kp_site *s = &shm->sites[i];
+		if (s->pid == pid && s->addr == addr)
+			return s;
+		if (!s->pid && !free_one)
+			free_one = s;
+	}
+	return add ? free_one : NULL;
+}
+
+void keeper_site_set(pid_t pid, uint64_t addr, const uint8_t *saved,
+		     const uint8_t *patch, size_t len)
+{
+	struct kp_site *s;
+
+	if (!shm || len > sizeof(s->saved))
+		return;
+	if (!(s = site_of(pid, addr, true))) {
+		log_user("keeper: more than %d patched sites: 0x%llx is not covered",
+			 KP_SITES, (unsigned long long)addr);
+		return;
+	}
+	/* Filled before the pid makes it visible. */
+	s->pid = 0;
+	s->addr = addr;
+	s->len = (uint32_t)len;
+	memcpy(s->saved, saved, len);
+	memcpy(s->patch, patch, len);
+	s->pid = pid;
+}
+
+void keeper_inject(pid_t pid, uint64_t addr, const uint8_t *saved,
+		   const uint8_t *patch, size_t len)
+{
+	struct kp_proc *kp;
+
+	if (!shm || !(kp = proc_of(pid, false)) || len > sizeof(kp->inject.saved))
+		return;
+	kp->inject.pid = 0;
+	if (!len)
+		return;
+	kp->inject.addr = addr;
+	kp->inject.len = (uint32_t)len;
+	memcpy(kp->inject.saved, saved, len);
+	memcpy(kp->inject.patch, patch, len);
+	kp->inject.pid = pid;
+}
+
+void keeper_site_clear(pid_t pid, uint64_t addr)
+{
+	struct kp_site *s;
+
+	if (shm && (s = site_of(pid, addr, false)))
+		s->pid = 0;
+}
+
+void keeper_code(pid_t pid, enum keeper_code_kind kind, uint64_t at,
+		 uint64_t addr, unsigned int insn_len, unsigned int xol_len,
+		 int scratch, unsigned int aux)
+{
+	struct kp_proc *kp;
+
+	if (!shm || !(kp = proc_of(pid, false)))
+		return;
+	if (kind == KEEPER_TRAMP) {
+		kp->tramp = at;
+		return;
+	}
+	for (int i = 0; i < KP_CODES; i++) {
+		struct kp_code *c = &shm->codes[i];
+		if (c->pid == pid && c->at == at) {
+			c->pid = 0;	/* a slot reused for the same site */
+		}
+		if (c->pid)
+			continue;
+		*c = (struct kp_code){ 0, (uint8_t)kind, (uint8_t)insn_len,
+				       (uint8_t)xol_len, (int8_t)scratch, aux, at, addr };
+		c->pid = pid;
+		return;
+	}
+	log_user("keeper: more than %d slots: 0x%llx is not covered", KP_CODES,
+		 (unsigned long long)at);
+}
+
+static struct kp_thread *thread_rec(pid_t tid, bool add)
+{
+	unsigned int h = (unsigned int)tid % KP_THREADS;
+	struct kp_thread *free_one = NULL;
+
+	for (unsigned int k = 0; k < KP_THREADS; k++) {
+		struct kp_thread *r = &shm->threads[(h + k) % KP_THREADS];
+		if (r->tid == tid)
+			return r;
+		if (r->tid <= 0 && !free_one)
+			free_one = r;
+		if (r->tid == 0)
+			break;
+	}
+	if (!add || !free_one)
+		return NULL;
+	memset(free_one, 0, sizeof(*free_one));
+	free_one->tid = tid;
+	return free_one;
+}
+
+void keeper_regs_set(pid_t tid, uint64_t pc, uint64_t sp)
+{
+	struct kp_thread *r;
+
+	if (!shm || !(r = thread_rec(tid, true)))
+		return;
+	r->set_valid = false;
+	r->set_pc = pc;
+	r->set_sp = sp;
+	r->set_valid = true;
+}
+
+void keeper_step(pid_t tid, uint64_t scratch_saved)
+{
+	struct kp_thread *r;
+
+	if (shm && (r = thread_rec(tid, true)))
+		r->scratch_saved = scratch_saved;
+}
+
+void keeper_thread_gone(pid_t tid)
+{
+	struct kp_thread *r;
+
+	if (shm && (r = thread_rec(tid, false)))
+		r->tid = -1;
+}
+
+void keeper_ret_push(pid_t pid, pid_t tid, uint64_t slot, uint64_t ret)
+{
+	struct kp_thread *r;
+
+	if (!shm || !(r = thread_rec(tid, true)) || r->nret >= KP_RET)
+		return;
+	r->pid = pid;
+	r->ret_slot[r->nret] = slot;
+	r->ret_addr[r->nret] = ret;
+	r->nret++;
+}
+
+void keeper_ret_set(pid_t pid, pid_t tid, size_t n, const uint64_t *slots,
+		    const uint64_t *rets)
+{
+	struct kp_thread *r;
+
+	if (!shm || !(r = thread_rec(tid, n > 0)))
+		return;
+	/* The innermost frames matter most: a deeper stack keeps its
+	 * newest KP_RET entries. */
+	size_t from = n > KP_RET ? n - KP_RET : 0;
+	r->pid = pid;
+	r->nret = 0;
+	for (size_t i = from; i < n; i++) {
+		r->ret_slot[i - from] = slots[i];
+		r->ret_addr[i - from] = rets[i];
+	}
+	r->nret = (uint32_t)(n - from);
+}
+
+/* Whether SIGTRAP is neither caught nor ignored in process `pid`. */
+static bool sigtrap_default(pid_t pid)
+{
+	char path[64], line[256];
+	bool dfl = true;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long mask;
+		if ((sscanf(line, "SigCgt: %llx", &mask) == 1 ||
+		     sscanf(line, "SigIgn: %llx", &mask) == 1) &&
+		    (mask & (1ull << (SIGTRAP - 1))))
+			dfl = false;
+	}
+	fclose(f);
+	return dfl;
+}
+
+/*
+ * A handler left by an earlier agent's keeper (the program was traced,
+ * its agent died, and it is traced again): taken over, its records
+ * cleared.  The program's current SIGTRAP action is read into memory
+ * below the stack pointer of stopped thread `t`, under the red zone.
+ */
+static int reuse_handler(struct process *p, struct thread *t, struct kp_proc *kp)
+{
+	uint8_t *blk = regs_block_gpr(t);
+	uint8_t act[32], code[sizeof(handler_code)];
+	uint64_t sp, page;
+	long ret, args[6];
+
+	if (!blk)
+		return -ESRCH;
+	memcpy(&sp, blk + agent.arch->regs[agent.arch->sp_regnum].offset, 8);
+	uint64_t at = (sp - 2048) & ~(uint64_t)15;
+	args[0] = SIGTRAP;
+	args[1] = 0;
+	args[2] = (long)at;
+	args[3] = 8;
+	if (inferior_syscall(t, SYS_rt_sigaction, args, &ret) < 0 || ret != 0 ||
+	    mem_read_raw(p, at, act, sizeof(act)) != (ssize_t)sizeof(act))
+		return -EIO;
+	memcpy(&page, act, 8);
+	if (mem_read_raw(p, page, code, sizeof(code)) != (ssize_t)sizeof(code) ||
+	    memcmp(code, handler_code, sizeof(code)) != 0)
+		return -ENOENT;
+	uint8_t table[16] = { 0 };
+	memcpy(table + 8, &shm->magic, 8);
+	if (mem_write_raw(p, page + KH_TABLE, table, sizeof(table)) != (ssize_t)sizeof(table))
+		return -EIO;
+	kp->handler = page;
+	debug("handler of an earlier keeper at %#llx in %d", (unsigned long long)page,
+	      p->pid);
+	return 0;
+}
+
+int keeper_install(struct process *p)
+{
+	struct kp_proc *kp;
+	struct thread *t;
+	long ret, args[6];
+	uint8_t act[32] = { 0 };
+	uint64_t v;
+
+	if (!shm || !(kp = proc_of(p->pid, false)) || kp->handler || kp->tried)
+		return 0;
+	if (!(t = process_stopped_thread(p)))
+		return -ESRCH;
+	if (!sigtrap_default(p->pid)) {
+		kp->tried = true;
+		if (reuse_handler(p, t, kp) == 0)
+			return 0;
+		debug("process %d handles SIGTRAP itself: no handler of ours", p->pid);
+		return 0;
+	}
+	args[0] = 0;
+	args[1] = KH_SIZE;
+	args[2] = PROT_READ | PROT_EXEC;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	args[4] = -1;
+	args[5] = 0;
+	int err = inferior_syscall(t, SYS_mmap, args, &ret);
+	if (err < 0 || (ret < 0 && ret > -4096)) {
+		debug("no handler page in %d: %d %ld", p->pid, err, ret);
+		return -ENOMEM;
+	}
+	uint64_t page = (uint64_t)ret;
+	/* struct kernel_sigaction: handler, flags, restorer, mask. */
+	v = page;
+	memcpy(act, &v, 8);
+	v = SA_SIGINFO | SA_RESTART | 0x04000000 /* SA_RESTORER */;
+	memcpy(act + 8, &v, 8);
+	v = page + KH_RESTORER;
+	memcpy(act + 16, &v, 8);
+	uint8_t table[16] = { 0 };
+	memcpy(table + 8, &shm->magic, 8);
+	if (mem_write_raw(p, page, handler_code, sizeof(handler_code)) !=
+		    (ssize_t)sizeof(handler_code) ||
+	    mem_write_raw(p, page + KH_ACT, act, sizeof(act)) != (ssize_t)sizeof(act) ||
+	    mem_write_raw(p, page + KH_TABLE, table, sizeof(table)) != (ssize_t)sizeof(table))
+		return -EIO;
+	args[0] = SIGTRAP;
+	args[1] = (long)(page + KH_ACT);
+	args[2] = 0;
+	args[3] = 8;
+	if (inferior_syscall(t, SYS_rt_sigaction, args, &ret) < 0 || ret != 0) {
+		debug("rt_sigaction in %d: %ld", p->pid, ret);
+		return -EIO;
+	}
+	kp->handler = page;
+	kp->tried = true;
+	debug("handler at %#llx in %d", (unsigned long long)page, p->pid);
+	return 0;
+}
+
+/* --- the keeper's side ------------------------------------------------- */
+
+struct kt {
+	pid_t tid;
+	char state;
+	int exit_code;
+	bool have_regs;
+	uint64_t sp, pc;
+	bool kicked;
+};
+
+#define KT_MAX 4096
+
+static int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* State letter and exit_code (field 52) of a task, 0 when it is gone. */
+static char task_state(pid_t pid, pid_t tid, int *exit_code)
+{
+	char path[64], buf[2048];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	char *p = strrchr(buf, ')');
+	if (!p || !p[1] || !p[2])
+		return 0;
+	char st = p[2];
+	if (exit_code) {
+		int field = 3;
+		char *q = p + 2;
+		while (*q && field < 52) {
+			if (*q == ' ')
+				field++;
+			q++;
+		}
+		*exit_code = field == 52 ? atoi(q) : 0;
+	}
+	return st;
+}
+
+/* sp and pc of a blocked task (in a ptrace stop, or sleeping). */
+static bool task_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[64], buf[256];
+	unsigned long long v[8];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	int n = sscanf(buf, "%lld %llx %llx %llx %llx %llx %llx %llx",
+		       (long long *)&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	if (n == 3) {		/* -1 sp pc: not in a system call */
+		*sp = v[1];
+		*pc = v[2];
+		return true;
+	}
+	if (n == 8 || n == 9) {
+		*sp = v[n - 2];
+		*pc = v[n - 1];
+		return true;
+	}
+	return false;
+}
+
+static int list_tasks(pid_t pid, struct kt *kt, int max)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		pid_t tid = atoi(de->d_name);
+		if (tid > 0)
+			kt[n++] = (struct kt){ .tid = tid };
+	}
+	closedir(d);
+	return n;
+}
+
+/* Whether a SIGSTOP waits in the queue of thread `tid` or its process. */
+static bool sigstop_queued(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	bool queued = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long mask;
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+		     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & (1ull << (SIGSTOP - 1))))
+			queued = true;
+	}
+	fclose(f);
+	return queued;
+}
+
+static void kick(pid_t pid, pid_t tid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGTRAP;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = (void *)(uintptr_t)shm->magic;
+	syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGTRAP, &si);
+}
+
+static bool mem_rw(int fd, uint64_t addr, void *buf, size_t len, bool write)
+{
+	ssize_t n = write ? pwrite(fd, buf, len, (off_t)addr)
+			  : pread(fd, buf, len, (off_t)addr);
+	return n == (ssize_t)len;
+}
+
+/* Puts the program's bytes back at site `s`, where the memory holds ours
+ * (or the program's, or a mix while a jump was being written). */
+static int restore_site(int fd, const struct kp_site *s)
+{
+	uint8_t now[16], bp = 0xcc;
+
+	if (!mem_rw(fd, s->addr, now, s->len, false))
+		return -EFAULT;
+	if (!memcmp(now, s->saved, s->len))
+		return 0;
+	for (uint32_t i = 0; i < s->len; i++)
+		if (now[i] != s->saved[i] && now[i] != s->patch[i] &&
+		    !(i == 0 && now[i] == bp)) {
+			debug("site %#llx of %d holds other bytes: left alone",
+			      (unsigned long long)s->addr, s->pid);
+			return -ESTALE;
+		}
+	/* As the agent does: a breakpoint first, then the tail, then the
+	 * head, so a thread arriving meanwhile traps rather than running
+	 * half a jump. */
+	if (s->len > 1 && (!mem_rw(fd, s->addr, &bp, 1, true) ||
+			   !mem_rw(fd, s->addr + 1, (void *)(s->saved + 1), s->len - 1, true)))
+		return -EIO;
+	if (!mem_rw(fd, s->addr, (void *)s->saved, 1, true))
+		return -EIO;
+	return 1;
+}
+
+struct fix {
+	pid_t tid;
+	uint32_t zero;
+	uint64_t expect, new_pc, scratch_off, scratch_val;
+	uint64_t pad[3];
+};
+
+static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
+{
+	for (int i = 0; i < KP_SITES; i++) {
+		const struct kp_site *s = &shm->sites[i];
+		if (s->pid == pid && s->addr == addr)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * Whether a thread stopped at `pc` == site + 1 stands after the site's
+ * trap (the instruction has not run: back to the site) rather than after
+ * the agent ran the instruction (a one-byte instruction emulated or
+ * boosted: leave it).
+ */
+static bool after_trap(const struct kt *t)
+{
+	if ((t->exit_code & 0xffff) == SIGTRAP && !t->kicked)
+		return true;	/* a trap the agent never took */
+	if (t->exit_code && !t->kicked)
+		return false;	/* some other stop the agent never took: the
+				 * thread ran here, resumed by the agent */
+	/*
+	 * A stop the agent took, or one for our kick (a trap's SIGTRAP may
+	 * have merged with it).  The agent's record of what it waited for
+	 * cannot tell: it may die after the kernel handed it a status and
+	 * before it wrote that down.  What tells is the registers the agent
+	 * wrote last: a thread it resumed after running the instruction
+	 * stands at exactly that pc and sp; one after a trap has the sp it
+	 * had before the instruction.  Only a one-byte instruction that
+	 * leaves sp alone is ambiguous (see doc/keeper.md).
+	 */
+	struct kp_thread *r = thread_rec(t->tid, false);
+	if (r && r->set_valid && r->set_pc == t->pc && r->set_sp == t->sp)
+		return false;
+	return true;
+}
+
+/* The fix-up for a stopped thread, false when it needs none. */
+static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
+		       struct fix *f)
+{
+	const struct kp_site *s;
+	struct kp_thread *r = thread_rec(t->tid, false);
+
+	*f = (struct fix){ .tid = t->tid, .expect = t->pc };
+	if (t->pc > 0 && (s = int3_site_at(pid, t->pc - 1)) && after_trap(t)) {
+		f->new_pc = s->addr;
+		return true;
+	}
+	if (kp->tramp && (t->pc == kp->tramp || t->pc == kp->tramp + 1)) {
+		/* After the `ret`: sp is one past the slot it came from. */
+		uint64_t slot = t->sp - 8;
+		for (uint32_t i = r ? r->nret : 0; i-- > 0;)
+			if (r->ret_slot[i] == slot) {
+				f->new_pc = r->ret_addr[i];
+				return true;
+			}
+		log_always("keeper: thread %d is at the return trampoline with no "
+			 "return address for slot 0x%llx", t->tid,
+			 (unsigned long long)slot);
+		return false;
+	}
+	for (int i = 0; i < KP_CODES; i++) {
+		const struct kp_code *c = &shm->codes[i];
+		if (c->pid != pid)
+			continue;
+		if (c->kind == KEEPER_PAD) {
+			/* The trap became an 11-byte store (see below). */
+			if (t->pc == c->at + 1)
+				f->new_pc = c->at;
+			else if (t->pc == c->at + 9)
+				f->new_pc = c->at + 11;
+			else
+				continue;
+			return true;
+		}
+		if (c->kind != KEEPER_STEP || t->pc < c->at || t->pc > c->at + c->xol_len)
+			continue;
+		if (t->pc == c->at)
+			f->new_pc = c->addr;
+		else if (t->pc == c->at + c->xol_len)
+			f->new_pc = c->addr + c->insn_len;
+		else
+			continue;
+		if (c->scratch >= 0 && c->scratch < 16 && r) {
+			f->scratch_off = UC_GREGS + 8 * (uint64_t)greg_of_gdb[(int)c->scratch];
+			f->scratch_val = r->scratch_saved;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* The pad's `int3; cmpl $DONE,ready(%r14); jne int3` (11 bytes) becomes
+ * `movl $DONE,ready(%r14)`: a thread in the pad runs on through it. */
+static void open_pad(int fd, const struct kp_code *c)
+{
+	uint8_t code[11] = { 0x41, 0xc7, 0x86 };
+	uint32_t off = c->aux, done = PAD_DONE_VALUE;
+
+	memcpy(code + 3, &off, 4);
+	memcpy(code + 7, &done, 4);
+	mem_rw(fd, c->at, code, sizeof(code), true);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+/* The window: the agent is held in its exit stop. */
+static void take_over_process(struct kp_proc *kp)
+{
+	static struct kt kt[KT_MAX];
+	pid_t pid = kp->pid;
+	char path[64];
+	int fd, n = 0, restored = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+		debug("process %d: %s", pid, strerror(errno));
+		return;
+	}
+	bool handler = kp->handler && sigtrap_default(pid) == false;
+	/* 1. Threads that run stop for our kick (at most about 2 s). */
+	for (int round = 0; handler && round < 2000; round++) {
+		bool running = false;
+		static struct kt now[KT_MAX];
+		int m = list_tasks(pid, now, KT_MAX);
+		for (int i = 0; i < m; i++) {
+			char st = task_state(pid, now[i].tid, NULL);
+			if (st != 'R')
+				continue;
+			running = true;
+			bool done = false;
+			for (int j = 0; j < n; j++)
+				if (kt[j].tid == now[i].tid)
+					done = true;
+			if (!done && n < KT_MAX) {
+				kick(pid, now[i].tid);
+				kt[n++] = (struct kt){ .tid = now[i].tid, .kicked = true };
+			}
+		}
+		if (!running)
+			break;
+		sleep_ms(1);
+	}
+	/* 2. The text, the pads, the return addresses.  An injected system
+	 * call's bytes first: what it saved may be a site's patch. */
+	if (kp->inject.pid == pid && restore_site(fd, &kp->inject) > 0)
+		log_always("keeper: process %d: the agent died while a thread ran "
+			   "an injected system call at 0x%llx: its registers are lost",
+			   pid, (unsigned long long)kp->inject.addr);
+	for (int i = 0; i < KP_SITES; i++)
+		if (shm->sites[i].pid == pid && restore_site(fd, &shm->sites[i]) > 0)
+			restored++;
+	for (int i = 0; i < KP_CODES; i++)
+		if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_PAD)
+			open_pad(fd, &shm->codes[i]);
+	for (int i = 0; kp->tramp && i < KP_THREADS; i++) {
+		struct kp_thread *r = &shm->threads[i];
+		if (r->tid <= 0 || r->pid != pid)
+			continue;
+		/* Newest first: an older entry for a reused slot is stale. */
+		for (uint32_t k = r->nret; k-- > 0;) {
+			uint64_t v;
+			if (mem_rw(fd, r->ret_slot[k], &v, 8, false) && v == kp->tramp)
+				mem_rw(fd, r->ret_slot[k], &r->ret_addr[k], 8, true);
+		}
+	}
+	/* 3. Fix-ups for the stopped threads, applied by the handler. */
+	static struct kt all[KT_MAX];
+	int m = list_tasks(pid, all, KT_MAX);
+	int nfix = 0;
+	bool cont = false;
+	uint8_t recs[KH_MAX_RECS * KH_REC];
+	for (int i = 0; i < m; i++) {
+		struct kt *t = &all[i];
+		t->state = task_state(pid, t->tid, &t->exit_code);
+		for (int j = 0; j < n; j++)
+			if (kt[j].tid == t->tid)
+				t->kicked = true;
+		if ((t->exit_code & 0x7f) == SIGSTOP || sigstop_queued(pid, t->tid))
+			cont = true;
+		if (t->state != 't' || !task_regs(pid, t->tid, &t->sp, &t->pc))
+			continue;
+		struct fix f;
+		if (!thread_fix(pid, kp, t, &f))
+			continue;
+		if (!handler || nfix >= KH_MAX_RECS) {
+			log_always("keeper: thread %d of process %d stopped at 0x%llx "
+				 "cannot be moved to 0x%llx (no handler)", t->tid, pid,
+				 (unsigned long long)f.expect, (unsigned long long)f.new_pc);
+			continue;
+		}
+		memcpy(recs + (size_t)nfix * KH_REC, &f, sizeof(f));
+		nfix++;
+		debug("thread %d: 0x%llx -> 0x%llx (stop %#x)", t->tid,
+		      (unsigned long long)f.expect, (unsigned long long)f.new_pc,
+		      t->exit_code);
+		/* A trap the agent never took is delivered on release; any
+		 * other stop needs a kick for the handler to run. */
+		if ((t->exit_code & 0xffff) != SIGTRAP)
+			kick(pid, t->tid);
+	}
+	if (nfix) {
+		uint32_t count = (uint32_t)nfix;
+		mem_rw(fd, kp->handler + KH_TABLE + 16, recs, (size_t)nfix * KH_REC, true);
+		mem_rw(fd, kp->handler + KH_TABLE, &count, 4, true);
+	}
+	/* 4. The agent's SIGSTOPs (taken or queued) would stop the program
+	 * for good: a SIGCONT now cancels them. */
+	if (cont)
+		kill(pid, SIGCONT);
+	close(fd);
+	log_always("keeper: process %d: %d sites restored, %d threads moved", pid,
+		 restored, nfix);
+}
+
+static void take_over(void)
+{
+	for (int i = 0; i < KP_PROCS; i++)
+		if (shm->procs[i].pid)
+			take_over_process(&shm->procs[i]);
+}
+
+static void keeper_main(pid_t agent_pid, int ready_fd)
+{
+	int status;
+
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	/* Its own process group: the terminal's ^C is not for it. */
+	setpgid(0, 0);
+	if (ptrace(PTRACE_SEIZE, agent_pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) < 0) {
+		char no = 0;
+		if (write(ready_fd, &no, 1) < 0)
+			_exit(1);
+		_exit(1);
+	}
+	char yes = 1;
+	if (write(ready_fd, &yes, 1) < 0)
+		_exit(1);
+	close(ready_fd);
+	for (;;) {
+		if (waitpid(agent_pid, &status, __WALL) < 0)
+			_exit(0);
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			_exit(0);
+		int event = status >> 16, sig = WSTOPSIG(status);
+		if (event == PTRACE_EVENT_EXIT)
+			break;
+		if (event == PTRACE_EVENT_STOP) {
+			/* A group stop of the agent (^Z): it stays stopped. */
+			if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+				ptrace(PTRACE_LISTEN, agent_pid, NULL, NULL);
+			else
+				ptrace(PTRACE_CONT, agent_pid, NULL, NULL);
+			continue;
+		}
+		ptrace(PTRACE_CONT, agent_pid, NULL, (void *)(long)(event ? 0 : sig));
+	}
+	take_over();
+	ptrace(PTRACE_DETACH, agent_pid, NULL, NULL);
+	while (waitpid(agent_pid, &status, __WALL) > 0 &&
+	       !WIFEXITED(status) && !WIFSIGNALED(status))
+		ptrace(PTRACE_CONT, agent_pid, NULL, NULL);
+	_exit(0);
+}
+
+int keeper_start(void)
+{
+	int pfd[2], kfd[2];
+	pid_t mid, agent_pid = getpid();
+	char ok = 0;
+	int status;
+
+	if (getenv("PROBE_AGENT_NO_KEEPER"))
+		return 0;
+	struct kp_shm *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (getrandom(&m->magic, sizeof(m->magic), GRND_NONBLOCK) != sizeof(m->magic))
+		m->magic = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ 0x6b656570ull;
+	if (pipe2(pfd, O_CLOEXEC) < 0 || pipe2(kfd, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	mid = fork();
+	if (mid < 0)
+		return -errno;
+	if (mid == 0) {
+		pid_t k = fork();
+		if (k == 0) {
+			char go;
+			close(pfd[0]);
+			close(kfd[1]);
+			/* Wait until the agent allows us (Yama). */
+			if (read(kfd[0], &go, 1) != 1)
+				_exit(1);
+			close(kfd[0]);
+			/* Nothing of the agent's stays open here: the
+			 * connection must close when the agent dies. */
+			int null = open("/dev/null", O_RDWR);
+			if (null >= 0) {
+				dup2(null, 0);
+				dup2(null, 1);
+			}
+			for (int fd = 3; fd < 1024; fd++)
+				if (fd != pfd[1])
+					close(fd);
+			shm = m;
+			keeper_main(agent_pid, pfd[1]);
+		}
+		if (write(pfd[1], &k, sizeof(k)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(kfd[0]);
+	close(pfd[1]);
+	waitpid(mid, &status, 0);
+	pid_t k = 0;
+	if (read(pfd[0], &k, sizeof(k)) != sizeof(k) || k <= 0)
+		goto fail;
+	prctl(PR_SET_PTRACER, k, 0, 0, 0);
+	if (write(kfd[1], "g", 1) != 1 || read(pfd[0], &ok, 1) != 1 || !ok)
+		goto fail;
+	close(kfd[1]);
+	close(pfd[0]);
+	shm = m;
+	keeper_pid = k;
+	debug("keeper %d watches agent %d", k, agent_pid);
+	return 0;
+fail:
+	close(kfd[1]);
+	close(pfd[0]);
+	munmap(m, sizeof(*m));
+	log_user("keeper: not started; the program will not survive the agent");
+	return -ESRCH;
+}
