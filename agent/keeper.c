@@ -1042,6 +1042,13 @@ int keeper_start(void)
 
 	if (getenv("PROBE_AGENT_NO_KEEPER"))
 		return 0;
+#ifndef __x86_64__
+	/* The handler's code, the ucontext offsets and the fix-ups are
+	 * x86-64's: elsewhere the agent runs without a keeper, and a
+	 * program it started dies with it (PTRACE_O_EXITKILL). */
+	debug("no keeper on this architecture yet");
+	return -ENOSYS;
+#endif
 	struct kp_shm *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
