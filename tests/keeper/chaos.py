@@ -188,8 +188,9 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
             pass
     problems = []
     try:
-        wait_for(lambda: "calls done" in ground_lines(g) or pid in statuses or
-                 (prog is not None and prog.poll() is not None), "calls done")
+        # Statuses are taken by reap() only (waitpid(-1)): Popen.poll()
+        # would race with it for an attached program's.
+        wait_for(lambda: "calls done" in ground_lines(g) or pid in statuses, "calls done")
     except RuntimeError as e:
         problems.append(str(e) + " (state %s)" % proc_status(pid).get("State"))
     if not problems and "calls done" in ground_lines(g):
@@ -204,8 +205,7 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
                             (len(diff), TEXT_ADDR + diff[0]))
     open(go + ".exit", "w").close()
     try:
-        wait_for(lambda: pid in statuses or (prog is not None and prog.poll() is not None),
-                 "the program's exit")
+        wait_for(lambda: pid in statuses, "the program's exit")
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         problems.append(str(e) + " (state %s)" % proc_status(pid).get("State"))
         try:
@@ -213,9 +213,6 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
         except ProcessLookupError:
             pass
     st = statuses.pop(pid, None)
-    if st is None and prog is not None and prog.returncode is not None:
-        # Popen.poll() took it first.
-        st = prog.returncode << 8 if prog.returncode >= 0 else -prog.returncode
     if st is not None:
         if os.WIFSIGNALED(st):
             problems.append("killed by signal %d" % os.WTERMSIG(st))
