@@ -1531,6 +1531,9 @@ static const struct rsp_packet_def rsp_packets[] = {
 	    "malformed qprobe.frames packet: expected qprobe.frames:<hex max bytes>"),
 	PKT("Qprobe.fullwait:", RSP_REQ_PROBE_FULL_WAIT, 0, rsp_parse_flag,
 	    "malformed Qprobe.fullwait packet: expected Qprobe.fullwait:0 or 1"),
+	PKT("Qprobe.fulldrop:", RSP_REQ_PROBE_FULL_DROP, 0, rsp_parse_flag,
+	    "malformed Qprobe.fulldrop packet: expected Qprobe.fulldrop:0 or 1"),
+	PKT("qprobe.lost", RSP_REQ_PROBE_LOST, RSP_EXACT, NULL, NULL),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1670,6 +1673,8 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_TSAVE] = "QTSave",
 	[RSP_REQ_PROBE_FRAMES] = "qprobe.frames",
 	[RSP_REQ_PROBE_FULL_WAIT] = "Qprobe.fullwait",
+	[RSP_REQ_PROBE_FULL_DROP] = "Qprobe.fulldrop",
+	[RSP_REQ_PROBE_LOST] = "qprobe.lost",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 
