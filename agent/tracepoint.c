@@ -60,6 +60,10 @@ struct trace {
 	 * threads until the stream makes room, instead of ending the run. */
 	bool full_wait;
 	uint64_t parked_hits;		/* hits that waited for room */
+	/* Qprobe.fulldrop:1 (the recorder's lossy mode): a hit whose frame
+	 * finds no room is counted lost (tp_def.lost) and the run goes on.
+	 * Without either mode, a full buffer ends the run (gdb's way). */
+	bool full_drop;
 	bool drain_all;			/* the run or its process ends: take
 					 * every record, growing the buffer */
 	int64_t buffer_size;		/* requested; -1 = default */
@@ -433,15 +437,19 @@ fail:
 
 static void collection_failed(struct tp_def *tp, int err)
 {
-	/* A frame bigger than the whole buffer: full, unless the buffer is
-	 * circular (the frame alone is lost, as in gdbserver). */
-	if (err == -ENOSPC || (err == -E2BIG && !tr.circular))
-		stop_later(TP_STOP_FULL, 0);
-	else if (err != -E2BIG) {
-		snprintf(tr.error, sizeof(tr.error), "collecting tracepoint %u: %s",
-			 tp->number, strerror(-err));
-		stop_later(TP_STOP_ERROR, tp->number);
+	if (err == -ENOSPC || err == -E2BIG) {
+		/* No room for the frame: it is lost, and counted, whatever
+		 * happens next.  The run goes on in the lossy mode, and when
+		 * the frame alone is bigger than a circular buffer (as in
+		 * gdbserver); otherwise the buffer is full. */
+		tp->lost++;
+		if (!tr.full_drop && !(err == -E2BIG && tr.circular))
+			stop_later(TP_STOP_FULL, 0);
+		return;
 	}
+	snprintf(tr.error, sizeof(tr.error), "collecting tracepoint %u: %s",
+		 tp->number, strerror(-err));
+	stop_later(TP_STOP_ERROR, tp->number);
 }
 
 /*
@@ -490,8 +498,8 @@ static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
 		struct ax_ctx ctx;
 		struct ax_result res;
 
-		if (!tp->enabled || tr.stop_pending ||
-		    ret_is_marked(tp->number) != returning)
+		if (!tp->enabled || ret_is_marked(tp->number) != returning ||
+		    (tr.stop_pending && tr.pending_reason != TP_STOP_FULL))
 			continue;
 		h->tp = tp;
 		if (tp->cond) {
@@ -502,6 +510,12 @@ static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
 			}
 			if (!res.value)
 				continue;
+		}
+		if (tr.stop_pending) {
+			/* The buffer filled earlier in this hit, or before the
+			 * pads' records taken in now: their frames are lost. */
+			tp->lost++;
+			continue;
 		}
 		int err = collect_frame(h, false);
 		if (err < 0) {
@@ -1093,6 +1107,27 @@ static void stream_frames(uint64_t max, struct rsp_buf *reply)
 	}
 }
 
+/*
+ * qprobe.lost - the frames of this run (or the last one) that found no
+ * room in the buffer: `L<total>` then `;<tp>:<count>` for each tracepoint
+ * location that lost any, in hex.  A tracepoint with several locations
+ * (a USDT probe inlined in several places) comes once per location.
+ */
+static void lost_reply(struct rsp_buf *reply)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < tp_count(&tr.store); i++)
+		total += tp_at(&tr.store, i)->lost;
+	rsp_buf_printf(reply, "L%llx", (unsigned long long)total);
+	for (size_t i = 0; i < tp_count(&tr.store); i++) {
+		struct tp_def *tp = tp_at(&tr.store, i);
+		if (tp->lost)
+			rsp_buf_printf(reply, ";%x:%llx", tp->number,
+				       (unsigned long long)tp->lost);
+	}
+}
+
 static void save_file(const char *path, struct rsp_buf *reply)
 {
 	struct process *p = current_process();
@@ -1156,6 +1191,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 	case RSP_REQ_TINIT:
 		stop_run(TP_STOP_COMMAND, 0);
 		tr.full_wait = false;
+		tr.full_drop = false;
 		tr.parked_hits = 0;
 		tp_store_clear(&tr.store);
 		tsv_tag(1);
@@ -1323,6 +1359,13 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		if (!tr.full_wait && tr.proc)
 			inferior_unpark(tr.proc);
 		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_PROBE_FULL_DROP:
+		tr.full_drop = req->u.flag;
+		rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_PROBE_LOST:
+		lost_reply(reply);
 		break;
 	case RSP_REQ_TMIN_FTPI_LEN:
 		/* A fast tracepoint is a jump pad (pad.c), which may cover

@@ -47,10 +47,12 @@ struct tfile_info {
 	struct tp_status status;	/* how the run ended */
 	char status_error[128];
 	bool have_status;
+	char *status_line;		/* for its table of lost frames */
 };
 
 struct probe_stats {
 	uint64_t frames;
+	uint64_t lost;			/* no room for them (status `lost:`) */
 	int64_t lat_min, lat_max;
 	double lat_sum;
 	uint64_t lat_n;
@@ -141,6 +143,8 @@ static int read_header(FILE *f, const char *path, struct tfile_info *t)
 								 sizeof(t->status_error)) == 0;
 				free(reply);
 			}
+			free(t->status_line);
+			t->status_line = strdup(line);
 			const char *notes = strstr(line, ";notes:");
 			if (notes) {
 				notes += 7;
@@ -455,6 +459,14 @@ static void usage(FILE *out)
 "  -h, --help   this help\n");
 }
 
+static void add_lost(uint32_t tp, uint64_t count, void *arg)
+{
+	struct probe_stats *stats = arg;
+
+	if (tp > 0 && tp < 0x8000)
+		stats[tp].lost += count;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -510,6 +522,8 @@ int cmd_dump(int argc, char **argv)
 		rc = PT_EXIT_FAIL;
 		goto out;
 	}
+	if (t->status_line)
+		tp_status_lost(t->status_line, add_lost, stats);
 	for (;; number++) {
 		int16_t tpnum;
 		uint32_t size;
@@ -565,6 +579,9 @@ int cmd_dump(int argc, char **argv)
 	if (summary && !json) {
 		char buf[96];
 		printf("%" PRIu64 " frames\n", number);
+		if (t->have_status && t->status.lost)
+			printf("  %" PRIu64 " more frames were lost: the buffer had no "
+			       "room for them\n", t->status.lost);
 		if (t->have_status) {
 			const struct tp_status *st = &t->status;
 			if (st->reason == TP_STOP_FULL)
@@ -580,10 +597,12 @@ int cmd_dump(int argc, char **argv)
 		}
 		for (int tp = 1; tp < 0x8000; tp++) {
 			struct probe_stats *s = &stats[tp];
-			if (!s->frames)
+			if (!s->frames && !s->lost)
 				continue;
 			printf("  %-32s %10" PRIu64 " frames", probe_name(t, tp, buf, sizeof(buf)),
 			       s->frames);
+			if (s->lost)
+				printf(" %10" PRIu64 " lost", s->lost);
 			if (s->lat_n)
 				printf("   latency min %.3fus avg %.3fus max %.3fus",
 				       (double)s->lat_min / 1000.0,
@@ -593,14 +612,16 @@ int cmd_dump(int argc, char **argv)
 		}
 	} else if (summary) {
 		char buf[96];
-		printf("{\"frames\":%" PRIu64 ",\"probes\":[", number);
+		printf("{\"frames\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"probes\":[", number,
+		       t->have_status ? t->status.lost : 0);
 		bool first = true;
 		for (int tp = 1; tp < 0x8000; tp++) {
-			if (!stats[tp].frames)
+			if (!stats[tp].frames && !stats[tp].lost)
 				continue;
 			printf("%s{\"tracepoint\":%d,\"probe\":", first ? "" : ",", tp);
 			json_str(stdout, probe_name(t, tp, buf, sizeof(buf)));
-			printf(",\"frames\":%" PRIu64 "}", stats[tp].frames);
+			printf(",\"frames\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+			       stats[tp].frames, stats[tp].lost);
 			first = false;
 		}
 		printf("]}\n");
@@ -616,6 +637,7 @@ out:
 	/* parsed, even when the file's blocks are too small for it */
 	target_regs_free(&t->regs);
 	rsp_buf_free(&t->tdesc);
+	free(t->status_line);
 	free(t);
 	return rc;
 }

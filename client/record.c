@@ -95,6 +95,7 @@ struct probe {
 	struct sdt_file sdt;		/* USDT: the module's notes */
 	bool sdt_open;
 	uint64_t frames;		/* received */
+	uint64_t lost;			/* the agent had no room for them */
 };
 
 struct recorder {
@@ -110,6 +111,12 @@ struct recorder {
 	uint64_t buffer_size;
 	bool quiet, live;
 	bool full_stops;		/* --on-full=stop: a full buffer ends the run */
+	bool full_drops;		/* --on-full=drop: hits without room are
+					   lost, counted, and the run goes on */
+	uint64_t lost;			/* frames lost, all probes (qprobe.lost) */
+	bool lost_said;			/* the first loss was reported */
+	uint32_t lost_tp[MAX_PROBES];	/* the file's table of losses */
+	uint64_t lost_count[MAX_PROBES];
 	/* The run ended by itself (full buffer, error...): what the agent
 	 * said, for the user, the file and the exit status. */
 	bool self_stopped;
@@ -1021,7 +1028,18 @@ static void update_status(struct recorder *r, bool final)
 
 	if (!r->status_len || r->write_failed)
 		return;
-	r->st.frames = r->st.created = r->frames;
+	/* Created: every hit of the run, lost or not, as gdb counts the
+	 * frames a circular buffer discarded ("of N created total"). */
+	r->st.frames = r->frames;
+	r->st.created = r->frames + r->lost;
+	r->st.lost = r->lost;
+	for (size_t i = 0; i < r->nprobes; i++) {
+		r->lost_tp[i] = (uint32_t)r->probes[i].tpnum;
+		r->lost_count[i] = r->probes[i].lost;
+	}
+	r->st.nlost = r->nprobes;
+	r->st.lost_tp = r->lost_tp;
+	r->st.lost_count = r->lost_count;
 	if (final)
 		r->st.stop_time = now_us_realtime();
 	if (r->self_stopped) {
@@ -1054,6 +1072,11 @@ static int open_output(struct recorder *r)
 	r->st.start_time = now_us_realtime();
 	r->st.notes = r->notes;
 	r->st.fixed_width = true;
+	for (size_t i = 0; i < r->nprobes; i++)
+		r->lost_tp[i] = (uint32_t)r->probes[i].tpnum;
+	r->st.nlost = r->nprobes;
+	r->st.lost_tp = r->lost_tp;
+	r->st.lost_count = r->lost_count;
 	{
 		/* Room in the status line for a stop reason written later. */
 		struct rsp_buf line;
@@ -1241,6 +1264,9 @@ static void live_line(struct recorder *r, bool final)
 				"%llu frames  %.0f/s  buffer %.0f%% ",
 				(unsigned long long)r->frames, rate,
 				size ? 100.0 * (double)used_bytes / (double)size : 0.0);
+	if (r->lost)
+		used += (size_t)snprintf(line + used, sizeof(line) - used, " LOST %llu ",
+					 (unsigned long long)r->lost);
 	for (size_t i = 0; i < r->nprobes && used < sizeof(line) - 40; i++)
 		used += (size_t)snprintf(line + used, sizeof(line) - used, " %s:%llu",
 					 r->probes[i].name,
@@ -1272,11 +1298,13 @@ static void usage(FILE *out)
 "  -d, --duration SECS    stop after SECS seconds\n"
 "  -b, --buffer-size N    the agent's trace buffer in bytes (default 16M;\n"
 "                         suffixes K, M)\n"
-"      --on-full=WAIT|STOP  when the agent's buffer is full: hitting threads\n"
-"                         wait until the stream makes room (wait, the\n"
-"                         default: nothing is lost, the program slows\n"
-"                         down), or the recording ends there (stop; exit\n"
-"                         status 1)\n"
+"      --on-full=WAIT|DROP|STOP  when the agent's buffer is full: hitting\n"
+"                         threads wait until the stream makes room (wait,\n"
+"                         the default: nothing is lost, the program slows\n"
+"                         down), or their frames are lost and counted and\n"
+"                         the recording goes on (drop), or it ends there\n"
+"                         (stop); lost frames are reported, counted in\n"
+"                         the file, and make the exit status 1\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this help\n"
 "\n"
@@ -1650,8 +1678,12 @@ static int setup_probes(struct recorder *r)
 	if (strcmp(r->reply.data, "OK") != 0)
 		err_msg("warning: this agent kills the program if the connection drops");
 	/* Nothing lost: a full buffer makes the hitting threads wait until
-	 * the stream has made room, unless asked to end the run instead. */
-	if (!r->full_stops) {
+	 * the stream has made room, unless asked to end the run instead or
+	 * to go on without the frames that find no room. */
+	if (r->full_drops &&
+	    request_ok(r, "counting lost frames (--on-full=drop)", "Qprobe.fulldrop:1") < 0)
+		return -EIO;
+	if (!r->full_stops && !r->full_drops) {
 		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
 					   "Qprobe.fullwait:1");
 		if (e < 0)
@@ -1726,6 +1758,63 @@ static void check_run(struct recorder *r)
 	say_why_stopped(r);	/* at once: the program runs on unprobed */
 }
 
+/*
+ * The frames the agent had no room for, per probe (qprobe.lost): said at
+ * once the first time, while the program runs, and again at the end.  An
+ * agent without the packet loses nothing silently: it stops the run on a
+ * full buffer, which check_run reports.
+ */
+static void read_lost(struct recorder *r)
+{
+	const char *p;
+	char *end;
+
+	if (r->c.eof ||
+	    rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qprobe.lost") < 0 ||
+	    r->reply.data[0] != 'L')
+		return;
+	uint64_t total = strtoull(r->reply.data + 1, &end, 16);
+	for (size_t i = 0; i < r->nprobes; i++)
+		r->probes[i].lost = 0;
+	for (p = end; *p == ';';) {
+		unsigned long tp = strtoul(p + 1, &end, 16);
+		if (*end != ':')
+			break;
+		p = end + 1;
+		uint64_t n = strtoull(p, &end, 16);
+		p = end;
+		struct probe *pr = probe_of(r, (int)tp);
+		if (pr)
+			pr->lost += n;	/* once per location */
+	}
+	r->lost = total;
+	if (r->lost && !r->lost_said) {
+		err_msg("the buffer was full: %llu frames lost so far, and counted "
+			"(--buffer-size; the default --on-full=wait loses none)",
+			(unsigned long long)r->lost);
+		r->lost_said = true;
+	}
+}
+
+static void say_lost(struct recorder *r)
+{
+	char line[1024];
+	size_t used = 0;
+
+	if (!r->lost)
+		return;
+	line[0] = '\0';
+	for (size_t i = 0; i < r->nprobes && used < sizeof(line) - 200; i++)
+		if (r->probes[i].lost)
+			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %llu",
+						 used ? ", " : "", r->probes[i].name,
+						 (unsigned long long)r->probes[i].lost);
+	err_msg("%llu frames lost for want of room in the buffer (%s); %s has the "
+		"other %llu%s", (unsigned long long)r->lost, line, r->out_path,
+		(unsigned long long)r->frames,
+		r->self_stopped ? " (hits after the recording stopped are in neither)" : "");
+}
+
 static void say_why_stopped(struct recorder *r)
 {
 	const struct tp_status *w = &r->why;
@@ -1771,6 +1860,7 @@ static int record_loop(struct recorder *r)
 			 * program runs on to its end (or Ctrl-C), as it would
 			 * have without us. */
 			check_run(r);
+			read_lost(r);
 			update_status(r, false);
 			last_status = now_ms();
 		}
@@ -1799,6 +1889,7 @@ static int finish(struct recorder *r)
 	}
 	if (drain_frames(r) < 0)
 		e = -EIO;
+	read_lost(r);	/* final once the run is over */
 	if (!r->exited) {
 		semaphores(r, -1);
 		/* A program we started ends with the recording the user
@@ -1913,12 +2004,15 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			break;
 		case 'q': r->quiet = true; break;
 		case 'F':
+			r->full_stops = r->full_drops = false;
 			if (strcmp(optarg, "wait") == 0)
-				r->full_stops = false;
+				;
 			else if (strcmp(optarg, "stop") == 0)
 				r->full_stops = true;
+			else if (strcmp(optarg, "drop") == 0)
+				r->full_drops = true;
 			else {
-				err_msg("--on-full: '%s': expected wait or stop", optarg);
+				err_msg("--on-full: '%s': expected wait, drop or stop", optarg);
 				return PT_EXIT_USAGE;
 			}
 			break;
@@ -2032,7 +2126,8 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
 				r->duration, r->started ? "killed" : "detached");
 	}
-	rc = r->write_failed || r->self_stopped ? PT_EXIT_FAIL : PT_EXIT_OK;
+	say_lost(r);
+	rc = r->write_failed || r->self_stopped || r->lost ? PT_EXIT_FAIL : PT_EXIT_OK;
 	goto out;
 stop:
 	/* Setup failed: leave the process as it was. */

@@ -1533,6 +1533,9 @@ static const struct rsp_packet_def rsp_packets[] = {
 	    "malformed Qprobe.fullwait packet: expected Qprobe.fullwait:0 or 1"),
 	PKT("Qprobe.detachonclose:", RSP_REQ_PROBE_DETACH_ON_CLOSE, 0, rsp_parse_flag,
 	    "malformed Qprobe.detachonclose packet: expected Qprobe.detachonclose:0 or 1"),
+	PKT("Qprobe.fulldrop:", RSP_REQ_PROBE_FULL_DROP, 0, rsp_parse_flag,
+	    "malformed Qprobe.fulldrop packet: expected Qprobe.fulldrop:0 or 1"),
+	PKT("qprobe.lost", RSP_REQ_PROBE_LOST, RSP_EXACT, NULL, NULL),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1673,6 +1676,8 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_FRAMES] = "qprobe.frames",
 	[RSP_REQ_PROBE_FULL_WAIT] = "Qprobe.fullwait",
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = "Qprobe.detachonclose",
+	[RSP_REQ_PROBE_FULL_DROP] = "Qprobe.fulldrop",
+	[RSP_REQ_PROBE_LOST] = "qprobe.lost",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 

@@ -138,6 +138,11 @@ enum rsp_req_kind {
 				 * (the agent's own: 1 = when the connection
 				 * drops, every program runs on, restored,
 				 * the ones the agent started included) */
+	RSP_REQ_PROBE_FULL_DROP, /* Qprobe.fulldrop:0|1: u.flag (the agent's
+				 * own: 1 = a hit that finds no room is
+				 * dropped and counted, the run goes on) */
+	RSP_REQ_PROBE_LOST,	/* qprobe.lost (the agent's own): frames
+				 * lost this run, per tracepoint */
 	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
 				   qRelocInsn:from;to request): u.reloc_len */
 

@@ -146,6 +146,46 @@ static void tp_put_tfile(const struct tp_status *st, struct rsp_buf *b)
 		rsp_buf_puts(b, ";username:");
 		tp_put_hex_str(b, st->user);
 	}
+	if (st->fixed_width) {
+		rsp_buf_printf(b, ";lost:%016" PRIx64, st->lost);
+		for (size_t i = 0; i < st->nlost; i++)
+			rsp_buf_printf(b, ",%x=%016" PRIx64, st->lost_tp[i],
+				       st->lost_count[i]);
+	} else if (st->lost) {
+		rsp_buf_printf(b, ";lost:%" PRIx64, st->lost);
+		for (size_t i = 0; i < st->nlost; i++)
+			if (st->lost_count[i])
+				rsp_buf_printf(b, ",%x=%" PRIx64, st->lost_tp[i],
+					       st->lost_count[i]);
+	}
+}
+
+int tp_status_lost(const char *text,
+		   void (*each)(uint32_t tp, uint64_t count, void *arg), void *arg)
+{
+	const char *p = strstr(text, ";lost:");
+	int n = 0;
+	char *end;
+
+	if (!p)
+		return 0;
+	p += 6;
+	strtoull(p, &end, 16);
+	if (end == p)
+		return -EINVAL;
+	for (p = end; *p == ','; n++) {
+		unsigned long tp = strtoul(p + 1, &end, 16);
+		if (end == p + 1 || *end != '=')
+			return -EINVAL;
+		p = end + 1;
+		uint64_t count = strtoull(p, &end, 16);
+		if (end == p)
+			return -EINVAL;
+		p = end;
+		if (each)
+			each((uint32_t)tp, count, arg);
+	}
+	return *p == '\0' || *p == ';' ? n : -EINVAL;
 }
 
 /*
@@ -207,6 +247,8 @@ int tp_status_parse(const char *reply, struct tp_status *st, char *error,
 			st->free_bytes = v;
 		else if (sscanf(p, ";tsize:%" SCNx64, &v) == 1)
 			st->size = v;
+		else if (sscanf(p, ";lost:%" SCNx64, &v) == 1)
+			st->lost = v;
 	}
 	return 0;
 }

@@ -50,6 +50,15 @@ struct tp_status {
 	uint64_t start_time, stop_time;	/* microseconds, 0 = unknown */
 	const char *user;		/* NULL = unset */
 	const char *notes;		/* NULL = unset */
+	/* Frames lost for want of room (probe-trace's tfile field, which gdb
+	 * skips): `lost:<total>[,<tp>=<count>...]`, in hex.  Written when
+	 * `lost` is not zero or with fixed_width (then every entry of the
+	 * table, so that the line keeps its length); read back as the total
+	 * here, the table through tp_status_lost(). */
+	uint64_t lost;
+	size_t nlost;
+	const uint32_t *lost_tp;	/* tracepoint numbers... */
+	const uint64_t *lost_count;	/* ...and their lost frames */
 	/* tfile: counts and times as 16 hex digits (stoptime always), so
 	 * a recorder can rewrite the line in place as its file grows. */
 	bool fixed_width;
@@ -68,6 +77,11 @@ void tp_status_put_tfile(const struct tp_status *st, struct rsp_buf *b);
  * receives a terror message.  0 or -EINVAL. */
 int tp_status_parse(const char *reply, struct tp_status *st, char *error,
 		    size_t error_size);
+/* The per-tracepoint counts of the `lost:` field in `text` (a status
+ * line or a qTStatus reply): calls `each` for every entry.  Returns the
+ * number of entries, or -EINVAL for a malformed field. */
+int tp_status_lost(const char *text,
+		   void (*each)(uint32_t tp, uint64_t count, void *arg), void *arg);
 /* "tstop", "tfull"... */
 const char *tp_stop_reason_name(enum tp_stop_reason r);
 

@@ -191,6 +191,7 @@ void tp_store_start_run(struct tp_store *s)
 	for (size_t i = 0; i < s->n_tps; i++) {
 		s->tps[i]->hit_count = 0;
 		s->tps[i]->bytes_used = 0;
+		s->tps[i]->lost = 0;
 	}
 	for (size_t i = 0; i < s->n_tsvs; i++) {
 		s->tsvs[i].value = s->tsvs[i].initial;

@@ -98,6 +98,8 @@ struct tp_def {
 	/* Counters owned by the hit path / status code. */
 	uint64_t hit_count;
 	uint64_t bytes_used;		/* trace buffer bytes of its frames */
+	uint64_t lost;			/* hits of the run whose frame found no
+					   room in the buffer (qprobe.lost) */
 
 	/* Private: definition bookkeeping. */
 	bool defining;			/* last packet had `-` */

@@ -321,6 +321,7 @@ static void describe(const struct rsp_request *req, struct text *t)
 	case RSP_REQ_TBUFFER_CIRCULAR:
 	case RSP_REQ_PROBE_FULL_WAIT:
 	case RSP_REQ_PROBE_DETACH_ON_CLOSE:
+	case RSP_REQ_PROBE_FULL_DROP:
 		add(t, " flag=%d", req->u.flag);
 		break;
 	case RSP_REQ_TBUFFER_SIZE:
@@ -655,6 +656,8 @@ static const struct row valid_rows[] = {
 	R("Qprobe.fullwait:0", "Qprobe.fullwait flag=0"),
 	R("Qprobe.detachonclose:1", "Qprobe.detachonclose flag=1"),
 	R("Qprobe.detachonclose:0", "Qprobe.detachonclose flag=0"),
+	R("Qprobe.fulldrop:1", "Qprobe.fulldrop flag=1"),
+	R("qprobe.lost", "qprobe.lost"),
 };
 
 /* Packets we must not claim to support: gdb needs the empty reply. */
@@ -672,6 +675,7 @@ static const struct row unknown_rows[] = {
 	R("QTStop1", "unknown"),
 	R("qCx", "unknown"),
 	R("qTStatusX", "unknown"),
+	R("qprobe.lost:1", "unknown"),
 	R("vCont", "unknown"),
 	R("vContX", "unknown"),
 	R("qSupportedX", "unknown"),
@@ -915,6 +919,7 @@ static const struct row invalid_rows[] = {
 	R("Qprobe.fullwait:10", "invalid"),
 	R("Qprobe.detachonclose:", "invalid"),
 	R("Qprobe.detachonclose:yes", "invalid"),
+	R("Qprobe.fulldrop:2", "invalid"),
 	R("qTBuffer:0,", "invalid"),
 	R("QTSave:", "invalid"),
 	R("QTSave:2f7", "invalid"),

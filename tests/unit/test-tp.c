@@ -674,9 +674,78 @@ static void test_status_lines(void **state)
 			    "tunknown");
 }
 
+static void sum_lost(uint32_t tp, uint64_t count, void *arg)
+{
+	uint64_t *by_tp = arg;
+
+	if (tp < 4)
+		by_tp[tp] += count;
+}
+
+/* The recorder's table of lost frames: fixed width from the start, so the
+ * line keeps its length as counts grow; only the losses otherwise; read
+ * back whole; nothing else in the line changes (gdb skips the field). */
+static void test_status_lost(void **state)
+{
+	static const uint32_t tps[] = { 1, 2, 3 };
+	uint64_t counts[] = { 0, 0, 0 }, by_tp[4] = { 0 };
+	struct tp_status st = { .reason = TP_STOP_COMMAND, .fixed_width = true,
+				.nlost = 3, .lost_tp = tps, .lost_count = counts };
+	struct tp_status back;
+	struct rsp_buf b, b2;
+	char err[64], *reply;
+
+	(void)state;
+	rsp_buf_init(&b);
+	rsp_buf_init(&b2);
+	tp_status_put_tfile(&st, &b);
+	counts[1] = 0x1234;
+	counts[2] = 5;
+	st.lost = 0x1239;
+	st.created = 0x1239;
+	tp_status_put_tfile(&st, &b2);
+	assert_int_equal(b.len, b2.len);
+	rsp_buf_putc(&b2, '\0');
+	assert_non_null(strstr(b2.data, ";lost:0000000000001239,1=0000000000000000,"
+			       "2=0000000000001234,3=0000000000000005"));
+	reply = malloc(b2.len + 1);
+	reply[0] = 'T';
+	strcpy(reply + 1, b2.data);
+	assert_int_equal(tp_status_parse(reply, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.lost, 0x1239);
+	assert_int_equal(back.created, 0x1239);
+	assert_int_equal(tp_status_lost(reply, sum_lost, by_tp), 3);
+	assert_int_equal(by_tp[1], 0);
+	assert_int_equal(by_tp[2], 0x1234);
+	assert_int_equal(by_tp[3], 5);
+	free(reply);
+
+	rsp_buf_reset(&b);
+	st.fixed_width = false;
+	tp_status_put_tfile(&st, &b);
+	rsp_buf_putc(&b, '\0');
+	assert_string_equal(b.data, "0;tstop::0;tframes:0;tcreated:1239;tfree:0;"
+			    "tsize:0;lost:1239,2=1234,3=5");
+	st.lost = 0;
+	rsp_buf_reset(&b);
+	tp_status_put_tfile(&st, &b);
+	rsp_buf_putc(&b, '\0');
+	assert_null(strstr(b.data, "lost"));
+
+	assert_int_equal(tp_status_lost("T0;tfull:0;tframes:1", NULL, NULL), 0);
+	assert_int_equal(tp_status_lost("T0;tfull:0;lost:5,2=3;pad:00", NULL, NULL), 1);
+	assert_int_equal(tp_status_lost("T0;tfull:0;lost:", NULL, NULL), -EINVAL);
+	assert_int_equal(tp_status_lost("T0;tfull:0;lost:5,2", NULL, NULL), -EINVAL);
+	assert_int_equal(tp_status_lost("T0;tfull:0;lost:5,2=x", NULL, NULL), -EINVAL);
+	assert_int_equal(tp_status_lost("T0;tfull:0;lost:5,2=3x", NULL, NULL), -EINVAL);
+	rsp_buf_free(&b);
+	rsp_buf_free(&b2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_status_lost),
 		cmocka_unit_test(test_define_fields),
 		cmocka_unit_test(test_upload_matches_gdbserver),
 		cmocka_unit_test(test_upload_round_trip),

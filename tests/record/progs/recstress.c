@@ -1,0 +1,102 @@
+/*
+ * recstress.c - many calls of one probed function from several threads,
+ * for probe-trace's stress and loss tests.  It writes its own ground
+ * truth to the file OUT, the same with or without a tracer:
+ *
+ *   recstress calls THREADS N OUT    every thread calls hit(t, i) for i < N
+ *   recstress malloc THREADS N OUT   every thread calls malloc(size) and free
+ *                                N times, sizes from STRESS_MIN_SIZE to
+ *                                STRESS_MIN_SIZE + 63 (so a test can tell
+ *                                the program's calls from libc's own)
+ *
+ * OUT gets one "thread T calls N sum S" line per thread (S: a checksum of
+ * what hit() returned, or of the sizes asked), then "total CALLS sum S".
+ * No thread id, no address, no time: the lines of a traced run must equal
+ * those of an untraced one byte for byte.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_THREADS 64
+#define STRESS_MIN_SIZE 40000	/* under the mmap threshold: arena malloc */
+
+struct worker {
+	pthread_t th;
+	long t, calls;
+	uint64_t sum;
+};
+
+static long per_thread;
+static int malloc_mode;
+
+/* The probed function: two arguments, a result the caller sums. */
+__attribute__((noinline)) long hit(long t, long i)
+{
+	return t * 1000003 + i * 7;
+}
+
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+
+	for (long i = 0; i < per_thread; i++) {
+		if (malloc_mode) {
+			size_t size = STRESS_MIN_SIZE + (size_t)((w->t * 31 + i) & 63);
+			/* volatile: the compiler may not drop the pair */
+			char *volatile p = malloc(size);
+			if (!p)
+				abort();
+			p[0] = (char)i;
+			free(p);
+			w->sum = w->sum * 31 + size;
+		} else {
+			w->sum = w->sum * 31 + (uint64_t)hit(w->t, i);
+		}
+		w->calls++;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static struct worker w[MAX_THREADS];
+	long threads, calls = 0;
+	uint64_t sum = 0;
+	FILE *out;
+
+	if (argc != 5 || (strcmp(argv[1], "calls") && strcmp(argv[1], "malloc"))) {
+		fprintf(stderr, "usage: recstress calls|malloc THREADS N OUT\n");
+		return 2;
+	}
+	malloc_mode = strcmp(argv[1], "malloc") == 0;
+	threads = atol(argv[2]);
+	per_thread = atol(argv[3]);
+	if (threads < 1 || threads > MAX_THREADS || per_thread < 0) {
+		fprintf(stderr, "recstress: 1 to %d threads\n", MAX_THREADS);
+		return 2;
+	}
+	out = fopen(argv[4], "w");
+	if (!out) {
+		perror(argv[4]);
+		return 2;
+	}
+	for (long t = 0; t < threads; t++) {
+		w[t].t = t;
+		if (pthread_create(&w[t].th, NULL, worker, &w[t]) != 0) {
+			perror("pthread_create");
+			return 1;
+		}
+	}
+	for (long t = 0; t < threads; t++) {
+		pthread_join(w[t].th, NULL);
+		fprintf(out, "thread %ld calls %ld sum %llu\n", t, w[t].calls,
+		       (unsigned long long)w[t].sum);
+		calls += w[t].calls;
+		sum = sum * 1000003 + w[t].sum;
+	}
+	fprintf(out, "total %ld sum %llu\n", calls, (unsigned long long)sum);
+	return fclose(out) == 0 ? 0 : 1;
+}
