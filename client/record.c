@@ -1454,6 +1454,14 @@ static int handshake(struct recorder *r)
 		r->c.noack = true;
 	if (request_ok(r, "extended mode", "!") < 0)
 		return -EIO;
+	/* The program outlives the recording's connection (an ssh link that
+	 * drops), from its first instruction on: the agent then takes the
+	 * probes out and lets it run. */
+	if (rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+			       "Qprobe.detachonclose:1") < 0)
+		return -EIO;
+	if (strcmp(r->reply.data, "OK") != 0)
+		err_msg("warning: this agent kills the program if the connection drops");
 
 	/* Run the program, or attach to a listening agent's process. */
 	if (r->prog_argc || (r->connect && r->attach_pid)) {
@@ -1670,13 +1678,6 @@ static int setup_probes(struct recorder *r)
 		       (unsigned long long)r->buffer_size) < 0 ||
 	    request_ok(r, "trace buffer mode", "QTBuffer:circular:0") < 0)
 		return -EIO;
-	/* The program outlives the recording's connection (an ssh link that
-	 * drops): the agent then takes its probes out and lets it run. */
-	if (rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
-			       "Qprobe.detachonclose:1") < 0)
-		return -EIO;
-	if (strcmp(r->reply.data, "OK") != 0)
-		err_msg("warning: this agent kills the program if the connection drops");
 	/* Nothing lost: a full buffer makes the hitting threads wait until
 	 * the stream has made room, unless asked to end the run instead or
 	 * to go on without the frames that find no room. */
