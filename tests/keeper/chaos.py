@@ -173,6 +173,9 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
             raise RuntimeError("the recorder ended first: " +
                                open(os.path.join(WORK, "log%d" % n)).read())
         pid = int([l for l in ground_lines(g) if l.startswith("pid")][0].split()[1])
+    # pids come round again (pid_max 32768): a status kept for an earlier
+    # process of this pid, an orphan of an earlier run, is not this one's.
+    statuses.pop(pid, None)
     wait_for(lambda: "running" in ground_lines(g) or rec.poll() is not None, "running")
     tracer = int(proc_status(pid).get("TracerPid", "0"))
     if SSH:
