@@ -10,6 +10,9 @@
 #include "config.h"
 
 #include <elf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -125,4 +128,69 @@ bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn
 	copy.strategy = ARCH_BOOST;
 	return ops->xol_prepare(&copy, insn->addr + 0x10000, code, sizeof(code),
 				&xol) >= 0 && !xol.step;
+}
+
+struct xml_out {
+	char *buf;
+	size_t size, len;
+	bool overflow;
+};
+
+static void xml_put(struct xml_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void xml_put(struct xml_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->size - o->len)
+		o->overflow = true;
+	else
+		o->len += n;
+}
+
+int arch_write_target_xml(const char *gdb_arch, const struct arch_reg *regs,
+			  unsigned int n, const struct arch_xml_types *types,
+			  char *buf, size_t size)
+{
+	struct xml_out o = { buf, size, 0, false };
+	const char *open_feature = NULL;
+
+	if (size == 0)
+		return -ENOSPC;
+	xml_put(&o, "<?xml version=\"1.0\"?>\n"
+		    "<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
+		    "<target>\n"
+		    "  <architecture>%s</architecture>\n"
+		    "  <osabi>GNU/Linux</osabi>\n", gdb_arch);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct arch_reg *r = &regs[i];
+
+		if (!open_feature || strcmp(open_feature, r->feature) != 0) {
+			if (open_feature)
+				xml_put(&o, "  </feature>\n");
+			open_feature = r->feature;
+			xml_put(&o, "  <feature name=\"%s\">\n", r->feature);
+			for (const struct arch_xml_types *t = types; t && t->feature; t++)
+				if (strcmp(t->feature, r->feature) == 0)
+					xml_put(&o, "%s", t->text);
+		}
+		xml_put(&o, "    <reg name=\"%s\" bitsize=\"%u\" regnum=\"%u\"",
+			r->name, r->bitsize, i);
+		if (r->type)
+			xml_put(&o, " type=\"%s\"", r->type);
+		if (r->group)
+			xml_put(&o, " group=\"%s\"", r->group);
+		xml_put(&o, "/>\n");
+	}
+	if (open_feature)
+		xml_put(&o, "  </feature>\n");
+	xml_put(&o, "</target>\n");
+	return o.overflow ? -ENOSPC : (int)o.len;
 }

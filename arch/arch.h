@@ -471,6 +471,20 @@ const struct arch_ops *arch_for_gdb_arch(const char *name);
 const struct arch_ops *arch_nth(size_t i);
 
 /*
+ * Writes a target.xml for the first `n` registers of `regs` into `buf`
+ * (at most `size` bytes): one <feature> per run of registers that share
+ * a feature, opening with the types `types` gives for it (pairs of
+ * feature name and XML text, ended by a NULL name).  Returns the length,
+ * or -ENOSPC.  The arches' target_xml functions call it.
+ */
+struct arch_xml_types {
+	const char *feature, *text;
+};
+int arch_write_target_xml(const char *gdb_arch, const struct arch_reg *regs,
+			  unsigned int n, const struct arch_xml_types *types,
+			  char *buf, size_t size);
+
+/*
  * Why arch_for_elf_machine(e_machine) is NULL, for an error message:
  * "e_machine 183 (aarch64): this build has no arch for it (it has
  * x86_64)".  Writes at most `size` bytes, NUL included; returns `buf`.

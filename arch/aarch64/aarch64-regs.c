@@ -25,7 +25,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -151,69 +150,16 @@ static const char aarch64_fpu_types[] =
 	"      <field name=\"q\" type=\"a64_lanes_q\"/>\n"
 	"    </union>\n";
 
-struct xml_out {
-	char *buf;
-	size_t size, len;
-	bool overflow;
-};
-
-static void xml_put(struct xml_out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void xml_put(struct xml_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->overflow)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->size - o->len)
-		o->overflow = true;
-	else
-		o->len += n;
-}
-
 static int aarch64_target_xml(unsigned int features, char *buf, size_t size)
 {
-	struct xml_out o = { buf, size, 0, false };
-	unsigned int n = aarch64_nregs_for(features);
-	const char *open_feature = NULL;
+	static const struct arch_xml_types types[] = {
+		{ F_CORE, aarch64_core_types },
+		{ F_FPU, aarch64_fpu_types },
+		{ NULL, NULL },
+	};
 
-	if (size == 0)
-		return -ENOSPC;
-	xml_put(&o, "<?xml version=\"1.0\"?>\n"
-		    "<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
-		    "<target>\n"
-		    "  <architecture>aarch64</architecture>\n"
-		    "  <osabi>GNU/Linux</osabi>\n");
-	for (unsigned int i = 0; i < n; i++) {
-		const struct arch_reg *r = &aarch64_regs[i];
-
-		if (!open_feature || strcmp(open_feature, r->feature) != 0) {
-			if (open_feature)
-				xml_put(&o, "  </feature>\n");
-			open_feature = r->feature;
-			xml_put(&o, "  <feature name=\"%s\">\n", r->feature);
-			if (strcmp(r->feature, F_CORE) == 0)
-				xml_put(&o, "%s", aarch64_core_types);
-			else if (strcmp(r->feature, F_FPU) == 0)
-				xml_put(&o, "%s", aarch64_fpu_types);
-		}
-		xml_put(&o, "    <reg name=\"%s\" bitsize=\"%u\" regnum=\"%u\"",
-			r->name, r->bitsize, i);
-		if (r->type)
-			xml_put(&o, " type=\"%s\"", r->type);
-		if (r->group)
-			xml_put(&o, " group=\"%s\"", r->group);
-		xml_put(&o, "/>\n");
-	}
-	if (open_feature)
-		xml_put(&o, "  </feature>\n");
-	xml_put(&o, "</target>\n");
-	return o.overflow ? -ENOSPC : (int)o.len;
+	return arch_write_target_xml("aarch64", aarch64_regs, aarch64_nregs_for(features), types,
+				     buf, size);
 }
 
 /*

@@ -21,7 +21,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,69 +161,16 @@ static const char x86_64_sse_types[] =
 	"      <field name=\"FZ\" start=\"15\" end=\"15\"/>\n"
 	"    </flags>\n";
 
-struct xml_out {
-	char *buf;
-	size_t size, len;
-	bool overflow;
-};
-
-static void xml_put(struct xml_out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void xml_put(struct xml_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->overflow)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->size - o->len)
-		o->overflow = true;
-	else
-		o->len += n;
-}
-
 static int x86_64_target_xml(unsigned int features, char *buf, size_t size)
 {
-	struct xml_out o = { buf, size, 0, false };
-	unsigned int n = x86_64_nregs_for(features);
-	const char *open_feature = NULL;
+	static const struct arch_xml_types types[] = {
+		{ F_CORE, x86_64_core_types },
+		{ F_SSE, x86_64_sse_types },
+		{ NULL, NULL },
+	};
 
-	if (size == 0)
-		return -ENOSPC;
-	xml_put(&o, "<?xml version=\"1.0\"?>\n"
-		    "<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
-		    "<target>\n"
-		    "  <architecture>i386:x86-64</architecture>\n"
-		    "  <osabi>GNU/Linux</osabi>\n");
-	for (unsigned int i = 0; i < n; i++) {
-		const struct arch_reg *r = &x86_64_regs[i];
-
-		if (!open_feature || strcmp(open_feature, r->feature) != 0) {
-			if (open_feature)
-				xml_put(&o, "  </feature>\n");
-			open_feature = r->feature;
-			xml_put(&o, "  <feature name=\"%s\">\n", r->feature);
-			if (strcmp(r->feature, F_CORE) == 0)
-				xml_put(&o, "%s", x86_64_core_types);
-			else if (strcmp(r->feature, F_SSE) == 0)
-				xml_put(&o, "%s", x86_64_sse_types);
-		}
-		xml_put(&o, "    <reg name=\"%s\" bitsize=\"%u\" regnum=\"%u\"",
-			r->name, r->bitsize, i);
-		if (r->type)
-			xml_put(&o, " type=\"%s\"", r->type);
-		if (r->group)
-			xml_put(&o, " group=\"%s\"", r->group);
-		xml_put(&o, "/>\n");
-	}
-	if (open_feature)
-		xml_put(&o, "  </feature>\n");
-	xml_put(&o, "</target>\n");
-	return o.overflow ? -ENOSPC : (int)o.len;
+	return arch_write_target_xml("i386:x86-64", x86_64_regs, x86_64_nregs_for(features), types,
+				     buf, size);
 }
 
 /*
