@@ -94,17 +94,40 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 		goto out;
 	}
 	patched = true;
-	regblock_set(arch, blk, abi->nr_regnum, (uint64_t)nr);
-	for (int i = 0; i < 6; i++)
-		regblock_set(arch, blk, abi->arg_regnum[i], (uint64_t)args[i]);
-	if (abi->restart_regnum >= 0)
-		regblock_set(arch, blk, abi->restart_regnum, (uint64_t)-1);
-	t->regs_dirty = true;
-	if ((err = regs_flush(t)) < 0 || (err = step_over(t)) < 0)
-		goto out;
-	regs_invalidate(t);
-	if (!(blk = regs_block_gpr(t))) {
-		err = -ESRCH;
+	/* Twice at most: see below. */
+	for (int round = 0;; round++) {
+		regblock_set(arch, blk, abi->nr_regnum, (uint64_t)nr);
+		for (int i = 0; i < 6; i++)
+			regblock_set(arch, blk, abi->arg_regnum[i], (uint64_t)args[i]);
+		if (abi->restart_regnum >= 0)
+			regblock_set(arch, blk, abi->restart_regnum, (uint64_t)-1);
+		t->regs_dirty = true;
+		if ((err = regs_flush(t)) < 0 || (err = step_over(t)) < 0)
+			goto out;
+		regs_invalidate(t);
+		if (!(blk = regs_block_gpr(t))) {
+			err = -ESRCH;
+			goto out;
+		}
+		if (regblock_get(arch, blk, arch->pc_regnum) != pc || round > 0)
+			break;
+		/*
+		 * The step ran no instruction: the thread was stopped inside
+		 * a system call of its own (a fork, clone or exec event stop),
+		 * which the kernel finished first, writing its result over
+		 * the registers we had set, and it reported the step on the
+		 * way out, before any user instruction.  That result is the
+		 * thread's: it goes back with the rest, or the program's own
+		 * call would seem to fail (a parent's clone3 returning
+		 * -ENOSYS, retried as clone on the same stack).
+		 */
+		uint64_t own = regblock_get(arch, blk, abi->ret_regnum);
+		regblock_set(arch, saved, abi->ret_regnum, own);
+		debug("thread %d was inside a system call (result %#llx): stepped out first",
+		      t->tid, (unsigned long long)own);
+	}
+	if (regblock_get(arch, blk, arch->pc_regnum) == pc) {
+		err = -EAGAIN;	/* still not run: leave the thread as it was */
 		goto out;
 	}
 	*ret = signed_value(abi->ret_regnum, regblock_get(arch, blk, abi->ret_regnum));
