@@ -551,6 +551,9 @@ int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t why
 int pad_drain(struct process *p,
 	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
 			 void *arg), void *arg);
+int pad_salvage(struct process *p,
+		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
+			   uint64_t time_us, void *arg), void *arg);
 void pad_detach(struct probe *pr);
 void pad_before_step(struct probe *pr);
 void pad_breakpoint_added(struct process *p, uint64_t addr);

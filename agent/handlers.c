@@ -1120,6 +1120,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_FULL_WAIT] = h_trace,
 	[RSP_REQ_PROBE_FULL_DROP] = h_trace,
 	[RSP_REQ_PROBE_LOST] = h_trace,
+	[RSP_REQ_PROBE_SALVAGE] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
 	[RSP_REQ_NONSTOP] = h_nonstop,
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = h_detach_on_close,

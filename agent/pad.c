@@ -859,6 +859,105 @@ int pad_drain(struct process *p,
 	return n;
 }
 
+/*
+ * The shared tables an earlier agent left in `p` (it died: the keeper put
+ * the program back and left the table mapped, with the records its ring
+ * still held), found by the memfd's name in the process's mappings; the
+ * table of this agent's own pads is not one of them.  Fills `starts`
+ * with their addresses; returns how many, or -errno.
+ */
+static int old_tables(struct process *p, uint64_t *starts, int max)
+{
+	char path[64], line[512];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		if (!strstr(line, "/memfd:probe-agent-pads") ||
+		    sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi - lo != PAD_SHM_SIZE ||
+		    (p->pads && p->pads->remote == lo))
+			continue;
+		starts[n++] = lo;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Salvage: the records an earlier agent's recording pads published in
+ * `p` and that agent never took, oldest first, each to `fn` with its site
+ * and a stand-in thread whose registers are the hit's (the record's tid
+ * and time too, valid where the pad stored them; the bases it always
+ * stores, by rdfsbase or arch_prctl).  The ring is read
+ * through the process's memory (this agent has no mapping of it), and
+ * every record handed over is marked taken there, so that a second
+ * salvage does not see it again.  Records still claimed but unwritten
+ * (a writer stopped or gone) are left.  Returns the records handed over,
+ * or -errno.
+ */
+int pad_salvage(struct process *p,
+		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
+			   uint64_t time_us, void *arg), void *arg)
+{
+	static struct thread standin;
+	const size_t ring_bytes = (size_t)RING_RECORDS << PAD_ENTRY_SHIFT;
+	uint64_t starts[8];
+	bool xsave = p->features & ARCH_FEAT_AVX;
+	uint8_t *records;
+	int ntables, taken = 0;
+
+	ntables = old_tables(p, starts, 8);
+	if (ntables <= 0)
+		return ntables;
+	if (!standin.regcache && !(standin.regcache = calloc(1, regs_cache_size())))
+		return -ENOMEM;
+	if (!(records = malloc(ring_bytes)))
+		return -ENOMEM;
+	standin.proc = p;
+	standin.state = THREAD_STOPPED;
+	for (int k = 0; k < ntables; k++) {
+		uint64_t ring = starts[k] + RING_OFF, head;
+		uint64_t base = ring + RING_RECORDS_OFF;
+
+		if (mem_read_raw(p, ring, &head, 8) != 8 ||
+		    mem_read_raw(p, base, records, ring_bytes) != (ssize_t)ring_bytes) {
+			debug("table at %#llx in %d: unreadable", (unsigned long long)starts[k],
+			      p->pid);
+			continue;
+		}
+		for (uint64_t pos = head > RING_RECORDS ? head - RING_RECORDS : 0;
+		     pos < head; pos++) {
+			size_t off = (size_t)(pos & (RING_RECORDS - 1)) << PAD_ENTRY_SHIFT;
+			uint8_t *rec = records + off;
+			uint64_t seq, done = pos + RING_RECORDS;
+			uint32_t tid;
+			int64_t ts[2];
+
+			memcpy(&seq, rec + OFF_SEQ, 8);
+			if (seq != pos + 1)
+				continue;	/* taken, or never written */
+			memcpy(&tid, rec + OFF_TID, 4);
+			memcpy(ts, rec + OFF_TIME, 16);
+			standin.tid = 0;
+			if (regs_load_pad(&standin, (const uint64_t *)(rec + OFF_FRAME), rec, xsave,
+					  (const uint64_t *)(rec + OFF_BASES), false) == 0) {
+				fn(((const uint64_t *)(rec + OFF_FRAME))[FRAME_PC], &standin,
+				   (pid_t)tid,
+				   (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000, arg);
+				taken++;
+			}
+			regs_invalidate(&standin);
+			mem_write_raw(p, base + off + OFF_SEQ, &done, 8);
+		}
+	}
+	free(records);
+	return taken;
+}
+
 /* A fork child's copy of the sites: breakpoints again (its memory). */
 void pad_fork_child(struct process *c)
 {

@@ -787,20 +787,10 @@ static int verify(struct tp_def *tp, char *why, size_t whylen)
 	return 0;
 }
 
-static int start_run(char *why, size_t whylen)
+/* The trace buffer, `size` bytes of frames whose register blocks are
+ * `regsize` bytes, kept if it is that already. */
+static int buffer_ready(size_t regsize, size_t size, char *why, size_t whylen)
 {
-	struct process *p = current_process();
-	size_t regsize = p ? regs_block_size(p) : 0;
-	size_t size = tr.buffer_size < 0 ? DEFAULT_BUFFER_SIZE : (size_t)tr.buffer_size;
-	int err;
-
-	if (!p) {
-		snprintf(why, whylen, "no process to trace: start the program first");
-		return -ESRCH;
-	}
-	for (size_t i = 0; i < tp_count(&tr.store); i++)
-		if ((err = verify(tp_at(&tr.store, i), why, whylen)) < 0)
-			return err;
 	if (tr.tb_ready && tr.tb_regsize != regsize) {
 		tbuf_free(&tr.tb);
 		tr.tb_ready = false;
@@ -816,6 +806,25 @@ static int start_run(char *why, size_t whylen)
 		snprintf(why, whylen, "cannot allocate a trace buffer of %zu bytes", size);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+static int start_run(char *why, size_t whylen)
+{
+	struct process *p = current_process();
+	size_t regsize = p ? regs_block_size(p) : 0;
+	size_t size = tr.buffer_size < 0 ? DEFAULT_BUFFER_SIZE : (size_t)tr.buffer_size;
+	int err;
+
+	if (!p) {
+		snprintf(why, whylen, "no process to trace: start the program first");
+		return -ESRCH;
+	}
+	for (size_t i = 0; i < tp_count(&tr.store); i++)
+		if ((err = verify(tp_at(&tr.store, i), why, whylen)) < 0)
+			return err;
+	if ((err = buffer_ready(regsize, size, why, whylen)) < 0)
+		return err;
 	tbuf_clear(&tr.tb);
 	tr.stream_off = 0;
 	tbuf_set_circular(&tr.tb, tr.circular);
@@ -1128,6 +1137,76 @@ static void lost_reply(struct rsp_buf *reply)
 	}
 }
 
+struct salvage {
+	uint64_t frames, unmatched;
+};
+
+/* One record of a dead agent's pad (pad_salvage): the hit as a recording
+ * pad's would have been taken, for the tracepoints defined at its site
+ * now.  A site whose tracepoints need more than the registers (memory:
+ * its values now are not the hit's) or none at all takes nothing. */
+static void salvage_hit(uint64_t site, struct thread *t, pid_t tid,
+			uint64_t time_us, void *arg)
+{
+	struct salvage *sv = arg;
+	struct hit h = { .t = t };
+	enum pad_collect mode = recordable(site);
+	uint64_t before = tr.tb.created;
+
+	if (!tp_next_at(&tr.store, site, NULL) || mode == PAD_STOPS ||
+	    !(h.regs = regs_block_gpr(t))) {
+		sv->unmatched++;
+		return;
+	}
+	if (mode == PAD_REGS_TIME_TID) {
+		t->tid = tid;
+		h.time_us = time_us;
+	}
+	run_tracepoints(&h, site, false);
+	sv->frames += tr.tb.created - before;
+}
+
+/*
+ * qprobe.salvage - a recorder whose agent died: this agent, attached to
+ * the program since, with the same tracepoints defined (not started),
+ * takes in what the dead agent's pads left in the program's ring, into a
+ * buffer the recorder then streams (qprobe.frames).  `S<frames>;<records
+ * left out>` in hex; an error when there is no process or a run is on.
+ */
+static void salvage(struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+	struct salvage sv = { 0, 0 };
+	size_t size = tr.buffer_size < 0 ? DEFAULT_BUFFER_SIZE : (size_t)tr.buffer_size;
+	char why[256];
+	int n;
+
+	if (!p) {
+		rsp_buf_put_error(reply, "no process: attach to the program first");
+		return;
+	}
+	if (tr.running) {
+		rsp_buf_put_error(reply, "a trace run is going on: stop it first");
+		return;
+	}
+	if (buffer_ready(regs_block_size(p), size, why, sizeof(why)) < 0) {
+		rsp_buf_put_error(reply, why);
+		return;
+	}
+	tr.stop_pending = false;
+	n = pad_salvage(p, salvage_hit, &sv);
+	if (n < 0) {
+		snprintf(why, sizeof(why), "cannot read the pads' records in process %d: %s",
+			 p->pid, strerror(-n));
+		rsp_buf_put_error(reply, why);
+		return;
+	}
+	debug("salvage: %d records, %llu frames, %llu left out", n,
+	      (unsigned long long)sv.frames, (unsigned long long)sv.unmatched);
+	rsp_buf_printf(reply, "S%llx;%llx", (unsigned long long)sv.frames,
+		       (unsigned long long)sv.unmatched);
+}
+
 static void save_file(const char *path, struct rsp_buf *reply)
 {
 	struct process *p = current_process();
@@ -1366,6 +1445,9 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		break;
 	case RSP_REQ_PROBE_LOST:
 		lost_reply(reply);
+		break;
+	case RSP_REQ_PROBE_SALVAGE:
+		salvage(reply);
 		break;
 	case RSP_REQ_TMIN_FTPI_LEN:
 		/* A fast tracepoint is a jump pad (pad.c), which may cover

@@ -175,10 +175,16 @@ static uint64_t now_ms(void)
 }
 
 static void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set while a failure is expected and retried (a new agent attaching to
+ * a program the dead one may still hold). */
+static bool errors_muted;
+
 static void err_msg(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (errors_muted)
+		return;
 	fputs("probe-trace record: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -1616,6 +1622,9 @@ fail:
 	return -EIO;
 }
 
+static int define_all(struct recorder *r);
+
+/* Every probe's sites and argument count, then its definitions. */
 static int setup_probes(struct recorder *r)
 {
 	char err[2048];
@@ -1658,7 +1667,13 @@ static int setup_probes(struct recorder *r)
 		if (p->spec.ret)
 			r->any_ret = true;
 	}
+	return define_all(r);
+}
 
+/* The probes, resolved, as the agent's tracepoints and variables, and
+ * the buffer they fill. */
+static int define_all(struct recorder *r)
+{
 	if (request_ok(r, "QTinit", "QTinit") < 0)
 		return -EIO;
 	if (define_tsv(r, TSV_THREAD, "probe_thread") < 0 ||
@@ -1875,6 +1890,70 @@ static int record_loop(struct recorder *r)
 			return e;
 	}
 	return 0;
+}
+
+/*
+ * The agent died (killed, crashed) during the recording.  Its keeper has
+ * put the program back, unprobed, and left in it what the jump pads had
+ * recorded and the agent not yet taken.  A new agent, started the way
+ * the first was, attaches to the program, gets the same tracepoints (not
+ * started) and hands those records over as frames (qprobe.salvage),
+ * which go into the file like the others; the USDT semaphores the
+ * recording raised go back down, and the agent detaches.  Frames the
+ * dead agent held itself, or had sent only in part, are gone with it.
+ * The old agent may still hold the program while it finishes dying:
+ * attaching is tried for about 3 s.  Returns the frames recovered, or
+ * -errno: no agent the recorder can start (--connect), or none that can
+ * attach (the program is gone).
+ */
+static long recover(struct recorder *r)
+{
+	uint64_t before = r->frames;
+	unsigned long long got = 0, left = 0;
+	int e = -ESRCH;
+
+	if (r->connect)
+		return -ENOTCONN;
+	rsp_client_close(&r->c, 1000);
+	r->carry_len = 0;
+	r->attach_pid = r->pid;
+	r->prog_argc = 0;
+	for (int tries = 0; tries < 30 && !stop_signal; tries++) {
+		errors_muted = tries < 29;
+		e = start_agent(r);
+		if (e == 0 && (e = handshake(r)) == 0)
+			break;
+		rsp_client_close(&r->c, 1000);
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	errors_muted = false;
+	if (e < 0)
+		return e;
+	if (define_all(r) < 0 ||
+	    rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qprobe.salvage") < 0) {
+		e = -EIO;
+		goto out;
+	}
+	if (sscanf(r->reply.data, "S%llx;%llx", &got, &left) != 2) {
+		err_msg("the new agent cannot salvage frames: %s",
+			r->reply.len ? r->reply.data : "not supported");
+		e = -ENOTSUP;
+		goto out;
+	}
+	if (drain_frames(r) < 0) {
+		e = -EIO;
+		goto out;
+	}
+	if (left)
+		err_msg("%llu records left by the pads were not taken (no tracepoint "
+			"defined at their address records without stopping)", left);
+	e = 0;
+out:
+	semaphores(r, -1);
+	request_ok(r, "detaching", "D;%x", r->pid);
+	rsp_client_close(&r->c, 2000);
+	return e < 0 ? e : (long)(r->frames - before);
 }
 
 static int finish(struct recorder *r)
@@ -2095,9 +2174,20 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			r->nprobes == 1 ? "" : "s", r->pid, r->out_path);
 	e = record_loop(r);
 	if (e == -EPIPE) {
-		update_status(r, true);
 		err_msg("the agent went away: %s; %s keeps the %llu frames received",
 			r->c.error, r->out_path, (unsigned long long)r->frames);
+		long n = recover(r);
+		if (n >= 0)
+			err_msg("a new agent recovered %ld frames the pads had left in "
+				"process %d; frames the dead agent held itself are lost",
+				n, r->pid);
+		else if (n == -ENOTCONN)
+			err_msg("no agent to recover frames with: the agent was reached "
+				"by --connect");
+		else
+			err_msg("no frames recovered: no new agent could attach to "
+				"process %d", r->pid);
+		update_status(r, true);
 		goto out;
 	}
 	if (finish(r) < 0 || e < 0) {

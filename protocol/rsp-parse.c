@@ -1536,6 +1536,7 @@ static const struct rsp_packet_def rsp_packets[] = {
 	PKT("Qprobe.fulldrop:", RSP_REQ_PROBE_FULL_DROP, 0, rsp_parse_flag,
 	    "malformed Qprobe.fulldrop packet: expected Qprobe.fulldrop:0 or 1"),
 	PKT("qprobe.lost", RSP_REQ_PROBE_LOST, RSP_EXACT, NULL, NULL),
+	PKT("qprobe.salvage", RSP_REQ_PROBE_SALVAGE, RSP_EXACT, NULL, NULL),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1678,6 +1679,7 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = "Qprobe.detachonclose",
 	[RSP_REQ_PROBE_FULL_DROP] = "Qprobe.fulldrop",
 	[RSP_REQ_PROBE_LOST] = "qprobe.lost",
+	[RSP_REQ_PROBE_SALVAGE] = "qprobe.salvage",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 

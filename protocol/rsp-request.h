@@ -143,6 +143,10 @@ enum rsp_req_kind {
 				 * dropped and counted, the run goes on) */
 	RSP_REQ_PROBE_LOST,	/* qprobe.lost (the agent's own): frames
 				 * lost this run, per tracepoint */
+	RSP_REQ_PROBE_SALVAGE,	/* qprobe.salvage (the agent's own): the
+				 * records a dead agent's pads left in the
+				 * process, as frames of the tracepoints now
+				 * defined */
 	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
 				   qRelocInsn:from;to request): u.reloc_len */
 

@@ -658,6 +658,7 @@ static const struct row valid_rows[] = {
 	R("Qprobe.detachonclose:0", "Qprobe.detachonclose flag=0"),
 	R("Qprobe.fulldrop:1", "Qprobe.fulldrop flag=1"),
 	R("qprobe.lost", "qprobe.lost"),
+	R("qprobe.salvage", "qprobe.salvage"),
 };
 
 /* Packets we must not claim to support: gdb needs the empty reply. */
@@ -676,6 +677,7 @@ static const struct row unknown_rows[] = {
 	R("qCx", "unknown"),
 	R("qTStatusX", "unknown"),
 	R("qprobe.lost:1", "unknown"),
+	R("qprobe.salvage:1", "unknown"),
 	R("vCont", "unknown"),
 	R("vContX", "unknown"),
 	R("qSupportedX", "unknown"),

@@ -13,12 +13,20 @@
  * what hit() returned, or of the sizes asked), then "total CALLS sum S".
  * No thread id, no address, no time: the lines of a traced run must equal
  * those of an untraced one byte for byte.
+ *
+ * With STRESS_GATE=PREFIX in the environment the test paces the program
+ * through files: it writes its pid to PREFIX.pid, starts its threads,
+ * writes PREFIX.ready once every one of them runs, and they call only
+ * once PREFIX.go exists; after the calls it writes PREFIX.done, and it
+ * writes OUT and exits only once PREFIX.exit exists.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define MAX_THREADS 64
 #define STRESS_MIN_SIZE 40000	/* under the mmap threshold: arena malloc */
@@ -31,6 +39,33 @@ struct worker {
 
 static long per_thread;
 static int malloc_mode;
+static const char *gate;	/* STRESS_GATE */
+static long running;		/* threads past their start (atomic) */
+
+/* PREFIX.what exists (the test made it), or is made here. */
+static void gate_wait(const char *what)
+{
+	char path[4096];
+	struct timespec ms = { 0, 1000000 };
+
+	snprintf(path, sizeof(path), "%s.%s", gate, what);
+	while (access(path, F_OK) != 0)
+		nanosleep(&ms, NULL);
+}
+
+static void gate_say(const char *what, long value)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.%s", gate, what);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (!(f = fopen(tmp, "w")) || fprintf(f, "%ld\n", value) < 0 ||
+	    fclose(f) != 0 || rename(tmp, path) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
 
 /* The probed function: two arguments, a result the caller sums. */
 __attribute__((noinline)) long hit(long t, long i)
@@ -42,6 +77,10 @@ static void *worker(void *arg)
 {
 	struct worker *w = arg;
 
+	if (gate) {
+		__atomic_add_fetch(&running, 1, __ATOMIC_SEQ_CST);
+		gate_wait("go");
+	}
 	for (long i = 0; i < per_thread; i++) {
 		if (malloc_mode) {
 			size_t size = STRESS_MIN_SIZE + (size_t)((w->t * 31 + i) & 63);
@@ -78,11 +117,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "recstress: 1 to %d threads\n", MAX_THREADS);
 		return 2;
 	}
-	out = fopen(argv[4], "w");
-	if (!out) {
-		perror(argv[4]);
-		return 2;
-	}
+	gate = getenv("STRESS_GATE");
+	if (gate)
+		gate_say("pid", (long)getpid());
 	for (long t = 0; t < threads; t++) {
 		w[t].t = t;
 		if (pthread_create(&w[t].th, NULL, worker, &w[t]) != 0) {
@@ -90,8 +127,24 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	for (long t = 0; t < threads; t++) {
+	if (gate) {
+		struct timespec ms = { 0, 1000000 };
+		while (__atomic_load_n(&running, __ATOMIC_SEQ_CST) < threads)
+			nanosleep(&ms, NULL);
+		gate_say("ready", threads);
+	}
+	for (long t = 0; t < threads; t++)
 		pthread_join(w[t].th, NULL);
+	if (gate) {
+		gate_say("done", threads * per_thread);
+		gate_wait("exit");
+	}
+	out = fopen(argv[4], "w");
+	if (!out) {
+		perror(argv[4]);
+		return 2;
+	}
+	for (long t = 0; t < threads; t++) {
 		fprintf(out, "thread %ld calls %ld sum %llu\n", t, w[t].calls,
 		       (unsigned long long)w[t].sum);
 		calls += w[t].calls;
