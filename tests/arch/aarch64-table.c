@@ -358,6 +358,39 @@ static void test_sim_indirect(void **state)
 	assert_int_equal(r.pc, 0xa000);
 }
 
+/*
+ * Linux runs EL0 with top-byte-ignore (TCR_EL1.TBI0, no TBID0): an
+ * indirect branch to a tagged lower-half address goes to the address
+ * without its tag, as qemu and the CPU do (aarch64-simulate-native.c
+ * found the simulation keeping the tag).  Bit 55 set: the value as is.
+ */
+static void test_sim_indirect_tagged(void **state)
+{
+	struct arch_gpregs r;
+	uint64_t pcs[2];
+	struct arch_insn ai;
+
+	(void)state;
+	fill(&r);
+	r.gpr[1] = 0x2c00005508faab18ull;
+	sim(0xd61f0020, 0x400000, &r, NULL);			/* br x1 */
+	assert_int_equal(r.pc, 0x5508faab18ull);
+	assert_int_equal(r.gpr[1], 0x2c00005508faab18ull);	/* x1 kept */
+	r.gpr[29] = 0x8f000d7426f2306cull;
+	sim(0xd63f03a0, 0x400000, &r, NULL);			/* blr x29 */
+	assert_int_equal(r.pc, 0x000d7426f2306cull);
+	assert_int_equal(r.gpr[30], 0x400004);
+	r.gpr[30] = 0xff00000000401234ull;
+	decode_word(0xd65f03c0, 0x500000, &ai);			/* ret */
+	assert_int_equal(aarch64_arch_ops.insn_next_pcs(&ai, &r, NULL, pcs), 1);
+	assert_int_equal(pcs[0], 0x401234);
+	sim(0xd65f03c0, 0x500000, &r, NULL);
+	assert_int_equal(r.pc, 0x401234);
+	r.gpr[3] = 0x0080000000401234ull;			/* bit 55: kept */
+	sim(0xd65f0060, 0x500000, &r, NULL);			/* ret x3 */
+	assert_int_equal(r.pc, 0x0080000000401234ull);
+}
+
 static void test_sim_adr(void **state)
 {
 	struct arch_gpregs r;
@@ -994,6 +1027,7 @@ int main(void)
 		cmocka_unit_test(test_sim_conditions),
 		cmocka_unit_test(test_sim_cb_tb),
 		cmocka_unit_test(test_sim_indirect),
+		cmocka_unit_test(test_sim_indirect_tagged),
 		cmocka_unit_test(test_sim_adr),
 		cmocka_unit_test(test_sim_literal),
 		cmocka_unit_test(test_sim_nop_bti),
