@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,12 @@ static uint32_t gen_bcond(struct a64_state *s)
 	return 0x54000000u | (uint32_t)(rnd() & 0x7ffff) << 5 | rndn(16);
 }
 
+/* bc.cond (FEAT_HBC): b.cond with o0 set */
+static uint32_t gen_bccond(struct a64_state *s)
+{
+	return gen_bcond(s) | 0x10;
+}
+
 /* cbz / cbnz: sf 011010 op imm19 Rt */
 static uint32_t gen_cb(struct a64_state *s, uint32_t op)
 {
@@ -253,10 +260,13 @@ static const struct form {
 	const char *name;
 	gen_fn *gen;
 	unsigned int cases;
+	uint32_t probe;		/* a word to try first: the form is compared
+				 * only if the CPU has it (no SIGILL) */
 } forms[] = {
 	{ "b", gen_b, 2000 },
 	{ "bl", gen_bl, 2000 },
 	{ "b.cond", gen_bcond, 8000 },	/* 500 per condition */
+	{ "bc.cond", gen_bccond, 2000, 0x5400005e },	/* bc.al .+8 */
 	{ "cbz", gen_cbz, 2000 },
 	{ "cbnz", gen_cbnz, 2000 },
 	{ "tbz", gen_tbz, 2000 },
@@ -354,6 +364,20 @@ static int one_case(const struct form *f, unsigned int *shown)
 	return 1;
 }
 
+/* Whether the CPU runs `w` (at the page's start) without SIGILL there. */
+static bool cpu_has(uint32_t w)
+{
+	struct a64_state in, out;
+
+	memset(&in, 0, sizeof(in));
+	in.pc = A_(page);
+	memcpy(page, &w, 4);
+	__builtin___clear_cache((char *)page, (char *)page + PAGE);
+	a64_run(&in, &out, false);
+	memset(page, 0, 4);
+	return !(out.sig == SIGILL && out.pc == in.pc);
+}
+
 int main(void)
 {
 	uint64_t base;
@@ -388,6 +412,11 @@ int main(void)
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
 		unsigned int bad = 0, shown = 0;
 
+		if (forms[i].probe && !cpu_has(forms[i].probe)) {
+			printf("%-16s not compared: undefined on this CPU (SIGILL)\n",
+			       forms[i].name);
+			continue;
+		}
 		for (unsigned int k = 0; k < forms[i].cases; k++)
 			bad += one_case(&forms[i], &shown);
 		printf("%-16s %5u states, %u differ\n", forms[i].name,
