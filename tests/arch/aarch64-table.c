@@ -615,6 +615,57 @@ static void test_xol_far(void **state)
 				 sizeof(code), &xol), 4);
 }
 
+/*
+ * The agent hands out only slots that arch_xol_in_reach accepts
+ * (agent/xol.c).  On aarch64 that must mean: the B back reaches from
+ * every word of the slot, so a boosted copy is never stepped for being
+ * far, and a slot one page farther is out.
+ */
+static void test_xol_reach(void **state)
+{
+	const struct arch_ops *ops = &aarch64_arch_ops;
+	const uint64_t addr = 0x40000000;
+	const uint64_t reach = ops->xol_reach;
+	const uint64_t slot_size = 64;
+	/* the farthest slot-aligned slots the predicate accepts */
+	const uint64_t hi = (addr + reach - slot_size) & ~(slot_size - 1);
+	const uint64_t lo = (addr - reach + slot_size) & ~(slot_size - 1);
+	const uint64_t edges[] = { hi, lo, addr + slot_size, addr - slot_size };
+	uint8_t code[64];
+	struct arch_xol xol;
+
+	(void)state;
+	assert_true(reach > (100ull << 20) && reach <= (1ull << 27));
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		uint64_t s = edges[i];
+
+		assert_true(arch_xol_in_reach(ops, addr, s, slot_size));
+		/* add x0, x1, #16: the copy, then b back from s + 4 */
+		assert_int_equal(prepare(0x91004020, addr, B, s, code, sizeof(code),
+					 &xol), 8);
+		assert_false(xol.step);
+		assert_true(aarch64_in_b_reach(s + slot_size - 4, addr + 4));
+		/* bl .+0x100: x30 = A+4 by movz/movk, then b: boosted */
+		assert_true(prepare(0x94000040, addr, B, s, code, sizeof(code),
+				    &xol) > 0);
+	}
+	/* a page beyond, either way, and slots straddling the edge */
+	assert_false(arch_xol_in_reach(ops, addr, hi + 4096, slot_size));
+	assert_false(arch_xol_in_reach(ops, addr, lo - 4096, slot_size));
+	assert_false(arch_xol_in_reach(ops, addr, addr + reach - 32, slot_size));
+	assert_false(arch_xol_in_reach(ops, addr, addr - reach, slot_size));
+	/* just beyond B's own limit the copy would be stepped: out */
+	assert_false(arch_xol_in_reach(ops, addr, addr + (1ull << 27) + 64,
+				       slot_size));
+	prepare(0x91004020, addr, B, addr + (1ull << 27) + 64, code, sizeof(code),
+		&xol);
+	assert_true(xol.step);
+	/* a whole 4 KiB area, and an area wrapping around: out */
+	assert_true(arch_xol_in_reach(ops, addr, addr + (64ull << 20), 4096));
+	assert_false(arch_xol_in_reach(ops, addr, addr + reach - 2048, 4096));
+	assert_false(arch_xol_in_reach(ops, 0x1000, ~0ull - 100, 4096));
+}
+
 /* Forced into a slot, the PC readers compute what they would at A. */
 static void test_xol_relocated(void **state)
 {
@@ -1035,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive_sequence),
 		cmocka_unit_test(test_xol_boost),
 		cmocka_unit_test(test_xol_far),
+		cmocka_unit_test(test_xol_reach),
 		cmocka_unit_test(test_xol_relocated),
 		cmocka_unit_test(test_xol_literal),
 		cmocka_unit_test(test_xol_refused),
