@@ -17,8 +17,10 @@
  *   and insn_emulate on the same register file, reading memory (the
  *   literals: +-1 MiB of random bytes around A) through arch_mem.
  *
- * x0-x30, sp, pc, NZCV and BTYPE must be equal.  A mismatch prints the
- * word, the state and both results.  Exit 0 pass, 1 mismatch, 99 harness.
+ * x0-x30, sp, pc, NZCV and BTYPE must be equal, and the pc the CPU
+ * reached must be one insn_next_pcs gives for the same state (where a
+ * software step would stop).  A mismatch prints the word, the state and
+ * both results.  Exit 0 pass, 1 mismatch, 99 harness.
  */
 #include "config.h"
 
@@ -316,7 +318,9 @@ static int one_case(const struct form *f, unsigned int *shown)
 	struct a64_state in, cpu, sim;
 	struct arch_gpregs regs;
 	struct arch_insn insn;
-	uint64_t a = A_(page) + 4 * rndn(PAGE / 4);
+	uint64_t a = A_(page) + 4 * rndn(PAGE / 4), pcs[2] = { 0, 0 };
+	bool step_ok;
+	int npcs;
 	uint8_t b[4];
 	uint32_t w;
 	int err;
@@ -335,6 +339,7 @@ static int one_case(const struct form *f, unsigned int *shown)
 	b[3] = (uint8_t)(w >> 24);
 	err = aarch64_arch_ops.insn_decode(b, 4, a, &insn);
 	to_gpregs(&in, &regs);
+	npcs = err ? 0 : aarch64_arch_ops.insn_next_pcs(&insn, &regs, &sim_mem, pcs);
 	if (err == 0 && insn.strategy == ARCH_EMULATE)
 		err = aarch64_arch_ops.insn_emulate(&insn, &regs, &sim_mem);
 	else if (err == 0)
@@ -347,7 +352,9 @@ static int one_case(const struct form *f, unsigned int *shown)
 	memset((void *)(uintptr_t)a, 0, 4);	/* back to udf */
 
 	compared++;
-	if (err == 0 && same(&cpu, &sim))
+	/* a step from the same state stops where the CPU went */
+	step_ok = (npcs >= 1 && pcs[0] == cpu.pc) || (npcs == 2 && pcs[1] == cpu.pc);
+	if (err == 0 && same(&cpu, &sim) && step_ok)
 		return 0;
 	failures++;
 	if ((*shown)++ < 5) {
@@ -356,6 +363,9 @@ static int one_case(const struct form *f, unsigned int *shown)
 			printf(" (decode/simulate error %d, strategy %s: %s)", err,
 			       arch_strategy_name(insn.strategy),
 			       insn.reason ? insn.reason : "");
+		if (!step_ok)
+			printf(" (insn_next_pcs: %d, %#llx %#llx)", npcs,
+			       (unsigned long long)pcs[0], (unsigned long long)pcs[1]);
 		printf("\n");
 		a64_print_state("state", &in, false);
 		a64_print_state("cpu", &cpu, false);
