@@ -5,6 +5,9 @@
 #
 #   a64_native PROGRAM    (tests/arch/PROGRAM.c; exits with its status)
 #
+# A64_CFLAGS is added to the build: a longer run by hand with another
+# seed is  A64_CFLAGS='-DSEED=7 -DSCALE=10' tests/arch/PROGRAM.sh
+#
 # Exit: the program's (0 pass, 1 mismatch), 77 when the cross compiler,
 # its static libc or qemu-aarch64-static is missing, 99 build failure.
 
@@ -26,7 +29,7 @@ a64_native() {
 	out="$top_builddir/tests/arch/$prog.a64"
 	s=$top_srcdir
 	# shellcheck disable=SC2086
-	"$cc" -static -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter \
+	"$cc" -static -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter ${A64_CFLAGS:-} \
 		-I"$s" -I"$top_builddir" -o "$out" "$s/tests/arch/$prog.c" \
 		"$s/tests/arch/aarch64-run.c" "$s"/arch/*.c "$s"/arch/aarch64/*.c \
 		"$s"/arch/x86_64/*.c || { echo "ERROR: cannot build $out"; exit 99; }

@@ -41,7 +41,14 @@
 #define DATA_SPAN (MIB + 2 * PAGE)	/* readable on each side of the page */
 
 static uint8_t *region, *page;		/* page: the RWX page of A */
-static uint64_t rng = 0x243f6a8885a308d3ull;	/* fixed seed */
+/* Fixed seed and counts; -DSEED=n -DSCALE=n for a longer run by hand. */
+#ifndef SEED
+#define SEED 0x243f6a8885a308d3ull
+#endif
+#ifndef SCALE
+#define SCALE 1
+#endif
+static uint64_t rng = SEED;
 static unsigned long compared, failures;
 
 static uint64_t rnd(void)
@@ -427,10 +434,10 @@ int main(void)
 			       forms[i].name);
 			continue;
 		}
-		for (unsigned int k = 0; k < forms[i].cases; k++)
+		for (unsigned int k = 0; k < forms[i].cases * SCALE; k++)
 			bad += one_case(&forms[i], &shown);
 		printf("%-16s %5u states, %u differ\n", forms[i].name,
-		       forms[i].cases, bad);
+		       forms[i].cases * SCALE, bad);
 	}
 	printf("%lu instances compared, %lu differ\n", compared, failures);
 	return failures ? 1 : 0;
