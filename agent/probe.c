@@ -192,7 +192,10 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 					 (unsigned long long)(arch->xol_reach >> 20));
 			else
 				snprintf(why, whylen, "cannot prepare an out-of-line copy of the instruction at 0x%llx: %s",
-					 (unsigned long long)addr, strerror(-err));
+					 (unsigned long long)addr,
+					 err == -ERANGE ? "its relocated branch cannot reach the target from the slot" :
+					 err == -EINVAL ? "it cannot be relocated (it would need the register it writes)" :
+					 strerror(-err));
 			free(pr);
 			return err;
 		}

@@ -261,7 +261,10 @@ struct arch_ops {
 	 * ARCH_STEP instruction: the relocated instruction, then (boost) a
 	 * jump back to insn->addr + insn->len.  `xol` receives what
 	 * xol_fixup needs.  Returns the number of bytes written, -ENOSPC if
-	 * `size` is too small, -ENOSYS for EMULATE / REJECT instructions.
+	 * `size` is too small, -ENOSYS for EMULATE / REJECT instructions,
+	 * -ERANGE when a relocated branch cannot reach its target (or the
+	 * code after the instruction) from this slot, -EINVAL when the
+	 * instruction cannot be relocated at all (aarch64 `blr x30`).
 	 * ARCH_STEP: before single-stepping, the agent saves gpr
 	 * xol->scratch_gpr (if >= 0) in xol->scratch_saved and loads
 	 * xol->scratch_value into it.
