@@ -24,10 +24,11 @@ pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev
       openssh-client"
 # The aarch64 agent and its test bed (make check-cross): the cross
 # compiler, qemu-system-aarch64 (in qemu-system-arm), gdb-multiarch, and
-# cpio for the guest's initramfs.  The target's own libraries and the
+# cpio for the guest's initramfs; qemu-aarch64-static (qemu-user-static)
+# runs the aarch64 engine's differential tests of make check.  The target's own libraries and the
 # guest's kernel and busybox are arm64 debs that tests/cross fetches with
 # `apt-get download`, which needs arm64 known to dpkg.
-cross_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+cross_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-user-static
       gdb-multiarch cpio"
 case "$what" in
 check|cross) pkgs="$pkgs $cross_pkgs" ;;

@@ -186,9 +186,16 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 			pr->strategy = ARCH_EMULATE;
 		}
 		if (err < 0) {
-			snprintf(why, whylen, "cannot prepare an out-of-line copy of the instruction at 0x%llx: %s",
-				 (unsigned long long)addr,
-				 err == -ENOMEM ? "no room for an XOL area within 2 GiB" : strerror(-err));
+			if (err == -ENOMEM)
+				snprintf(why, whylen, "cannot prepare an out-of-line copy of the instruction at 0x%llx: no room for an XOL area within %llu MiB of it",
+					 (unsigned long long)addr,
+					 (unsigned long long)(arch->xol_reach >> 20));
+			else
+				snprintf(why, whylen, "cannot prepare an out-of-line copy of the instruction at 0x%llx: %s",
+					 (unsigned long long)addr,
+					 err == -ERANGE ? "its relocated branch cannot reach the target from the slot" :
+					 err == -EINVAL ? "it cannot be relocated (it would need the register it writes)" :
+					 strerror(-err));
 			free(pr);
 			return err;
 		}

@@ -256,8 +256,12 @@ int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 		uint64_t slot;
 		err = xol_slot_alloc(p, near, &slot);
 		if (err < 0) {
-			snprintf(why, whylen, "no room for the return trampoline: %s",
-				 err == -ENOMEM ? "no XOL area within 2 GiB" : strerror(-err));
+			if (err == -ENOMEM)
+				snprintf(why, whylen, "no room for the return trampoline: no XOL area within %llu MiB",
+					 (unsigned long long)(agent.arch->xol_reach >> 20));
+			else
+				snprintf(why, whylen, "no room for the return trampoline: %s",
+					 strerror(-err));
 			return err;
 		}
 		if (mem_write_raw(p, slot, agent.arch->bp_insn, agent.arch->bp_len) !=

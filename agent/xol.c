@@ -5,9 +5,11 @@
  * taking the breakpoint out (which would let other threads slip past the
  * probe), the agent runs a copy of it elsewhere: in a slot of an XOL area,
  * a page the agent maps into the process by making one of its threads call
- * mmap.  Each area lies within reach of a rel32 jump of the code it serves
- * (±2 GiB), so relocated RIP-relative operands and the jump back need no
- * scratch register.
+ * mmap.  Each area lies wholly within the arch's reach of the code it
+ * serves (arch_ops.xol_reach: a rel32 jump's ±2 GiB on x86-64, a B's
+ * ±128 MiB on aarch64), so relocated PC-relative operands and the jump
+ * back need no scratch register and no single step; a slot beyond it is
+ * never handed out.
  *
  * Slots are handed out once and never reused while the process is traced:
  * a thread can be inside a slot (interrupted by a signal, its handler's
@@ -28,6 +30,7 @@
 #include "agent/agent.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "agent/xol-place.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -36,8 +39,6 @@
 #define XOL_AREA_SIZE 4096
 #define XOL_SLOT_SIZE 64
 #define XOL_SLOTS (XOL_AREA_SIZE / XOL_SLOT_SIZE)
-/* rel32 reach, with room for the area itself. */
-#define XOL_REACH ((1ull << 31) - 2 * XOL_AREA_SIZE)
 
 struct xol_area {
 	struct xol_area *next;
@@ -45,53 +46,45 @@ struct xol_area {
 	unsigned int used;		/* slots handed out, in order */
 };
 
-static uint64_t distance(uint64_t a, uint64_t b)
+/* Whether every slot of an area at `base` is in reach of `near`. */
+static bool area_in_reach(uint64_t base, uint64_t near)
 {
-	return a > b ? a - b : b - a;
+	return arch_xol_in_reach(agent.arch, near, base, XOL_AREA_SIZE);
 }
 
 /*
- * The free address nearest to `near` where an area fits, from
- * /proc/PID/maps: the top of the gap below a mapping or the bottom of the
- * gap above it.  0 when none is within reach.
+ * The free address nearest to `near` where an area fits within the
+ * arch's reach of it (xol_place), from /proc/PID/maps.  0 when there is
+ * none.
  */
 static uint64_t find_gap(pid_t pid, uint64_t near)
 {
+	struct xol_map_range *maps = NULL;
+	size_t n = 0, cap = 0;
 	char path[64], line[512];
-	uint64_t prev_end = 0x10000, best = 0;	/* stay above mmap_min_addr */
+	uint64_t best;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	for (;;) {
+	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end;
-		bool last = !fgets(line, sizeof(line), f);
 
-		if (last) {
-			start = 0x7ffffffff000ull;	/* top of user space */
-			end = start;
-		} else if (sscanf(line, "%llx-%llx", &start, &end) != 2) {
+		if (sscanf(line, "%llx-%llx", &start, &end) != 2)
 			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			maps = realloc(maps, cap * sizeof(*maps));
+			if (!maps)
+				abort();
 		}
-		if (start > prev_end && start - prev_end >= XOL_AREA_SIZE) {
-			uint64_t lo = prev_end, hi = start - XOL_AREA_SIZE;
-			uint64_t cand = near < lo ? lo : near > hi ? hi : near;
-			cand &= ~(uint64_t)(XOL_AREA_SIZE - 1);
-			if (cand < lo)
-				cand += XOL_AREA_SIZE;
-			if (cand >= lo && cand <= hi &&
-			    distance(cand, near) < XOL_REACH &&
-			    (!best || distance(cand, near) < distance(best, near)))
-				best = cand;
-		}
-		if (last)
-			break;
-		if (end > prev_end)
-			prev_end = end;
+		maps[n++] = (struct xol_map_range){ start, end };
 	}
 	fclose(f);
+	best = xol_place(maps, n, near, XOL_AREA_SIZE, agent.arch);
+	free(maps);
 	return best;
 }
 
@@ -147,13 +140,17 @@ int xol_span_alloc(struct process *p, uint64_t near, size_t len, uint64_t *at)
 	if (n == 0 || n > XOL_SLOTS)
 		return -EINVAL;
 	for (a = p->xol_areas; a; a = a->next)
-		if (a->used + n <= XOL_SLOTS && distance(a->base, near) < XOL_REACH)
+		if (a->used + n <= XOL_SLOTS && area_in_reach(a->base, near))
 			break;
 	if (!a)
 		a = xol_map(p, near);
 	if (!a)
 		return -ENOMEM;
 	*at = a->base + (uint64_t)a->used * XOL_SLOT_SIZE;
+	/* Both choices above keep to the reach; a slot out of it would be
+	 * stepped or refused by xol_prepare, never boosted. */
+	if (!arch_xol_in_reach(agent.arch, near, *at, len))
+		return -ERANGE;
 	a->used += n;
 	return 0;
 }

@@ -130,6 +130,22 @@ bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn
 				&xol) >= 0 && !xol.step;
 }
 
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+bool arch_xol_in_reach(const struct arch_ops *ops, uint64_t addr, uint64_t at,
+		       uint64_t len)
+{
+	uint64_t last = at + (len ? len - 1 : 0);
+
+	if (last < at)		/* wraps around the address space */
+		return false;
+	return distance(at, addr) < ops->xol_reach &&
+	       distance(last, addr) < ops->xol_reach;
+}
+
 struct xml_out {
 	char *buf;
 	size_t size, len;

@@ -261,7 +261,10 @@ struct arch_ops {
 	 * ARCH_STEP instruction: the relocated instruction, then (boost) a
 	 * jump back to insn->addr + insn->len.  `xol` receives what
 	 * xol_fixup needs.  Returns the number of bytes written, -ENOSPC if
-	 * `size` is too small, -ENOSYS for EMULATE / REJECT instructions.
+	 * `size` is too small, -ENOSYS for EMULATE / REJECT instructions,
+	 * -ERANGE when a relocated branch cannot reach its target (or the
+	 * code after the instruction) from this slot, -EINVAL when the
+	 * instruction cannot be relocated at all (aarch64 `blr x30`).
 	 * ARCH_STEP: before single-stepping, the agent saves gpr
 	 * xol->scratch_gpr (if >= 0) in xol->scratch_saved and loads
 	 * xol->scratch_value into it.
@@ -436,7 +439,28 @@ struct arch_ops {
 
 	/* gdb regnum of the integer / pointer return value. */
 	int retval_regnum;
+
+	/* ---- Where the agent may put XOL slots. ---- */
+
+	/*
+	 * How far an XOL slot may lie from the instruction it serves: every
+	 * byte of a slot must be less than xol_reach bytes from the probed
+	 * address (arch_xol_in_reach), so the slot's jump back to the code
+	 * is a direct one (x86-64: jmp rel32, 2 GiB; aarch64: B, +-128 MiB;
+	 * less a page of margin for the instruction and the jump's own
+	 * place).  Farther, xol_prepare would fall back on a single step or
+	 * refuse a relocated branch: the agent never hands out such a slot.
+	 */
+	uint64_t xol_reach;
 };
+
+/*
+ * Whether the `len` bytes at `at` lie within ops->xol_reach of `addr`,
+ * the probed instruction: where an XOL slot (or a whole area of them) for
+ * it may be.
+ */
+bool arch_xol_in_reach(const struct arch_ops *ops, uint64_t addr, uint64_t at,
+		       uint64_t len);
 
 /*
  * The agent's "auto" choice for an instruction the arch emulates: true

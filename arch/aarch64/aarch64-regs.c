@@ -256,4 +256,7 @@ const struct arch_ops aarch64_arch_ops = {
 	.ptr_size = 8,
 	.arg_regs = aarch64_arg_regs,
 	.retval_regnum = 0,
+
+	/* B's +-128 MiB back from the slot, less a page */
+	.xol_reach = (1ull << 27) - 4096,
 };

@@ -45,6 +45,19 @@ static void set_xreg(struct arch_gpregs *r, unsigned int n, uint64_t v)
 		r->gpr[n] = v;
 }
 
+/*
+ * Where an indirect branch to `v` goes: the Arm ARM's BranchAddr at EL0
+ * under Linux, which enables top-byte-ignore for the lower half
+ * (TCR_EL1.TBI0) without TBID0, so it applies to instruction addresses
+ * too.  A target with bit 55 clear loses its top byte (a tag): `br` to
+ * 0x2c00005508faab18 runs 0x5508faab18.  With bit 55 set (TBI1 is the
+ * kernel's, off without KASAN) the value is the pc as it is, and faults.
+ */
+static uint64_t branch_addr(uint64_t v)
+{
+	return (v >> 55) & 1 ? v : v & 0x00ffffffffffffffull;
+}
+
 static void set_btype(struct arch_gpregs *r, unsigned int btype)
 {
 	r->flags = (r->flags & ~(uint64_t)AARCH64_PSTATE_BTYPE) |
@@ -122,17 +135,17 @@ int aarch64_simulate(const struct aarch64_insn *in, struct arch_gpregs *regs,
 		r.pc = taken(in, &r) ? in->target : next;
 		break;
 	case AARCH64_OP_BR:
-		r.pc = xreg(&r, in->rn);
+		r.pc = branch_addr(xreg(&r, in->rn));
 		set_btype(&r, 1);
 		break;
 	case AARCH64_OP_BLR:
 		t = xreg(&r, in->rn);	/* read before x30 is written: blr x30 */
 		r.gpr[AARCH64_LR] = next;
-		r.pc = t;
+		r.pc = branch_addr(t);
 		set_btype(&r, 2);
 		break;
 	case AARCH64_OP_RET:
-		r.pc = xreg(&r, in->rn);
+		r.pc = branch_addr(xreg(&r, in->rn));
 		break;
 	case AARCH64_OP_ADR:
 	case AARCH64_OP_ADRP:
@@ -193,7 +206,7 @@ int aarch64_next_pcs(const struct aarch64_insn *in,
 	case AARCH64_OP_BR:
 	case AARCH64_OP_BLR:
 	case AARCH64_OP_RET:
-		pcs[0] = xreg(r, in->rn);
+		pcs[0] = branch_addr(xreg(r, in->rn));
 		return 1;
 	case AARCH64_OP_BRA:
 	case AARCH64_OP_BLRA:

@@ -358,6 +358,39 @@ static void test_sim_indirect(void **state)
 	assert_int_equal(r.pc, 0xa000);
 }
 
+/*
+ * Linux runs EL0 with top-byte-ignore (TCR_EL1.TBI0, no TBID0): an
+ * indirect branch to a tagged lower-half address goes to the address
+ * without its tag, as qemu and the CPU do (aarch64-simulate-native.c
+ * found the simulation keeping the tag).  Bit 55 set: the value as is.
+ */
+static void test_sim_indirect_tagged(void **state)
+{
+	struct arch_gpregs r;
+	uint64_t pcs[2];
+	struct arch_insn ai;
+
+	(void)state;
+	fill(&r);
+	r.gpr[1] = 0x2c00005508faab18ull;
+	sim(0xd61f0020, 0x400000, &r, NULL);			/* br x1 */
+	assert_int_equal(r.pc, 0x5508faab18ull);
+	assert_int_equal(r.gpr[1], 0x2c00005508faab18ull);	/* x1 kept */
+	r.gpr[29] = 0x8f000d7426f2306cull;
+	sim(0xd63f03a0, 0x400000, &r, NULL);			/* blr x29 */
+	assert_int_equal(r.pc, 0x000d7426f2306cull);
+	assert_int_equal(r.gpr[30], 0x400004);
+	r.gpr[30] = 0xff00000000401234ull;
+	decode_word(0xd65f03c0, 0x500000, &ai);			/* ret */
+	assert_int_equal(aarch64_arch_ops.insn_next_pcs(&ai, &r, NULL, pcs), 1);
+	assert_int_equal(pcs[0], 0x401234);
+	sim(0xd65f03c0, 0x500000, &r, NULL);
+	assert_int_equal(r.pc, 0x401234);
+	r.gpr[3] = 0x0080000000401234ull;			/* bit 55: kept */
+	sim(0xd65f0060, 0x500000, &r, NULL);			/* ret x3 */
+	assert_int_equal(r.pc, 0x0080000000401234ull);
+}
+
 static void test_sim_adr(void **state)
 {
 	struct arch_gpregs r;
@@ -580,6 +613,57 @@ static void test_xol_far(void **state)
 	/* the agent's auto choice tries a near copy: ok there */
 	assert_int_equal(prepare(0x14000040, 0x400000, B, 0x410000, code,
 				 sizeof(code), &xol), 4);
+}
+
+/*
+ * The agent hands out only slots that arch_xol_in_reach accepts
+ * (agent/xol.c).  On aarch64 that must mean: the B back reaches from
+ * every word of the slot, so a boosted copy is never stepped for being
+ * far, and a slot one page farther is out.
+ */
+static void test_xol_reach(void **state)
+{
+	const struct arch_ops *ops = &aarch64_arch_ops;
+	const uint64_t addr = 0x40000000;
+	const uint64_t reach = ops->xol_reach;
+	const uint64_t slot_size = 64;
+	/* the farthest slot-aligned slots the predicate accepts */
+	const uint64_t hi = (addr + reach - slot_size) & ~(slot_size - 1);
+	const uint64_t lo = (addr - reach + slot_size) & ~(slot_size - 1);
+	const uint64_t edges[] = { hi, lo, addr + slot_size, addr - slot_size };
+	uint8_t code[64];
+	struct arch_xol xol;
+
+	(void)state;
+	assert_true(reach > (100ull << 20) && reach <= (1ull << 27));
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		uint64_t s = edges[i];
+
+		assert_true(arch_xol_in_reach(ops, addr, s, slot_size));
+		/* add x0, x1, #16: the copy, then b back from s + 4 */
+		assert_int_equal(prepare(0x91004020, addr, B, s, code, sizeof(code),
+					 &xol), 8);
+		assert_false(xol.step);
+		assert_true(aarch64_in_b_reach(s + slot_size - 4, addr + 4));
+		/* bl .+0x100: x30 = A+4 by movz/movk, then b: boosted */
+		assert_true(prepare(0x94000040, addr, B, s, code, sizeof(code),
+				    &xol) > 0);
+	}
+	/* a page beyond, either way, and slots straddling the edge */
+	assert_false(arch_xol_in_reach(ops, addr, hi + 4096, slot_size));
+	assert_false(arch_xol_in_reach(ops, addr, lo - 4096, slot_size));
+	assert_false(arch_xol_in_reach(ops, addr, addr + reach - 32, slot_size));
+	assert_false(arch_xol_in_reach(ops, addr, addr - reach, slot_size));
+	/* just beyond B's own limit the copy would be stepped: out */
+	assert_false(arch_xol_in_reach(ops, addr, addr + (1ull << 27) + 64,
+				       slot_size));
+	prepare(0x91004020, addr, B, addr + (1ull << 27) + 64, code, sizeof(code),
+		&xol);
+	assert_true(xol.step);
+	/* a whole 4 KiB area, and an area wrapping around: out */
+	assert_true(arch_xol_in_reach(ops, addr, addr + (64ull << 20), 4096));
+	assert_false(arch_xol_in_reach(ops, addr, addr + reach - 2048, 4096));
+	assert_false(arch_xol_in_reach(ops, 0x1000, ~0ull - 100, 4096));
 }
 
 /* Forced into a slot, the PC readers compute what they would at A. */
@@ -994,6 +1078,7 @@ int main(void)
 		cmocka_unit_test(test_sim_conditions),
 		cmocka_unit_test(test_sim_cb_tb),
 		cmocka_unit_test(test_sim_indirect),
+		cmocka_unit_test(test_sim_indirect_tagged),
 		cmocka_unit_test(test_sim_adr),
 		cmocka_unit_test(test_sim_literal),
 		cmocka_unit_test(test_sim_nop_bti),
@@ -1001,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive_sequence),
 		cmocka_unit_test(test_xol_boost),
 		cmocka_unit_test(test_xol_far),
+		cmocka_unit_test(test_xol_reach),
 		cmocka_unit_test(test_xol_relocated),
 		cmocka_unit_test(test_xol_literal),
 		cmocka_unit_test(test_xol_refused),

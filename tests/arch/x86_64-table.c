@@ -452,10 +452,44 @@ static void test_prefers_boost(void **state)
 	}
 }
 
+/*
+ * The agent hands out only slots arch_xol_in_reach accepts (agent/xol.c):
+ * at its edges a boosted rip-relative load is re-encoded with its jump
+ * back, no scratch register and no step.  (Beyond 2 GiB it would take a
+ * scratch register and a step: x86_64-relocate-exec checks that path.)
+ */
+static void test_xol_reach(void **state)
+{
+	/* mov 0x100(%rip),%rax */
+	static const uint8_t mov_rip[] = { 0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00 };
+	const struct arch_ops *ops = &x86_64_arch_ops;
+	const uint64_t addr = 0x100000000ull, reach = ops->xol_reach;
+	const uint64_t edges[] = { (addr + reach - 64) & ~63ull,
+				   (addr - reach + 64) & ~63ull };
+	struct arch_insn insn;
+	struct arch_xol xol;
+	uint8_t code[64];
+
+	(void)state;
+	assert_true(reach > (1ull << 30) && reach <= (1ull << 31));
+	assert_int_equal(ops->insn_decode(mov_rip, sizeof(mov_rip), addr, &insn), 0);
+	insn.strategy = ARCH_BOOST;	/* as auto chooses it (probe.c) */
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(arch_xol_in_reach(ops, addr, edges[i], 64));
+		assert_true(ops->xol_prepare(&insn, edges[i], code, sizeof(code),
+					     &xol) > 0);
+		assert_false(xol.step);
+	}
+	assert_false(arch_xol_in_reach(ops, addr, edges[0] + 4096, 64));
+	assert_false(arch_xol_in_reach(ops, addr, edges[1] - 4096, 64));
+	assert_false(arch_xol_in_reach(ops, addr, addr + (1ull << 31), 64));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prefers_boost),
+		cmocka_unit_test(test_xol_reach),
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_branch_targets),
 		cmocka_unit_test(test_jcc_eval),

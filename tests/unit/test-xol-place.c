@@ -1,0 +1,141 @@
+/*
+ * test-xol-place.c - where the agent puts an XOL area (agent/xol-place.c),
+ * for each arch's reach: the nearest free place, and none rather than
+ * one beyond the reach (aarch64: a B back from the slot goes +-128 MiB;
+ * x86-64: a rel32 jmp +-2 GiB).
+ *
+ * Maps are written as /proc/PID/maps would list them; each case says
+ * what the place must be, and every place found is checked against
+ * arch_xol_in_reach and, on aarch64, against the B encoder's own reach
+ * from the area's last slot word.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "agent/xol-place.h"
+#include "arch/aarch64/aarch64.h"
+
+#define AREA 4096ull
+#define MIB (1ull << 20)
+
+static uint64_t place(const struct arch_ops *ops, const struct xol_map_range *m,
+		      size_t n, uint64_t near)
+{
+	uint64_t at = xol_place(m, n, near, AREA, ops);
+
+	if (at) {
+		assert_true(arch_xol_in_reach(ops, near, at, AREA));
+		assert_int_equal(at % AREA, 0);
+		for (size_t i = 0; i < n; i++)
+			assert_true(at + AREA <= m[i].start || at >= m[i].end);
+		if (ops == &aarch64_arch_ops)
+			assert_true(aarch64_in_b_reach(at + AREA - 4, near + 4) &&
+				    aarch64_in_b_reach(at, near + 4));
+	}
+	return at;
+}
+
+/* A small program and its libraries: the gap next to the code wins. */
+static void test_nearest(void **state)
+{
+	static const struct xol_map_range m[] = {
+		{ 0x400000, 0x401000 }, { 0x401000, 0x500000 },
+		{ 0x7f0000000000, 0x7f0000200000 }, { 0x7ffffffde000, 0x7ffffffff000 },
+	};
+	const struct arch_ops *arches[] = { &aarch64_arch_ops, &x86_64_arch_ops };
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(place(arches[i], m, 4, 0x400100), 0x3ff000);
+		assert_int_equal(place(arches[i], m, 4, 0x4ff000), 0x500000);
+		assert_int_equal(place(arches[i], m, 4, 0x7f0000100000), 0x7f0000200000);
+	}
+}
+
+/*
+ * A library in the middle of 600 MiB of mappings: the nearest gap is
+ * 300 MiB away.  x86-64 takes it; aarch64 must not (its B back cannot
+ * reach): no place at all, and the probe is refused.
+ */
+static void test_beyond_b(void **state)
+{
+	const uint64_t lib = 0x7f0040000000ull;
+	const struct xol_map_range m[] = {
+		{ lib - 300 * MIB, lib }, { lib, lib + 0x100000 },
+		{ lib + 0x100000, lib + 300 * MIB },
+	};
+
+	(void)state;
+	assert_int_equal(place(&x86_64_arch_ops, m, 3, lib + 0x800), lib + 300 * MIB);
+	assert_int_equal(place(&aarch64_arch_ops, m, 3, lib + 0x800), 0);
+}
+
+/* The edge of aarch64's reach: a gap whose nearest page still fits, and
+ * the same gap one page farther. */
+static void test_edge(void **state)
+{
+	const struct arch_ops *ops = &aarch64_arch_ops;
+	const uint64_t near = 0x10000000000ull;
+	const uint64_t reach = ops->xol_reach;
+	/* everything mapped from the floor up to the gap, the gap one page */
+	uint64_t gap = (near + reach - AREA) & ~(AREA - 1);
+	struct xol_map_range m[] = {
+		{ 0x10000, gap }, { gap + AREA, XOL_PLACE_TOP },
+	};
+
+	(void)state;
+	while (!arch_xol_in_reach(ops, near, gap, AREA))
+		gap -= AREA;
+	m[0].end = gap;
+	m[1].start = gap + AREA;
+	assert_int_equal(place(ops, m, 2, near), gap);
+	m[0].end = gap + AREA;
+	m[1].start = gap + 2 * AREA;
+	assert_false(arch_xol_in_reach(ops, near, gap + AREA, AREA));
+	assert_int_equal(place(ops, m, 2, near), 0);
+	/* below: the mirror image */
+	gap = (near - reach + AREA) & ~(AREA - 1);
+	while (!arch_xol_in_reach(ops, near, gap, AREA))
+		gap += AREA;
+	m[0].end = gap;
+	m[1].start = gap + AREA;
+	assert_int_equal(place(ops, m, 2, near), gap);
+	m[0].end = gap - AREA;
+	m[1].start = gap;
+	assert_int_equal(place(ops, m, 2, near), 0);
+}
+
+/* Overlapping and unsorted-looking entries (a mapping inside another),
+ * a gap too small, and nothing mapped at all. */
+static void test_odd_maps(void **state)
+{
+	static const struct xol_map_range m[] = {
+		{ 0x400000, 0x600000 }, { 0x500000, 0x501000 },
+		{ 0x600800, 0x700000 },
+	};
+
+	(void)state;
+	/* 0x600000-0x600800 is too small: below 0x400000 or above 0x700000 */
+	assert_int_equal(place(&aarch64_arch_ops, m, 3, 0x600400), 0x700000);
+	assert_int_equal(place(&aarch64_arch_ops, m, 3, 0x400400), 0x3ff000);
+	assert_int_equal(place(&aarch64_arch_ops, NULL, 0, 0x12345678), 0x12345000);
+	/* below the floor: the floor */
+	assert_int_equal(place(&aarch64_arch_ops, NULL, 0, 0x100), XOL_PLACE_FLOOR);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nearest),
+		cmocka_unit_test(test_beyond_b),
+		cmocka_unit_test(test_edge),
+		cmocka_unit_test(test_odd_maps),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
