@@ -954,6 +954,15 @@ static int define_site(struct recorder *r, struct probe *p,
 	if (define_source(r, p, site->addr, "at", at) < 0 ||
 	    define_source(r, p, site->addr, "cmd", src.data) < 0)
 		goto out;
+	/* gdb takes two tracepoints of a file for one when their address,
+	 * type, step and pass counts and condition texts agree (it does
+	 * not compare actions), and an entry probe and a return probe of a
+	 * function share all of these: it would show the return's frames
+	 * under the entry's tracepoint, their values void.  A condition
+	 * text true of every return frame keeps them apart. */
+	if (p->spec.ret &&
+	    define_source(r, p, site->addr, "cond", "$probe_latency_ns >= 0") < 0)
+		goto out;
 	rc = 0;
 out:
 	ax_emit_free(&e);
