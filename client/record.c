@@ -61,7 +61,9 @@
 #define MAX_PROBES 256
 #define MAX_MODULES 512
 #define DEFAULT_BUFFER (16u << 20)
-#define REQ_TIMEOUT 30000		/* ms for one request */
+/* ms for one request; shorter while a dead agent's frames are salvaged */
+static int req_timeout_ms = 30000;
+#define REQ_TIMEOUT req_timeout_ms
 #define STATUS_RESERVE 160		/* bytes the status line keeps free */
 
 struct module {
@@ -133,6 +135,10 @@ struct recorder {
 	bool exited;
 	int exit_code, exit_signal;
 	bool running;			/* trace run started */
+	/* Salvaging a dead agent's frames (recover()): the new agent runs
+	 * with --multi, and vAttach is retried until this time (ms) while
+	 * the program is still traced by the dying agent. */
+	uint64_t attach_until;
 
 	struct module mods[MAX_MODULES];
 	size_t nmods;
@@ -175,16 +181,10 @@ static uint64_t now_ms(void)
 }
 
 static void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Set while a failure is expected and retried (a new agent attaching to
- * a program the dead one may still hold). */
-static bool errors_muted;
-
 static void err_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (errors_muted)
-		return;
 	fputs("probe-trace record: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -1437,7 +1437,7 @@ static int start_agent(struct recorder *r)
 	/* The program is not on the agent's command line: it comes by vRun
 	 * (handshake()), its arguments hex-encoded, so that no shell
 	 * between here and the agent (ssh's on the board) re-splits them. */
-	if (r->attach_pid)
+	if (r->attach_pid && !r->attach_until)
 		rsp_buf_printf(&cmd, " --attach %d", (int)r->attach_pid);
 	else
 		rsp_buf_puts(&cmd, " --multi");
@@ -1480,7 +1480,7 @@ static int handshake(struct recorder *r)
 		err_msg("warning: this agent kills the program if the connection drops");
 
 	/* Run the program, or attach to a listening agent's process. */
-	if (r->prog_argc || (r->connect && r->attach_pid)) {
+	if (r->prog_argc || ((r->connect || r->attach_until) && r->attach_pid)) {
 		struct rsp_buf b;
 		rsp_buf_init(&b);
 		if (r->attach_pid) {
@@ -1494,7 +1494,16 @@ static int handshake(struct recorder *r)
 			}
 		}
 		rsp_buf_putc(&b, '\0');
-		e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", b.data);
+		for (;;) {
+			e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", b.data);
+			/* A program the dead agent still traces: again, soon. */
+			if (e < 0 || !r->attach_until || r->reply.data[0] != 'E' ||
+			    strstr(r->reply.data, "No such process") ||
+			    now_ms() + 100 >= r->attach_until)
+				break;
+			struct timespec ts = { 0, 100 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
 		rsp_buf_free(&b);
 		if (e < 0 || (r->reply.data[0] != 'T' && r->reply.data[0] != 'S')) {
 			err_msg("cannot %s: %s", r->attach_pid ? "attach" : "start the program",
@@ -1912,7 +1921,7 @@ static int record_loop(struct recorder *r)
  * recording raised go back down, and the agent detaches.  Frames the
  * dead agent held itself, or had sent only in part, are gone with it.
  * The old agent may still hold the program while it finishes dying:
- * attaching is tried for about 3 s.  Returns the frames recovered, or
+ * attaching is tried for 8 s at most.  Returns the frames recovered, or
  * -errno: no agent the recorder can start (--connect), or none that can
  * attach (the program is gone).
  */
@@ -1928,18 +1937,20 @@ static long recover(struct recorder *r)
 	r->carry_len = 0;
 	r->attach_pid = r->pid;
 	r->prog_argc = 0;
-	for (int tries = 0; tries < 30 && !stop_signal; tries++) {
-		errors_muted = tries < 29;
-		e = start_agent(r);
-		if (e == 0 && (e = handshake(r)) == 0)
-			break;
+	/* Bounded in time, whatever the transport does (an ssh that cannot
+	 * reach the board any more): 5 s a request, attaching retried for
+	 * 8 s, one agent for all the tries. */
+	r->attach_until = now_ms() + 8000;
+	req_timeout_ms = 5000;
+	e = start_agent(r);
+	if (e == 0)
+		e = handshake(r);
+	r->attach_until = 0;
+	if (e < 0) {
 		rsp_client_close(&r->c, 1000);
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	errors_muted = false;
-	if (e < 0)
+		req_timeout_ms = 30000;
 		return e;
+	}
 	if (define_all(r) < 0 ||
 	    rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qprobe.salvage") < 0) {
 		e = -EIO;
@@ -1963,6 +1974,7 @@ out:
 	semaphores(r, -1);
 	request_ok(r, "detaching", "D;%x", r->pid);
 	rsp_client_close(&r->c, 2000);
+	req_timeout_ms = 30000;
 	return e < 0 ? e : (long)(r->frames - before);
 }
 
