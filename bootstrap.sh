@@ -18,7 +18,7 @@ cross)
 esac
 
 # Debian packages the build and the tests need.
-pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev
+pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev libdw-dev
       libiberty-dev libcmocka-dev gdb gdbserver binutils clang
       libclang-rt-14-dev g++ python3 systemtap-sdt-dev openssh-server
       openssh-client"
@@ -33,6 +33,10 @@ cross_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-use
 case "$what" in
 check|cross) pkgs="$pkgs $cross_pkgs" ;;
 esac
+# libc's separate debug file (record-stripped.test finds its internal
+# functions through it, by build-id).
+[ "$what" != check ] || pkgs="$pkgs libc6-dbg"
+
 foreign=$(dpkg --print-foreign-architectures)
 need_arm64=""
 case "$what" in

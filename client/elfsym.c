@@ -2,13 +2,19 @@
  * elfsym.c - function symbols and their bytes, read with libelf.
  *
  * Every later client subcommand that names code by symbol goes through
- * here, so the rules live in one place: .symtab first, .dynsym when the
- * file is stripped; aliases at one address collapse to the first name
- * the table lists; code comes from the section that holds the address
- * (SHT_NOBITS or out-of-file symbols get no bytes).
+ * here, so the rules live in one place: .symtab first; for a stripped
+ * file, the .symtab of its separate debug file, found by libdwfl the way
+ * gdb and perf find it (by build-id under /usr/lib/debug/.build-id, by
+ * .gnu_debuglink beside the file, in its .debug/ folder and under
+ * /usr/lib/debug, through debuginfod when DEBUGINFOD_URLS is set);
+ * .dynsym when there is none.  Aliases at one address collapse to the
+ * first name the table lists; code comes from the file's own section
+ * that holds the address (SHT_NOBITS or out-of-file symbols get no
+ * bytes; a debug file has none of its own).
  */
 #include "config.h"
 
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -75,9 +81,9 @@ static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t size)
 	return p && size <= avail ? p : NULL;
 }
 
-static int load_table(struct elfsym_file *f, Elf_Scn *scn, GElf_Shdr *sh)
+static int load_table(struct elfsym_file *f, Elf *elf, Elf_Scn *scn,
+		      GElf_Shdr *sh)
 {
-	Elf *elf = f->elf;
 	Elf_Data *d = elf_getdata(scn, NULL);
 	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, cap = 0;
 
@@ -115,6 +121,68 @@ static int load_table(struct elfsym_file *f, Elf_Scn *scn, GElf_Shdr *sh)
 	return 0;
 }
 
+/* Where debug files are looked for: libdwfl's default, or a board's
+ * tree (elfsym_set_sysroot). */
+static char *debuginfo_path;
+
+void elfsym_set_sysroot(const char *sysroot)
+{
+	free(debuginfo_path);
+	debuginfo_path = NULL;
+	if (sysroot && asprintf(&debuginfo_path, ":.debug:%s/usr/lib/debug", sysroot) < 0)
+		debuginfo_path = NULL;
+}
+
+/* The separate debug file of `path`, as libdwfl finds it (see the top of
+ * this file), or NULL. */
+static char *debug_file_of(const char *path)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &debuginfo_path,
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+	Dwfl_Module *mod;
+	const char *debug = NULL;
+	char *found = NULL;
+
+	if (!dwfl)
+		return NULL;
+	mod = dwfl_report_offline(dwfl, "", path, -1);
+	dwfl_report_end(dwfl, NULL, NULL);
+	/* Looking for the symbol table looks for the debug file. */
+	if (mod && dwfl_module_getsymtab(mod) > 0 &&
+	    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug) && debug)
+		found = strdup(debug);
+	dwfl_end(dwfl);
+	return found;
+}
+
+/* The function symbols of `debug`'s .symtab (its sections hold no code:
+ * the bytes come from the stripped file).  0 when it has none. */
+static int load_debug_table(struct elfsym_file *f, const char *debug)
+{
+	int fd = open(debug, O_RDONLY | O_CLOEXEC), ret = 0;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+			ret = load_table(f, elf, scn, &sh);
+			break;
+		}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
 static int open_file(struct elfsym_file *f, const char *path, bool need_syms,
 		     char *err, size_t errsize)
 {
@@ -149,12 +217,19 @@ static int open_file(struct elfsym_file *f, const char *path, bool need_syms,
 		}
 	}
 	f->stripped = !symtab;
-	if (symtab)
-		ret = load_table(f, symtab, &symsh);
-	else if (dynsym)
-		ret = load_table(f, dynsym, &dynsh);
-	else
-		ret = 0;
+	ret = 0;
+	if (symtab) {
+		ret = load_table(f, f->elf, symtab, &symsh);
+	} else if ((f->debug_path = debug_file_of(path))) {
+		ret = load_debug_table(f, f->debug_path);
+		if (ret == 0 && f->nsyms)
+			f->stripped = false;
+	}
+	if (ret == 0 && f->stripped && dynsym) {
+		free(f->debug_path);	/* it had no functions: not used */
+		f->debug_path = NULL;
+		ret = load_table(f, f->elf, dynsym, &dynsh);
+	}
 	if (ret) {
 		fail(err, errsize, ret, "%s: cannot read symbols: %s", path,
 		     strerror(-ret));
@@ -221,6 +296,7 @@ void elfsym_close(struct elfsym_file *f)
 		free(f->syms[i].aliases);
 	}
 	free(f->syms);
+	free(f->debug_path);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->fd >= 0)

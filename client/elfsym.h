@@ -1,7 +1,9 @@
 /*
  * elfsym.h - the function symbols of an ELF file, with their code.
  *
- * Reads .symtab, or .dynsym when the file is stripped, keeps defined
+ * Reads .symtab, or when the file is stripped the .symtab of its separate
+ * debug file (by build-id or .gnu_debuglink, through libdwfl), or its
+ * .dynsym when it has none, keeps defined
  * functions (STT_FUNC, STT_GNU_IFUNC) of non-zero size, one per address,
  * sorted by address, and gives the bytes of each from its executable
  * section.  Names are demangled with libiberty when they are C++.
@@ -26,7 +28,9 @@ struct elfsym_file {
 	int fd;
 	void *elf;		/* Elf * */
 	uint16_t machine;	/* e_machine */
-	bool stripped;		/* no .symtab: dynamic symbols only */
+	bool stripped;		/* no .symtab, no debug file: dynamic
+				   symbols only */
+	char *debug_path;	/* the debug file the symbols came from */
 	struct elfsym *syms;
 	size_t nsyms;
 };
@@ -47,6 +51,9 @@ int elfsym_open(struct elfsym_file *f, const char *path, char *err,
 int elfsym_open_any(struct elfsym_file *f, const char *path, char *err,
 		    size_t errsize);
 void elfsym_close(struct elfsym_file *f);
+/* Debug files are looked for under SYSROOT/usr/lib/debug instead of the
+ * host's /usr/lib/debug (NULL: the host's again). */
+void elfsym_set_sysroot(const char *sysroot);
 
 /*
  * The bytes at `addr` in the executable section of `elf` (an Elf *) that

@@ -216,8 +216,11 @@ int cmd_insn(int argc, char **argv)
 		goto out;
 	}
 	if (f.stripped)
-		fprintf(stderr, "probe-trace insn: %s is stripped: using the "
-			"dynamic symbols only\n", path);
+		fprintf(stderr, "probe-trace insn: %s is stripped and has no debug "
+			"file: using the dynamic symbols only\n", path);
+	else if (f.debug_path)
+		fprintf(stderr, "probe-trace insn: symbols of %s from %s\n", path,
+			f.debug_path);
 	if (summary && !(sm = calloc(1, sizeof(*sm)))) {
 		fprintf(stderr, "probe-trace insn: out of memory\n");
 		ret = PT_EXIT_FAIL;

@@ -239,8 +239,11 @@ int cmd_list(int argc, char **argv)
 		}
 		have_syms = r == 0;
 		if (have_syms && ef.stripped)
-			fprintf(stderr, "probe-trace list: %s is stripped: "
-				"using the dynamic symbols only\n", path);
+			fprintf(stderr, "probe-trace list: %s is stripped and has "
+				"no debug file: using the dynamic symbols only\n", path);
+		else if (have_syms && ef.debug_path)
+			fprintf(stderr, "probe-trace list: symbols of %s from %s\n",
+				path, ef.debug_path);
 	}
 	if (have_syms)
 		shown += list_functions(ops, &ef, pattern);

@@ -618,10 +618,11 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 	if (count == 0 && f->stripped) {
 		/* Every Debian binary is stripped: say what works instead. */
 		snprintf(err, errsize, "no function '%s' in %s: the file is "
-			 "stripped (%s); probe-trace needs a copy with its symbol "
-			 "table (--sysroot DIR holds DIR%s; it does not read "
-			 "separate debug files yet), or probe an address in the "
-			 "running process: '*0xADDR'", p->spec.func, m->local,
+			 "stripped (%s) and no debug file of it was found; install "
+			 "its debug symbols (Debian: the -dbg or -dbgsym package, "
+			 "found by build-id under /usr/lib/debug), give a copy with "
+			 "its symbol table (--sysroot DIR holds DIR%s), or probe an "
+			 "address in the running process: '*0xADDR'", p->spec.func, m->local,
 			 f->nsyms ? "only its exported functions are known"
 				  : "it lists no function symbols",
 			 m->path);
@@ -2089,7 +2090,10 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			break;
 		case 'A': r->agent_cmd = optarg; break;
 		case 'C': r->connect = optarg; break;
-		case 'S': r->sysroot = optarg; break;
+		case 'S':
+			r->sysroot = optarg;
+			elfsym_set_sysroot(optarg);
+			break;
 		case 'd':
 			r->duration = strtod(optarg, &end);
 			if (*end || r->duration <= 0) {

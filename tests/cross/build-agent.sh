@@ -73,11 +73,14 @@ fi
 cd "$build"
 [ -x configure ] || ./autogen.sh >/dev/null 2>&1
 libdir="$sysroot/usr/lib/$triplet"
-if [ ! -f Makefile ] || [ config.status -ot configure ]; then
+if [ ! -f Makefile ] || [ config.status -ot configure ] ||
+	! grep -q LIBDW_CFLAGS config.status; then
 	# pkg-config answers for the target only; -static for one file
-	# to copy onto a board.
+	# to copy onto a board.  libdw is probe-trace's, which is not
+	# built here: given empty, configure does not look for it.
 	PKG_CONFIG_LIBDIR="$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$sysroot" \
 	./configure --host="$triplet" --enable-werror \
+		LIBDW_CFLAGS=" " LIBDW_LIBS=" " \
 		CPPFLAGS="-I$sysroot/usr/include" \
 		LDFLAGS="-static -L$libdir" LIBS="-lz" >config.out 2>&1 ||
 		{ cat config.out >&2; exit 1; }
