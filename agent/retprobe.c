@@ -245,7 +245,7 @@ int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 {
 	int err;
 
-	if (!agent.ptrace->ret_addr_on_stack) {
+	if (agent.ptrace->ret_addr != PTRACE_RET_STACK) {
 		/* The code below swaps the return address at [sp]; where a
 		 * call leaves it in a link register it would corrupt the
 		 * stack. */
