@@ -423,17 +423,14 @@ bl=$("$triplet-objdump" -d "$run/basic" |
 # x30 or the saved slots hold the trampoline: backtrace must show the real
 # callers and `finish` the value.  Then `probe-trace record --connect`
 # records leaf%return and rec%return from this host (auto only).
-retprobe_bl_target() {	# PC WORD: target of the BL at PC - 4, or nothing
-	w=$(($2))
-	[ $((w & 0xfc000000)) -eq $((0x94000000)) ] || return 0
-	imm=$((w & 0x3ffffff))
-	[ "$imm" -lt $((1 << 25)) ] || imm=$((imm - (1 << 26)))
-	printf '%#x\n' $(($1 - 4 + imm * 4))
-}
-
-retprobe_sym() {	# NAME: its address, as 0x...
-	"$triplet-nm" "$run/retprobe" | awk -v n="$1" '$3 == n { print $1; exit }' |
-		sed 's/^0*/0x/'
+retprobe_callee() {	# ADDR: the function the bl at ADDR - 4 calls, or ?
+	case $1 in
+	0x[0-9a-f]*) ;;
+	*) echo '?'; return 0 ;;
+	esac
+	at=$(printf '%x' $(($1 - 4)))
+	awk -v at="$at:" '$1 == at && $3 == "bl" { c = $5; gsub(/[<>]/, "", c); print c; f = 1; exit }
+		END { if (!f) print "?" }' "$run/retprobe.dis"
 }
 
 retprobe_gdb() {	# NAME: like gdb_case, for the program retprobe
@@ -502,6 +499,10 @@ trace *tcall
 actions
 collect $regs
 end
+trace *leaf
+actions
+collect $regs
+end
 monitor return-probe 2
 monitor return-probe 3
 monitor return-probe 4
@@ -533,7 +534,7 @@ tstop
 tstatus
 tfind start
 while $trace_frame != -1
-printf "RF tp=%d x0=%d pc=%#lx word=%#x\n", $tracepoint, $x0, $pc, *(unsigned int *)($pc - 4)
+printf "RF tp=%d x0=%d pc=%#lx x30=%#lx\n", $tracepoint, $x0, $pc, $x30
 tfind
 end
 tfind none
@@ -544,28 +545,26 @@ EOF
 	grd="$run/ground-$name.txt"
 	# Frames in return order, but the threads' (tp 7), as
 	# "TP X0 CALLEE", CALLEE the function the bl before the pc calls.
+	# Tracepoint 8, an ordinary one at leaf's entry beside return probe
+	# 2, records x0 = x and, through x30, the bl that called leaf: it
+	# collects before the agent puts the trampoline in x30.  In the tail
+	# call, tail_call's entry already did: x30 there is the trampoline.
 	sed -n 's/^ground: //p' "$grd" 2>/dev/null | while read -r what a b c; do
 		case $what in
-		leaf) echo "2 ${b#value=} leaf" ;;
-		saver) echo "2 ${b#inner=} leaf"; echo "3 ${c#value=} saver" ;;
+		leaf) echo "8 ${a#x=} leaf"; echo "2 ${b#value=} leaf" ;;
+		saver) echo "8 $((${a#x=} + 1)) leaf"; echo "2 ${b#inner=} leaf"; echo "3 ${c#value=} saver" ;;
 		rec) echo "4 ${b#value=} rec" ;;
 		jump) case $b in value=*) echo "5 ${b#value=} jumper" ;; esac ;;
-		tail) echo "2 ${a#value=} tail_call"; echo "6 ${a#value=} tail_call" ;;
+		tail) echo "8 13 ?"; echo "2 ${a#value=} tail_call"; echo "6 ${a#value=} tail_call" ;;
 		esac
 	done >"$run/$name.want"
-	syms=
-	for f in leaf saver rec jumper tail_call tcall; do
-		syms="$syms $f=$(retprobe_sym $f)"
-	done
+	"$triplet-objdump" -d "$run/retprobe" >"$run/retprobe.dis"
 	: >"$run/$name.got"
 	: >"$run/$name.thr"
-	grep '^RF ' "$out" | while read -r _ tp x0 pc word; do
-		tp=${tp#tp=} x0=${x0#x0=} pc=${pc#pc=} word=${word#word=}
-		tgt=$(retprobe_bl_target "$pc" "$word")
-		callee=?
-		for fa in $syms; do
-			[ "$tgt" != "${fa#*=}" ] || callee=${fa%%=*}
-		done
+	grep '^RF ' "$out" | while read -r _ tp x0 pc x30; do
+		tp=${tp#tp=} x0=${x0#x0=} pc=${pc#pc=}
+		[ "$tp" != 8 ] || pc=${x30#x30=}
+		callee=$(retprobe_callee "$pc")
 		if [ "$tp" = 7 ]; then
 			echo "$x0 $callee" >>"$run/$name.thr"
 		else
@@ -573,7 +572,7 @@ EOF
 		fi
 	done
 	if [ -s "$run/$name.want" ] && diff "$run/$name.want" "$run/$name.got" >"$run/$name.diff"; then
-		ok "return probes ($strat): $(wc -l <"$run/$name.want") return frames, x0 and the caller's bl as the program says, in order (leaf, saver, recursion, longjmp, tail call)"
+		ok "return probes ($strat): $(wc -l <"$run/$name.want") frames, x0 and the caller's bl as the program says, in order (leaf, saver, recursion, longjmp, tail call; leaf's entries with x30 the program's)"
 	else
 		not_ok "return probes ($strat): return frames" "$(head -n 8 "$run/$name.diff" | tr '\n' ' ')" \
 			"$(grep -E 'Collected|[Ee]rror|stopped by' "$out" | head -n 4 | tr '\n' ' ')"
