@@ -472,7 +472,10 @@ retprobe_cases() {
 				"$(retprobe_first leaf) / $(retprobe_first saver) / $(retprobe_first tail_call)"
 		fi
 	fi
-	retprobe_gdb "$name" <<'EOF'
+	# leaf's ret, where gdb steps into the trampoline.
+	leafret=$("$triplet-objdump" -d "$run/retprobe" |
+		awk '/<leaf>:/ { m = 1 } m && $3 == "ret" { sub(":", "", $1); print "0x" $1; exit }')
+	{ echo "set \$leafret = ${leafret:-0}"; cat <<'EOF'; } | retprobe_gdb "$name"
 break main
 run
 trace *leaf
@@ -515,6 +518,11 @@ continue
 printf "=== BT-LEAF x30=%#lx\n", $x30
 bt
 finish
+delete $bpnum
+break *$leafret
+continue
+stepi
+printf "=== STEPRET pc=%#lx x0=%d x30=%#lx\n", $pc, $x0, $x30
 delete $bpnum
 break *saver+8
 continue
@@ -599,6 +607,12 @@ EOF
 		ok "return probes ($strat): stopped in leaf(), x30 and backtrace show main ($caller), not the trampoline"
 	else
 		not_ok "return probes ($strat): backtrace in leaf()" "$(printf '%s\n' "$bt_leaf" | head -n 4 | tr '\n' ' ')"
+	fi
+	leaf1=$(sed -n 's/^ground: leaf x=1 value=//p' "$grd" 2>/dev/null)
+	if [ -n "$caller" ] && grep -q "^=== STEPRET pc=$caller x0=$leaf1 x30=$caller\$" "$out"; then
+		ok "return probes ($strat): stepi over leaf()'s ret ends in main ($caller), x0 = $leaf1, x30 = pc"
+	else
+		not_ok "return probes ($strat): stepi over ret" "$(grep -E 'STEPRET|SIGTRAP|signal' "$out" | head -n 3 | tr '\n' ' ')"
 	fi
 	if printf '%s\n' "$bt_saver" | grep -Eq '^#1 .* in main '; then
 		ok "return probes ($strat): stopped in saver() after its stp, backtrace shows main"
