@@ -418,7 +418,8 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.ps_getregs = a64_ps_getregs,
 	.ps_setregs = a64_ps_setregs,
 	.thread_area = a64_thread_area,
-	.ret_addr_on_stack = false,	/* x30: return probes refused */
+	.ret_addr = PTRACE_RET_LINK,	/* BL and BLR set x30 */
+	.ret_link_regnum = A64_LR,
 	/*
 	 * svc #0; x8 = number, x0..x5 arguments, x0 the result.  No restart
 	 * register: arm64 decides a restart (pc back by 4, x0 = orig_x0)

@@ -42,6 +42,20 @@ enum trap_kind {
 				   raise(), an exec... */
 };
 
+/*
+ * Where a call leaves the return address, as the callee's first
+ * instruction finds it (ptrace_arch_ops.ret_addr).
+ */
+enum ptrace_ret_addr {
+	PTRACE_RET_NONE,	/* not handled: return probes are refused */
+	PTRACE_RET_STACK,	/* the word at [sp], popped by the return
+				   (x86-64): sp after the return is sp at
+				   the entry + 8 */
+	PTRACE_RET_LINK,	/* the link register (aarch64 x30): sp after
+				   the return is sp at the entry; the callee
+				   may save it anywhere in its frame */
+};
+
 #define PTRACE_SYSCALL_INSN_MAX 8
 
 /*
@@ -195,12 +209,14 @@ struct ptrace_arch_ops {
 	int (*thread_area)(pid_t lwp, int idx, uint64_t *base);
 
 	/*
-	 * Whether the return address is the word at [sp] on a function's
-	 * first instruction (x86-64), the only layout return probes
-	 * (retprobe.c) handle yet; false refuses them (aarch64 and arm
-	 * keep it in the link register).
+	 * Return probes (retprobe.c): where a function's return address is
+	 * on its first instruction, which says how the agent takes it over
+	 * and how it recognises the return (see enum ptrace_ret_addr).
+	 * ret_link_regnum: the gdb regnum of the link register with
+	 * PTRACE_RET_LINK, -1 otherwise.
 	 */
-	bool ret_addr_on_stack;
+	enum ptrace_ret_addr ret_addr;
+	int ret_link_regnum;
 
 	/* The system call convention (data only). */
 	struct ptrace_syscall_abi syscall;

@@ -3,19 +3,24 @@
  * returns, with the return value and the time spent inside.
  *
  * `monitor return-probe N` marks tracepoint N.  N must sit at a function's
- * first instruction, where [sp] is the return address.  Its probe then
- * collects nothing on entry: the hit swaps the return address for the
- * address of the process's return trampoline (one int3 in an XOL slot)
- * and pushes the real one on the hitting thread's shadow stack.  The
- * displaced instruction at the entry still runs by the probe's strategy.
+ * first instruction, where the return address is the word at [sp]
+ * (x86-64) or the link register (aarch64 x30): ptrace_arch_ops.ret_addr
+ * says which.  Its probe then collects nothing on entry: the hit swaps the
+ * return address for the address of the process's return trampoline (one
+ * breakpoint instruction in an XOL slot) and pushes the real one on the
+ * hitting thread's shadow stack, keyed by sp at the entry.  The displaced
+ * instruction at the entry still runs by the probe's strategy (on aarch64
+ * often `stp x29, x30, [sp, #-N]!`, which saves the trampoline's address).
  * When the function returns, the thread traps on the trampoline; its pc
  * becomes the real return address and the tracepoint's condition and
- * actions run with the registers of the return (rax = return value).
+ * actions run with the registers of the return (rax / x0 = return value).
  *
- *   entry:   sp -> [ret]              sp -> [tramp]    push {sp, ret, t0, f}
- *   return:  pc = tramp+1, sp = slot+8   ->  pc = ret  pop; collect; run on
+ *   x86-64 entry:   sp -> [ret]              sp -> [tramp]    push {sp, ret, t0, f}
+ *          return:  pc = tramp+1, sp = slot+8   ->  pc = ret  pop; collect; run on
+ *   aarch64 entry:  x30 = ret                x30 = tramp      push {sp, ret, t0, f}
+ *          return:  pc = tramp, sp = entry sp   ->  pc = x30 = ret  (as `ret` leaves them)
  *
- * Invariants:
+ * Invariants (the stack layout; the link register's follow):
  * - A stack slot holds the trampoline address only while an entry of its
  *   thread's shadow stack names that slot.  Whatever ends the agent's care
  *   of a thread's stack (tstop, a pass count, detach, a fork child the
@@ -41,6 +46,28 @@
  *   run), its stack holds the real addresses, so backtrace, up and finish
  *   work; the trampoline goes back in when the thread resumes, for the
  *   frames still there (gdb's `return` may have popped some).
+ *
+ * The link register (aarch64).  The agent puts the trampoline in x30; the
+ * function keeps it there (a leaf) or saves it somewhere in its frame, and
+ * nothing says where.  So:
+ * - Staleness is by stack pointers alone, the kernel's uretprobe rule: at
+ *   an entry, entries whose sp is at or below the new sp are gone (below
+ *   only, when x30 already holds the trampoline: a tail call chains on the
+ *   entry of the same sp); at a return, newer entries below the returning
+ *   one's sp are gone.  A frame on a sigaltstack above the thread's stack
+ *   that enters a probed function therefore drops the interrupted frames'
+ *   entries: their returns then stop at the trampoline, reported to gdb.
+ * - The return sets x30 as well as the pc to the real address, as `ret`
+ *   leaves them: x30 holds the trampoline only inside the newest entry's
+ *   function, before that function overwrites it.
+ * - Every copy of the trampoline's address is somewhere in the frame that
+ *   saved it: a word at address a in [sp, top of the entries) belongs to
+ *   the entry of the smallest sp above a.  Showing gdb the real addresses,
+ *   putting them back for good, and the unwinder's probes rewrite each
+ *   such word, and x30 when it holds the trampoline; a resume writes the
+ *   trampoline back only at the words and in the register it changed.  A
+ *   copy in another register (a function that moves x30 elsewhere) is
+ *   not seen.
  */
 #define LOG_DOMAIN "tp"
 #include "config.h"
@@ -62,9 +89,12 @@
 #define RET_MAX_DEPTH 65536
 /* x86-64 ABI red zone: below sp, yet live for a leaf function. */
 #define RED_ZONE 128
+/* Bytes of stack searched for the trampoline's copies (link register). */
+#define RET_SCAN_MAX (1u << 20)
 
 struct ret_entry {
-	uint64_t slot;		/* stack slot of the return address: sp at entry */
+	uint64_t slot;		/* sp at entry: on x86-64 the stack slot of
+				   the return address */
 	uint64_t ret;		/* the real return address */
 	uint64_t entry_ns;	/* CLOCK_MONOTONIC at the entry hit */
 	uint64_t func;		/* the tracepoint's address */
@@ -75,6 +105,11 @@ struct ret_stack {
 	struct ret_entry *e;
 	size_t n, cap;
 	bool shown;		/* real addresses in the stack while gdb looks */
+	/* Link register: where ret_show wrote real addresses, and which
+	 * (ret_resume puts the trampoline back there only). */
+	uint64_t *shown_at, *shown_val;
+	size_t nshown, shown_cap;
+	uint64_t lr_shown;	/* the real address put in x30, 0 if none */
 };
 
 static uint8_t marks[(RET_MAX_NUMBER + 1) / 8];
@@ -131,6 +166,18 @@ static uint64_t now_ns(void)
 static bool read_word(struct process *p, uint64_t addr, uint64_t *v)
 {
 	return mem_read(p, addr, v, 8) == 8;
+}
+
+/* The return address is in a link register (aarch64), not at [sp]. */
+static bool in_link(void)
+{
+	return agent.ptrace->ret_addr == PTRACE_RET_LINK;
+}
+
+/* sp after a return, minus sp at the function's entry. */
+static uint64_t ret_pops(void)
+{
+	return in_link() ? 0 : 8;
 }
 
 static bool holds_tramp(struct process *p, uint64_t slot)
@@ -245,10 +292,9 @@ int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 {
 	int err;
 
-	if (!agent.ptrace->ret_addr_on_stack) {
-		/* The code below swaps the return address at [sp]; where a
-		 * call leaves it in a link register it would corrupt the
-		 * stack. */
+	if (agent.ptrace->ret_addr == PTRACE_RET_NONE) {
+		/* Nothing says where this arch's calls leave the return
+		 * address. */
 		snprintf(why, whylen, "no return probes on %s yet", agent.arch->name);
 		return -ENOTSUP;
 	}
@@ -306,12 +352,21 @@ static struct ret_stack *stack_of(struct thread *t)
 	return t->ret;
 }
 
-/* Entries whose frame is gone: slot at or below sp, trampoline gone. */
-static void drop_stale(struct thread *t, struct ret_stack *rs, uint64_t sp)
+/*
+ * Entries whose frame is gone, seen from an entry at `sp`.  Stack: slot
+ * at or below sp, trampoline gone.  Link register: sp at entry at or
+ * below sp, strictly below for a tail call (`chained`: x30 is already
+ * the trampoline, and the entry of this very sp is the caller's).
+ */
+static void drop_stale(struct thread *t, struct ret_stack *rs, uint64_t sp,
+		       bool chained)
 {
-	for (size_t i = rs->n; i-- > 0;)
-		if (rs->e[i].slot <= sp && !holds_tramp(t->proc, rs->e[i].slot))
+	for (size_t i = rs->n; i-- > 0;) {
+		uint64_t s = rs->e[i].slot;
+		if (in_link() ? s < sp || (s == sp && !chained)
+			      : s <= sp && !holds_tramp(t->proc, s))
 			drop(rs, i);
+	}
 }
 
 int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
@@ -332,12 +387,14 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 	}
 	regs_to_gpregs(blk, &g);
 	sp = g.gpr[arch->sp_regnum];
-	if (!read_word(p, sp, &ret)) {
+	if (in_link()) {
+		ret = g.gpr[agent.ptrace->ret_link_regnum];
+	} else if (!read_word(p, sp, &ret)) {
 		snprintf(why, whylen, "cannot read the return address at sp 0x%" PRIx64, sp);
 		return -EFAULT;
 	}
 	struct ret_stack *rs = stack_of(t);
-	drop_stale(t, rs, sp);
+	drop_stale(t, rs, sp, ret == p->ret_tramp);
 	if (rs->n >= RET_MAX_DEPTH) {
 		snprintf(why, whylen, "thread %d is %d calls deep in return probes",
 			 t->tid, RET_MAX_DEPTH);
@@ -347,8 +404,9 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 		/* A tail call (jmp) from a probed function: chain. */
 		int i = find_slot(rs, sp);
 		if (i < 0) {
-			snprintf(why, whylen, "[sp] at 0x%" PRIx64 " is the trampoline but "
-				 "thread %d has no entry for it", sp, t->tid);
+			snprintf(why, whylen, "%s at sp 0x%" PRIx64 " is the trampoline "
+				 "but thread %d has no entry for it",
+				 in_link() ? "the link register" : "[sp]", sp, t->tid);
 			return -ENOENT;
 		}
 		ret = rs->e[i].ret;
@@ -357,13 +415,20 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 			    (ssize_t)sizeof(before) ||
 		    !arch->follows_call(before, sizeof(before))) {
 			snprintf(why, whylen, "0x%" PRIx64 " is not a function's entry: "
-				 "[sp] = 0x%" PRIx64 " is not a return address", func, ret);
+				 "%s = 0x%" PRIx64 " is not a return address", func,
+				 in_link() ? agent.arch->regs[agent.ptrace->ret_link_regnum].name
+					   : "[sp]", ret);
 			return -EINVAL;
 		}
 		/* The keeper knows the real address before the stack
 		 * holds the trampoline's. */
 		keeper_ret_push(p->pid, t->tid, sp, ret);
-		if (mem_write(p, sp, &p->ret_tramp, 8) != 8) {
+		if (in_link()) {
+			/* In the cache: written back before the entry's
+			 * instruction runs (and, say, saves it). */
+			regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum,
+				 p->ret_tramp);
+		} else if (mem_write(p, sp, &p->ret_tramp, 8) != 8) {
 			snprintf(why, whylen, "cannot write the stack at 0x%" PRIx64, sp);
 			return -EFAULT;
 		}
@@ -384,7 +449,8 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 /* --- return -------------------------------------------------------------- */
 
 /*
- * Thread `t` executed `ret` into the trampoline: sp is one past the slot.
+ * Thread `t` executed `ret` into the trampoline: sp is one past the slot
+ * (x86-64), or sp at the entry (link register).
  * Its pc becomes the real return address; with `record`, every entry of
  * that slot (a chain of tail calls: innermost first) goes to tracepoint.c.
  * Returns 0, or -ENOENT when no entry names the slot (cannot happen while
@@ -401,18 +467,21 @@ static int do_return(struct thread *t, bool record)
 	if (!blk)
 		return -ESRCH;
 	regs_to_gpregs(blk, &g);
-	uint64_t slot = g.gpr[arch->sp_regnum] - 8;
+	uint64_t slot = g.gpr[arch->sp_regnum] - ret_pops();
 	int i = rs ? find_slot(rs, slot) : -1;
 	if (i < 0) {
 		log_user("return trampoline hit by thread %d with no return address "
 			 "for stack slot 0x%" PRIx64, t->tid, slot);
 		return -ENOENT;
 	}
-	/* Newer entries below the slot whose trampoline is gone: longjmp'd. */
+	/* Newer entries below the slot whose trampoline is gone: longjmp'd.
+	 * Link register: every newer one below it. */
 	for (size_t j = rs->n; j-- > (size_t)i + 1;)
-		if (rs->e[j].slot < slot && !holds_tramp(p, rs->e[j].slot))
+		if (rs->e[j].slot < slot && (in_link() || !holds_tramp(p, rs->e[j].slot)))
 			drop(rs, j);
 	g.pc = rs->e[i].ret;
+	if (in_link())	/* as `ret` leaves it, untraced */
+		g.gpr[agent.ptrace->ret_link_regnum] = g.pc;
 	regs_from_gpregs(blk, &g);
 	t->regs_dirty = true;
 	uint64_t now = now_ns();
@@ -437,8 +506,13 @@ bool ret_trap(struct thread *t, enum wait_outcome *o)
 {
 	uint64_t tramp = t->proc->ret_tramp;
 	uint64_t pc = regs_get_pc(t);
+	size_t after = agent.arch->bp_pc_after_trap;
+	/* Where the trap leaves the pc at the breakpoint itself (aarch64),
+	 * a step that executed the `ret` ends at the same pc: a thread that
+	 * was stepping stopped there before the trampoline's breakpoint. */
+	bool stepped = t->stepping || t->step_probe || t->ws_left;
 
-	if (pc == tramp + agent.arch->bp_pc_after_trap) {
+	if (pc == tramp + after && (after || !stepped)) {
 		/* The trampoline's int3. */
 		if (do_return(t, true) < 0) {
 			regs_set_pc(t, tramp);
@@ -450,10 +524,152 @@ bool ret_trap(struct thread *t, enum wait_outcome *o)
 	}
 	if (pc == tramp) {
 		/* A single step executed the `ret`: the return happened; the
-		 * step ends at the real address, as the caller classifies. */
+		 * step ends at the real address, as the caller classifies.
+		 * (The breakpoint never runs: a thread standing here is
+		 * always moved first.) */
 		do_return(t, true);
 	}
 	return false;
+}
+
+/* --- the link register: the trampoline's copies --------------------------- */
+
+/* The newest entry whose frame is still there at `sp`, -1 if none. */
+static int newest_alive(const struct ret_stack *rs, uint64_t sp)
+{
+	for (size_t i = rs->n; i-- > 0;)
+		if (rs->e[i].slot >= sp)
+			return (int)i;
+	return -1;
+}
+
+/* The entry whose frame holds the stack word at `a`: the one with the
+ * smallest sp at entry above it; -1 if none. */
+static int owner_of(const struct ret_stack *rs, uint64_t a)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->e[i].slot > a && (best < 0 || rs->e[i].slot < rs->e[best].slot))
+			best = (int)i;
+	return best;
+}
+
+static void note_shown(struct ret_stack *rs, uint64_t at, uint64_t val)
+{
+	if (rs->nshown == rs->shown_cap) {
+		size_t cap = rs->shown_cap ? rs->shown_cap * 2 : 16;
+		uint64_t *a = realloc(rs->shown_at, cap * sizeof(*a));
+		uint64_t *v = a ? realloc(rs->shown_val, cap * sizeof(*v)) : NULL;
+		if (!a || !v)
+			abort();
+		rs->shown_at = a;
+		rs->shown_val = v;
+		rs->shown_cap = cap;
+	}
+	rs->shown_at[rs->nshown] = at;
+	rs->shown_val[rs->nshown++] = val;
+}
+
+/*
+ * Every word of t's stack from `sp` up to the oldest live entry's sp that
+ * holds the trampoline's address gets the real address of the entry whose
+ * frame it is in; with `note`, each one is remembered for ret_resume.
+ */
+static void link_unswap_stack(struct thread *t, uint64_t sp, bool note)
+{
+	struct process *p = t->proc;
+	struct ret_stack *rs = t->ret;
+	uint64_t top = 0, buf[512];
+
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->e[i].slot > top)
+			top = rs->e[i].slot;
+	if (top <= sp)
+		return;
+	if (top - sp > RET_SCAN_MAX) {
+		log_user("thread %d: return addresses more than %u bytes up its stack "
+			 "are left as the trampoline", t->tid, RET_SCAN_MAX);
+		top = sp + RET_SCAN_MAX;
+	}
+	for (uint64_t at = sp & ~(uint64_t)7; at < top; at += sizeof(buf)) {
+		size_t len = top - at < sizeof(buf) ? (size_t)(top - at) : sizeof(buf);
+		ssize_t got = mem_read(p, at, buf, len);
+		if (got <= 0)
+			break;
+		for (size_t k = 0; k < (size_t)got / 8; k++) {
+			if (buf[k] != p->ret_tramp)
+				continue;
+			uint64_t a = at + k * 8;
+			int i = owner_of(rs, a);
+			if (i < 0 || mem_write(p, a, &rs->e[i].ret, 8) != 8)
+				continue;
+			if (note)
+				note_shown(rs, a, rs->e[i].ret);
+		}
+		if ((size_t)got < len)
+			break;
+	}
+}
+
+/* x30 holds the trampoline: the newest live entry's real address goes
+ * there.  Returns that address, 0 if x30 was left as it is. */
+static uint64_t link_unswap_reg(struct thread *t, uint64_t sp)
+{
+	unsigned int lr = (unsigned int)agent.ptrace->ret_link_regnum;
+	uint64_t v;
+	int i;
+
+	if (regs_get(t, lr, &v) < 0 || v != t->proc->ret_tramp ||
+	    (i = newest_alive(t->ret, sp)) < 0)
+		return 0;
+	regs_set(t, lr, t->ret->e[i].ret);
+	return t->ret->e[i].ret;
+}
+
+static void link_show(struct thread *t, uint64_t sp)
+{
+	struct ret_stack *rs = t->ret;
+
+	rs->nshown = 0;
+	rs->lr_shown = link_unswap_reg(t, sp);
+	link_unswap_stack(t, sp, true);
+}
+
+/*
+ * The trampoline back where link_show took it out, in the words that
+ * still hold what it wrote, at or above sp; entries whose frame gdb took
+ * away (sp above theirs: `return`; or the thread now at the real return
+ * address of the newest) go.
+ */
+static void link_resume(struct thread *t, uint64_t sp, uint64_t pc)
+{
+	struct process *p = t->proc;
+	struct ret_stack *rs = t->ret;
+	unsigned int lr = (unsigned int)agent.ptrace->ret_link_regnum;
+	uint64_t v;
+	int i;
+
+	for (size_t j = rs->n; j-- > 0;)
+		if (rs->e[j].slot < sp)
+			drop(rs, j);
+	for (size_t k = 0; k < rs->nshown; k++) {
+		uint64_t a = rs->shown_at[k];
+		if (a >= sp && (i = owner_of(rs, a)) >= 0 &&
+		    rs->e[i].ret == rs->shown_val[k] && read_word(p, a, &v) &&
+		    v == rs->shown_val[k] && mem_write(p, a, &p->ret_tramp, 8) != 8)
+			log_user("thread %d: cannot put the return trampoline back at "
+				 "0x%" PRIx64 ": that return is not recorded", t->tid, a);
+	}
+	rs->nshown = 0;
+	i = newest_alive(rs, sp);
+	if (rs->lr_shown && i >= 0 && rs->e[i].ret == rs->lr_shown) {
+		if (pc == rs->lr_shown)	/* gdb returned from that frame */
+			drop(rs, (size_t)i);
+		else if (regs_get(t, lr, &v) == 0 && v == rs->lr_shown)
+			regs_set(t, lr, p->ret_tramp);
+	}
+	rs->lr_shown = 0;
 }
 
 /* --- gdb's view of a stopped thread --------------------------------------- */
@@ -478,6 +694,11 @@ void ret_show(struct thread *t)
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
+	if (in_link()) {
+		link_show(t, sp);
+		rs->shown = true;
+		return;
+	}
 	/* Slots below sp belong to another stack (sigaltstack) or to no
 	 * frame: left as they are. */
 	for (size_t i = rs->n; i-- > 0;)
@@ -504,6 +725,11 @@ void ret_resume(struct thread *t)
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
+	if (in_link()) {
+		link_resume(t, sp, g.pc);
+		mirror(t);
+		return;
+	}
 	for (size_t i = rs->n; i-- > 0;) {
 		struct ret_entry *e = &rs->e[i];
 		uint64_t v;
@@ -536,6 +762,8 @@ static void free_stack(struct thread *t)
 {
 	if (t->ret) {
 		free(t->ret->e);
+		free(t->ret->shown_at);
+		free(t->ret->shown_val);
 		free(t->ret);
 		t->ret = NULL;
 	}
@@ -563,6 +791,15 @@ static void restore_thread(struct thread *t)
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
+	if (in_link()) {
+		link_unswap_reg(t, sp);
+		link_unswap_stack(t, sp, false);
+		rs->n = 0;
+		rs->nshown = 0;		/* nothing to put back on resume */
+		rs->lr_shown = 0;
+		mirror(t);
+		return;
+	}
 	for (size_t i = rs->n; i-- > 0;) {
 		struct ret_entry *e = &rs->e[i];
 		/* Below sp but in the red zone: a popped slot, not a frame. */

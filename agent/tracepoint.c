@@ -554,6 +554,10 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	if (!tr.running || !regs)
 		return 0;
 	h.regs = regs;
+	/* The ordinary tracepoints here first: their frames hold the
+	 * return address the program put there, not the trampoline's
+	 * (aarch64: x30 in $regs). */
+	run_tracepoints(&h, pr->addr, false);
 	for (struct tp_def *tp = tp_next_at(&tr.store, pr->addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, pr->addr, tp)) {
 		if (!tp->enabled || tr.stop_pending || !ret_is_marked(tp->number))
@@ -568,7 +572,6 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 		}
 		break;
 	}
-	run_tracepoints(&h, pr->addr, false);
 	return 0;
 }
 

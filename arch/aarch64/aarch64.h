@@ -182,6 +182,18 @@ struct aarch64_step {
 int aarch64_relocate(const struct aarch64_insn *insn, struct aarch64_out *o,
 		     struct aarch64_step *step, bool *ends_in_branch);
 
+/* aarch64-pad.c: a jump pad's parts, with the contracts of the arch_ops
+ * fields of the same names (arch.h); not in aarch64_arch_ops yet. */
+#define AARCH64_PAD_FRAME_WORDS 34	/* x0-x30, sp, pc, nzcv */
+int aarch64_emit_save_regs(uint8_t *out, size_t size, uint64_t pc);
+int aarch64_emit_restore_regs(uint8_t *out, size_t size);
+int aarch64_emit_pad_collect(uint8_t *out, size_t size,
+			     const struct arch_pad_ring *r, size_t *done);
+int aarch64_patch_branch(uint8_t *code, size_t at, size_t to);
+int aarch64_relocate_window(const uint8_t *func, size_t func_size,
+			    uint64_t func_addr, uint64_t from, size_t min_len,
+			    uint64_t to, uint8_t *out, size_t size, size_t *inlen);
+
 /* aarch64-sdt.c */
 int aarch64_sdt_operand_parse(const char *text, struct arch_operand *op,
 			      char *err, size_t errsize);

@@ -1068,6 +1068,134 @@ static void test_asm_reg(void **state)
 	assert_int_equal(aarch64_arch_ops.asm_reg("x3a", 3, &r), -ENOENT);
 }
 
+/* --- jump pad parts (aarch64-pad.c) --------------------------------------- */
+
+static uint32_t word_at(const uint8_t *b, size_t i)
+{
+	return aarch64_word(b + 4 * i);
+}
+
+static void test_pad_save_restore(void **state)
+{
+	uint8_t b[256];
+	int n;
+
+	(void)state;
+	n = aarch64_emit_save_regs(b, sizeof(b), 0x400858);
+	assert_int_equal(n, 104);
+	assert_int_equal(word_at(b, 0), 0xd10443ff);	/* sub sp, sp, #0x110 */
+	assert_int_equal(word_at(b, 1), 0xa90007e0);	/* stp x0, x1, [sp] */
+	assert_int_equal(word_at(b, 15), 0xa90e77fc);	/* stp x28, x29, [sp, #224] */
+	assert_int_equal(word_at(b, 16), 0xf9007bfe);	/* str x30, [sp, #240] */
+	assert_int_equal(word_at(b, 19), 0xd2810b00);	/* mov x0, #0x858 */
+	assert_int_equal(word_at(b, 20), 0xf2a00800);	/* movk x0, #0x40, lsl #16 */
+	assert_int_equal(word_at(b, 22), 0xd53b4200);	/* mrs x0, nzcv */
+	assert_int_equal(word_at(b, 24), 0x910003f3);	/* mov x19, sp */
+	assert_int_equal(word_at(b, 25), 0x910003e0);	/* mov x0, sp */
+	assert_int_equal(aarch64_emit_save_regs(b, 100, 0x400858), -ENOSPC);
+	n = aarch64_emit_restore_regs(b, sizeof(b));
+	assert_int_equal(n, 80);
+	assert_int_equal(word_at(b, 0), 0x9100027f);	/* mov sp, x19 */
+	assert_int_equal(word_at(b, 1), 0xf94087e0);	/* ldr x0, [sp, #264] */
+	assert_int_equal(word_at(b, 2), 0xd51b4200);	/* msr nzcv, x0 */
+	assert_int_equal(word_at(b, 3), 0xa94007e0);	/* ldp x0, x1, [sp] */
+	assert_int_equal(word_at(b, 18), 0xf9407bfe);	/* ldr x30, [sp, #240] */
+	assert_int_equal(word_at(b, 19), 0x910443ff);	/* add sp, sp, #0x110 */
+}
+
+static void test_pad_collect(void **state)
+{
+	uint8_t b[1024];
+	size_t done = 0;
+	struct arch_pad_ring r = {
+		.ring = 0x7f0012345000, .off_records = 64, .record_shift = 9,
+		.nrecords = 16, .off_seq = 0, .off_frame = 32,
+		.time_tid = true, .off_tid = 8, .off_time = 16,
+	};
+	int n;
+
+	(void)state;
+	n = aarch64_emit_pad_collect(b, sizeof(b), &r, &done);
+	assert_int_equal(n, 280);
+	assert_int_equal(done, 256);
+	assert_int_equal(word_at(b, 0), 0xd28a0001);	/* mov x1, #0x5000 */
+	assert_int_equal(word_at(b, 2), 0xf2cfe001);	/* movk x1, #0x7f00, lsl #32 */
+	assert_int_equal(word_at(b, 3), 0xd28001e9);	/* mov x9, #15 */
+	assert_int_equal(word_at(b, 4), 0xc8dffc22);	/* retry: ldar x2, [x1] */
+	assert_int_equal(word_at(b, 6), 0x8b032423);	/* add x3, x1, x3, lsl #9 */
+	assert_int_equal(word_at(b, 7), 0x91010063);	/* add x3, x3, #0x40 */
+	assert_int_equal(word_at(b, 11), 0x54000701);	/* b.ne notfree */
+	assert_int_equal(word_at(b, 12), 0xc85ffc26);	/* ldaxr x6, [x1] */
+	assert_int_equal(word_at(b, 13), 0xeb0200df);	/* cmp x6, x2 */
+	assert_int_equal(word_at(b, 14), 0x54000661);	/* b.ne lost */
+	assert_int_equal(word_at(b, 16), 0xc808fc27);	/* stlxr w8, x7, [x1] */
+	assert_int_equal(word_at(b, 17), 0x35fffe68);	/* cbnz w8, retry */
+	assert_int_equal(word_at(b, 18), 0xd2801648);	/* mov x8, #178 (gettid) */
+	assert_int_equal(word_at(b, 19), 0xd4000001);	/* svc #0 */
+	assert_int_equal(word_at(b, 63), 0xc89ffc87);	/* stlr x7, [x4] */
+	assert_int_equal(word_at(b, 65), 0xd503305f);	/* lost: clrex */
+	assert_int_equal(word_at(b, 66), 0x17ffffc2);	/* b retry */
+	assert_int_equal(word_at(b, 67), 0xc8dffc26);	/* notfree: ldar x6, [x1] */
+	assert_int_equal(word_at(b, 69), 0x54fff7e1);	/* b.ne retry */
+	/* The branch left for the caller, pointed past the collector. */
+	assert_int_equal(aarch64_patch_branch(b, done, (size_t)n), 0);
+	assert_int_equal(word_at(b, 64), 0x14000006);	/* b +24 */
+	assert_int_equal(aarch64_patch_branch(b, 0, 1u << 27), -ERANGE);
+	assert_int_equal(aarch64_patch_branch(b, 0, 2), -ERANGE);
+	/* What it refuses. */
+	struct arch_pad_ring bad = r;
+	bad.nrecords = 12;
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.record_shift = 8;		/* 256 bytes: the frame at 32 needs 304 */
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.off_seq = 40;		/* inside the frame */
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.off_tid = 4;		/* over seq */
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.time_tid = false;
+	bad.off_tid = 4;		/* not used: fine */
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), 280 - 32);
+	assert_int_equal(aarch64_emit_pad_collect(b, 100, &r, &done), -ENOSPC);
+}
+
+static void test_pad_window(void **state)
+{
+	/* at 0x1000: adr x1, .+0x180 ; ldr x0, [x1] ; ret ; svc #0 */
+	static const uint8_t func[] = {
+		0x01, 0x0c, 0x00, 0x10, 0x20, 0x00, 0x40, 0xf9,
+		0xc0, 0x03, 0x5f, 0xd6, 0x01, 0x00, 0x00, 0xd4,
+	};
+	uint8_t b[64];
+	size_t inlen = 0;
+	int n;
+
+	(void)state;
+	n = aarch64_relocate_window(func, sizeof(func), 0x1000, 0x1000, 4,
+				    0x5000, b, sizeof(b), &inlen);
+	assert_int_equal(n, 8);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(word_at(b, 0), 0xd2823001);	/* mov x1, #0x1180 */
+	assert_int_equal(word_at(b, 1), 0x17fff000);	/* b 0x1004 (from 0x5004) */
+	n = aarch64_relocate_window(func, sizeof(func), 0x1000, 0x1004, 4,
+				    0x5000, b, sizeof(b), &inlen);
+	assert_int_equal(n, 8);
+	assert_int_equal(word_at(b, 0), 0xf9400020);	/* ldr x0, [x1]: copied */
+	assert_int_equal(word_at(b, 1), 0x17fff001);	/* b 0x1008 (from 0x5004) */
+	/* svc: rejected; past the function; the way back out of reach. */
+	assert_int_equal(aarch64_relocate_window(func, sizeof(func), 0x1000, 0x100c, 4,
+						 0x5000, b, sizeof(b), &inlen), -EILSEQ);
+	assert_int_equal(aarch64_relocate_window(func, sizeof(func), 0x1000, 0x1010, 4,
+						 0x5000, b, sizeof(b), &inlen), -ERANGE);
+	assert_int_equal(aarch64_relocate_window(func, sizeof(func), 0x1000, 0x1004, 8,
+						 0x5000, b, sizeof(b), &inlen), -ERANGE);
+	assert_int_equal(aarch64_relocate_window(func, sizeof(func), 0x1000, 0x1004, 4,
+						 0x20000000, b, sizeof(b), &inlen), -ERANGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1098,6 +1226,9 @@ int main(void)
 		cmocka_unit_test(test_sdt),
 		cmocka_unit_test(test_target_xml),
 		cmocka_unit_test(test_asm_reg),
+		cmocka_unit_test(test_pad_save_restore),
+		cmocka_unit_test(test_pad_collect),
+		cmocka_unit_test(test_pad_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

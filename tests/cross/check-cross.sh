@@ -68,6 +68,14 @@ progs="$srcdir/tests/integration/progs"
 "$triplet-gcc" -g -O0 -fno-omit-frame-pointer -static -o "$run/basic" \
 	"$progs/basic.c" || fail99 "cannot cross-compile basic.c"
 
+# --- return probes (a64-ret): build -------------------------------------------
+# tests/cross/progs/retprobe.c at -O1, where a leaf keeps x30 in its
+# register and a non-leaf saves it first thing; the cases are
+# retprobe_cases below, run under each strategy's agent.
+"$triplet-gcc" -g -O1 -fno-omit-frame-pointer -static -pthread -I"$progs" \
+	-o "$run/retprobe" "$srcdir/tests/cross/progs/retprobe.c" ||
+	fail99 "cannot cross-compile retprobe.c"
+
 # --- 2. kernel and initramfs --------------------------------------------------
 debs="$cache/debs-$debarch"
 mkdir -p "$debs"
@@ -402,6 +410,285 @@ fi
 bl=$("$triplet-objdump" -d "$run/basic" |
 	awk '/<main>:/ { m = 1 } m && /\tbl\t.*<square>/ { sub(":", "", $1); print "0x" $1; exit }')
 [ -n "$bl" ] || fail99 "no bl square in main (objdump)"
+# --- return probes (a64-ret): cases ---------------------------------------------
+# retprobe_cases STRATEGY: gdb tracepoints at the entries of
+# tests/cross/progs/retprobe.c, every one a return probe (`monitor
+# return-probe N`).  Each return frame must hold the program's own value
+# in x0 and, as its pc, an address right after a `bl` to the probed
+# function (decoded from the code there); the frames come in the order of
+# the program's printout.  The entries cover a leaf (x30 never leaves the
+# register), functions that save x30 with stp, recursion, longjmp out of a
+# probed frame, a tail call (`b leaf` with x30 already the trampoline) and
+# four threads.  During the run gdb stops inside probed functions, where
+# x30 or the saved slots hold the trampoline: backtrace must show the real
+# callers and `finish` the value.  Then `probe-trace record --connect`
+# records leaf%return and rec%return from this host (auto only).
+retprobe_callee() {	# ADDR: the function the bl at ADDR - 4 calls, or ?
+	case $1 in
+	0x[0-9a-f]*) ;;
+	*) echo '?'; return 0 ;;
+	esac
+	at=$(printf '%x' $(($1 - 4)))
+	awk -v at="$at:" '$1 == at && $3 == "bl" { c = $5; gsub(/[<>]/, "", c); print c; f = 1; exit }
+		END { if (!f) print "?" }' "$run/retprobe.dis"
+}
+
+retprobe_gdb() {	# NAME: like gdb_case, for the program retprobe
+	name=$1
+	rm -f "$run/ground-$name.txt"
+	{
+		echo "set pagination off"
+		echo "set confirm off"
+		echo "set architecture $gdbarch"
+		echo "set sysroot $run"
+		echo "file $run/retprobe"
+		echo "target extended-remote 127.0.0.1:$port"
+		echo "set remote exec-file /mnt/retprobe"
+		echo "set startup-with-shell off"
+		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
+		cat
+	} >"$run/$name.gdb"
+	timeout 180 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+}
+
+retprobe_first() {	# FUNC: its first instruction, as objdump shows it
+	"$triplet-objdump" -d "$run/retprobe" |
+		awk -v f="<$1>:" '$2 == f { m = 1; next } m && NF { print; exit }'
+}
+
+retprobe_cases() {
+	strat=$1
+	name=ret-$strat
+	if [ "$strat" = step ]; then
+		# The shapes the cases rely on, from the code itself.
+		if ! retprobe_first leaf | grep -q 'sp' &&
+		   retprobe_first saver | grep -q 'stp.*x29, x30, \[sp' &&
+		   retprobe_first rec | grep -q 'stp.*x29, x30, \[sp' &&
+		   retprobe_first tail_call | grep -q '	b	'; then
+			ok "return probes: leaf() does not touch the stack, saver() and rec() save x30 first, tail_call() is a b"
+		else
+			not_ok "return probes: the shapes of retprobe's functions" \
+				"$(retprobe_first leaf) / $(retprobe_first saver) / $(retprobe_first tail_call)"
+		fi
+	fi
+	# leaf's ret, where gdb steps into the trampoline.
+	leafret=$("$triplet-objdump" -d "$run/retprobe" |
+		awk '/<leaf>:/ { m = 1 } m && $3 == "ret" { sub(":", "", $1); print "0x" $1; exit }')
+	{ echo "set \$leafret = ${leafret:-0}"; cat <<'EOF'; } | retprobe_gdb "$name"
+break main
+run
+trace *leaf
+actions
+collect $regs
+end
+trace *saver
+actions
+collect $regs
+end
+trace *rec
+actions
+collect $regs
+end
+trace *jumper
+actions
+collect $regs
+end
+trace *tail_call
+actions
+collect $regs
+end
+trace *tcall
+actions
+collect $regs
+end
+trace *leaf
+actions
+collect $regs
+end
+monitor return-probe 2
+monitor return-probe 3
+monitor return-probe 4
+monitor return-probe 5
+monitor return-probe 6
+monitor return-probe 7
+tstart
+break *leaf+4
+continue
+printf "=== BT-LEAF x30=%#lx\n", $x30
+bt
+finish
+delete $bpnum
+break *$leafret
+continue
+stepi
+printf "=== STEPRET pc=%#lx x0=%d x30=%#lx\n", $pc, $x0, $x30
+delete $bpnum
+break *saver+8
+continue
+printf "=== BT-SAVER\n"
+bt
+finish
+delete $bpnum
+break *base
+continue
+printf "=== BT-BASE\n"
+bt
+delete $bpnum
+printf "=== BT-END\n"
+break done
+continue
+tstop
+tstatus
+tfind start
+while $trace_frame != -1
+printf "RF tp=%d x0=%d pc=%#lx x30=%#lx\n", $tracepoint, $x0, $pc, $x30
+tfind
+end
+tfind none
+delete
+continue
+EOF
+	out="$run/$name.out"
+	grd="$run/ground-$name.txt"
+	# Frames in return order, but the threads' (tp 7), as
+	# "TP X0 CALLEE", CALLEE the function the bl before the pc calls.
+	# Tracepoint 8, an ordinary one at leaf's entry beside return probe
+	# 2, records x0 = x and, through x30, the bl that called leaf: it
+	# collects before the agent puts the trampoline in x30.  In the tail
+	# call, tail_call's entry already did: x30 there is the trampoline.
+	sed -n 's/^ground: //p' "$grd" 2>/dev/null | while read -r what a b c; do
+		case $what in
+		leaf) echo "8 ${a#x=} leaf"; echo "2 ${b#value=} leaf" ;;
+		saver) echo "8 $((${a#x=} + 1)) leaf"; echo "2 ${b#inner=} leaf"; echo "3 ${c#value=} saver" ;;
+		rec) echo "4 ${b#value=} rec" ;;
+		jump) case $b in value=*) echo "5 ${b#value=} jumper" ;; esac ;;
+		tail) echo "8 13 ?"; echo "2 ${a#value=} tail_call"; echo "6 ${a#value=} tail_call" ;;
+		esac
+	done >"$run/$name.want"
+	"$triplet-objdump" -d "$run/retprobe" >"$run/retprobe.dis"
+	: >"$run/$name.got"
+	: >"$run/$name.thr"
+	grep '^RF ' "$out" | while read -r _ tp x0 pc x30; do
+		tp=${tp#tp=} x0=${x0#x0=} pc=${pc#pc=}
+		[ "$tp" != 8 ] || pc=${x30#x30=}
+		callee=$(retprobe_callee "$pc")
+		if [ "$tp" = 7 ]; then
+			echo "$x0 $callee" >>"$run/$name.thr"
+		else
+			echo "$tp $x0 $callee" >>"$run/$name.got"
+		fi
+	done
+	if [ -s "$run/$name.want" ] && diff "$run/$name.want" "$run/$name.got" >"$run/$name.diff"; then
+		ok "return probes ($strat): $(wc -l <"$run/$name.want") frames, x0 and the caller's bl as the program says, in order (leaf, saver, recursion, longjmp, tail call; leaf's entries with x30 the program's)"
+	else
+		not_ok "return probes ($strat): return frames" "$(head -n 8 "$run/$name.diff" | tr '\n' ' ')" \
+			"$(grep -E 'Collected|[Ee]rror|stopped by' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	sed -n 's/^ground: tcall .* value=\([0-9-]*\)$/\1 tcall/p' "$grd" 2>/dev/null | sort >"$run/$name.thr.want"
+	sort "$run/$name.thr" >"$run/$name.thr.got"
+	if [ "$(wc -l <"$run/$name.thr.want")" -eq 80 ] && cmp -s "$run/$name.thr.want" "$run/$name.thr.got"; then
+		ok "return probes ($strat): 4 threads, 80 returns of tcall, each value once, each after a bl tcall"
+	else
+		not_ok "return probes ($strat): threads" \
+			"want $(wc -l <"$run/$name.thr.want") got $(wc -l <"$run/$name.thr.got")" \
+			"$(diff "$run/$name.thr.want" "$run/$name.thr.got" | head -n 4 | tr '\n' ' ')"
+	fi
+	# gdb's view while the trampoline is in x30 (leaf) or in saved
+	# slots (saver, and six rec frames under base).
+	bt_leaf=$(sed -n '/^=== BT-LEAF/,/^Value returned/p' "$out")
+	bt_saver=$(sed -n '/^=== BT-SAVER/,/^Value returned/p' "$out")
+	bt_base=$(sed -n '/^=== BT-BASE/,/^=== BT-END/p' "$out")
+	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null)
+	saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$grd" 2>/dev/null)
+	caller=$(printf '%s\n' "$bt_leaf" | sed -n 's/^#1 *0x0*\([0-9a-f]*\) in main .*/0x\1/p' | head -n 1)
+	if printf '%s\n' "$bt_leaf" | grep -Eq '^#0 .*leaf' && [ -n "$caller" ] &&
+	   printf '%s\n' "$bt_leaf" | grep -q "BT-LEAF x30=$caller\$"; then
+		ok "return probes ($strat): stopped in leaf(), x30 and backtrace show main ($caller), not the trampoline"
+	else
+		not_ok "return probes ($strat): backtrace in leaf()" "$(printf '%s\n' "$bt_leaf" | head -n 4 | tr '\n' ' ')"
+	fi
+	leaf1=$(sed -n 's/^ground: leaf x=1 value=//p' "$grd" 2>/dev/null)
+	if [ -n "$caller" ] && grep -q "^=== STEPRET pc=$caller x0=$leaf1 x30=$caller\$" "$out"; then
+		ok "return probes ($strat): stepi over leaf()'s ret ends in main ($caller), x0 = $leaf1, x30 = pc"
+	else
+		not_ok "return probes ($strat): stepi over ret" "$(grep -E 'STEPRET|SIGTRAP|signal' "$out" | head -n 3 | tr '\n' ' ')"
+	fi
+	if printf '%s\n' "$bt_saver" | grep -Eq '^#1 .* in main '; then
+		ok "return probes ($strat): stopped in saver() after its stp, backtrace shows main"
+	else
+		not_ok "return probes ($strat): backtrace in saver()" "$(printf '%s\n' "$bt_saver" | head -n 4 | tr '\n' ' ')"
+	fi
+	nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ')
+	if [ "$nrec" = 6 ] && printf '%s\n' "$bt_base" | grep -Eq '^#7 .* in main ' &&
+	   ! printf '%s\n' "$bt_base" | grep -q '?? ()'; then
+		ok "return probes ($strat): backtrace under six probed rec() frames: rec x6, main"
+	else
+		not_ok "return probes ($strat): backtrace in base()" "$(printf '%s\n' "$bt_base" | head -n 9 | tr '\n' ' ')"
+	fi
+	if [ -n "$leaf0" ] && [ -n "$saver0" ] &&
+	   [ "$(grep -c '^Value returned is ' "$out")" = 2 ] &&
+	   grep -q "^Value returned is \$[0-9]* = $leaf0\$" "$out" &&
+	   grep -q "^Value returned is \$[0-9]* = $saver0\$" "$out"; then
+		ok "return probes ($strat): finish from leaf() and saver() returns $leaf0 and $saver0"
+	else
+		not_ok "return probes ($strat): finish" "$(grep -E '^Value returned|Run till' "$out" | tr '\n' ' ')"
+	fi
+	if grep -q "^ground: check ok" "$grd" 2>/dev/null && grep -q "exited normally" "$out"; then
+		ok "return probes ($strat): the program's values are its own, it runs to its end"
+	else
+		not_ok "return probes ($strat): the program" "$(grep -E 'mismatch|check' "$grd" 2>/dev/null | head -n 3 | tr '\n' ' ')" \
+			"$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+	[ "$strat" = auto ] || return 0
+	retprobe_record "$grd"
+}
+
+# retprobe_record GROUND: `probe-trace record` on this host, through the
+# guest's agent, of leaf%return and rec%return; the values must be those
+# GROUND (the same program's printout under gdb) says, in order.  The
+# recorder reads x0 whole: an int's -3 is 0xfffffffd, compared modulo 2^32.
+retprobe_record() {
+	pt="$srcdir/client/probe-trace"
+	if [ ! -x "$pt" ]; then
+		not_ok "probe-trace record: no $pt (make it first)"
+		return 0
+	fi
+	sysroot="$build/testbed/sysroot"
+	rm -rf "$sysroot"
+	mkdir -p "$sysroot/mnt"
+	cp "$run/retprobe" "$sysroot/mnt/retprobe"
+	# The agent keeps gdb's environment for the runs after: this run
+	# appends its own printout to GROUND.
+	cp "$1" "$run/ret-record.ground" 2>/dev/null || : >"$run/ret-record.ground"
+	timeout 120 "$pt" record -q --connect "127.0.0.1:$port" --sysroot "$sysroot" \
+		-o "$run/ret-record.tfile" -e 'leaf%return' -e 'rec%return' \
+		-- /mnt/retprobe >"$run/ret-record.out" 2>&1 || true
+	timeout 60 "$pt" dump "$run/ret-record.tfile" >"$run/ret-record.dump" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# ret-record: /" "$run/ret-record.out" "$run/ret-record.dump"
+	sed -n 's/^ground: //p' "$run/ret-record.ground" | while read -r what a b _; do
+		case $what in
+		leaf) echo "leaf%return ${b#value=}" ;;
+		saver) echo "leaf%return ${b#inner=}" ;;
+		rec) echo "rec%return ${b#value=}" ;;
+		tail) echo "leaf%return ${a#value=}" ;;
+		esac
+	done >"$run/ret-record.want"
+	timeout 60 "$pt" dump --json "$run/ret-record.tfile" 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    f = json.loads(l)
+    v = f["values"]["retval"] & 0xffffffff
+    print(f["probe"], v - (1 << 32) if v >> 31 else v)
+' >"$run/ret-record.got" 2>&1 || true
+	if [ -s "$run/ret-record.want" ] && diff "$run/ret-record.want" "$run/ret-record.got" >"$run/ret-record.diff"; then
+		ok "probe-trace record --connect: $(wc -l <"$run/ret-record.want") returns of leaf%return and rec%return, values and order as the program says"
+	else
+		not_ok "probe-trace record --connect: leaf%return, rec%return" \
+			"$(head -n 6 "$run/ret-record.diff" | tr '\n' ' ')" "$(head -n 3 "$run/ret-record.out" | tr '\n' ' ')"
+	fi
+}
+
 for strat in step boost emulate auto; do
 	if [ "$strat" != step ]; then
 		end_agent
@@ -462,6 +749,7 @@ EOF
 	else
 		not_ok "traced program ($strat) runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
 	fi
+	retprobe_cases "$strat"	# a64-ret
 done
 end_agent
 

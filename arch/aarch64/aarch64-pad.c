@@ -1,0 +1,364 @@
+/*
+ * aarch64-pad.c - the parts of an aarch64 jump pad: the register save
+ * and restore, the in-process collector, and the displaced instruction.
+ *
+ * A pad is reached by a `B` (+-128 MiB) that replaces the probed
+ * instruction at A, and runs, on the thread's own stack:
+ *
+ *   A:    b pad
+ *
+ *   pad:  save      frame of 34 words on the stack: x0-x30, sp, pc, nzcv
+ *         collect   claim a record of the ring, copy the frame, publish;
+ *                   b restore                         (patched: *done)
+ *         (full)    the hand-off the caller puts next
+ *         restore   every register back from the frame
+ *         insn      the displaced instruction, relocated (aarch64-relocate.c)
+ *         b A+4
+ *
+ * AAPCS64 has no red zone (Linux's signal frames go right below sp), so
+ * the save may use the stack below sp at once; sp is always 16-aligned
+ * (an unaligned sp faults as a base register), and the frame, 272 bytes,
+ * keeps it so:
+ *
+ *   before:                        after:
+ *     sp -> | caller data |          orig sp -> | caller data |
+ *                                               | nzcv        |  +264
+ *                                               | pc  = A     |  +256
+ *                                               | sp  = orig  |  +248
+ *                                               | x30         |  +240
+ *                                               | x0 .. x29   |  +0 .. +232
+ *                                x0 = x19 = sp ->
+ *
+ * That is gdb's register order (x0-x30, sp, pc, then cpsr, which is 4
+ * bytes in the `g` block and a word here: `mrs nzcv` gives the flags in
+ * bits 28-31, the rest read as zero).  x19, callee-saved, keeps the
+ * frame's address across the collector's system calls and whatever the
+ * caller adds; the restore reloads it with the others.  Only the
+ * general registers are saved: the v registers, fpsr and fpcr are not
+ * touched by the pad (registers-only hits).
+ *
+ * Nothing here is wired into aarch64_arch_ops yet: the agent's pad.c
+ * (entry layout, hand-off register, stepping out of a pad) is still
+ * x86-64's, and announcing pads to gdb before it can place one would
+ * turn `ftrace` from refused into broken.  tests/arch/aarch64-pad.c
+ * checks the words on every host, tests/arch/aarch64-pad-exec.c runs a
+ * whole pad under qemu-aarch64.
+ */
+#include "config.h"
+
+#include <errno.h>
+
+#include "arch/aarch64/aarch64.h"
+
+#define FRAME_BYTES (AARCH64_PAD_FRAME_WORDS * 8)
+#define FP 19		/* x19: the frame's address */
+
+static int finish(const struct aarch64_out *o)
+{
+	return o->overflow ? -ENOSPC : (int)o->len;
+}
+
+/*
+ * The encodings used below (Rd/Rt bits 0-4, Rn 5-9, Rt2/imm 10-, Rm 16-20):
+ *   stp  xt, xt2, [xn, #8*i]   1010 1001 00 imm7 Rt2 Rn Rt      a9000000
+ *   ldp  xt, xt2, [xn, #8*i]   1010 1001 01 imm7 Rt2 Rn Rt      a9400000
+ *   str  xt, [xn, #8*i]        1111 1001 00 imm12 Rn Rt         f9000000
+ *   ldr  xt, [xn, #8*i]        1111 1001 01 imm12 Rn Rt         f9400000
+ *   str  wt, [xn, #4*i]        1011 1001 00 imm12 Rn Rt         b9000000
+ *   add  xd, xn|sp, #imm12     1001 0001 00 imm12 Rn Rd         91000000
+ *   sub  xd, xn|sp, #imm12     1101 0001 00 imm12 Rn Rd         d1000000
+ *   add  xd, xn, xm, lsl #s    1000 1011 000 Rm imm6 Rn Rd      8b000000
+ *   and  xd, xn, xm            1000 1010 000 Rm 000000 Rn Rd    8a000000
+ *   cmp  xn, xm                1110 1011 000 Rm 000000 Rn 11111 eb00001f
+ *   mrs  xt, nzcv              d53b4200 | Rt
+ *   msr  nzcv, xt              d51b4200 | Rt
+ *   ldar xt, [xn]              c8dffc00     stlr xt, [xn]       c89ffc00
+ *   ldaxr xt, [xn]             c85ffc00     stlxr ws, xt, [xn]  c800fc00 | Rs << 16
+ *   clrex                      d503305f     svc #0              d4000001
+ *   b.cond                     0101 0100 imm19 0 cond           54000000
+ *   cbnz wt                    0011 0101 imm19 Rt               35000000
+ */
+static void put_pair(struct aarch64_out *o, bool load, unsigned int t,
+		     unsigned int t2, unsigned int n, unsigned int off)
+{
+	aarch64_put32(o, (load ? 0xa9400000u : 0xa9000000u) | (off / 8) << 15 |
+			 t2 << 10 | n << 5 | t);
+}
+
+static void put_ldst(struct aarch64_out *o, bool load, unsigned int t,
+		     unsigned int n, unsigned int off)
+{
+	aarch64_put32(o, (load ? 0xf9400000u : 0xf9000000u) | (off / 8) << 10 |
+			 n << 5 | t);
+}
+
+/* xd = xn + imm, through xtmp when imm does not fit 12 bits. */
+static void put_add_imm(struct aarch64_out *o, unsigned int d, unsigned int n,
+			uint64_t imm, unsigned int tmp)
+{
+	if (imm < 4096) {
+		aarch64_put32(o, 0x91000000u | (uint32_t)imm << 10 | n << 5 | d);
+	} else {
+		aarch64_emit_mov_imm(o, tmp, imm);
+		aarch64_put32(o, 0x8b000000u | tmp << 16 | n << 5 | d);
+	}
+}
+
+/* A branch from offset `from` to offset `to` of the same code. */
+static uint32_t enc_bcond(size_t from, size_t to, unsigned int cond)
+{
+	return 0x54000000u | ((uint32_t)((int64_t)(to - from) >> 2) & 0x7ffff) << 5 | cond;
+}
+
+static uint32_t enc_cbnz_w(size_t from, size_t to, unsigned int t)
+{
+	return 0x35000000u | ((uint32_t)((int64_t)(to - from) >> 2) & 0x7ffff) << 5 | t;
+}
+
+static uint32_t enc_b_off(size_t from, size_t to)
+{
+	return 0x14000000u | ((uint32_t)((int64_t)(to - from) >> 2) & 0x3ffffff);
+}
+
+/*
+ *   sub  sp, sp, #272
+ *   stp  x0, x1, [sp] .. stp x28, x29, [sp, #224]
+ *   str  x30, [sp, #240]
+ *   add  x0, sp, #272 ; str x0, [sp, #248]       the program's sp
+ *   movz/movk x0, #pc ; str x0, [sp, #256]
+ *   mrs  x0, nzcv     ; str x0, [sp, #264]
+ *   mov  x19, sp ; mov x0, sp                      (add xd, sp, #0)
+ */
+int aarch64_emit_save_regs(uint8_t *out, size_t size, uint64_t pc)
+{
+	struct aarch64_out o = { out, size, 0, 0, false };
+
+	aarch64_put32(&o, 0xd1000000u | FRAME_BYTES << 10 | 31 << 5 | 31);
+	for (unsigned int r = 0; r < 30; r += 2)
+		put_pair(&o, false, r, r + 1, 31, r * 8);
+	put_ldst(&o, false, 30, 31, 240);
+	aarch64_put32(&o, 0x91000000u | FRAME_BYTES << 10 | 31 << 5 | 0);
+	put_ldst(&o, false, 0, 31, 248);
+	aarch64_emit_mov_imm(&o, 0, pc);
+	put_ldst(&o, false, 0, 31, 256);
+	aarch64_put32(&o, 0xd53b4200u | 0);
+	put_ldst(&o, false, 0, 31, 264);
+	aarch64_put32(&o, 0x91000000u | 31 << 5 | FP);
+	aarch64_put32(&o, 0x91000000u | 31 << 5 | 0);
+	return finish(&o);
+}
+
+/*
+ *   mov  sp, x19                  (add sp, x19, #0: the frame, wherever
+ *                                  the code between left sp)
+ *   ldr  x0, [sp, #264] ; msr nzcv, x0
+ *   ldp  x0, x1, [sp] .. ldp x28, x29, [sp, #224]
+ *   ldr  x30, [sp, #240]
+ *   add  sp, sp, #272
+ */
+int aarch64_emit_restore_regs(uint8_t *out, size_t size)
+{
+	struct aarch64_out o = { out, size, 0, 0, false };
+
+	aarch64_put32(&o, 0x91000000u | FP << 5 | 31);
+	put_ldst(&o, true, 0, 31, 264);
+	aarch64_put32(&o, 0xd51b4200u | 0);
+	for (unsigned int r = 0; r < 30; r += 2)
+		put_pair(&o, true, r, r + 1, 31, r * 8);
+	put_ldst(&o, true, 30, 31, 240);
+	aarch64_put32(&o, 0x91000000u | FRAME_BYTES << 10 | 31 << 5 | 31);
+	return finish(&o);
+}
+
+static bool part_fits(unsigned int off, unsigned int len, unsigned int rec)
+{
+	return off < rec && len <= rec - off;
+}
+
+static bool apart(unsigned int a, unsigned int alen, unsigned int b,
+		  unsigned int blen)
+{
+	return a + alen <= b || b + blen <= a;
+}
+
+/*
+ * The collector, after the save (x19 = frame).  Registers it uses are
+ * the program's, saved in the frame: x1 head, x2 p, x3 record, x4-x10.
+ *
+ *         movz/movk x1, #ring              &head
+ *         movz/movk x9, #nrecords-1
+ *   retry:
+ *         ldar  x2, [x1]                   p = head
+ *         and   x3, x2, x9
+ *         add   x3, x1, x3, lsl #shift
+ *         add   x3, x3, #off_records       record of p
+ *         add   x4, x3, #off_seq
+ *         ldar  x5, [x4]
+ *         cmp   x5, x2
+ *         b.ne  notfree                    seq != p: full, or p is old
+ *         ldaxr x6, [x1]
+ *         cmp   x6, x2
+ *         b.ne  lost
+ *         add   x7, x2, #1
+ *         stlxr w8, x7, [x1]               head = p + 1, if still p
+ *         cbnz  w8, retry
+ *       [ mov x8, #178 ; svc #0            gettid
+ *         add x4, x3, #off_tid ; str w0, [x4]
+ *         mov x0, #0 ; add x1, x3, #off_time
+ *         mov x8, #113 ; svc #0 ]          clock_gettime(CLOCK_REALTIME)
+ *         add   x4, x3, #off_frame
+ *         ldp   x5, x6, [x19, #16*i] ; stp x5, x6, [x4, #16*i]   i = 0..16
+ *         add   x7, x2, #1
+ *         add   x4, x3, #off_seq
+ *         stlr  x7, [x4]                   seq = p + 1: the record is full
+ *         b     done                       (*done: patch_branch)
+ *   lost: clrex
+ *         b     retry
+ *   notfree:
+ *         ldar  x6, [x1]
+ *         cmp   x6, x2
+ *         b.ne  retry                      another thread took p: again
+ *                                          else the ring is full: on
+ *
+ * The exclusive pair holds nothing but a compare between, so that it
+ * makes progress on every implementation.  The system calls (time_tid)
+ * change x0 only (the kernel keeps the rest); the flags are in the frame.
+ */
+int aarch64_emit_pad_collect(uint8_t *out, size_t size,
+			     const struct arch_pad_ring *r, size_t *done)
+{
+	struct aarch64_out o = { out, size, 0, 0, false };
+	unsigned int rec;
+	size_t retry, to_notfree, to_lost, to_retry, lost;
+
+	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
+	    r->record_shift < 4 || r->record_shift > 24)
+		return -EINVAL;
+	rec = 1u << r->record_shift;
+	if (!part_fits(r->off_seq, 8, rec) || (r->off_seq & 7) ||
+	    !part_fits(r->off_frame, FRAME_BYTES, rec) || (r->off_frame & 7) ||
+	    !apart(r->off_seq, 8, r->off_frame, FRAME_BYTES) ||
+	    (r->off_records & 7))
+		return -EINVAL;
+	if (r->time_tid &&
+	    (!part_fits(r->off_tid, 4, rec) || (r->off_tid & 3) ||
+	     !part_fits(r->off_time, 16, rec) || (r->off_time & 7) ||
+	     !apart(r->off_tid, 4, r->off_time, 16) ||
+	     !apart(r->off_tid, 4, r->off_frame, FRAME_BYTES) ||
+	     !apart(r->off_tid, 4, r->off_seq, 8) ||
+	     !apart(r->off_time, 16, r->off_frame, FRAME_BYTES) ||
+	     !apart(r->off_time, 16, r->off_seq, 8)))
+		return -EINVAL;
+
+	aarch64_emit_mov_imm(&o, 1, r->ring);
+	aarch64_emit_mov_imm(&o, 9, r->nrecords - 1);
+	retry = o.len;
+	aarch64_put32(&o, 0xc8dffc00u | 1 << 5 | 2);		/* ldar x2, [x1] */
+	aarch64_put32(&o, 0x8a000000u | 9 << 16 | 2 << 5 | 3);	/* and x3, x2, x9 */
+	aarch64_put32(&o, 0x8b000000u | 3 << 16 | r->record_shift << 10 | 1 << 5 | 3);
+	put_add_imm(&o, 3, 3, r->off_records, 10);
+	put_add_imm(&o, 4, 3, r->off_seq, 10);
+	aarch64_put32(&o, 0xc8dffc00u | 4 << 5 | 5);		/* ldar x5, [x4] */
+	aarch64_put32(&o, 0xeb00001fu | 2 << 16 | 5 << 5);	/* cmp x5, x2 */
+	to_notfree = o.len;
+	aarch64_put32(&o, 0);					/* b.ne notfree */
+	aarch64_put32(&o, 0xc85ffc00u | 1 << 5 | 6);		/* ldaxr x6, [x1] */
+	aarch64_put32(&o, 0xeb00001fu | 2 << 16 | 6 << 5);	/* cmp x6, x2 */
+	to_lost = o.len;
+	aarch64_put32(&o, 0);					/* b.ne lost */
+	aarch64_put32(&o, 0x91000000u | 1 << 10 | 2 << 5 | 7);	/* add x7, x2, #1 */
+	aarch64_put32(&o, 0xc800fc00u | 8 << 16 | 1 << 5 | 7);	/* stlxr w8, x7, [x1] */
+	to_retry = o.len;
+	aarch64_put32(&o, enc_cbnz_w(to_retry, retry, 8));
+	if (r->time_tid) {
+		aarch64_emit_mov_imm(&o, 8, 178);		/* gettid */
+		aarch64_put32(&o, 0xd4000001u);
+		put_add_imm(&o, 4, 3, r->off_tid, 10);
+		aarch64_put32(&o, 0xb9000000u | 4 << 5 | 0);	/* str w0, [x4] */
+		aarch64_emit_mov_imm(&o, 0, 0);			/* CLOCK_REALTIME */
+		put_add_imm(&o, 1, 3, r->off_time, 10);
+		aarch64_emit_mov_imm(&o, 8, 113);		/* clock_gettime */
+		aarch64_put32(&o, 0xd4000001u);
+	}
+	put_add_imm(&o, 4, 3, r->off_frame, 10);
+	for (unsigned int i = 0; i < FRAME_BYTES; i += 16) {
+		put_pair(&o, true, 5, 6, FP, i);
+		put_pair(&o, false, 5, 6, 4, i);
+	}
+	aarch64_put32(&o, 0x91000000u | 1 << 10 | 2 << 5 | 7);	/* add x7, x2, #1 */
+	put_add_imm(&o, 4, 3, r->off_seq, 10);
+	aarch64_put32(&o, 0xc89ffc00u | 4 << 5 | 7);		/* stlr x7, [x4] */
+	*done = o.len;
+	aarch64_put32(&o, enc_b_off(0, 0));			/* b done */
+	lost = o.len;
+	aarch64_put32(&o, 0xd503305fu);				/* clrex */
+	aarch64_put32(&o, enc_b_off(o.len, retry));
+	if (!o.overflow) {
+		/* The forward branches, now that their targets are known. */
+		uint32_t w = enc_bcond(to_lost, lost, 1);	/* ne */
+		for (int k = 0; k < 4; k++)
+			out[to_lost + k] = (uint8_t)(w >> (8 * k));
+		w = enc_bcond(to_notfree, o.len, 1);
+		for (int k = 0; k < 4; k++)
+			out[to_notfree + k] = (uint8_t)(w >> (8 * k));
+	}
+	aarch64_put32(&o, 0xc8dffc00u | 1 << 5 | 6);		/* notfree: ldar x6, [x1] */
+	aarch64_put32(&o, 0xeb00001fu | 2 << 16 | 6 << 5);	/* cmp x6, x2 */
+	aarch64_put32(&o, enc_bcond(o.len, retry, 1));		/* b.ne retry */
+	return finish(&o);
+}
+
+int aarch64_patch_branch(uint8_t *code, size_t at, size_t to)
+{
+	int64_t d = (int64_t)to - (int64_t)at;
+	uint32_t w;
+
+	if ((d & 3) || d < -(1ll << 27) || d >= (1ll << 27))
+		return -ERANGE;
+	w = enc_b_off(at, to);
+	for (int k = 0; k < 4; k++)
+		code[at + k] = (uint8_t)(w >> (8 * k));
+	return 0;
+}
+
+/*
+ * The window is the probed instruction alone (the B that replaces it is
+ * 4 bytes, like every instruction), so no branch can land inside it
+ * after its first byte.  It runs at `to` as aarch64-relocate.c rewrites
+ * it for a slot, then B back to from + 4; what a slot would single-step
+ * (the B back out of reach, a v-register literal beyond +-1 MiB, which
+ * borrows x16) or simulate only cannot be in a pad: -EILSEQ.
+ */
+int aarch64_relocate_window(const uint8_t *func, size_t func_size,
+			    uint64_t func_addr, uint64_t from, size_t min_len,
+			    uint64_t to, uint8_t *out, size_t size, size_t *inlen)
+{
+	struct aarch64_out o = { out, size, 0, to, false };
+	struct aarch64_insn in;
+	struct aarch64_step st = { false, -1, 0 };
+	const char *reason;
+	bool ends = false;
+	int err;
+
+	if (min_len > 4 || from < func_addr || (from & 3) ||
+	    from - func_addr > func_size || func_size - (from - func_addr) < 4)
+		return -ERANGE;
+	const uint8_t *at = func + (from - func_addr);
+	if (aarch64_decode(&in, aarch64_word(at), from) < 0)
+		return -EILSEQ;
+	err = aarch64_classify(&in, at + 4, func_size - (from - func_addr) - 4, &reason);
+	if (err < 0 || err == ARCH_REJECT)
+		return -EILSEQ;
+	err = aarch64_relocate(&in, &o, &st, &ends);
+	if (err == -ENOSPC)
+		return -ENOSPC;
+	if (err < 0 || st.step || st.scratch >= 0)
+		return -EILSEQ;
+	if (!ends) {
+		if (!aarch64_in_b_reach(aarch64_here(&o), from + 4))
+			return -ERANGE;
+		aarch64_emit_b(&o, from + 4);
+	}
+	*inlen = 4;
+	return finish(&o);
+}
