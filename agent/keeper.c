@@ -96,6 +96,7 @@ struct kp_site {
 struct kp_proc {
 	pid_t pid;		/* 0: free */
 	uint64_t handler;	/* the handler page, 0 if none */
+	uint64_t magic;		/* the kick value its table holds */
 	bool tried;		/* keeper_install looked already */
 	struct kp_site inject;	/* an injected system call's bytes */
 	uint64_t tramp;
@@ -517,9 +518,15 @@ static int reuse_handler(struct process *p, struct thread *t, struct kp_proc *kp
 	if (mem_read_raw(p, page, code, sizeof(code)) != (ssize_t)sizeof(code) ||
 	    memcmp(code, handler_code, sizeof(code)) != 0)
 		return -ENOENT;
-	uint8_t table[16] = { 0 };
-	memcpy(table + 8, &shm->magic, 8);
-	if (mem_write_raw(p, page + KH_TABLE, table, sizeof(table)) != (ssize_t)sizeof(table))
+	/*
+	 * The table stays as the earlier keeper left it: its fix-ups may
+	 * not all have run yet (a thread stopped by this agent's attach
+	 * on its way into the handler, a kick still queued), and cleared
+	 * records or a new magic would turn them into the program's own
+	 * SIGTRAP, which kills it.  This keeper kicks with that magic and
+	 * writes its own records over the old ones when it takes over.
+	 */
+	if (mem_read_raw(p, page + KH_TABLE + 8, &kp->magic, 8) != 8)
 		return -EIO;
 	kp->handler = page;
 	debug("handler of an earlier keeper at %#llx in %d", (unsigned long long)page,
@@ -567,6 +574,7 @@ int keeper_install(struct process *p)
 	memcpy(act + 16, &v, 8);
 	uint8_t table[16] = { 0 };
 	memcpy(table + 8, &shm->magic, 8);
+	kp->magic = shm->magic;
 	if (mem_write_raw(p, page, handler_code, sizeof(handler_code)) !=
 		    (ssize_t)sizeof(handler_code) ||
 	    mem_write_raw(p, page + KH_ACT, act, sizeof(act)) != (ssize_t)sizeof(act) ||
@@ -705,6 +713,7 @@ static bool sigstop_queued(pid_t pid, pid_t tid)
 
 static void kick(pid_t pid, pid_t tid)
 {
+	struct kp_proc *kp = proc_of(pid, false);
 	siginfo_t si;
 
 	memset(&si, 0, sizeof(si));
@@ -712,7 +721,7 @@ static void kick(pid_t pid, pid_t tid)
 	si.si_code = SI_QUEUE;
 	si.si_pid = getpid();
 	si.si_uid = getuid();
-	si.si_value.sival_ptr = (void *)(uintptr_t)shm->magic;
+	si.si_value.sival_ptr = (void *)(uintptr_t)(kp && kp->magic ? kp->magic : shm->magic);
 	syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGTRAP, &si);
 }
 
