@@ -293,6 +293,11 @@ int main(int argc, char **argv)
 		stop_event_set(&agent.last_stop, STOP_SIGNAL, 0, p->pid, p->pid);
 		agent.have_last_stop = true;
 	}
+	/* A program started or attached to here must not outlive an agent
+	 * that cannot serve it (a port that is taken, any die() from now
+	 * on): killed if started, detached if attached, as gdbserver leaves
+	 * them.  The keeper, forked before, would otherwise let it run. */
+	atexit(inferior_kill_all_for_exit);
 	if (server_start(&agent) < 0)
 		die("cannot start serving on %s", agent.opt.comm);
 	server_run();

@@ -85,7 +85,8 @@ static int load_table(struct elfsym_file *f, Elf *elf, Elf_Scn *scn,
 		      GElf_Shdr *sh)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, cap = 0;
+	/* A second table adds to the first: its array is at least nsyms. */
+	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, cap = f->nsyms;
 
 	if (!d)
 		return -EIO;
@@ -224,12 +225,17 @@ static int open_file(struct elfsym_file *f, const char *path, bool need_syms,
 		ret = load_debug_table(f, f->debug_path);
 		if (ret == 0 && f->nsyms)
 			f->stripped = false;
+		else {
+			free(f->debug_path);	/* no functions: not used */
+			f->debug_path = NULL;
+		}
 	}
-	if (ret == 0 && f->stripped && dynsym) {
-		free(f->debug_path);	/* it had no functions: not used */
-		f->debug_path = NULL;
+	/* The dynamic symbols too, after a debug file's: an exported name
+	 * may be there only (fclose is _IO_new_fclose in libc's .symtab,
+	 * its versioned name fclose@@GLIBC_2.2.5), and joins the others at
+	 * its address as an alias. */
+	if (ret == 0 && !symtab && dynsym)
 		ret = load_table(f, f->elf, dynsym, &dynsh);
-	}
 	if (ret) {
 		fail(err, errsize, ret, "%s: cannot read symbols: %s", path,
 		     strerror(-ret));
