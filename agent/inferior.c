@@ -142,6 +142,10 @@ static struct thread *thread_add(struct process *p, pid_t tid)
 	t->regcache = calloc(1, regs_cache_size());
 	if (!t->regcache)
 		abort();
+	/* Created while the process is paused: its parent was running, and
+	 * it runs too once the pause is over (inferior_unpause), or its
+	 * first stop, absorbed by the pause, leaves it stopped for good. */
+	t->paused = p->pause_depth > 0;
 	/* Keep creation order: the leader first, as gdb lists threads. */
 	for (tail = &p->threads; *tail; tail = &(*tail)->next)
 		;
