@@ -1319,9 +1319,8 @@ static void usage(FILE *out)
 "                         the default: nothing is lost, the program slows\n"
 "                         down), or their frames are lost and counted and\n"
 "                         the recording goes on (drop), or it ends there\n"
-"                         (stop); lost frames are reported and counted\n"
-"                         in the file; the exit status is 1 after a stop\n"
-"                         and 0 after frames dropped as asked\n"
+"                         (stop); lost frames are reported, counted in\n"
+"                         the file, and make the exit status 1\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this help\n"
 "\n"
@@ -2244,10 +2243,9 @@ static int record_run(struct recorder *r, int argc, char **argv)
 				r->duration, r->started ? "killed" : "detached");
 	}
 	say_lost(r);
-	/* Losses fail the recording, unless the user asked for a lossy
-	 * recording (--on-full=drop): then they are said, not an error. */
-	rc = r->write_failed || r->self_stopped || (r->lost && !r->full_drops) ?
-	     PT_EXIT_FAIL : PT_EXIT_OK;
+	/* Lost frames fail the recording, also in --on-full=drop, where
+	 * they are the price asked for: a script sees them in the status. */
+	rc = r->write_failed || r->self_stopped || r->lost ? PT_EXIT_FAIL : PT_EXIT_OK;
 	goto out;
 stop:
 	/* Setup failed: leave the process as it was. */
