@@ -977,15 +977,24 @@ static void disarm_steps(void)
 			log_always("keeper: thread %d of process %d: detach: %s",
 				   t->tid, t->pid, strerror(errno));
 		else
-			debug("thread %d of %d: single step disarmed", t->tid, t->pid);
+			t->kicked = true;	/* here: disarmed */
 	}
 	for (int i = 0; i < nsteps; i++) {
+		int disarmed = 0, left = 0;
 		bool first = true;
 		for (int j = 0; j < i; j++)
 			if (steps[j].pid == steps[i].pid)
 				first = false;
-		if (first)
-			kill(steps[i].pid, SIGCONT);
+		if (!first)
+			continue;
+		for (int j = i; j < nsteps; j++)
+			if (steps[j].pid == steps[i].pid && steps[j].kicked)
+				disarmed++;
+			else if (steps[j].pid == steps[i].pid)
+				left++;
+		kill(steps[i].pid, SIGCONT);
+		log_always("keeper: process %d: %d single steps disarmed%s", steps[i].pid,
+			   disarmed, left ? ", some not (above)" : "");
 	}
 }
 
