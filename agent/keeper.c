@@ -763,6 +763,22 @@ static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
 			 (unsigned long long)slot);
 		return false;
 	}
+	/* Through the link register (PTRACE_RET_LINK): a thread on the
+	 * trampoline has returned to it with the sp of its entry; pc and the
+	 * link register get the real address, as `ret` leaves them. */
+	if (kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_LINK && t->pc == kp->tramp) {
+		int off = ko->uc_gpr_offset ? ko->uc_gpr_offset(agent.ptrace->ret_link_regnum) : -1;
+		for (uint32_t i = r ? r->nret : 0; i-- > 0;)
+			if (r->ret_slot[i] == t->sp && off >= 0) {
+				f->new_pc = r->ret_addr[i];
+				f->scratch_off = (uint64_t)off;
+				f->scratch_val = r->ret_addr[i];
+				return true;
+			}
+		log_always("keeper: thread %d is at the return trampoline with no "
+			   "return address for sp 0x%llx", t->tid, (unsigned long long)t->sp);
+		return false;
+	}
 	for (int i = 0; i < KP_CODES; i++) {
 		const struct kp_code *c = &shm->codes[i];
 		if (c->pid != pid)
@@ -807,6 +823,49 @@ static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 	nanosleep(&ts, NULL);
+}
+
+/*
+ * Return probes through the link register (PTRACE_RET_LINK): each
+ * function saved the trampoline's address wherever it liked in its
+ * frame.  As in retprobe.c, a word at address a between the thread's sp
+ * and its oldest entry's sp that holds it belongs to the entry with the
+ * smallest sp above a: it gets that entry's real address.  A thread
+ * whose sp cannot be read (still running) is left alone.
+ */
+#define LINK_SCAN_MAX (1u << 20)
+
+static void restore_link_copies(int fd, pid_t pid, const struct kp_proc *kp,
+				const struct kp_thread *r)
+{
+	static uint64_t words[LINK_SCAN_MAX / 8];
+	uint64_t sp, pc, top = 0;
+	int fixed = 0;
+
+	if (!task_regs(pid, r->tid, &sp, &pc))
+		return;
+	sp &= ~(uint64_t)7;
+	for (uint32_t k = 0; k < r->nret; k++)
+		if (r->ret_slot[k] > top)
+			top = r->ret_slot[k];
+	if (top <= sp)
+		return;
+	size_t n = (top - sp) / 8 < LINK_SCAN_MAX / 8 ? (top - sp) / 8 : LINK_SCAN_MAX / 8;
+	if (!mem_rw(fd, sp, words, n * 8, false))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = sp + 8 * i, best = 0, ret = 0;
+		if (words[i] != kp->tramp)
+			continue;
+		for (uint32_t k = 0; k < r->nret; k++)
+			if (r->ret_slot[k] > a && (!best || r->ret_slot[k] < best)) {
+				best = r->ret_slot[k];
+				ret = r->ret_addr[k];
+			}
+		if (best && mem_rw(fd, a, &ret, 8, true))
+			fixed++;
+	}
+	debug("thread %d: %d copies of the trampoline's address restored", r->tid, fixed);
 }
 
 /* The window: the agent is held in its exit stop. */
@@ -869,6 +928,12 @@ static void take_over_process(struct kp_proc *kp)
 			if (mem_rw(fd, r->ret_slot[k], &v, 8, false) && v == kp->tramp)
 				mem_rw(fd, r->ret_slot[k], &r->ret_addr[k], 8, true);
 		}
+	}
+	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_LINK &&
+			i < KP_THREADS; i++) {
+		struct kp_thread *r = &shm->threads[i];
+		if (r->tid > 0 && r->pid == pid && r->nret)
+			restore_link_copies(fd, pid, kp, r);
 	}
 	/* 3. Fix-ups for the stopped threads, applied by the handler. */
 	static struct kt all[KT_MAX];
