@@ -78,8 +78,10 @@ progs="$srcdir/tests/integration/progs"
 
 # --- the keeper's chaos case: preparation ---------------------------------------
 # The agent is SIGKILLed at random moments while an 8-thread program hits
-# tracepoints (step, boost, emulate; started by the agent and attached
-# to); the keeper must leave the program running on to its untraced
+# tracepoints (step, boost, emulate; started by the agent, attached to,
+# and started with a while-stepping action, which single-steps the
+# threads after each hit of work; a return probe on work but with
+# while-stepping); the keeper must leave the program running on to its untraced
 # result and exit status, with its text the file's.  In the guest,
 # keepguest (tests/cross/keepguest.c) runs each kill; on the host, gdb
 # sets the tracepoints.  KEEPER_KILLS (default 20) and KEEPER_SEED
@@ -118,7 +120,7 @@ for i in range(phnum):
 kills, seed = int(sys.argv[2]), int(sys.argv[3])
 for n in range(kills):
     strategy = ("step", "boost", "emulate")[n % 3]
-    mode = ("started", "attached")[n // 3 % 2]
+    mode = ("started", "attached", "while-stepping")[n // 3 % 3]
     delay = random.Random(seed * 100003 + n).randint(0, 250000)
     print("kill %d %s %s %d" % (n, mode, strategy, delay))
 PY
@@ -843,8 +845,19 @@ keeper_chaos_run() {
 			echo "set remotetimeout 30"
 			echo "target remote 127.0.0.1:$port"
 			for a in "$@"; do
-				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$a"
+				printf 'trace *%s\nactions\ncollect $regs\n' "$a"
+				# work's entry (the third): four steps after each hit
+				if [ "$kmode" = while-stepping ] && [ "$a" = "$3" ]; then
+					printf 'while-stepping 4\ncollect $pc\nend\n'
+				fi
+				printf 'end\n'
 			done
+			# work's return (a non-leaf: it saves the trampoline's
+			# address in its frame), but not with while-stepping.
+			if [ "$kmode" != while-stepping ]; then
+				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3"
+				echo "monitor return-probe 5"
+			fi
 			echo "tstart"
 			echo "continue"
 		} >"$kdir/gdb$kn.cmd"

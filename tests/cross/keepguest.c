@@ -5,7 +5,8 @@
  *   keepguest DIR N MODE STRATEGY DELAY_US TEXT_ADDR TEXT_OFF TEXT_LEN AGENT TARGET ROUNDS
  *
  * MODE "plain" runs TARGET untraced and writes its result line to
- * DIR/plain.result.  "started" starts TARGET under AGENT (listening on
+ * DIR/plain.result.  "started" (or "while-stepping": the same here, the
+ * host's gdb adds the action) starts TARGET under AGENT (listening on
  * 0.0.0.0:1234, gdb-multiarch on the host sets the tracepoints and
  * starts them); "attached" starts TARGET itself and has AGENT attach to
  * it.  Then: DIR/readyN tells the host to connect; once the program's
