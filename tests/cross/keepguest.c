@@ -313,6 +313,11 @@ int main(int argc, char **argv)
 	if (!has_line(out, "result ", rest, sizeof(rest)) || strcmp(rest, want))
 		problem("printed result \"%s\", expected \"%s\"", has_line(out, "result ", rest, sizeof(rest)) ? rest : "", want);
 out:
+	/* An agent that ended before the kill: how (a crash shows here). */
+	int ast;
+	if (!killed && agent && exited(agent, &ast))
+		problem("the agent ended by itself: %s %d", WIFSIGNALED(ast) ? "signal" : "status",
+			WIFSIGNALED(ast) ? WTERMSIG(ast) : WEXITSTATUS(ast));
 	if (agent && !exited(agent, NULL)) {
 		kill(agent, SIGKILL);
 		end = now() + 10;
