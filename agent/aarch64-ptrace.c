@@ -413,7 +413,9 @@ static int a64_thread_area(pid_t lwp, int idx, uint64_t *base)
  * 128-byte sigset glibc reserves: pc at 440, pstate at 448 (asserted
  * below).  siginfo: si_code at 8, si_pid at 16, si_value at 24.
  *
- * A BRK leaves the pc at the BRK, so a thread that trapped on a site the
+ * A record's register is set only where it holds the record's only_if
+ * value, when that is not 0 (the link register that may still hold the
+ * return trampoline's address).  A BRK leaves the pc at the BRK, so a thread that trapped on a site the
  * keeper restored just returns and runs the program's instruction.  A
  * step the agent left comes as TRAP_TRACE, or, for a step over `svc`, as
  * a bare SIGTRAP (SI_USER from pid 0): PSTATE.SS is cleared in the
@@ -431,71 +433,76 @@ static const uint32_t keeper_handler_words[] = {
 	0x10001f6c,	/*  14: adr x12, h + 1024                the table */
 	0xb940018d,	/*  18: ldr w13, [x12]                   records */
 	0x9100418e,	/*  1c: add x14, x12, #16 */
-	0x340002ad,	/*  20: 1: cbz w13, none */
+	0x3400034d,	/*  20: 1: cbz w13, none */
 	0xb94001cf,	/*  24: ldr w15, [x14]                   rec.tid */
 	0x6b0b01ff,	/*  28: cmp w15, w11 */
-	0x540001e1,	/*  2c: b.ne next */
+	0x54000281,	/*  2c: b.ne next */
 	0xf94005cf,	/*  30: ldr x15, [x14, #8]               rec.expect */
 	0xf940dd50,	/*  34: ldr x16, [x10, #440]             uc pc */
 	0xeb1001ff,	/*  38: cmp x15, x16 */
-	0x54000161,	/*  3c: b.ne next */
+	0x54000201,	/*  3c: b.ne next */
 	0xf94009cf,	/*  40: ldr x15, [x14, #16] */
 	0xf900dd4f,	/*  44: str x15, [x10, #440]             pc = rec.new */
 	0xf940e150,	/*  48: ldr x16, [x10, #448] */
 	0x926afa10,	/*  4c: and x16, x16, #~(1 << 21) */
 	0xf900e150,	/*  50: str x16, [x10, #448]             PSTATE.SS off */
-	0xf9400dcf,	/*  54: ldr x15, [x14, #24]              scratch offset */
-	0xb400006f,	/*  58: cbz x15, 2f */
-	0xf94011d0,	/*  5c: ldr x16, [x14, #32] */
-	0xf82f6950,	/*  60: str x16, [x10, x15]              scratch register back */
-	0xd65f03c0,	/*  64: 2: ret */
-	0x910101ce,	/*  68: next: add x14, x14, #64 */
-	0x510005ad,	/*  6c: sub w13, w13, #1 */
-	0x17ffffec,	/*  70: b 1b */
-	0xb940092f,	/*  74: none: ldr w15, [x9, #8]          si_code */
-	0x310005ff,	/*  78: cmn w15, #1                      SI_QUEUE */
-	0x540000c1,	/*  7c: b.ne 1f */
-	0xf9400590,	/*  80: ldr x16, [x12, #8]               magic */
-	0xf9400d31,	/*  84: ldr x17, [x9, #24]               si_value */
-	0xeb11021f,	/*  88: cmp x16, x17 */
-	0x54000041,	/*  8c: b.ne 1f */
-	0xd65f03c0,	/*  90: ret                              the keeper's kick */
-	0x710009ff,	/*  94: 1: cmp w15, #2                   TRAP_TRACE */
-	0x54000080,	/*  98: b.eq step */
-	0x350000ef,	/*  9c: cbnz w15, 2f                     SI_USER ... */
-	0xb9401130,	/*  a0: ldr w16, [x9, #16]               ... from pid 0: a step over svc */
-	0x350001d0,	/*  a4: cbnz w16, dfl */
-	0xf940e150,	/*  a8: step: ldr x16, [x10, #448] */
-	0x926afa10,	/*  ac: and x16, x16, #~(1 << 21) */
-	0xf900e150,	/*  b0: str x16, [x10, #448]             PSTATE.SS off */
-	0xd65f03c0,	/*  b4: ret */
-	0x710005ff,	/*  b8: 2: cmp w15, #1                   TRAP_BRKPT */
-	0x54000101,	/*  bc: b.ne dfl */
-	0xf940dd50,	/*  c0: ldr x16, [x10, #440] */
-	0xb9400211,	/*  c4: ldr w17, [x16]                   the word at pc */
-	0x120b3e31,	/*  c8: and w17, w17, #0xffe0001f */
-	0x52ba8410,	/*  cc: mov w16, #0xd4200000 */
-	0x6b10023f,	/*  d0: cmp w17, w16 */
-	0x54000040,	/*  d4: b.eq dfl                         a BRK: the program's own */
-	0xd65f03c0,	/*  d8: ret                              a restored site: run it */
-	0xd28000a0,	/*  dc: dfl: mov x0, #5                  SIGTRAP */
-	0x10001801,	/*  e0: adr x1, h + 992                  zeroes: SIG_DFL */
-	0xd2800002,	/*  e4: mov x2, #0 */
-	0xd2800103,	/*  e8: mov x3, #8 */
-	0xd28010c8,	/*  ec: mov x8, #134                     SYS_rt_sigaction */
-	0xd4000001,	/*  f0: svc #0 */
-	0xd2801588,	/*  f4: mov x8, #172                     SYS_getpid */
-	0xd4000001,	/*  f8: svc #0 */
-	0x2a0b03e1,	/*  fc: mov w1, w11 */
-	0xd28000a2,	/* 100: mov x2, #5 */
-	0xd2801068,	/* 104: mov x8, #131                     SYS_tgkill */
-	0xd4000001,	/* 108: svc #0                           pending until sigreturn */
-	0xd65f03c0,	/* 10c: ret */
-	0xd2801168,	/* 110: restorer: mov x8, #139                    SYS_rt_sigreturn */
-	0xd4000001,	/* 114: svc #0 */
+	0xf9400dcf,	/*  54: ldr x15, [x14, #24]              register offset */
+	0xb400010f,	/*  58: cbz x15, 2f */
+	0xf94015d0,	/*  5c: ldr x16, [x14, #40]              rec.only_if */
+	0xb4000090,	/*  60: cbz x16, 3f */
+	0xf86f6951,	/*  64: ldr x17, [x10, x15] */
+	0xeb11021f,	/*  68: cmp x16, x17 */
+	0x54000061,	/*  6c: b.ne 2f                          it holds something else */
+	0xf94011d0,	/*  70: 3: ldr x16, [x14, #32] */
+	0xf82f6950,	/*  74: str x16, [x10, x15]              the register's value */
+	0xd65f03c0,	/*  78: 2: ret */
+	0x910101ce,	/*  7c: next: add x14, x14, #64 */
+	0x510005ad,	/*  80: sub w13, w13, #1 */
+	0x17ffffe7,	/*  84: b 1b */
+	0xb940092f,	/*  88: none: ldr w15, [x9, #8]          si_code */
+	0x310005ff,	/*  8c: cmn w15, #1                      SI_QUEUE */
+	0x540000c1,	/*  90: b.ne 1f */
+	0xf9400590,	/*  94: ldr x16, [x12, #8]               magic */
+	0xf9400d31,	/*  98: ldr x17, [x9, #24]               si_value */
+	0xeb11021f,	/*  9c: cmp x16, x17 */
+	0x54000041,	/*  a0: b.ne 1f */
+	0xd65f03c0,	/*  a4: ret                              the keeper's kick */
+	0x710009ff,	/*  a8: 1: cmp w15, #2                   TRAP_TRACE */
+	0x54000080,	/*  ac: b.eq step */
+	0x350000ef,	/*  b0: cbnz w15, 2f                     SI_USER ... */
+	0xb9401130,	/*  b4: ldr w16, [x9, #16]               ... from pid 0: a step over svc */
+	0x350001d0,	/*  b8: cbnz w16, dfl */
+	0xf940e150,	/*  bc: step: ldr x16, [x10, #448] */
+	0x926afa10,	/*  c0: and x16, x16, #~(1 << 21) */
+	0xf900e150,	/*  c4: str x16, [x10, #448]             PSTATE.SS off */
+	0xd65f03c0,	/*  c8: ret */
+	0x710005ff,	/*  cc: 2: cmp w15, #1                   TRAP_BRKPT */
+	0x54000101,	/*  d0: b.ne dfl */
+	0xf940dd50,	/*  d4: ldr x16, [x10, #440] */
+	0xb9400211,	/*  d8: ldr w17, [x16]                   the word at pc */
+	0x120b3e31,	/*  dc: and w17, w17, #0xffe0001f */
+	0x52ba8410,	/*  e0: mov w16, #0xd4200000 */
+	0x6b10023f,	/*  e4: cmp w17, w16 */
+	0x54000040,	/*  e8: b.eq dfl                         a BRK: the program's own */
+	0xd65f03c0,	/*  ec: ret                              a restored site: run it */
+	0xd28000a0,	/*  f0: dfl: mov x0, #5                  SIGTRAP */
+	0x10001761,	/*  f4: adr x1, h + 992                  zeroes: SIG_DFL */
+	0xd2800002,	/*  f8: mov x2, #0 */
+	0xd2800103,	/*  fc: mov x3, #8 */
+	0xd28010c8,	/* 100: mov x8, #134                     SYS_rt_sigaction */
+	0xd4000001,	/* 104: svc #0 */
+	0xd2801588,	/* 108: mov x8, #172                     SYS_getpid */
+	0xd4000001,	/* 10c: svc #0 */
+	0x2a0b03e1,	/* 110: mov w1, w11 */
+	0xd28000a2,	/* 114: mov x2, #5 */
+	0xd2801068,	/* 118: mov x8, #131                     SYS_tgkill */
+	0xd4000001,	/* 11c: svc #0                           pending until sigreturn */
+	0xd65f03c0,	/* 120: ret */
+	0xd2801168,	/* 124: restorer: mov x8, #139           SYS_rt_sigreturn */
+	0xd4000001,	/* 128: svc #0 */
 };
 
-#define KEEPER_RESTORER 0x110
+#define KEEPER_RESTORER 0x124
 #define UC_PC 440
 #define UC_PSTATE 448
 #define UC_REGS 184
@@ -559,6 +566,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.handler_len = sizeof(keeper_handler_words),
 		.restorer = KEEPER_RESTORER,
 		.uc_gpr_offset = a64_uc_gpr_offset,
+		.reg_only_if = true,	/* x30 only if it holds the trampoline */
 		.slot_rewind = true,	/* aarch64-relocate.c: copies of several
 					 * words write only the probed
 					 * instruction's own registers */

@@ -689,7 +689,8 @@ struct fix {
 	pid_t tid;
 	uint32_t zero;
 	uint64_t expect, new_pc, scratch_off, scratch_val;
-	uint64_t pad[3];
+	uint64_t only_if;	/* the register only where it holds this */
+	uint64_t pad[2];
 };
 
 static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
@@ -733,9 +734,9 @@ static bool after_trap(const struct kt *t)
 	return true;
 }
 
-/* The fix-up for a stopped thread, false when it needs none. */
-static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
-		       struct fix *f)
+/* The fix-up of a stopped thread's pc, false when it needs none. */
+static bool thread_fix_pc(pid_t pid, const struct kp_proc *kp, const struct kt *t,
+			  struct fix *f)
 {
 	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
 	uint64_t after = agent.arch->bp_pc_after_trap;
@@ -805,6 +806,34 @@ static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The fix-up for a stopped thread, false when it needs none.  Through
+ * the link register (PTRACE_RET_LINK), a thread with return-probe
+ * entries may still hold the trampoline's address in it, inside the
+ * newest entry's function before that saves it: where the handler can
+ * test a register (reg_only_if), the record gives it the real address
+ * only if it holds the trampoline's.  K cannot read it itself.
+ */
+static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
+		       struct fix *f)
+{
+	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
+	bool fixed = thread_fix_pc(pid, kp, t, f);
+	struct kp_thread *r = thread_rec(t->tid, false);
+	int off;
+
+	if (!kp->tramp || agent.ptrace->ret_addr != PTRACE_RET_LINK || !ko->reg_only_if ||
+	    !r || !r->nret || r->pid != pid || f->scratch_off ||
+	    !ko->uc_gpr_offset || (off = ko->uc_gpr_offset(agent.ptrace->ret_link_regnum)) < 0)
+		return fixed;
+	if (!fixed)
+		f->new_pc = t->pc;
+	f->scratch_off = (uint64_t)off;
+	f->scratch_val = r->ret_addr[r->nret - 1];
+	f->only_if = kp->tramp;
+	return true;
 }
 
 /* The pad's trap and check become a store of PAD_DONE (the arch's

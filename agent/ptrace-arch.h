@@ -99,7 +99,9 @@ struct ptrace_hw_caps {
  * at KEEPER_PAGE_DFL, and at KEEPER_PAGE_TABLE the records: u32 count,
  * u32 0, u64 the keeper's magic, then `count` records of 64 bytes: u32
  * tid, u32 0, u64 expected pc, u64 new pc, u64 byte offset in the
- * ucontext of a general register to set (0: none), u64 its value.
+ * ucontext of a general register to set (0: none), u64 its value, u64
+ * only_if: set the register only where it holds this value (0: always;
+ * honoured where reg_only_if says so).
  */
 #define KEEPER_PAGE_DFL 992
 #define KEEPER_PAGE_TABLE 1024
@@ -123,6 +125,10 @@ struct ptrace_keeper_ops {
 	/* Byte offset in the handler's ucontext of gdb general register
 	 * `regnum` (a slot's scratch register), or -1. */
 	int (*uc_gpr_offset)(int regnum);
+
+	/* The handler honours a record's only_if (above); false: the keeper
+	 * never asks it to. */
+	bool reg_only_if;
 
 	/*
 	 * A thread stopped anywhere inside a slot's copy, not only at its

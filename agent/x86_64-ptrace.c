@@ -831,6 +831,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.handler_len = sizeof(keeper_handler),
 		.restorer = KEEPER_RESTORER,
 		.uc_gpr_offset = x86_64_uc_gpr_offset,
+		.reg_only_if = false,
 		.slot_rewind = false,	/* a slot holds one instruction */
 		.step_sticks = false,	/* the handler clears TF */
 		.pad_open = x86_64_pad_open,
