@@ -80,8 +80,8 @@ progs="$srcdir/tests/integration/progs"
 # The agent is SIGKILLed at random moments while an 8-thread program hits
 # tracepoints (step, boost, emulate; started by the agent, attached to,
 # and started with a while-stepping action, which single-steps the
-# threads after each hit of work; a return probe on work but with
-# while-stepping); the keeper must leave the program running on to its untraced
+# threads after each hit of work; return probes on work and leaf but
+# with while-stepping); the keeper must leave the program running on to its untraced
 # result and exit status, with its text the file's.  In the guest,
 # keepguest (tests/cross/keepguest.c) runs each kill; on the host, gdb
 # sets the tracepoints.  KEEPER_KILLS (default 20) and KEEPER_SEED
@@ -853,10 +853,12 @@ keeper_chaos_run() {
 				printf 'end\n'
 			done
 			# work's return (a non-leaf: it saves the trampoline's
-			# address in its frame), but not with while-stepping.
+			# address in its frame) and leaf's (which keeps it in
+			# x30), but not with while-stepping.
 			if [ "$kmode" != while-stepping ]; then
-				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3"
+				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
 				echo "monitor return-probe 5"
+				echo "monitor return-probe 6"
 			fi
 			echo "tstart"
 			echo "continue"
