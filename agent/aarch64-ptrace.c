@@ -43,6 +43,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -399,6 +400,128 @@ static int a64_thread_area(pid_t lwp, int idx, uint64_t *base)
 	return getregset(lwp, NT_ARM_TLS, base, sizeof(*base));
 }
 
+/* --- the keeper -------------------------------------------------------- */
+
+/*
+ * The keeper's SIGTRAP handler (ptrace_keeper_ops), position-independent,
+ * at the start of its page (the record table at KEEPER_PAGE_TABLE, a
+ * zeroed sigaction at KEEPER_PAGE_DFL).  x0 = signal, x1 = siginfo, x2 =
+ * ucontext, x30 = the restorer; every register but x30 and sp may be
+ * clobbered (rt_sigreturn reloads them all), and a system call changes
+ * only x0.  The ucontext's uc_mcontext is the kernel's struct sigcontext
+ * (fault_address, regs[31], sp, pc, pstate) at offset 176, after the
+ * 128-byte sigset glibc reserves: pc at 440, pstate at 448 (asserted
+ * below).  siginfo: si_code at 8, si_pid at 16, si_value at 24.
+ *
+ * A record's register is set only where it holds the record's only_if
+ * value, when that is not 0 (the link register that may still hold the
+ * return trampoline's address).  A BRK leaves the pc at the BRK, so a thread that trapped on a site the
+ * keeper restored just returns and runs the program's instruction.  A
+ * step the agent left comes as TRAP_TRACE, or, for a step over `svc`, as
+ * a bare SIGTRAP (SI_USER from pid 0): PSTATE.SS is cleared in the
+ * ucontext.  That alone does not disarm it: the kernel keeps
+ * TIF_SINGLESTEP, so the keeper has already detached such threads
+ * itself (step_sticks) before they run this.  Assembled with
+ * aarch64-linux-gnu-as, words checked with aarch64-linux-gnu-objdump.
+ */
+static const uint32_t keeper_handler_words[] = {
+	0xaa0103e9,	/*   0: mov x9, x1                       siginfo */
+	0xaa0203ea,	/*   4: mov x10, x2                      ucontext */
+	0xd2801648,	/*   8: mov x8, #178                     SYS_gettid */
+	0xd4000001,	/*   c: svc #0 */
+	0x2a0003eb,	/*  10: mov w11, w0                      tid */
+	0x10001f6c,	/*  14: adr x12, h + 1024                the table */
+	0xb940018d,	/*  18: ldr w13, [x12]                   records */
+	0x9100418e,	/*  1c: add x14, x12, #16 */
+	0x3400034d,	/*  20: 1: cbz w13, none */
+	0xb94001cf,	/*  24: ldr w15, [x14]                   rec.tid */
+	0x6b0b01ff,	/*  28: cmp w15, w11 */
+	0x54000281,	/*  2c: b.ne next */
+	0xf94005cf,	/*  30: ldr x15, [x14, #8]               rec.expect */
+	0xf940dd50,	/*  34: ldr x16, [x10, #440]             uc pc */
+	0xeb1001ff,	/*  38: cmp x15, x16 */
+	0x54000201,	/*  3c: b.ne next */
+	0xf94009cf,	/*  40: ldr x15, [x14, #16] */
+	0xf900dd4f,	/*  44: str x15, [x10, #440]             pc = rec.new */
+	0xf940e150,	/*  48: ldr x16, [x10, #448] */
+	0x926afa10,	/*  4c: and x16, x16, #~(1 << 21) */
+	0xf900e150,	/*  50: str x16, [x10, #448]             PSTATE.SS off */
+	0xf9400dcf,	/*  54: ldr x15, [x14, #24]              register offset */
+	0xb400010f,	/*  58: cbz x15, 2f */
+	0xf94015d0,	/*  5c: ldr x16, [x14, #40]              rec.only_if */
+	0xb4000090,	/*  60: cbz x16, 3f */
+	0xf86f6951,	/*  64: ldr x17, [x10, x15] */
+	0xeb11021f,	/*  68: cmp x16, x17 */
+	0x54000061,	/*  6c: b.ne 2f                          it holds something else */
+	0xf94011d0,	/*  70: 3: ldr x16, [x14, #32] */
+	0xf82f6950,	/*  74: str x16, [x10, x15]              the register's value */
+	0xd65f03c0,	/*  78: 2: ret */
+	0x910101ce,	/*  7c: next: add x14, x14, #64 */
+	0x510005ad,	/*  80: sub w13, w13, #1 */
+	0x17ffffe7,	/*  84: b 1b */
+	0xb940092f,	/*  88: none: ldr w15, [x9, #8]          si_code */
+	0x310005ff,	/*  8c: cmn w15, #1                      SI_QUEUE */
+	0x540000c1,	/*  90: b.ne 1f */
+	0xf9400590,	/*  94: ldr x16, [x12, #8]               magic */
+	0xf9400d31,	/*  98: ldr x17, [x9, #24]               si_value */
+	0xeb11021f,	/*  9c: cmp x16, x17 */
+	0x54000041,	/*  a0: b.ne 1f */
+	0xd65f03c0,	/*  a4: ret                              the keeper's kick */
+	0x710009ff,	/*  a8: 1: cmp w15, #2                   TRAP_TRACE */
+	0x54000080,	/*  ac: b.eq step */
+	0x350000ef,	/*  b0: cbnz w15, 2f                     SI_USER ... */
+	0xb9401130,	/*  b4: ldr w16, [x9, #16]               ... from pid 0: a step over svc */
+	0x350001d0,	/*  b8: cbnz w16, dfl */
+	0xf940e150,	/*  bc: step: ldr x16, [x10, #448] */
+	0x926afa10,	/*  c0: and x16, x16, #~(1 << 21) */
+	0xf900e150,	/*  c4: str x16, [x10, #448]             PSTATE.SS off */
+	0xd65f03c0,	/*  c8: ret */
+	0x710005ff,	/*  cc: 2: cmp w15, #1                   TRAP_BRKPT */
+	0x54000101,	/*  d0: b.ne dfl */
+	0xf940dd50,	/*  d4: ldr x16, [x10, #440] */
+	0xb9400211,	/*  d8: ldr w17, [x16]                   the word at pc */
+	0x120b3e31,	/*  dc: and w17, w17, #0xffe0001f */
+	0x52ba8410,	/*  e0: mov w16, #0xd4200000 */
+	0x6b10023f,	/*  e4: cmp w17, w16 */
+	0x54000040,	/*  e8: b.eq dfl                         a BRK: the program's own */
+	0xd65f03c0,	/*  ec: ret                              a restored site: run it */
+	0xd28000a0,	/*  f0: dfl: mov x0, #5                  SIGTRAP */
+	0x10001761,	/*  f4: adr x1, h + 992                  zeroes: SIG_DFL */
+	0xd2800002,	/*  f8: mov x2, #0 */
+	0xd2800103,	/*  fc: mov x3, #8 */
+	0xd28010c8,	/* 100: mov x8, #134                     SYS_rt_sigaction */
+	0xd4000001,	/* 104: svc #0 */
+	0xd2801588,	/* 108: mov x8, #172                     SYS_getpid */
+	0xd4000001,	/* 10c: svc #0 */
+	0x2a0b03e1,	/* 110: mov w1, w11 */
+	0xd28000a2,	/* 114: mov x2, #5 */
+	0xd2801068,	/* 118: mov x8, #131                     SYS_tgkill */
+	0xd4000001,	/* 11c: svc #0                           pending until sigreturn */
+	0xd65f03c0,	/* 120: ret */
+	0xd2801168,	/* 124: restorer: mov x8, #139           SYS_rt_sigreturn */
+	0xd4000001,	/* 128: svc #0 */
+};
+
+#define KEEPER_RESTORER 0x124
+#define UC_PC 440
+#define UC_PSTATE 448
+#define UC_REGS 184
+_Static_assert(offsetof(ucontext_t, uc_mcontext.pc) == UC_PC, "the handler's uc pc");
+_Static_assert(offsetof(ucontext_t, uc_mcontext.pstate) == UC_PSTATE, "the handler's uc pstate");
+_Static_assert(offsetof(ucontext_t, uc_mcontext.regs) == UC_REGS, "ucontext x0");
+_Static_assert(offsetof(siginfo_t, si_code) == 8 && offsetof(siginfo_t, si_pid) == 16 &&
+	       offsetof(siginfo_t, si_value) == 24, "the handler's siginfo fields");
+_Static_assert(KEEPER_PAGE_TABLE == 1024 && KEEPER_PAGE_DFL == 992,
+	       "the handler's adr operands");
+
+/* x0..x30 (gdb 0-30) are uc_mcontext.regs[]; sp and pc are not taken. */
+static int a64_uc_gpr_offset(int regnum)
+{
+	if (regnum < 0 || regnum > A64_LR)
+		return -1;
+	return UC_REGS + 8 * regnum;
+}
+
 const struct ptrace_arch_ops ptrace_arch_host = {
 	.word_size = 8,
 	.regcache_size = A64_REGCACHE,
@@ -437,5 +560,18 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.stop_nr_regnum = 8,
 		.nr_mmap = SYS_mmap,
 		.mmap_offset_shift = 0,
+	},
+	.keeper = {
+		.handler = (const uint8_t *)keeper_handler_words,
+		.handler_len = sizeof(keeper_handler_words),
+		.restorer = KEEPER_RESTORER,
+		.uc_gpr_offset = a64_uc_gpr_offset,
+		.reg_only_if = true,	/* x30 only if it holds the trampoline */
+		.slot_rewind = true,	/* aarch64-relocate.c: copies of several
+					 * words write only the probed
+					 * instruction's own registers */
+		.step_sticks = true,	/* TIF_SINGLESTEP outlives the tracer */
+		.pad_open = NULL,	/* no jump pads */
+		.pad_fix = NULL,
 	},
 };

@@ -290,8 +290,8 @@ static int resume_thread(struct thread *t, bool step, int sig)
 	regs_invalidate(t);
 	if (one)
 		err = thread_step(t, sig);
-	else
-		err = ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 ? -errno : 0;
+	else if ((err = ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 ? -errno : 0) == 0)
+		keeper_stepping(t->tid, false);
 	if (err < 0) {
 		/* ESRCH: the thread died under us; waitpid will say so. */
 		debug("resume %d: %s", t->tid, strerror(-err));

@@ -24,7 +24,10 @@
  *      in a stepped slot, at the trampoline), writes a fix-up record: "if
  *      thread T's pc is X, set it to Y" (and the scratch register);
  *   4. cancels the agent's own SIGSTOPs with a SIGCONT;
- *   5. lets the agent go.
+ *   5. where the kernel keeps a single step armed after its tracer died
+ *      (arm64), stops each thread the agent may have left stepping with
+ *      a SIGSTOP, to disarm it once the agent is gone (disarm_steps);
+ *   6. lets the agent go.
  * Registers of a thread traced by another cannot be written from outside,
  * and a thread released from a trap's stop that the agent never waited for
  * gets its SIGTRAP delivered.  So the agent installs, with the first XOL
@@ -32,10 +35,13 @@
  * handler of ours (keeper_install).  While the agent lives it never runs
  * (the agent takes every SIGTRAP); after the release it applies the
  * fix-up records from inside the thread, through the signal's ucontext,
- * ignores the magic kick, rewinds a trap on a restored site (the byte
- * before pc is no longer an int3) and, for any other SIGTRAP, restores
- * the default action and raises it again: the program's own int3 still
- * kills it as before.
+ * ignores the magic kick, re-runs a trap on a restored site (no longer a
+ * breakpoint there) and, for any other SIGTRAP, restores the default
+ * action and raises it again: the program's own int3 or BRK still kills
+ * it as before.  The handler's code, the ucontext offsets and the pads'
+ * fix-ups are the arch's (ptrace_arch_ops.keeper); where the trap leaves
+ * the pc (after the breakpoint on x86-64, at it on aarch64) comes from
+ * arch_ops.bp_pc_after_trap.
  *
  * What the keeper knows comes from memory it shares with the agent (an
  * anonymous shared mapping made before the fork), written by the agent's
@@ -74,17 +80,15 @@
 #define KP_THREADS 1024
 #define KP_RET 64		/* return addresses mirrored per thread */
 
-/* The handler page in the program (see handler_code). */
+/* The handler page in the program: the arch's handler code at 0 (its
+ * ptrace_keeper_ops), the rest laid out as ptrace-arch.h says. */
 #define KH_SIZE 16384
-#define KH_RESTORER 0xe5
 #define KH_ACT 512		/* the sigaction passed at install */
-#define KH_TABLE 1024		/* u32 nrec, u32 0, u64 magic, records */
+#define KH_TABLE KEEPER_PAGE_TABLE	/* u32 nrec, u32 0, u64 magic, records */
 #define KH_REC 64
 #define KH_MAX_RECS ((KH_SIZE - KH_TABLE - 16) / KH_REC)
-
-#define UC_GREGS 40		/* offsetof(ucontext_t, uc_mcontext.gregs) */
-#define TRAP_FLAG 0x100
-#define PAD_DONE_VALUE 2
+_Static_assert(KEEPER_PAGE_DFL + 32 <= KH_TABLE && KH_ACT + 32 <= KEEPER_PAGE_DFL,
+	       "the handler page's parts must not overlap");
 
 struct kp_site {
 	pid_t pid;		/* 0: free */
@@ -116,6 +120,8 @@ struct kp_thread {
 	bool set_valid;
 	uint64_t set_pc, set_sp;
 	uint64_t scratch_saved;
+	bool stepping;		/* resumed with a single step, not since
+				 * with a continue: the step may be armed */
 	uint32_t nret;
 	uint64_t ret_slot[KP_RET], ret_addr[KP_RET];
 };
@@ -130,104 +136,6 @@ struct kp_shm {
 
 static struct kp_shm *shm;
 static pid_t keeper_pid;
-
-/*
- * The SIGTRAP handler, position-independent, at the start of the page
- * (KH_SIZE bytes, read/exec).  rdi = signal, rsi = siginfo, rdx = ucontext;
- * every register may be clobbered (rt_sigreturn reloads them all).
- *
- *  0: 49 89 d0            mov %rdx,%r8             ucontext
- *     49 89 f1            mov %rsi,%r9             siginfo
- *     b8 ba 00 00 00      mov $SYS_gettid,%eax
- *     0f 05               syscall
- *     41 89 c2            mov %eax,%r10d           tid
- *     4c 8d 1d e9 03 00 00 lea table(%rip),%r11    (page + 1024)
- *     41 8b 0b            mov (%r11),%ecx          records
- *     49 8d 73 10         lea 16(%r11),%rsi
- * 1e: 85 c9               test %ecx,%ecx
- *     74 42               je none
- *     44 39 16            cmp %r10d,(%rsi)         rec.tid
- *     75 35               jne next
- *     48 8b 46 08         mov 8(%rsi),%rax
- *     49 39 80 a8 00 00 00 cmp %rax,rip(%r8)       rec.expect == uc rip
- *     75 28               jne next
- *     48 8b 46 10         mov 16(%rsi),%rax
- *     49 89 80 a8 00 00 00 mov %rax,rip(%r8)       rip = rec.new
- *     49 81 a0 b0 00 00 00 ff fe ff ff  andq $~TF,eflags(%r8)
- *     48 8b 46 18         mov 24(%rsi),%rax        scratch offset
- *     48 85 c0            test %rax,%rax
- *     74 08               je 1f
- *     48 8b 56 20         mov 32(%rsi),%rdx
- *     49 89 14 00         mov %rdx,(%r8,%rax)      scratch register back
- * 5b: c3               1: ret
- * 5c: 48 83 c6 40   next: add $64,%rsi
- *     ff c9               dec %ecx
- *     eb ba               jmp 1e
- * 64: 41 83 79 08 ff none: cmpl $SI_QUEUE,si_code(%r9)
- *     75 0b               jne 1f
- *     49 8b 43 08         mov 8(%r11),%rax         magic
- *     49 39 41 18         cmp %rax,si_value(%r9)
- *     75 01               jne 1f
- *     c3                  ret                      the keeper's kick
- * 76: 41 8b 41 08     1: mov si_code(%r9),%eax
- *     ff c8               dec %eax
- *     83 f8 01            cmp $1,%eax              TRAP_BRKPT or TRAP_TRACE:
- *     77 0c               ja 1f
- *     49 81 a0 b0 00 00 00 ff fe ff ff  andq $~TF,eflags(%r8)
- *     c3                  ret                      a step the agent left
- * 8d: 41 81 79 08 80 00 00 00 1: cmpl $SI_KERNEL,si_code(%r9)  int3
- *     75 18               jne dfl
- *     49 8b 80 a8 00 00 00 mov rip(%r8),%rax
- *     80 78 ff cc         cmpb $0xcc,-1(%rax)
- *     74 0b               je dfl                   the program's own int3
- *     48 ff c8            dec %rax
- *     49 89 80 a8 00 00 00 mov %rax,rip(%r8)       a restored site: again
- *     c3                  ret
- * af: 44 89 d3       dfl: mov %r10d,%ebx
- *     b8 0d 00 00 00      mov $SYS_rt_sigaction,%eax
- *     bf 05 00 00 00      mov $SIGTRAP,%edi
- *     48 8d 35 1d 03 00 00 lea zero(%rip),%rsi     (page + 992): SIG_DFL
- *     31 d2               xor %edx,%edx
- *     41 ba 08 00 00 00   mov $8,%r10d
- *     0f 05               syscall
- *     b8 27 00 00 00      mov $SYS_getpid,%eax
- *     0f 05               syscall
- *     89 c7               mov %eax,%edi
- *     89 de               mov %ebx,%esi
- *     b8 ea 00 00 00      mov $SYS_tgkill,%eax
- *     ba 05 00 00 00      mov $SIGTRAP,%edx
- *     0f 05               syscall                  pending until sigreturn
- *     c3                  ret
- * e5: b8 0f 00 00 00 restorer: mov $SYS_rt_sigreturn,%eax
- *     0f 05               syscall
- */
-static const uint8_t handler_code[] = {
-	0x49, 0x89, 0xd0, 0x49, 0x89, 0xf1, 0xb8, 0xba, 0x00, 0x00, 0x00, 0x0f,
-	0x05, 0x41, 0x89, 0xc2, 0x4c, 0x8d, 0x1d, 0xe9, 0x03, 0x00, 0x00, 0x41,
-	0x8b, 0x0b, 0x49, 0x8d, 0x73, 0x10, 0x85, 0xc9, 0x74, 0x42, 0x44, 0x39,
-	0x16, 0x75, 0x35, 0x48, 0x8b, 0x46, 0x08, 0x49, 0x39, 0x80, 0xa8, 0x00,
-	0x00, 0x00, 0x75, 0x28, 0x48, 0x8b, 0x46, 0x10, 0x49, 0x89, 0x80, 0xa8,
-	0x00, 0x00, 0x00, 0x49, 0x81, 0xa0, 0xb0, 0x00, 0x00, 0x00, 0xff, 0xfe,
-	0xff, 0xff, 0x48, 0x8b, 0x46, 0x18, 0x48, 0x85, 0xc0, 0x74, 0x08, 0x48,
-	0x8b, 0x56, 0x20, 0x49, 0x89, 0x14, 0x00, 0xc3, 0x48, 0x83, 0xc6, 0x40,
-	0xff, 0xc9, 0xeb, 0xba, 0x41, 0x83, 0x79, 0x08, 0xff, 0x75, 0x0b, 0x49,
-	0x8b, 0x43, 0x08, 0x49, 0x39, 0x41, 0x18, 0x75, 0x01, 0xc3, 0x41, 0x8b,
-	0x41, 0x08, 0xff, 0xc8, 0x83, 0xf8, 0x01, 0x77, 0x0c, 0x49, 0x81, 0xa0,
-	0xb0, 0x00, 0x00, 0x00, 0xff, 0xfe, 0xff, 0xff, 0xc3, 0x41, 0x81, 0x79,
-	0x08, 0x80, 0x00, 0x00, 0x00, 0x75, 0x18, 0x49, 0x8b, 0x80, 0xa8, 0x00,
-	0x00, 0x00, 0x80, 0x78, 0xff, 0xcc, 0x74, 0x0b, 0x48, 0xff, 0xc8, 0x49,
-	0x89, 0x80, 0xa8, 0x00, 0x00, 0x00, 0xc3, 0x44, 0x89, 0xd3, 0xb8, 0x0d,
-	0x00, 0x00, 0x00, 0xbf, 0x05, 0x00, 0x00, 0x00, 0x48, 0x8d, 0x35, 0x1d,
-	0x03, 0x00, 0x00, 0x31, 0xd2, 0x41, 0xba, 0x08, 0x00, 0x00, 0x00, 0x0f,
-	0x05, 0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x89, 0xc7, 0x89, 0xde,
-	0xb8, 0xea, 0x00, 0x00, 0x00, 0xba, 0x05, 0x00, 0x00, 0x00, 0x0f, 0x05,
-	0xc3, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
-};
-
-/* gdb's x86-64 register number -> index in ucontext gregs (REG_*). */
-static const int8_t greg_of_gdb[16] = {
-	13, 11, 14, 12, 9, 8, 10, 15, 0, 1, 2, 3, 4, 5, 6, 7,
-};
 
 /* --- the agent's side: the tables ------------------------------------ */
 
@@ -430,6 +338,14 @@ void keeper_step(pid_t tid, uint64_t scratch_saved)
 		r->scratch_saved = scratch_saved;
 }
 
+void keeper_stepping(pid_t tid, bool on)
+{
+	struct kp_thread *r;
+
+	if (shm && (r = thread_rec(tid, on)))
+		r->stepping = on;
+}
+
 void keeper_thread_gone(pid_t tid)
 {
 	struct kp_thread *r;
@@ -499,7 +415,8 @@ static bool sigtrap_default(pid_t pid)
 static int reuse_handler(struct process *p, struct thread *t, struct kp_proc *kp)
 {
 	uint8_t *blk = regs_block_gpr(t);
-	uint8_t act[32], code[sizeof(handler_code)];
+	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
+	uint8_t act[32], code[KEEPER_PAGE_DFL];
 	uint64_t sp, page;
 	long ret, args[6];
 
@@ -515,8 +432,9 @@ static int reuse_handler(struct process *p, struct thread *t, struct kp_proc *kp
 	    mem_read_raw(p, at, act, sizeof(act)) != (ssize_t)sizeof(act))
 		return -EIO;
 	memcpy(&page, act, 8);
-	if (mem_read_raw(p, page, code, sizeof(code)) != (ssize_t)sizeof(code) ||
-	    memcmp(code, handler_code, sizeof(code)) != 0)
+	if (ko->handler_len > sizeof(code) ||
+	    mem_read_raw(p, page, code, ko->handler_len) != (ssize_t)ko->handler_len ||
+	    memcmp(code, ko->handler, ko->handler_len) != 0)
 		return -ENOENT;
 	/*
 	 * The table stays as the earlier keeper left it: its fix-ups may
@@ -536,13 +454,14 @@ static int reuse_handler(struct process *p, struct thread *t, struct kp_proc *kp
 
 int keeper_install(struct process *p)
 {
+	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
 	struct kp_proc *kp;
 	struct thread *t;
 	long ret, args[6];
 	uint8_t act[32] = { 0 };
 	uint64_t v;
 
-	if (!shm || !(kp = proc_of(p->pid, false)) || kp->handler || kp->tried)
+	if (!shm || !ko->handler || !(kp = proc_of(p->pid, false)) || kp->handler || kp->tried)
 		return 0;
 	if (!(t = process_stopped_thread(p)))
 		return -ESRCH;
@@ -570,13 +489,12 @@ int keeper_install(struct process *p)
 	memcpy(act, &v, 8);
 	v = SA_SIGINFO | SA_RESTART | 0x04000000 /* SA_RESTORER */;
 	memcpy(act + 8, &v, 8);
-	v = page + KH_RESTORER;
+	v = page + ko->restorer;
 	memcpy(act + 16, &v, 8);
 	uint8_t table[16] = { 0 };
 	memcpy(table + 8, &shm->magic, 8);
 	kp->magic = shm->magic;
-	if (mem_write_raw(p, page, handler_code, sizeof(handler_code)) !=
-		    (ssize_t)sizeof(handler_code) ||
+	if (mem_write_raw(p, page, ko->handler, ko->handler_len) != (ssize_t)ko->handler_len ||
 	    mem_write_raw(p, page + KH_ACT, act, sizeof(act)) != (ssize_t)sizeof(act) ||
 	    mem_write_raw(p, page + KH_TABLE, table, sizeof(table)) != (ssize_t)sizeof(table))
 		return -EIO;
@@ -598,6 +516,7 @@ int keeper_install(struct process *p)
 
 struct kt {
 	pid_t tid;
+	pid_t pid;		/* steps[]: its process */
 	char state;
 	int exit_code;
 	bool have_regs;
@@ -606,6 +525,10 @@ struct kt {
 };
 
 #define KT_MAX 4096
+
+/* Threads left stepping, for disarm_steps. */
+static struct kt steps[KT_MAX];
+static int nsteps;
 
 static int read_file(const char *path, char *buf, size_t size)
 {
@@ -736,7 +659,9 @@ static bool mem_rw(int fd, uint64_t addr, void *buf, size_t len, bool write)
  * (or the program's, or a mix while a jump was being written). */
 static int restore_site(int fd, const struct kp_site *s)
 {
-	uint8_t now[16], bp = 0xcc;
+	const uint8_t *bp = agent.arch->bp_insn;
+	size_t bl = agent.arch->bp_len;
+	uint8_t now[16];
 
 	if (!mem_rw(fd, s->addr, now, s->len, false))
 		return -EFAULT;
@@ -744,7 +669,7 @@ static int restore_site(int fd, const struct kp_site *s)
 		return 0;
 	for (uint32_t i = 0; i < s->len; i++)
 		if (now[i] != s->saved[i] && now[i] != s->patch[i] &&
-		    !(i == 0 && now[i] == bp)) {
+		    !(i < bl && now[i] == bp[i])) {
 			debug("site %#llx of %d holds other bytes: left alone",
 			      (unsigned long long)s->addr, s->pid);
 			return -ESTALE;
@@ -752,10 +677,10 @@ static int restore_site(int fd, const struct kp_site *s)
 	/* As the agent does: a breakpoint first, then the tail, then the
 	 * head, so a thread arriving meanwhile traps rather than running
 	 * half a jump. */
-	if (s->len > 1 && (!mem_rw(fd, s->addr, &bp, 1, true) ||
-			   !mem_rw(fd, s->addr + 1, (void *)(s->saved + 1), s->len - 1, true)))
+	if (s->len > bl && (!mem_rw(fd, s->addr, (void *)bp, bl, true) ||
+			    !mem_rw(fd, s->addr + bl, (void *)(s->saved + bl), s->len - bl, true)))
 		return -EIO;
-	if (!mem_rw(fd, s->addr, (void *)s->saved, 1, true))
+	if (!mem_rw(fd, s->addr, (void *)s->saved, s->len < bl ? s->len : bl, true))
 		return -EIO;
 	return 1;
 }
@@ -764,7 +689,8 @@ struct fix {
 	pid_t tid;
 	uint32_t zero;
 	uint64_t expect, new_pc, scratch_off, scratch_val;
-	uint64_t pad[3];
+	uint64_t only_if;	/* the register only where it holds this */
+	uint64_t pad[2];
 };
 
 static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
@@ -778,10 +704,12 @@ static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
 }
 
 /*
- * Whether a thread stopped at `pc` == site + 1 stands after the site's
- * trap (the instruction has not run: back to the site) rather than after
- * the agent ran the instruction (a one-byte instruction emulated or
- * boosted: leave it).
+ * Whether a thread stopped at `pc` == site + 1 (x86-64's int3 leaves the
+ * pc after it) stands after the site's trap (the instruction has not run:
+ * back to the site) rather than after the agent ran the instruction (a
+ * one-byte instruction emulated or boosted: leave it).  Where the trap
+ * leaves the pc at the breakpoint (aarch64's BRK), a thread at a site is
+ * right as it is: it runs the restored instruction.
  */
 static bool after_trap(const struct kt *t)
 {
@@ -806,21 +734,26 @@ static bool after_trap(const struct kt *t)
 	return true;
 }
 
-/* The fix-up for a stopped thread, false when it needs none. */
-static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
-		       struct fix *f)
+/* The fix-up of a stopped thread's pc, false when it needs none. */
+static bool thread_fix_pc(pid_t pid, const struct kp_proc *kp, const struct kt *t,
+			  struct fix *f)
 {
+	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
+	uint64_t after = agent.arch->bp_pc_after_trap;
 	const struct kp_site *s;
 	struct kp_thread *r = thread_rec(t->tid, false);
 
 	*f = (struct fix){ .tid = t->tid, .expect = t->pc };
-	if (t->pc > 0 && (s = int3_site_at(pid, t->pc - 1)) && after_trap(t)) {
+	if (after && t->pc >= after && (s = int3_site_at(pid, t->pc - after)) &&
+	    after_trap(t)) {
 		f->new_pc = s->addr;
 		return true;
 	}
-	if (kp->tramp && (t->pc == kp->tramp || t->pc == kp->tramp + 1)) {
+	/* Return probes that swap the word at sp (PTRACE_RET_STACK). */
+	if (kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_STACK &&
+	    (t->pc == kp->tramp || t->pc == kp->tramp + after)) {
 		/* After the `ret`: sp is one past the slot it came from. */
-		uint64_t slot = t->sp - 8;
+		uint64_t slot = t->sp - agent.ptrace->word_size;
 		for (uint32_t i = r ? r->nret : 0; i-- > 0;)
 			if (r->ret_slot[i] == slot) {
 				f->new_pc = r->ret_addr[i];
@@ -831,30 +764,43 @@ static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
 			 (unsigned long long)slot);
 		return false;
 	}
+	/* Through the link register (PTRACE_RET_LINK): a thread on the
+	 * trampoline has returned to it with the sp of its entry; pc and the
+	 * link register get the real address, as `ret` leaves them. */
+	if (kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_LINK && t->pc == kp->tramp) {
+		int off = ko->uc_gpr_offset ? ko->uc_gpr_offset(agent.ptrace->ret_link_regnum) : -1;
+		for (uint32_t i = r ? r->nret : 0; i-- > 0;)
+			if (r->ret_slot[i] == t->sp && off >= 0) {
+				f->new_pc = r->ret_addr[i];
+				f->scratch_off = (uint64_t)off;
+				f->scratch_val = r->ret_addr[i];
+				return true;
+			}
+		log_always("keeper: thread %d is at the return trampoline with no "
+			   "return address for sp 0x%llx", t->tid, (unsigned long long)t->sp);
+		return false;
+	}
 	for (int i = 0; i < KP_CODES; i++) {
 		const struct kp_code *c = &shm->codes[i];
 		if (c->pid != pid)
 			continue;
 		if (c->kind == KEEPER_PAD) {
-			/* The trap became an 11-byte store (see below). */
-			if (t->pc == c->at + 1)
-				f->new_pc = c->at;
-			else if (t->pc == c->at + 9)
-				f->new_pc = c->at + 11;
-			else
+			/* The trap became a store (open_pad). */
+			if (!ko->pad_fix || !ko->pad_fix(c->at, t->pc, &f->new_pc))
 				continue;
 			return true;
 		}
 		if (c->kind != KEEPER_STEP || t->pc < c->at || t->pc > c->at + c->xol_len)
 			continue;
-		if (t->pc == c->at)
+		if (t->pc == c->at || (ko->slot_rewind && t->pc < c->at + c->xol_len))
 			f->new_pc = c->addr;
 		else if (t->pc == c->at + c->xol_len)
 			f->new_pc = c->addr + c->insn_len;
 		else
 			continue;
-		if (c->scratch >= 0 && c->scratch < 16 && r) {
-			f->scratch_off = UC_GREGS + 8 * (uint64_t)greg_of_gdb[(int)c->scratch];
+		int off = ko->uc_gpr_offset ? ko->uc_gpr_offset(c->scratch) : -1;
+		if (c->scratch >= 0 && off >= 0 && r) {
+			f->scratch_off = (uint64_t)off;
 			f->scratch_val = r->scratch_saved;
 		}
 		return true;
@@ -862,22 +808,93 @@ static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
 	return false;
 }
 
-/* The pad's `int3; cmpl $DONE,ready(%r14); jne int3` (11 bytes) becomes
- * `movl $DONE,ready(%r14)`: a thread in the pad runs on through it. */
+/*
+ * The fix-up for a stopped thread, false when it needs none.  Through
+ * the link register (PTRACE_RET_LINK), a thread with return-probe
+ * entries may still hold the trampoline's address in it, inside the
+ * newest entry's function before that saves it: where the handler can
+ * test a register (reg_only_if), the record gives it the real address
+ * only if it holds the trampoline's.  K cannot read it itself.
+ */
+static bool thread_fix(pid_t pid, const struct kp_proc *kp, const struct kt *t,
+		       struct fix *f)
+{
+	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
+	bool fixed = thread_fix_pc(pid, kp, t, f);
+	struct kp_thread *r = thread_rec(t->tid, false);
+	int off;
+
+	if (!kp->tramp || agent.ptrace->ret_addr != PTRACE_RET_LINK || !ko->reg_only_if ||
+	    !r || !r->nret || r->pid != pid || f->scratch_off ||
+	    !ko->uc_gpr_offset || (off = ko->uc_gpr_offset(agent.ptrace->ret_link_regnum)) < 0)
+		return fixed;
+	if (!fixed)
+		f->new_pc = t->pc;
+	f->scratch_off = (uint64_t)off;
+	f->scratch_val = r->ret_addr[r->nret - 1];
+	f->only_if = kp->tramp;
+	return true;
+}
+
+/* The pad's trap and check become a store of PAD_DONE (the arch's
+ * pad_open): a thread in the pad runs on through it. */
 static void open_pad(int fd, const struct kp_code *c)
 {
-	uint8_t code[11] = { 0x41, 0xc7, 0x86 };
-	uint32_t off = c->aux, done = PAD_DONE_VALUE;
+	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
+	uint8_t code[32];
+	int n;
 
-	memcpy(code + 3, &off, 4);
-	memcpy(code + 7, &done, 4);
-	mem_rw(fd, c->at, code, sizeof(code), true);
+	if (ko->pad_open && (n = ko->pad_open(code, sizeof(code), c->aux)) > 0)
+		mem_rw(fd, c->at, code, (size_t)n, true);
 }
 
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 	nanosleep(&ts, NULL);
+}
+
+/*
+ * Return probes through the link register (PTRACE_RET_LINK): each
+ * function saved the trampoline's address wherever it liked in its
+ * frame.  As in retprobe.c, a word at address a between the thread's sp
+ * and its oldest entry's sp that holds it belongs to the entry with the
+ * smallest sp above a: it gets that entry's real address.  A thread
+ * whose sp cannot be read (still running) is left alone.
+ */
+#define LINK_SCAN_MAX (1u << 20)
+
+static void restore_link_copies(int fd, pid_t pid, const struct kp_proc *kp,
+				const struct kp_thread *r)
+{
+	static uint64_t words[LINK_SCAN_MAX / 8];
+	uint64_t sp, pc, top = 0;
+	int fixed = 0;
+
+	if (!task_regs(pid, r->tid, &sp, &pc))
+		return;
+	sp &= ~(uint64_t)7;
+	for (uint32_t k = 0; k < r->nret; k++)
+		if (r->ret_slot[k] > top)
+			top = r->ret_slot[k];
+	if (top <= sp)
+		return;
+	size_t n = (top - sp) / 8 < LINK_SCAN_MAX / 8 ? (top - sp) / 8 : LINK_SCAN_MAX / 8;
+	if (!mem_rw(fd, sp, words, n * 8, false))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = sp + 8 * i, best = 0, ret = 0;
+		if (words[i] != kp->tramp)
+			continue;
+		for (uint32_t k = 0; k < r->nret; k++)
+			if (r->ret_slot[k] > a && (!best || r->ret_slot[k] < best)) {
+				best = r->ret_slot[k];
+				ret = r->ret_addr[k];
+			}
+		if (best && mem_rw(fd, a, &ret, 8, true))
+			fixed++;
+	}
+	debug("thread %d: %d copies of the trampoline's address restored", r->tid, fixed);
 }
 
 /* The window: the agent is held in its exit stop. */
@@ -929,7 +946,8 @@ static void take_over_process(struct kp_proc *kp)
 	for (int i = 0; i < KP_CODES; i++)
 		if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_PAD)
 			open_pad(fd, &shm->codes[i]);
-	for (int i = 0; kp->tramp && i < KP_THREADS; i++) {
+	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_STACK &&
+			i < KP_THREADS; i++) {
 		struct kp_thread *r = &shm->threads[i];
 		if (r->tid <= 0 || r->pid != pid)
 			continue;
@@ -939,6 +957,12 @@ static void take_over_process(struct kp_proc *kp)
 			if (mem_rw(fd, r->ret_slot[k], &v, 8, false) && v == kp->tramp)
 				mem_rw(fd, r->ret_slot[k], &r->ret_addr[k], 8, true);
 		}
+	}
+	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_LINK &&
+			i < KP_THREADS; i++) {
+		struct kp_thread *r = &shm->threads[i];
+		if (r->tid > 0 && r->pid == pid && r->nret)
+			restore_link_copies(fd, pid, kp, r);
 	}
 	/* 3. Fix-ups for the stopped threads, applied by the handler. */
 	static struct kt all[KT_MAX];
@@ -984,9 +1008,88 @@ static void take_over_process(struct kp_proc *kp)
 	 * for good: a SIGCONT now cancels them. */
 	if (cont)
 		kill(pid, SIGCONT);
+	/* 5. Where a single step outlives the tracer (step_sticks), each
+	 * thread the agent may have left stepping gets a SIGSTOP, queued
+	 * after that SIGCONT: released, it takes the SIGSTOP before it
+	 * returns to user space (a waited stop resumes into the signal
+	 * loop; an unwaited trap's handler frame is built first), and the
+	 * whole process stops until disarm_steps. */
+	for (int i = 0; agent.ptrace->keeper.step_sticks && i < m; i++) {
+		struct kp_thread *r = thread_rec(all[i].tid, false);
+		if (!r || !r->stepping || nsteps >= KT_MAX)
+			continue;
+		syscall(SYS_tgkill, pid, all[i].tid, SIGSTOP);
+		steps[nsteps++] = (struct kt){ .tid = all[i].tid, .pid = pid };
+		debug("thread %d of %d may be left stepping: stopped", all[i].tid, pid);
+	}
 	close(fd);
 	log_always("keeper: process %d: %d sites restored, %d threads moved", pid,
 		 restored, nfix);
+}
+
+/*
+ * After the release: the processes of the threads left stepping (step 5
+ * of take_over_process) stop; each such thread is seized and detached,
+ * which disarms its step (ptrace_disable), and the process continues.
+ * Needs the right to trace the program (the same user and Yama's
+ * ptrace_scope 0, or CAP_SYS_PTRACE); without it the thread dies of the
+ * next step trap, as it would without the keeper.
+ */
+static void disarm_steps(void)
+{
+	for (int i = 0; i < nsteps; i++) {
+		struct kt *t = &steps[i];
+		int status = 0, round;
+		char st = 0;
+
+		/* The agent is going: its tracees stop once released. */
+		for (round = 0; round < 2000; round++) {
+			st = task_state(t->pid, t->tid, NULL);
+			if (st != 't' && st != 'R' && st != 'S' && st != 'D')
+				break;
+			sleep_ms(1);
+		}
+		if (st != 'T') {
+			log_always("keeper: thread %d of process %d left stepping is "
+				   "in state %c, not stopped: not disarmed", t->tid,
+				   t->pid, st ? st : '-');
+			continue;
+		}
+		if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) < 0) {
+			log_always("keeper: thread %d of process %d left stepping "
+				   "cannot be disarmed: %s", t->tid, t->pid,
+				   strerror(errno));
+			continue;
+		}
+		ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+		for (round = 0; round < 2000; round++) {
+			if (waitpid(t->tid, &status, __WALL | WNOHANG) == t->tid)
+				break;
+			sleep_ms(1);
+		}
+		if (ptrace(PTRACE_DETACH, t->tid, NULL, NULL) < 0)
+			log_always("keeper: thread %d of process %d: detach: %s",
+				   t->tid, t->pid, strerror(errno));
+		else
+			t->kicked = true;	/* here: disarmed */
+	}
+	for (int i = 0; i < nsteps; i++) {
+		int disarmed = 0, left = 0;
+		bool first = true;
+		for (int j = 0; j < i; j++)
+			if (steps[j].pid == steps[i].pid)
+				first = false;
+		if (!first)
+			continue;
+		for (int j = i; j < nsteps; j++)
+			if (steps[j].pid == steps[i].pid && steps[j].kicked)
+				disarmed++;
+			else if (steps[j].pid == steps[i].pid)
+				left++;
+		kill(steps[i].pid, SIGCONT);
+		log_always("keeper: process %d: %d single steps disarmed%s", steps[i].pid,
+			   disarmed, left ? ", some not (above)" : "");
+	}
 }
 
 static void take_over(void)
@@ -1039,6 +1142,8 @@ static void keeper_main(pid_t agent_pid, int ready_fd)
 	while (waitpid(agent_pid, &status, __WALL) > 0 &&
 	       !WIFEXITED(status) && !WIFSIGNALED(status))
 		ptrace(PTRACE_CONT, agent_pid, NULL, NULL);
+	if (nsteps)
+		disarm_steps();
 	_exit(0);
 }
 
@@ -1051,13 +1156,13 @@ int keeper_start(void)
 
 	if (getenv("PROBE_AGENT_NO_KEEPER"))
 		return 0;
-#ifndef __x86_64__
-	/* The handler's code, the ucontext offsets and the fix-ups are
-	 * x86-64's: elsewhere the agent runs without a keeper, and a
-	 * program it started dies with it (PTRACE_O_EXITKILL). */
-	debug("no keeper on this architecture yet");
-	return -ENOSYS;
-#endif
+	if (!agent.ptrace->keeper.handler) {
+		/* No handler for this arch: the agent runs without a
+		 * keeper, and a program it started dies with it
+		 * (PTRACE_O_EXITKILL). */
+		debug("no keeper on %s", agent.arch->name);
+		return -ENOSYS;
+	}
 	struct kp_shm *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)

@@ -58,6 +58,9 @@ void keeper_code(pid_t pid, enum keeper_code_kind kind, uint64_t at,
  * register's value before a stepped slot. */
 void keeper_regs_set(pid_t tid, uint64_t pc, uint64_t sp);
 void keeper_step(pid_t tid, uint64_t scratch_saved);
+/* The thread is about to be resumed with a single step (on), or was
+ * resumed without one (off): its step may be armed in between. */
+void keeper_stepping(pid_t tid, bool on);
 void keeper_thread_gone(pid_t tid);
 /* Return probes: the thread's real return addresses and their stack
  * slots, innermost last; keeper_ret_push before the slot is hijacked. */

@@ -263,9 +263,10 @@ int main(int argc, char **argv)
 	int err;
 
 	parse_args(argc, argv);
-	keeper_start();
 	agent.arch = arch_host();
 	agent.ptrace = &ptrace_arch_host;
+	/* After the ops: the keeper uses them. */
+	keeper_start();
 	rsp_buf_init(&agent.reply);
 	trace_init();
 	agent.base = event_base_new();

@@ -91,6 +91,79 @@ struct ptrace_hw_caps {
 	bool can_read_watch;	/* read-only watchpoints (Z3) */
 };
 
+/*
+ * What the keeper (keeper.c, doc/keeper.md) needs of the arch to put a
+ * program back in order after the agent died.  The handler page it maps
+ * in the program is laid out by keeper.c: the handler's code at 0, the
+ * sigaction given to rt_sigaction at 512, a zeroed sigaction (SIG_DFL)
+ * at KEEPER_PAGE_DFL, and at KEEPER_PAGE_TABLE the records: u32 count,
+ * u32 0, u64 the keeper's magic, then `count` records of 64 bytes: u32
+ * tid, u32 0, u64 expected pc, u64 new pc, u64 byte offset in the
+ * ucontext of a general register to set (0: none), u64 its value, u64
+ * only_if: set the register only where it holds this value (0: always;
+ * honoured where reg_only_if says so).
+ */
+#define KEEPER_PAGE_DFL 992
+#define KEEPER_PAGE_TABLE 1024
+
+struct ptrace_keeper_ops {
+	/*
+	 * The SIGTRAP handler (SA_SIGINFO), position-independent machine
+	 * code that reaches the table and the zeroed sigaction pc-relatively.
+	 * It runs in each thread released by the agent's death and must:
+	 * apply a record whose tid and expected pc are the thread's (pc, the
+	 * register, and disarm a single step); return on the keeper's kick
+	 * (SI_QUEUE, si_value = magic); disarm a single step the agent left;
+	 * return to re-run a restored site that trapped (arch_ops.bp_insn no
+	 * longer there); otherwise put SIG_DFL back and raise SIGTRAP again.
+	 * NULL: the arch has no keeper, the agent keeps PTRACE_O_EXITKILL.
+	 */
+	const uint8_t *handler;
+	size_t handler_len;
+	size_t restorer;	/* offset in it of the rt_sigreturn restorer */
+
+	/* Byte offset in the handler's ucontext of gdb general register
+	 * `regnum` (a slot's scratch register), or -1. */
+	int (*uc_gpr_offset)(int regnum);
+
+	/* The handler honours a record's only_if (above); false: the keeper
+	 * never asks it to. */
+	bool reg_only_if;
+
+	/*
+	 * A thread stopped anywhere inside a slot's copy, not only at its
+	 * start, goes back to the probed instruction: every instruction of a
+	 * multi-instruction copy writes only registers the probed
+	 * instruction writes itself, and no memory (aarch64-relocate.c).
+	 * false: only a thread at the copy's start or end is moved.
+	 */
+	bool slot_rewind;
+
+	/*
+	 * The kernel leaves a thread's single step armed when its tracer
+	 * dies, and the thread cannot disarm it itself (arm64: TIF_SINGLESTEP
+	 * sets MDSCR_EL1.SS at every return to EL0 and the handler's first
+	 * instruction traps again, which kills it).  The keeper then stops
+	 * each thread the agent may have left stepping with a SIGSTOP it
+	 * queues before the release, and, once the process has stopped,
+	 * disarms it with PTRACE_SEIZE and PTRACE_DETACH and continues the
+	 * process.  false (x86-64): the handler clears the trap flag.
+	 */
+	bool step_sticks;
+
+	/*
+	 * Jump pads (NULL where the arch has none).  pad_open writes the
+	 * code that replaces a pad's trap and check: a store of PAD_DONE to
+	 * the entry's ready word at `ready_off` from the pad's base register,
+	 * so a thread in the pad runs on; it returns its length or -ENOSPC.
+	 * pad_fix moves a thread stopped at `pc` in the trap at `trap` to
+	 * where the store leaves it: 1 and *new_pc, or 0 when pc is not
+	 * there.
+	 */
+	int (*pad_open)(uint8_t *out, size_t size, uint32_t ready_off);
+	int (*pad_fix)(uint64_t trap, uint64_t pc, uint64_t *new_pc);
+};
+
 struct ptrace_arch_ops {
 	/* Bytes of the traced program's pointers and longs, and so of its
 	 * auxv, _DYNAMIC and link_map words: 8, or 4 for an ELFCLASS32
@@ -220,6 +293,9 @@ struct ptrace_arch_ops {
 
 	/* The system call convention (data only). */
 	struct ptrace_syscall_abi syscall;
+
+	/* The keeper's handler and fix-ups. */
+	struct ptrace_keeper_ops keeper;
 };
 
 /* The host's ops, defined by the one agent/<arch>-ptrace.c linked in. */

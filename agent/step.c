@@ -18,12 +18,15 @@
 #include <errno.h>
 
 #include "agent/agent.h"
+#include "agent/keeper.h"
 #include "agent/log.h"
 
 int thread_step(struct thread *t, int sig)
 {
-	if (agent.ptrace->hw_step)
+	if (agent.ptrace->hw_step) {
+		keeper_stepping(t->tid, true);
 		return agent.ptrace->hw_step(t->tid, sig);
+	}
 	debug("thread %d: no single-step on %s", t->tid, agent.arch->name);
 	return -ENOSYS;
 }

@@ -650,6 +650,149 @@ out:
 	return ret;
 }
 
+/* --- the keeper --------------------------------------------------------------- */
+
+/*
+ * The keeper's SIGTRAP handler (ptrace_keeper_ops), position-independent,
+ * at the start of its page (16 KiB, read/exec; the table at
+ * KEEPER_PAGE_TABLE, the zeroed sigaction at KEEPER_PAGE_DFL).  rdi = signal, rsi = siginfo, rdx = ucontext;
+ * every register may be clobbered (rt_sigreturn reloads them all).
+ *
+ *  0: 49 89 d0            mov %rdx,%r8             ucontext
+ *     49 89 f1            mov %rsi,%r9             siginfo
+ *     b8 ba 00 00 00      mov $SYS_gettid,%eax
+ *     0f 05               syscall
+ *     41 89 c2            mov %eax,%r10d           tid
+ *     4c 8d 1d e9 03 00 00 lea table(%rip),%r11    (page + 1024)
+ *     41 8b 0b            mov (%r11),%ecx          records
+ *     49 8d 73 10         lea 16(%r11),%rsi
+ * 1e: 85 c9               test %ecx,%ecx
+ *     74 42               je none
+ *     44 39 16            cmp %r10d,(%rsi)         rec.tid
+ *     75 35               jne next
+ *     48 8b 46 08         mov 8(%rsi),%rax
+ *     49 39 80 a8 00 00 00 cmp %rax,rip(%r8)       rec.expect == uc rip
+ *     75 28               jne next
+ *     48 8b 46 10         mov 16(%rsi),%rax
+ *     49 89 80 a8 00 00 00 mov %rax,rip(%r8)       rip = rec.new
+ *     49 81 a0 b0 00 00 00 ff fe ff ff  andq $~TF,eflags(%r8)
+ *     48 8b 46 18         mov 24(%rsi),%rax        scratch offset
+ *     48 85 c0            test %rax,%rax
+ *     74 08               je 1f
+ *     48 8b 56 20         mov 32(%rsi),%rdx
+ *     49 89 14 00         mov %rdx,(%r8,%rax)      scratch register back
+ * 5b: c3               1: ret
+ * 5c: 48 83 c6 40   next: add $64,%rsi
+ *     ff c9               dec %ecx
+ *     eb ba               jmp 1e
+ * 64: 41 83 79 08 ff none: cmpl $SI_QUEUE,si_code(%r9)
+ *     75 0b               jne 1f
+ *     49 8b 43 08         mov 8(%r11),%rax         magic
+ *     49 39 41 18         cmp %rax,si_value(%r9)
+ *     75 01               jne 1f
+ *     c3                  ret                      the keeper's kick
+ * 76: 41 8b 41 08     1: mov si_code(%r9),%eax
+ *     ff c8               dec %eax
+ *     83 f8 01            cmp $1,%eax              TRAP_BRKPT or TRAP_TRACE:
+ *     77 0c               ja 1f
+ *     49 81 a0 b0 00 00 00 ff fe ff ff  andq $~TF,eflags(%r8)
+ *     c3                  ret                      a step the agent left
+ * 8d: 41 81 79 08 80 00 00 00 1: cmpl $SI_KERNEL,si_code(%r9)  int3
+ *     75 18               jne dfl
+ *     49 8b 80 a8 00 00 00 mov rip(%r8),%rax
+ *     80 78 ff cc         cmpb $0xcc,-1(%rax)
+ *     74 0b               je dfl                   the program's own int3
+ *     48 ff c8            dec %rax
+ *     49 89 80 a8 00 00 00 mov %rax,rip(%r8)       a restored site: again
+ *     c3                  ret
+ * af: 44 89 d3       dfl: mov %r10d,%ebx
+ *     b8 0d 00 00 00      mov $SYS_rt_sigaction,%eax
+ *     bf 05 00 00 00      mov $SIGTRAP,%edi
+ *     48 8d 35 1d 03 00 00 lea zero(%rip),%rsi     (page + 992): SIG_DFL
+ *     31 d2               xor %edx,%edx
+ *     41 ba 08 00 00 00   mov $8,%r10d
+ *     0f 05               syscall
+ *     b8 27 00 00 00      mov $SYS_getpid,%eax
+ *     0f 05               syscall
+ *     89 c7               mov %eax,%edi
+ *     89 de               mov %ebx,%esi
+ *     b8 ea 00 00 00      mov $SYS_tgkill,%eax
+ *     ba 05 00 00 00      mov $SIGTRAP,%edx
+ *     0f 05               syscall                  pending until sigreturn
+ *     c3                  ret
+ * e5: b8 0f 00 00 00 restorer: mov $SYS_rt_sigreturn,%eax
+ *     0f 05               syscall
+ */
+static const uint8_t keeper_handler[] = {
+	0x49, 0x89, 0xd0, 0x49, 0x89, 0xf1, 0xb8, 0xba, 0x00, 0x00, 0x00, 0x0f,
+	0x05, 0x41, 0x89, 0xc2, 0x4c, 0x8d, 0x1d, 0xe9, 0x03, 0x00, 0x00, 0x41,
+	0x8b, 0x0b, 0x49, 0x8d, 0x73, 0x10, 0x85, 0xc9, 0x74, 0x42, 0x44, 0x39,
+	0x16, 0x75, 0x35, 0x48, 0x8b, 0x46, 0x08, 0x49, 0x39, 0x80, 0xa8, 0x00,
+	0x00, 0x00, 0x75, 0x28, 0x48, 0x8b, 0x46, 0x10, 0x49, 0x89, 0x80, 0xa8,
+	0x00, 0x00, 0x00, 0x49, 0x81, 0xa0, 0xb0, 0x00, 0x00, 0x00, 0xff, 0xfe,
+	0xff, 0xff, 0x48, 0x8b, 0x46, 0x18, 0x48, 0x85, 0xc0, 0x74, 0x08, 0x48,
+	0x8b, 0x56, 0x20, 0x49, 0x89, 0x14, 0x00, 0xc3, 0x48, 0x83, 0xc6, 0x40,
+	0xff, 0xc9, 0xeb, 0xba, 0x41, 0x83, 0x79, 0x08, 0xff, 0x75, 0x0b, 0x49,
+	0x8b, 0x43, 0x08, 0x49, 0x39, 0x41, 0x18, 0x75, 0x01, 0xc3, 0x41, 0x8b,
+	0x41, 0x08, 0xff, 0xc8, 0x83, 0xf8, 0x01, 0x77, 0x0c, 0x49, 0x81, 0xa0,
+	0xb0, 0x00, 0x00, 0x00, 0xff, 0xfe, 0xff, 0xff, 0xc3, 0x41, 0x81, 0x79,
+	0x08, 0x80, 0x00, 0x00, 0x00, 0x75, 0x18, 0x49, 0x8b, 0x80, 0xa8, 0x00,
+	0x00, 0x00, 0x80, 0x78, 0xff, 0xcc, 0x74, 0x0b, 0x48, 0xff, 0xc8, 0x49,
+	0x89, 0x80, 0xa8, 0x00, 0x00, 0x00, 0xc3, 0x44, 0x89, 0xd3, 0xb8, 0x0d,
+	0x00, 0x00, 0x00, 0xbf, 0x05, 0x00, 0x00, 0x00, 0x48, 0x8d, 0x35, 0x1d,
+	0x03, 0x00, 0x00, 0x31, 0xd2, 0x41, 0xba, 0x08, 0x00, 0x00, 0x00, 0x0f,
+	0x05, 0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x89, 0xc7, 0x89, 0xde,
+	0xb8, 0xea, 0x00, 0x00, 0x00, 0xba, 0x05, 0x00, 0x00, 0x00, 0x0f, 0x05,
+	0xc3, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+};
+
+/* gdb's x86-64 register number -> index in ucontext gregs (REG_*). */
+static const int8_t greg_of_gdb[16] = {
+	13, 11, 14, 12, 9, 8, 10, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+};
+
+
+#define UC_GREGS 40		/* offsetof(ucontext_t, uc_mcontext.gregs) */
+#define KEEPER_RESTORER 0xe5
+
+static int x86_64_uc_gpr_offset(int regnum)
+{
+	if (regnum < 0 || regnum >= 16)
+		return -1;
+	return UC_GREGS + 8 * greg_of_gdb[regnum];
+}
+
+/*
+ * A pad's `int3; cmpl $DONE,ready(%r14); jne int3` (11 bytes) becomes
+ * `movl $DONE,ready(%r14)`: a thread in the pad runs on through it.  A
+ * thread after the trap goes back onto the store; one between the
+ * compare and the jump goes past them.
+ */
+static int x86_64_pad_open(uint8_t *out, size_t size, uint32_t ready_off)
+{
+	uint32_t done = PAD_DONE;
+
+	if (size < 11)
+		return -ENOSPC;
+	out[0] = 0x41;
+	out[1] = 0xc7;
+	out[2] = 0x86;
+	memcpy(out + 3, &ready_off, 4);
+	memcpy(out + 7, &done, 4);
+	return 11;
+}
+
+static int x86_64_pad_fix(uint64_t trap, uint64_t pc, uint64_t *new_pc)
+{
+	if (pc == trap + 1)
+		*new_pc = trap;
+	else if (pc == trap + 9)
+		*new_pc = trap + 11;
+	else
+		return 0;
+	return 1;
+}
+
 const struct ptrace_arch_ops ptrace_arch_host = {
 	.word_size = 8,
 	.regcache_size = X86_64_REGCACHE,
@@ -682,5 +825,16 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.stop_nr_regnum = R_ORIG_RAX,
 		.nr_mmap = SYS_mmap,
 		.mmap_offset_shift = 0,
+	},
+	.keeper = {
+		.handler = keeper_handler,
+		.handler_len = sizeof(keeper_handler),
+		.restorer = KEEPER_RESTORER,
+		.uc_gpr_offset = x86_64_uc_gpr_offset,
+		.reg_only_if = false,
+		.slot_rewind = false,	/* a slot holds one instruction */
+		.step_sticks = false,	/* the handler clears TF */
+		.pad_open = x86_64_pad_open,
+		.pad_fix = x86_64_pad_fix,
 	},
 };

@@ -76,6 +76,71 @@ progs="$srcdir/tests/integration/progs"
 	-o "$run/retprobe" "$srcdir/tests/cross/progs/retprobe.c" ||
 	fail99 "cannot cross-compile retprobe.c"
 
+# --- the keeper's chaos case: preparation ---------------------------------------
+# The agent is SIGKILLed at random moments while an 8-thread program hits
+# tracepoints (step, boost, emulate; started by the agent, attached to,
+# and started with a while-stepping action, which single-steps the
+# threads after each hit of work; return probes on work and leaf but
+# with while-stepping); the keeper must leave the program running on to its untraced
+# result and exit status, with its text the file's.  In the guest,
+# keepguest (tests/cross/keepguest.c) runs each kill; on the host, gdb
+# sets the tracepoints.  KEEPER_KILLS (default 20) and KEEPER_SEED
+# (default 1) choose the kills and their delays; KEEPER_NO_KEEPER=1 runs
+# the agents with PROBE_AGENT_NO_KEEPER=1, which must fail.
+keeper_chaos_prepare() {
+	kdir="$run/keeper"
+	mkdir -p "$kdir"
+	"$triplet-gcc" -O1 -static -pthread -o "$kdir/keeptarget" \
+		"$srcdir/tests/keeper/keeptarget.c" &&
+	"$triplet-gcc" -O2 -static -o "$kdir/keepguest" "$srcdir/tests/cross/keepguest.c" ||
+		fail99 "cannot cross-compile the keeper's chaos programs"
+	# The probes: leaf's and bump's entries (mov; adrp: simulated, or
+	# copied as movz/movk), work's entry (stp) and its `bl leaf`.
+	keeper_probes=$("$triplet-objdump" -d "$kdir/keeptarget" | awk '
+		/<(leaf|bump)>:/ { print "0x" $1 }
+		/<work>:/ { print "0x" $1; w = 1; next }
+		w && /\tbl\t.*<leaf>/ { sub(":", "", $1); print "0x" $1; w = 0 }' |
+		sed 's/^0x0*/0x/' | tr '\n' ' ')
+	[ "$(echo $keeper_probes | wc -w)" = 4 ] ||
+		fail99 "keeptarget: leaf, bump, work and its bl not found ($keeper_probes)"
+	# The plan: the executable segment, then one line per kill (n,
+	# started/attached, strategy, delay in microseconds) from the seed.
+	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" \
+		>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case"
+import random, struct, sys
+data = open(sys.argv[1], "rb").read()
+phoff, = struct.unpack_from("<Q", data, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+for i in range(phnum):
+    p_type, p_flags, p_offset, p_vaddr, _, p_filesz, _, _ = \
+        struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
+    if p_type == 1 and p_flags & 1:
+        print("text %#x %#x %d" % (p_vaddr, p_offset, p_filesz))
+        break
+kills, seed = int(sys.argv[2]), int(sys.argv[3])
+for n in range(kills):
+    strategy = ("step", "boost", "emulate")[n % 3]
+    mode = ("started", "attached", "while-stepping")[n // 3 % 3]
+    delay = random.Random(seed * 100003 + n).randint(0, 250000)
+    print("kill %d %s %s %d" % (n, mode, strategy, delay))
+PY
+	cat >"$kdir/chaos.sh" <<EOF
+# The keeper's chaos case, in the guest (check-cross.sh writes it).
+cd /mnt/keeper
+${KEEPER_NO_KEEPER:+export PROBE_AGENT_NO_KEEPER=1}
+set -- \$(sed -n 's/^text //p' plan)
+taddr=\$1 toff=\$2 tlen=\$3
+./keepguest . -1 plain - 0 \$taddr \$toff \$tlen /mnt/probe-agent ./keeptarget 4000 ||
+	echo "guest: keepguest plain failed"
+sed -n 's/^kill //p' plan | while read n mode strategy delay; do
+	./keepguest . \$n \$mode --tp-strategy=\$strategy \$delay \$taddr \$toff \$tlen \\
+		/mnt/probe-agent ./keeptarget 4000
+done
+echo "guest: keeper chaos done"
+EOF
+}
+keeper_chaos_prepare
+
 # --- 2. kernel and initramfs --------------------------------------------------
 debs="$cache/debs-$debarch"
 mkdir -p "$debs"
@@ -155,6 +220,8 @@ for s in step boost emulate auto; do
 	./probe-agent --multi --tp-strategy=$s 0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
 	echo "guest: probe-agent --tp-strategy=$s exited with $?"
 done
+# The keeper's chaos case (keeper_chaos_run drives it from the host).
+[ -f /mnt/keeper/chaos.sh ] && sh /mnt/keeper/chaos.sh
 EOF
 
 # A free port on 127.0.0.1 for the forward.
@@ -752,6 +819,83 @@ EOF
 	retprobe_cases "$strat"	# a64-ret
 done
 end_agent
+
+# --- the keeper's chaos case: the kills --------------------------------------------
+# Per kill: wait for keepguest's readyN, connect gdb, set the tracepoints
+# and start them; keepguest kills the agent and writes doneN.
+keeper_chaos_run() {
+	kdir="$run/keeper"
+	kstart=$(date +%s)
+	set -- $keeper_probes
+	sed -n 's/^kill //p' "$kdir/plan" >"$kdir/kills"
+	while read -r kn kmode kstrat kdelay; do
+		waited=0
+		until [ -f "$kdir/ready$kn" ] || [ -f "$kdir/done$kn" ]; do
+			waited=$((waited + 1))
+			if [ "$waited" -gt 1200 ] || ! kill -0 "$qpid" 2>/dev/null; then
+				not_ok "keeper chaos $((kn + 1)) ($kmode $kstrat): the guest never got ready"
+				return
+			fi
+			sleep 0.1
+		done
+		{
+			echo "set pagination off"
+			echo "set confirm off"
+			echo "set architecture $gdbarch"
+			echo "set remotetimeout 30"
+			echo "target remote 127.0.0.1:$port"
+			for a in "$@"; do
+				printf 'trace *%s\nactions\ncollect $regs\n' "$a"
+				# work's entry (the third): four steps after each hit
+				if [ "$kmode" = while-stepping ] && [ "$a" = "$3" ]; then
+					printf 'while-stepping 4\ncollect $pc\nend\n'
+				fi
+				printf 'end\n'
+			done
+			# work's return (a non-leaf: it saves the trampoline's
+			# address in its frame) and leaf's (which keeps it in
+			# x30), but not with while-stepping.
+			if [ "$kmode" != while-stepping ]; then
+				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
+				echo "monitor return-probe 5"
+				echo "monitor return-probe 6"
+			fi
+			echo "tstart"
+			echo "continue"
+		} >"$kdir/gdb$kn.cmd"
+		timeout 150 gdb-multiarch -batch -nx -x "$kdir/gdb$kn.cmd" \
+			>"$kdir/gdb$kn.out" 2>&1 </dev/null &
+		gpid=$!
+		waited=0
+		until [ -f "$kdir/done$kn" ]; do
+			waited=$((waited + 1))
+			if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
+				break
+			fi
+			sleep 0.1
+		done
+		kill "$gpid" 2>/dev/null || true
+		wait "$gpid" 2>/dev/null || true
+		what="keeper chaos $((kn + 1)): $kmode $kstrat, SIGKILL after $((kdelay / 1000)) ms"
+		res=$(cat "$kdir/done$kn" 2>/dev/null) || res="not ok: no result from the guest"
+		case $res in
+		ok*) ok "$what${res#ok}" ;;
+		*) not_ok "$what" "${res#not ok: }" \
+			"$(grep -E '[Ee]rror|Remote|Tracepoint' "$kdir/gdb$kn.out" | head -n 3 | tr '\n' ' ')" \
+			"$(grep -v '^$' "$kdir/agent$kn" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
+		esac
+	done <"$kdir/kills"
+	# What the keepers did: threads given a fix-up record, single steps
+	# disarmed by re-attaching (doc/keeper.md, "On aarch64").
+	moved=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
+		sed -n 's/^keeper: process [0-9]*: .*, \([0-9]*\) threads moved$/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	disarmed=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
+		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) single steps disarmed.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	echo "# keeper chaos: $(wc -l <"$kdir/kills") kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $moved threads moved, $disarmed single steps disarmed"
+}
+keeper_chaos_run
 
 # --- 5. power off ---------------------------------------------------------------
 waited=0

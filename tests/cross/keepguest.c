@@ -1,0 +1,338 @@
+/*
+ * keepguest.c - one kill of the keeper's chaos case in the qemu guest
+ * (tests/cross/check-cross.sh, "keeper chaos"), where there is no python:
+ *
+ *   keepguest DIR N MODE STRATEGY DELAY_US TEXT_ADDR TEXT_OFF TEXT_LEN AGENT TARGET ROUNDS
+ *
+ * MODE "plain" runs TARGET untraced and writes its result line to
+ * DIR/plain.result.  "started" (or "while-stepping": the same here, the
+ * host's gdb adds the action) starts TARGET under AGENT (listening on
+ * 0.0.0.0:1234, gdb-multiarch on the host sets the tracepoints and
+ * starts them); "attached" starts TARGET itself and has AGENT attach to
+ * it.  Then: DIR/readyN tells the host to connect; once the program's
+ * text differs from the file (the probes are in) the calls start
+ * (TARGET's GO.start), and DELAY_US after they run the agent gets
+ * SIGKILL.  The program must then finish its calls, its text (TEXT_LEN
+ * bytes at TEXT_ADDR, TEXT_OFF in the file) must be the file's, its
+ * exit status 7 and its result line (ground file and stdout) the
+ * untraced one.  DIR/doneN gets "ok" or "not ok: what went wrong".
+ * Every wait is bounded; this process is the programs' subreaper, so the
+ * exit status of a program the killed agent started comes here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *dir;
+static int n;
+static char problems[2048];
+
+static void problem(const char *fmt, ...)
+{
+	size_t len = strlen(problems);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(problems + len, sizeof(problems) - len, fmt, ap);
+	va_end(ap);
+	len = strlen(problems);
+	snprintf(problems + len, sizeof(problems) - len, "; ");
+}
+
+static void path(char *buf, size_t size, const char *what)
+{
+	snprintf(buf, size, "%s/%s%d", dir, what, n);
+}
+
+static void touch(const char *p)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Whether file `p` has a line starting with `what`; its rest in `rest`. */
+static bool has_line(const char *p, const char *what, char *rest, size_t size)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen(p, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, what, strlen(what))) {
+			found = true;
+			if (rest) {
+				line[strcspn(line, "\n")] = 0;
+				snprintf(rest, size, "%s", line + strlen(what));
+			}
+		}
+	fclose(f);
+	return found;
+}
+
+/* Statuses of the children and adopted orphans that exited. */
+static pid_t dead_pid[64];
+static int dead_status[64], ndead;
+
+static void reap(void)
+{
+	int st;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+		if (ndead < 64) {
+			dead_pid[ndead] = p;
+			dead_status[ndead++] = st;
+		}
+}
+
+static bool exited(pid_t pid, int *status)
+{
+	reap();
+	for (int i = 0; i < ndead; i++)
+		if (dead_pid[i] == pid) {
+			if (status)
+				*status = dead_status[i];
+			return true;
+		}
+	return false;
+}
+
+static unsigned char *text_file;
+
+/* Bytes of the program's text that differ from the file, -1 if unreadable. */
+static long text_diff(pid_t pid, unsigned long addr, unsigned long len, long *first)
+{
+	char p[64];
+	long diff = 0;
+	unsigned char *buf = malloc(len);
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/mem", pid);
+	fd = open(p, O_RDONLY);
+	if (fd < 0 || !buf || pread(fd, buf, len, (off_t)addr) != (ssize_t)len) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return -1;
+	}
+	close(fd);
+	for (unsigned long i = 0; i < len; i++)
+		if (buf[i] != text_file[i] && diff++ == 0 && first)
+			*first = (long)(addr + i);
+	free(buf);
+	return diff;
+}
+
+static int tracer_of(pid_t pid)
+{
+	char p[64], rest[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	if (!has_line(p, "TracerPid:", rest, sizeof(rest)))
+		return -1;
+	return atoi(rest);
+}
+
+static pid_t spawn(char **argv, const char *out)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	char g[256], go[256], out[256], alog[256], ready[256], done[256], tmp[300];
+	char rest[128], want[128] = "", pidbuf[32];
+	pid_t prog = 0, agent = 0;
+	int status;
+	bool killed = false;
+
+	if (argc != 12) {
+		fprintf(stderr, "usage: keepguest DIR N MODE STRATEGY DELAY_US TEXT_ADDR "
+			"TEXT_OFF TEXT_LEN AGENT TARGET ROUNDS\n");
+		return 2;
+	}
+	dir = argv[1];
+	n = atoi(argv[2]);
+	const char *mode = argv[3], *strategy = argv[4];
+	long delay = atol(argv[5]);
+	unsigned long taddr = strtoul(argv[6], NULL, 0), toff = strtoul(argv[7], NULL, 0);
+	unsigned long tlen = strtoul(argv[8], NULL, 0);
+	char *agent_path = argv[9], *target = argv[10], *rounds = argv[11];
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	path(g, sizeof(g), "g");
+	path(go, sizeof(go), "go");
+	path(out, sizeof(out), "out");
+	path(alog, sizeof(alog), "agent");
+	path(ready, sizeof(ready), "ready");
+	path(done, sizeof(done), "done");
+	text_file = malloc(tlen);
+	int tf = open(target, O_RDONLY);
+	if (!text_file || tf < 0 || pread(tf, text_file, tlen, (off_t)toff) != (ssize_t)tlen) {
+		fprintf(stderr, "keepguest: cannot read %s\n", target);
+		return 99;
+	}
+	close(tf);
+
+	if (!strcmp(mode, "plain")) {
+		char *pargv[] = { target, g, go, rounds, out, NULL };
+		snprintf(tmp, sizeof(tmp), "%s.start", go);
+		touch(tmp);
+		snprintf(tmp, sizeof(tmp), "%s.exit", go);
+		touch(tmp);
+		prog = spawn(pargv, "/dev/null");
+		waitpid(prog, &status, 0);
+		if (!has_line(out, "result ", rest, sizeof(rest)) || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 7)
+			return 99;
+		snprintf(tmp, sizeof(tmp), "%s/plain.result", dir);
+		FILE *f = fopen(tmp, "w");
+		fprintf(f, "%s\n", rest);
+		fclose(f);
+		return 0;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/plain.result", dir);
+	has_line(tmp, "", want, sizeof(want));
+
+	if (!strcmp(mode, "attached")) {
+		char *pargv[] = { target, g, go, rounds, out, NULL };
+		prog = spawn(pargv, "/dev/null");
+		double end = now() + 30;
+		while (!has_line(g, "pid ", NULL, 0) && now() < end)
+			sleep_us(1000);
+		snprintf(pidbuf, sizeof(pidbuf), "%d", prog);
+		char *aargv[] = { agent_path, (char *)strategy, "--attach", "0.0.0.0:1234",
+				  pidbuf, NULL };
+		agent = spawn(aargv, alog);
+	} else {
+		char *aargv[] = { agent_path, (char *)strategy, "--no-startup-with-shell",
+				  "0.0.0.0:1234", target, g, go, rounds, out, NULL };
+		agent = spawn(aargv, alog);
+	}
+	/* Up to the host's gdb: the tracepoints, tstart, continue. */
+	double end = now() + 30;
+	while (!has_line(alog, "Listening on port", NULL, 0) && now() < end && !exited(agent, NULL))
+		sleep_us(1000);
+	touch(ready);
+	end = now() + 60;
+	while (!prog && now() < end && !exited(agent, NULL)) {
+		if (has_line(g, "pid ", rest, sizeof(rest)))
+			prog = atoi(rest);
+		sleep_us(1000);
+	}
+	if (!prog) {
+		problem("the program did not start");
+		goto out;
+	}
+	/* The probes are in once the text differs from the file. */
+	while (text_diff(prog, taddr, tlen, NULL) <= 0 && now() < end && !exited(agent, NULL))
+		sleep_us(2000);
+	if (text_diff(prog, taddr, tlen, NULL) <= 0) {
+		problem("the probes never went in (see gdb's output)");
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.start", go);
+	touch(tmp);
+	while (!has_line(g, "running", NULL, 0) && now() < end && !exited(prog, NULL))
+		sleep_us(1000);
+	sleep_us(delay);
+	if (!exited(agent, NULL) && kill(agent, SIGKILL) == 0)
+		killed = true;
+	end = now() + 60;
+	while (!has_line(g, "calls done", NULL, 0) && !exited(prog, NULL) && now() < end)
+		sleep_us(2000);
+	if (has_line(g, "calls done", NULL, 0)) {
+		end = now() + 10;
+		while (tracer_of(prog) > 0 && now() < end)
+			sleep_us(2000);
+		long first = 0, d = text_diff(prog, taddr, tlen, &first);
+		if (d < 0)
+			problem("its text cannot be read: it ended early");
+		else if (d > 0)
+			problem("%ld patched bytes left, first at %#lx", d, first);
+	} else {
+		problem("no \"calls done\"");
+	}
+	snprintf(tmp, sizeof(tmp), "%s.exit", go);
+	touch(tmp);
+	end = now() + 30;
+	while (!exited(prog, &status) && now() < end)
+		sleep_us(2000);
+	if (!exited(prog, &status)) {
+		problem("the program did not exit");
+		kill(prog, SIGKILL);
+	} else if (WIFSIGNALED(status)) {
+		problem("killed by signal %d", WTERMSIG(status));
+	} else if (WEXITSTATUS(status) != 7) {
+		problem("exit status %d", WEXITSTATUS(status));
+	}
+	if (!has_line(g, "result ", rest, sizeof(rest)) || strcmp(rest, want))
+		problem("ground result \"%s\", expected \"%s\"", has_line(g, "result ", rest, sizeof(rest)) ? rest : "", want);
+	if (!has_line(out, "result ", rest, sizeof(rest)) || strcmp(rest, want))
+		problem("printed result \"%s\", expected \"%s\"", has_line(out, "result ", rest, sizeof(rest)) ? rest : "", want);
+out:
+	/* An agent that ended before the kill: how (a crash shows here). */
+	int ast;
+	if (!killed && agent && exited(agent, &ast))
+		problem("the agent ended by itself: %s %d", WIFSIGNALED(ast) ? "signal" : "status",
+			WIFSIGNALED(ast) ? WTERMSIG(ast) : WEXITSTATUS(ast));
+	if (agent && !exited(agent, NULL)) {
+		kill(agent, SIGKILL);
+		end = now() + 10;
+		while (!exited(agent, NULL) && now() < end)
+			sleep_us(2000);
+	}
+	if (prog && !exited(prog, NULL))
+		kill(prog, SIGKILL);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", done);
+	FILE *f = fopen(tmp, "w");
+	if (problems[0])
+		fprintf(f, "not ok: %s%s\n", problems, killed ? "" : "(the agent was gone before the kill)");
+	else
+		fprintf(f, "ok%s\n", killed ? "" : " (the agent was gone before the kill)");
+	fclose(f);
+	rename(tmp, done);
+	return 0;
+}
