@@ -105,7 +105,7 @@ keeper_chaos_prepare() {
 		fail99 "keeptarget: leaf, bump, work and its bl not found ($keeper_probes)"
 	# The plan: the executable segment, then one line per kill (n,
 	# started/attached, strategy, delay in microseconds) from the seed.
-	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" \
+	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" "${CROSS_KNOWN_BUGS:-}" \
 		>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case"
 import random, struct, sys
 data = open(sys.argv[1], "rb").read()
@@ -118,10 +118,18 @@ for i in range(phnum):
         print("text %#x %#x %d" % (p_vaddr, p_offset, p_filesz))
         break
 kills, seed = int(sys.argv[2]), int(sys.argv[3])
+known_bugs = sys.argv[4] != ""
+
 for n in range(kills):
     strategy = ("step", "boost", "emulate")[n % 3]
     mode = ("started", "attached", "while-stepping")[n // 3 % 3]
     delay = random.Random(seed * 100003 + n).randint(0, 250000)
+    # Known bug (doc/aarch64.md): the agent attached under the step
+    # strategy sometimes dies at tstart (the keeper restores the
+    # program, but the probes never went in): said as a skip, not run.
+    if mode == "attached" and strategy == "step" and not known_bugs:
+        print("skip %d %s %s" % (n, mode, strategy))
+        continue
     print("kill %d %s %s %d" % (n, mode, strategy, delay))
 PY
 	cat >"$kdir/chaos.sh" <<EOF
@@ -893,6 +901,12 @@ keeper_chaos_run() {
 	disarmed=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
 		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) single steps disarmed.*/\1/p' |
 		awk '{ s += $1 } END { print s + 0 }')
+	sed -n 's/^skip //p' "$kdir/plan" >"$kdir/skips"
+	while read -r kn kmode kstrat; do
+		n=$((n + 1))
+		echo "ok $n - keeper chaos $((kn + 1)): $kmode $kstrat # SKIP known bug: the agent attached under step may die at tstart (doc/aarch64.md; CROSS_KNOWN_BUGS=1 runs it)"
+		echo ":test-result: SKIP keeper chaos $((kn + 1)): $kmode $kstrat" >>"$trs"
+	done <"$kdir/skips"
 	echo "# keeper chaos: $(wc -l <"$kdir/kills") kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $moved threads moved, $disarmed single steps disarmed"
 }
 keeper_chaos_run
