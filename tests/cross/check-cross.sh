@@ -31,12 +31,12 @@
 #
 # Environment: PROBE_CROSS_CACHE (default ~/.cache/probe-agent-cross) for
 # the debs, the sysroot and the kernel; CROSS_TIMEOUT (seconds, default
-# 600) bounds the whole boot; V=1 prints every gdb transcript.
+# 1200) bounds the whole boot; V=1 prints every gdb transcript.
 set -eu
 arch=${1:-${ARCH:-aarch64}}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${PROBE_CROSS_CACHE:-${HOME:-/root}/.cache/probe-agent-cross}
-timeout_s=${CROSS_TIMEOUT:-600}
+timeout_s=${CROSS_TIMEOUT:-1200}
 
 case "$arch" in
 aarch64)
@@ -67,6 +67,60 @@ cp "$agent" "$run/probe-agent"
 progs="$srcdir/tests/integration/progs"
 "$triplet-gcc" -g -O0 -fno-omit-frame-pointer -static -o "$run/basic" \
 	"$progs/basic.c" || fail99 "cannot cross-compile basic.c"
+
+# --- 1b. the programs of the record and debugging cases ----------------------
+# probe-trace's own test programs (tests/record/progs), which print their
+# ground truth, and threads.c of the integration tests; all static.  The
+# USDT program needs <sys/sdt.h>: systemtap-sdt-dev's header is plain
+# preprocessor and asm, so the host's copy serves the cross compiler
+# too (from a private include folder: the whole host /usr/include
+# would shadow the target's).  probe-trace reads the programs from a
+# sysroot on the host where the guest's /mnt is this run folder.
+recprogs="$srcdir/tests/record/progs"
+xcc() { "$triplet-gcc" -g -static -pthread "$@"; }
+xcc -O0 -fno-omit-frame-pointer -o "$run/rectarget" "$recprogs/rectarget.c" &&
+xcc -O0 -fno-omit-frame-pointer -o "$run/recstress" "$recprogs/recstress.c" &&
+xcc -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads" "$progs/threads.c" ||
+	fail99 "cannot cross-compile the record and thread programs"
+sdt_h=
+for d in /usr/include /usr/include/*-linux-gnu; do
+	[ -f "$d/sys/sdt.h" ] && { sdt_h=$d/sys; break; }
+done
+if [ -n "$sdt_h" ]; then
+	mkdir -p "$build/testbed/sdtinc/sys"
+	cp "$sdt_h"/sdt*.h "$build/testbed/sdtinc/sys/"
+	xcc -O2 -I"$build/testbed/sdtinc" -o "$run/recsdt" "$recprogs/recsdt.c" ||
+		fail99 "cannot cross-compile recsdt.c"
+fi
+sysroot="$build/testbed/sysroot"
+rm -rf "$sysroot"
+mkdir -p "$sysroot"
+ln -s "$run" "$sysroot/mnt"
+probe_trace="$srcdir/client/probe-trace"
+# The stress count: CROSS_STRESS_THREADS threads x CROSS_STRESS_CALLS
+# calls of one probed function, recorded under each strategy named in
+# CROSS_STRESS_STRATEGIES.  8 x 10000 by default: 8 x 100000 does not fit
+# in the run's time here, see doc/testing.md for the times measured.
+stress_threads=${CROSS_STRESS_THREADS:-8}
+stress_calls=${CROSS_STRESS_CALLS:-10000}
+stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate auto}
+# What the guest does for these cases before the agents start: the
+# untraced stress run (the output every traced one must equal), and a
+# watcher that starts the attach case's program, not under any agent,
+# when the host asks for it (attach.go).
+cat >"$run/guest-extra.sh" <<EOF
+t0=\$(date +%s)
+./recstress calls $stress_threads $stress_calls /mnt/stress-untraced.out
+echo "guest: untraced recstress $stress_threads x $stress_calls: status \$?, \$((\$(date +%s) - t0)) s"
+(
+	while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
+	sh -c 'echo \$\$ >/mnt/attach.pid.tmp; exec ./rectarget loop /mnt/attach.ground' &
+	while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
+	mv /mnt/attach.pid.tmp /mnt/attach.pid
+	wait \$!
+	echo \$? >/mnt/attach.status
+) &
+EOF
 
 # --- 2. kernel and initramfs --------------------------------------------------
 debs="$cache/debs-$debarch"
@@ -141,6 +195,9 @@ cat >"$run/guest.sh" <<'EOF'
 # Runs in the guest, from /mnt (the host's run folder over 9p).
 cd /mnt
 echo "guest: $(uname -r) $(uname -m)"
+# The record and debugging cases' own start-up (guest-extra.sh, written
+# by section 1b).
+[ -f /mnt/guest-extra.sh ] && . /mnt/guest-extra.sh
 # One agent per tracepoint strategy, one after the other: the host ends
 # each with `monitor exit`.  The debugging cases run under the first.
 for s in step boost emulate auto; do
@@ -393,6 +450,176 @@ if grep -q "exited normally" "$out"; then
 else
 	not_ok "the program runs to its end after the hardware points" "$(tail -n 3 "$out" | tr '\n' ' ')"
 fi
+
+# --- debugging cases: threads, awatch, attach and detach ---------------------
+# Under the first agent, like the cases above; each has its own program
+# and checks gdb's view against the program's printout.
+
+# gdb_case_prog NAME PROG: gdb_case on another program of the run folder.
+gdb_case_prog() {
+	name=$1
+	prog=$2
+	rm -f "$run/ground-$name.txt"
+	{
+		echo "set pagination off"
+		echo "set confirm off"
+		echo "set architecture $gdbarch"
+		echo "set sysroot $run"
+		echo "file $run/$prog"
+		echo "target extended-remote 127.0.0.1:$port"
+		echo "set remote exec-file /mnt/$prog"
+		echo "set startup-with-shell off"
+		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
+		cat
+	} >"$run/$name.gdb"
+	timeout 120 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+}
+
+# Threads: threads.c starts 4 threads behind a barrier; thread i calls
+# hit(i) i + 1 times and prints its kernel tid.  A conditional
+# breakpoint stops thread 3 in hit(): gdb must list main and the 4
+# threads, the stopped one must be the tid thread 3 printed, and id = 3.
+debug_threads() {
+	gdb_case_prog threads threads <<'EOF'
+break hit if id == 3
+run
+info threads
+printf "TH id=%d\n", id
+delete
+continue
+EOF
+	out="$run/threads.out"
+	g="$run/ground-threads.txt"
+	tid=$(sed -n 's/^ground: thread 3 tid=\([0-9]*\) .*/\1/p' "$g" 2>/dev/null) || true
+	nthreads=$(grep -Ec '^[* ] +[0-9]+ +(Thread|LWP|process) ' "$out") || true
+	cur=$(sed -n 's/^\* *[0-9]* *Thread [0-9]*\.\([0-9]*\) .*/\1/p; s/^\* *[0-9]* *LWP \([0-9]*\) .*/\1/p' "$out" | head -n 1)
+	if [ "$nthreads" = 5 ]; then
+		ok "threads: info threads lists main and the 4 threads"
+	else
+		not_ok "threads: info threads ($nthreads threads)" "$(grep -E '^[* ] +[0-9]' "$out" | tr '\n' ' ')"
+	fi
+	if [ -n "$tid" ] && [ "$cur" = "$tid" ] && grep -q "^TH id=3\$" "$out"; then
+		ok "threads: break hit if id == 3 stops thread 3 (tid $tid), id = 3"
+	else
+		not_ok "threads: the stop in thread 3 (the program says tid $tid, gdb $cur)" \
+			"$(grep -E '^TH|^\*|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out" && grep -q "^ground: total_hits=10\$" "$g"; then
+		ok "threads: the program runs to its end, 10 hits"
+	else
+		not_ok "threads: the program runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+}
+
+# awatch: an access watchpoint on `counter`, which level3 reads and
+# writes (counter += x) and main then reads for its printout: three
+# stops, a read of 0, the write of the value the program prints, a read
+# of it.
+debug_awatch() {
+	gdb_case awatch <<'EOF'
+break main
+run
+awatch counter
+continue
+printf "AW1 counter=%d\n", counter
+continue
+printf "AW2 counter=%d\n", counter
+continue
+printf "AW3 counter=%d\n", counter
+delete
+continue
+EOF
+	out="$run/awatch.out"
+	counter=$(ground awatch counter)
+	# gdb prints "Value = V" for a read, "Old value = ... New value = V"
+	# for a write.
+	got=$(grep -E '^(Value|New value) = |^AW[123] ' "$out" | tr '\n' ' ')
+	want="Value = 0 AW1 counter=0 Old value = 0 New value = $counter AW2 counter=$counter Value = $counter AW3 counter=$counter "
+	if [ -n "$counter" ] && [ "$(grep -E '^(Value|Old value|New value) = |^AW[123] ' "$out" | tr '\n' ' ')" = "$want" ]; then
+		ok "awatch counter: the read, the write of $counter, the read of main's printout"
+	else
+		not_ok "awatch counter (the program says $counter)" "got: $got"
+	fi
+	if grep -q "exited normally" "$out"; then
+		ok "awatch: the program runs to its end"
+	else
+		not_ok "awatch: the program runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+}
+
+# attach and detach: rectarget loop, started in the guest by
+# guest-extra.sh (no agent started it), calls compute(i, 7) every
+# millisecond until attach.ground.stop exists.  gdb attaches, stops in
+# compute, reads its arguments, detaches; the program must go on calling
+# and, told to stop, end with status 0 and its "done" line.
+debug_attach() {
+	rm -f "$run/attach.pid" "$run/attach.status" "$run/attach.ground" "$run/attach.ground.stop"
+	: >"$run/attach.go"
+	waited=0
+	until [ -s "$run/attach.pid" ] && [ -s "$run/attach.ground" ]; do
+		waited=$((waited + 1))
+		[ "$waited" -lt 300 ] || break
+		sleep 0.1
+	done
+	pid=$(cat "$run/attach.pid" 2>/dev/null) || true
+	if [ -z "$pid" ]; then
+		not_ok "attach: the guest started the program" "no attach.pid after 30 s"
+		return
+	fi
+	cat >"$run/attach.gdb" <<EOF
+set pagination off
+set confirm off
+set architecture $gdbarch
+set sysroot $run
+file $run/rectarget
+target extended-remote 127.0.0.1:$port
+attach $pid
+info inferiors
+break compute
+continue
+printf "ATT a=%ld b=%ld\\n", a, b
+delete
+detach
+EOF
+	timeout 120 gdb-multiarch -batch -nx -x "$run/attach.gdb" >"$run/attach.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# attach: /" "$run/attach.out"
+	out="$run/attach.out"
+	a=$(sed -n 's/^ATT a=\([0-9]*\) b=7$/\1/p' "$out")
+	# Let it run on a little, then stop it.
+	if [ -n "$a" ]; then
+		waited=0
+		until grep -q "^compute $((a + 5)) " "$run/attach.ground" || [ "$waited" -ge 300 ]; do
+			waited=$((waited + 1))
+			sleep 0.1
+		done
+	fi
+	: >"$run/attach.ground.stop"
+	waited=0
+	until [ -s "$run/attach.status" ] || [ "$waited" -ge 300 ]; do
+		waited=$((waited + 1))
+		sleep 0.1
+	done
+	if [ -n "$a" ] && grep -q "^compute $a 7 " "$run/attach.ground" &&
+	   grep -q "(process $pid) detached\]" "$out"; then
+		ok "attach $pid: break compute stops a call the program made, compute($a, 7); detach"
+	else
+		not_ok "attach $pid, break compute, detach" \
+			"$(grep -E 'ATT|[Aa]ttach|Detach|[Ee]rror' "$out" | head -n 5 | tr '\n' ' ')"
+	fi
+	calls=$(grep -c '^compute ' "$run/attach.ground" 2>/dev/null) || true
+	if [ -n "$a" ] && [ "$(cat "$run/attach.status" 2>/dev/null)" = 0 ] &&
+	   grep -q "^done $calls\$" "$run/attach.ground" && grep -q "^compute $((a + 5)) 7 " "$run/attach.ground"; then
+		ok "after the detach the program runs on ($calls calls) and ends with status 0"
+	else
+		not_ok "after the detach the program runs on and ends" \
+			"status $(cat "$run/attach.status" 2>/dev/null), $calls calls, $(tail -n 1 "$run/attach.ground" 2>/dev/null)"
+	fi
+}
+
+debug_threads
+debug_awatch
+debug_attach
 
 # Tracepoints, once per strategy (one agent each): at square's first
 # instruction (`sub sp, sp, ...`: the arch boosts it) and at main's
