@@ -621,6 +621,161 @@ debug_threads
 debug_awatch
 debug_attach
 
+# --- probe-trace record --connect, per strategy ------------------------------
+# probe-trace runs here, on the host, and connects to the guest's agent
+# (`--connect 127.0.0.1:PORT`, the forwarded port) which runs the program
+# in the guest; it reads the program's symbols from the sysroot where
+# /mnt is this run folder.  Called once per strategy, under that
+# strategy's agent.  rec_pt NAME ARGS...: one recording, its dump in
+# $run/NAME.jsonl, its messages in $run/NAME.err.
+rec_pt() {
+	name=$1
+	shift
+	rm -f "$run/$name.tfile" "$run/$name.jsonl"
+	# (set -e: every command here that may fail is tested)
+	rec_status=0
+	timeout "${rec_timeout:-120}" "$probe_trace" record -q -o "$run/$name.tfile" \
+		--connect "127.0.0.1:$port" --sysroot "$sysroot" "$@" >"$run/$name.err" 2>&1 ||
+		rec_status=$?
+	[ -n "${REC_NO_DUMP:-}" ] ||
+		"$probe_trace" dump --json "$run/$name.tfile" >"$run/$name.jsonl" 2>>"$run/$name.err" || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.err"
+}
+
+# Arguments: rectarget calls compute(i, 2i+1) and checksum("word-i", 6)
+# 20 times and prints each call; probes at both entries (the first
+# instruction, `sub sp`, is boosted by the arch) and at call_compute's
+# `bl compute` (simulated under emulate and auto), where x0 and x1 are
+# compute's arguments already.
+record_args() {
+	strat=$1
+	rec_pt "rec-$strat" -e 'compute args=2' -e 'checksum args=2 mem=arg0,6' \
+		-e "call_compute+$rec_bl_off args=2" \
+		-- /mnt/rectarget calls "/mnt/rec-$strat.ground" 20
+	if [ "$rec_status" = 0 ] &&
+	   python3 "$srcdir/tests/record/reccheck.py" calls "$run/rec-$strat.jsonl" \
+		"$run/rec-$strat.ground" >"$run/rec-$strat.check" 2>&1 &&
+	   python3 - "$run/rec-$strat.jsonl" "$run/rec-$strat.ground" >>"$run/rec-$strat.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+want = [(int(w[1]), int(w[2])) for w in (l.split() for l in open(sys.argv[2]))
+        if w and w[0] == "compute"]
+got = [(f["values"]["arg0"], f["values"]["arg1"]) for f in fr
+       if f["probe"].startswith("call_compute")]
+assert len(want) == 20 and got == want, (got[:3], want[:3])
+print(len(got), "frames at the bl")
+PY
+	then
+		ok "record --connect ($strat): compute, checksum (memory) and the bl, 20 calls each, values as printed"
+	else
+		not_ok "record --connect ($strat): rectarget calls" "status $rec_status" \
+			"$(cat "$run/rec-$strat.err" "$run/rec-$strat.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
+# USDT: recsdt fires rec:tick(i, -3i, "tick-i") at one site, rec:twice(i)
+# at two, rec:guarded(i) only while its semaphore is raised; the
+# operands are those of aarch64 gcc -O2 (registers, sp-relative memory,
+# constants), read by the aarch64 operand parser.
+record_sdt() {
+	strat=$1
+	if [ ! -x "$run/recsdt" ]; then
+		ok "record USDT ($strat) # SKIP no sys/sdt.h on this host (systemtap-sdt-dev)"
+		return
+	fi
+	rec_pt "sdt-$strat" -e 'sdt:rec:tick args mem=arg2,6' -e 'sdt:rec:twice' \
+		-e 'sdt:rec:guarded' -- /mnt/recsdt "/mnt/sdt-$strat.ground" 25
+	if [ "$rec_status" = 0 ] &&
+	   python3 - "$run/sdt-$strat.jsonl" "$run/sdt-$strat.ground" >"$run/sdt-$strat.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+g = [l.split() for l in open(sys.argv[2])]
+def s64(v): return v - (1 << 64) if v >= 1 << 63 else v
+tick = [f for f in fr if f["probe"] == "sdt:rec:tick"]
+want = [(int(l[1]), int(l[2]), l[3]) for l in g if l[0] == "tick"]
+got = [(f["values"]["arg0"], s64(f["values"]["arg1"]),
+        bytes.fromhex(f["memory"][0]["bytes"]).decode()) for f in tick]
+assert len(want) == 25 and got == [(i, v, s[:6]) for i, v, s in want], (got[:3], want[:3])
+twice = [f["values"]["arg0"] for f in fr if f["probe"] == "sdt:rec:twice"]
+assert twice == [int(l[1]) for l in g if l[0] == "twice"], twice
+guarded = [f["values"]["arg0"] for f in fr if f["probe"] == "sdt:rec:guarded"]
+gw = [int(l[1]) for l in g if l[0] == "guarded"]
+assert len(gw) == 25 and guarded == gw, (guarded, gw)
+print(len(tick), "ticks,", len(twice), "twice (2 sites),", len(guarded), "guarded")
+PY
+	then
+		ok "record --connect ($strat): USDT tick (3 operands + memory), twice (2 sites), guarded (semaphore)"
+	else
+		not_ok "record --connect ($strat): USDT" "status $rec_status" \
+			"$(cat "$run/sdt-$strat.err" "$run/sdt-$strat.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
+# Stress: recstress, stress_threads threads each calling hit(t, i)
+# stress_calls times; every call must be a frame (none lost: the default
+# --on-full=wait), as many as the program counted, with arguments that
+# are calls it made, and its output byte for byte the untraced run's.
+record_stress() {
+	strat=$1
+	total=$((stress_threads * stress_calls))
+	t0=$(date +%s)
+	rec_timeout=${CROSS_STRESS_TIMEOUT:-600} REC_NO_DUMP=1 rec_pt "stress-$strat" -e 'hit args=2' \
+		-- /mnt/recstress calls "$stress_threads" "$stress_calls" "/mnt/stress-$strat.out"
+	secs=$(($(date +%s) - t0))
+	echo "# stress ($strat): $stress_threads x $stress_calls calls recorded in $secs s"
+	"$probe_trace" dump --summary --json "$run/stress-$strat.tfile" >"$run/stress-$strat.summary" 2>&1 || true
+	# Every frame's arguments must be a call the program made: each
+	# (thread, i) once.
+	counts=$("$probe_trace" dump --json "$run/stress-$strat.tfile" 2>/dev/null |
+		python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+p = [p for p in s["probes"] if p["probe"] == "hit"]
+frames, lost = (p[0]["frames"], p[0].get("lost", 0)) if p else (0, 0)
+threads, calls = int(sys.argv[2]), int(sys.argv[3])
+seen = set()
+n = bad = 0
+for l in sys.stdin:
+    v = json.loads(l)["values"]
+    n += 1
+    c = (v["arg0"], v["arg1"])
+    if not (0 <= c[0] < threads and 0 <= c[1] < calls) or c in seen:
+        bad += 1
+    seen.add(c)
+print(frames, lost, n, bad)
+' "$run/stress-$strat.summary" "$stress_threads" "$stress_calls" 2>&1) || counts="? ? ? ?"
+	read -r frames lost dumped bad <<EOF
+$counts
+EOF
+	prog_total=$(sed -n 's/^total \([0-9]*\) sum .*/\1/p' "$run/stress-$strat.out" 2>/dev/null) || true
+	if [ "$rec_status" = 0 ] && cmp -s "$run/stress-untraced.out" "$run/stress-$strat.out" &&
+	   [ "$prog_total" = "$total" ] && [ "$frames" = "$total" ] && [ "$dumped" = "$total" ] &&
+	   [ "$lost" = 0 ] && [ "$bad" = 0 ]; then
+		ok "record stress ($strat): $stress_threads x $stress_calls calls = $frames frames, none lost, output as untraced ($secs s)"
+	else
+		not_ok "record stress ($strat): $total calls" \
+			"status $rec_status, program total ${prog_total:-none}, frames $counts (frames lost dumped bad)" \
+			"$(cmp "$run/stress-untraced.out" "$run/stress-$strat.out" 2>&1)" \
+			"$(tail -n 3 "$run/stress-$strat.err" | tr '\n' ' ')"
+	fi
+	rm -f "$run/stress-$strat.tfile"
+}
+
+rec_bl=$("$triplet-objdump" -d "$run/rectarget" |
+	awk '/<call_compute>:/ { m = 1; print "0x" $1 }
+	     m && /\tbl\t.*<compute>/ { sub(":", "", $1); print "0x" $1; exit }')
+set -- $rec_bl
+[ $# = 2 ] || fail99 "no bl compute in call_compute (objdump)"
+rec_bl_off=$(printf '%#x' $(($2 - $1)))
+
+record_cases() {
+	record_args "$1"
+	record_sdt "$1"
+	case " $stress_strategies " in
+	*" $1 "*) record_stress "$1" ;;
+	esac
+}
+
 # Tracepoints, once per strategy (one agent each): at square's first
 # instruction (`sub sp, sp, ...`: the arch boosts it) and at main's
 # `bl square` (simulated), both collecting the registers.  Each frame must
@@ -689,6 +844,8 @@ EOF
 	else
 		not_ok "traced program ($strat) runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
 	fi
+	# probe-trace record --connect under the same agent.
+	record_cases "$strat"
 done
 end_agent
 
