@@ -19,8 +19,9 @@
 #     case is one gdb-multiarch batch session over `target extended-remote`
 #     that runs a program, whose own printout (ground.h) is the truth the
 #     case checks gdb's view against: breakpoints, stepping, backtrace,
-#     exit code and hardware points under the first agent, tracepoints
-#     under each;
+#     exit code, hardware points, threads, awatch and attach/detach under
+#     the first agent, tracepoints and probe-trace record --connect (run
+#     on the host) under each;
 #  5. a session saying `monitor exit` ends each agent; after the last the
 #     guest powers off and its script's status reaches the console as
 #     GUEST_EXIT.
