@@ -557,7 +557,6 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.arg_regnum = { 0, 1, 2, 3, 4, 5 },
 		.ret_regnum = 0,
 		.restart_regnum = -1,
-		.restart_rewinds_pc = true,
 		.stop_nr_regnum = 8,
 		.nr_mmap = SYS_mmap,
 		.mmap_offset_shift = 0,

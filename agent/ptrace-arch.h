@@ -71,14 +71,6 @@ struct ptrace_syscall_abi {
 	/* Set to -1 so that the kernel restarts no system call the thread
 	 * was stopped in (x86-64 orig_rax); -1 when the arch has none. */
 	int restart_regnum;
-	/* The kernel shows a thread stopped in a restartable system call
-	 * with its pc already back on the call instruction, and on resuming
-	 * a thread there it makes x8 restart_syscall (aarch64, for
-	 * -ERESTART_RESTARTBLOCK: nanosleep, poll...): a call injected at
-	 * that pc would run as the restart of the thread's own.  When set,
-	 * a thread standing on the system call instruction has the call
-	 * injected at the next instruction instead. */
-	bool restart_rewinds_pc;
 	/* Holds the program's call number at syscall-entry and -exit stops
 	 * (x86-64 orig_rax: rax is the result at exit). */
 	int stop_nr_regnum;

@@ -68,7 +68,7 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 	const struct ptrace_syscall_abi *abi = &agent.ptrace->syscall;
 	size_t size = regs_block_size(t->proc);
 	uint8_t code[PTRACE_SYSCALL_INSN_MAX], *blk, *saved = NULL;
-	uint64_t pc, at;
+	uint64_t pc;
 	bool patched = false;
 	int err;
 
@@ -82,21 +82,13 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 		return -ENOMEM;
 	memcpy(saved, blk, size);
 	pc = regblock_get(arch, blk, arch->pc_regnum);
-	/* Where the call runs: the thread's pc, or past the system call it
-	 * stands on where the kernel would turn a call made there into the
-	 * restart of the thread's own (see restart_rewinds_pc). */
-	at = pc;
-	if (abi->restart_rewinds_pc &&
-	    mem_read_raw(t->proc, pc, code, abi->insn_len) == (ssize_t)abi->insn_len &&
-	    memcmp(code, abi->insn, abi->insn_len) == 0)
-		at = pc + abi->insn_len;
-	if (mem_read_raw(t->proc, at, code, abi->insn_len) != (ssize_t)abi->insn_len) {
+	if (mem_read_raw(t->proc, pc, code, abi->insn_len) != (ssize_t)abi->insn_len) {
 		err = -EFAULT;
 		goto out;
 	}
 	/* The keeper puts the bytes back if the agent dies meanwhile. */
-	keeper_inject(t->proc->pid, at, code, abi->insn, abi->insn_len);
-	if (mem_write_raw(t->proc, at, abi->insn, abi->insn_len) != (ssize_t)abi->insn_len) {
+	keeper_inject(t->proc->pid, pc, code, abi->insn, abi->insn_len);
+	if (mem_write_raw(t->proc, pc, abi->insn, abi->insn_len) != (ssize_t)abi->insn_len) {
 		keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
 		err = -EFAULT;
 		goto out;
@@ -104,7 +96,6 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 	patched = true;
 	/* Twice at most: see below. */
 	for (int round = 0;; round++) {
-		regblock_set(arch, blk, arch->pc_regnum, at);
 		regblock_set(arch, blk, abi->nr_regnum, (uint64_t)nr);
 		for (int i = 0; i < 6; i++)
 			regblock_set(arch, blk, abi->arg_regnum[i], (uint64_t)args[i]);
@@ -118,7 +109,7 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 			err = -ESRCH;
 			goto out;
 		}
-		if (regblock_get(arch, blk, arch->pc_regnum) != at || round > 0)
+		if (regblock_get(arch, blk, arch->pc_regnum) != pc || round > 0)
 			break;
 		/*
 		 * The step ran no instruction: the thread was stopped inside
@@ -135,14 +126,14 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 		debug("thread %d was inside a system call (result %#llx): stepped out first",
 		      t->tid, (unsigned long long)own);
 	}
-	if (regblock_get(arch, blk, arch->pc_regnum) == at) {
+	if (regblock_get(arch, blk, arch->pc_regnum) == pc) {
 		err = -EAGAIN;	/* still not run: leave the thread as it was */
 		goto out;
 	}
 	*ret = signed_value(abi->ret_regnum, regblock_get(arch, blk, abi->ret_regnum));
 out:
 	if (patched) {
-		mem_write_raw(t->proc, at, code, abi->insn_len);
+		mem_write_raw(t->proc, pc, code, abi->insn_len);
 		keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
 	}
 	/* The thread's registers as they were, the number of a system call
