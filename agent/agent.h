@@ -609,6 +609,7 @@ bool trace_disconnect(void);
 
 /* retprobe.c: return probes (see there) */
 int ret_mark(uint32_t number, bool on);
+void ret_marks_clear(void);
 bool ret_is_marked(uint32_t number);
 /* "1, 3" (or "" when none) into buf. */
 void ret_marks_text(char *buf, size_t size);

@@ -131,6 +131,16 @@ int ret_mark(uint32_t number, bool on)
 	return 0;
 }
 
+/* A new client's session starts with no return probes: the marks are
+ * the previous client's (a --multi agent serves one after another), and
+ * its tracepoint numbers mean other things to the next.  Kept while a
+ * disconnected trace run goes on, which still uses them. */
+void ret_marks_clear(void)
+{
+	if (!trace_running())
+		memset(marks, 0, sizeof(marks));
+}
+
 bool ret_is_marked(uint32_t number)
 {
 	return number <= RET_MAX_NUMBER && (marks[number / 8] >> (number % 8)) & 1;

@@ -437,6 +437,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
 		log_user("Remote debugging from host %s, port %s", host, port);
 	evconnlistener_disable(l);
+	ret_marks_clear();
 	connection_open(fd, fd);
 }
 
