@@ -143,8 +143,11 @@ static void remove_probes(void)
 	 * that run keep theirs until they return (retprobe.c). */
 	ret_restore_process(p);
 	tr.proc = NULL;
+	pid_t pid = p->pid;
 	inferior_unpause(p);
-	inferior_unpark(p);	/* they run the original code now */
+	/* What the pause kept may have been the process's end: gone then. */
+	if ((p = process_find(pid)))
+		inferior_unpark(p);	/* they run the original code now */
 }
 
 static void drain_everything(void);
