@@ -772,6 +772,29 @@ bool pad_settle(struct thread *t)
 	return moved;
 }
 
+/* The thread a record's registers are loaded into for its owner (not one
+ * of p's: the hitting thread went on long ago), shared by the drains. */
+static struct thread *standin_of(struct process *p)
+{
+	static struct thread standin;
+
+	if (!standin.regcache && !(standin.regcache = calloc(1, regs_cache_size())))
+		return NULL;
+	standin.proc = p;
+	standin.state = THREAD_STOPPED;
+	standin.tid = 0;
+	return &standin;
+}
+
+/* The hit's time a recording pad stored in record `rec`, in us. */
+static uint64_t record_time_us(const uint8_t *rec)
+{
+	int64_t ts[2];
+
+	memcpy(ts, rec + OFF_TIME, 16);
+	return (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
+}
+
 /* One published record: to `fn`, then free for its next round. */
 static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			struct thread *standin,
@@ -783,16 +806,12 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	struct probe *pr = probe_at(p, site);
 	uint64_t time_us = 0;
 
-	standin->proc = p;
-	standin->state = THREAD_STOPPED;
 	standin->tid = 0;
 	if (pr && pr->pad_collect == PAD_REGS_TIME_TID) {
 		uint32_t tid;
-		int64_t ts[2];
 		memcpy(&tid, rec + OFF_TID, 4);
-		memcpy(ts, rec + OFF_TIME, 16);
 		standin->tid = (pid_t)tid;
-		time_us = (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
+		time_us = record_time_us(rec);
 	}
 	bool taken = true;
 	if (pr && fn &&
@@ -822,18 +841,18 @@ int pad_drain(struct process *p,
 	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
 			 void *arg), void *arg)
 {
-	static struct thread standin;
 	struct pad_table *pt = p->pads;
+	struct thread *standin;
 	int n = 0;
 
 	if (!pt || !pt->local)
 		return 0;
-	if (!standin.regcache && !(standin.regcache = calloc(1, 4096)))
+	if (!(standin = standin_of(p)))
 		abort();
 	for (size_t i = 0; i < pt->nholes;) {
 		uint64_t pos = pt->holes[i];
 		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
-			if (!take_record(p, pt, pos, &standin, fn, arg))
+			if (!take_record(p, pt, pos, standin, fn, arg))
 				return n;
 			pt->holes[i] = pt->holes[--pt->nholes];
 			n++;
@@ -846,7 +865,7 @@ int pad_drain(struct process *p,
 	while (pt->tail < head) {
 		uint64_t pos = pt->tail;
 		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
-			if (!take_record(p, pt, pos, &standin, fn, arg))
+			if (!take_record(p, pt, pos, standin, fn, arg))
 				break;
 			n++;
 		} else if (pt->nholes < PAD_HOLES) {
@@ -903,7 +922,7 @@ int pad_salvage(struct process *p,
 		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg)
 {
-	static struct thread standin;
+	struct thread *standin;
 	const size_t ring_bytes = (size_t)RING_RECORDS << PAD_ENTRY_SHIFT;
 	uint64_t starts[8];
 	bool xsave = p->features & ARCH_FEAT_AVX;
@@ -913,12 +932,8 @@ int pad_salvage(struct process *p,
 	ntables = old_tables(p, starts, 8);
 	if (ntables <= 0)
 		return ntables;
-	if (!standin.regcache && !(standin.regcache = calloc(1, regs_cache_size())))
+	if (!(standin = standin_of(p)) || !(records = malloc(ring_bytes)))
 		return -ENOMEM;
-	if (!(records = malloc(ring_bytes)))
-		return -ENOMEM;
-	standin.proc = p;
-	standin.state = THREAD_STOPPED;
 	for (int k = 0; k < ntables; k++) {
 		uint64_t ring = starts[k] + RING_OFF, head;
 		uint64_t base = ring + RING_RECORDS_OFF;
@@ -935,22 +950,19 @@ int pad_salvage(struct process *p,
 			uint8_t *rec = records + off;
 			uint64_t seq, done = pos + RING_RECORDS;
 			uint32_t tid;
-			int64_t ts[2];
 
 			memcpy(&seq, rec + OFF_SEQ, 8);
 			if (seq != pos + 1)
 				continue;	/* taken, or never written */
 			memcpy(&tid, rec + OFF_TID, 4);
-			memcpy(ts, rec + OFF_TIME, 16);
-			standin.tid = 0;
-			if (regs_load_pad(&standin, (const uint64_t *)(rec + OFF_FRAME), rec, xsave,
+			standin->tid = 0;
+			if (regs_load_pad(standin, (const uint64_t *)(rec + OFF_FRAME), rec, xsave,
 					  (const uint64_t *)(rec + OFF_BASES), false) == 0) {
-				fn(((const uint64_t *)(rec + OFF_FRAME))[FRAME_PC], &standin,
-				   (pid_t)tid,
-				   (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000, arg);
+				fn(((const uint64_t *)(rec + OFF_FRAME))[FRAME_PC], standin,
+				   (pid_t)tid, record_time_us(rec), arg);
 				taken++;
 			}
-			regs_invalidate(&standin);
+			regs_invalidate(standin);
 			mem_write_raw(p, base + off + OFF_SEQ, &done, 8);
 		}
 	}
