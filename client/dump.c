@@ -20,6 +20,7 @@
 #include "client/probe-trace.h"
 #include "client/record.h"
 #include "client/target.h"
+#include "client/typed.h"
 #include "protocol/rsp.h"
 #include "protocol/tbuf.h"
 #include "protocol/tfile.h"
@@ -48,6 +49,7 @@ struct tfile_info {
 	char status_error[128];
 	bool have_status;
 	char *status_line;		/* for its table of lost frames */
+	struct typed_file typed;	/* typed values (#pt lines, typed.h) */
 };
 
 struct probe_stats {
@@ -163,6 +165,17 @@ static int read_header(FILE *f, const char *path, struct tfile_info *t)
 					hex_to_str(colon + 1, strlen(colon + 1));
 				t->ntsvs++;
 			}
+		} else if (strncmp(line, "tp Z", 4) == 0) {
+			/* tp Z<n>:<addr>:cmd:<start>:<len>:<hex> */
+			char *end, *p;
+			long num = strtol(line + 4, &end, 16);
+			uint64_t addr = *end == ':' ? strtoull(end + 1, &p, 16) : 0;
+			if (*end == ':' && strncmp(p, ":cmd:0:", 7) == 0 &&
+			    (p = strchr(p + 7, ':'))) {
+				char *text = hex_to_str(p + 1, strlen(p + 1));
+				typed_file_add_line(&t->typed, num, addr, text);
+				free(text);
+			}
 		} else if (strncmp(line, "tp T", 4) == 0 && t->ntps < MAX_NAMES) {
 			char *end;
 			long num = strtol(line + 4, &end, 16);
@@ -233,9 +246,70 @@ struct frame_view {
 		uint64_t addr;
 		const uint8_t *data;
 		size_t len;
-	} mem[64];
+	} mem[256];
 	size_t nmem;
 };
+
+/* ---- typed values: the frame as typed.c reads it ---- */
+
+struct typed_frame {
+	const struct tfile_info *t;
+	const struct frame_view *v;
+};
+
+static const uint8_t *typed_reg(void *ctx, unsigned int regnum, size_t *size)
+{
+	const struct typed_frame *f = ctx;
+
+	if (!f->v->regs || !f->t->have_regs || regnum >= f->t->regs.nregs ||
+	    !f->t->regs.regs[regnum].name)
+		return NULL;
+	*size = f->t->regs.regs[regnum].bitsize / 8;
+	return f->v->regs + f->t->regs.regs[regnum].offset;
+}
+
+static size_t typed_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct typed_frame *f = ctx;
+	size_t got = 0;
+
+	while (got < len) {
+		uint64_t a = addr + got;
+		size_t m;
+		for (m = 0; m < f->v->nmem; m++)
+			if (a >= f->v->mem[m].addr &&
+			    a < f->v->mem[m].addr + f->v->mem[m].len)
+				break;
+		if (m == f->v->nmem)
+			break;
+		size_t n = (size_t)(f->v->mem[m].addr + f->v->mem[m].len - a);
+		if (n > len - got)
+			n = len - got;
+		memcpy((uint8_t *)buf + got, f->v->mem[m].data + (a - f->v->mem[m].addr), n);
+		got += n;
+	}
+	return got;
+}
+
+/* The typed values of a frame's tracepoint (its location by pc). */
+static const struct typed_probe *frame_typed(const struct tfile_info *t,
+					     const struct frame_view *v,
+					     struct typed_frame *tf,
+					     struct typed_src *src)
+{
+	const struct typed_probe *p = typed_file_find(&t->typed, v->tpnum, 0);
+	size_t size = 0;
+
+	tf->t = t;
+	tf->v = v;
+	*src = (struct typed_src){ typed_reg, typed_mem, tf };
+	if (p && p->pc_reg >= 0) {
+		const uint8_t *pc = typed_reg(tf, (unsigned)p->pc_reg, &size);
+		if (pc && size == 8)
+			p = typed_file_find(&t->typed, v->tpnum, le_value(pc, 8));
+	}
+	return p;
+}
 
 static bool frame_tsv(const struct frame_view *v, const struct tfile_info *t,
 		      const char *name, int64_t *out)
@@ -261,7 +335,7 @@ static int parse_frame(const uint8_t *d, size_t len, size_t regblock,
 	while ((r = tbuf_block_next(d, len, regblock, &pos, &b)) > 0) {
 		if (b.type == 'R' && !v->regs) {
 			v->regs = b.body;
-		} else if (b.type == 'M' && v->nmem < 64) {
+		} else if (b.type == 'M' && v->nmem < 256) {
 			uint16_t n;
 			memcpy(&v->mem[v->nmem].addr, b.body, 8);
 			memcpy(&n, b.body + 8, 2);
@@ -305,8 +379,19 @@ static void print_text(FILE *out, const struct tfile_info *t,
 	char buf[96];
 	int64_t x;
 
+	struct typed_frame tf;
+	struct typed_src src;
+	const struct typed_probe *typed = frame_typed(t, v, &tf, &src);
+
 	fprintf(out, "#%" PRIu64 " %s", v->number,
 		probe_name(t, v->tpnum, buf, sizeof(buf)));
+	if (typed) {
+		struct rsp_buf b;
+		rsp_buf_init(&b);
+		typed_render_text(typed, &src, &b);
+		fwrite(b.data, 1, b.len, out);
+		rsp_buf_free(&b);
+	}
 	if (frame_tsv(v, t, "probe_thread", &x))
 		fprintf(out, "  thread %lld", (long long)x);
 	if (frame_tsv(v, t, "trace_timestamp", &x)) {
@@ -329,7 +414,7 @@ static void print_text(FILE *out, const struct tfile_info *t,
 			fprintf(out, "  %s=%lld", n, (long long)v->tsv_val[i]);
 	}
 	fputc('\n', out);
-	if (v->regs && t->have_regs) {
+	if (v->regs && t->have_regs && !(typed && typed->hide_regs)) {
 		int col = 0;
 		for (size_t i = 0; i < t->regs.nregs; i++) {
 			const struct target_reg *r = &t->regs.regs[i];
@@ -345,7 +430,7 @@ static void print_text(FILE *out, const struct tfile_info *t,
 		if (col)
 			fputc('\n', out);
 	}
-	for (size_t m = 0; m < v->nmem; m++) {
+	for (size_t m = 0; m < v->nmem && !(typed && typed->hide_mem); m++) {
 		for (size_t o = 0; o < v->mem[m].len; o += 16) {
 			size_t n = v->mem[m].len - o < 16 ? v->mem[m].len - o : 16;
 			fprintf(out, "    0x%016" PRIx64 ": ", v->mem[m].addr + o);
@@ -370,6 +455,9 @@ static void print_json(FILE *out, const struct tfile_info *t,
 {
 	char buf[96];
 	bool first = true;
+	struct typed_frame tf;
+	struct typed_src src;
+	const struct typed_probe *typed = frame_typed(t, v, &tf, &src);
 
 	fprintf(out, "{\"frame\":%" PRIu64 ",\"tracepoint\":%ld,\"probe\":",
 		v->number, v->tpnum);
@@ -389,7 +477,15 @@ static void print_json(FILE *out, const struct tfile_info *t,
 		first = false;
 	}
 	fputc('}', out);
-	if (v->regs && t->have_regs) {
+	if (typed) {
+		struct rsp_buf b;
+		rsp_buf_init(&b);
+		typed_render_json(typed, &src, &b);
+		fputc(',', out);
+		fwrite(b.data, 1, b.len, out);
+		rsp_buf_free(&b);
+	}
+	if (v->regs && t->have_regs && !(typed && typed->hide_regs)) {
 		fputs(",\"registers\":{", out);
 		first = true;
 		for (size_t i = 0; i < t->regs.nregs; i++) {
@@ -404,7 +500,7 @@ static void print_json(FILE *out, const struct tfile_info *t,
 		}
 		fputc('}', out);
 	}
-	if (v->nmem) {
+	if (v->nmem && !(typed && typed->hide_mem)) {
 		fputs(",\"memory\":[", out);
 		for (size_t m = 0; m < v->nmem; m++) {
 			fprintf(out, "%s{\"address\":\"0x%" PRIx64 "\",\"bytes\":\"",
@@ -638,6 +734,7 @@ out:
 	target_regs_free(&t->regs);
 	rsp_buf_free(&t->tdesc);
 	free(t->status_line);
+	typed_file_free(&t->typed);
 	free(t);
 	return rc;
 }

@@ -134,6 +134,11 @@ void elfsym_set_sysroot(const char *sysroot)
 		debuginfo_path = NULL;
 }
 
+char **elfsym_debuginfo_path(void)
+{
+	return &debuginfo_path;
+}
+
 /* The separate debug file of `path`, as libdwfl finds it (see the top of
  * this file), or NULL. */
 static char *debug_file_of(const char *path)

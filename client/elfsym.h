@@ -54,6 +54,9 @@ void elfsym_close(struct elfsym_file *f);
 /* Debug files are looked for under SYSROOT/usr/lib/debug instead of the
  * host's /usr/lib/debug (NULL: the host's again). */
 void elfsym_set_sysroot(const char *sysroot);
+/* Where debug files are looked for, as libdwfl's Dwfl_Callbacks
+ * debuginfo_path wants it (points to NULL: libdwfl's default). */
+char **elfsym_debuginfo_path(void);
 
 /*
  * The bytes at `addr` in the executable section of `elf` (an Elf *) that

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/dwarfval.h"
 #include "client/elfsym.h"
 #include "client/probe-trace.h"
 #include "client/record.h"
@@ -47,6 +48,7 @@
 #include "client/sdt.h"
 #include "client/spec.h"
 #include "client/target.h"
+#include "client/typed.h"
 #include "protocol/ax-emit.h"
 #include "protocol/rsp-request.h"
 #include "protocol/tfile.h"
@@ -72,6 +74,8 @@ struct module {
 	uint64_t bias;			/* runtime = link-time + bias */
 	bool opened, failed;
 	struct elfsym_file ef;
+	struct dv_module *dv;		/* its DWARF, when it has some */
+	bool dv_tried;
 };
 
 #define MAX_SITES 64
@@ -98,6 +102,11 @@ struct probe {
 	bool sdt_open;
 	uint64_t frames;		/* received */
 	uint64_t lost;			/* the agent had no room for them */
+	/* Typed values (DWARF), per site: what they are, what to collect. */
+	struct typed_probe *typed;
+	struct dv_collect *collect;
+	bool typed_args;		/* `args` are typed: no raw argN */
+	bool after_prologue;		/* moved past the prologue */
 };
 
 struct recorder {
@@ -146,6 +155,7 @@ struct recorder {
 	size_t nprobes;
 	int max_args;
 	bool any_ret;
+	bool usage_error;		/* a spec names what is not there */
 
 	struct tp_store store;
 	struct rsp_request *req;
@@ -651,6 +661,50 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 	return 0;
 }
 
+/* The module's DWARF, or NULL (err says why). */
+static struct dv_module *module_dwarf(struct module *m, char *err,
+				      size_t errsize)
+{
+	static char why[512];
+
+	if (!m->dv_tried) {
+		m->dv_tried = true;
+		why[0] = '\0';
+		if (dv_open(&m->dv, m->local, why, sizeof(why)) < 0)
+			m->dv = NULL;
+	}
+	if (!m->dv)
+		snprintf(err, errsize, "%s", why[0] ? why : "no DWARF");
+	return m->dv;
+}
+
+/* FILE:LINE: every address where the line's code starts. */
+static int resolve_line(struct recorder *r, struct probe *p, char *err,
+			size_t errsize)
+{
+	struct module *m = &r->mods[0];
+	struct dv_module *dv;
+	uint64_t addrs[MAX_SITES];
+
+	if (p->spec.lib && !(m = find_library(r, p->spec.lib, err, errsize)))
+		return -ENOENT;
+	if (!module_elf(m)) {
+		snprintf(err, errsize, "cannot read %s", m->local);
+		return -ENOENT;
+	}
+	if (!(dv = module_dwarf(m, err, errsize)))
+		return -ENOENT;
+	int n = dv_line_addrs(dv, p->spec.file, p->spec.line, addrs, MAX_SITES,
+			      err, errsize);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		p->sites[i].addr = addrs[i] + m->bias;
+	p->nsites = (size_t)n;
+	p->mod = m;
+	return 0;
+}
+
 static int resolve_sdt(struct recorder *r, struct probe *p, char *err,
 		       size_t errsize)
 {
@@ -837,9 +891,20 @@ static void emit_store_tsv(struct ax_emit *e, unsigned int num)
 	ax_emit_op16(e, AX_OP_TRACEV, num);
 }
 
+static int define_line(void *ctx, const char *text)
+{
+	void **a = ctx;
+
+	return define_source(a[0], a[1], ((const struct site *)a[2])->addr, "cmd",
+			     text);
+}
+
 static int define_site(struct recorder *r, struct probe *p,
 		       const struct site *site)
 {
+	size_t k = (size_t)(site - p->sites);
+	const struct typed_probe *typed = p->typed ? &p->typed[k] : NULL;
+	const struct dv_collect *tcol = p->collect ? &p->collect[k] : NULL;
 	struct arg_ctx actx = { r, p, site };
 	struct spec_compile comp = {
 		.emit_arg = emit_arg, .regnum = regnum_of, .ctx = &actx,
@@ -891,6 +956,8 @@ static int define_site(struct recorder *r, struct probe *p,
 			regs = true;
 			break;
 		case SPEC_ARGS:
+			if (!it->count && p->typed_args)
+				break;	/* typed: below */
 			if ((int)it->count > p->nargs) {
 				err_msg("%s: args=%u but the probe has %d argument%s",
 					p->name, it->count, p->nargs,
@@ -932,6 +999,26 @@ static int define_site(struct recorder *r, struct probe *p,
 		ax_emit_op(&e, AX_OP_END);
 		put_x(&pkt, &e);
 	}
+	/* Typed values: their memory, and the registers their places and
+	 * addresses are computed from. */
+	if (typed && typed->nvals) {
+		regs = true;
+		for (size_t i = 0; i < tcol->n; i++) {
+			if (tcol->code[i].error) {
+				err_msg("%s: a typed value does not compile", p->name);
+				goto out;
+			}
+			if (pkt.len + 2 * tcol->code[i].len + 64 > RSP_MAX_PAYLOAD / 2) {
+				rsp_buf_putc(&pkt, '-');
+				if (define(r, p->name, pkt.data) < 0)
+					goto out;
+				rsp_buf_reset(&pkt);
+				rsp_buf_printf(&pkt, "QTDP:-%x:%llx:", p->tpnum,
+					       (unsigned long long)site->addr);
+			}
+			put_x(&pkt, &tcol->code[i]);
+		}
+	}
 	if (regs) {
 		/* Every register of the block. */
 		rsp_buf_putc(&pkt, 'R');
@@ -964,6 +1051,13 @@ static int define_site(struct recorder *r, struct probe *p,
 	if (p->spec.ret &&
 	    define_source(r, p, site->addr, "cond", "$probe_latency_ns >= 0") < 0)
 		goto out;
+	/* What dump needs to print the typed values: comment lines among
+	 * the commands, which gdb skips (typed.h). */
+	if (typed && typed->nvals) {
+		void *a[3] = { r, p, (void *)site };
+		if (typed_write(typed, define_line, a) < 0)
+			goto out;
+	}
 	rc = 0;
 out:
 	ax_emit_free(&e);
@@ -1654,6 +1748,157 @@ fail:
 
 static int define_all(struct recorder *r);
 
+static int regnum_by_name(void *ctx, const char *name)
+{
+	return target_regnum(ctx, name);
+}
+
+/* Does the spec use argN (the ABI's argument registers)? */
+static bool uses_raw_args(const struct probe_spec *s)
+{
+	if (expr_max_arg(s->cond) >= 0)
+		return true;
+	for (size_t i = 0; i < s->nitems; i++)
+		if ((s->items[i].what == SPEC_ARGS && s->items[i].count) ||
+		    (s->items[i].what == SPEC_MEM && expr_max_arg(s->items[i].addr) >= 0))
+			return true;
+	return false;
+}
+
+/*
+ * Typed values from DWARF: `args` (all of them), values by name, and the
+ * return value.  Without DWARF, `args` and `retval` stay the raw
+ * registers; a value by name is then an error.
+ *
+ * Where: at a function's entry its parameters are still in the ABI's
+ * registers, but DWARF at -O0 places them in stack slots the prologue
+ * has not filled yet.  So a probe on FUNC with typed values goes where
+ * gdb's `break FUNC` goes, after the prologue (the function's second
+ * line-table row): there DWARF's locations hold, both for dump and for
+ * gdb reading the file, which evaluates them the same way.  FUNC+OFF,
+ * *ADDR and FILE:LINE stay where they are.
+ */
+static int type_probe(struct recorder *r, struct probe *p)
+{
+	const struct probe_spec *s = &p->spec;
+	bool want_args = false, want_ret = false, named = false;
+	char err[1024];
+	struct dv_module *dv = NULL;
+	struct dv_target t = {
+		.arch = r->regs.arch, .regnum = regnum_by_name, .ctx = &r->regs,
+		.string_max = 64,
+	};
+
+	for (size_t i = 0; i < s->nitems; i++) {
+		want_args |= s->items[i].what == SPEC_ARGS && !s->items[i].count;
+		want_ret |= s->items[i].what == SPEC_RETVAL;
+		named |= s->items[i].what == SPEC_VALUE;
+	}
+	if (!want_args && !want_ret && !named)
+		return 0;
+	if (s->where == SPEC_SDT || s->where == SPEC_ADDR) {
+		if (!named)
+			return 0;
+		err_msg("%s: values by name need DWARF at a function or FILE:LINE, "
+			"not at %s", p->name, s->where == SPEC_SDT ? "a USDT probe"
+								     : "*ADDR");
+		r->usage_error = true;
+		return -EINVAL;
+	}
+	if (p->mod)
+		dv = module_dwarf(p->mod, err, sizeof(err));
+	if (!dv) {
+		if (!named)
+			return 0;	/* the raw forms */
+		err_msg("%s: values by name need DWARF: %s", p->name, err);
+		return -ENODATA;
+	}
+	t.bias = p->mod->bias;
+	if (s->where == SPEC_FUNC && !s->ret && !s->offset && (want_args || named)) {
+		uint64_t entry = p->sites[0].addr - p->mod->bias, body;
+		if (dv_after_prologue(dv, entry, &body) < 0) {
+			if (!named)
+				return 0;
+			err_msg("%s: DWARF of %s does not describe %s", p->name,
+				dv_path(dv), s->func);
+			return -ENOENT;
+		}
+		if (body != entry && uses_raw_args(s)) {
+			err_msg("%s: argN and args=N are the ABI's registers at the "
+				"function's entry, but typed values are read after its "
+				"prologue: name the parameters instead (or probe "
+				"%s+0 for the raw registers)", p->name, s->func);
+			r->usage_error = true;
+			return -EINVAL;
+		}
+		p->sites[0].addr = body + p->mod->bias;
+		p->after_prologue = body != entry;
+	}
+	p->typed = calloc(p->nsites, sizeof(*p->typed));
+	p->collect = calloc(p->nsites, sizeof(*p->collect));
+	if (!p->typed || !p->collect)
+		abort();
+	bool have_regs = false, have_mem = false;
+	for (size_t i = 0; i < s->nitems; i++) {
+		have_regs |= s->items[i].what == SPEC_REGS;
+		have_mem |= s->items[i].what == SPEC_MEM;
+	}
+	int pc = target_regnum(&r->regs, strstr(r->regs.arch ? r->regs.arch : "",
+						 "x86-64") ? "rip" : "pc");
+	for (size_t k = 0; k < p->nsites; k++) {
+		struct typed_probe *tp = &p->typed[k];
+		struct dv_collect *c = &p->collect[k];
+		uint64_t link = p->sites[k].addr - p->mod->bias;
+
+		typed_probe_init(tp);
+		tp->tpnum = p->tpnum;
+		tp->addr = p->sites[k].addr;
+		tp->pc_reg = pc;
+		tp->hide_regs = !have_regs;
+		tp->hide_mem = !have_mem;
+		for (size_t i = 0; i < s->nitems; i++) {
+			const struct spec_item *it = &s->items[i];
+			int e = 0;
+			switch (it->what) {
+			case SPEC_ARGS:
+				if (it->count)
+					break;
+				e = dv_add_args(dv, link, &t, tp, c, err, sizeof(err));
+				if (e == -ENOENT && !named && s->where == SPEC_FUNC)
+					e = 0;	/* not in DWARF: raw */
+				else if (e == 0)
+					p->typed_args = true;
+				break;
+			case SPEC_RETVAL:
+				e = dv_add_retval(dv, link, &t, tp, c, err, sizeof(err));
+				if (e == -ENOTSUP || e == -ENOENT)
+					e = 0;	/* the raw register says it */
+				break;
+			case SPEC_VALUE:
+				e = dv_add_path(dv, link, it->addr_text, &t, tp, c, err,
+						sizeof(err));
+				if (e == -ENOENT && !strpbrk(it->addr_text, ".-[*")) {
+					err_msg("bad probe spec: %s: %s; expected regs, args, "
+						"args=N, retval, mem=ADDR-EXPR,LEN, a parameter "
+						"or variable, or if", p->name, err);
+					r->usage_error = true;
+					return -EINVAL;
+				}
+				break;
+			default:
+				break;
+			}
+			if (e < 0) {
+				err_msg("%s: %s", p->name, err);
+				if (e == -ENOENT || e == -EINVAL || e == -ERANGE)
+					r->usage_error = true;
+				return e;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Every probe's sites and argument count, then its definitions. */
 static int setup_probes(struct recorder *r)
 {
@@ -1674,6 +1919,9 @@ static int setup_probes(struct recorder *r)
 			p->sites[0].addr = p->spec.addr;
 			p->nsites = 1;
 			break;
+		case SPEC_LINE:
+			e = resolve_line(r, p, err, sizeof(err));
+			break;
 		}
 		if (e < 0) {
 			err_msg("%s: %s", p->name, err);
@@ -1681,6 +1929,8 @@ static int setup_probes(struct recorder *r)
 		}
 		if (p->mod && check_build_id(r, p->mod) < 0)
 			return -ESTALE;
+		if ((e = type_probe(r, p)) < 0)
+			return e;
 		p->nargs = probe_nargs(r, p);
 		/* argN in conditions and mem= must exist too */
 		int need = expr_max_arg(p->spec.cond);
@@ -2023,12 +2273,19 @@ static void recorder_free(struct recorder *r)
 
 		if (m->opened)
 			elfsym_close(&m->ef);
+		dv_close(m->dv);
 		free(m->path);
 		free(m->local);
 	}
 	for (size_t i = 0; i < r->nprobes; i++) {
 		if (r->probes[i].sdt_open)
 			sdt_close(&r->probes[i].sdt);
+		for (size_t k = 0; r->probes[i].typed && k < r->probes[i].nsites; k++) {
+			typed_probe_free(&r->probes[i].typed[k]);
+			dv_collect_free(&r->probes[i].collect[k]);
+		}
+		free(r->probes[i].typed);
+		free(r->probes[i].collect);
 		spec_free(&r->probes[i].spec);
 	}
 	target_regs_free(&r->regs);
@@ -2190,8 +2447,13 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		abort();
 	if (start_agent(r) < 0)
 		goto out;
-	if (handshake(r) < 0 || learn_target(r) < 0 || setup_probes(r) < 0)
+	if (handshake(r) < 0 || learn_target(r) < 0)
 		goto stop;
+	if (setup_probes(r) < 0) {
+		if (r->usage_error)
+			rc = PT_EXIT_USAGE;
+		goto stop;
+	}
 	if (open_output(r) < 0)
 		goto stop;
 	if (semaphores(r, +1) < 0)

@@ -385,6 +385,42 @@ static int parse_where(struct parser *ps, const char *w, size_t n,
 		err = 0;
 		goto out;
 	}
+	/* [LIB:]FILE:LINE: what follows the last ':' is a number (no
+	 * function name begins with a digit). */
+	char *last = strrchr(tok, ':');
+	if (last && last > tok && last[-1] != ':' && last[1] &&
+	    strspn(last + 1, "0123456789") == strlen(last + 1)) {
+		char *endp;
+		long line = strtol(last + 1, &endp, 10);
+		if (s->ret) {
+			fail_at(ps, w, "a return probe needs a function, not FILE:LINE");
+			goto out;
+		}
+		if (line <= 0 || line > 10000000) {
+			fail_at(ps, w + (last - tok) + 1, "expected a line number");
+			goto out;
+		}
+		*last = '\0';
+		char *file = tok, *c = strchr(tok, ':');
+		if (c) {
+			*c = '\0';
+			if (!*tok) {
+				fail_at(ps, w, "expected a library before ':'");
+				goto out;
+			}
+			s->lib = xstrndup(tok, strlen(tok));
+			file = c + 1;
+		}
+		if (!*file) {
+			fail_at(ps, w + (file - tok), "expected a source file name");
+			goto out;
+		}
+		s->where = SPEC_LINE;
+		s->file = xstrndup(file, strlen(file));
+		s->line = (int)line;
+		err = 0;
+		goto out;
+	}
 	/* [LIB:]FUNC[+OFF]; C++ names contain "::", so LIB is what comes
 	 * before the first single ':'. */
 	char *fn = tok;
@@ -429,6 +465,38 @@ static int parse_where(struct parser *ps, const char *w, size_t n,
 out:
 	free(tok);
 	return err;
+}
+
+bool spec_is_value_path(const char *w, size_t n)
+{
+	size_t i = 0, k;
+
+	if (i < n && w[i] == '*')
+		i++;
+	k = ident_len(w + i, w + n);
+	if (k == 0 || isdigit((unsigned char)w[i]))
+		return false;
+	i += k;
+	while (i < n) {
+		if (w[i] == '.' || (w[i] == '-' && i + 1 < n && w[i + 1] == '>')) {
+			i += w[i] == '.' ? 1 : 2;
+			k = ident_len(w + i, w + n);
+			if (k == 0 || isdigit((unsigned char)w[i]))
+				return false;
+			i += k;
+		} else if (w[i] == '[') {
+			k = 0;
+			i++;
+			while (i < n && isalnum((unsigned char)w[i]))
+				i++, k++;
+			if (k == 0 || i >= n || w[i] != ']')
+				return false;
+			i++;
+		} else {
+			return false;
+		}
+	}
+	return true;
 }
 
 static int parse_item(struct parser *ps, const char *w, size_t n,
@@ -482,8 +550,12 @@ static int parse_item(struct parser *ps, const char *w, size_t n,
 			return -EINVAL;
 		it->addr_text = xstrndup(w + 4, (size_t)(comma - w - 4));
 		it->what = SPEC_MEM;
+	} else if (spec_is_value_path(w, n)) {
+		it->what = SPEC_VALUE;
+		it->addr_text = xstrndup(w, n);
 	} else {
-		fail_at(ps, w, "expected regs, args, args=N, retval, mem=ADDR-EXPR,LEN or if");
+		fail_at(ps, w, "expected regs, args, args=N, retval, mem=ADDR-EXPR,LEN, "
+			"a parameter or variable (NAME, p->member, s.member, a[N], *p) or if");
 		return -EINVAL;
 	}
 	s->nitems++;
@@ -556,6 +628,7 @@ void spec_free(struct probe_spec *s)
 	free(s->func);
 	free(s->provider);
 	free(s->name);
+	free(s->file);
 	for (size_t i = 0; i < s->nitems; i++) {
 		expr_free(s->items[i].addr);
 		free(s->items[i].addr_text);

@@ -4,8 +4,11 @@
  *   SPEC  := WHERE { WHAT } [ "if" COND ]
  *   WHERE := FUNC[+OFF] | LIB:FUNC[+OFF] | *ADDR
  *          | FUNC%return | LIB:FUNC%return
+ *          | FILE:LINE | LIB:FILE:LINE
  *          | sdt:PROVIDER:NAME | sdt:LIB:PROVIDER:NAME
- *   WHAT  := regs | args | args=N | retval | mem=EXPR,LEN
+ *   WHAT  := regs | args | args=N | retval | mem=EXPR,LEN | VALUE
+ *   VALUE := [*] NAME { .MEMBER | ->MEMBER | [N] }   (from DWARF: a
+ *            parameter, a local in scope or a global, with its type)
  *   EXPR  := C-like 64-bit integer expression over numbers, argN, retval,
  *            $REG (gdb register names), *E (8-byte load), u8[E] .. u64[E]
  *            and s8[E] .. s64[E] (sized loads), ( ) and the operators
@@ -28,6 +31,7 @@ enum spec_where {
 	SPEC_FUNC,		/* func (+ offset), in lib or the program */
 	SPEC_ADDR,		/* *ADDR: a runtime address */
 	SPEC_SDT,		/* sdt:[LIB:]PROVIDER:NAME */
+	SPEC_LINE,		/* [LIB:]FILE:LINE */
 };
 
 enum spec_what {
@@ -35,6 +39,7 @@ enum spec_what {
 	SPEC_ARGS,
 	SPEC_RETVAL,
 	SPEC_MEM,
+	SPEC_VALUE,		/* a value by name, typed from DWARF */
 };
 
 enum expr_op {
@@ -58,7 +63,7 @@ struct expr {
 struct spec_item {
 	enum spec_what what;
 	struct expr *addr;	/* SPEC_MEM */
-	char *addr_text;
+	char *addr_text;	/* SPEC_MEM; SPEC_VALUE: the access path */
 	uint64_t len;
 	unsigned int count;	/* SPEC_ARGS: args=N, 0 = all */
 };
@@ -72,6 +77,8 @@ struct probe_spec {
 	char *func;
 	uint64_t offset, addr;
 	char *provider, *name;		/* SDT */
+	char *file;			/* SPEC_LINE */
+	int line;
 	bool ret;			/* %return */
 	struct spec_item items[SPEC_MAX_ITEMS];
 	size_t nitems;
@@ -89,6 +96,8 @@ void spec_free(struct probe_spec *s);
 /* The probe's name in output: the WHERE part as written. */
 const char *spec_where_text(const struct probe_spec *s, char *buf,
 			    size_t size);
+/* Is [w, w + n) a VALUE (see the grammar above)? */
+bool spec_is_value_path(const char *w, size_t n);
 /* Does the expression use argN (the largest N + 1), retval? */
 int expr_max_arg(const struct expr *e);
 bool expr_uses_retval(const struct expr *e);
