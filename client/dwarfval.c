@@ -146,18 +146,69 @@ static Dwarf_Die *cu_of(struct dv_module *m, Dwarf_Addr a, Dwarf_Die *cu)
 	return cu;
 }
 
-/* Scopes around DWARF address a, innermost first; -ENOENT without a
- * function among them.  *fn: the innermost function or inlined copy;
- * *outer: the real (not inlined) function, for its frame base. */
+/*
+ * Scopes around DWARF address a, innermost first, the unit last.
+ * libdw's dwarf_getscopes follows an inlined copy to its abstract
+ * definition's scopes and so loses the function it was inlined into;
+ * the probe wants that function (its frame, its parameters), so the
+ * tree is walked here: from the unit down through every function,
+ * inlined copy and lexical block whose ranges hold a (namespaces and
+ * classes, which have no ranges, are looked into).
+ * -ENOENT without a function among them.  *fn: the innermost function
+ * or inlined copy; *outer: the innermost real (not inlined) function,
+ * whose frame the probe is in.
+ */
+#define MAX_SCOPES 64
+
+static bool find_inner(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *out,
+		       int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 8 || dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+			if (dwarf_haspc(&child, a) > 0) {
+				*out = child;
+				return true;
+			}
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+			if (find_inner(&child, a, out, depth + 1))
+				return true;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
 static int scopes_at(struct dv_module *m, Dwarf_Addr a, Dwarf_Die **scopes,
 		     int *fn, int *outer)
 {
-	Dwarf_Die cu;
-	int n;
+	Dwarf_Die chain[MAX_SCOPES];
+	int n = 0;
 
 	*scopes = NULL;
-	if (!cu_of(m, a, &cu) || (n = dwarf_getscopes(&cu, a, scopes)) <= 0)
+	if (!cu_of(m, a, &chain[0]))
 		return -ENOENT;
+	n = 1;
+	while (n < MAX_SCOPES && find_inner(&chain[n - 1], a, &chain[n], 0))
+		n++;
+	*scopes = calloc((size_t)n, sizeof(**scopes));
+	if (!*scopes)
+		abort();
+	for (int i = 0; i < n; i++)
+		(*scopes)[i] = chain[n - 1 - i];
 	*fn = *outer = -1;
 	for (int i = 0; i < n; i++) {
 		int tag = dwarf_tag(&(*scopes)[i]);
@@ -1096,7 +1147,9 @@ int dv_add_args(struct dv_module *m, uint64_t pc, const struct dv_target *t,
 
 	if (r < 0)
 		return r;
-	if (dwarf_child(&lk.scopes[lk.fn], &child) == 0) {
+	/* the parameters of the function whose frame it is: an inlined
+	 * copy at the very pc is part of its body */
+	if (dwarf_child(&lk.scopes[lk.outer], &child) == 0) {
 		do {
 			Dwarf_Die type;
 			struct place pl;
