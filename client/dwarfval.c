@@ -304,7 +304,11 @@ int dv_line_addrs(struct dv_module *m, const char *file, int line,
 			nearest = ln;
 			continue;
 		}
-		if (dwarf_lineaddr(srcs[i], &a) != 0)
+		bool stmt = true;
+		dwarf_linebeginstatement(srcs[i], &stmt);
+		/* a row that is no statement's beginning is an instruction
+		 * scheduled early: the line's state is not there yet */
+		if (!stmt || dwarf_lineaddr(srcs[i], &a) != 0)
 			continue;
 		/* one address per function or inlined copy: the lowest */
 		Dwarf_Die *scopes;
@@ -1257,6 +1261,20 @@ int dv_add_path(struct dv_module *m, uint64_t pc, const char *path,
 			goto out;
 		}
 		int tag = dwarf_tag(&pt);
+		if (tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type) {
+			/* a C++ reference is its object: follow it first */
+			Dwarf_Die target;
+			if (!die_type(&pt, &target) ||
+			    (r = load_value(&pl, 8, c, err, errsize)) < 0) {
+				if (r == 0)
+					r = fail(err, errsize, -EINVAL, "'%.*s': a "
+						 "reference to nothing", (int)(s - path), path);
+				goto out;
+			}
+			pl.kind = TV_MEM;
+			type = target;
+			continue;
+		}
 		if (s[0] == '.' || (s[0] == '-' && s[1] == '>')) {
 			bool arrow = s[0] == '-';
 			Dwarf_Die st, member;
