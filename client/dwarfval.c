@@ -1309,9 +1309,10 @@ int dv_add_path(struct dv_module *m, uint64_t pc, const char *path,
 				goto out;
 			}
 			if (!mlen || !find_member(&st, mname, mlen, &member, &off)) {
+				char sn[256];
+				type_name(&st, sn, sizeof(sn), 0);
 				r = fail(err, errsize, -ENOENT, "%s has no member '%.*s'",
-					 die_name(&st) ? die_name(&st) : "the struct",
-					 (int)mlen, mname);
+					 sn, (int)mlen, mname);
 				goto out;
 			}
 			if (dwarf_hasattr(&member, DW_AT_bit_size)) {

@@ -14,6 +14,9 @@
  *   even X = 0|1          (a bool)
  *   label X = STRING      (a char *)
  *   line TOTAL I          (at the line marked LINE-PROBE)
+ *
+ *   rectyped OUT malloc  5 allocations too big for malloc's thread cache,
+ *                        so that _int_malloc serves them:  malloc BYTES
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,7 +42,7 @@ struct item {
 };
 
 static FILE *out;
-static const char *labels[] = { "alpha", "beta", "gamma \"q\"" };
+static const char *labels[] = { "alpha", "beta", "gam\"ma" };
 
 __attribute__((noinline)) int place(const struct item *it, int n,
 				    const char *label, enum color c,
@@ -116,6 +119,16 @@ int main(int argc, char **argv)
 	if (!out)
 		return 1;
 	setvbuf(out, NULL, _IOLBF, 0);
+	if (strcmp(argv[2], "malloc") == 0) {
+		for (size_t i = 0; i < 5; i++) {
+			size_t n = 70000 + 16 * i;
+			void *p = malloc(n);
+			fprintf(out, "malloc %zu\n", n);
+			free(p);
+		}
+		fclose(out);
+		return 0;
+	}
 	int rounds = atoi(argv[2]);
 	struct item chain = { .id = 999 };
 	for (int i = 0; i < rounds; i++) {
