@@ -79,6 +79,27 @@ static void test_where_forms(void **state)
 	assert_string_equal(s.cond_text, "arg1 > 100");
 	spec_free(&s);
 
+	s = parse_ok("demo.c:42 total o->price a.b[3] *p");
+	assert_int_equal(s.where, SPEC_LINE);
+	assert_null(s.lib);
+	assert_string_equal(s.file, "demo.c");
+	assert_int_equal(s.line, 42);
+	assert_int_equal(s.nitems, 4);
+	assert_int_equal(s.items[0].what, SPEC_VALUE);
+	assert_string_equal(s.items[0].addr_text, "total");
+	assert_string_equal(s.items[1].addr_text, "o->price");
+	assert_string_equal(s.items[2].addr_text, "a.b[3]");
+	assert_string_equal(s.items[3].addr_text, "*p");
+	spec_free(&s);
+
+	s = parse_ok("libfoo:src/foo.c:7");
+	assert_int_equal(s.where, SPEC_LINE);
+	assert_string_equal(s.lib, "libfoo");
+	assert_string_equal(s.file, "src/foo.c");
+	assert_int_equal(s.line, 7);
+	assert_int_equal(s.items[0].what, SPEC_ARGS);
+	spec_free(&s);
+
 	s = parse_ok("sdt:libpython3.11:python:function__entry");
 	assert_string_equal(s.lib, "libpython3.11");
 	assert_string_equal(s.provider, "python");
@@ -111,7 +132,12 @@ static void test_errors(void **state)
 	expect_error("f+8%return", "no +OFF", 0);
 	expect_error(":f", "expected a library", 0);
 	expect_error("sdt:onlyone", "expected sdt:PROVIDER:NAME", 0);
-	expect_error("f argz", "expected regs, args", 2);
+	expect_error("f a+b", "expected regs, args", 2);
+	expect_error("f p->", "expected regs, args", 2);
+	expect_error("f 3x", "expected regs, args", 2);
+	expect_error("f a[]", "expected regs, args", 2);
+	expect_error("f.c:0", "expected a line number", 4);
+	expect_error("f.c:3%return", "needs a function, not FILE:LINE", 0);
 	expect_error("f args=0", "expected args=N", 7);
 	expect_error("f retval", "only known in a return probe", 2);
 	expect_error("f mem=arg0", "expected mem=ADDR-EXPR,LEN", 6);
