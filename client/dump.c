@@ -291,6 +291,18 @@ static size_t typed_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return got;
 }
 
+static int typed_tsv(void *ctx, unsigned int num, int64_t *value)
+{
+	const struct typed_frame *f = ctx;
+
+	for (size_t i = 0; i < f->v->ntsv; i++)
+		if (f->v->tsv_num[i] == (long)num) {
+			*value = f->v->tsv_val[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
 /* The typed values of a frame's tracepoint (its location by pc). */
 static const struct typed_probe *frame_typed(const struct tfile_info *t,
 					     const struct frame_view *v,
@@ -302,7 +314,7 @@ static const struct typed_probe *frame_typed(const struct tfile_info *t,
 
 	tf->t = t;
 	tf->v = v;
-	*src = (struct typed_src){ typed_reg, typed_mem, tf };
+	*src = (struct typed_src){ typed_reg, typed_mem, tf, typed_tsv };
 	if (p && p->pc_reg >= 0) {
 		const uint8_t *pc = typed_reg(tf, (unsigned)p->pc_reg, &size);
 		if (pc && size == 8)

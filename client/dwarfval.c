@@ -403,6 +403,7 @@ struct place {
 	unsigned int reg;
 	struct ax_emit code;
 	const char *why;	/* TV_NONE: what could not be read */
+	bool tsv_only;		/* TV_VALUE from trace state variables only */
 };
 
 struct loc_ctx {
@@ -1101,10 +1102,14 @@ static int add_value(struct lookup *lk, const char *name, Dwarf_Die *type,
 	case TV_MEM:
 		if (size)
 			collect_mem(c, pl, size);
+		c->regs = true;	/* its address is computed from them */
 		break;
 	case TV_REG:
+		c->regs = true;
+		break;
 	case TV_VALUE:
-		c->regs = true;	/* the code or the register reads them */
+		if (!pl->tsv_only)
+			c->regs = true;
 		break;
 	default:
 		break;
@@ -1445,6 +1450,11 @@ int dv_add_retval(struct dv_module *m, uint64_t pc, const struct dv_target *t,
 		goto out;
 	}
 	pl.reg = (unsigned)n;
+	if (t->retval_tsv && !is_float) {
+		pl.kind = TV_VALUE;
+		pl.tsv_only = true;
+		ax_emit_op16(&pl.code, AX_OP_GETV, t->retval_tsv);
+	}
 	/* at the return, what the pointer points to is as the function
 	 * left it: worth showing too */
 	r = add_value(&lk, "return", &type, &pl, TV_RETURN, p, c, err, errsize);

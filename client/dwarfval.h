@@ -59,6 +59,12 @@ struct dv_target {
 	int (*regnum)(void *ctx, const char *name);
 	void *ctx;
 	unsigned int string_max;	/* bytes of a char * collected */
+	/* The trace state variable a return probe stores the raw return
+	 * register in (0: none).  An integer or pointer return value is
+	 * read from it, so that its frames need no register block: gdb's
+	 * tdump takes a frame whose pc is not its tracepoint's address for
+	 * a while-stepping frame, and shows nothing of it. */
+	unsigned int retval_tsv;
 };
 
 /* The agent expressions of one probe location: each collects memory
@@ -81,7 +87,8 @@ void dv_collect_free(struct dv_collect *c);
  *                  a global of the unit;
  *   dv_add_retval: the return value of the function whose entry is
  *                  `pc`, read at its return (x86-64: rax/xmm0,
- *                  aarch64: x0/v0); -ENOENT when DWARF has no function
+ *                  aarch64: x0/v0, or retval_tsv); -ENOENT when DWARF
+ *                  has no function
  *                  there, -ENOTSUP for what cannot be read from the
  *                  registers at the return (small structs, long double).
  * 0 or -errno with a message in err.

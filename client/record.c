@@ -1002,7 +1002,7 @@ static int define_site(struct recorder *r, struct probe *p,
 	/* Typed values: their memory, and the registers their places and
 	 * addresses are computed from. */
 	if (typed && typed->nvals) {
-		regs = true;
+		regs |= tcol->regs;
 		for (size_t i = 0; i < tcol->n; i++) {
 			if (tcol->code[i].error) {
 				err_msg("%s: a typed value does not compile", p->name);
@@ -1786,7 +1786,7 @@ static int type_probe(struct recorder *r, struct probe *p)
 	struct dv_module *dv = NULL;
 	struct dv_target t = {
 		.arch = r->regs.arch, .regnum = regnum_by_name, .ctx = &r->regs,
-		.string_max = 64,
+		.string_max = 64, .retval_tsv = TSV_RETVAL,
 	};
 
 	for (size_t i = 0; i < s->nitems; i++) {
@@ -1794,6 +1794,10 @@ static int type_probe(struct recorder *r, struct probe *p)
 		want_ret |= s->items[i].what == SPEC_RETVAL;
 		named |= s->items[i].what == SPEC_VALUE;
 	}
+	/* A spec that reads argN keeps the raw argument registers at the
+	 * entry, unless it names values too (an error below). */
+	if (uses_raw_args(s) && !named)
+		want_args = false;
 	if (!want_args && !want_ret && !named)
 		return 0;
 	if (s->where == SPEC_SDT || s->where == SPEC_ADDR) {
@@ -1861,7 +1865,7 @@ static int type_probe(struct recorder *r, struct probe *p)
 			int e = 0;
 			switch (it->what) {
 			case SPEC_ARGS:
-				if (it->count)
+				if (it->count || !want_args)
 					break;
 				e = dv_add_args(dv, link, &t, tp, c, err, sizeof(err));
 				if (e == -ENOENT && !named && s->where == SPEC_FUNC)

@@ -401,11 +401,18 @@ static long eval_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf,
 	return n ? (long)n : -EFAULT;
 }
 
+static int eval_tsv_get(const struct ax_ctx *ctx, unsigned num, int64_t *value)
+{
+	const struct typed_src *src = ctx->opaque;
+
+	return src->tsv ? src->tsv(src->ctx, num, value) : -ENOENT;
+}
+
 static int eval(const struct tv *v, const struct typed_src *src, uint64_t *out)
 {
 	struct ax_ctx ctx = {
 		.read_reg = eval_read_reg, .read_mem = eval_read_mem,
-		.opaque = (void *)src,
+		.tsv_get = eval_tsv_get, .opaque = (void *)src,
 	};
 	struct ax_result res;
 	uint8_t code[256];

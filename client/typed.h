@@ -28,7 +28,9 @@
  *   #pt v TYPE PLACE REG CODE FLAGS NAME  a value, in the order printed:
  *                                        PLACE m (memory at the address
  *                                        CODE computes), r (register REG),
- *                                        x (CODE computes the value), n
+ *                                        x (CODE computes the value, from
+ *                                        registers, memory or the frame's
+ *                                        trace state variables), n
  *                                        (optimized out); CODE is agent
  *                                        expression bytecode in hex (- for
  *                                        none); FLAGS: d the pointee was
@@ -159,6 +161,9 @@ struct typed_src {
 	 * returns how many leading bytes the frame holds. */
 	size_t (*mem)(void *ctx, uint64_t addr, void *buf, size_t len);
 	void *ctx;
+	/* The value of trace state variable `num` in the frame: 0, or
+	 * -ENOENT when the frame has none (may be NULL). */
+	int (*tsv)(void *ctx, unsigned int num, int64_t *value);
 };
 
 /* Entry values as "(o=0x7ffe... {id=1, price=1.25}, n=3)", the return
