@@ -559,7 +559,9 @@ static void usage(FILE *out)
 	fprintf(out,
 "Usage: probe-trace dump [--json] [--summary] [--limit N] FILE\n"
 "Prints every frame of a trace file: probe, thread, time, the collected\n"
-"values (arguments, return value, latency), registers by name and memory.\n"
+"values (arguments, return value, latency; typed when the recording had\n"
+"DWARF: process_order(o=0x7ffe... {id=1, price=1.25}), f%%return = -3),\n"
+"registers by name and memory.\n"
 "\n"
 "  --json       one JSON object per frame and line\n"
 "  --summary    frames per probe (and latency of return probes) only\n"
