@@ -187,6 +187,7 @@ static int read_header(FILE *f, const char *path, struct tfile_info *t)
 		}
 	}
 	free(line);
+	typed_file_finish(&t->typed);
 	rsp_buf_putc(&t->tdesc, '\0');
 	t->have_regs = target_regs_parse(&t->regs, t->tdesc.data) == 0 &&
 		       t->regs.block_size <= t->regblock;

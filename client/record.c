@@ -75,6 +75,7 @@ struct module {
 	bool opened, failed;
 	struct elfsym_file ef;
 	struct dv_module *dv;		/* its DWARF, when it has some */
+	char *dv_error;			/* why not */
 	bool dv_tried;
 };
 
@@ -665,16 +666,16 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 static struct dv_module *module_dwarf(struct module *m, char *err,
 				      size_t errsize)
 {
-	static char why[512];
-
 	if (!m->dv_tried) {
+		char why[512] = "no DWARF";
 		m->dv_tried = true;
-		why[0] = '\0';
-		if (dv_open(&m->dv, m->local, why, sizeof(why)) < 0)
+		if (dv_open(&m->dv, m->local, why, sizeof(why)) < 0) {
 			m->dv = NULL;
+			m->dv_error = strdup(why);
+		}
 	}
 	if (!m->dv)
-		snprintf(err, errsize, "%s", why[0] ? why : "no DWARF");
+		snprintf(err, errsize, "%s", m->dv_error ? m->dv_error : "no DWARF");
 	return m->dv;
 }
 
@@ -2284,6 +2285,7 @@ static void recorder_free(struct recorder *r)
 		if (m->opened)
 			elfsym_close(&m->ef);
 		dv_close(m->dv);
+		free(m->dv_error);
 		free(m->path);
 		free(m->local);
 	}

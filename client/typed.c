@@ -358,14 +358,26 @@ int typed_file_add_line(struct typed_file *f, long tpnum, uint64_t addr,
 	return 0;
 }
 
+void typed_file_finish(struct typed_file *f)
+{
+	for (size_t i = 0; i < f->nprobes; i++)
+		if (f->probes[i].tpnum >= 0 && !consistent(&f->probes[i])) {
+			typed_probe_free(&f->probes[i]);
+			f->probes[i].tpnum = -1;
+		}
+	f->finished = true;
+}
+
 const struct typed_probe *typed_file_find(const struct typed_file *f,
 					  long tpnum, uint64_t pc)
 {
 	const struct typed_probe *first = NULL;
 
+	if (!f->finished)
+		return NULL;
 	for (size_t i = 0; i < f->nprobes; i++) {
 		const struct typed_probe *p = &f->probes[i];
-		if (p->tpnum != tpnum || !p->nvals || !consistent(p))
+		if (p->tpnum != tpnum || !p->nvals)
 			continue;
 		if (p->addr == pc)
 			return p;
@@ -517,6 +529,11 @@ static void put_object(struct printer *pr, const struct ty *t,
 
 	if (!t) {
 		put_unavailable(pr);
+		return;
+	}
+	if (depth > TYPED_MAX_DEPTH) {
+		/* arrays of arrays of structs..., or a table that loops */
+		rsp_buf_puts(o, pr->json ? "null" : "{...}");
 		return;
 	}
 	bool scalar = t->kind != TY_STRUCT && t->kind != TY_UNION &&
@@ -713,10 +730,14 @@ static void put_value(struct printer *pr, const struct tv *v)
 {
 	static uint8_t buf[TYPED_MAX_BYTES], pointee[TYPED_MAX_BYTES];
 	const struct ty *t = type_of(pr, v->type);
-	long n = value_bytes(pr, v, t, buf);
+	long n = t ? value_bytes(pr, v, t, buf) : 0;
 
 	if (pr->json)
 		put_json_key(pr, v->name);
+	if (!t) {
+		put_unavailable(pr);
+		return;
+	}
 	if (n < 0) {
 		rsp_buf_puts(pr->out, pr->json ? "null" : "<optimized out>");
 		return;

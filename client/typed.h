@@ -139,6 +139,7 @@ int typed_write(const struct typed_probe *p,
 struct typed_file {
 	struct typed_probe *probes;
 	size_t nprobes;
+	bool finished;
 };
 
 /* Takes one `cmd` source string of location (tpnum, addr): a "#pt" line
@@ -146,6 +147,10 @@ struct typed_file {
  * for a "#pt" line that does not parse (the location is then dropped). */
 int typed_file_add_line(struct typed_file *f, long tpnum, uint64_t addr,
 			const char *text);
+/* After the last line: drops the locations whose description does not
+ * hold together (a type index out of the table).  typed_file_find finds
+ * nothing before. */
+void typed_file_finish(struct typed_file *f);
 void typed_file_free(struct typed_file *f);
 /* The location of a frame of tracepoint tpnum: the one at `pc` when the
  * tracepoint has several (pc 0: the first).  NULL when it has no types. */

@@ -264,6 +264,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(typed_write(&p, collect, &tf), 0);
 	/* another tracepoint's lines and plain commands are left alone */
 	assert_int_equal(typed_file_add_line(&tf, 1, 0x401000, "collect $regs"), 0);
+	assert_null(typed_file_find(&tf, 1, 0x401000));	/* not finished */
+	typed_file_finish(&tf);
 	const struct typed_probe *q = typed_file_find(&tf, 1, 0x401000);
 	assert_non_null(q);
 	assert_null(typed_file_find(&tf, 2, 0));
@@ -294,11 +296,22 @@ static void test_bad_lines(void **state)
 	assert_int_equal(typed_file_add_line(&tf, 5, 1, "#pt v 0 m 0 zz - x"), -22);
 	assert_int_equal(typed_file_add_line(&tf, 6, 1, "#pt t 0 p 8 7 0 0 int *"), 0);
 	assert_int_equal(typed_file_add_line(&tf, 6, 1, "#pt v 0 r 0 - d p"), 0);
+	/* an array of itself prints, bounded */
+	assert_int_equal(typed_file_add_line(&tf, 7, 1, "#pt t 0 a 8 0 4 0 loop"), 0);
+	assert_int_equal(typed_file_add_line(&tf, 7, 1, "#pt v 0 r 0 - - x"), 0);
+	typed_file_finish(&tf);
 	assert_non_null(typed_file_find(&tf, 1, 1));
 	assert_null(typed_file_find(&tf, 2, 1));
 	assert_null(typed_file_find(&tf, 5, 1));
 	/* a pointer to a type the table lacks is not used */
 	assert_null(typed_file_find(&tf, 6, 1));
+	const struct typed_probe *loop = typed_file_find(&tf, 7, 1);
+	assert_non_null(loop);
+	struct fake f;
+	make_frame(&f);
+	char *s = render(loop, &f, false);
+	assert_non_null(strstr(s, "{...}"));
+	free(s);
 	typed_file_free(&tf);
 }
 
