@@ -240,6 +240,30 @@ static bool die_type(Dwarf_Die *d, Dwarf_Die *out)
 	return dwarf_attr_integrate(d, DW_AT_type, &a) && dwarf_formref_die(&a, out);
 }
 
+/* Does any variable under d have a location list?  (The walk stops at
+ * the first.) */
+static bool has_loclist(Dwarf_Die *d, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 32 || dwarf_child(d, &child) != 0)
+		return false;
+	do {
+		Dwarf_Attribute a;
+		int tag = dwarf_tag(&child);
+		if ((tag == DW_TAG_formal_parameter || tag == DW_TAG_variable) &&
+		    dwarf_attr(&child, DW_AT_location, &a)) {
+			unsigned form = dwarf_whatform(&a);
+			if (form == DW_FORM_sec_offset || form == DW_FORM_loclistx ||
+			    form == DW_FORM_data4 || form == DW_FORM_data8)
+				return true;
+		}
+		if (dwarf_haschildren(&child) > 0 && has_loclist(&child, depth + 1))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
 int dv_after_prologue(struct dv_module *m, uint64_t entry, uint64_t *out)
 {
 	Dwarf_Addr a = entry + m->link_to_dw;
@@ -257,7 +281,15 @@ int dv_after_prologue(struct dv_module *m, uint64_t entry, uint64_t *out)
 		high = a + 1;
 	free(scopes);
 	*out = entry;
-	if (!cu_of(m, a, &cu) || dwarf_getsrclines(&cu, &lines, &nlines) != 0)
+	if (!cu_of(m, a, &cu))
+		return 0;
+	/* As gdb decides: a unit whose variables have location lists was
+	 * optimized, and its compiler tracked every variable from the
+	 * first instruction on; its "second line" may well be inside a
+	 * loop of the body.  The entry it is. */
+	if (has_loclist(&cu, 0))
+		return 0;
+	if (dwarf_getsrclines(&cu, &lines, &nlines) != 0)
 		return 0;
 	/* The rows are sorted by address: the first one past the entry
 	 * (inside the function, a real line) ends the prologue. */
@@ -1050,7 +1082,7 @@ static int var_place(struct lookup *lk, Dwarf_Die *var, struct place *pl,
 	return compile_ops(&lc, ops, nops, pl, err, errsize);
 }
 
-/* Variable `name` visible at the pc: innermost scope first. */
+/* Variable `name` around the pc: innermost scope first. */
 static bool find_var(struct lookup *lk, const char *name, size_t len,
 		     Dwarf_Die *out)
 {
@@ -1069,10 +1101,9 @@ static bool find_var(struct lookup *lk, const char *name, size_t len,
 				return true;
 			}
 		} while (dwarf_siblingof(&child, &child) == 0);
-		/* an inlined copy sees its own names, then the caller's
-		 * globals only */
-		if (i >= lk->fn && dwarf_tag(&lk->scopes[i]) == DW_TAG_inlined_subroutine)
-			i = lk->nscopes - 2;
+		/* On through an inlined copy to the function it is inlined
+		 * into: a probe on FUNC may land in code inlined at its very
+		 * start, and FUNC's names are what the user means. */
 	}
 	return false;
 }
@@ -1228,11 +1259,29 @@ int dv_add_path(struct dv_module *m, uint64_t pc, const char *path,
 	const char *s = path;
 	bool star = false;
 	size_t n;
+	unsigned long long elems = 0;
+	char *copy = NULL;
 	int r = lookup_begin(&lk, m, pc, t, err, errsize);
 
 	if (r < 0)
 		return r;
 	ax_emit_init(&pl.code);
+	/* PATH@N: N elements from where PATH points (a pointer) or starts
+	 * (an array), as gdb's p *ptr@N */
+	const char *at = strchr(path, '@');
+	if (at) {
+		char *end;
+		elems = strtoull(at + 1, &end, 10);
+		if (end == at + 1 || *end || elems == 0 || elems > 4096) {
+			r = fail(err, errsize, -EINVAL, "'%s': expected @N with N from "
+				 "1 to 4096 after the value", path);
+			goto out;
+		}
+		copy = strndup(path, (size_t)(at - path));
+		if (!copy)
+			abort();
+		s = copy;
+	}
 	if (*s == '*') {
 		star = true;
 		s++;
@@ -1383,6 +1432,45 @@ int dv_add_path(struct dv_module *m, uint64_t pc, const char *path,
 			 ".MEMBER, ->MEMBER or [N])", path, s);
 		goto out;
 	}
+	if (elems) {
+		/* the elements: from a pointer's target or an array's start */
+		Dwarf_Die elem;
+		const char *vp = copy;
+		if (!peel(&type, &pt) || !die_type(&pt, &elem) ||
+		    (dwarf_tag(&pt) != DW_TAG_pointer_type &&
+		     dwarf_tag(&pt) != DW_TAG_array_type)) {
+			r = fail(err, errsize, -EINVAL, "'%s': @N needs a pointer or "
+				 "an array", vp);
+			goto out;
+		}
+		if (dwarf_tag(&pt) == DW_TAG_pointer_type) {
+			if ((r = load_value(&pl, 8, c, err, errsize)) < 0)
+				goto out;
+		} else if (pl.kind != TV_MEM) {
+			r = fail(err, errsize, -ENOTSUP, "'%s' has no address at the "
+				 "probe", vp);
+			goto out;
+		}
+		pl.kind = TV_MEM;
+		struct tbuild *b = calloc(1, sizeof(*b));
+		if (!b)
+			abort();
+		b->p = p;
+		int ei = add_type(b, &elem, false, 1);
+		free(b);
+		uint64_t esize = p->types[ei].size;
+		char tn[300];
+		snprintf(tn, sizeof(tn), "%s [%llu]", p->types[ei].name, elems);
+		int ai = typed_add_type(p, TY_ARRAY, tn, esize * elems, ei, elems, false);
+		if (esize)
+			collect_mem(c, &pl, esize * elems);
+		c->regs = true;
+		if (pl.code.error)
+			r = fail(err, errsize, -ENOMEM, "%s: cannot compile its location", path);
+		else
+			typed_add_value(p, path, ai, TV_MEM, 0, pl.code.code, pl.code.len, 0);
+		goto out;
+	}
 	if (star) {
 		Dwarf_Die target;
 		if (!peel(&type, &pt) || dwarf_tag(&pt) != DW_TAG_pointer_type ||
@@ -1398,6 +1486,7 @@ int dv_add_path(struct dv_module *m, uint64_t pc, const char *path,
 	}
 	r = add_value(&lk, path, &type, &pl, 0, p, c, err, errsize);
 out:
+	free(copy);
 	ax_emit_free(&pl.code);
 	free(lk.scopes);
 	return r;

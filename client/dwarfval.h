@@ -36,8 +36,11 @@ const char *dv_path(const struct dv_module *m);
 /*
  * Where gdb's `break FUNC` stops for the function at `entry`: the
  * address of the second line-table row of the function (after the
- * prologue has stored the parameters where DWARF says they are).  0, or
- * -ENOENT when DWARF does not describe the function.
+ * prologue has stored the parameters where DWARF says they are), or the
+ * entry itself when the function's unit has location lists (optimized
+ * code, whose locations hold from the first instruction on, which is
+ * gdb's test too).  0, or -ENOENT when DWARF does not describe the
+ * function.
  */
 int dv_after_prologue(struct dv_module *m, uint64_t entry, uint64_t *out);
 

@@ -1424,9 +1424,11 @@ static void usage(FILE *out)
 "WHAT:  args (default at entries and USDT probes)  args=N (the first N\n"
 "       argument registers, raw)  retval (default at returns)  regs\n"
 "       mem=ADDR-EXPR,LEN  NAME  NAME->MEMBER  NAME.MEMBER  NAME[N]  *NAME\n"
+"       VALUE@N (N elements from where a pointer points)\n"
 "       With DWARF (the file's, or its debug file's), args, retval and\n"
 "       values by name (parameters, locals in scope, globals) are typed,\n"
-"       and a probe on FUNC goes after its prologue, as gdb's break FUNC does\n"
+"       and a probe on FUNC goes after its prologue (unoptimized code), as\n"
+"       gdb's break FUNC does\n"
 "COND and ADDR-EXPR: C-like integer expressions of argN, retval, $REG,\n"
 "       *E (8-byte load), u8[E] u16[E] u32[E] u64[E] s8[E] ... s64[E]\n"
 "\n"
@@ -1781,9 +1783,10 @@ static bool uses_raw_args(const struct probe_spec *s)
  * registers, but DWARF at -O0 places them in stack slots the prologue
  * has not filled yet.  So a probe on FUNC with typed values goes where
  * gdb's `break FUNC` goes, after the prologue (the function's second
- * line-table row): there DWARF's locations hold, both for dump and for
- * gdb reading the file, which evaluates them the same way.  FUNC+OFF,
- * *ADDR and FILE:LINE stay where they are.
+ * line-table row; the entry in optimized code, see dv_after_prologue):
+ * there DWARF's locations hold, both for dump and for gdb reading the
+ * file, which evaluates them the same way.  FUNC+OFF, *ADDR and
+ * FILE:LINE stay where they are.
  */
 static int type_probe(struct recorder *r, struct probe *p)
 {

@@ -492,6 +492,13 @@ bool spec_is_value_path(const char *w, size_t n)
 			if (k == 0 || i >= n || w[i] != ']')
 				return false;
 			i++;
+		} else if (w[i] == '@') {
+			/* @N: the last thing, a count */
+			k = 0;
+			i++;
+			while (i < n && isdigit((unsigned char)w[i]))
+				i++, k++;
+			return k > 0 && i == n;
 		} else {
 			return false;
 		}

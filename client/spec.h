@@ -7,8 +7,9 @@
  *          | FILE:LINE | LIB:FILE:LINE
  *          | sdt:PROVIDER:NAME | sdt:LIB:PROVIDER:NAME
  *   WHAT  := regs | args | args=N | retval | mem=EXPR,LEN | VALUE
- *   VALUE := [*] NAME { .MEMBER | ->MEMBER | [N] }   (from DWARF: a
- *            parameter, a local in scope or a global, with its type)
+ *   VALUE := [*] NAME { .MEMBER | ->MEMBER | [N] } [@N]   (from DWARF:
+ *            a parameter, a local in scope or a global, with its type;
+ *            @N: N elements from where a pointer points, as gdb's *p@N)
  *   EXPR  := C-like 64-bit integer expression over numbers, argN, retval,
  *            $REG (gdb register names), *E (8-byte load), u8[E] .. u64[E]
  *            and s8[E] .. s64[E] (sized loads), ( ) and the operators

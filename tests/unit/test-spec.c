@@ -79,6 +79,12 @@ static void test_where_forms(void **state)
 	assert_string_equal(s.cond_text, "arg1 > 100");
 	spec_free(&s);
 
+	s = parse_ok("f p@4 s.a[1]@16");
+	assert_int_equal(s.items[0].what, SPEC_VALUE);
+	assert_string_equal(s.items[0].addr_text, "p@4");
+	assert_string_equal(s.items[1].addr_text, "s.a[1]@16");
+	spec_free(&s);
+
 	s = parse_ok("demo.c:42 total o->price a.b[3] *p");
 	assert_int_equal(s.where, SPEC_LINE);
 	assert_null(s.lib);
@@ -136,6 +142,8 @@ static void test_errors(void **state)
 	expect_error("f p->", "expected regs, args", 2);
 	expect_error("f 3x", "expected regs, args", 2);
 	expect_error("f a[]", "expected regs, args", 2);
+	expect_error("f p@", "expected regs, args", 2);
+	expect_error("f p@2.x", "expected regs, args", 2);
 	expect_error("f.c:0", "expected a line number", 4);
 	expect_error("f.c:3%return", "needs a function, not FILE:LINE", 0);
 	expect_error("f args=0", "expected args=N", 7);
