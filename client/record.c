@@ -1056,8 +1056,11 @@ static int define_site(struct recorder *r, struct probe *p,
 	 * the commands, which gdb skips (typed.h). */
 	if (typed && typed->nvals) {
 		void *a[3] = { r, p, (void *)site };
-		if (typed_write(typed, define_line, a) < 0)
+		if (typed_write(typed, define_line, a) < 0) {
+			err_msg("%s: the typed values' description does not fit the "
+				"trace file (an access path too long?)", p->name);
 			goto out;
+		}
 	}
 	rc = 0;
 out:
