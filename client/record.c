@@ -122,6 +122,7 @@ struct recorder {
 	double duration;
 	uint64_t buffer_size;
 	bool quiet, live;
+	unsigned int string_max;	/* bytes of a typed char * collected */
 	bool full_stops;		/* --on-full=stop: a full buffer ends the run */
 	bool full_drops;		/* --on-full=drop: hits without room are
 					   lost, counted, and the run goes on */
@@ -1419,6 +1420,8 @@ static void usage(FILE *out)
 "                         the recording goes on (drop), or it ends there\n"
 "                         (stop); lost frames are reported, counted in\n"
 "                         the file, and make the exit status 1\n"
+"      --string-max N     bytes of a typed char * string collected\n"
+"                         (default 64)\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this help\n"
 "\n"
@@ -1799,7 +1802,7 @@ static int type_probe(struct recorder *r, struct probe *p)
 	struct dv_module *dv = NULL;
 	struct dv_target t = {
 		.arch = r->regs.arch, .regnum = regnum_by_name, .ctx = &r->regs,
-		.string_max = 64, .retval_tsv = TSV_RETVAL,
+		.string_max = r->string_max, .retval_tsv = TSV_RETVAL,
 	};
 
 	for (size_t i = 0; i < s->nitems; i++) {
@@ -2343,6 +2346,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "on-full", required_argument, NULL, 'F' },
+		{ "string-max", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2354,6 +2358,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 
 	r->out_path = "probe-trace.tfile";
 	r->buffer_size = DEFAULT_BUFFER;
+	r->string_max = 64;
 	r->fd = -1;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+e:o:p:d:b:qh", longopts, NULL)) != -1) {
@@ -2394,6 +2399,15 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			}
 			break;
 		case 'q': r->quiet = true; break;
+		case 'M': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v == 0 || v > 65535) {
+				err_msg("--string-max: '%s': expected 1 to 65535 bytes", optarg);
+				return PT_EXIT_USAGE;
+			}
+			r->string_max = (unsigned int)v;
+			break;
+		}
 		case 'F':
 			r->full_stops = r->full_drops = false;
 			if (strcmp(optarg, "wait") == 0)
