@@ -466,6 +466,7 @@ int signal_from_gdb(int gdb_sig);
 void handle_xfer(struct rsp_request *req, struct rsp_buf *reply);
 void handle_vfile(struct rsp_request *req, struct rsp_buf *reply);
 int svr4_library_list(struct process *p, struct rsp_buf *out);
+int svr4_debug_slot(struct process *p, uint64_t *slot);
 int osdata_read(const char *annex, struct rsp_buf *out);
 uint64_t program_load_bias(struct process *p);
 

@@ -429,6 +429,29 @@ static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_buf_printf(reply, "%llx", (unsigned long long)addr);
 }
 
+/* lldb's question for the address its dynamic loader plugin reads the
+ * struct r_debug pointer from (lldb-server answers the same): DT_DEBUG's
+ * value in the program's _DYNAMIC, as bare hex. */
+static void h_shlib_info_addr(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+	uint64_t slot;
+	int err;
+
+	(void)req;
+	if (!p) {
+		rsp_buf_put_error(reply, "no process");
+		return;
+	}
+	if ((err = svr4_debug_slot(p, &slot)) < 0) {
+		rsp_buf_put_error(reply, err == -ENOENT ?
+				  "the program has no DT_DEBUG entry (not dynamically linked)" :
+				  "cannot read the program's dynamic section");
+		return;
+	}
+	rsp_buf_printf(reply, "%llx", (unsigned long long)slot);
+}
+
 /* --- settings ---------------------------------------------------------------- */
 
 static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
@@ -869,8 +892,18 @@ static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
 		inferior_kill(agent.processes);
 	agent.have_last_stop = false;
 	exit_if_nothing_left();
-	/* `k` has no reply. */
-	server_defer_reply();
+	/* `k` has no reply in gdb's protocol: gdb never reads one.  With
+	 * the extended protocol it may go on using the connection (if it
+	 * sends `k` there at all: it uses vKill when multiprocess is on),
+	 * so a reply would be taken for the answer to its next request.
+	 * Without it gdb closes the connection after `k` unread, while lldb
+	 * waits for the process's end as the reply (lldb-server sends it)
+	 * and otherwise reports that the packet failed: so say how the
+	 * process ended, killed by SIGKILL, and exit after it. */
+	if (agent.extended)
+		server_defer_reply();
+	else
+		rsp_buf_printf(reply, "X%02x", signal_to_gdb(SIGKILL));
 }
 
 static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
@@ -1122,6 +1155,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_LOST] = h_trace,
 	[RSP_REQ_PROBE_SALVAGE] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
+	[RSP_REQ_SHLIB_INFO_ADDR] = h_shlib_info_addr,
 	[RSP_REQ_NONSTOP] = h_nonstop,
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = h_detach_on_close,
 	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,

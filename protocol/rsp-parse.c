@@ -1399,6 +1399,7 @@ static const struct rsp_packet_def rsp_packets[] = {
 	PKT("qTStatus", RSP_REQ_TSTATUS, RSP_EXACT, NULL, NULL),
 	PKT("qGetTLSAddr:", RSP_REQ_GET_TLS_ADDR, 0, rsp_parse_get_tls_addr,
 	    "malformed qGetTLSAddr packet: expected qGetTLSAddr:<thread-id>,<offset>,<lm>"),
+	PKT("qShlibInfoAddr", RSP_REQ_SHLIB_INFO_ADDR, RSP_EXACT, NULL, NULL),
 
 	/* settings */
 	PKT("QNonStop:", RSP_REQ_NONSTOP, 0, rsp_parse_flag,
@@ -1608,6 +1609,7 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_THREADINFO_NEXT] = "qsThreadInfo",
 	[RSP_REQ_THREAD_EXTRA] = "qThreadExtraInfo",
 	[RSP_REQ_GET_TLS_ADDR] = "qGetTLSAddr",
+	[RSP_REQ_SHLIB_INFO_ADDR] = "qShlibInfoAddr",
 	[RSP_REQ_THREAD_ALIVE] = "T",
 	[RSP_REQ_SET_THREAD] = "H",
 	[RSP_REQ_RCMD] = "qRcmd",

@@ -412,6 +412,7 @@ static const struct row valid_rows[] = {
 	R("qAttached", "qAttached pid=0"),
 	R("qC", "qC"),
 	R("qOffsets", "qOffsets"),
+	R("qShlibInfoAddr", "qShlibInfoAddr"),
 	R("qSymbol::", "qSymbol str=[:]"),
 	R("qSymbol:7f40cee34e30:5f5f6e70746c5f6372656174655f6576656e74",
 	  "qSymbol str=[7f40cee34e30:5f5f6e70746c5f6372656174655f6576656e74]"),
