@@ -425,6 +425,12 @@ ssize_t mem_write_raw(struct process *p, uint64_t addr, const void *buf,
 int mem_open(struct process *p);
 int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
 		      char perms[5]);
+struct mem_region {
+	uint64_t start, end;		/* [start, end) */
+	bool mapped, read, write, exec;
+	char name[4096];		/* maps' path name, "" for none */
+};
+int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r);
 
 /* breakpoint.c */
 int bp_insert(struct process *p, uint64_t addr, unsigned int kind);

@@ -452,6 +452,37 @@ static void h_shlib_info_addr(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_buf_printf(reply, "%llx", (unsigned long long)slot);
 }
 
+/* lldb's question for the mapping around an address (lldb-server's
+ * answer): start, size, permissions (none in a gap) and the mapped
+ * file's name, hex.  lldb loads the dynamic linker and the vDSO by the
+ * names of the mappings at their addresses before the program's library
+ * list exists.  gdb never sends it. */
+static void h_memory_region(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+	struct mem_region r;
+	int err;
+
+	if (!p) {
+		rsp_buf_put_error(reply, "no process");
+		return;
+	}
+	if ((err = mem_region_at(p, req->u.mem.addr, &r)) < 0) {
+		rsp_buf_put_error(reply, "cannot read the memory map: %s", strerror(-err));
+		return;
+	}
+	rsp_buf_printf(reply, "start:%llx;size:%llx;", (unsigned long long)r.start,
+		       (unsigned long long)(r.end - r.start));
+	if (r.read || r.write || r.exec)
+		rsp_buf_printf(reply, "permissions:%s%s%s;", r.read ? "r" : "",
+			       r.write ? "w" : "", r.exec ? "x" : "");
+	if (r.name[0]) {
+		rsp_buf_puts(reply, "name:");
+		rsp_buf_put_hex(reply, r.name, strlen(r.name));
+		rsp_buf_putc(reply, ';');
+	}
+}
+
 /* --- settings ---------------------------------------------------------------- */
 
 static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
@@ -1156,6 +1187,7 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_SALVAGE] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
 	[RSP_REQ_SHLIB_INFO_ADDR] = h_shlib_info_addr,
+	[RSP_REQ_MEMORY_REGION] = h_memory_region,
 	[RSP_REQ_NONSTOP] = h_nonstop,
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = h_detach_on_close,
 	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,

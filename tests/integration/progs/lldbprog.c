@@ -1,10 +1,12 @@
 /* lldbprog.c - the program of lldb.itest: two threads wait on a pipe while
  * the main thread calls usleep() from work(), in libc, three times.  It
  * states where libc and usleep are, its pid and every thread's tid, and
- * the argument of each usleep call before making it. */
+ * the argument of each usleep call before making it, and where the kernel
+ * put the dynamic linker and the vDSO (the auxiliary vector). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include "ground.h"
 
@@ -39,6 +41,8 @@ int main(void)
 		return 2;
 	ground("pid=%d usleep=%p libc_base=%p libc=%s work=%p", (int)getpid(),
 	       fn, info.dli_fbase, info.dli_fname, (void *)work);
+	ground("interp=%#lx vdso=%#lx", getauxval(AT_BASE),
+	       getauxval(AT_SYSINFO_EHDR));
 	if (pipe(gate) < 0)
 		return 2;
 	pthread_barrier_init(&started, NULL, 3);
