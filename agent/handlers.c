@@ -923,10 +923,10 @@ static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
 		inferior_kill(agent.processes);
 	agent.have_last_stop = false;
 	exit_if_nothing_left();
-	/* `k` has no reply in gdb's protocol: gdb never reads one.  With
-	 * the extended protocol it may go on using the connection (if it
-	 * sends `k` there at all: it uses vKill when multiprocess is on),
-	 * so a reply would be taken for the answer to its next request.
+	/* `k` has no reply in gdb's protocol: gdb never reads one (gdb 13
+	 * sends it only when vKill is not supported).  With the extended
+	 * protocol it may go on using the connection, so a reply would be
+	 * taken for the answer to its next request.
 	 * Without it gdb closes the connection after `k` unread, while lldb
 	 * waits for the process's end as the reply (lldb-server sends it)
 	 * and otherwise reports that the packet failed: so say how the
@@ -939,7 +939,11 @@ static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
 
 static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
 {
-	struct process *p = process_find(req->u.pid);
+	/* Without the multiprocess extension gdb names its own stand-in
+	 * pid (42000), not the process: kill the current one, as gdbserver
+	 * does. */
+	struct process *p = agent.multiprocess ? process_find(req->u.pid) :
+						 current_process();
 
 	if (!p) {
 		rsp_buf_put_error(reply, "no process %lld", (long long)req->u.pid);

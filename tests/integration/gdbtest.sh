@@ -28,7 +28,9 @@
 #   each_transport FUNC       run FUNC once per transport ($TRANSPORT)
 #   run_gdb KIND PROG [ARGS]  gdb -batch with the script on stdin; KIND is
 #                             remote | extended | attach:PID | nofile;
-#                             the stub gets the options in ${STUB_OPTS[@]}
+#                             the stub gets the options in ${STUB_OPTS[@]},
+#                             gdb the commands in $PRE_TARGET before the
+#                             target command (settings read when connecting)
 #                             Sets $OUT (normalised), $RAW, $STUBLOG, $GROUND.
 #   ground_val KEY            value of KEY=... in the last session's ground file
 #   gdb_val KEY               value of "itest KEY=..." printed by the gdb script
@@ -212,6 +214,7 @@ run_gdb() {
 	{
 		tlib_gdb_prelude
 		echo "set remotetimeout 10"
+		[ -n "${PRE_TARGET:-}" ] && printf '%s\n' "$PRE_TARGET"
 		echo "$target"
 		if [ "$kind" = extended ]; then
 			echo "set remote exec-file $progpath"
