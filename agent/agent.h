@@ -427,7 +427,8 @@ int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
 		      char perms[5]);
 struct mem_region {
 	uint64_t start, end;		/* [start, end) */
-	bool mapped, read, write, exec;
+	bool mapped;
+	char perms[5];			/* "r-xp"; "" in a gap */
 	char name[4096];		/* maps' path name, "" for none */
 };
 int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r);

@@ -473,9 +473,11 @@ static void h_memory_region(struct rsp_request *req, struct rsp_buf *reply)
 	}
 	rsp_buf_printf(reply, "start:%llx;size:%llx;", (unsigned long long)r.start,
 		       (unsigned long long)(r.end - r.start));
-	if (r.read || r.write || r.exec)
-		rsp_buf_printf(reply, "permissions:%s%s%s;", r.read ? "r" : "",
-			       r.write ? "w" : "", r.exec ? "x" : "");
+	if (r.mapped && strncmp(r.perms, "---", 3) != 0)
+		rsp_buf_printf(reply, "permissions:%s%s%s;",
+			       r.perms[0] == 'r' ? "r" : "",
+			       r.perms[1] == 'w' ? "w" : "",
+			       r.perms[2] == 'x' ? "x" : "");
 	if (r.name[0]) {
 		rsp_buf_puts(reply, "name:");
 		rsp_buf_put_hex(reply, r.name, strlen(r.name));

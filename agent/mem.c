@@ -164,9 +164,8 @@ int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r)
 			r->start = lo;
 			r->end = hi;
 			r->mapped = true;
-			r->read = pm[0] == 'r';
-			r->write = pm[1] == 'w';
-			r->exec = pm[2] == 'x';
+			memcpy(r->perms, pm, 4);
+			r->perms[4] = '\0';
 			if (n > 0) {
 				snprintf(r->name, sizeof(r->name), "%s", line + n);
 				r->name[strcspn(r->name, "\n")] = '\0';
@@ -188,29 +187,13 @@ int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r)
 int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
 		      char perms[5])
 {
-	char path[64], line[512];
-	int err = -ENOENT;
-	FILE *f;
+	struct mem_region r;
+	int err = mem_region_at(p, addr, &r);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		char pm[8];
-
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, pm) != 3)
-			continue;
-		if (addr >= lo && addr < hi) {
-			if (addr + len <= hi) {
-				memcpy(perms, pm, 4);
-				perms[4] = '\0';
-				err = 0;
-			}
-			break;
-		}
-	}
-	fclose(f);
-	return err;
+	if (err < 0)
+		return err;
+	if (!r.mapped || addr + len > r.end)
+		return -ENOENT;
+	memcpy(perms, r.perms, 5);
+	return 0;
 }
