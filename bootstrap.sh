@@ -36,6 +36,9 @@ esac
 # libc's separate debug file (record-stripped.test finds its internal
 # functions through it, by build-id).
 [ "$what" != check ] || pkgs="$pkgs libc6-dbg"
+# lldb (lldb-14, with lldb-server) drives the agent as a second client in
+# tests/integration/lldb.itest.
+[ "$what" != check ] || pkgs="$pkgs lldb"
 
 foreign=$(dpkg --print-foreign-architectures)
 need_arm64=""

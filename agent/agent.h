@@ -425,6 +425,13 @@ ssize_t mem_write_raw(struct process *p, uint64_t addr, const void *buf,
 int mem_open(struct process *p);
 int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
 		      char perms[5]);
+struct mem_region {
+	uint64_t start, end;		/* [start, end) */
+	bool mapped;
+	char perms[5];			/* "r-xp"; "" in a gap */
+	char name[4096];		/* maps' path name, "" for none */
+};
+int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r);
 
 /* breakpoint.c */
 int bp_insert(struct process *p, uint64_t addr, unsigned int kind);
@@ -466,6 +473,7 @@ int signal_from_gdb(int gdb_sig);
 void handle_xfer(struct rsp_request *req, struct rsp_buf *reply);
 void handle_vfile(struct rsp_request *req, struct rsp_buf *reply);
 int svr4_library_list(struct process *p, struct rsp_buf *out);
+int svr4_debug_slot(struct process *p, uint64_t *slot);
 int osdata_read(const char *annex, struct rsp_buf *out);
 uint64_t program_load_bias(struct process *p);
 

@@ -110,23 +110,31 @@ int elfmem_ehdr_phoff(const struct elfmem *m, uint64_t addr, uint64_t *phoff)
 	return 0;
 }
 
-int elfmem_dynamic_find(const struct elfmem *m, uint64_t dynamic, uint64_t tag,
-			unsigned int max, uint64_t *value)
+int elfmem_dynamic_slot(const struct elfmem *m, uint64_t dynamic, uint64_t tag,
+			unsigned int max, uint64_t *slot)
 {
 	for (unsigned int i = 0; i < max; i++) {
-		uint64_t at = dynamic + 2 * (uint64_t)m->word * i, t, v;
+		uint64_t at = dynamic + 2 * (uint64_t)m->word * i, t;
 		int err;
-		if ((err = elfmem_read_word(m, at, &t)) < 0 ||
-		    (err = elfmem_read_word(m, at + m->word, &v)) < 0)
+		if ((err = elfmem_read_word(m, at, &t)) < 0)
 			return err;
 		if (t == DT_NULL)
 			break;
 		if (t == tag) {
-			*value = v;
+			*slot = at + m->word;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int elfmem_dynamic_find(const struct elfmem *m, uint64_t dynamic, uint64_t tag,
+			unsigned int max, uint64_t *value)
+{
+	uint64_t slot;
+	int err = elfmem_dynamic_slot(m, dynamic, tag, max, &slot);
+
+	return err < 0 ? err : elfmem_read_word(m, slot, value);
 }
 
 /* struct r_debug { int r_version; struct link_map *r_map; ... }: the int

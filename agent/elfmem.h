@@ -46,6 +46,10 @@ int elfmem_ehdr_phoff(const struct elfmem *m, uint64_t addr, uint64_t *phoff);
  * reader's -errno. */
 int elfmem_dynamic_find(const struct elfmem *m, uint64_t dynamic, uint64_t tag,
 			unsigned int max, uint64_t *value);
+/* The address of that tag's value (d_un) in the array: 0, -ENOENT, or
+ * the reader's -errno. */
+int elfmem_dynamic_slot(const struct elfmem *m, uint64_t dynamic, uint64_t tag,
+			unsigned int max, uint64_t *slot);
 /* r_debug.r_map of the struct r_debug at `r_debug`.  0 or -errno. */
 int elfmem_r_map(const struct elfmem *m, uint64_t r_debug, uint64_t *lm);
 /* The link_map at `lm`.  0 or -errno. */

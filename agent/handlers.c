@@ -429,6 +429,62 @@ static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_buf_printf(reply, "%llx", (unsigned long long)addr);
 }
 
+/* lldb's question for the address its dynamic loader plugin reads the
+ * struct r_debug pointer from (lldb-server answers the same): DT_DEBUG's
+ * value in the program's _DYNAMIC, as bare hex. */
+static void h_shlib_info_addr(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+	uint64_t slot;
+	int err;
+
+	(void)req;
+	if (!p) {
+		rsp_buf_put_error(reply, "no process");
+		return;
+	}
+	if ((err = svr4_debug_slot(p, &slot)) < 0) {
+		rsp_buf_put_error(reply, err == -ENOENT ?
+				  "the program has no DT_DEBUG entry (not dynamically linked)" :
+				  "cannot read the program's dynamic section");
+		return;
+	}
+	rsp_buf_printf(reply, "%llx", (unsigned long long)slot);
+}
+
+/* lldb's question for the mapping around an address (lldb-server's
+ * answer): start, size, permissions (none in a gap) and the mapped
+ * file's name, hex.  lldb loads the dynamic linker and the vDSO by the
+ * names of the mappings at their addresses before the program's library
+ * list exists.  gdb never sends it. */
+static void h_memory_region(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+	struct mem_region r;
+	int err;
+
+	if (!p) {
+		rsp_buf_put_error(reply, "no process");
+		return;
+	}
+	if ((err = mem_region_at(p, req->u.mem.addr, &r)) < 0) {
+		rsp_buf_put_error(reply, "cannot read the memory map: %s", strerror(-err));
+		return;
+	}
+	rsp_buf_printf(reply, "start:%llx;size:%llx;", (unsigned long long)r.start,
+		       (unsigned long long)(r.end - r.start));
+	if (r.mapped && strncmp(r.perms, "---", 3) != 0)
+		rsp_buf_printf(reply, "permissions:%s%s%s;",
+			       r.perms[0] == 'r' ? "r" : "",
+			       r.perms[1] == 'w' ? "w" : "",
+			       r.perms[2] == 'x' ? "x" : "");
+	if (r.name[0]) {
+		rsp_buf_puts(reply, "name:");
+		rsp_buf_put_hex(reply, r.name, strlen(r.name));
+		rsp_buf_putc(reply, ';');
+	}
+}
+
 /* --- settings ---------------------------------------------------------------- */
 
 static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
@@ -869,13 +925,27 @@ static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
 		inferior_kill(agent.processes);
 	agent.have_last_stop = false;
 	exit_if_nothing_left();
-	/* `k` has no reply. */
-	server_defer_reply();
+	/* `k` has no reply in gdb's protocol: gdb never reads one (gdb 13
+	 * sends it only when vKill is not supported).  With the extended
+	 * protocol it may go on using the connection, so a reply would be
+	 * taken for the answer to its next request.
+	 * Without it gdb closes the connection after `k` unread, while lldb
+	 * waits for the process's end as the reply (lldb-server sends it)
+	 * and otherwise reports that the packet failed: so say how the
+	 * process ended, killed by SIGKILL, and exit after it. */
+	if (agent.extended)
+		server_defer_reply();
+	else
+		rsp_buf_printf(reply, "X%02x", signal_to_gdb(SIGKILL));
 }
 
 static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
 {
-	struct process *p = process_find(req->u.pid);
+	/* Without the multiprocess extension gdb names its own stand-in
+	 * pid (42000), not the process: kill the current one, as gdbserver
+	 * does. */
+	struct process *p = agent.multiprocess ? process_find(req->u.pid) :
+						 current_process();
 
 	if (!p) {
 		rsp_buf_put_error(reply, "no process %lld", (long long)req->u.pid);
@@ -1122,6 +1192,8 @@ static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_LOST] = h_trace,
 	[RSP_REQ_PROBE_SALVAGE] = h_trace,
 	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
+	[RSP_REQ_SHLIB_INFO_ADDR] = h_shlib_info_addr,
+	[RSP_REQ_MEMORY_REGION] = h_memory_region,
 	[RSP_REQ_NONSTOP] = h_nonstop,
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = h_detach_on_close,
 	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,

@@ -132,6 +132,54 @@ ssize_t mem_write(struct process *p, uint64_t addr, const void *buf,
 }
 
 /*
+ * The mapping of /proc/PID/maps that holds `addr`, or the unmapped gap
+ * around it (from the end of the mapping before, to the start of the one
+ * after or the top of the address space): lldb's qMemoryRegionInfo.
+ * Returns 0 or -errno.
+ */
+int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r)
+{
+	char path[64], line[4352];
+	uint64_t prev_end = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	*r = (struct mem_region){ .start = 0, .end = UINT64_MAX };
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		char pm[8];
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, pm, &n) < 3)
+			continue;
+		if (addr < lo) {
+			r->start = prev_end;
+			r->end = lo;
+			break;
+		}
+		if (addr < hi) {
+			r->start = lo;
+			r->end = hi;
+			r->mapped = true;
+			memcpy(r->perms, pm, 4);
+			r->perms[4] = '\0';
+			if (n > 0) {
+				snprintf(r->name, sizeof(r->name), "%s", line + n);
+				r->name[strcspn(r->name, "\n")] = '\0';
+			}
+			break;
+		}
+		prev_end = hi;
+		r->start = prev_end;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
  * The permissions ("r-xp" ...) of the mapping holding [addr, addr+len),
  * from /proc/PID/maps.  Returns 0, or -ENOENT when no single mapping
  * holds the range.
@@ -139,29 +187,13 @@ ssize_t mem_write(struct process *p, uint64_t addr, const void *buf,
 int mem_mapping_perms(struct process *p, uint64_t addr, size_t len,
 		      char perms[5])
 {
-	char path[64], line[512];
-	int err = -ENOENT;
-	FILE *f;
+	struct mem_region r;
+	int err = mem_region_at(p, addr, &r);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		char pm[8];
-
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, pm) != 3)
-			continue;
-		if (addr >= lo && addr < hi) {
-			if (addr + len <= hi) {
-				memcpy(perms, pm, 4);
-				perms[4] = '\0';
-				err = 0;
-			}
-			break;
-		}
-	}
-	fclose(f);
-	return err;
+	if (err < 0)
+		return err;
+	if (!r.mapped || addr + len > r.end)
+		return -ENOENT;
+	memcpy(perms, r.perms, 5);
+	return 0;
 }

@@ -261,6 +261,23 @@ static int64_t find_r_debug(struct process *p)
 	return err < 0 ? 0 : (int64_t)val;
 }
 
+/* Address of DT_DEBUG's value in the program's _DYNAMIC: where the dynamic
+ * linker stores the address of its struct r_debug.  lldb asks for it with
+ * qShlibInfoAddr (gdb never sends that packet), reads the pointer there and
+ * finds the rendezvous structure through it; without an answer it would take
+ * main-lm of the svr4 library list for this address.  -ENOENT when the
+ * program has no DT_DEBUG (a static program), or the reader's -errno. */
+int svr4_debug_slot(struct process *p, uint64_t *slot)
+{
+	struct elfmem m = program_mem(p);
+	uint64_t dynamic = 0;
+
+	if (!for_each_phdr(p, phdr_dynamic, &dynamic))
+		return -ENOENT;
+	dynamic += program_load_bias(p);
+	return elfmem_dynamic_slot(&m, dynamic, DT_DEBUG, 512, slot);
+}
+
 static void read_string(struct process *p, uint64_t addr, char *buf, size_t size)
 {
 	size_t got = 0;

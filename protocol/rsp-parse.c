@@ -481,6 +481,15 @@ static int rsp_parse_get_tls_addr(struct rsp_parser *ps)
 	return rsp_at_end(ps) ? 0 : -EINVAL;
 }
 
+/* qMemoryRegionInfo:<addr>: u.mem.addr. */
+static int rsp_parse_memory_region(struct rsp_parser *ps)
+{
+	if (rsp_get_hex(ps, &ps->req->u.mem.addr) != 0)
+		return -EINVAL;
+	ps->req->u.mem.len = 0;
+	return rsp_at_end(ps) ? 0 : -EINVAL;
+}
+
 /* m<addr>,<length>. */
 static int rsp_parse_read_mem(struct rsp_parser *ps)
 {
@@ -1399,6 +1408,9 @@ static const struct rsp_packet_def rsp_packets[] = {
 	PKT("qTStatus", RSP_REQ_TSTATUS, RSP_EXACT, NULL, NULL),
 	PKT("qGetTLSAddr:", RSP_REQ_GET_TLS_ADDR, 0, rsp_parse_get_tls_addr,
 	    "malformed qGetTLSAddr packet: expected qGetTLSAddr:<thread-id>,<offset>,<lm>"),
+	PKT("qShlibInfoAddr", RSP_REQ_SHLIB_INFO_ADDR, RSP_EXACT, NULL, NULL),
+	PKT("qMemoryRegionInfo:", RSP_REQ_MEMORY_REGION, 0, rsp_parse_memory_region,
+	    "malformed qMemoryRegionInfo packet: expected qMemoryRegionInfo:<addr>"),
 
 	/* settings */
 	PKT("QNonStop:", RSP_REQ_NONSTOP, 0, rsp_parse_flag,
@@ -1608,6 +1620,8 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_THREADINFO_NEXT] = "qsThreadInfo",
 	[RSP_REQ_THREAD_EXTRA] = "qThreadExtraInfo",
 	[RSP_REQ_GET_TLS_ADDR] = "qGetTLSAddr",
+	[RSP_REQ_SHLIB_INFO_ADDR] = "qShlibInfoAddr",
+	[RSP_REQ_MEMORY_REGION] = "qMemoryRegionInfo",
 	[RSP_REQ_THREAD_ALIVE] = "T",
 	[RSP_REQ_SET_THREAD] = "H",
 	[RSP_REQ_RCMD] = "qRcmd",

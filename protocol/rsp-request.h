@@ -52,6 +52,8 @@ enum rsp_req_kind {
 	RSP_REQ_CRC,		/* qCRC:addr,len: u.mem */
 	RSP_REQ_TSTATUS,	/* qTStatus: tp_status_put_reply() (tp-status.h) */
 	RSP_REQ_GET_TLS_ADDR,	/* qGetTLSAddr:ptid,offset,lm: u.tls */
+	RSP_REQ_SHLIB_INFO_ADDR, /* qShlibInfoAddr (lldb's) */
+	RSP_REQ_MEMORY_REGION,	/* qMemoryRegionInfo:addr (lldb's): u.mem.addr */
 
 	/* settings: u.flag (0/1) or u.list */
 	RSP_REQ_NONSTOP,	/* QNonStop:0|1 */

@@ -4,15 +4,19 @@
 # compute exactly what it computes without probes.
 set -u
 strategy=${1:?strategy}
-bin=${top_builddir:-.}/tests/agent
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+. "$top_srcdir/tests/lib/common.sh"
+tlib_init "probe-$strategy" "${KEEP:-0}"
+work=$TLIB_DIR
+bin=$top_builddir/tests/agent
 target=$bin/probe-target
 driver=$bin/probe-driver
-[ -x "$target" ] && [ -x "$driver" ] || { echo "not built" >&2; exit 99; }
-command -v nm >/dev/null && command -v objdump >/dev/null || exit 77
+[ -x "$target" ] && [ -x "$driver" ] || tlib_error "$target or $driver not built"
+tlib_need nm binutils
+tlib_need objdump binutils
 # The probe sites are found by x86-64 mnemonics below.
-[ "$(uname -m)" = x86_64 ] || { echo "SKIP: host is not x86-64"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+[ "$(uname -m)" = x86_64 ] || tlib_skip_all "host is not x86-64"
 
 sym() { nm "$target" | awk -v s="$1" '$3 == s { print "0x" $1 }'; }
 hot=$(sym hot)

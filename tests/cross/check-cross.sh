@@ -46,8 +46,10 @@ aarch64)
 *) echo "check-cross: no test bed for $arch yet (aarch64 only)" >&2; exit 2 ;;
 esac
 
-skip() { echo "check-cross: SKIP: $*"; exit 77; }
-fail99() { echo "check-cross: ERROR: $*" >&2; exit 99; }
+top_srcdir=$srcdir TLIB_NAME=check-cross
+. "$srcdir/tests/lib/common.sh"
+skip() { tlib_skip_all "$@"; }
+fail99() { tlib_error "$@"; }
 build="$srcdir/build-$arch"
 rm -f "$build/testbed/cases.trs"
 [ -d "$srcdir/arch/$arch" ] ||
@@ -296,7 +298,7 @@ done
 EOF
 
 # A free port on 127.0.0.1 for the forward.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(tlib_free_port)
 console="$build/testbed/console.log"
 rm -f "$console"
 start=$(date +%s)
@@ -315,16 +317,10 @@ trap cleanup EXIT
 
 # wait_agent STRATEGY: until that agent says "Listening on port".
 wait_agent() {
-	waited=0
-	until grep -q "Listening on port" "$run/agent-$1.log" 2>/dev/null; do
-		if ! kill -0 "$qpid" 2>/dev/null; then
-			cat "$console" >&2 2>/dev/null || true
-			fail99 "the guest stopped before the agent ($1) listened"
-		fi
-		waited=$((waited + 1))
-		[ "$waited" -lt 1200 ] || { cat "$console" >&2; fail99 "no agent ($1) after 120 s"; }
-		sleep 0.1
-	done
+	tlib_wait_line "$run/agent-$1.log" "Listening on port" 120 "$qpid" && return 0
+	cat "$console" >&2 2>/dev/null || true
+	kill -0 "$qpid" 2>/dev/null || fail99 "the guest stopped before the agent ($1) listened"
+	fail99 "no agent ($1) after 120 s"
 }
 
 # end_agent: the agent of the current strategy exits (the guest script

@@ -19,13 +19,18 @@
 #
 # Exit: 0 pass, 1 fail, 77 skip, 99 framework error (automake conventions).
 #
+# The plumbing (scratch folder, cleanup, the stub's start, the checks) is
+# tests/lib/common.sh's; a case may call its tlib_* functions too.
+#
 # Helpers a case uses:
 #   prog NAME                 path of a built target program
 #   mark FILE MARKNAME        line number of the /* MARK:MARKNAME */ comment
 #   each_transport FUNC       run FUNC once per transport ($TRANSPORT)
 #   run_gdb KIND PROG [ARGS]  gdb -batch with the script on stdin; KIND is
 #                             remote | extended | attach:PID | nofile;
-#                             the stub gets the options in ${STUB_OPTS[@]}
+#                             the stub gets the options in ${STUB_OPTS[@]},
+#                             gdb the commands in $PRE_TARGET before the
+#                             target command (settings read when connecting)
 #                             Sets $OUT (normalised), $RAW, $STUBLOG, $GROUND.
 #   ground_val KEY            value of KEY=... in the last session's ground file
 #   gdb_val KEY               value of "itest KEY=..." printed by the gdb script
@@ -38,36 +43,23 @@
 
 set -u
 
-case_file=${1:?usage: gdbtest.sh CASE.itest}
-case_name=$(basename "$case_file" .itest)
-
-framework_error() {
-	echo "FRAMEWORK ERROR ($case_name): $*" >&2
-	exit 99
-}
-
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-itest_srcdir=$top_srcdir/tests/integration
-progdir=$top_builddir/tests/integration/progs
+# shellcheck source=../lib/common.sh
+. "$top_srcdir/tests/lib/common.sh"
+tlib_case "${1:-}" .itest integration
+itest_srcdir=$TLIB_SRCDIR
+progdir=$TLIB_PROGDIR
 
-[ -f "$case_file" ] || framework_error "no such case file: $case_file"
-
-# gdb: missing gdb is a skip, not a failure (the stub may be fine).
-GDB=${GDB:-}
-[ -n "$GDB" ] || GDB=$(command -v gdb 2>/dev/null || true)
-if [ -z "$GDB" ] || ! [ -x "$GDB" ]; then
-	echo "SKIP: gdb not found (set GDB=/path/to/gdb)"
-	exit 77
+# A case that drives another debugger (lldb.itest) says ITEST_NO_GDB=1
+# in its first lines' comment: gdb is then not needed.
+if grep -q '^# ITEST_NO_GDB=1' "$case_file"; then
+	GDB=${GDB:-gdb}
+else
+	# A missing gdb is a skip, not a failure (the stub may be fine).
+	tlib_find_gdb
 fi
-
 # The stub: never silently fall back to another one.
-if [ -z "${STUB:-}" ]; then
-	STUB=$top_builddir/agent/probe-agent
-	[ -x "$STUB" ] || framework_error "STUB unset and $STUB not built; set STUB=/path/to/stub (e.g. STUB=/usr/bin/gdbserver)"
-fi
-[ -x "$STUB" ] || framework_error "STUB=$STUB is not executable"
-command -v timeout >/dev/null || framework_error "timeout(1) not found"
+tlib_find_stub
 
 # Options run_gdb gives the stub before COMM (a case sets them).
 STUB_OPTS=()
@@ -76,27 +68,9 @@ STUB_OPTS=()
 GDB_TIMEOUT=${ITEST_GDB_TIMEOUT:-60}
 LISTEN_TIMEOUT=10
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/itest-$case_name.XXXXXX") || framework_error "mktemp failed"
-: > "$T/pids"
-
-# Every background process we start is recorded here and killed on any exit.
-track_pid() { echo "$1" >> "$T/pids"; }
-
-cleanup() {
-	local pid
-	if [ -s "$T/pids" ]; then
-		while read -r pid; do
-			kill -9 "$pid" 2>/dev/null
-		done < "$T/pids"
-	fi
-	if [ "${ITEST_KEEP:-0}" = 1 ]; then
-		echo "scratch directory kept: $T"
-	else
-		rm -rf "$T"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 99' INT TERM HUP
+# Every background process started is killed on any exit (track_pid).
+tlib_init "itest-$case_name" "${ITEST_KEEP:-0}"
+T=$TLIB_DIR
 
 # --- results -----------------------------------------------------------
 
@@ -117,22 +91,6 @@ skip() {
 	n_skip=$((n_skip + 1))
 }
 
-check_eq() {	# WHAT ACTUAL EXPECTED
-	if [ "$2" != "$3" ]; then
-		fail "$1: got '$2', expected '$3'"
-		return 1
-	fi
-	echo "ok: $1 = '$3'"
-}
-
-check_match() {	# WHAT ERE TEXT
-	if ! printf '%s\n' "$3" | grep -Eq -- "$2"; then
-		fail "$1: '$3' does not match /$2/"
-		return 1
-	fi
-	echo "ok: $1 matches /$2/"
-}
-
 # --- programs and sources ----------------------------------------------
 
 prog() {
@@ -142,10 +100,7 @@ prog() {
 }
 
 mark() {	# FILE MARK -> line number
-	local f=$itest_srcdir/progs/$1 l
-	l=$(grep -n "MARK:$2 " "$f" | head -n1 | cut -d: -f1)
-	[ -n "$l" ] || framework_error "no MARK:$2 in $f"
-	echo "$l"
+	tlib_mark "$itest_srcdir/progs/$1" "$2"
 }
 
 # --- output normalisation ----------------------------------------------
@@ -156,44 +111,25 @@ mark() {	# FILE MARK -> line number
 #   source paths -> basename, transfer and libthread_db chatter -> dropped,
 #   stub messages echoed through stdio -> dropped.
 normalise() {
-	sed -E \
-		-e '/^Reading .* from remote target\.\.\.$/d' \
-		-e '/^warning: File transfers from remote targets can be slow/d' \
+	tlib_normalise \
 		-e '/^Reading symbols from /d' \
 		-e '/^Remote debugging using /d' \
 		-e '/^Remote debugging from host /d' \
-		-e '/^(Warning|warning): ptrace\(/d' \
-		-e '/^\[Thread debugging using libthread_db enabled\]/d' \
-		-e '/^Using host libthread_db library/d' \
-		-e '/^\[New Thread /d' \
-		-e '/^\[Thread .* exited\]$/d' \
 		-e '/^\[Switching to Thread /d' \
 		-e '/^Download failed: /d' \
 		-e '/^warning: (Unable to find libthread_db|Could not load shared library symbols|Target and debugger are in different PID namespaces)/d' \
-		-e '/^Process .* created; pid = /d' \
-		-e '/^stdin\/stdout redirected$/d' \
 		-e '/^Listening on port /d' \
 		-e '/^Detaching from process /d' \
 		-e '/^Attached; pid = /d' \
-		-e '/^$/d' \
 		-e 's/process [0-9]+/process PID/g' \
 		-e 's/LWP [0-9]+/LWP N/g' \
 		-e 's/0x[0-9a-f]+/ADDR/g' \
 		-e 's#(^|[ (=])[^ (=]*/([^/ ]+\.[ch]):([0-9]+)#\1\2:\3#g' \
 		-e 's#file [^ ]*/([^/ ]+\.[ch]), line#file \1, line#g' \
-		-e 's/Thread [0-9]+\.[0-9]+/Thread P.T/g' \
-		-e 's/[[:space:]]+/ /g' -e 's/^ //' -e 's/ $//'
+		-e 's/Thread [0-9]+\.[0-9]+/Thread P.T/g'
 }
 
 # --- sessions ----------------------------------------------------------
-
-free_port() {
-	if command -v python3 >/dev/null; then
-		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-	else
-		echo $((20000 + RANDOM % 20000))
-	fi
-}
 
 # start_tcp_stub ARGS... - start "$STUB ARGS" on a free port.
 # The literal word PORTSPEC in ARGS is replaced by 127.0.0.1:PORT.
@@ -201,29 +137,12 @@ free_port() {
 # exits or never listens is a failure of the stub (returns 1), not of the
 # framework; a port taken by someone else in between is retried.
 start_tcp_stub() {
-	local try i a args
-	for try in 1 2 3; do
-		PORT=$(free_port)
-		args=()
-		for a in "$@"; do
-			[ "$a" = PORTSPEC ] && a=127.0.0.1:$PORT
-			args+=("$a")
-		done
-		: > "$STUBLOG"
-		echo "+ $STUB ${args[*]}" >> "$T/commands"
-		timeout -k 5 $((GDB_TIMEOUT + 30)) "$STUB" "${args[@]}" \
-			> "$STUBLOG" 2>&1 < /dev/null &
-		STUB_PID=$!
-		track_pid "$STUB_PID"
-		for i in $(seq 1 $((LISTEN_TIMEOUT * 20))); do
-			grep -q "Listening on port" "$STUBLOG" && return 0
-			kill -0 "$STUB_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -9 "$STUB_PID" 2>/dev/null
-		wait "$STUB_PID" 2>/dev/null
-		grep -q "Address already in use" "$STUBLOG" || break
-	done
+	echo "+ $STUB $*" >> "$T/commands"
+	if TLIB_LISTEN_TIMEOUT=$LISTEN_TIMEOUT tlib_listen "$STUBLOG" \
+		$((GDB_TIMEOUT + 30)) "$STUB" "$@"; then
+		STUB_PID=$TLIB_PID
+		return 0
+	fi
 	fail "stub did not print \"Listening on port\" within ${LISTEN_TIMEOUT}s (127.0.0.1:$PORT); its output: $(cat "$STUBLOG")"
 	STUB_PID=""
 	return 1
@@ -293,11 +212,9 @@ run_gdb() {
 	[ "$kind" != nofile ] && [ -n "$progpath" ] && file_arg=("$progpath")
 
 	{
-		echo "set pagination off"
-		echo "set width 0"
-		echo "set height 0"
-		echo "set confirm off"
+		tlib_gdb_prelude
 		echo "set remotetimeout 10"
+		[ -n "${PRE_TARGET:-}" ] && printf '%s\n' "$PRE_TARGET"
 		echo "$target"
 		if [ "$kind" = extended ]; then
 			echo "set remote exec-file $progpath"
@@ -306,21 +223,13 @@ run_gdb() {
 		cat
 	} > "$SCRIPT"
 
-	echo "+ $GDB -nx -batch -x $SCRIPT ${file_arg[*]:-}" >> "$T/commands"
-	GDB_RC=0
-	timeout -k 5 "$GDB_TIMEOUT" "$GDB" -nx -batch -x "$SCRIPT" "${file_arg[@]}" \
-		< /dev/null > "$RAW" 2>&1 || GDB_RC=$?
-	[ "$GDB_RC" = 124 ] || [ "$GDB_RC" = 137 ] && fail "gdb timed out after ${GDB_TIMEOUT}s"
+	tlib_run_gdb "$GDB_TIMEOUT" "$SCRIPT" "$RAW" "${file_arg[@]}" ||
+		fail "gdb timed out after ${GDB_TIMEOUT}s"
 	normalise < "$RAW" > "$OUT"
 
 	# A --once TCP stub must go away once gdb has gone.
 	if [ -n "$STUB_PID" ]; then
-		local i
-		for i in $(seq 1 $((LISTEN_TIMEOUT * 20))); do
-			kill -0 "$STUB_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		if kill -0 "$STUB_PID" 2>/dev/null; then
+		if ! tlib_wait_exit "$STUB_PID" "$LISTEN_TIMEOUT"; then
 			fail "stub (--once) still running ${LISTEN_TIMEOUT}s after gdb left"
 			kill -9 "$STUB_PID" 2>/dev/null
 		fi
@@ -334,16 +243,12 @@ run_gdb() {
 # start_loop: start progs/loop outside any debugger (for attach); sets
 # BG_PID and BG_GROUND once the program has reported its pid.
 start_loop() {
-	local i
 	BG_GROUND=$T/loop-$SESSION-$RANDOM.ground
 	: > "$BG_GROUND"
 	ITEST_GROUND=$BG_GROUND "$(prog loop)" > /dev/null 2>&1 < /dev/null &
 	BG_PID=$!
 	track_pid "$BG_PID"
-	for i in $(seq 1 100); do
-		grep -q "^ground: pid=$BG_PID\$" "$BG_GROUND" && return 0
-		sleep 0.05
-	done
+	tlib_wait_line "$BG_GROUND" "^ground: pid=$BG_PID\$" 5 && return 0
 	framework_error "progs/loop did not start: $(cat "$BG_GROUND")"
 }
 
@@ -366,7 +271,7 @@ dump_session() {
 # Values: the program says "ground: ... KEY=VALUE ...", the gdb script says
 # printf "itest KEY=VALUE\n".  The last occurrence wins.
 ground_val() {
-	grep -o "[ :]$1=[^ ]*" "$GROUND" | tail -n1 | sed "s/^.$1=//"
+	tlib_ground_val "$GROUND" "$1"
 }
 
 gdb_val() {

@@ -6,6 +6,10 @@
 # SSHD_ARGS (its arguments: add -D to keep it in the foreground) and SSH
 # (the client command that logs in, without prompts).  Returns 77 when
 # not root (sshd needs root for a login) and 99 when ssh is missing.
+# Sources tests/lib/common.sh (from $top_srcdir) unless the test did.
+
+command -v tlib_free_port >/dev/null 2>&1 ||
+	. "${top_srcdir:?top_srcdir must be set}/tests/lib/common.sh"
 
 sshd_prepare() {
 	local dir=$1 port
@@ -22,7 +26,7 @@ sshd_prepare() {
 	ssh-keygen -q -t ed25519 -N '' -f "$dir/userkey" &&
 	cp "$dir/userkey.pub" "$dir/authorized_keys" || return 99
 	chmod 600 "$dir/authorized_keys"
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	port=$(tlib_free_port)
 	cat >"$dir/sshd_config" <<CFG
 Port $port
 ListenAddress 127.0.0.1

@@ -1,53 +1,45 @@
 # rectest.sh - helpers for probe-trace's recording tests (sourced).
 #
 # Each test file sources this, runs its cases with `check`, and ends with
-# `finish`.  Everything lives in a scratch directory removed at exit.
+# `finish` (TAP).  Everything lives in a scratch directory ($WORK, the
+# library's $TLIB_DIR) removed at exit.  The plumbing is tests/lib/common.sh's.
 # Environment: top_builddir/top_srcdir (set by make check), GDB, KEEP=1
 # keeps the scratch directory.
 set -u
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
+TLIB_NAME=$(basename "$0" .test)
+# shellcheck source=../lib/common.sh
+. "$top_srcdir/tests/lib/common.sh"
 PT="$top_builddir/client/probe-trace"
 AGENT="$top_builddir/agent/probe-agent"
 PROGS="$top_builddir/tests/record/progs"
 CHECKER="$top_srcdir/tests/record/reccheck.py"
 GDB=${GDB:-gdb}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rectest.XXXXXX")
-cleanup() {
-	# Background processes of a failed case must not outlive the test.
-	jobs -p | xargs -r kill -9 2>/dev/null
-	if [ "${KEEP:-0}" = 1 ]; then echo "# kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
+tlib_init rectest "${KEEP:-0}"
+WORK=$TLIB_DIR
+# Background processes of a failed case must not outlive the test.
+tlib_cleanup_hook() { jobs -p | xargs -r kill -9 2>/dev/null; }
 
 for f in "$PT" "$AGENT"; do
-	[ -x "$f" ] || { echo "missing $f: build first"; exit 99; }
+	[ -x "$f" ] || tlib_error "missing $f: build first"
 done
-command -v python3 >/dev/null || { echo "python3 is required"; exit 99; }
+command -v python3 >/dev/null || tlib_error "python3 is required"
 
+# check "description" command...: one TAP case; its output goes to a log
+# shown only when it fails.  finish: the plan, and the exit status.  $n
+# and $fails count the cases and the failed ones (a test may add its own
+# "ok $n - ... # SKIP" line).
 n=0
 fails=0
-
-# check "description" command...: one case; its output goes to a log
-# shown only when it fails.
 check() {
-	local desc=$1 log
-	shift
-	n=$((n + 1))
-	log="$WORK/case-$n.log"
-	if "$@" >"$log" 2>&1; then
-		echo "ok $n - $desc"
-	else
-		fails=$((fails + 1))
-		echo "not ok $n - $desc"
-		sed 's/^/#   /' "$log"
-	fi
+	TLIB_TAP_N=$n TLIB_TAP_FAILS=$fails
+	tlib_tap "$@"
+	n=$TLIB_TAP_N fails=$TLIB_TAP_FAILS
 }
-
 finish() {
-	echo "1..$n"
-	[ "$fails" -eq 0 ]
-	exit $?
+	TLIB_TAP_N=$n TLIB_TAP_FAILS=$fails
+	tlib_tap_end
 }
 
 # expect_fail STATUS PATTERN command...: the command must exit with
@@ -66,15 +58,7 @@ expect_fail() {
 }
 
 # wait_for TIMEOUT_S command...: polls until the command succeeds.
-wait_for() {
-	local limit=$(( $1 * 10 )) i=0
-	shift
-	until "$@"; do
-		i=$((i + 1))
-		[ "$i" -ge "$limit" ] && return 1
-		sleep 0.1
-	done
-}
+wait_for() { tlib_wait_for "$@"; }
 
 lines_at_least() {	# FILE N
 	[ -f "$1" ] && [ "$(grep -c '^compute' "$1")" -ge "$2" ]

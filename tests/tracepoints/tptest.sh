@@ -24,6 +24,9 @@
 #
 # Exit: 0 pass, 1 fail, 77 skip, 99 framework error.
 #
+# The plumbing (scratch folder, cleanup, the stub's start, the checks) is
+# tests/lib/common.sh's; a case may call its tlib_* functions too.
+#
 # Helpers for cases:
 #   prog NAME            path of a built target program
 #   src NAME             path of a program's source
@@ -61,70 +64,29 @@ set -u
 # Cases pipe expected frames into check_frames: run it in this shell.
 shopt -s lastpipe
 
-case_file=${1:?usage: tptest.sh CASE.tp}
-case_name=$(basename "$case_file" .tp)
-export TPTEST_CASE=$case_name
-
-framework_error() {
-	echo "FRAMEWORK ERROR ($case_name): $*" >&2
-	exit 99
-}
-
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-tp_srcdir=$top_srcdir/tests/tracepoints
-progdir=$top_builddir/tests/tracepoints/progs
+# shellcheck source=../lib/common.sh
+. "$top_srcdir/tests/lib/common.sh"
+tlib_case "${1:-}" .tp tracepoints
+export TPTEST_CASE=$case_name
+tp_srcdir=$TLIB_SRCDIR
+progdir=$TLIB_PROGDIR
 
-[ -f "$case_file" ] || framework_error "no such case: $case_file"
-
-GDB=${GDB:-}
-[ -n "$GDB" ] || GDB=$(command -v gdb 2>/dev/null || true)
-if [ -z "$GDB" ] || ! [ -x "$GDB" ]; then
-	echo "SKIP: gdb not found (set GDB=/path/to/gdb)"
-	exit 77
-fi
+tlib_find_gdb
 "$GDB" -nx -batch -ex 'python import gdb' >/dev/null 2>&1 ||
 	{ echo "SKIP: $GDB has no Python"; exit 77; }
-
-if [ -z "${STUB:-}" ]; then
-	STUB=$top_builddir/agent/probe-agent
-	[ -x "$STUB" ] || framework_error "STUB unset and $STUB not built; set STUB=/path/to/stub (e.g. STUB=/usr/bin/gdbserver)"
-fi
-[ -x "$STUB" ] || framework_error "STUB=$STUB is not executable"
-command -v timeout >/dev/null || framework_error "timeout(1) not found"
-
-if "$STUB" --version 2>/dev/null | grep -q 'GNU gdbserver'; then
-	STUB_KIND=gdbserver
-else
-	STUB_KIND=agent
-fi
+tlib_find_stub
 is_gdbserver() { [ "$STUB_KIND" = gdbserver ]; }
 
 GDB_TIMEOUT=${TP_TIMEOUT:-120}
 TP_N=${TP_N:-100000}
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/tptest-$case_name.XXXXXX") || framework_error "mktemp failed"
-: > "$T/pids"
-track_pid() { echo "$1" >> "$T/pids"; }
-
-cleanup() {
-	local pid
-	while read -r pid; do
-		[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	done < "$T/pids"
-	if [ "${TP_KEEP:-0}" = 1 ]; then
-		echo "scratch directory kept: $T"
-	else
-		rm -rf "$T"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 99' INT TERM HUP
+tlib_init "tptest-$case_name" "${TP_KEEP:-0}"
+T=$TLIB_DIR
 
 # --- results -----------------------------------------------------------
 
 n_fail=0
-n_ok=0
 dumped=0
 
 fail() {
@@ -145,32 +107,6 @@ agent_only() {
 
 quirk() {
 	echo "GDBSERVER-QUIRK [$case_name]: $* (documented difference, not asserted)"
-}
-
-ok() { n_ok=$((n_ok + 1)); echo "ok: $*"; }
-
-check_eq() {	# WHAT GOT WANT
-	if [ "$2" != "$3" ]; then
-		fail "$1: got '$2', expected '$3'"
-		return 1
-	fi
-	ok "$1 = '$3'"
-}
-
-check_match() {	# WHAT ERE TEXT
-	if ! printf '%s\n' "$3" | grep -Eq -- "$2"; then
-		fail "$1: '$3' does not match /$2/"
-		return 1
-	fi
-	ok "$1 matches /$2/"
-}
-
-check_le() {	# WHAT A B: A <= B, integers
-	if ! [ "$2" -le "$3" ] 2>/dev/null; then
-		fail "$1: $2 > $3 (or not numbers)"
-		return 1
-	fi
-	ok "$1: $2 <= $3"
 }
 
 # How the agent runs the hits: `$(list_probes)` after tstart in a gdb
@@ -262,11 +198,11 @@ src() {
 	echo "$s"
 }
 
-mark() {	# FILE NAME
-	local l
-	l=$(grep -n "MARK:$2 \*/" "$(src "$1")" | cut -d: -f1)
-	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || framework_error "MARK:$2 in $1: '$l'"
-	echo "$l"
+mark() {	# FILE NAME: the one MARK:NAME comment of the file
+	local f
+	f=$(src "$1")
+	[ "$(grep -c "MARK:$2 \*/" "$f")" = 1 ] || framework_error "MARK:$2 in $1: not exactly once"
+	tlib_mark "$f" "$2"
 }
 
 # --- sessions ----------------------------------------------------------
@@ -280,51 +216,19 @@ set_strategy() {	# S
 	fi
 }
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-		echo $((20000 + RANDOM % 20000))
-}
-
 # Noise that differs between stubs and runs, dropped from OUT.
-normalise() {
-	sed -E \
-		-e '/^Reading .* from remote target\.\.\.$/d' \
-		-e '/^warning: File transfers from remote targets can be slow/d' \
-		-e '/^(Warning|warning): ptrace\(/d' \
-		-e '/^\[Thread debugging using libthread_db enabled\]/d' \
-		-e '/^Using host libthread_db library/d' \
-		-e '/^\[New Thread /d' \
-		-e '/^\[Thread .* exited\]$/d' \
-		-e '/^Process .* created; pid = /d' \
-		-e '/^stdin\/stdout redirected$/d' \
-		-e '/^$/d' \
-		-e 's/[[:space:]]+/ /g' -e 's/^ //' -e 's/ $//'
-}
+normalise() { tlib_normalise; }
 
 # start_tcp_multi: STUB --multi on a free port, in the background; sets
 # PORT, MULTI_PID, MULTI_LOG.  It outlives gdb sessions (disconnect and
 # reconnect); cleanup kills it.
 start_tcp_multi() {
-	local try i
 	MULTI_LOG=$T/multi.log
-	for try in 1 2 3; do
-		PORT=$(free_port)
-		: > "$MULTI_LOG"
-		: > "$T/multi.ground"	# one pass per strategy: start empty
-		TP_GROUND=$T/multi.ground timeout -k 5 $((GDB_TIMEOUT * 3)) \
-			"$STUB" "${STUB_OPTS[@]}" --multi "127.0.0.1:$PORT" \
-			> "$MULTI_LOG" 2>&1 < /dev/null &
-		MULTI_PID=$!
-		track_pid "$MULTI_PID"
-		for i in $(seq 1 200); do
-			grep -q "Listening on port" "$MULTI_LOG" && return 0
-			kill -0 "$MULTI_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		wait "$MULTI_PID" 2>/dev/null
-		grep -q "Address already in use" "$MULTI_LOG" || break
-	done
-	framework_error "stub did not listen: $(cat "$MULTI_LOG")"
+	: > "$T/multi.ground"	# one pass per strategy: start empty
+	TP_GROUND=$T/multi.ground tlib_listen "$MULTI_LOG" $((GDB_TIMEOUT * 3)) \
+		"$STUB" "${STUB_OPTS[@]}" --multi PORTSPEC ||
+		framework_error "stub did not listen: $(cat "$MULTI_LOG")"
+	MULTI_PID=$TLIB_PID
 }
 
 SESSION=0
@@ -348,16 +252,10 @@ run_gdb() {	# MODE [PROG [ARGS...]] < script
 	stdio)
 		target="target remote | exec $STUB ${STUB_OPTS[*]} - $progpath $* 2>>$STUBLOG" ;;
 	tcp)
-		PORT=$(free_port)
-		timeout -k 5 $((GDB_TIMEOUT + 30)) "$STUB" "${STUB_OPTS[@]}" --once \
-			"127.0.0.1:$PORT" "$progpath" "$@" > "$STUBLOG" 2>&1 < /dev/null &
-		once_pid=$!
-		track_pid "$once_pid"
-		for i in $(seq 1 200); do
-			grep -q "Listening on port" "$STUBLOG" && break
-			kill -0 "$once_pid" 2>/dev/null || framework_error "stub exited: $(cat "$STUBLOG")"
-			sleep 0.05
-		done
+		tlib_listen "$STUBLOG" $((GDB_TIMEOUT + 30)) "$STUB" "${STUB_OPTS[@]}" \
+			--once PORTSPEC "$progpath" "$@" ||
+			framework_error "stub exited: $(cat "$STUBLOG")"
+		once_pid=$TLIB_PID
 		target="target remote 127.0.0.1:$PORT" ;;
 	extended)
 		target="target extended-remote | exec $STUB ${STUB_OPTS[*]} --once --multi - 2>>$STUBLOG
@@ -372,10 +270,7 @@ set args $*" ;;
 	[ -n "$progpath" ] && file_arg=("$progpath")
 
 	{
-		echo "set pagination off"
-		echo "set width 0"
-		echo "set height 0"
-		echo "set confirm off"
+		tlib_gdb_prelude
 		echo "set sysroot /"
 		echo "set remotetimeout 30"
 		echo "source $tp_srcdir/tphelpers.py"
@@ -383,20 +278,12 @@ set args $*" ;;
 		cat
 	} > "$SCRIPT"
 
-	echo "+ $GDB -nx -batch -x $SCRIPT ${file_arg[*]:-}" >> "$T/commands"
-	GDB_RC=0
-	timeout -k 5 "$GDB_TIMEOUT" "$GDB" -nx -batch -x "$SCRIPT" "${file_arg[@]}" \
-		< /dev/null > "$RAW" 2>&1 || GDB_RC=$?
+	local timed_out=0
+	tlib_run_gdb "$GDB_TIMEOUT" "$SCRIPT" "$RAW" "${file_arg[@]}" || timed_out=1
 	normalise < "$RAW" > "$OUT"
-	if [ "$GDB_RC" = 124 ] || [ "$GDB_RC" = 137 ]; then
-		fail "gdb session $SESSION timed out after ${GDB_TIMEOUT}s"
-	fi
+	[ "$timed_out" = 0 ] || fail "gdb session $SESSION timed out after ${GDB_TIMEOUT}s"
 	if [ -n "$once_pid" ]; then
-		for i in $(seq 1 200); do
-			kill -0 "$once_pid" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -0 "$once_pid" 2>/dev/null && { fail "stub --once still running after gdb left"; kill -9 "$once_pid"; }
+		tlib_wait_exit "$once_pid" 10 || { fail "stub --once still running after gdb left"; kill -9 "$once_pid"; }
 		wait "$once_pid" 2>/dev/null
 	fi
 	[ "${TP_VERBOSE:-0}" = 1 ] && dump_session
@@ -479,7 +366,7 @@ for s in $strategies; do
 	t_main
 done
 
-echo "$case_name: $n_ok checks passed, $n_fail failed"
+echo "$case_name: $TLIB_OK checks passed, $n_fail failed"
 [ "$n_fail" = 0 ] || exit 1
-[ "$n_ok" -gt 0 ] || framework_error "no check ran"
+[ "$TLIB_OK" -gt 0 ] || framework_error "no check ran"
 exit 0

@@ -157,6 +157,9 @@ static void describe(const struct rsp_request *req, struct text *t)
 		    req->u.search.addr, req->u.search.len);
 		add_hex(t, req->u.search.pattern, req->u.search.pattern_len);
 		break;
+	case RSP_REQ_MEMORY_REGION:
+		add(t, " addr=%" PRIx64, req->u.mem.addr);
+		break;
 	case RSP_REQ_CRC:
 	case RSP_REQ_READ_MEM:
 		add(t, " addr=%" PRIx64 " len=%zx", req->u.mem.addr,
@@ -412,6 +415,8 @@ static const struct row valid_rows[] = {
 	R("qAttached", "qAttached pid=0"),
 	R("qC", "qC"),
 	R("qOffsets", "qOffsets"),
+	R("qShlibInfoAddr", "qShlibInfoAddr"),
+	R("qMemoryRegionInfo:7ffff7fc8000", "qMemoryRegionInfo addr=7ffff7fc8000"),
 	R("qSymbol::", "qSymbol str=[:]"),
 	R("qSymbol:7f40cee34e30:5f5f6e70746c5f6372656174655f6576656e74",
 	  "qSymbol str=[7f40cee34e30:5f5f6e70746c5f6372656174655f6576656e74]"),
@@ -730,6 +735,8 @@ static const struct row invalid_rows[] = {
 	R("qSearch:memory:;10;ab", "invalid"),
 	R("qSearch:memory:1000;10;}", "invalid"),
 	R("qCRC:10c0", "invalid"),
+	R("qMemoryRegionInfo:", "invalid"),
+	R("qMemoryRegionInfo:12g", "invalid"),
 	R("qGetTLSAddr:p1.1,10", "invalid"),
 	R("qGetTLSAddr:p1.1,10,", "invalid"),
 	R("qGetTLSAddr:,10,20", "invalid"),
