@@ -49,6 +49,7 @@
 #include "client/target.h"
 #include "protocol/ax-emit.h"
 #include "protocol/rsp-request.h"
+#include "protocol/tbuf.h"
 #include "protocol/tfile.h"
 #include "protocol/tp-status.h"
 #include "protocol/tracepoint.h"
@@ -163,6 +164,17 @@ struct recorder {
 	char *notes;
 	uint64_t status_off;		/* of the text after "status " */
 	size_t status_len;
+	bool header_written;
+
+	/* The threads the frames name, with their names as the agent read
+	 * them when the recorder first saw a frame of the thread (name[0]
+	 * is 0 when the thread was gone by then); the file's thread table. */
+	struct rec_thread {
+		int64_t tid;
+		char name[64];
+	} *threads;
+	size_t nthreads, cap_threads;
+	size_t threads_asked;		/* threads[] below this were asked */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -1112,6 +1124,7 @@ static int open_output(struct recorder *r)
 		return e;
 	}
 	r->end -= 4;	/* the next frames overwrite the end marker */
+	r->header_written = true;
 
 	/* Where the status line is, to update it later. */
 	char *head = malloc(r->end);
@@ -1185,6 +1198,135 @@ static struct probe *probe_of(struct recorder *r, int tpnum)
 	return NULL;
 }
 
+static void add_thread(struct recorder *r, int64_t tid)
+{
+	/* the newest threads are the likeliest */
+	for (size_t i = r->nthreads; i-- > 0;)
+		if (r->threads[i].tid == tid)
+			return;
+	if (r->nthreads == r->cap_threads) {
+		r->cap_threads = r->cap_threads ? r->cap_threads * 2 : 64;
+		r->threads = realloc(r->threads, r->cap_threads * sizeof(*r->threads));
+		if (!r->threads)
+			abort();
+	}
+	r->threads[r->nthreads].tid = tid;
+	r->threads[r->nthreads].name[0] = '\0';
+	r->nthreads++;
+}
+
+/* The thread of a frame ($probe_thread), added to r->threads if new. */
+static void note_thread(struct recorder *r, const uint8_t *body, size_t len)
+{
+	struct tbuf_block b;
+	size_t pos = 0;
+
+	while (tbuf_block_next(body, len, r->regs.block_size, &pos, &b) > 0) {
+		int32_t num;
+		int64_t tid;
+
+		if (b.type != 'V')
+			continue;
+		memcpy(&num, b.body, 4);
+		if (num != TSV_THREAD)
+			continue;
+		memcpy(&tid, b.body + 4, 8);
+		add_thread(r, tid);
+		return;
+	}
+}
+
+/*
+ * Asks the agent the name of each thread seen for the first time
+ * (qThreadExtraInfo: the thread's comm), while it still runs: names are
+ * what --comm filters on later.  A thread already gone has no name.
+ */
+static void name_threads(struct recorder *r)
+{
+	for (; r->threads_asked < r->nthreads; r->threads_asked++) {
+		struct rec_thread *th = &r->threads[r->threads_asked];
+		ssize_t n;
+
+		if (r->exited || r->c.fd < 0 || r->c.eof)
+			continue;
+		if (rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+				       "qThreadExtraInfo,p%x.%llx", (unsigned)r->pid,
+				       (unsigned long long)th->tid) < 0 ||
+		    r->reply.len == 0 || r->reply.data[0] == 'E')
+			continue;
+		n = rsp_hex_decode(r->reply.data, r->reply.len, th->name,
+				   sizeof(th->name) - 1);
+		th->name[n < 0 ? 0 : n] = '\0';
+	}
+}
+
+/*
+ * The program's live threads (qfThreadInfo, qsThreadInfo), named: a
+ * thread whose frames the recorder takes only after it ended would have
+ * no name otherwise.  Called twice a second while recording.
+ */
+static void list_threads(struct recorder *r)
+{
+	const char *req = "qfThreadInfo";
+
+	if (r->exited || r->c.fd < 0 || r->c.eof)
+		return;
+	for (int rounds = 0; rounds < 10000; rounds++) {
+		if (rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", req) < 0 ||
+		    r->reply.len == 0 || r->reply.data[0] != 'm')
+			break;
+		/* m p<pid>.<tid>,p<pid>.<tid>... (hex) */
+		for (char *p = r->reply.data + 1; *p;) {
+			char *dot = strchr(p, '.'), *end;
+			size_t n = strcspn(p, ",");
+			if (dot && dot < p + n) {
+				long long tid = strtoll(dot + 1, &end, 16);
+				if (end == p + n && tid > 0)
+					add_thread(r, tid);
+			}
+			p += n;
+			if (*p == ',')
+				p++;
+		}
+		req = "qsThreadInfo";
+	}
+	name_threads(r);
+}
+
+/*
+ * The thread table after the end marker (client/tfile-read.h has its
+ * layout), written once the last frame is in.  gdb stops reading at the
+ * end marker; a recording cut short has no table.
+ */
+static void write_threads(struct recorder *r)
+{
+	struct rsp_buf b;
+	uint64_t at = r->end + 4;
+
+	if (r->fd < 0 || !r->header_written || r->write_failed || !r->pid)
+		return;
+	rsp_buf_init(&b);
+	rsp_buf_puts(&b, "probe-trace threads\n");
+	rsp_buf_printf(&b, "pid %d\n", (int)r->pid);
+	for (size_t i = 0; i < r->nthreads; i++) {
+		if (!r->threads[i].name[0])
+			continue;
+		rsp_buf_printf(&b, "t %lld ", (long long)r->threads[i].tid);
+		rsp_buf_put_hex(&b, r->threads[i].name, strlen(r->threads[i].name));
+		rsp_buf_putc(&b, '\n');
+	}
+	rsp_buf_printf(&b, "probe-trace threads at %llx\n", (unsigned long long)at);
+	if (pwrite(r->fd, b.data, b.len, (off_t)at) != (ssize_t)b.len ||
+	    ftruncate(r->fd, (off_t)(at + b.len)) < 0) {
+		/* the frames are whole without it */
+		err_msg("%s: cannot write the table of thread names: %s",
+			r->out_path, strerror(errno));
+		if (ftruncate(r->fd, (off_t)at) < 0)
+			err_msg("%s: %s", r->out_path, strerror(errno));
+	}
+	rsp_buf_free(&b);
+}
+
 /* Takes streamed bytes, writes the whole frames among them. */
 static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 {
@@ -1220,10 +1362,13 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 		if (p)
 			p->frames++;
 		r->frames++;
+		note_thread(r, r->carry + off + 6, size);
 		off += 6 + size;
 	}
 	memmove(r->carry, r->carry + whole, r->carry_len - whole);
 	r->carry_len -= whole;
+	if (e == 0)
+		name_threads(r);
 	return e;
 }
 
@@ -1882,6 +2027,7 @@ static int record_loop(struct recorder *r)
 	int e;
 
 	r->last_tick_ms = r->start_ms = now_ms();
+	list_threads(r);
 	while (!r->exited && !stop_signal) {
 		if (deadline && now_ms() >= deadline)
 			break;
@@ -1896,6 +2042,7 @@ static int record_loop(struct recorder *r)
 			 * have without us. */
 			check_run(r);
 			read_lost(r);
+			list_threads(r);
 			update_status(r, false);
 			last_status = now_ms();
 		}
@@ -2027,6 +2174,7 @@ static void recorder_free(struct recorder *r)
 	rsp_buf_free(&r->reply);
 	free(r->carry);
 	free(r->notes);
+	free(r->threads);
 	free(r);
 }
 
@@ -2257,6 +2405,7 @@ stop:
 			rsp_client_request(&r->c, &r->reply, 5000, "D;%x", r->pid);
 	}
 out:
+	write_threads(r);
 	if (r->fd >= 0)
 		close(r->fd);
 	rsp_client_close(&r->c, 3000);
