@@ -211,6 +211,8 @@ static void print_summary(const struct tfile_reader *t,
 		       t->have_status ? t->status.lost : 0);
 		if (filtered)
 			printf(",\"filtered_out\":%" PRIu64, filtered);
+		if (t->rec_filter)
+			printf(",\"dropped_at_record\":%" PRIu64, t->rec_filtered);
 		printf(",\"probes\":[");
 		bool first = true;
 		for (int tp = 1; tp < 0x8000; tp++) {
@@ -229,6 +231,9 @@ static void print_summary(const struct tfile_reader *t,
 	if (filtered)
 		printf("  %" PRIu64 " more frames did not pass the filters\n",
 		       filtered);
+	if (t->rec_filter)
+		printf("  %" PRIu64 " more frames of other threads were dropped "
+		       "while recording (record --tid/--comm)\n", t->rec_filtered);
 	if (t->have_status && t->status.lost)
 		printf("  %" PRIu64 " more frames were lost: the buffer had no "
 		       "room for them\n", t->status.lost);
@@ -247,12 +252,14 @@ static void print_summary(const struct tfile_reader *t,
 	}
 	for (int tp = 1; tp < 0x8000; tp++) {
 		const struct probe_stats *s = &stats[tp];
-		if (!s->frames && !s->lost)
+		if (!s->frames && !s->lost && !tfile_rec_filtered(t, tp))
 			continue;
 		printf("  %-32s %10" PRIu64 " frames", tfile_probe_name(t, tp, buf, sizeof(buf)),
 		       s->frames);
 		if (s->lost)
 			printf(" %10" PRIu64 " lost", s->lost);
+		if (tfile_rec_filtered(t, tp))
+			printf(" %10" PRIu64 " dropped", tfile_rec_filtered(t, tp));
 		if (s->lat_n)
 			printf("   latency min %.3fus avg %.3fus max %.3fus",
 			       (double)s->lat_min / 1000.0,

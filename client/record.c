@@ -47,6 +47,7 @@
 #include "client/sdt.h"
 #include "client/spec.h"
 #include "client/target.h"
+#include "client/tfile-read.h"
 #include "protocol/ax-emit.h"
 #include "protocol/rsp-request.h"
 #include "protocol/tbuf.h"
@@ -99,6 +100,7 @@ struct probe {
 	bool sdt_open;
 	uint64_t frames;		/* received */
 	uint64_t lost;			/* the agent had no room for them */
+	uint64_t filtered;		/* dropped by --tid / --comm */
 };
 
 struct recorder {
@@ -175,6 +177,13 @@ struct recorder {
 	} *threads;
 	size_t nthreads, cap_threads;
 	size_t threads_asked;		/* threads[] below this were asked */
+
+	/* --tid, --comm: frames of other threads are dropped here, counted
+	 * (in all and per probe) and the count kept in the thread table */
+	int64_t *keep_tids;
+	size_t nkeep_tids;
+	const char *keep_comm;
+	uint64_t filtered;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -1198,12 +1207,12 @@ static struct probe *probe_of(struct recorder *r, int tpnum)
 	return NULL;
 }
 
-static void add_thread(struct recorder *r, int64_t tid)
+static long add_thread(struct recorder *r, int64_t tid)
 {
 	/* the newest threads are the likeliest */
 	for (size_t i = r->nthreads; i-- > 0;)
 		if (r->threads[i].tid == tid)
-			return;
+			return (long)i;
 	if (r->nthreads == r->cap_threads) {
 		r->cap_threads = r->cap_threads ? r->cap_threads * 2 : 64;
 		r->threads = realloc(r->threads, r->cap_threads * sizeof(*r->threads));
@@ -1212,11 +1221,12 @@ static void add_thread(struct recorder *r, int64_t tid)
 	}
 	r->threads[r->nthreads].tid = tid;
 	r->threads[r->nthreads].name[0] = '\0';
-	r->nthreads++;
+	return (long)r->nthreads++;
 }
 
-/* The thread of a frame ($probe_thread), added to r->threads if new. */
-static void note_thread(struct recorder *r, const uint8_t *body, size_t len)
+/* The thread of a frame ($probe_thread), added to r->threads if new;
+ * its index there, or -1 when the frame names none. */
+static long note_thread(struct recorder *r, const uint8_t *body, size_t len)
 {
 	struct tbuf_block b;
 	size_t pos = 0;
@@ -1231,9 +1241,9 @@ static void note_thread(struct recorder *r, const uint8_t *body, size_t len)
 		if (num != TSV_THREAD)
 			continue;
 		memcpy(&tid, b.body + 4, 8);
-		add_thread(r, tid);
-		return;
+		return add_thread(r, tid);
 	}
+	return -1;
 }
 
 /*
@@ -1308,6 +1318,14 @@ static void write_threads(struct recorder *r)
 	rsp_buf_init(&b);
 	rsp_buf_puts(&b, "probe-trace threads\n");
 	rsp_buf_printf(&b, "pid %d\n", (int)r->pid);
+	if (r->keep_tids || r->keep_comm) {
+		rsp_buf_printf(&b, "filtered %llu\n", (unsigned long long)r->filtered);
+		for (size_t i = 0; i < r->nprobes; i++)
+			if (r->probes[i].filtered)
+				rsp_buf_printf(&b, "filtered-tp %d %llu\n",
+					       r->probes[i].tpnum,
+					       (unsigned long long)r->probes[i].filtered);
+	}
 	for (size_t i = 0; i < r->nthreads; i++) {
 		if (!r->threads[i].name[0])
 			continue;
@@ -1325,6 +1343,53 @@ static void write_threads(struct recorder *r)
 			err_msg("%s: %s", r->out_path, strerror(errno));
 	}
 	rsp_buf_free(&b);
+}
+
+/*
+ * --tid / --comm at record time: the agent records every thread (its
+ * conditions know no thread), and the recorder drops the frames of the
+ * others before they reach the file, counting them.  A thread is named
+ * when its first frame arrives; one already gone by then has no name and
+ * its frames fail --comm.  Compacts the first `len` bytes of r->carry
+ * (whole frames) in place; returns the bytes kept.  The partial frame
+ * after them is moved down behind the kept ones.
+ */
+static size_t drop_frames(struct recorder *r, size_t len)
+{
+	size_t off = 0, kept = 0;
+
+	while (off < len) {
+		int16_t tpnum;
+		uint32_t size;
+		long ti;
+		bool keep = true;
+
+		memcpy(&tpnum, r->carry + off, 2);
+		memcpy(&size, r->carry + off + 2, 4);
+		ti = note_thread(r, r->carry + off + 6, size);
+		name_threads(r);
+		if (r->keep_tids) {
+			keep = false;
+			for (size_t i = 0; ti >= 0 && i < r->nkeep_tids && !keep; i++)
+				keep = r->threads[ti].tid == r->keep_tids[i];
+		}
+		if (keep && r->keep_comm)
+			keep = ti >= 0 && r->threads[ti].name[0] &&
+			       fnmatch(r->keep_comm, r->threads[ti].name, 0) == 0;
+		if (keep) {
+			memmove(r->carry + kept, r->carry + off, 6 + (size_t)size);
+			kept += 6 + size;
+		} else {
+			struct probe *p = probe_of(r, tpnum);
+			if (p)
+				p->filtered++;
+			r->filtered++;
+		}
+		off += 6 + size;
+	}
+	memmove(r->carry + kept, r->carry + len, r->carry_len - len);
+	r->carry_len -= len - kept;
+	return kept;
 }
 
 /* Takes streamed bytes, writes the whole frames among them. */
@@ -1351,6 +1416,8 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 		off += 6 + size;
 	}
 	whole = off;
+	if (r->keep_tids || r->keep_comm)
+		whole = drop_frames(r, whole);
 	int e = append_frames(r, r->carry, whole);
 	/* Count what the file holds. */
 	for (off = 0; e == 0 && off < whole;) {
@@ -1466,6 +1533,11 @@ static void usage(FILE *out)
 "                         the recording goes on (drop), or it ends there\n"
 "                         (stop); lost frames are reported, counted in\n"
 "                         the file, and make the exit status 1\n"
+"      --tid TID[,TID...]  keep the frames of these threads only\n"
+"      --comm NAME        keep the frames of threads named NAME (a glob) only\n"
+"                         (both filter in the recorder: the agent records\n"
+"                         every thread, the recorder drops and counts the\n"
+"                         frames of the others)\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this help\n"
 "\n"
@@ -2175,6 +2247,7 @@ static void recorder_free(struct recorder *r)
 	free(r->carry);
 	free(r->notes);
 	free(r->threads);
+	free(r->keep_tids);
 	free(r);
 }
 
@@ -2205,6 +2278,8 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "on-full", required_argument, NULL, 'F' },
+		{ "tid", required_argument, NULL, 'I' },
+		{ "comm", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2269,6 +2344,21 @@ static int record_run(struct recorder *r, int argc, char **argv)
 				return PT_EXIT_USAGE;
 			}
 			break;
+		case 'I':
+		case 'N': {
+			struct frame_filter ff = { .tids = r->keep_tids,
+						   .ntids = r->nkeep_tids };
+			if (frame_filter_add(&ff, opt == 'I' ? 't' : 'c', optarg,
+					     "probe-trace record") < 0) {
+				r->keep_tids = ff.tids;
+				return PT_EXIT_USAGE;
+			}
+			r->keep_tids = ff.tids;
+			r->nkeep_tids = ff.ntids;
+			if (opt == 'N')
+				r->keep_comm = optarg;
+			break;
+		}
 		case 'h': usage(stdout); return PT_EXIT_OK;
 		default: usage(stderr); return PT_EXIT_USAGE;
 		}
@@ -2390,6 +2480,11 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
 				r->duration, r->started ? "killed" : "detached");
 	}
+	if (r->filtered && !r->quiet)
+		fprintf(stderr, "probe-trace: %llu frames of other threads dropped "
+			"(%s%s%s), counted in %s\n", (unsigned long long)r->filtered,
+			r->keep_tids ? "--tid" : "", r->keep_tids && r->keep_comm ? ", " : "",
+			r->keep_comm ? "--comm" : "", r->out_path);
 	say_lost(r);
 	/* Lost frames fail the recording, also in --on-full=drop, where
 	 * they are the price asked for: a script sees them in the status. */

@@ -259,6 +259,9 @@ int cmd_report(int argc, char **argv)
 	printf("%" PRIu64 " frames", taken);
 	if (filtered)
 		printf(" (%" PRIu64 " more did not pass the filters)", filtered);
+	if (t->rec_filter)
+		printf(", %" PRIu64 " of other threads dropped while recording "
+		       "(record --tid/--comm)", t->rec_filtered);
 	if (t->have_status && t->status.lost)
 		printf(", %" PRIu64 " lost for want of room", t->status.lost);
 	putchar('\n');
@@ -270,6 +273,9 @@ int cmd_report(int argc, char **argv)
 		       tfile_probe_name(t, g->tpnum, buf, sizeof(buf)), g->hits);
 		if (g->tpnum > 0 && g->tpnum < MAX_TP && rp->lost[g->tpnum])
 			printf(", %" PRIu64 " lost", rp->lost[g->tpnum]);
+		if (tfile_rec_filtered(t, g->tpnum))
+			printf(", %" PRIu64 " dropped while recording",
+			       tfile_rec_filtered(t, g->tpnum));
 		putchar('\n');
 		print_group(rp, g, 2);
 		for (size_t k = i + 1; k < rp->ng && rp->g[k].tpnum == g->tpnum; k++) {

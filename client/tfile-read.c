@@ -174,6 +174,19 @@ static void read_threads(struct tfile_reader *t)
 			line[--n] = '\0';
 		if (strncmp(line, "pid ", 4) == 0) {
 			t->pid = strtol(line + 4, NULL, 10);
+		} else if (strncmp(line, "filtered ", 9) == 0) {
+			t->rec_filter = true;
+			t->rec_filtered = strtoull(line + 9, NULL, 10);
+		} else if (strncmp(line, "filtered-tp ", 12) == 0) {
+			char *end;
+			long num = strtol(line + 12, &end, 10);
+			size_t k = t->nrec_filtered_tp;
+			if (*end == ' ' && k < sizeof(t->rec_filtered_tp) /
+					       sizeof(t->rec_filtered_tp[0])) {
+				t->rec_filtered_tp[k].num = num;
+				t->rec_filtered_tp[k].count = strtoull(end + 1, NULL, 10);
+				t->nrec_filtered_tp++;
+			}
 		} else if (line[0] == 't' && line[1] == ' ') {
 			struct tfile_thread th = { 0 };
 			char *end, *hex;
@@ -201,6 +214,8 @@ static void read_threads(struct tfile_reader *t)
 	if (t->pid <= 0) {		/* a table names its process */
 		t->pid = 0;
 		t->nthreads = 0;
+		t->rec_filter = false;
+		t->nrec_filtered_tp = 0;
 	}
 out:
 	free(line);
@@ -376,6 +391,14 @@ const char *tfile_probe_name(const struct tfile_reader *t, long tpnum,
 	snprintf(buf, size, "tracepoint %ld at 0x%" PRIx64, tpnum,
 		 tp_addr(t, tpnum));
 	return buf;
+}
+
+uint64_t tfile_rec_filtered(const struct tfile_reader *t, long tpnum)
+{
+	for (size_t i = 0; i < t->nrec_filtered_tp; i++)
+		if (t->rec_filtered_tp[i].num == tpnum)
+			return t->rec_filtered_tp[i].count;
+	return 0;
 }
 
 const char *tfile_thread_name(const struct tfile_reader *t, int64_t tid)

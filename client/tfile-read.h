@@ -11,10 +11,14 @@
  *
  *   ... frames | 00 00 00 00 | "probe-trace threads\n"
  *                              "pid <decimal>\n"
+ *                              ["filtered <n>\n"
+ *                               "filtered-tp <tp> <n>\n" ...]
  *                              "t <tid> <hex name>\n" ...
  *                              "probe-trace threads at <hex offset>\n"
  *
- * The last line gives the offset of the first, so a reader finds the
+ * ("filtered": frames of other threads that `record --tid/--comm`
+ * dropped, in all and per tracepoint.)  The last line gives the offset
+ * of the first, so a reader finds the
  * table from the end of the file before it reads any frame.  A file cut
  * short (the recorder was killed while writing) is read up to its last
  * whole frame, and has no table.
@@ -69,6 +73,14 @@ struct tfile_reader {
 	long pid;
 	struct tfile_thread *threads;
 	size_t nthreads;
+	/* frames record --tid/--comm dropped: in all, and per tracepoint */
+	bool rec_filter;
+	uint64_t rec_filtered;
+	struct {
+		long num;
+		uint64_t count;
+	} rec_filtered_tp[256];
+	size_t nrec_filtered_tp;
 	/* reading frames */
 	uint8_t *data;
 	size_t cap;
@@ -117,6 +129,8 @@ const char *tfile_tsv_name(const struct tfile_reader *t, long num);
 /* The value of the frame's TSV named `name`. */
 bool frame_tsv(const struct frame_view *v, const struct tfile_reader *t,
 	       const char *name, int64_t *out);
+/* Frames of the tracepoint that record --tid/--comm dropped. */
+uint64_t tfile_rec_filtered(const struct tfile_reader *t, long tpnum);
 /* The thread's name from the table, or NULL. */
 const char *tfile_thread_name(const struct tfile_reader *t, int64_t tid);
 /* probe-trace's own TSVs print as arg0, retval...; others as named. */
