@@ -2099,7 +2099,6 @@ static int record_loop(struct recorder *r)
 	int e;
 
 	r->last_tick_ms = r->start_ms = now_ms();
-	list_threads(r);
 	while (!r->exited && !stop_signal) {
 		if (deadline && now_ms() >= deadline)
 			break;
@@ -2426,6 +2425,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	if (request_ok(r, "starting the trace", "QTStart") < 0)
 		goto stop;
 	r->running = true;
+	list_threads(r);	/* the threads there are before the program runs */
 	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vCont;c");
 	if (e < 0 || strcmp(r->reply.data, "OK") != 0) {
 		err_msg("cannot resume the program: %s", e < 0 ? r->c.error : r->reply.data);

@@ -158,7 +158,8 @@ static void read_threads(struct tfile_reader *t)
 	    fread(tail, 1, got, t->f) != got || got < 2 || tail[got - 1] != '\n')
 		goto out;
 	tail[got - 1] = '\0';
-	p = strrchr(tail, '\n');
+	/* the bytes before the last line may be a frame's, zeros included */
+	p = memrchr(tail, '\n', got - 1);
 	p = p ? p + 1 : tail;
 	if (strncmp(p, TFILE_THREADS_FOOTER, footer_len) != 0)
 		goto out;
