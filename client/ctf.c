@@ -403,7 +403,8 @@ int export_ctf(struct tfile_reader *t, const struct export_opts *o)
 		rc = PT_EXIT_FAIL;
 		goto out;
 	}
-	qsort(c.idx, c.n, sizeof(*c.idx), cmp_index);
+	if (c.n)
+		qsort(c.idx, c.n, sizeof(*c.idx), cmp_index);
 	snprintf(path, plen, "%s/metadata", o->output);
 	if (write_metadata(&c, path) < 0) {
 		rc = PT_EXIT_FAIL;

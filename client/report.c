@@ -255,7 +255,8 @@ int cmd_report(int argc, char **argv)
 	if (t->truncated)
 		fprintf(stderr, "%s: %s ends inside a frame or before its end marker: "
 			"read up to frame %" PRIu64 "\n", who, argv[optind], t->number);
-	qsort(rp->g, rp->ng, sizeof(*rp->g), cmp_group);
+	if (rp->ng)
+		qsort(rp->g, rp->ng, sizeof(*rp->g), cmp_group);
 	printf("%" PRIu64 " frames", taken);
 	if (filtered)
 		printf(" (%" PRIu64 " more did not pass the filters)", filtered);
