@@ -13,9 +13,11 @@
  * is an instant event ("ph":"i") with its values as args.
  *
  * Entries wait on a stack per thread and function.  A return takes the
- * entry on top if that entry began when the returning call did, within
- * MATCH_SLACK_US (the entry's timestamp is in microseconds, taken at the
- * same hit); entries above it that began after the call began are calls
+ * entry on top if that entry began when the returning call did (return
+ * timestamp - latency), within MATCH_SLACK_US: the entry's timestamp is
+ * taken at the hit, in microseconds, and the latency's clock starts a
+ * few microseconds later, as the agent sets up the return (3 to 20 us
+ * here).  Entries above it that began after the call began are calls
  * that never returned (longjmp, exceptions) and become instants.
  *
  * Times are microseconds (the format's unit) from the recording's start,
