@@ -176,6 +176,29 @@ static const char *value_field(const struct ctf *c, long num, char *buf,
 	return field_name(n, buf, size);
 }
 
+/* Whether `name` is a field the event has besides its i-th value:
+ * frame, tid, a register, memN..., or an earlier value's name. */
+static bool name_taken(const struct ctf *c, const struct ctf_probe *p,
+		       size_t i, const char *name)
+{
+	char other[128];
+
+	if (!strcmp(name, "frame") || !strcmp(name, "tid") ||
+	    (!strncmp(name, "mem", 3) && p->nmem))
+		return true;
+	for (size_t k = 0; p->regs && k < c->t->regs.nregs; k++) {
+		const char *r = c->t->regs.regs[k].name;
+		if (r && !strcmp(field_name(r, other, sizeof(other)), name))
+			return true;
+	}
+	for (size_t k = 0; k < i; k++) {
+		value_field(c, p->tsv[k], other, sizeof(other));
+		if (!strcmp(other, name))
+			return true;
+	}
+	return false;
+}
+
 static void tsdl_str(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -254,9 +277,15 @@ static int write_metadata(struct ctf *c, const char *path)
 		tsdl_str(m, tfile_probe_name(t, tp, buf, sizeof(buf)));
 		fprintf(m, ";\n\tid = %ld;\n\tstream_id = 0;\n\tfields := struct {\n"
 			"\t\tuint64_t frame;\n\t\tint64_t tid;\n", tp);
-		for (size_t i = 0; i < p->ntsv; i++)
-			fprintf(m, "\t\tint64_t %s;\n",
-				value_field(c, p->tsv[i], buf, sizeof(buf)));
+		for (size_t i = 0; i < p->ntsv; i++) {
+			/* A TSV of gdb's may be named like a field of ours, a
+			 * register or another TSV once made an identifier:
+			 * the field names of a struct must differ. */
+			value_field(c, p->tsv[i], buf, sizeof(buf));
+			while (name_taken(c, p, i, buf))
+				strncat(buf, "_", sizeof(buf) - strlen(buf) - 1);
+			fprintf(m, "\t\tint64_t %s;\n", buf);
+		}
 		for (size_t i = 0; p->regs && i < t->regs.nregs; i++) {
 			const struct target_reg *r = &t->regs.regs[i];
 			if (!r->name || r->bitsize > 64 || r->bitsize % 8)

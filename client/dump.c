@@ -422,7 +422,7 @@ int cmd_dump(int argc, char **argv)
 			who, argv[optind], t->number);
 	if (summary)
 		print_summary(t, stats, number, filtered, format == FMT_JSON);
-	else if (filtered && format == FMT_TEXT)
+	else if (filtered)
 		fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " frames did not "
 			"pass the filters\n", who, filtered, t->number);
 out:
