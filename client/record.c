@@ -15,6 +15,13 @@
  *                       ^ each batch overwrites the end marker and
  *                         writes a new one after itself
  *
+ * When the recording ends, the process id and the names of the threads
+ * its frames (or the agent's thread list, read twice a second) named
+ * follow the end marker: the thread table of client/tfile-read.h, which
+ * dump, report and the exports read and gdb never does.  --tid and
+ * --comm drop other threads' frames here, before the file, and the
+ * table keeps their count.
+ *
  * Trace state variables the recorder defines (all tracepoints collect the
  * first two; see doc/probe-trace.1):
  *   1 trace_timestamp (the agent's builtin, microseconds), 2 probe_thread,
