@@ -13,12 +13,14 @@
  * is an instant event ("ph":"i") with its values as args.
  *
  * Entries wait on a stack per thread and function.  A return takes the
- * entry on top if that entry began when the returning call did (return
- * timestamp - latency), within MATCH_SLACK_US: the entry's timestamp is
- * taken at the hit, in microseconds, and the latency's clock starts a
- * few microseconds later, as the agent sets up the return (3 to 20 us
- * here).  Entries above it that began after the call began are calls
- * that never returned (longjmp, exceptions) and become instants.
+ * innermost entry that began no later than its call did (the return's
+ * timestamp minus its latency, with a microsecond for the timestamps'
+ * truncation): the entry's timestamp is taken at the hit, and the
+ * latency's clock starts later, as the agent sets up the return (3 to
+ * 20 us here, milliseconds on a loaded machine).  Entries above it that
+ * began after the call began are calls that never returned (longjmp,
+ * exceptions) and become instants, like the entries still waiting at
+ * the end.
  *
  * Times are microseconds (the format's unit) from the recording's start,
  * with three decimals, so that a latency in nanoseconds survives exactly;
@@ -39,7 +41,7 @@
 #include "client/probe-trace.h"
 #include "client/tfile-read.h"
 
-#define MATCH_SLACK_US 1000
+#define MATCH_SLACK_US 1
 #define MAX_TP 0x8000
 
 struct pending {
@@ -297,7 +299,7 @@ static void take_frame(struct chrome *c, const struct frame_view *v)
 			put_pending(c, s, &s->p[s->n - 1]);	/* never returned */
 			s->n--;
 		}
-		if (s && s->n && (double)s->p[s->n - 1].ts >= start - MATCH_SLACK_US)
+		if (s && s->n)
 			match = &s->p[--s->n];
 		put_slice(c, v, tid, ts, lat, match);
 		return;
