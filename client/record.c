@@ -175,15 +175,18 @@ struct recorder {
 	size_t status_len;
 	bool header_written;
 
-	/* The threads the frames name, with their names as the agent read
-	 * them when the recorder first saw a frame of the thread (name[0]
-	 * is 0 when the thread was gone by then); the file's thread table. */
+	/* The program's threads, with their names as the agent read them
+	 * when the recorder took the thread's first frame, or, for a
+	 * thread gone by then, when the thread list last showed it (name[0]
+	 * is 0 when neither could); the file's thread table. */
 	struct rec_thread {
 		int64_t tid;
 		char name[64];
+		bool asked;		/* the name was read or tried */
+		bool framed;		/* a frame of it was taken */
 	} *threads;
 	size_t nthreads, cap_threads;
-	size_t threads_asked;		/* threads[] below this were asked */
+	size_t unasked;			/* threads with !asked */
 
 	/* --tid, --comm: frames of other threads are dropped here, counted
 	 * (in all and per probe) and the count kept in the thread table */
@@ -1226,8 +1229,9 @@ static long add_thread(struct recorder *r, int64_t tid)
 		if (!r->threads)
 			abort();
 	}
+	memset(&r->threads[r->nthreads], 0, sizeof(r->threads[0]));
 	r->threads[r->nthreads].tid = tid;
-	r->threads[r->nthreads].name[0] = '\0';
+	r->unasked++;
 	return (long)r->nthreads++;
 }
 
@@ -1248,32 +1252,52 @@ static long note_thread(struct recorder *r, const uint8_t *body, size_t len)
 		if (num != TSV_THREAD)
 			continue;
 		memcpy(&tid, b.body + 4, 8);
-		return add_thread(r, tid);
+		long i = add_thread(r, tid);
+		struct rec_thread *th = &r->threads[i];
+		if (!th->framed) {
+			/* named from the thread list, maybe before it named
+			 * itself: its name now is the one to keep */
+			th->framed = true;
+			if (th->asked) {
+				th->asked = false;
+				r->unasked++;
+			}
+		}
+		return i;
 	}
 	return -1;
 }
 
 /*
- * Asks the agent the name of each thread seen for the first time
- * (qThreadExtraInfo: the thread's comm), while it still runs: names are
- * what --comm filters on later.  A thread already gone has no name.
+ * Asks the agent the name (qThreadExtraInfo: the thread's comm) of each
+ * thread new in the thread list or whose first frame just came, while
+ * it still runs: names are what --comm filters on, here and later.  A
+ * thread already gone keeps the name the list gave it, or has none.
  */
 static void name_threads(struct recorder *r)
 {
-	for (; r->threads_asked < r->nthreads; r->threads_asked++) {
-		struct rec_thread *th = &r->threads[r->threads_asked];
+	for (size_t i = r->nthreads; r->unasked && i-- > 0;) {
+		struct rec_thread *th = &r->threads[i];
+		char name[sizeof(th->name)];
 		ssize_t n;
 
+		if (th->asked)
+			continue;
+		th->asked = true;
+		r->unasked--;
 		if (r->exited || r->c.fd < 0 || r->c.eof)
 			continue;
 		if (rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
 				       "qThreadExtraInfo,p%x.%llx", (unsigned)r->pid,
 				       (unsigned long long)th->tid) < 0 ||
 		    r->reply.len == 0 || r->reply.data[0] == 'E')
-			continue;
-		n = rsp_hex_decode(r->reply.data, r->reply.len, th->name,
-				   sizeof(th->name) - 1);
-		th->name[n < 0 ? 0 : n] = '\0';
+			continue;	/* gone: an earlier name stays */
+		n = rsp_hex_decode(r->reply.data, r->reply.len, name,
+				   sizeof(name) - 1);
+		if (n > 0) {
+			name[n] = '\0';
+			memcpy(th->name, name, sizeof(name));
+		}
 	}
 }
 
