@@ -1713,6 +1713,11 @@ static int handshake(struct recorder *r)
 			r->reply.data);
 		return -ENOTSUP;
 	}
+	/* A listening agent keeps what an earlier client set up for its
+	 * programs (gdb's `set environment`, `set cwd`): the program runs
+	 * with the agent's own environment and directory instead. */
+	bool env_reset = strstr(r->reply.data, "QEnvironmentReset+") != NULL;
+	bool workdir = strstr(r->reply.data, "QSetWorkingDir+") != NULL;
 	if (strstr(r->reply.data, "QStartNoAckMode+") &&
 	    request_ok(r, "QStartNoAckMode", "QStartNoAckMode") == 0)
 		r->c.noack = true;
@@ -1730,6 +1735,12 @@ static int handshake(struct recorder *r)
 	/* Run the program, or attach to a listening agent's process. */
 	if (r->prog_argc || ((r->connect || r->attach_until) && r->attach_pid)) {
 		struct rsp_buf b;
+		if (!r->attach_pid &&
+		    ((env_reset &&
+		      request_ok(r, "environment reset", "QEnvironmentReset") < 0) ||
+		     (workdir &&
+		      request_ok(r, "working directory reset", "QSetWorkingDir:") < 0)))
+			return -EIO;
 		rsp_buf_init(&b);
 		if (r->attach_pid) {
 			rsp_buf_printf(&b, "vAttach;%x", (int)r->attach_pid);

@@ -656,12 +656,19 @@ static int vm_fail(struct ax_vm *vm, enum ax_error e, int sys_errno,
 		   const char *fmt, ...)
 {
 	struct ax_result *res = vm->res;
-	size_t n;
-	va_list ap;
 
 	res->error = e;
 	res->sys_errno = sys_errno;
 	res->pc = vm->pc;
+#ifdef AX_NO_MESSAGES
+	/* The in-process collector has no formatted output: the agent
+	 * runs a failed evaluation again for the message. */
+	(void)fmt;
+	res->message[0] = '\0';
+#else
+	va_list ap;
+	size_t n;
+
 	va_start(ap, fmt);
 	vsnprintf(res->message, sizeof(res->message), fmt, ap);
 	va_end(ap);
@@ -669,6 +676,7 @@ static int vm_fail(struct ax_vm *vm, enum ax_error e, int sys_errno,
 	if (n < sizeof(res->message))
 		snprintf(res->message + n, sizeof(res->message) - n,
 			 " at offset %zu", vm->pc);
+#endif
 	return errno_of(e, sys_errno);
 }
 
@@ -740,6 +748,7 @@ static int vm_tracenz(struct ax_vm *vm, uint64_t addr, uint64_t limit)
 	return total ? vm_trace(vm, addr, total) : 0;
 }
 
+#ifndef AX_NO_MESSAGES
 /* printf output */
 
 static void out_flush(struct ax_vm *vm)
@@ -963,6 +972,7 @@ static int vm_printf(struct ax_vm *vm, const struct ax_insn *insn,
 			       "printf output failed");
 	return 0;
 }
+#endif /* AX_NO_MESSAGES */
 
 static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 		  struct ax_result *res, bool cond)
@@ -1192,6 +1202,7 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 			stack[sp - 2] = a;
 			TOP = b;
 			break;
+#ifndef AX_NO_MESSAGES
 		case AX_OP_PRINTF: {
 			/* The popped values stay readable in stack[]. */
 			sp -= insn.need;
@@ -1200,6 +1211,7 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 				return r;
 			break;
 		}
+#endif
 		default:
 			/* ax_decode refused unimplemented opcodes */
 			return vm_fail(&vm, AX_ERR_BAD_OPCODE, 0,

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	long n;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: rectarget calls|threads|crash|loop|fact OUT [N]\n");
+		fprintf(stderr, "usage: rectarget calls|threads|crash|loop|jump|fact|env OUT [N]\n");
 		return 2;
 	}
 	n = argc > 3 ? atol(argv[3]) : 10;
@@ -163,6 +163,14 @@ int main(int argc, char **argv)
 			}
 			fprintf(out, "jumper %ld %ld\n", (long)i, jumper(i));
 		}
+	} else if (strcmp(argv[1], "env") == 0) {
+		/* What the program was started with: an earlier client's
+		 * settings must not leak into it. */
+		char cwd[4096];
+		const char *v = getenv("RECTEST_LEAK");
+		call_compute(1, 1);
+		fprintf(out, "env %s\ncwd %s\n", v ? v : "(unset)",
+			getcwd(cwd, sizeof(cwd)) ? cwd : "?");
 	} else if (strcmp(argv[1], "fact") == 0) {
 		fact(10);
 	} else {

@@ -1,0 +1,233 @@
+/*
+ * ipa.c - the in-process collector: one tracepoint hit, run by the thread
+ * that hit it (see ipa-abi.h for the contract).
+ *
+ * ipa_collect() is the only entry.  It counts the hit, evaluates the
+ * condition with the agent expression interpreter (protocol/ax.c, built
+ * into this image too), takes a pass-count ticket, then runs the actions
+ * into the record's block area.  Memory is read by ipa_copy() only, so an
+ * unreadable address costs the agent one fixed-up fault and the record
+ * says which bytes it could not read.
+ *
+ * What the collector cannot do the way the agent would (a condition or an
+ * action that fails to evaluate, where the agent stops the run with the
+ * interpreter's message) it leaves to the agent: IPA_TRAP, with nothing
+ * counted as taken.  The pad then hands the hit over as it does when its
+ * ring is full.
+ *
+ * Built twice: into the image (IPA_IMAGE, freestanding) and into the unit
+ * tests, where ipa_copy is a plain copy.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/ipa/ipa-abi.h"
+#include "agent/ipa/ipa.h"
+#include "protocol/ax.h"
+
+struct ipa_run {
+	struct ax_ctx ax;	/* first: the callbacks get it back */
+	struct ipa_hit *hit;
+	int overflow;		/* the block area ran out */
+};
+
+#define ALIGN8(n) (((n) + 7u) & ~(uint32_t)7u)
+
+static int run_read_reg(const struct ax_ctx *ctx, unsigned regnum,
+			uint64_t *value)
+{
+	const struct ipa_run *run = (const struct ipa_run *)ctx;
+
+	if (regnum >= run->hit->nregs)
+		return -EINVAL;
+	*value = run->hit->regs[regnum];
+	return 0;
+}
+
+static long run_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf,
+			 size_t len)
+{
+	(void)ctx;
+	size_t n = ipa_copy(buf, (const void *)(uintptr_t)addr, len);
+	return n ? (long)n : -EFAULT;
+}
+
+static int64_t *tsv_slot(struct ipa_hit *hit, unsigned num)
+{
+	struct ipa_tsvs *t = hit->tsvs;
+
+	if (!t)
+		return NULL;
+	uint32_t n = __atomic_load_n(&t->count, __ATOMIC_ACQUIRE);
+	if (n > IPA_TSVS)
+		n = IPA_TSVS;
+	for (uint32_t i = 0; i < n; i++)
+		if (t->v[i].number == num)
+			return &t->v[i].value;
+	return NULL;
+}
+
+static int run_tsv_get(const struct ax_ctx *ctx, unsigned num, int64_t *value)
+{
+	const struct ipa_run *run = (const struct ipa_run *)ctx;
+	int64_t *slot = tsv_slot(run->hit, num);
+
+	if (!slot)
+		return -ENOENT;
+	*value = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int run_tsv_set(const struct ax_ctx *ctx, unsigned num, int64_t value)
+{
+	const struct ipa_run *run = (const struct ipa_run *)ctx;
+	int64_t *slot = tsv_slot(run->hit, num);
+
+	if (!slot)
+		return -ENOENT;
+	__atomic_store_n(slot, value, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Room for `size` more bytes of blocks, or NULL (and the record is
+ * marked truncated). */
+static void *take(struct ipa_run *run, uint32_t size)
+{
+	struct ipa_hit *hit = run->hit;
+
+	if (size > hit->out_size - hit->out_len) {
+		run->overflow = 1;
+		return NULL;
+	}
+	void *p = hit->out + hit->out_len;
+	hit->out_len += size;
+	return p;
+}
+
+/* A memory block of [addr, addr+len), its readable prefix copied. */
+static int mem_block(struct ipa_run *run, uint64_t addr, uint64_t len)
+{
+	struct ipa_hit *hit = run->hit;
+	uint32_t room = hit->out_size - hit->out_len;
+	uint32_t hdr = (uint32_t)sizeof(struct ipa_mem_block);
+
+	if (len == 0)
+		return 0;
+	/* What does not fit is cut, and the record says so. */
+	if (room < hdr + 8) {
+		run->overflow = 1;
+		return 0;
+	}
+	if (len > room - hdr) {
+		len = (room - hdr) & ~(uint64_t)7;
+		run->overflow = 1;
+	}
+	struct ipa_mem_block *b = take(run, ALIGN8(hdr + (uint32_t)len));
+	b->h.kind = IPA_BLK_MEM;
+	b->h.reserved = 0;
+	b->h.size = ALIGN8(hdr + (uint32_t)len);
+	b->addr = addr;
+	b->len = (uint32_t)len;
+	b->avail = (uint32_t)ipa_copy(b->bytes, (const void *)(uintptr_t)addr,
+				      (size_t)len);
+	return 0;
+}
+
+static int run_trace_mem(const struct ax_ctx *ctx, uint64_t addr, uint64_t len)
+{
+	return mem_block((struct ipa_run *)ctx, addr, len);
+}
+
+static int run_trace_tsv(const struct ax_ctx *ctx, unsigned num)
+{
+	struct ipa_run *run = (struct ipa_run *)ctx;
+	int64_t value;
+
+	if (run_tsv_get(ctx, num, &value) < 0)
+		return -ENOENT;
+	struct ipa_tsv_block *b = take(run, sizeof(*b));
+	if (!b)
+		return 0;
+	b->h.kind = IPA_BLK_TSV;
+	b->h.reserved = 0;
+	b->h.size = sizeof(*b);
+	b->number = num;
+	b->reserved = 0;
+	b->value = value;
+	return 0;
+}
+
+static const uint8_t *code_of(const struct ipa_program *p, uint32_t off)
+{
+	return (const uint8_t *)p + off;
+}
+
+int ipa_collect(struct ipa_hit *hit)
+{
+	const struct ipa_program *p = hit->prog;
+	struct ipa_counters *c = hit->counters;
+	struct ipa_run run = { .hit = hit };
+	struct ax_result res;
+
+	run.ax.read_reg = run_read_reg;
+	run.ax.read_mem = run_read_mem;
+	run.ax.tsv_get = run_tsv_get;
+	run.ax.tsv_set = run_tsv_set;
+	run.ax.trace_mem = run_trace_mem;
+	run.ax.trace_tsv = run_trace_tsv;
+	run.ax.step_budget = p->step_budget;
+	run.ax.big_endian = hit->big_endian != 0;
+	hit->out_len = 0;
+
+	__atomic_fetch_add(&c->hits, 1, __ATOMIC_RELAXED);
+	if (p->cond_len) {
+		if (ax_eval_cond(code_of(p, p->cond_off), p->cond_len, &run.ax,
+				 &res) < 0)
+			return IPA_TRAP;
+		if (!res.value) {
+			__atomic_fetch_add(&c->skipped_cond, 1, __ATOMIC_RELAXED);
+			return IPA_SKIP;
+		}
+	}
+
+	/* A ticket: exactly pass_count hits record, however many threads
+	 * race for the last ones. */
+	uint64_t ticket = __atomic_add_fetch(&c->taken, 1, __ATOMIC_RELAXED);
+	if (p->pass_count && ticket > p->pass_count) {
+		__atomic_fetch_sub(&c->taken, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->over_pass, 1, __ATOMIC_RELAXED);
+		return IPA_SKIP;
+	}
+
+	for (uint32_t i = 0; i < p->nactions; i++) {
+		const struct ipa_action *a = &p->actions[i];
+		switch (a->kind) {
+		case IPA_ACT_MEM: {
+			uint64_t base = 0;
+			if (a->basereg != IPA_NO_REG &&
+			    run_read_reg(&run.ax, a->basereg, &base) < 0)
+				continue;	/* as the agent: left out */
+			mem_block(&run, base + a->offset, a->len);
+			break;
+		}
+		case IPA_ACT_EXPR:
+			if (ax_eval(code_of(p, (uint32_t)a->offset), a->len,
+				    &run.ax, &res) < 0 &&
+			    res.error != AX_ERR_COLLECT) {
+				/* Counted again by the agent's own run. */
+				__atomic_fetch_sub(&c->taken, 1, __ATOMIC_RELAXED);
+				hit->out_len = 0;
+				return IPA_TRAP;
+			}
+			break;
+		case IPA_ACT_TSV:
+			run_trace_tsv(&run.ax, (unsigned)a->offset);
+			break;
+		}
+	}
+	if (run.overflow)
+		__atomic_fetch_add(&c->truncated, 1, __ATOMIC_RELAXED);
+	return p->pass_count && ticket == p->pass_count ? IPA_RECORD_STOP
+							 : IPA_RECORD;
+}

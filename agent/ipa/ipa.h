@@ -1,0 +1,31 @@
+/*
+ * ipa.h - the in-process collector's functions (see ipa-abi.h).
+ */
+#ifndef PROBE_IPA_H
+#define PROBE_IPA_H
+
+#include <stddef.h>
+
+#include "agent/ipa/ipa-abi.h"
+
+/* The image's entry points are its only dynamic symbols. */
+#ifdef IPA_IMAGE
+#define IPA_EXPORT __attribute__((visibility("default")))
+#else
+#define IPA_EXPORT
+#endif
+
+/* One hit of hit->prog: an enum ipa_verdict, the record's blocks in
+ * hit->out[0, hit->out_len). */
+IPA_EXPORT int ipa_collect(struct ipa_hit *hit);
+
+/*
+ * Copies up to `len` bytes from `src` and returns how many it copied: all
+ * of them, or those before the first unreadable byte.  In the image it is
+ * arch assembly (ipa-copy-ARCH.S) whose loads lie between
+ * ipa_copy_fault_begin and ipa_copy_fault_end; the agent resumes a fault
+ * there at ipa_copy_fault_exit, which returns the count so far.
+ */
+size_t ipa_copy(void *dst, const void *src, size_t len);
+
+#endif
