@@ -1320,7 +1320,9 @@ static void list_threads(struct recorder *r)
 		for (char *p = r->reply.data + 1; *p;) {
 			char *dot = strchr(p, '.'), *end;
 			size_t n = strcspn(p, ",");
-			if (dot && dot < p + n) {
+			/* only ours: an agent may hold other processes too */
+			if (*p == 'p' && dot && dot < p + n &&
+			    strtol(p + 1, NULL, 16) == (long)r->pid) {
 				long long tid = strtoll(dot + 1, &end, 16);
 				if (end == p + n && tid > 0)
 					add_thread(r, tid);
