@@ -22,6 +22,9 @@ pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev libdw
       libiberty-dev libcmocka-dev gdb gdbserver binutils clang
       libclang-rt-14-dev g++ python3 systemtap-sdt-dev openssh-server
       openssh-client"
+# babeltrace2 reads the CTF traces of `probe-trace dump --format=ctf` in
+# tests/record/record-ctf.test.
+[ "$what" != check ] || pkgs="$pkgs babeltrace2"
 # The aarch64 agent and its test bed (make check-cross): the cross
 # compiler, qemu-system-aarch64 (in qemu-system-arm), gdb-multiarch, and
 # cpio for the guest's initramfs; qemu-aarch64-static (qemu-user-static)

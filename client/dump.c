@@ -1,11 +1,10 @@
 /*
- * dump.c - `probe-trace dump`: the frames of a trace file as text or JSON.
+ * dump.c - `probe-trace dump`: the frames of a trace file as text or JSON
+ * lines, a summary, or an export for other tools (chrome.c, ctf.c).
  *
- * Reads any gdb trace file (tfile.h), whoever wrote it: the header gives
- * the register layout (tdesc lines), the trace state variables' names and
- * the tracepoints; probe-trace's own files also name their probes in the
- * status notes ("probe-trace:1=NAME;2=NAME...").  A file cut short (the
- * recorder was killed while writing) is read up to its last whole frame.
+ * The file is read by tfile-read.c, whoever wrote it; a file cut short
+ * (the recorder was killed while writing) is read up to its last whole
+ * frame.  --pid, --tid and --comm choose the frames every form shows.
  */
 #include "config.h"
 
@@ -17,40 +16,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/export.h"
 #include "client/probe-trace.h"
 #include "client/record.h"
-#include "client/target.h"
+#include "client/tfile-read.h"
 #include "client/typed.h"
 #include "protocol/rsp.h"
-#include "protocol/tbuf.h"
-#include "protocol/tfile.h"
 #include "protocol/tp-status.h"
-
-#define MAX_NAMES 4096
-
-struct named {
-	long num;
-	char *name;
-};
-
-struct tfile_info {
-	size_t regblock;
-	struct rsp_buf tdesc;
-	struct target_regs regs;
-	bool have_regs;
-	struct named tsvs[MAX_NAMES], probes[MAX_NAMES];
-	size_t ntsvs, nprobes;
-	struct {
-		long num;
-		uint64_t addr;
-	} tps[MAX_NAMES];
-	size_t ntps;
-	struct tp_status status;	/* how the run ended */
-	char status_error[128];
-	bool have_status;
-	char *status_line;		/* for its table of lost frames */
-	struct typed_file typed;	/* typed values (#pt lines, typed.h) */
-};
 
 struct probe_stats {
 	uint64_t frames;
@@ -59,171 +31,6 @@ struct probe_stats {
 	double lat_sum;
 	uint64_t lat_n;
 };
-
-static const char *lookup(const struct named *t, size_t n, long num)
-{
-	for (size_t i = 0; i < n; i++)
-		if (t[i].num == num)
-			return t[i].name;
-	return NULL;
-}
-
-static char *hex_to_str(const char *hex, size_t len)
-{
-	char *out = malloc(len / 2 + 1);
-	ssize_t n;
-
-	if (!out)
-		abort();
-	n = rsp_hex_decode(hex, len, out, len / 2);
-	out[n < 0 ? 0 : n] = '\0';
-	return out;
-}
-
-/* "probe-trace:1=foo;2=bar%return" in the status notes */
-static void parse_notes(struct tfile_info *t, const char *notes)
-{
-	const char *p;
-
-	if (strncmp(notes, "probe-trace:", 12) != 0)
-		return;
-	p = notes + 12;
-	while (*p && t->nprobes < MAX_NAMES) {
-		char *end;
-		long num = strtol(p, &end, 10);
-		if (*end != '=')
-			break;
-		p = end + 1;
-		size_t n = strcspn(p, ";");
-		t->probes[t->nprobes].num = num;
-		t->probes[t->nprobes].name = strndup(p, n);
-		t->nprobes++;
-		p += n;
-		if (*p == ';')
-			p++;
-	}
-}
-
-static int read_header(FILE *f, const char *path, struct tfile_info *t)
-{
-	char magic[TFILE_MAGIC_LEN];
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	if (fread(magic, 1, sizeof(magic), f) != sizeof(magic) ||
-	    memcmp(magic, TFILE_MAGIC, TFILE_MAGIC_LEN) != 0) {
-		fprintf(stderr, "probe-trace dump: %s: not a trace file\n", path);
-		return -EINVAL;
-	}
-	rsp_buf_init(&t->tdesc);
-	for (;;) {
-		n = getline(&line, &cap, f);
-		if (n < 0) {
-			fprintf(stderr, "probe-trace dump: %s: the header ends early\n",
-				path);
-			free(line);
-			return -EINVAL;
-		}
-		if (n > 0 && line[n - 1] == '\n')
-			line[--n] = '\0';
-		if (n == 0)
-			break;
-		if (strncmp(line, "R ", 2) == 0) {
-			t->regblock = strtoul(line + 2, NULL, 16);
-		} else if (strncmp(line, "tdesc ", 6) == 0) {
-			rsp_buf_puts(&t->tdesc, line + 6);
-			rsp_buf_putc(&t->tdesc, '\n');
-		} else if (strncmp(line, "status ", 7) == 0) {
-			/* The tfile form is qTStatus's without the `T`. */
-			char *reply = malloc(strlen(line + 7) + 2);
-			if (reply) {
-				reply[0] = 'T';
-				strcpy(reply + 1, line + 7);
-				t->have_status = tp_status_parse(reply, &t->status,
-								 t->status_error,
-								 sizeof(t->status_error)) == 0;
-				free(reply);
-			}
-			free(t->status_line);
-			t->status_line = strdup(line);
-			const char *notes = strstr(line, ";notes:");
-			if (notes) {
-				notes += 7;
-				char *text = hex_to_str(notes, strcspn(notes, ":;"));
-				parse_notes(t, text);
-				free(text);
-			}
-		} else if (strncmp(line, "tsv ", 4) == 0 && t->ntsvs < MAX_NAMES) {
-			/* tsv N:INITIAL:BUILTIN:HEXNAME */
-			char *p = line + 4, *colon;
-			long num = strtol(p, NULL, 16);
-			colon = strrchr(p, ':');
-			if (colon) {
-				t->tsvs[t->ntsvs].num = num;
-				t->tsvs[t->ntsvs].name =
-					hex_to_str(colon + 1, strlen(colon + 1));
-				t->ntsvs++;
-			}
-		} else if (strncmp(line, "tp Z", 4) == 0) {
-			/* tp Z<n>:<addr>:cmd:<start>:<len>:<hex> */
-			char *end, *p;
-			long num = strtol(line + 4, &end, 16);
-			uint64_t addr = *end == ':' ? strtoull(end + 1, &p, 16) : 0;
-			if (*end == ':' && strncmp(p, ":cmd:0:", 7) == 0 &&
-			    (p = strchr(p + 7, ':'))) {
-				char *text = hex_to_str(p + 1, strlen(p + 1));
-				typed_file_add_line(&t->typed, num, addr, text);
-				free(text);
-			}
-		} else if (strncmp(line, "tp T", 4) == 0 && t->ntps < MAX_NAMES) {
-			char *end;
-			long num = strtol(line + 4, &end, 16);
-			if (*end == ':') {
-				t->tps[t->ntps].num = num;
-				t->tps[t->ntps].addr = strtoull(end + 1, NULL, 16);
-				t->ntps++;
-			}
-		}
-	}
-	free(line);
-	typed_file_finish(&t->typed);
-	rsp_buf_putc(&t->tdesc, '\0');
-	t->have_regs = target_regs_parse(&t->regs, t->tdesc.data) == 0 &&
-		       t->regs.block_size <= t->regblock;
-	return 0;
-}
-
-static uint64_t tp_addr(const struct tfile_info *t, long num)
-{
-	for (size_t i = 0; i < t->ntps; i++)
-		if (t->tps[i].num == num)
-			return t->tps[i].addr;
-	return 0;
-}
-
-static uint64_t le_value(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-
-	for (size_t i = n; i-- > 0;)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", *s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
-}
 
 static void print_time(FILE *out, int64_t us)
 {
@@ -236,25 +43,10 @@ static void print_time(FILE *out, int64_t us)
 	fprintf(out, "%s.%06lld", buf, (long long)(us % 1000000));
 }
 
-struct frame_view {
-	uint64_t number;
-	long tpnum;
-	const uint8_t *regs;
-	int64_t tsv_val[64];
-	long tsv_num[64];
-	size_t ntsv;
-	struct {
-		uint64_t addr;
-		const uint8_t *data;
-		size_t len;
-	} mem[256];
-	size_t nmem;
-};
-
 /* ---- typed values: the frame as typed.c reads it ---- */
 
 struct typed_frame {
-	const struct tfile_info *t;
+	const struct tfile_reader *t;
 	const struct frame_view *v;
 };
 
@@ -305,7 +97,7 @@ static int typed_tsv(void *ctx, unsigned int num, int64_t *value)
 }
 
 /* The typed values of a frame's tracepoint (its location by pc). */
-static const struct typed_probe *frame_typed(const struct tfile_info *t,
+static const struct typed_probe *frame_typed(const struct tfile_reader *t,
 					     const struct frame_view *v,
 					     struct typed_frame *tf,
 					     struct typed_src *src)
@@ -319,85 +111,22 @@ static const struct typed_probe *frame_typed(const struct tfile_info *t,
 	if (p && p->pc_reg >= 0) {
 		const uint8_t *pc = typed_reg(tf, (unsigned)p->pc_reg, &size);
 		if (pc && size == 8)
-			p = typed_file_find(&t->typed, v->tpnum, le_value(pc, 8));
+			p = typed_file_find(&t->typed, v->tpnum, tfile_le_value(pc, 8));
 	}
 	return p;
 }
 
-static bool frame_tsv(const struct frame_view *v, const struct tfile_info *t,
-		      const char *name, int64_t *out)
-{
-	for (size_t i = 0; i < v->ntsv; i++) {
-		const char *n = lookup(t->tsvs, t->ntsvs, v->tsv_num[i]);
-		if (n && strcmp(n, name) == 0) {
-			*out = v->tsv_val[i];
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Splits a frame's blocks; -EINVAL when they do not parse. */
-static int parse_frame(const uint8_t *d, size_t len, size_t regblock,
-		       struct frame_view *v)
-{
-	struct tbuf_block b;
-	size_t pos = 0;
-	int r;
-
-	while ((r = tbuf_block_next(d, len, regblock, &pos, &b)) > 0) {
-		if (b.type == 'R' && !v->regs) {
-			v->regs = b.body;
-		} else if (b.type == 'M' && v->nmem < 256) {
-			uint16_t n;
-			memcpy(&v->mem[v->nmem].addr, b.body, 8);
-			memcpy(&n, b.body + 8, 2);
-			v->mem[v->nmem].data = b.body + 10;
-			v->mem[v->nmem].len = n;
-			v->nmem++;
-		} else if (b.type == 'V' && v->ntsv < 64) {
-			int32_t num;
-			memcpy(&num, b.body, 4);
-			v->tsv_num[v->ntsv] = num;
-			memcpy(&v->tsv_val[v->ntsv], b.body + 4, 8);
-			v->ntsv++;
-		}
-	}
-	return r;
-}
-
-static const char *probe_name(const struct tfile_info *t, long tpnum,
-			      char *buf, size_t size)
-{
-	const char *n = lookup(t->probes, t->nprobes, tpnum);
-
-	if (n)
-		return n;
-	snprintf(buf, size, "tracepoint %ld at 0x%" PRIx64, tpnum,
-		 tp_addr(t, tpnum));
-	return buf;
-}
-
-/* probe-trace's own TSVs print as arg0, retval...; others as named. */
-static const char *value_name(const char *tsv)
-{
-	if (strncmp(tsv, "probe_arg", 9) == 0 || strcmp(tsv, "probe_retval") == 0)
-		return tsv + 6;
-	return tsv;
-}
-
-static void print_text(FILE *out, const struct tfile_info *t,
+static void print_text(FILE *out, const struct tfile_reader *t,
 		       const struct frame_view *v)
 {
 	char buf[96];
 	int64_t x;
-
 	struct typed_frame tf;
 	struct typed_src src;
 	const struct typed_probe *typed = frame_typed(t, v, &tf, &src);
 
 	fprintf(out, "#%" PRIu64 " %s", v->number,
-		probe_name(t, v->tpnum, buf, sizeof(buf)));
+		tfile_probe_name(t, v->tpnum, buf, sizeof(buf)));
 	if (typed) {
 		struct rsp_buf b;
 		rsp_buf_init(&b);
@@ -405,21 +134,25 @@ static void print_text(FILE *out, const struct tfile_info *t,
 		fwrite(b.data, 1, b.len, out);
 		rsp_buf_free(&b);
 	}
-	if (frame_tsv(v, t, "probe_thread", &x))
+	if (frame_tsv(v, t, "probe_thread", &x)) {
+		const char *name = tfile_thread_name(t, x);
 		fprintf(out, "  thread %lld", (long long)x);
+		if (name)
+			fprintf(out, " (%s)", name);
+	}
 	if (frame_tsv(v, t, "trace_timestamp", &x)) {
 		fputs("  ", out);
 		print_time(out, x);
 	}
 	for (size_t i = 0; i < v->ntsv; i++) {
-		const char *n = lookup(t->tsvs, t->ntsvs, v->tsv_num[i]);
+		const char *n = tfile_tsv_name(t, v->tsv_num[i]);
 		if (!n || !strcmp(n, "probe_thread") || !strcmp(n, "trace_timestamp"))
 			continue;
 		if (!strcmp(n, "probe_latency_ns")) {
 			fprintf(out, "  latency %.3fus", (double)v->tsv_val[i] / 1000.0);
 			continue;
 		}
-		n = value_name(n);
+		n = tfile_value_name(n);
 		if (v->tsv_val[i] < 0 || v->tsv_val[i] > 0xffffff)
 			fprintf(out, "  %s=%lld (0x%llx)", n, (long long)v->tsv_val[i],
 				(unsigned long long)v->tsv_val[i]);
@@ -434,7 +167,7 @@ static void print_text(FILE *out, const struct tfile_info *t,
 			if (!r->name || r->bitsize > 64)
 				continue;
 			fprintf(out, "%s%8s 0x%016" PRIx64, col ? "  " : "    ",
-				r->name, le_value(v->regs + r->offset, r->bitsize / 8));
+				r->name, tfile_le_value(v->regs + r->offset, r->bitsize / 8));
 			if (++col == 3) {
 				fputc('\n', out);
 				col = 0;
@@ -463,29 +196,34 @@ static void print_text(FILE *out, const struct tfile_info *t,
 	}
 }
 
-static void print_json(FILE *out, const struct tfile_info *t,
+static void print_json(FILE *out, const struct tfile_reader *t,
 		       const struct frame_view *v)
 {
 	char buf[96];
 	bool first = true;
+	int64_t x;
 	struct typed_frame tf;
 	struct typed_src src;
 	const struct typed_probe *typed = frame_typed(t, v, &tf, &src);
 
 	fprintf(out, "{\"frame\":%" PRIu64 ",\"tracepoint\":%ld,\"probe\":",
 		v->number, v->tpnum);
-	json_str(out, probe_name(t, v->tpnum, buf, sizeof(buf)));
+	tfile_json_str(out, tfile_probe_name(t, v->tpnum, buf, sizeof(buf)));
+	if (frame_tsv(v, t, "probe_thread", &x) && tfile_thread_name(t, x)) {
+		fputs(",\"comm\":", out);
+		tfile_json_str(out, tfile_thread_name(t, x));
+	}
 	fputs(",\"values\":{", out);
 	for (size_t i = 0; i < v->ntsv; i++) {
-		const char *n = lookup(t->tsvs, t->ntsvs, v->tsv_num[i]);
+		const char *n = tfile_tsv_name(t, v->tsv_num[i]);
 		char num[24];
 		if (!n) {
 			snprintf(num, sizeof(num), "tsv%ld", v->tsv_num[i]);
 			n = num;
 		}
-		n = value_name(n);
+		n = tfile_value_name(n);
 		fputs(first ? "" : ",", out);
-		json_str(out, n);
+		tfile_json_str(out, n);
 		fprintf(out, ":%lld", (long long)v->tsv_val[i]);
 		first = false;
 	}
@@ -506,9 +244,9 @@ static void print_json(FILE *out, const struct tfile_info *t,
 			if (!r->name || r->bitsize > 64)
 				continue;
 			fputs(first ? "" : ",", out);
-			json_str(out, r->name);
+			tfile_json_str(out, r->name);
 			fprintf(out, ":\"0x%" PRIx64 "\"",
-				le_value(v->regs + r->offset, r->bitsize / 8));
+				tfile_le_value(v->regs + r->offset, r->bitsize / 8));
 			first = false;
 		}
 		fputc('}', out);
@@ -527,47 +265,28 @@ static void print_json(FILE *out, const struct tfile_info *t,
 	fputs("}\n", out);
 }
 
-/*
- * Reads a frame's `size` bytes into *data (capacity *cap), growing it a
- * megabyte at a time as the bytes arrive: the size comes from the file,
- * and a damaged one (up to 4 GiB) must not become an allocation before
- * the file shows it holds that much.  -EIO when the file ends first.
- */
-static int read_body(FILE *f, uint8_t **data, size_t *cap, uint32_t size)
-{
-	const size_t step = 1 << 20;
-	size_t got = 0;
-
-	while (got < size) {
-		size_t want = size - got < step ? size - got : step;
-
-		if (got + want > *cap) {
-			uint8_t *p = realloc(*data, got + want);
-			if (!p)
-				abort();
-			*data = p;
-			*cap = got + want;
-		}
-		if (fread(*data + got, 1, want, f) != want)
-			return -EIO;
-		got += want;
-	}
-	return 0;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
-"Usage: probe-trace dump [--json] [--summary] [--limit N] FILE\n"
+"Usage: probe-trace dump [OPTIONS] FILE\n"
 "Prints every frame of a trace file: probe, thread, time, the collected\n"
 "values (arguments, return value, latency; typed when the recording had\n"
 "DWARF: process_order(o=0x7ffe... {id=1, price=1.25}), f%%return = -3),\n"
-"registers by name and memory.\n"
+"registers by name and memory; or exports the frames for other tools.\n"
 "\n"
-"  --json       one JSON object per frame and line\n"
-"  --summary    frames per probe (and latency of return probes) only\n"
-"  --limit N    the first N frames only\n"
-"  -h, --help   this help\n");
+"  --format=FORMAT  text (the default), json (one object per frame and\n"
+"                   line), chrome (Trace Event JSON for Perfetto and\n"
+"                   chrome://tracing) or ctf (CTF 1.8 for babeltrace2)\n"
+"  --json           --format=json\n"
+"  -o, --output=OUT where chrome writes (default: standard output) or the\n"
+"                   directory ctf creates (required)\n"
+"  -f, --force      replace an existing OUT\n"
+"  --summary        frames per probe (and latency of return probes) only\n"
+"  --limit N        the first N frames (that pass the filters) only\n"
+"  --pid PID        the frames of process PID only\n"
+"  --tid TID[,TID...]  the frames of these threads only\n"
+"  --comm NAME      the frames of threads named NAME (a glob) only\n"
+"  -h, --help       this help\n");
 }
 
 static void add_lost(uint32_t tp, uint64_t count, void *arg)
@@ -578,93 +297,203 @@ static void add_lost(uint32_t tp, uint64_t count, void *arg)
 		stats[tp].lost += count;
 }
 
+static void print_summary(const struct tfile_reader *t,
+			  const struct probe_stats *stats, uint64_t number,
+			  uint64_t filtered, bool json)
+{
+	char buf[96];
+
+	if (json) {
+		printf("{\"frames\":%" PRIu64 ",\"lost\":%" PRIu64, number,
+		       t->have_status ? t->status.lost : 0);
+		if (filtered)
+			printf(",\"filtered_out\":%" PRIu64, filtered);
+		if (t->rec_filter)
+			printf(",\"dropped_at_record\":%" PRIu64, t->rec_filtered);
+		printf(",\"probes\":[");
+		bool first = true;
+		for (int tp = 1; tp < 0x8000; tp++) {
+			if (!stats[tp].frames && !stats[tp].lost)
+				continue;
+			printf("%s{\"tracepoint\":%d,\"probe\":", first ? "" : ",", tp);
+			tfile_json_str(stdout, tfile_probe_name(t, tp, buf, sizeof(buf)));
+			printf(",\"frames\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+			       stats[tp].frames, stats[tp].lost);
+			first = false;
+		}
+		printf("]}\n");
+		return;
+	}
+	printf("%" PRIu64 " frames\n", number);
+	if (filtered)
+		printf("  %" PRIu64 " more frames did not pass the filters\n",
+		       filtered);
+	if (t->rec_filter)
+		printf("  %" PRIu64 " more frames of other threads were dropped "
+		       "while recording (record --tid/--comm)\n", t->rec_filtered);
+	if (t->have_status && t->status.lost)
+		printf("  %" PRIu64 " more frames were lost: the buffer had no "
+		       "room for them\n", t->status.lost);
+	if (t->have_status) {
+		const struct tp_status *st = &t->status;
+		if (st->reason == TP_STOP_FULL)
+			printf("  the recording stopped early: the buffer filled; "
+			       "later hits were not recorded\n");
+		else if (st->reason == TP_STOP_ERROR)
+			printf("  the recording stopped early: tracepoint %u: %s\n",
+			       (unsigned)st->stopping_tp,
+			       st->error ? st->error : "error");
+		else if (st->reason == TP_STOP_PASSCOUNT)
+			printf("  the recording stopped: tracepoint %u reached its "
+			       "pass count\n", (unsigned)st->stopping_tp);
+	}
+	for (int tp = 1; tp < 0x8000; tp++) {
+		const struct probe_stats *s = &stats[tp];
+		if (!s->frames && !s->lost && !tfile_rec_filtered(t, tp))
+			continue;
+		printf("  %-32s %10" PRIu64 " frames", tfile_probe_name(t, tp, buf, sizeof(buf)),
+		       s->frames);
+		if (s->lost)
+			printf(" %10" PRIu64 " lost", s->lost);
+		if (tfile_rec_filtered(t, tp))
+			printf(" %10" PRIu64 " dropped", tfile_rec_filtered(t, tp));
+		if (s->lat_n)
+			printf("   latency min %.3fus avg %.3fus max %.3fus",
+			       (double)s->lat_min / 1000.0,
+			       s->lat_sum / (double)s->lat_n / 1000.0,
+			       (double)s->lat_max / 1000.0);
+		putchar('\n');
+	}
+}
+
+enum dump_format { FMT_TEXT, FMT_JSON, FMT_CHROME, FMT_CTF };
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
+		{ "pid", required_argument, NULL, 'P' },
+		{ "tid", required_argument, NULL, 'T' },
+		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false, summary = false;
-	uint64_t limit = UINT64_MAX, number = 0;
-	struct tfile_info *t;
-	struct probe_stats *stats;
-	uint8_t *data = NULL;
-	size_t cap = 0;
-	int opt, rc = PT_EXIT_OK;
-	bool truncated = false;
-	FILE *f;
+	static const char *const who = "probe-trace dump";
+	enum dump_format format = FMT_TEXT;
+	bool summary = false, force = false;
+	const char *output = NULL;
+	uint64_t limit = UINT64_MAX, number = 0, filtered = 0;
+	struct frame_filter ff = { 0 };
+	struct tfile_reader *t;
+	struct probe_stats *stats = NULL;
+	int opt, rc = PT_EXIT_OK, r;
 	char *end;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ho:f", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'j': json = true; break;
+		case 'j': format = FMT_JSON; break;
+		case 'F':
+			if (!strcmp(optarg, "text"))
+				format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				format = FMT_JSON;
+			else if (!strcmp(optarg, "chrome"))
+				format = FMT_CHROME;
+			else if (!strcmp(optarg, "ctf"))
+				format = FMT_CTF;
+			else {
+				fprintf(stderr, "%s: --format: '%s' is none of text, "
+					"json, chrome, ctf\n", who, optarg);
+				goto usage_error;
+			}
+			break;
+		case 'o': output = optarg; break;
+		case 'f': force = true; break;
 		case 's': summary = true; break;
 		case 'n':
 			limit = strtoull(optarg, &end, 10);
 			if (*end || !*optarg) {
-				fprintf(stderr, "probe-trace dump: --limit: '%s' is not a number\n",
-					optarg);
-				return PT_EXIT_USAGE;
+				fprintf(stderr, "%s: --limit: '%s' is not a number\n",
+					who, optarg);
+				goto usage_error;
 			}
 			break;
-		case 'h': usage(stdout); return PT_EXIT_OK;
-		default: usage(stderr); return PT_EXIT_USAGE;
+		case 'P':
+		case 'T':
+		case 'C':
+			if (frame_filter_add(&ff, opt == 'P' ? 'p' : opt == 'T' ? 't' : 'c',
+					     optarg, who) < 0)
+				goto usage_error;
+			break;
+		case 'h': usage(stdout); frame_filter_free(&ff); return PT_EXIT_OK;
+		default: usage(stderr); goto usage_error;
 		}
 	}
 	if (optind + 1 != argc) {
+		if (optind == argc)
+			fprintf(stderr, "%s: no trace file given\n", who);
+		else
+			fprintf(stderr, "%s: one trace file only, not '%s'\n", who,
+				argv[optind + 1]);
 		usage(stderr);
-		return PT_EXIT_USAGE;
+		goto usage_error;
 	}
-	f = fopen(argv[optind], "rb");
-	if (!f) {
-		fprintf(stderr, "probe-trace dump: %s: %s\n", argv[optind],
-			strerror(errno));
-		return PT_EXIT_FAIL;
+	if (summary && (format == FMT_CHROME || format == FMT_CTF)) {
+		fprintf(stderr, "%s: --summary and --format=%s exclude each other\n",
+			who, format == FMT_CTF ? "ctf" : "chrome");
+		goto usage_error;
 	}
-	t = calloc(1, sizeof(*t));
-	stats = calloc(0x8000, sizeof(*stats));
-	if (!t || !stats)
+	if (format == FMT_CTF && !output) {
+		fprintf(stderr, "%s: --format=ctf needs -o DIR, the directory to "
+			"create\n", who);
+		goto usage_error;
+	}
+	if (output && format != FMT_CHROME && format != FMT_CTF) {
+		fprintf(stderr, "%s: -o is for --format=chrome and --format=ctf\n",
+			who);
+		goto usage_error;
+	}
+	t = malloc(sizeof(*t));
+	if (!t)
 		abort();
-	if (read_header(f, argv[optind], t) < 0) {
+	if (tfile_reader_open(t, argv[optind], who) < 0 ||
+	    frame_filter_check(&ff, t) < 0) {
 		rc = PT_EXIT_FAIL;
 		goto out;
 	}
+	if (format == FMT_CHROME || format == FMT_CTF) {
+		struct export_opts eo = {
+			.output = output, .force = force, .limit = limit,
+			.filter = &ff, .who = who,
+		};
+		rc = format == FMT_CHROME ? export_chrome(t, &eo) : export_ctf(t, &eo);
+		goto out;
+	}
+	stats = calloc(0x8000, sizeof(*stats));
+	if (!stats)
+		abort();
 	if (t->status_line)
 		tp_status_lost(t->status_line, add_lost, stats);
-	for (;; number++) {
-		int16_t tpnum;
-		uint32_t size;
+	for (;;) {
 		struct frame_view v;
 
-		if (fread(&tpnum, 1, 2, f) != 2) {
-			truncated = true;	/* no end marker */
-			break;
-		}
-		if (tpnum == 0)
-			break;
-		if (fread(&size, 1, 4, f) != 4) {
-			truncated = true;
-			break;
-		}
-		if (read_body(f, &data, &cap, size) < 0) {
-			truncated = true;
-			break;
-		}
-		memset(&v, 0, sizeof(v));
-		v.number = number;
-		v.tpnum = tpnum;
-		if (parse_frame(data, size, t->regblock, &v) < 0) {
-			fprintf(stderr, "probe-trace dump: %s: frame %" PRIu64
-				" is damaged; stopping there\n", argv[optind], number);
+		r = tfile_reader_next(t, &v);
+		if (r < 0)
 			rc = PT_EXIT_FAIL;
+		if (r <= 0)
 			break;
+		if (!frame_filter_match(&ff, t, &v)) {
+			filtered++;
+			continue;
 		}
-		if (tpnum > 0) {
-			struct probe_stats *s = &stats[tpnum];
+		if (v.tpnum > 0) {
+			struct probe_stats *s = &stats[v.tpnum];
 			int64_t lat;
 			s->frames++;
 			if (frame_tsv(&v, t, "probe_latency_ns", &lat)) {
@@ -676,80 +505,30 @@ int cmd_dump(int argc, char **argv)
 				s->lat_n++;
 			}
 		}
-		if (summary || number >= limit)
-			continue;
-		if (json)
-			print_json(stdout, t, &v);
-		else
-			print_text(stdout, t, &v);
+		if (!summary && number < limit) {
+			if (format == FMT_JSON)
+				print_json(stdout, t, &v);
+			else
+				print_text(stdout, t, &v);
+		}
+		number++;
 	}
-	if (truncated)
-		fprintf(stderr, "probe-trace dump: %s ends inside a frame or before "
+	if (t->truncated)
+		fprintf(stderr, "%s: %s ends inside a frame or before "
 			"its end marker: read up to frame %" PRIu64 "\n",
-			argv[optind], number);
-	if (summary && !json) {
-		char buf[96];
-		printf("%" PRIu64 " frames\n", number);
-		if (t->have_status && t->status.lost)
-			printf("  %" PRIu64 " more frames were lost: the buffer had no "
-			       "room for them\n", t->status.lost);
-		if (t->have_status) {
-			const struct tp_status *st = &t->status;
-			if (st->reason == TP_STOP_FULL)
-				printf("  the recording stopped early: the buffer filled; "
-				       "later hits were not recorded\n");
-			else if (st->reason == TP_STOP_ERROR)
-				printf("  the recording stopped early: tracepoint %u: %s\n",
-				       (unsigned)st->stopping_tp,
-				       st->error ? st->error : "error");
-			else if (st->reason == TP_STOP_PASSCOUNT)
-				printf("  the recording stopped: tracepoint %u reached its "
-				       "pass count\n", (unsigned)st->stopping_tp);
-		}
-		for (int tp = 1; tp < 0x8000; tp++) {
-			struct probe_stats *s = &stats[tp];
-			if (!s->frames && !s->lost)
-				continue;
-			printf("  %-32s %10" PRIu64 " frames", probe_name(t, tp, buf, sizeof(buf)),
-			       s->frames);
-			if (s->lost)
-				printf(" %10" PRIu64 " lost", s->lost);
-			if (s->lat_n)
-				printf("   latency min %.3fus avg %.3fus max %.3fus",
-				       (double)s->lat_min / 1000.0,
-				       s->lat_sum / (double)s->lat_n / 1000.0,
-				       (double)s->lat_max / 1000.0);
-			putchar('\n');
-		}
-	} else if (summary) {
-		char buf[96];
-		printf("{\"frames\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"probes\":[", number,
-		       t->have_status ? t->status.lost : 0);
-		bool first = true;
-		for (int tp = 1; tp < 0x8000; tp++) {
-			if (!stats[tp].frames && !stats[tp].lost)
-				continue;
-			printf("%s{\"tracepoint\":%d,\"probe\":", first ? "" : ",", tp);
-			json_str(stdout, probe_name(t, tp, buf, sizeof(buf)));
-			printf(",\"frames\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
-			       stats[tp].frames, stats[tp].lost);
-			first = false;
-		}
-		printf("]}\n");
-	}
+			who, argv[optind], t->number);
+	if (summary)
+		print_summary(t, stats, number, filtered, format == FMT_JSON);
+	else if (filtered)
+		fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " frames did not "
+			"pass the filters\n", who, filtered, t->number);
 out:
-	fclose(f);
-	free(data);
 	free(stats);
-	for (size_t i = 0; i < t->ntsvs; i++)
-		free(t->tsvs[i].name);
-	for (size_t i = 0; i < t->nprobes; i++)
-		free(t->probes[i].name);
-	/* parsed, even when the file's blocks are too small for it */
-	target_regs_free(&t->regs);
-	rsp_buf_free(&t->tdesc);
-	free(t->status_line);
-	typed_file_free(&t->typed);
+	tfile_reader_close(t);
 	free(t);
+	frame_filter_free(&ff);
 	return rc;
+usage_error:
+	frame_filter_free(&ff);
+	return PT_EXIT_USAGE;
 }

@@ -15,6 +15,13 @@
  *                       ^ each batch overwrites the end marker and
  *                         writes a new one after itself
  *
+ * When the recording ends, the process id and the names of the threads
+ * its frames (or the agent's thread list, read twice a second) named
+ * follow the end marker: the thread table of client/tfile-read.h, which
+ * dump, report and the exports read and gdb never does.  --tid and
+ * --comm drop other threads' frames here, before the file, and the
+ * table keeps their count.
+ *
  * Trace state variables the recorder defines (all tracepoints collect the
  * first two; see doc/probe-trace.1):
  *   1 trace_timestamp (the agent's builtin, microseconds), 2 probe_thread,
@@ -49,8 +56,10 @@
 #include "client/spec.h"
 #include "client/target.h"
 #include "client/typed.h"
+#include "client/tfile-read.h"
 #include "protocol/ax-emit.h"
 #include "protocol/rsp-request.h"
+#include "protocol/tbuf.h"
 #include "protocol/tfile.h"
 #include "protocol/tp-status.h"
 #include "protocol/tracepoint.h"
@@ -108,6 +117,7 @@ struct probe {
 	struct dv_collect *collect;
 	bool typed_args;		/* `args` are typed: no raw argN */
 	bool after_prologue;		/* moved past the prologue */
+	uint64_t filtered;		/* dropped by --tid / --comm */
 };
 
 struct recorder {
@@ -175,6 +185,27 @@ struct recorder {
 	char *notes;
 	uint64_t status_off;		/* of the text after "status " */
 	size_t status_len;
+	bool header_written;
+
+	/* The program's threads, with their names as the agent read them
+	 * when the recorder took the thread's first frame, or, for a
+	 * thread gone by then, when the thread list last showed it (name[0]
+	 * is 0 when neither could); the file's thread table. */
+	struct rec_thread {
+		int64_t tid;
+		char name[64];
+		bool asked;		/* the name was read or tried */
+		bool framed;		/* a frame of it was taken */
+	} *threads;
+	size_t nthreads, cap_threads;
+	size_t unasked;			/* threads with !asked */
+
+	/* --tid, --comm: frames of other threads are dropped here, counted
+	 * (in all and per probe) and the count kept in the thread table */
+	int64_t *keep_tids;
+	size_t nkeep_tids;
+	const char *keep_comm;
+	uint64_t filtered;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -1211,6 +1242,7 @@ static int open_output(struct recorder *r)
 		return e;
 	}
 	r->end -= 4;	/* the next frames overwrite the end marker */
+	r->header_written = true;
 
 	/* Where the status line is, to update it later. */
 	char *head = malloc(r->end);
@@ -1284,6 +1316,214 @@ static struct probe *probe_of(struct recorder *r, int tpnum)
 	return NULL;
 }
 
+static long add_thread(struct recorder *r, int64_t tid)
+{
+	/* the newest threads are the likeliest */
+	for (size_t i = r->nthreads; i-- > 0;)
+		if (r->threads[i].tid == tid)
+			return (long)i;
+	if (r->nthreads == r->cap_threads) {
+		r->cap_threads = r->cap_threads ? r->cap_threads * 2 : 64;
+		r->threads = realloc(r->threads, r->cap_threads * sizeof(*r->threads));
+		if (!r->threads)
+			abort();
+	}
+	memset(&r->threads[r->nthreads], 0, sizeof(r->threads[0]));
+	r->threads[r->nthreads].tid = tid;
+	r->unasked++;
+	return (long)r->nthreads++;
+}
+
+/* The thread of a frame ($probe_thread), added to r->threads if new;
+ * its index there, or -1 when the frame names none. */
+static long note_thread(struct recorder *r, const uint8_t *body, size_t len)
+{
+	struct tbuf_block b;
+	size_t pos = 0;
+
+	while (tbuf_block_next(body, len, r->regs.block_size, &pos, &b) > 0) {
+		int32_t num;
+		int64_t tid;
+
+		if (b.type != 'V')
+			continue;
+		memcpy(&num, b.body, 4);
+		if (num != TSV_THREAD)
+			continue;
+		memcpy(&tid, b.body + 4, 8);
+		long i = add_thread(r, tid);
+		struct rec_thread *th = &r->threads[i];
+		if (!th->framed) {
+			/* named from the thread list, maybe before it named
+			 * itself: its name now is the one to keep */
+			th->framed = true;
+			if (th->asked) {
+				th->asked = false;
+				r->unasked++;
+			}
+		}
+		return i;
+	}
+	return -1;
+}
+
+/*
+ * Asks the agent the name (qThreadExtraInfo: the thread's comm) of each
+ * thread new in the thread list or whose first frame just came, while
+ * it still runs: names are what --comm filters on, here and later.  A
+ * thread already gone keeps the name the list gave it, or has none.
+ */
+static void name_threads(struct recorder *r)
+{
+	for (size_t i = r->nthreads; r->unasked && i-- > 0;) {
+		struct rec_thread *th = &r->threads[i];
+		char name[sizeof(th->name)];
+		ssize_t n;
+
+		if (th->asked)
+			continue;
+		th->asked = true;
+		r->unasked--;
+		if (r->exited || r->c.fd < 0 || r->c.eof)
+			continue;
+		if (rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+				       "qThreadExtraInfo,p%x.%llx", (unsigned)r->pid,
+				       (unsigned long long)th->tid) < 0 ||
+		    r->reply.len == 0 || r->reply.data[0] == 'E')
+			continue;	/* gone: an earlier name stays */
+		n = rsp_hex_decode(r->reply.data, r->reply.len, name,
+				   sizeof(name) - 1);
+		if (n > 0) {
+			name[n] = '\0';
+			memcpy(th->name, name, sizeof(name));
+		}
+	}
+}
+
+/*
+ * The program's live threads (qfThreadInfo, qsThreadInfo), named: a
+ * thread whose frames the recorder takes only after it ended would have
+ * no name otherwise.  Called twice a second while recording.
+ */
+static void list_threads(struct recorder *r)
+{
+	const char *req = "qfThreadInfo";
+
+	if (r->exited || r->c.fd < 0 || r->c.eof)
+		return;
+	for (int rounds = 0; rounds < 10000; rounds++) {
+		if (rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", req) < 0 ||
+		    r->reply.len == 0 || r->reply.data[0] != 'm')
+			break;
+		/* m p<pid>.<tid>,p<pid>.<tid>... (hex) */
+		for (char *p = r->reply.data + 1; *p;) {
+			char *dot = strchr(p, '.'), *end;
+			size_t n = strcspn(p, ",");
+			/* only ours: an agent may hold other processes too */
+			if (*p == 'p' && dot && dot < p + n &&
+			    strtol(p + 1, NULL, 16) == (long)r->pid) {
+				long long tid = strtoll(dot + 1, &end, 16);
+				if (end == p + n && tid > 0)
+					add_thread(r, tid);
+			}
+			p += n;
+			if (*p == ',')
+				p++;
+		}
+		req = "qsThreadInfo";
+	}
+	name_threads(r);
+}
+
+/*
+ * The thread table after the end marker (client/tfile-read.h has its
+ * layout), written once the last frame is in.  gdb stops reading at the
+ * end marker; a recording cut short has no table.
+ */
+static void write_threads(struct recorder *r)
+{
+	struct rsp_buf b;
+	uint64_t at = r->end + 4;
+
+	if (r->fd < 0 || !r->header_written || r->write_failed || !r->pid)
+		return;
+	rsp_buf_init(&b);
+	rsp_buf_puts(&b, "probe-trace threads\n");
+	rsp_buf_printf(&b, "pid %d\n", (int)r->pid);
+	if (r->keep_tids || r->keep_comm) {
+		rsp_buf_printf(&b, "filtered %llu\n", (unsigned long long)r->filtered);
+		for (size_t i = 0; i < r->nprobes; i++)
+			if (r->probes[i].filtered)
+				rsp_buf_printf(&b, "filtered-tp %d %llu\n",
+					       r->probes[i].tpnum,
+					       (unsigned long long)r->probes[i].filtered);
+	}
+	for (size_t i = 0; i < r->nthreads; i++) {
+		if (!r->threads[i].name[0])
+			continue;
+		rsp_buf_printf(&b, "t %lld ", (long long)r->threads[i].tid);
+		rsp_buf_put_hex(&b, r->threads[i].name, strlen(r->threads[i].name));
+		rsp_buf_putc(&b, '\n');
+	}
+	rsp_buf_printf(&b, "probe-trace threads at %llx\n", (unsigned long long)at);
+	if (pwrite(r->fd, b.data, b.len, (off_t)at) != (ssize_t)b.len ||
+	    ftruncate(r->fd, (off_t)(at + b.len)) < 0) {
+		/* the frames are whole without it */
+		err_msg("%s: cannot write the table of thread names: %s",
+			r->out_path, strerror(errno));
+		if (ftruncate(r->fd, (off_t)at) < 0)
+			err_msg("%s: %s", r->out_path, strerror(errno));
+	}
+	rsp_buf_free(&b);
+}
+
+/*
+ * --tid / --comm at record time: the agent records every thread (its
+ * conditions know no thread), and the recorder drops the frames of the
+ * others before they reach the file, counting them.  A thread is named
+ * when its first frame arrives; one already gone by then has no name and
+ * its frames fail --comm.  Compacts the first `len` bytes of r->carry
+ * (whole frames) in place; returns the bytes kept.  The partial frame
+ * after them is moved down behind the kept ones.
+ */
+static size_t drop_frames(struct recorder *r, size_t len)
+{
+	size_t off = 0, kept = 0;
+
+	while (off < len) {
+		int16_t tpnum;
+		uint32_t size;
+		long ti;
+		bool keep = true;
+
+		memcpy(&tpnum, r->carry + off, 2);
+		memcpy(&size, r->carry + off + 2, 4);
+		ti = note_thread(r, r->carry + off + 6, size);
+		name_threads(r);
+		if (r->keep_tids) {
+			keep = false;
+			for (size_t i = 0; ti >= 0 && i < r->nkeep_tids && !keep; i++)
+				keep = r->threads[ti].tid == r->keep_tids[i];
+		}
+		if (keep && r->keep_comm)
+			keep = ti >= 0 && r->threads[ti].name[0] &&
+			       fnmatch(r->keep_comm, r->threads[ti].name, 0) == 0;
+		if (keep) {
+			memmove(r->carry + kept, r->carry + off, 6 + (size_t)size);
+			kept += 6 + size;
+		} else {
+			struct probe *p = probe_of(r, tpnum);
+			if (p)
+				p->filtered++;
+			r->filtered++;
+		}
+		off += 6 + size;
+	}
+	memmove(r->carry + kept, r->carry + len, r->carry_len - len);
+	r->carry_len -= len - kept;
+	return kept;
+}
+
 /* Takes streamed bytes, writes the whole frames among them. */
 static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 {
@@ -1308,6 +1548,8 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 		off += 6 + size;
 	}
 	whole = off;
+	if (r->keep_tids || r->keep_comm)
+		whole = drop_frames(r, whole);
 	int e = append_frames(r, r->carry, whole);
 	/* Count what the file holds. */
 	for (off = 0; e == 0 && off < whole;) {
@@ -1319,10 +1561,13 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 		if (p)
 			p->frames++;
 		r->frames++;
+		note_thread(r, r->carry + off + 6, size);
 		off += 6 + size;
 	}
 	memmove(r->carry, r->carry + whole, r->carry_len - whole);
 	r->carry_len -= whole;
+	if (e == 0)
+		name_threads(r);
 	return e;
 }
 
@@ -1422,6 +1667,11 @@ static void usage(FILE *out)
 "                         the file, and make the exit status 1\n"
 "      --string-max N     bytes of a typed char * string collected\n"
 "                         (default 64)\n"
+"      --tid TID[,TID...]  keep the frames of these threads only\n"
+"      --comm NAME        keep the frames of threads named NAME (a glob) only\n"
+"                         (both filter in the recorder: the agent records\n"
+"                         every thread, the recorder drops and counts the\n"
+"                         frames of the others)\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this help\n"
 "\n"
@@ -2177,6 +2427,7 @@ static int record_loop(struct recorder *r)
 			 * have without us. */
 			check_run(r);
 			read_lost(r);
+			list_threads(r);
 			update_status(r, false);
 			last_status = now_ms();
 		}
@@ -2316,6 +2567,8 @@ static void recorder_free(struct recorder *r)
 	rsp_buf_free(&r->reply);
 	free(r->carry);
 	free(r->notes);
+	free(r->threads);
+	free(r->keep_tids);
 	free(r);
 }
 
@@ -2347,6 +2600,8 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "on-full", required_argument, NULL, 'F' },
 		{ "string-max", required_argument, NULL, 'M' },
+		{ "tid", required_argument, NULL, 'I' },
+		{ "comm", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2421,6 +2676,21 @@ static int record_run(struct recorder *r, int argc, char **argv)
 				return PT_EXIT_USAGE;
 			}
 			break;
+		case 'I':
+		case 'N': {
+			struct frame_filter ff = { .tids = r->keep_tids,
+						   .ntids = r->nkeep_tids };
+			if (frame_filter_add(&ff, opt == 'I' ? 't' : 'c', optarg,
+					     "probe-trace record") < 0) {
+				r->keep_tids = ff.tids;
+				return PT_EXIT_USAGE;
+			}
+			r->keep_tids = ff.tids;
+			r->nkeep_tids = ff.ntids;
+			if (opt == 'N')
+				r->keep_comm = optarg;
+			break;
+		}
 		case 'h': usage(stdout); return PT_EXIT_OK;
 		default: usage(stderr); return PT_EXIT_USAGE;
 		}
@@ -2493,6 +2763,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	if (request_ok(r, "starting the trace", "QTStart") < 0)
 		goto stop;
 	r->running = true;
+	list_threads(r);	/* the threads there are before the program runs */
 	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vCont;c");
 	if (e < 0 || strcmp(r->reply.data, "OK") != 0) {
 		err_msg("cannot resume the program: %s", e < 0 ? r->c.error : r->reply.data);
@@ -2547,6 +2818,11 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
 				r->duration, r->started ? "killed" : "detached");
 	}
+	if (r->filtered && !r->quiet)
+		fprintf(stderr, "probe-trace: %llu frames of other threads dropped "
+			"(%s%s%s), counted in %s\n", (unsigned long long)r->filtered,
+			r->keep_tids ? "--tid" : "", r->keep_tids && r->keep_comm ? ", " : "",
+			r->keep_comm ? "--comm" : "", r->out_path);
 	say_lost(r);
 	/* Lost frames fail the recording, also in --on-full=drop, where
 	 * they are the price asked for: a script sees them in the status. */
@@ -2562,6 +2838,7 @@ stop:
 			rsp_client_request(&r->c, &r->reply, 5000, "D;%x", r->pid);
 	}
 out:
+	write_threads(r);
 	if (r->fd >= 0)
 		close(r->fd);
 	rsp_client_close(&r->c, 3000);

@@ -8,8 +8,10 @@
  * input is used two ways:
  *
  *   1. as a whole trace file, run through the real `probe-trace dump`
- *      (cmd_dump, exactly the code the binary runs) as text, JSON, a
- *      summary or a JSON summary.  The file is a memfd named by /proc/self/fd/N, so
+ *      and `probe-trace report` (cmd_dump, cmd_report, exactly the code
+ *      the binary runs) as text, JSON, a summary, a JSON summary, a
+ *      report (per thread, with a histogram of arg0) or a Chrome trace
+ *      written to /dev/null.  The file is a memfd named by /proc/self/fd/N, so
  *      the reader opens it as it opens any path.  dump must return one
  *      of its documented exit statuses;
  *   2. as the blocks of one trace frame, put in a one-frame struct tbuf:
@@ -49,10 +51,14 @@ static void check(bool ok)
 
 static void dump_file(const uint8_t *data, size_t size)
 {
-	static const char *const modes[][2] = {
-		{ NULL, NULL }, { "--json", NULL }, { "--summary", NULL },
-		{ "--summary", "--json" },
+	/* the subcommand, then its options */
+	static const char *const modes[][5] = {
+		{ "dump", NULL }, { "dump", "--json", NULL },
+		{ "dump", "--summary", NULL }, { "dump", "--summary", "--json", NULL },
+		{ "report", NULL }, { "report", "--per-thread", "--hist=arg0", NULL },
+		{ "dump", "--format=chrome", "--force", "-o", "/dev/null" },
 	};
+	const size_t nmodes = sizeof(modes) / sizeof(modes[0]);
 
 	if (memfd < 0) {
 		memfd = memfd_create("fuzz-tfile", MFD_CLOEXEC);
@@ -64,16 +70,17 @@ static void dump_file(const uint8_t *data, size_t size)
 	/* One output mode per input, picked by its length: each call costs
 	 * dump's two big allocations, and mutations change the length often
 	 * enough to give every input every mode. */
-	for (size_t m = size % 4; m == size % 4; m++) {
-		char *argv[5];
+	{
+		const char *const *m = modes[size % nmodes];
+		char *argv[8];
 		int argc = 0, rc;
 
-		argv[argc++] = (char *)"dump";
-		for (int k = 0; k < 2 && modes[m][k]; k++)
-			argv[argc++] = (char *)modes[m][k];
+		for (int k = 0; k < 5 && m[k]; k++)
+			argv[argc++] = (char *)m[k];
 		argv[argc++] = path;
 		argv[argc] = NULL;
-		rc = cmd_dump(argc, argv);
+		rc = strcmp(m[0], "dump") == 0 ? cmd_dump(argc, argv)
+					       : cmd_report(argc, argv);
 		check(rc == PT_EXIT_OK || rc == PT_EXIT_FAIL);
 		fflush(stdout);
 	}

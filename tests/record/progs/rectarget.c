@@ -11,9 +11,12 @@
  *            (attach and Ctrl-C tests); OUT gets the lines as they happen
  *   fact     fact(10): recursion
  *   jump     jumper(i) for i < N: returns 2i, or longjmps out when i % 3 == 0
+ *   named    4 threads named "worker-T" (pthread_setname_np), each N calls
+ *            of compute(t*100000+i, t) and fact(5), alive 0.3 s after
+ *            their calls (a recorder names the threads it sees alive)
  *
  * Lines: "compute A B RESULT TID", "checksum TEXT RESULT", "fact N RESULT",
- * "jumper I RESULT" / "jumped I",
+ * "jumper I RESULT" / "jumped I", "name TID NAME" (named),
  * and "done CALLS" at the end.
  */
 #define _GNU_SOURCE
@@ -73,6 +76,25 @@ static void call_compute(long a, long b)
 
 static long per_thread;
 
+static void *named_worker(void *arg)
+{
+	long t = (long)arg;
+	char name[16];
+
+	snprintf(name, sizeof(name), "worker-%ld", t);
+	pthread_setname_np(pthread_self(), name);
+	pthread_mutex_lock(&out_lock);
+	fprintf(out, "name %ld %s\n", (long)syscall(SYS_gettid), name);
+	pthread_mutex_unlock(&out_lock);
+	for (long i = 0; i < per_thread; i++) {
+		call_compute(t * 100000 + i, t);
+		long r = fact(5);
+		(void)r;
+	}
+	usleep(300000);
+	return NULL;
+}
+
 static void *worker(void *arg)
 {
 	long t = (long)arg;
@@ -109,6 +131,16 @@ int main(int argc, char **argv)
 		for (long t = 0; t < 8; t++)
 			pthread_create(&th[t], NULL, worker, (void *)t);
 		for (int t = 0; t < 8; t++)
+			pthread_join(th[t], NULL);
+	} else if (strcmp(argv[1], "named") == 0) {
+		pthread_t th[4];
+		char self[16];
+		per_thread = n;
+		pthread_getname_np(pthread_self(), self, sizeof(self));
+		fprintf(out, "name %ld %s\n", (long)syscall(SYS_gettid), self);
+		for (long t = 0; t < 4; t++)
+			pthread_create(&th[t], NULL, named_worker, (void *)t);
+		for (int t = 0; t < 4; t++)
 			pthread_join(th[t], NULL);
 	} else if (strcmp(argv[1], "crash") == 0) {
 		for (long i = 0; i < n; i++)
