@@ -93,6 +93,7 @@ static int load_table(struct elfsym_file *f, Elf *elf, Elf_Scn *scn,
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
+		bool thumb;
 		int type;
 
 		if (!gelf_getsym(d, i, &s))
@@ -113,10 +114,14 @@ static int load_table(struct elfsym_file *f, Elf *elf, Elf_Scn *scn,
 				return -ENOMEM;
 			f->syms = ns;
 		}
+		/* An ARM Thumb function's value has bit 0 set: the address
+		 * is the value without it. */
+		thumb = f->machine == EM_ARM && (s.st_value & 1);
 		f->syms[f->nsyms++] = (struct elfsym){
 			.name = strdup(name),
-			.addr = s.st_value,
+			.addr = s.st_value & ~(GElf_Addr)thumb,
 			.size = s.st_size,
+			.thumb = thumb,
 		};
 	}
 	return 0;

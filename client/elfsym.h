@@ -22,7 +22,16 @@ struct elfsym {
 	size_t naliases;
 	uint64_t addr, size;
 	const uint8_t *code;	/* size bytes, NULL when not in the file */
+	bool thumb;		/* ARM: Thumb code (the symbol's value had
+				   bit 0 set; addr has it clear) */
 };
+
+/* The address arch_ops.insn_decode takes for the function's code: addr,
+ * with bit 0 set for Thumb (arch/arm/arm.h). */
+static inline uint64_t elfsym_code_addr(const struct elfsym *s)
+{
+	return s->addr | (s->thumb ? 1 : 0);
+}
 
 struct elfsym_file {
 	int fd;

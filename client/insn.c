@@ -90,8 +90,9 @@ static void list_function(const struct arch_ops *ops, const struct elfsym *s)
 	}
 	for (uint64_t off = 0; off < s->size;) {
 		struct arch_insn insn;
-		int err = ops->insn_decode(s->code + off, s->size - off,
-					   s->addr + off, &insn);
+		int err = arch_insn_decode_in(ops, s->code, s->size,
+					      elfsym_code_addr(s),
+					      elfsym_code_addr(s) + off, &insn);
 
 		print_line(&insn, err);
 		/* A fixed-width arch (aarch64) knows where the next
@@ -116,7 +117,7 @@ static void summarize_entry(const struct arch_ops *ops, const struct elfsym *s,
 		return;
 	}
 	sm->entries++;
-	if (ops->insn_decode(s->code, s->size, s->addr, &insn)) {
+	if (ops->insn_decode(s->code, s->size, elfsym_code_addr(s), &insn)) {
 		sm->by_strategy[ARCH_REJECT]++;
 		insn.strategy = ARCH_REJECT;
 		count_form(sm, &insn);

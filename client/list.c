@@ -98,8 +98,8 @@ static size_t list_functions(const struct arch_ops *ops,
 		if (!shown++)
 			printf("FUNCTIONS\n  %-16s  %-8s  %-8s  %s\n", "address",
 			       "size", "strategy", "name");
-		st = strategy_at(ops, s->code, s->code ? s->size : 0, s->addr,
-				 &reason);
+		st = strategy_at(ops, s->code, s->code ? s->size : 0,
+				 elfsym_code_addr(s), &reason);
 		printf("  %016llx  %-8llu  %-8s  %s\n",
 		       (unsigned long long)s->addr, (unsigned long long)s->size,
 		       arch_strategy_name(st), elfsym_display(s));

@@ -1,0 +1,130 @@
+/*
+ * arm-classify.c - which strategy a probe on one A32 or Thumb instruction
+ * uses.
+ *
+ * The kprobes ARM split (simulate / emulate / reject), with the agent's
+ * names; a probe hit stops the thread once, at the breakpoint, and then
+ *
+ *   simulate (ARCH_EMULATE)  C code computes the effect (arm-simulate.c):
+ *            every branch (B, BL, BLX, BX, CBZ/CBNZ, TBB/TBH), the literal
+ *            loads, ADR, data processing that reads or writes the pc,
+ *            LDR pc, LDM/POP with the pc, STM/PUSH of the pc (A32), PLD
+ *            literal, NOP and IT.  All of them read or write only the
+ *            general registers, cpsr and memory, which the register file
+ *            holds; the condition (A32 cond, B<c>, the IT block) is
+ *            honoured: a failing one skips the instruction;
+ *   emulate (ARCH_STEP)  what reads the pc in a way not simulated (VLDR
+ *            literal, an A32 store of the pc, a pc base with a register
+ *            offset) runs from the slot with the pc renamed to a scratch
+ *            register the agent loads with the pc's value, followed by a
+ *            breakpoint: a second stop gives the register back;
+ *   boost    everything else runs unchanged from the slot, followed by a
+ *            branch back (one stop);
+ *   reject   with the reason: exclusives, SVC, BKPT, UDF, privileged and
+ *            UNPREDICTABLE uses of the pc, unallocated encodings, and
+ *            (arm-ops.c) a boosted or emulated instruction inside an IT
+ *            block.
+ *
+ * Classifiers are tried in a chain, each returning -ENOSYS for "not
+ * mine"; the per-encoding knowledge is in the tables of arm-decode.c.
+ *
+ * Exclusive sequences: LDREX opens a monitor STREX closes, failing when
+ * an exception came between them; the probe's trap is one, so a probe on
+ * either makes the store fail on every retry.  Both are rejected.  (An
+ * instruction between them is not detected yet: aarch64's look-ahead rule
+ * would carry over, arm-classify does not have it.)
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "arch/arm/arm.h"
+
+/* Link 1: rejected by the decode tables. */
+static int classify_table(const struct arm_insn *in, enum arch_strategy *s,
+			  const char **reason)
+{
+	if (in->op != ARM_OP_REJECT && in->op != ARM_OP_EXCLUSIVE)
+		return -ENOSYS;
+	*s = ARCH_REJECT;
+	*reason = in->reason;
+	return 0;
+}
+
+/* Link 2: simulated. */
+static int classify_simulate(const struct arm_insn *in, enum arch_strategy *s,
+			     const char **reason)
+{
+	switch (in->op) {
+	case ARM_OP_B:
+	case ARM_OP_BL:
+	case ARM_OP_BLX_IMM:
+	case ARM_OP_BX:
+	case ARM_OP_BLX_REG:
+	case ARM_OP_CBZ:
+	case ARM_OP_CBNZ:
+	case ARM_OP_TBB:
+	case ARM_OP_TBH:
+	case ARM_OP_LDR_LIT:
+	case ARM_OP_ADR:
+	case ARM_OP_DP:
+	case ARM_OP_LDR_PC:
+	case ARM_OP_LDM:
+	case ARM_OP_STM_PC:
+	case ARM_OP_PLD_LIT:
+	case ARM_OP_NOP:
+	case ARM_OP_IT:
+		*s = ARCH_EMULATE;
+		*reason = in->name;
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+}
+
+/* Link 3: emulated in the slot with the pc renamed. */
+static int classify_scratch(const struct arm_insn *in, enum arch_strategy *s,
+			    const char **reason)
+{
+	if (in->op != ARM_OP_PC_SCRATCH)
+		return -ENOSYS;
+	*s = ARCH_STEP;
+	*reason = "reads the pc: runs from the slot with the pc renamed to a "
+		  "scratch register, then a breakpoint (two stops)";
+	return 0;
+}
+
+/* Link 4: boosted. */
+static int classify_boost(const struct arm_insn *in, enum arch_strategy *s,
+			  const char **reason)
+{
+	if (in->op != ARM_OP_OTHER)
+		return -ENOSYS;
+	*s = ARCH_BOOST;
+	*reason = "runs unchanged from the slot";
+	return 0;
+}
+
+int arm_classify(const struct arm_insn *in, const char **reason)
+{
+	static int (*const chain[])(const struct arm_insn *,
+				    enum arch_strategy *, const char **) = {
+		classify_table,
+		classify_simulate,
+		classify_scratch,
+		classify_boost,
+	};
+	enum arch_strategy s;
+
+	for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]); i++) {
+		int err = chain[i](in, &s, reason);
+
+		if (err == 0)
+			return s;
+		if (err != -ENOSYS)
+			return err;
+	}
+	*reason = "not known to run correctly out of line";
+	return ARCH_REJECT;
+}
