@@ -34,6 +34,7 @@
 
 #define PRIV "privileged: UNDEFINED or UNPREDICTABLE in user mode"
 #define F(s) (1u << (s))
+#define UNPRED_PC "uses the pc where the Arm ARM makes it UNPREDICTABLE"
 
 /* What a row needs beyond its op: the field rules of its group. */
 enum row_kind {
@@ -227,8 +228,8 @@ static const struct arm_row t16_rows[] = {
 	/* 0100 0110 D Rm Rd: mov (high registers) */
 	{ 0xff00, 0x4600, ARM_OP_OTHER, "mov (high registers)", NULL, 0, 0, K_T16_HI },
 	/* 0100 0111 0 Rm 000: bx; 0100 0111 1 Rm 000: blx */
-	{ 0xff87, 0x4700, ARM_OP_BX, "bx", NULL, 0, 0, K_NONE },
-	{ 0xff87, 0x4780, ARM_OP_BLX_REG, "blx (register)", NULL, 0, 0, K_NONE },
+	{ 0xff80, 0x4700, ARM_OP_BX, "bx", NULL, 0, 0, K_NONE },
+	{ 0xff80, 0x4780, ARM_OP_BLX_REG, "blx (register)", NULL, 0, 0, K_NONE },
 	/* 0100 1 Rt imm8: ldr Rt, [pc, #imm8 * 4] */
 	{ 0xf800, 0x4800, ARM_OP_LDR_LIT, "ldr (literal)", NULL, 0, 0, K_NONE },
 	/* 1010 0 Rd imm8: adr Rd, Align(pc, 4) + imm8 * 4 */
@@ -377,8 +378,18 @@ static const struct arm_row t32_rows[] = {
 	  "store with the pc as base: UNDEFINED in Thumb", 0, 0, K_NONE },
 	/* 1111 1000 x101 Rn | 1111 ...: ldr pc, [Rn ...] */
 	{ 0xff70f000, 0xf850f000, ARM_OP_LDR_PC, "ldr.w pc", NULL, 0, 0, K_NONE },
-	/* 1111 100x x0x1 Rn | 1111 ...: pld, pldw, pli */
-	{ 0xfe50f000, 0xf810f000, ARM_OP_OTHER, "pld/pldw/pli", NULL, 0, 0, K_NONE },
+	/* byte / halfword loads to Rt 1111, 1111 100x x0x1 Rn | 1111 ...:
+	 * pld, pldw, pli with imm12, with a negative imm8 (1100 imm8), or
+	 * with a register; the other imm8 forms load the pc: UNPREDICTABLE */
+	{ 0xfed0f000, 0xf890f000, ARM_OP_OTHER, "pld/pldw/pli", NULL, 0, 0, K_NONE },
+	{ 0xfed0ff00, 0xf810fc00, ARM_OP_OTHER, "pld/pldw/pli", NULL, 0, 0, K_NONE },
+	{ 0xfed0ffc0, 0xf810f000, ARM_OP_OTHER, "pld/pldw/pli (register)", NULL, F(0), 0, K_NONE },
+	{ 0xfe50f000, 0xf810f000, ARM_OP_REJECT, "ldrb/ldrh pc", UNPRED_PC, 0, 0, K_NONE },
+	/* 1111 100S 0ssL Rn | Rt 0000 00 imm2 Rm: register offset */
+	{ 0xfe800fc0, 0xf8000000, ARM_OP_OTHER, "load/store (register)", NULL,
+	  F(12) | F(0), 0, K_NONE },
+	{ 0xfe800800, 0xf8000000, ARM_OP_REJECT, "load/store",
+	  "unallocated load/store encoding", 0, 0, K_NONE },
 	{ 0xfe000000, 0xf8000000, ARM_OP_OTHER, "load/store (single)", NULL, F(12), 0, K_NONE },
 
 	/* ---- data processing (register), multiply, divide: 1111 101x ---- */
@@ -493,8 +504,6 @@ static void reject(struct arm_insn *in, const char *why)
 	in->op = ARM_OP_REJECT;
 	in->reason = why;
 }
-
-#define UNPRED_PC "uses the pc where the Arm ARM makes it UNPREDICTABLE"
 
 /* The generic field rules of a row: pc where UNPREDICTABLE, or renamed. */
 static void check_fields(struct arm_insn *in, const struct arm_row *r)
@@ -812,7 +821,10 @@ static void t16_fields(struct arm_insn *in)
 	case ARM_OP_BLX_REG:
 		in->rm = (uint8_t)((w >> 3) & 15);
 		in->writes_pc = true;
-		if (in->rm == 15) {
+		if (w & 7)
+			reject(in, "bx/blx with its should-be-zero bits set: "
+			       "UNPREDICTABLE");
+		else if (in->rm == 15) {
 			in->reads_pc = true;
 			if (in->op == ARM_OP_BLX_REG)
 				reject(in, UNPRED_PC);
