@@ -556,6 +556,12 @@ static void a32_dp(struct arm_insn *in)
 	in->writes_pc = !test && in->rd == 15;
 	if (!in->reads_pc && !in->writes_pc)
 		return;
+	/* TST..CMN have Rd (0)(0)(0)(0), MOV and MVN Rn: other values are
+	 * UNPREDICTABLE (and UNDEFINED to qemu) */
+	if ((test && in->rd != 0) || (mov && in->rn != 0)) {
+		reject(in, "should-be-zero register field not zero: UNPREDICTABLE");
+		return;
+	}
 	if (in->writes_pc && in->setflags) {
 		reject(in, "data processing to the pc with S (subs pc, lr): an "
 		       "exception return, UNPREDICTABLE in user mode");

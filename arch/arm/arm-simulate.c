@@ -52,11 +52,15 @@ static void set_thumb(struct arch_gpregs *r, bool t)
 		r->flags &= ~(uint64_t)ARM_PSR_T;
 }
 
-/* BXWritePC: bit 0 picks the instruction set. */
+/*
+ * BXWritePC: bit 0 picks the instruction set.  An A32 target with bit 1
+ * set is UNPREDICTABLE; the pc keeps it, as the cpu does (it then takes
+ * a prefetch abort there).
+ */
 static void bx_write_pc(struct arch_gpregs *r, uint32_t v)
 {
 	set_thumb(r, v & 1);
-	r->pc = v & 1 ? v & ~1u : v & ~3u;
+	r->pc = v & ~1u;
 }
 
 /* BranchWritePC: stays in the current set. */
