@@ -60,7 +60,7 @@ int arm_op_insn_decode(const uint8_t *buf, size_t size, uint64_t addr,
 		insn->reason = in->reason;
 		return err;
 	}
-	s = arm_classify(in, &insn->reason);
+	s = arm_classify(in, buf + in->len, size - in->len, &insn->reason);
 	if (s < 0)
 		return s;
 	insn->strategy = (enum arch_strategy)s;
@@ -178,11 +178,72 @@ int arm_op_xol_fixup(const struct arch_insn *insn, const struct arch_xol *xol,
 	return 0;
 }
 
+/*
+ * A step from a load-exclusive goes over the whole exclusive sequence:
+ * a breakpoint inside it is an exception that clears the monitor, and
+ * the store-exclusive would fail on every retry (gdb's software
+ * single-step does the same).  The sequence ends at the first
+ * store-exclusive within 16 instructions; it may leave early by one
+ * conditional branch (B<c>, CBZ, CBNZ).  The stops are after the store
+ * and at that branch's target.  Returns 0 when the load does not open
+ * such a sequence (the caller steps it like any other instruction).
+ */
+#define EXCLUSIVE_WINDOW 16
+
+static int exclusive_next_pcs(const struct arm_insn *ldrex,
+			      const struct arch_mem *mem, uint64_t pcs[2])
+{
+	bool thumb = ldrex->isa != ARM_ISA_A32;
+	uint64_t at = ldrex->addr + ldrex->len, exit = 0;
+	unsigned int exits = 0;
+
+	if (!mem || !mem->read)
+		return 0;
+	for (int i = 0; i < EXCLUSIVE_WINDOW; i++) {
+		struct arm_insn in;
+		uint8_t b[4];
+		int err;
+
+		if ((err = mem->read(mem->ctx, at, b, 2)))
+			return err;
+		if ((!thumb || arm_thumb_len((uint16_t)(b[0] | b[1] << 8)) == 4) &&
+		    (err = mem->read(mem->ctx, at + 2, b + 2, 2)))
+			return err;
+		arm_decode(&in, b, 4, at | thumb, thumb);
+		if (arm_is_store_exclusive(&in)) {
+			pcs[0] = (at + in.len) | thumb;
+			if (exits && exit != pcs[0]) {
+				pcs[1] = exit;
+				return 2;
+			}
+			return 1;
+		}
+		if (arm_is_load_exclusive(&in) || arm_leaves_for_good(&in))
+			return 0;
+		if (in.op == ARM_OP_B || in.op == ARM_OP_CBZ ||
+		    in.op == ARM_OP_CBNZ) {
+			if (exits++)
+				return 0;	/* more than one way out */
+			exit = in.target;
+		} else if (in.writes_pc) {
+			return 0;		/* an indirect way out */
+		}
+		at += in.len;
+	}
+	return 0;
+}
+
 int arm_op_insn_next_pcs(const struct arch_insn *insn,
 			 const struct arch_gpregs *regs,
 			 const struct arch_mem *mem, uint64_t pcs[2])
 {
-	return arm_next_pcs(arm_priv(insn), regs, mem, pcs);
+	const struct arm_insn *in = arm_priv(insn);
+	int n;
+
+	if (arm_is_load_exclusive(in) && !arm_in_it(arm_itstate(regs->flags)) &&
+	    (n = exclusive_next_pcs(in, mem, pcs)) != 0)
+		return n;
+	return arm_next_pcs(in, regs, mem, pcs);
 }
 
 /*

@@ -192,8 +192,13 @@ static inline unsigned int arm_thumb_len(uint16_t hw1)
 uint32_t arm_expand_imm_c(uint32_t imm12, bool carry_in, bool *carry_out);
 uint32_t arm_thumb_expand_imm_c(uint32_t imm12, bool carry_in, bool *carry_out);
 
-/* arm-classify.c */
-int arm_classify(const struct arm_insn *insn, const char **reason);
+/* arm-classify.c: `after` holds the bytes that follow the instruction
+ * (the look-ahead of the exclusive-sequence rule). */
+int arm_classify(const struct arm_insn *insn, const uint8_t *after,
+		 size_t after_size, const char **reason);
+bool arm_is_load_exclusive(const struct arm_insn *insn);
+bool arm_is_store_exclusive(const struct arm_insn *insn);
+bool arm_leaves_for_good(const struct arm_insn *insn);
 
 /* arm-simulate.c */
 int arm_simulate(const struct arm_insn *insn, struct arch_gpregs *regs,

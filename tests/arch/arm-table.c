@@ -701,6 +701,55 @@ static void test_decode_in_it(void **state)
 	assert_non_null(strstr(ai.reason, "boundary"));
 }
 
+/*
+ * An exclusive sequence, as libc's abort() has it (Thumb):
+ *   +0  e850 2f00  ldrex r2, [r0]       +8  e840 3100  strex r1, r3, [r0]
+ *   +4  2a00       cmp r2, #0           +12 2900       cmp r1, #0
+ *   +6  d105       bne.n +0x14          +14 d1f7       bne.n +0
+ *                                       +16 f3bf 8f5b  dmb ish
+ */
+static const uint8_t excl_seq[] = {
+	0x50, 0xe8, 0x00, 0x2f, 0x00, 0x2a, 0x05, 0xd1, 0x40, 0xe8, 0x00, 0x31,
+	0x00, 0x29, 0xf7, 0xd1, 0xbf, 0xf3, 0x5b, 0x8f,
+};
+
+static void test_exclusive(void **state)
+{
+	struct arch_insn ai;
+	struct arch_gpregs t = regs_at(T16, BASE);
+	uint64_t pcs[2];
+	size_t n = sizeof(excl_seq);
+
+	(void)state;
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq, n, BASE | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_non_null(strstr(ai.reason, "load-exclusive"));
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 4, n - 4, (BASE + 4) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_non_null(strstr(ai.reason, "between a load-exclusive"));
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 6, n - 6, (BASE + 6) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 8, n - 8, (BASE + 8) | 1, &ai), 0);
+	assert_non_null(strstr(ai.reason, "store-exclusive"));
+	/* after the store: free again */
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 12, n - 12, (BASE + 12) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_BOOST);
+	/* without the look-ahead bytes the cmp looks free */
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 4, 2, (BASE + 4) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_BOOST);
+	/* a step from the ldrex stops after the strex or at the bne's exit */
+	memset(code_mem, 0, sizeof(code_mem));
+	memcpy(code_mem, excl_seq, n);
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq, n, BASE | 1, &ai), 0);
+	assert_int_equal(arm_arch_ops.insn_next_pcs(&ai, &t, &fake, pcs), 2);
+	assert_int_equal(pcs[0], (BASE + 12) | 1);
+	assert_int_equal(pcs[1], (BASE + 0x14) | 1);
+	/* no store within reach: a plain step */
+	memset(code_mem + 8, 0, 4);
+	assert_int_equal(arm_arch_ops.insn_next_pcs(&ai, &t, &fake, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 4) | 1);
+}
+
 static void test_xol(void **state)
 {
 	uint8_t out[32];
@@ -897,6 +946,7 @@ int main(void)
 		cmocka_unit_test(test_next_pcs),
 		cmocka_unit_test(test_next_pcs_it),
 		cmocka_unit_test(test_decode_in_it),
+		cmocka_unit_test(test_exclusive),
 		cmocka_unit_test(test_xol),
 		cmocka_unit_test(test_emit),
 		cmocka_unit_test(test_follows_call),
