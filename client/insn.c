@@ -46,6 +46,8 @@ static void insn_usage(FILE *out)
 		"  boost    one stop, runs from an out-of-line slot\n"
 		"  step     two stops, single-stepped in the slot\n"
 		"  reject   cannot be probed (the reason follows)\n"
+		"On 32-bit ARM a function whose symbol value has bit 0 set is\n"
+		"decoded as Thumb, the others as A32.\n"
 		"\n  -s, --summary  share of each strategy over function entries\n"
 		"  -h, --help     this text\n");
 }
