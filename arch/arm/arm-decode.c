@@ -521,8 +521,7 @@ static void check_fields(struct arm_insn *in, const struct arm_row *r)
 		if ((r->scratch & F(s)) && nib(in->word, s) == 15) {
 			in->reads_pc = true;
 			in->op = ARM_OP_PC_SCRATCH;
-			in->scratch_field = (uint8_t)s;
-			return;
+			in->scratch_fields |= F(s);
 		}
 	}
 }
@@ -599,7 +598,9 @@ static void a32_ls(struct arm_insn *in)
 	if (in->rt == 15 || in->rn == 15) {
 		in->reads_pc = true;
 		in->op = ARM_OP_PC_SCRATCH;
-		in->scratch_field = in->rn == 15 ? 16 : 12;
+		/* both, in `str pc, [pc, #imm]` */
+		in->scratch_fields = (in->rn == 15 ? F(16) : 0) |
+				     (in->rt == 15 ? F(12) : 0);
 	}
 }
 

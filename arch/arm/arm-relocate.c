@@ -19,6 +19,7 @@
  *     at A:   vldr  d0, [pc, #8]       S:   vldr  d0, [r0, #8]
  *             str   pc, [sp, #-4]!          str   r0, [sp, #-4]!
  *             ldr   r1, [pc, r2]            ldr   r1, [r0, r2]
+ *             str   pc, [pc, #4]            str   r0, [r0, #4]  (every pc)
  *                                           udf   (the arch's breakpoint)
  *     with r0 (the lowest register the instruction does not name) = the
  *     pc's value (A+8 in A32; Align(A+4, 4) in Thumb, which VLDR
@@ -80,8 +81,9 @@ int arm_relocate(const struct arm_insn *in, struct arm_out *o,
 	case ARM_OP_PC_SCRATCH:
 		if ((s = free_register(w)) < 0)
 			return -EINVAL;
-		w = (w & ~(15u << in->scratch_field)) |
-		    (uint32_t)s << in->scratch_field;
+		for (unsigned int f = 0; f < 32; f += 4)
+			if (in->scratch_fields & (1u << f))
+				w = (w & ~(15u << f)) | (uint32_t)s << f;
 		put_insn(o, in, w);
 		slot->insn_len = o->len;
 		slot->step = true;

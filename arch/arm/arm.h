@@ -175,8 +175,8 @@ struct arm_insn {
 	uint8_t it;			/* IT: firstcond:mask */
 	uint32_t target;		/* direct branch, ADR, literal: the
 					 * address (bit 0: Thumb target) */
-	uint8_t scratch_field;		/* ARM_OP_PC_SCRATCH: bit position of
-					 * the 4-bit field that holds 15 */
+	uint32_t scratch_fields;	/* ARM_OP_PC_SCRATCH: bit s set for each
+					 * 4-bit field at s that holds the pc */
 };
 
 /* arm-decode.c */

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "arch/arm/arm.h"
+#include "tests/arch/arm-run.h"
 
 #define PAGE 4096u
 #define MIB (1u << 20)
@@ -78,87 +79,6 @@ static uint32_t A(const void *p)
 	return (uint32_t)(uintptr_t)p;
 }
 
-/* ---- the native run: enter through a signal return, leave by a signal ---- */
-
-struct state {
-	uint32_t r[17];		/* r0-r14, pc, cpsr */
-	int sig;
-};
-
-enum phase { IDLE, LOAD, RUN };
-static volatile sig_atomic_t phase = IDLE;
-static const struct state *run_in;
-static struct state *run_out;
-static sigjmp_buf run_jmp;
-
-#define CPSR_KEEP 0x000001dfu	/* mode, A I F: the kernel's */
-#define CPSR_SET (ARM_PSR_N | ARM_PSR_Z | ARM_PSR_C | ARM_PSR_V | ARM_PSR_T)
-
-static void handler(int sig, siginfo_t *si, void *ctx)
-{
-	ucontext_t *uc = ctx;
-	unsigned long *g = &uc->uc_mcontext.arm_r0;
-
-	(void)si;
-	if (phase == LOAD && sig == SIGUSR1) {
-		for (int i = 0; i < 16; i++)
-			g[i] = run_in->r[i];
-		g[16] = (g[16] & CPSR_KEEP) | (run_in->r[16] & CPSR_SET);
-		phase = RUN;
-		return;
-	}
-	if (phase != RUN) {
-		if (sig == SIGVTALRM)
-			return;
-		(void)!write(2, "ERROR: harness signal\n", 22);
-		_exit(99);
-	}
-	for (int i = 0; i < 17; i++)
-		run_out->r[i] = (uint32_t)g[i];
-	run_out->sig = sig;
-	phase = IDLE;
-	siglongjmp(run_jmp, 1);
-}
-
-static int run_init(void)
-{
-	static const int sigs[] = { SIGUSR1, SIGILL, SIGSEGV, SIGBUS, SIGTRAP,
-				    SIGVTALRM, SIGFPE };
-	struct sigaction sa;
-	stack_t ss;
-
-	ss.ss_size = 1 << 16;
-	ss.ss_sp = malloc(ss.ss_size);
-	ss.ss_flags = 0;
-	if (!ss.ss_sp || sigaltstack(&ss, NULL) < 0)
-		return -errno;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, NULL) < 0)
-			return -errno;
-	return 0;
-}
-
-static void run(const struct state *in, struct state *out)
-{
-	struct itimerval watchdog = { { 0, 0 }, { 0, 100000 } };
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-
-	memset(out, 0, sizeof(*out));
-	run_in = in;
-	run_out = out;
-	if (sigsetjmp(run_jmp, 1) == 0) {
-		phase = LOAD;
-		setitimer(ITIMER_VIRTUAL, &watchdog, NULL);
-		raise(SIGUSR1);
-		_exit(99);
-	}
-	setitimer(ITIMER_VIRTUAL, &off, NULL);
-}
-
 /* ---- memory as the simulation sees it: the window only ---- */
 
 static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -189,7 +109,7 @@ struct form {
 	const char *name;
 	enum isa isa;
 	/* a random instance; may also set registers and memory */
-	uint32_t (*gen)(struct state *s, uint32_t at);
+	uint32_t (*gen)(struct arm_state *s, uint32_t at);
 };
 
 /* A branch target for a register: inside the region, bit 0 random. */
@@ -214,7 +134,7 @@ static uint32_t any_reg(void)
 	return r == 13 ? 14 : r;
 }
 
-static uint32_t g_a32_b(struct state *s, uint32_t at)
+static uint32_t g_a32_b(struct arm_state *s, uint32_t at)
 {
 	(void)s; (void)at;
 	/* offsets within +-8 MiB: targets in the region */
@@ -222,14 +142,14 @@ static uint32_t g_a32_b(struct state *s, uint32_t at)
 	       (rndn(2) ? 0xc00000 : 0);
 }
 
-static uint32_t g_a32_blx_imm(struct state *s, uint32_t at)
+static uint32_t g_a32_blx_imm(struct arm_state *s, uint32_t at)
 {
 	(void)s; (void)at;
 	return 0xfa000000u | rndn(2) << 24 | (rnd() & 0x7fffff) |
 	       (rndn(2) ? 0xc00000 : 0);
 }
 
-static uint32_t g_a32_bx(struct state *s, uint32_t at)
+static uint32_t g_a32_bx(struct arm_state *s, uint32_t at)
 {
 	uint32_t rm = any_reg();
 
@@ -238,7 +158,7 @@ static uint32_t g_a32_bx(struct state *s, uint32_t at)
 	return cond() << 28 | (rndn(2) ? 0x012fff10u : 0x012fff30u) | rm;
 }
 
-static uint32_t g_a32_ldr_lit(struct state *s, uint32_t at)
+static uint32_t g_a32_ldr_lit(struct arm_state *s, uint32_t at)
 {
 	static const uint32_t forms[] = {
 		0x051f0000, 0x055f0000,			/* ldr, ldrb */
@@ -256,7 +176,7 @@ static uint32_t g_a32_ldr_lit(struct state *s, uint32_t at)
 	return w | (rnd() & 0xf0f);
 }
 
-static uint32_t g_a32_dp(struct state *s, uint32_t at)
+static uint32_t g_a32_dp(struct arm_state *s, uint32_t at)
 {
 	/* data processing reading the pc, rd not the pc: every opcode,
 	 * S, immediate or shifted register */
@@ -277,7 +197,7 @@ static uint32_t g_a32_dp(struct state *s, uint32_t at)
 	return w | rndn(32) << 7 | rndn(4) << 5;
 }
 
-static uint32_t g_a32_dp_pc(struct state *s, uint32_t at)
+static uint32_t g_a32_dp_pc(struct arm_state *s, uint32_t at)
 {
 	/* add / sub / mov pc, with the result inside the region */
 	uint32_t rm = any_reg(), t = target_value();
@@ -296,7 +216,7 @@ static uint32_t g_a32_dp_pc(struct state *s, uint32_t at)
 }
 
 /* Words at sp for a load to the pc or a pop: targets. */
-static void stack_targets(struct state *s)
+static void stack_targets(struct arm_state *s)
 {
 	uint32_t *sp = (uint32_t *)(uintptr_t)s->r[13];
 
@@ -304,7 +224,7 @@ static void stack_targets(struct state *s)
 		sp[i] = rndn(4) ? target_value() : rnd();
 }
 
-static uint32_t g_a32_ldr_pc(struct state *s, uint32_t at)
+static uint32_t g_a32_ldr_pc(struct arm_state *s, uint32_t at)
 {
 	(void)at;
 	stack_targets(s);
@@ -323,7 +243,7 @@ static uint32_t g_a32_ldr_pc(struct state *s, uint32_t at)
 	}
 }
 
-static uint32_t g_a32_ldm(struct state *s, uint32_t at)
+static uint32_t g_a32_ldm(struct arm_state *s, uint32_t at)
 {
 	uint32_t list = (rnd() & 0x5fff) | 0x8000;
 
@@ -334,7 +254,7 @@ static uint32_t g_a32_ldm(struct state *s, uint32_t at)
 	       13u << 16 | (list & ~(1u << 13));
 }
 
-static uint32_t g_a32_stm(struct state *s, uint32_t at)
+static uint32_t g_a32_stm(struct arm_state *s, uint32_t at)
 {
 	uint32_t list = (rnd() & 0x5fff) | 0x8000;
 
@@ -345,7 +265,7 @@ static uint32_t g_a32_stm(struct state *s, uint32_t at)
 
 /* ---- Thumb ---- */
 
-static uint32_t g_t16_b(struct state *s, uint32_t at)
+static uint32_t g_t16_b(struct arm_state *s, uint32_t at)
 {
 	(void)s; (void)at;
 	if (rndn(2))
@@ -353,7 +273,7 @@ static uint32_t g_t16_b(struct state *s, uint32_t at)
 	return 0xe000u | rndn(2048);
 }
 
-static uint32_t g_t32_b(struct state *s, uint32_t at)
+static uint32_t g_t32_b(struct arm_state *s, uint32_t at)
 {
 	/* targets within +-4 MiB: I1 = I2 = S, so J1 = J2 = 1 */
 	uint32_t hw1 = 0xf000u | rndn(2) << 10 | rndn(1024), hw2 = rndn(2048);
@@ -372,7 +292,7 @@ static uint32_t g_t32_b(struct state *s, uint32_t at)
 	}
 }
 
-static uint32_t g_t16_bx(struct state *s, uint32_t at)
+static uint32_t g_t16_bx(struct arm_state *s, uint32_t at)
 {
 	uint32_t rm = any_reg();
 
@@ -381,7 +301,7 @@ static uint32_t g_t16_bx(struct state *s, uint32_t at)
 	return (rndn(2) ? 0x4700u : 0x4780u) | rm << 3;
 }
 
-static uint32_t g_t16_cb(struct state *s, uint32_t at)
+static uint32_t g_t16_cb(struct arm_state *s, uint32_t at)
 {
 	uint32_t rn = low_reg();
 
@@ -390,7 +310,7 @@ static uint32_t g_t16_cb(struct state *s, uint32_t at)
 	return 0xb100u | rndn(2) << 11 | rndn(2) << 9 | rndn(32) << 3 | rn;
 }
 
-static uint32_t g_t_lit(struct state *s, uint32_t at)
+static uint32_t g_t_lit(struct arm_state *s, uint32_t at)
 {
 	static const uint32_t forms[] = {
 		0xf85f0000, 0xf81f0000, 0xf83f0000, 0xf91f0000, 0xf93f0000,
@@ -409,7 +329,7 @@ static uint32_t g_t_lit(struct state *s, uint32_t at)
 	}
 }
 
-static uint32_t g_t_adr(struct state *s, uint32_t at)
+static uint32_t g_t_adr(struct arm_state *s, uint32_t at)
 {
 	(void)s; (void)at;
 	switch (rndn(3)) {
@@ -424,7 +344,7 @@ static uint32_t g_t_adr(struct state *s, uint32_t at)
 	}
 }
 
-static uint32_t g_t16_hi(struct state *s, uint32_t at)
+static uint32_t g_t16_hi(struct arm_state *s, uint32_t at)
 {
 	uint32_t r = any_reg();
 
@@ -440,7 +360,7 @@ static uint32_t g_t16_hi(struct state *s, uint32_t at)
 	}
 }
 
-static uint32_t g_t_pop(struct state *s, uint32_t at)
+static uint32_t g_t_pop(struct arm_state *s, uint32_t at)
 {
 	(void)at;
 	stack_targets(s);
@@ -454,7 +374,7 @@ static uint32_t g_t_pop(struct state *s, uint32_t at)
 	}
 }
 
-static uint32_t g_t_tb(struct state *s, uint32_t at)
+static uint32_t g_t_tb(struct arm_state *s, uint32_t at)
 {
 	uint32_t rm = rndn(13);
 
@@ -489,15 +409,6 @@ static const struct form forms[] = {
 	{ "t32 tbb/tbh", I_T32, g_t_tb },
 };
 
-static void print_state(const char *title, const struct state *s)
-{
-	printf("  %s (signal %d): pc %08x cpsr %08x\n   ", title, s->sig,
-	       s->r[15], s->r[16]);
-	for (int i = 0; i < 15; i++)
-		printf(" r%d %08x%s", i, s->r[i], i == 7 ? "\n   " : "");
-	printf("\n");
-}
-
 /* Writes the instruction at `at`, UDF all around it. */
 static unsigned int place(enum isa isa, uint32_t w, uint32_t at)
 {
@@ -522,7 +433,7 @@ static unsigned int place(enum isa isa, uint32_t w, uint32_t at)
 
 static void one(const struct form *f)
 {
-	struct state in, out, sim_out;
+	struct arm_state in, out, sim_out;
 	struct arch_gpregs r;
 	struct arch_insn ai;
 	uint32_t at, w, stack_before[32], stack_native[32], *sp;
@@ -545,7 +456,7 @@ static void one(const struct form *f)
 		return;		/* an UNPREDICTABLE draw: not a simulated form */
 	sp = (uint32_t *)(uintptr_t)in.r[13] - 16;
 	memcpy(stack_before, sp, sizeof(stack_before));
-	run(&in, &out);
+	arm_run(&in, &out);
 	memcpy(stack_native, sp, sizeof(stack_native));
 	memcpy(sp, stack_before, sizeof(stack_before));
 
@@ -577,7 +488,7 @@ static void one(const struct form *f)
 
 		for (int i = 0; i < 16 && same; i++)
 			same = sim_out.r[i] == out.r[i];
-		same = same && ((sim_out.r[16] ^ out.r[16]) & CPSR_SET) == 0;
+		same = same && ((sim_out.r[16] ^ out.r[16]) & ARM_RUN_CPSR_SET) == 0;
 		same = same && memcmp(sp, stack_native, sizeof(stack_native)) == 0;
 		same = same && (pcs[0] == reached || (n == 2 && pcs[1] == reached));
 		if (same)
@@ -588,16 +499,16 @@ static void one(const struct form *f)
 			       "%llx %llx\n", f->name, len == 2 ? 4 : 8, w, at,
 			       ai.reason, err, n, (unsigned long long)pcs[0],
 			       n > 1 ? (unsigned long long)pcs[1] : 0ull);
-			print_state("in", &in);
-			print_state("cpu", &out);
-			print_state("simulated", &sim_out);
+			arm_print_state("in", &in);
+			arm_print_state("cpu", &out);
+			arm_print_state("simulated", &sim_out);
 		}
 	}
 }
 
 int main(void)
 {
-	if (run_init()) {
+	if (arm_run_init()) {
 		perror("run_init");
 		return 99;
 	}

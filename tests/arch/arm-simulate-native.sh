@@ -22,7 +22,7 @@ out="$top_builddir/tests/arch/arm-simulate-native.arm"
 s=$top_srcdir
 # shellcheck disable=SC2086
 "$cc" -static -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter ${ARM_CFLAGS:-} \
-	-I"$s" -I"$top_builddir" -o "$out" "$s/tests/arch/arm-simulate-native.c" \
+	-I"$s" -I"$top_builddir" -o "$out" "$s/tests/arch/arm-simulate-native.c" "$s/tests/arch/arm-run.c" \
 	"$s"/arch/*.c "$s"/arch/arm/*.c "$s"/arch/aarch64/*.c "$s"/arch/x86_64/*.c ||
 	{ echo "ERROR: cannot build $out"; exit 99; }
 $run "$out"
