@@ -6,9 +6,10 @@
 # armhf: Thumb functions (Debian's default) with an IT block, an exclusive
 # loop, literal loads, calls and a system call, and one A32 function.
 # Ground truth comes from binutils: every instruction arm objdump lists
-# (not the literal words it marks .word) must have a line with the same
-# address and bytes, in the instruction set objdump used (the function's
-# symbol bit 0), and the class its mnemonic implies: branches, literal
+# must have a line with the same address and bytes, in the instruction set
+# objdump used (the function's symbol bit 0, the $t/$a mapping symbols),
+# the literal words it shows as .word (the $d mapping symbols) a "data"
+# line, and an instruction the class its mnemonic implies: branches, literal
 # loads and adds of the pc and the IT simulated ("emulate"); what an IT
 # covers rejected unless simulated; the exclusive load, the store and
 # what lies between them rejected; svc rejected; the rest boosted.
@@ -61,7 +62,13 @@ simulated = re.compile(r'^(b|bl|blx|bx|cbn?z|it[te]*|nop)' + cc + r'(\.[nw])?$')
 fails, seen, it_left, inside = 0, set(), 0, False
 for addr, hexs, mn, ops in od:
     if mn.startswith('.'):
-        continue            # a literal pool word: data
+        # a literal pool word, which the object's $d mapping symbol marks
+        if addr not in pt or pt[addr][1] != 'data':
+            print('FAIL: %x %s %s: not listed as data' % (addr, mn, hexs)); fails += 1
+        else:
+            print('ok   %4x %-2d %-8s data' % (addr, pt[addr][0], mn))
+            seen.add('data')
+        continue
     if addr not in pt:
         # alignment between functions is outside every symbol
         if mn != 'nop':
@@ -96,7 +103,7 @@ for addr, hexs, mn, ops in od:
         fails += 1
     seen.add(re.sub(r'\..*', '', mn))
     seen.add('a32' if len(hexs) == 8 else 't32' if ' ' in hexs else 't16')
-for mn in ('it', 'ldrex', 'strex', 'svc', 'bl', 'bx', 'a32', 't16', 't32'):
+for mn in ('it', 'ldrex', 'strex', 'svc', 'bl', 'bx', 'a32', 't16', 't32', 'data'):
     if mn not in seen:
         print('FAIL: no %s in the object: the test proves less than it says' % mn)
         fails += 1
