@@ -14,6 +14,9 @@
 # covers rejected unless simulated; the exclusive load, the store and
 # what lies between them rejected; svc rejected; the rest boosted.
 #
+# Then `list --sdt` on a USDT probe in Thumb code (tests/client/progs/
+# sdt-arm.c): its operands in ARM syntax, its nop decoded as Thumb.
+#
 # Exit: 0 pass, 1 a mismatch, 77 no arm cross compiler, 99 harness.
 set -u
 
@@ -120,3 +123,30 @@ for f in thumb_max:boost thumb_add_fetch:boost thumb_syscall:boost arm_sum:boost
 		{ echo "FAIL: list: ${f%%:*} is not ${f#*:}"; cat "$tmp/list"; exit 1; }
 done
 echo "list: the five entries boosted"
+
+# A USDT probe in Thumb code: the ARM operands parse, and the probe's nop
+# is decoded as Thumb (the $t mapping symbol), a simulated nop.  The
+# cross compiler has no <sys/sdt.h>; the host's (systemtap-sdt-dev) is
+# the same header for every arch.
+sdt=""
+for d in /usr/include /usr/include/*-linux-gnu; do
+	[ -r "$d/sys/sdt.h" ] && { sdt=$d; break; }
+done
+if [ -z "$sdt" ]; then
+	echo "NOTE: no <sys/sdt.h> (systemtap-sdt-dev): the USDT case is not run"
+	exit 0
+fi
+mkdir -p "$tmp/inc/sys"
+cp "$sdt/sys/sdt.h" "$sdt/sys/sdt-config.h" "$tmp/inc/sys/" 2>/dev/null ||
+	cp "$sdt/sys/sdt.h" "$tmp/inc/sys/" || exit 99
+$cc -O2 -I"$tmp/inc" -c "$top_srcdir/tests/client/progs/sdt-arm.c" \
+	-o "$tmp/sdt-arm.o" || exit 99
+"$pt" list --sdt "$tmp/sdt-arm.o" > "$tmp/sdt" 2>&1 || { cat "$tmp/sdt"; exit 1; }
+"$pt" insn "$tmp/sdt-arm.o" probed > "$tmp/sdt-insn" || exit 1
+pc=$(sed -n 's/^ *\([0-9a-f]*\) .*sdt:ptarm:hit.*/\1/p' "$tmp/sdt")
+grep -q "emulate   sdt:ptarm:hit  -4@r0 -4@r1 -4@\[r2, #8\]\$" "$tmp/sdt" &&
+	! grep -q "error:" "$tmp/sdt" &&
+	grep -Eq "^ +$(printf %x "0x$pc") +2 +emulate +00bf +nop\$" "$tmp/sdt-insn" ||
+	{ echo "FAIL: the USDT probe"; cat "$tmp/sdt" "$tmp/sdt-insn"; exit 1; }
+echo "list --sdt: sdt:ptarm:hit at $pc simulated, its three ARM operands parsed; insn: a Thumb nop there"
+
