@@ -641,6 +641,10 @@ static void t16_hi(struct arm_insn *in)
 	in->op = ARM_OP_DP;
 	in->dp = op == 0 ? ARM_DP_ADD : ARM_DP_MOV;
 	in->setflags = false;
+	if (in->rd == 15)
+		in->name = op == 0 ? "add pc, rm" : "mov pc, rm";
+	else
+		in->name = op == 0 ? "add rd, pc" : "mov rd, pc";
 }
 
 /*
