@@ -36,6 +36,14 @@ cross_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-use
 case "$what" in
 check|cross) pkgs="$pkgs $cross_pkgs" ;;
 esac
+# The 32-bit ARM engine's tests of make check (tests/arch/arm-*): arm
+# objdump and Debian's armhf libc, libm, ld.so and libstdc++ for the
+# differential test, and the cross compiler for its A32 code and for the
+# programs qemu-arm-static (qemu-user-static, above) runs.  No armhf agent
+# is built yet, so `cross` does not need them.
+armhf_pkgs="gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf
+      libc6-armhf-cross libc6-dev-armhf-cross libstdc++6-armhf-cross"
+[ "$what" != check ] || pkgs="$pkgs $armhf_pkgs"
 # libc's separate debug file (record-stripped.test finds its internal
 # functions through it, by build-id).
 [ "$what" != check ] || pkgs="$pkgs libc6-dbg"

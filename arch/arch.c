@@ -21,6 +21,7 @@
 static const struct arch_ops *const arch_table[] = {
 	&x86_64_arch_ops,
 	&aarch64_arch_ops,
+	&arm_arch_ops,
 };
 
 #define ARCH_COUNT (sizeof(arch_table) / sizeof(arch_table[0]))
@@ -32,6 +33,8 @@ const struct arch_ops *arch_host(void)
 	return &x86_64_arch_ops;
 #elif defined(__aarch64__)
 	return &aarch64_arch_ops;
+#elif defined(__arm__)
+	return &arm_arch_ops;
 #else
 #error "probe-agent: no arch_ops for this host (configure should have said so)"
 #endif
@@ -102,6 +105,24 @@ const char *arch_machine_unsupported(unsigned int e_machine, char *buf,
 	if (len < size)
 		snprintf(buf + len, size - len, ")");
 	return buf;
+}
+
+int arch_insn_decode_in(const struct arch_ops *ops, const uint8_t *func,
+			size_t func_size, uint64_t func_addr, uint64_t addr,
+			struct arch_insn *insn)
+{
+	uint64_t off = (addr & ~1ull) - (func_addr & ~1ull);
+
+	if (ops->insn_decode_in)
+		return ops->insn_decode_in(func, func_size, func_addr, addr, insn);
+	if (off > func_size) {
+		memset(insn, 0, sizeof(*insn));
+		insn->addr = addr;
+		insn->strategy = ARCH_REJECT;
+		insn->reason = "outside the function";
+		return -EILSEQ;
+	}
+	return ops->insn_decode(func + off, func_size - off, addr, insn);
 }
 
 const char *arch_strategy_name(enum arch_strategy s)

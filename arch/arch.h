@@ -417,7 +417,13 @@ struct arch_ops {
 	 * hardware step wherever the kernel has one (ptrace_arch_ops.hw_step),
 	 * whether or not this is set: x86-64 leaves it NULL; aarch64 has it
 	 * for what a hardware step cannot do (stepping over an exclusive
-	 * sequence as one).
+	 * sequence as one); arm has it because 32-bit ARM Linux has no
+	 * hardware step at all.  On arm, bit 0 of `addr` given to
+	 * insn_decode selects Thumb (as a Thumb symbol's value does), and
+	 * bit 0 of each pc returned here says the instruction set at that
+	 * address (set: Thumb, so the agent plants the Thumb breakpoint);
+	 * inside a Thumb IT block the pcs are only instructions the cpu
+	 * will execute (a breakpoint on a skipped one may never trap).
 	 */
 	int (*insn_next_pcs)(const struct arch_insn *insn,
 			     const struct arch_gpregs *regs,
@@ -452,7 +458,30 @@ struct arch_ops {
 	 * refuse a relocated branch: the agent never hands out such a slot.
 	 */
 	uint64_t xol_reach;
+
+	/*
+	 * Decodes the instruction at `addr` as insn_decode does, knowing the
+	 * function it lies in: the `func_size` bytes at `func_addr`, which
+	 * is an instruction boundary (arm: bit 0 of both says Thumb).  For
+	 * the classes that depend on the instructions before it: on arm, an
+	 * instruction inside a Thumb IT block is rejected unless it is
+	 * simulated (a slot cannot keep the block's condition), and only the
+	 * code from the function's start tells where a block is.  Returns
+	 * what insn_decode returns, or -EILSEQ when `addr` is not an
+	 * instruction boundary of the function.  NULL for an arch whose
+	 * classes need no context: use arch_insn_decode_in(), which falls
+	 * back on insn_decode.
+	 */
+	int (*insn_decode_in)(const uint8_t *func, size_t func_size,
+			      uint64_t func_addr, uint64_t addr,
+			      struct arch_insn *insn);
 };
+
+/* ops->insn_decode_in when the arch has one, else insn_decode of the
+ * bytes at `addr` up to the function's end. */
+int arch_insn_decode_in(const struct arch_ops *ops, const uint8_t *func,
+			size_t func_size, uint64_t func_addr, uint64_t addr,
+			struct arch_insn *insn);
 
 /*
  * Whether the `len` bytes at `at` lie within ops->xol_reach of `addr`,
@@ -476,6 +505,7 @@ const char *arch_strategy_name(enum arch_strategy s);
 
 extern const struct arch_ops x86_64_arch_ops;
 extern const struct arch_ops aarch64_arch_ops;
+extern const struct arch_ops arm_arch_ops;
 
 /* The architecture the agent was built for. */
 const struct arch_ops *arch_host(void);

@@ -81,6 +81,59 @@ static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t size)
 	return p && size <= avail ? p : NULL;
 }
 
+static int by_map_addr(const void *a, const void *b)
+{
+	const struct elfsym_map *x = a, *y = b;
+
+	return x->addr == y->addr ? 0 : x->addr < y->addr ? -1 : 1;
+}
+
+/*
+ * An ARM mapping symbol ($a, $t, $d, or one of them followed by '.'
+ * and anything) of an executable section: kept in f->maps.  The others
+ * (data sections, plain untyped symbols) are not ours.
+ */
+static int add_map(struct elfsym_file *f, Elf *elf, const GElf_Sym *s,
+		   const GElf_Shdr *symsh)
+{
+	const char *name = elf_strptr(elf, symsh->sh_link, s->st_name);
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	struct elfsym_map *m;
+
+	if (!name || name[0] != '$' || !name[1] || !strchr("atd", name[1]) ||
+	    (name[2] != '\0' && name[2] != '.'))
+		return 0;
+	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ||
+	    !(scn = elf_getscn(elf, s->st_shndx)) || !gelf_getshdr(scn, &sh) ||
+	    !(sh.sh_flags & SHF_EXECINSTR))
+		return 0;
+	m = realloc(f->maps, (f->nmaps + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	f->maps = m;
+	f->maps[f->nmaps++] = (struct elfsym_map){ s->st_value, name[1] };
+	return 0;
+}
+
+char elfsym_map_at(const struct elfsym_file *f, uint64_t addr, uint64_t *end)
+{
+	size_t lo = 0, hi = f->nmaps;
+
+	/* the last map at or below addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->maps[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (end)
+		*end = lo < f->nmaps ? f->maps[lo].addr : UINT64_MAX;
+	return lo ? f->maps[lo - 1].kind : 0;
+}
+
 static int load_table(struct elfsym_file *f, Elf *elf, Elf_Scn *scn,
 		      GElf_Shdr *sh)
 {
@@ -93,11 +146,19 @@ static int load_table(struct elfsym_file *f, Elf *elf, Elf_Scn *scn,
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
+		bool thumb;
 		int type;
 
 		if (!gelf_getsym(d, i, &s))
 			continue;
 		type = GELF_ST_TYPE(s.st_info);
+		if (f->machine == EM_ARM && type == STT_NOTYPE) {
+			int err = add_map(f, elf, &s, sh);
+
+			if (err)
+				return err;
+			continue;
+		}
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
 		    s.st_shndx == SHN_UNDEF || s.st_size == 0)
 			continue;
@@ -113,10 +174,14 @@ static int load_table(struct elfsym_file *f, Elf *elf, Elf_Scn *scn,
 				return -ENOMEM;
 			f->syms = ns;
 		}
+		/* An ARM Thumb function's value has bit 0 set: the address
+		 * is the value without it. */
+		thumb = f->machine == EM_ARM && (s.st_value & 1);
 		f->syms[f->nsyms++] = (struct elfsym){
 			.name = strdup(name),
-			.addr = s.st_value,
+			.addr = s.st_value & ~(GElf_Addr)thumb,
 			.size = s.st_size,
+			.thumb = thumb,
 		};
 	}
 	return 0;
@@ -272,6 +337,8 @@ static int open_file(struct elfsym_file *f, const char *path, bool need_syms,
 		f->syms[out++] = f->syms[i];
 	}
 	f->nsyms = out;
+	if (f->nmaps)
+		qsort(f->maps, f->nmaps, sizeof(*f->maps), by_map_addr);
 	for (size_t i = 0; i < f->nsyms; i++) {
 		struct elfsym *s = &f->syms[i];
 
@@ -307,6 +374,7 @@ void elfsym_close(struct elfsym_file *f)
 		free(f->syms[i].aliases);
 	}
 	free(f->syms);
+	free(f->maps);
 	free(f->debug_path);
 	if (f->elf)
 		elf_end(f->elf);

@@ -22,6 +22,22 @@ struct elfsym {
 	size_t naliases;
 	uint64_t addr, size;
 	const uint8_t *code;	/* size bytes, NULL when not in the file */
+	bool thumb;		/* ARM: Thumb code (the symbol's value had
+				   bit 0 set; addr has it clear) */
+};
+
+/* The address arch_ops.insn_decode takes for the function's code: addr,
+ * with bit 0 set for Thumb (arch/arm/arm.h). */
+static inline uint64_t elfsym_code_addr(const struct elfsym *s)
+{
+	return s->addr | (s->thumb ? 1 : 0);
+}
+
+/* An ARM mapping symbol: from `addr` on, the code of an executable
+ * section is A32 ('a'), Thumb ('t') or data ('d': a literal pool). */
+struct elfsym_map {
+	uint64_t addr;
+	char kind;
 };
 
 struct elfsym_file {
@@ -33,6 +49,8 @@ struct elfsym_file {
 	char *debug_path;	/* the debug file the symbols came from */
 	struct elfsym *syms;
 	size_t nsyms;
+	struct elfsym_map *maps;	/* ARM: $a, $t, $d, sorted by address */
+	size_t nmaps;
 };
 
 /*
@@ -64,6 +82,13 @@ char **elfsym_debuginfo_path(void);
  * NULL when no executable section of the file holds the address.
  */
 const uint8_t *elfsym_code_at(void *elf, uint64_t addr, size_t *avail);
+
+/*
+ * ARM: the mapping symbol in force at `addr` ('a', 't' or 'd'), 0 when
+ * the file has none at or before it (a stripped file has none); *end
+ * (if not NULL) receives where the next one starts, UINT64_MAX if none.
+ */
+char elfsym_map_at(const struct elfsym_file *f, uint64_t addr, uint64_t *end);
 
 /* Printable name: the demangled one when there is one. */
 static inline const char *elfsym_display(const struct elfsym *s)

@@ -46,6 +46,8 @@ static void insn_usage(FILE *out)
 		"  boost    one stop, runs from an out-of-line slot\n"
 		"  step     two stops, single-stepped in the slot\n"
 		"  reject   cannot be probed (the reason follows)\n"
+		"On 32-bit ARM a function whose symbol value has bit 0 set is\n"
+		"decoded as Thumb, the others as A32.\n"
 		"\n  -s, --summary  share of each strategy over function entries\n"
 		"  -h, --help     this text\n");
 }
@@ -80,8 +82,22 @@ static void print_line(const struct arch_insn *insn, int err)
 	printf("%*s  %s\n", (int)(2 * (15 - insn->len)), "", insn->reason);
 }
 
+/* Data inside a function (an ARM literal pool), a word a line. */
+static uint64_t print_data(const uint8_t *p, uint64_t addr, uint64_t n)
+{
+	unsigned int len = n < 4 ? (unsigned int)n : 4 - (unsigned int)(addr & 3);
+
+	printf("  %12llx  %2u  %-7s  ", (unsigned long long)addr, len, "data");
+	for (unsigned int i = 0; i < len; i++)
+		printf("%02x", p[i]);
+	printf("%*s  %s\n", (int)(2 * (15 - len)), "",
+	       "literal data ($d mapping symbol)");
+	return len;
+}
+
 /* Every instruction of one function. */
-static void list_function(const struct arch_ops *ops, const struct elfsym *s)
+static void list_function(const struct arch_ops *ops,
+			  const struct elfsym_file *f, const struct elfsym *s)
 {
 	printf("%016llx <%s>:\n", (unsigned long long)s->addr, elfsym_display(s));
 	if (!s->code) {
@@ -90,8 +106,22 @@ static void list_function(const struct arch_ops *ops, const struct elfsym *s)
 	}
 	for (uint64_t off = 0; off < s->size;) {
 		struct arch_insn insn;
-		int err = ops->insn_decode(s->code + off, s->size - off,
-					   s->addr + off, &insn);
+		uint64_t end;
+		/* ARM mapping symbols: data, or the instruction set here */
+		char map = elfsym_map_at(f, s->addr + off, &end);
+		bool thumb = map ? map == 't' : s->thumb;
+		int err;
+
+		if (map == 'd') {
+			if (end > s->addr + s->size)
+				end = s->addr + s->size;
+			off += print_data(s->code + off, s->addr + off,
+					  end - (s->addr + off));
+			continue;
+		}
+		err = arch_insn_decode_in(ops, s->code, s->size,
+					  elfsym_code_addr(s),
+					  (s->addr + off) | thumb, &insn);
 
 		print_line(&insn, err);
 		/* A fixed-width arch (aarch64) knows where the next
@@ -116,7 +146,7 @@ static void summarize_entry(const struct arch_ops *ops, const struct elfsym *s,
 		return;
 	}
 	sm->entries++;
-	if (ops->insn_decode(s->code, s->size, s->addr, &insn)) {
+	if (ops->insn_decode(s->code, s->size, elfsym_code_addr(s), &insn)) {
 		sm->by_strategy[ARCH_REJECT]++;
 		insn.strategy = ARCH_REJECT;
 		count_form(sm, &insn);
@@ -234,7 +264,7 @@ int cmd_insn(int argc, char **argv)
 		if (summary)
 			summarize_entry(ops, &f.syms[i], sm);
 		else
-			list_function(ops, &f.syms[i]);
+			list_function(ops, &f, &f.syms[i]);
 	}
 	if (!found) {
 		fprintf(stderr, "probe-trace insn: %s: no function named '%s'\n",

@@ -98,8 +98,8 @@ static size_t list_functions(const struct arch_ops *ops,
 		if (!shown++)
 			printf("FUNCTIONS\n  %-16s  %-8s  %-8s  %s\n", "address",
 			       "size", "strategy", "name");
-		st = strategy_at(ops, s->code, s->code ? s->size : 0, s->addr,
-				 &reason);
+		st = strategy_at(ops, s->code, s->code ? s->size : 0,
+				 elfsym_code_addr(s), &reason);
 		printf("  %016llx  %-8llu  %-8s  %s\n",
 		       (unsigned long long)s->addr, (unsigned long long)s->size,
 		       arch_strategy_name(st), elfsym_display(s));
@@ -109,9 +109,11 @@ static size_t list_functions(const struct arch_ops *ops,
 	return shown;
 }
 
+/* `ef`, when not NULL, has the file's ARM mapping symbols: a probe in
+ * Thumb code ($t) is decoded as Thumb. */
 static size_t list_probes(const struct arch_ops *ops, Elf *elf,
 			  const struct sdt_file *sf, const char *path,
-			  const char *pattern)
+			  const char *pattern, const struct elfsym_file *ef)
 {
 	size_t shown = 0;
 
@@ -131,7 +133,9 @@ static size_t list_probes(const struct arch_ops *ops, Elf *elf,
 			       "address", "semaphore", "strategy", "probe",
 			       "arguments");
 		code = elfsym_code_at(elf, p->pc, &avail);
-		st = strategy_at(ops, code, avail, p->pc, &reason);
+		st = strategy_at(ops, code, avail,
+				 p->pc | (ef && elfsym_map_at(ef, p->pc, NULL) == 't'),
+				 &reason);
 		if (p->semaphore)
 			snprintf(sem, sizeof(sem), "%016llx",
 				 (unsigned long long)p->semaphore);
@@ -254,7 +258,13 @@ int cmd_list(int argc, char **argv)
 			ret = PT_EXIT_FAIL;
 			goto out;
 		}
-		shown += list_probes(ops, elf, &sf, path, pattern);
+		/* ARM: the mapping symbols say which probes are in Thumb
+		 * code (a file without them lists A32) */
+		if (sf.machine == EM_ARM && !ef.elf &&
+		    elfsym_open_any(&ef, path, err, sizeof(err)))
+			ef.elf = NULL;
+		shown += list_probes(ops, elf, &sf, path, pattern,
+				     ef.elf ? &ef : NULL);
 	}
 	if (pattern && !shown) {
 		fprintf(stderr, "probe-trace list: %s: nothing matches '%s'\n",

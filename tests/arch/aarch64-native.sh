@@ -32,6 +32,7 @@ a64_native() {
 	"$cc" -static -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter ${A64_CFLAGS:-} \
 		-I"$s" -I"$top_builddir" -o "$out" "$s/tests/arch/$prog.c" \
 		"$s/tests/arch/aarch64-run.c" "$s"/arch/*.c "$s"/arch/aarch64/*.c \
+		"$s"/arch/arm/*.c \
 		"$s"/arch/x86_64/*.c || { echo "ERROR: cannot build $out"; exit 99; }
 	$run "$out"
 	exit $?

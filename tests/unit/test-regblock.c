@@ -21,7 +21,8 @@
 #include "agent/regblock.h"
 #include "arch/arch.h"
 
-static const struct arch_ops *const arches[] = { &x86_64_arch_ops, &aarch64_arch_ops };
+static const struct arch_ops *const arches[] = { &x86_64_arch_ops, &aarch64_arch_ops,
+						  &arm_arch_ops };
 
 /* A value unlike any other register's, with every byte set. */
 static uint64_t pattern(unsigned int regnum)

@@ -1,0 +1,118 @@
+/*
+ * arm-sdt.c - USDT probe operands in A32 / Thumb assembler syntax
+ * (arch_ops.sdt_operand_parse).
+ *
+ * gcc writes each argument of a <sys/sdt.h> probe as the operand the
+ * value is in at the probe's nop ("nor" constraint):
+ *
+ *	r0, r7, sp, fp, ip, lr	a register
+ *	#12, #-1, 12		a constant ('#' as gas prints it, or not)
+ *	[r1]			memory at a register
+ *	[r1, #8], [fp, #-12]	memory at a register plus an offset
+ *	[r1, r2]		memory at a register plus a register
+ *
+ * An A32 or Thumb memory operand has no absolute or symbolic form gcc
+ * would print here: a symbol is an error.  The pc is refused as a base
+ * (its value depends on where the operand's instruction is, which a
+ * probe's note does not say).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "arch/operand.h"
+#include "arch/arm/arm.h"
+
+static size_t reg_len(const char *s)
+{
+	size_t n = 0;
+
+	while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9'))
+		n++;
+	return n;
+}
+
+static int reg(const char **p, struct arch_asm_reg *r, char *err, size_t errsize)
+{
+	size_t n = reg_len(*p);
+
+	if (!n || arm_asm_reg(*p, n, r))
+		return arch_operand_fail(err, errsize, "unknown register %.*s",
+					 (int)(n ? n : strcspn(*p, ",]")), *p);
+	*p += n;
+	return 0;
+}
+
+static size_t number(const char *s, int64_t *v)
+{
+	size_t hash = *s == '#';
+	size_t n = arch_operand_number(s + hash, v);
+
+	return n ? n + hash : 0;
+}
+
+static void skip_blanks(const char **p)
+{
+	while (**p == ' ')
+		(*p)++;
+}
+
+int arm_sdt_operand_parse(const char *s, struct arch_operand *op,
+			  char *err, size_t errsize)
+{
+	const char *p = s;
+	size_t n;
+	int ret;
+
+	memset(op, 0, sizeof(*op));
+	op->reg.regnum = op->index.regnum = -1;
+	op->scale = 1;
+	if ((n = number(p, &op->imm))) {
+		op->kind = ARCH_OPERAND_IMM;
+		p += n;
+		goto end;
+	}
+	if (*p == '#')
+		return arch_operand_fail(err, errsize, "bad constant '%s'", s);
+	if (*p != '[') {
+		op->kind = ARCH_OPERAND_REG;
+		if ((ret = reg(&p, &op->reg, err, errsize)))
+			return ret;
+		goto end;
+	}
+	op->kind = ARCH_OPERAND_MEM;
+	p++;
+	skip_blanks(&p);
+	if ((ret = reg(&p, &op->reg, err, errsize)))
+		return ret;
+	if (op->reg.regnum == ARM_PC)
+		return arch_operand_fail(err, errsize, "pc as a base in '%s': its "
+					 "value depends on the instruction", s);
+	skip_blanks(&p);
+	if (*p == ',') {
+		p++;
+		skip_blanks(&p);
+		if ((n = number(p, &op->disp))) {
+			p += n;
+		} else if (*p == '#') {
+			return arch_operand_fail(err, errsize, "bad offset in '%s'", s);
+		} else {
+			if ((ret = reg(&p, &op->index, err, errsize)))
+				return ret;
+			if (op->index.regnum == ARM_PC)
+				return arch_operand_fail(err, errsize, "pc cannot "
+							 "be an index in '%s'", s);
+		}
+		skip_blanks(&p);
+	}
+	if (*p != ']')
+		return arch_operand_fail(err, errsize, "expected ']' at '%s' in "
+					 "'%s'", p, s);
+	p++;
+end:
+	if (*p)
+		return arch_operand_fail(err, errsize, "unexpected '%s' after the "
+					 "operand", p);
+	return 0;
+}

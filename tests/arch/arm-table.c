@@ -1,0 +1,958 @@
+/*
+ * arm-table.c - table tests of the 32-bit ARM engine (cmocka).
+ *
+ * Each row is an instruction, produced once with arm-linux-gnueabihf-as
+ * (.syntax unified, armv7-a) and checked with objdump, with its source
+ * beside it, and the strategy the classifier must choose (for a
+ * rejection a piece of the reason).  A32 words are the word; T32 is the
+ * first halfword << 16 | the second, as objdump prints them.  The few
+ * UNPREDICTABLE forms gas refuses to assemble are encoded by hand (their
+ * fields are in the comment).  Simulations and next pcs run on a fake
+ * register file and a fake memory, so they run on every host.
+ */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/arm/arm.h"
+
+#define E ARCH_EMULATE
+#define B ARCH_BOOST
+#define S ARCH_STEP
+#define R ARCH_REJECT
+
+enum isa { A32, T16, T32 };
+
+static const struct row {
+	enum isa isa;
+	uint32_t word;
+	const char *src;	/* the assembler source it came from */
+	int strategy;
+	const char *reason;	/* a piece of the rejection's reason */
+} rows[] = {
+	{ A32, 0xea00003e, "b .+0x100",                    E, NULL },
+	{ A32, 0xebfffbfe, "bl .-0x1000",                  E, NULL },
+	{ A32, 0x1a00000e, "bne .+0x40",                   E, NULL },
+	{ A32, 0xfa000006, "blx .+0x20",                   E, NULL },
+	{ A32, 0xe12fff1e, "bx lr",                        E, NULL },
+	{ A32, 0x112fff33, "blxne r3",                     E, NULL },
+	{ A32, 0xe59f0010, "ldr r0, [pc, #16]",            E, NULL },
+	{ A32, 0xe55f1008, "ldrb r1, [pc, #-8]",           E, NULL },
+	{ A32, 0xe1df20b4, "ldrh r2, [pc, #4]",            E, NULL },
+	{ A32, 0xe1cf20d8, "ldrd r2, r3, [pc, #8]",        E, NULL },
+	{ A32, 0xe28f0008, "add r0, pc, #8",               E, NULL },
+	{ A32, 0xe08f3003, "add r3, pc, r3",               E, NULL },
+	{ A32, 0xe09f3003, "adds r3, pc, r3",              E, NULL },
+	{ A32, 0xe1a0f00e, "mov pc, lr",                   E, NULL },
+	{ A32, 0x908ff103, "addls pc, pc, r3, lsl #2",     E, NULL },
+	{ A32, 0xe49df004, "ldr pc, [sp], #4",             E, NULL },
+	{ A32, 0xe793f102, "ldr pc, [r3, r2, lsl #2]",     E, NULL },
+	{ A32, 0xe5bcf008, "ldr pc, [ip, #8]!",            E, NULL },
+	{ A32, 0xe8bd8010, "pop {r4, pc}",                 E, NULL },
+	{ A32, 0xe8b08006, "ldmia r0!, {r1, r2, pc}",      E, NULL },
+	{ A32, 0xe92d8010, "stmdb sp!, {r4, pc}",          E, NULL },
+	{ A32, 0xf5dff008, "pld [pc, #8]",                 E, NULL },
+	{ A32, 0xe320f000, "nop",                          E, NULL },
+	{ A32, 0xe52df004, "str pc, [sp, #-4]!",           S, NULL },
+	{ A32, 0xe79f0001, "ldr r0, [pc, r1]",             S, NULL },
+	{ A32, 0xed9f0b02, "vldr d0, [pc, #8]",            S, NULL },
+	{ A32, 0xe92d4010, "push {r4, lr}",                B, NULL },
+	{ A32, 0xe0810002, "add r0, r1, r2",               B, NULL },
+	{ A32, 0x02810004, "addeq r0, r1, #4",             B, NULL },
+	{ A32, 0xe5910004, "ldr r0, [r1, #4]",             B, NULL },
+	{ A32, 0xee1d0f70, "mrc p15, 0, r0, c13, c0, 3",   B, NULL },
+	{ A32, 0xee310b02, "vadd.f64 d0, d1, d2",          B, NULL },
+	{ A32, 0xf57ff05b, "dmb ish",                      B, NULL },
+	{ A32, 0xe3010234, "movw r0, #0x1234",             B, NULL },
+	{ A32, 0xe0203291, "mla r0, r1, r2, r3",           B, NULL },
+	{ A32, 0xed2d8b10, "vpush {d8-d15}",               B, NULL },
+	{ A32, 0xe1910f9f, "ldrex r0, [r1]",               R, "exclusive" },
+	{ A32, 0xe1812f90, "strex r2, r0, [r1]",           R, "exclusive" },
+	{ A32, 0xe1b20f9f, "ldrexd r0, r1, [r2]",          R, "exclusive" },
+	{ A32, 0xef000000, "svc #0",                       R, "system call" },
+	{ A32, 0xe1200070, "bkpt #0",                      R, "breakpoint" },
+	{ A32, 0xe7f001f0, "udf #16",                      R, "undefined" },
+	{ A32, 0xe25ef004, "subs pc, lr, #4",              R, "exception return" },
+	{ A32, 0xe08f0211, "add r0, pc, r1, lsl r2",       R, "UNPREDICTABLE" },
+	{ A32, 0xe8fd8001, "ldmia sp!, {r0, pc}^",         R, "user mode" },
+	{ A32, 0xf10c0080, "cpsid i",                      R, "privileged" },
+	/* cond 0101 1101 Rn=0000 Rt=1111 imm12=0 */
+	{ A32, 0xe5d0f000, "ldrb pc, [r0]",                R, "UNPREDICTABLE" },
+	{ T16, 0xe00e,     "b.n .+0x20",                   E, NULL },
+	{ T16, 0xd006,     "beq.n .+0x10",                 E, NULL },
+	{ T32, 0xf000bffe, "b.w .+0x1000",                 E, NULL },
+	{ T32, 0xf47faf7e, "bne.w .-0x100",                E, NULL },
+	{ T32, 0xf001fffe, "bl .+0x2000",                  E, NULL },
+	{ T32, 0xf000e87e, "blx .+0x100",                  E, NULL },
+	{ T16, 0x4770,     "bx lr",                        E, NULL },
+	{ T16, 0x4798,     "blx r3",                       E, NULL },
+	{ T16, 0xb130,     "cbz r0, .+0x10",               E, NULL },
+	{ T16, 0xb971,     "cbnz r1, .+0x20",              E, NULL },
+	{ T16, 0x4802,     "ldr r0, [pc, #8]",             E, NULL },
+	{ T32, 0xf85f1008, "ldr.w r1, [pc, #-8]",          E, NULL },
+	{ T32, 0xf89f2004, "ldrb.w r2, [pc, #4]",          E, NULL },
+	{ T32, 0xf9bf3004, "ldrsh.w r3, [pc, #4]",         E, NULL },
+	{ T32, 0xe9df2302, "ldrd r2, r3, [pc, #8]",        E, NULL },
+	{ T16, 0xa001,     "adr r0, .+8",                  E, NULL },
+	{ T32, 0xf2af0108, "subw r1, pc, #8",              E, NULL },
+	{ T32, 0xf20f0264, "addw r2, pc, #100",            E, NULL },
+	{ T16, 0x447b,     "add r3, pc",                   E, NULL },
+	{ T16, 0x4678,     "mov r0, pc",                   E, NULL },
+	{ T16, 0x468f,     "mov pc, r1",                   E, NULL },
+	{ T16, 0xbd10,     "pop {r4, pc}",                 E, NULL },
+	{ T32, 0xe8bd8030, "pop.w {r4, r5, pc}",           E, NULL },
+	{ T32, 0xf85dfb04, "ldr.w pc, [sp], #4",           E, NULL },
+	{ T32, 0xf850f021, "ldr pc, [r0, r1, lsl #2]",     E, NULL },
+	{ T32, 0xe8dff003, "tbb [pc, r3]",                 E, NULL },
+	{ T32, 0xe8d0f011, "tbh [r0, r1, lsl #1]",         E, NULL },
+	{ T16, 0xbf08,     "it eq",                        E, NULL },
+	{ T16, 0xbf00,     "nop",                          E, NULL },
+	{ T32, 0xf3af8000, "nop.w",                        E, NULL },
+	{ T32, 0xf89ff008, "pld [pc, #8]",                 E, NULL },
+	{ T32, 0xed9f0b02, "vldr d0, [pc, #8]",            S, NULL },
+	{ T16, 0xb510,     "push {r4, lr}",                B, NULL },
+	{ T32, 0xe92d4ff0, "push.w {r4-r11, lr}",          B, NULL },
+	{ T32, 0xee1d0f70, "mrc p15, 0, r0, c13, c0, 3",   B, NULL },
+	{ T32, 0xeb010002, "add.w r0, r1, r2",             B, NULL },
+	{ T32, 0xf8d10004, "ldr.w r0, [r1, #4]",           B, NULL },
+	{ T32, 0xf04f0000, "mov.w r0, #0",                 B, NULL },
+	{ T16, 0x2001,     "movs r0, #1",                  B, NULL },
+	{ T32, 0xf890f000, "pld [r0]",                     B, NULL },
+	{ T16, 0x9b01,     "ldr r3, [sp, #4]",             B, NULL },
+	{ T32, 0xf1b00f01, "cmp.w r0, #1",                 B, NULL },
+	{ T32, 0xf3bf8f5b, "dmb ish",                      B, NULL },
+	{ T32, 0xe8510f00, "ldrex r0, [r1]",               R, "exclusive" },
+	{ T32, 0xe8410200, "strex r2, r0, [r1]",           R, "exclusive" },
+	{ T16, 0xdf00,     "svc #0",                       R, "system call" },
+	{ T16, 0xbe00,     "bkpt #0",                      R, "breakpoint" },
+	{ T16, 0xde01,     "udf #1",                       R, "undefined" },
+	{ T32, 0xf7f0a000, "udf.w #0",                     R, "undefined" },
+	{ T16, 0xb672,     "cpsid i",                      R, "privileged" },
+	/* 1111 1000 1100 Rn=1101 | Rt=1111 imm12=0 */
+	{ T32, 0xf8cdf000, "str.w pc, [sp]",               R, "UNPREDICTABLE" },
+	/* 1110 1011 0000 Rn=0000 | 0 000 Rd=1111 00 00 Rm=0001 */
+	{ T32, 0xeb000f01, "add.w pc, r0, r1",             R, "UNPREDICTABLE" },
+	/* 1110 1000 1001 Rn=0000 | P=1 M=1 0 list={r1} */
+	{ T32, 0xe890c002, "ldm.w r0, {r1, lr, pc}",       R, "UNPREDICTABLE" },
+};
+
+#define BASE 0x10000u
+
+/* The bytes of a row, little-endian, halfwords in order for T32. */
+static size_t row_bytes(enum isa isa, uint32_t w, uint8_t *b)
+{
+	if (isa == T16) {
+		b[0] = (uint8_t)w;
+		b[1] = (uint8_t)(w >> 8);
+		return 2;
+	}
+	if (isa == T32)
+		w = w >> 16 | w << 16;
+	b[0] = (uint8_t)w;
+	b[1] = (uint8_t)(w >> 8);
+	b[2] = (uint8_t)(w >> 16);
+	b[3] = (uint8_t)(w >> 24);
+	return 4;
+}
+
+static int decode(enum isa isa, uint32_t w, uint64_t addr, struct arch_insn *ai)
+{
+	uint8_t b[4];
+	size_t n = row_bytes(isa, w, b);
+
+	return arm_arch_ops.insn_decode(b, n, addr | (isa != A32), ai);
+}
+
+static void test_rows(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct arch_insn ai;
+		int err = decode(r->isa, r->word, BASE, &ai);
+
+		if (err || (int)ai.strategy != r->strategy ||
+		    ai.len != (r->isa == T16 ? 2u : 4u) ||
+		    (r->reason && !strstr(ai.reason, r->reason)))
+			fail_msg("%s (%08x): err %d, %s, len %u (%s); want %s%s%s",
+				 r->src, r->word, err, arch_strategy_name(ai.strategy),
+				 ai.len, ai.reason, arch_strategy_name(r->strategy),
+				 r->reason ? " with " : "", r->reason ? r->reason : "");
+	}
+}
+
+static void test_decode_errors(void **state)
+{
+	struct arch_insn ai;
+	uint8_t b[4] = { 0x4f, 0xf0, 0x00, 0x00 };	/* mov.w r0, #0 */
+
+	(void)state;
+	assert_int_equal(arm_arch_ops.insn_decode(b, 2, BASE | 1, &ai), -ENODATA);
+	assert_int_equal(arm_arch_ops.insn_decode(b, 1, BASE | 1, &ai), -ENODATA);
+	assert_int_equal(arm_arch_ops.insn_decode(b, 3, BASE, &ai), -ENODATA);
+	assert_int_equal(arm_arch_ops.insn_decode(b, 4, BASE + 2, &ai), -EILSEQ);
+	assert_non_null(strstr(ai.reason, "misaligned"));
+	/* A32 1111 1111 ...: no user-space instruction */
+	b[3] = 0xff;
+	b[2] = 0xff;
+	assert_int_equal(arm_arch_ops.insn_decode(b, 4, BASE, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_non_null(strstr(ai.reason, "unallocated"));
+}
+
+static const struct arm_insn *decoded(enum isa isa, uint32_t w, uint64_t addr,
+				      struct arch_insn *ai)
+{
+	assert_int_equal(decode(isa, w, addr, ai), 0);
+	return arm_priv(ai);
+}
+
+/* Targets are known at decode time; bit 0 says a Thumb target. */
+static void test_targets(void **state)
+{
+	struct arch_insn ai;
+
+	(void)state;
+	assert_int_equal(decoded(A32, 0xea00003e, BASE, &ai)->target, BASE + 0x100);
+	assert_int_equal(decoded(A32, 0xebfffbfe, BASE, &ai)->target, BASE - 0x1000);
+	assert_int_equal(decoded(A32, 0xfa000006, BASE, &ai)->target, (BASE + 0x20) | 1);
+	assert_int_equal(decoded(T16, 0xe00e, BASE, &ai)->target, (BASE + 0x20) | 1);
+	assert_int_equal(decoded(T16, 0xd006, BASE, &ai)->target, (BASE + 0x10) | 1);
+	assert_int_equal(decoded(T32, 0xf000bffe, BASE, &ai)->target, (BASE + 0x1000) | 1);
+	assert_int_equal(decoded(T32, 0xf47faf7e, BASE, &ai)->target, (BASE - 0x100) | 1);
+	assert_int_equal(decoded(T32, 0xf001fffe, BASE, &ai)->target, (BASE + 0x2000) | 1);
+	/* blx from Thumb: to A32 at Align(pc, 4) + offset */
+	assert_int_equal(decoded(T32, 0xf000e87e, BASE, &ai)->target, BASE + 0x100);
+	assert_int_equal(decoded(T32, 0xf000e87e, BASE + 2, &ai)->target, BASE + 0x100);
+	assert_int_equal(decoded(T16, 0xb130, BASE, &ai)->target, (BASE + 0x10) | 1);
+	assert_int_equal(decoded(T16, 0xb971, BASE, &ai)->target, (BASE + 0x20) | 1);
+	/* literals: A32 pc + 8; Thumb Align(pc + 4, 4) */
+	assert_int_equal(decoded(A32, 0xe59f0010, BASE, &ai)->target, BASE + 8 + 16);
+	assert_int_equal(decoded(A32, 0xe55f1008, BASE, &ai)->target, BASE);
+	assert_int_equal(decoded(T16, 0x4802, BASE + 2, &ai)->target, BASE + 4 + 8);
+	assert_int_equal(decoded(T32, 0xf85f1008, BASE, &ai)->target, BASE - 4);
+	assert_int_equal(decoded(T16, 0xa001, BASE + 2, &ai)->target, BASE + 8);
+	assert_int_equal(decoded(T32, 0xf2af0108, BASE, &ai)->target, BASE - 4);
+	assert_int_equal(decoded(T32, 0xf20f0264, BASE, &ai)->target, BASE + 104);
+}
+
+/* ---- a fake memory: 4 KiB at 0x10000 and 4 KiB of stack at 0x80000 ---- */
+
+static uint8_t code_mem[4096], stack_mem[4096];
+
+static uint8_t *mem_at(uint64_t addr, size_t len)
+{
+	if (addr >= BASE && addr + len <= BASE + sizeof(code_mem))
+		return code_mem + (addr - BASE);
+	if (addr >= 0x80000 && addr + len <= 0x80000 + sizeof(stack_mem))
+		return stack_mem + (addr - 0x80000);
+	return NULL;
+}
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *p = mem_at(addr, len);
+
+	(void)ctx;
+	if (!p)
+		return -EFAULT;
+	memcpy(buf, p, len);
+	return 0;
+}
+
+static int fake_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	uint8_t *p = mem_at(addr, len);
+
+	(void)ctx;
+	if (!p)
+		return -EFAULT;
+	memcpy(p, buf, len);
+	return 0;
+}
+
+static const struct arch_mem fake = { NULL, fake_read, fake_write };
+
+static void put32(uint64_t addr, uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
+			 (uint8_t)(v >> 24) };
+
+	assert_int_equal(fake_write(NULL, addr, b, 4), 0);
+}
+
+static uint32_t get32(uint64_t addr)
+{
+	uint8_t b[4];
+
+	assert_int_equal(fake_read(NULL, addr, b, 4), 0);
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+/* Registers as the cpu would hold them at `addr`. */
+static struct arch_gpregs regs_at(enum isa isa, uint64_t addr)
+{
+	struct arch_gpregs r;
+
+	memset(&r, 0, sizeof(r));
+	for (int i = 0; i < 15; i++)
+		r.gpr[i] = 0x1000u * (unsigned int)i + (unsigned int)i;
+	r.gpr[ARM_SP] = 0x80800;
+	r.pc = addr;
+	r.flags = 0x10 | (isa != A32 ? ARM_PSR_T : 0);	/* user mode */
+	return r;
+}
+
+static struct arch_gpregs sim(enum isa isa, uint32_t w, uint64_t addr,
+			      struct arch_gpregs r)
+{
+	struct arch_insn ai;
+
+	assert_int_equal(decode(isa, w, addr, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_EMULATE);
+	assert_int_equal(arm_arch_ops.insn_emulate(&ai, &r, &fake), 0);
+	return r;
+}
+
+static void test_sim_branches(void **state)
+{
+	struct arch_gpregs r0 = regs_at(A32, BASE), r;
+
+	(void)state;
+	r = sim(A32, 0xea00003e, BASE, r0);			/* b .+0x100 */
+	assert_int_equal(r.pc, BASE + 0x100);
+	r = sim(A32, 0xebfffbfe, BASE, r0);			/* bl .-0x1000 */
+	assert_int_equal(r.pc, BASE - 0x1000);
+	assert_int_equal(r.gpr[ARM_LR], BASE + 4);
+	/* bne .+0x40: taken with Z clear, not with Z set */
+	r = sim(A32, 0x1a00000e, BASE, r0);
+	assert_int_equal(r.pc, BASE + 0x40);
+	r0.flags |= ARM_PSR_Z;
+	r = sim(A32, 0x1a00000e, BASE, r0);
+	assert_int_equal(r.pc, BASE + 4);
+	r0.flags &= ~(uint64_t)ARM_PSR_Z;
+	/* blx .+0x20: to Thumb, lr the A32 return */
+	r = sim(A32, 0xfa000006, BASE, r0);
+	assert_int_equal(r.pc, BASE + 0x20);
+	assert_true(r.flags & ARM_PSR_T);
+	assert_int_equal(r.gpr[ARM_LR], BASE + 4);
+	/* bx lr: interworking on bit 0 */
+	r0.gpr[ARM_LR] = 0x20001;
+	r = sim(A32, 0xe12fff1e, BASE, r0);
+	assert_int_equal(r.pc, 0x20000);
+	assert_true(r.flags & ARM_PSR_T);
+	/* blxne r3 with Z set: skipped, lr untouched */
+	r0.flags |= ARM_PSR_Z;
+	r = sim(A32, 0x112fff33, BASE, r0);
+	assert_int_equal(r.pc, BASE + 4);
+	assert_int_equal(r.gpr[ARM_LR], 0x20001);
+	r0.flags &= ~(uint64_t)ARM_PSR_Z;
+	r0.gpr[3] = 0x30000;
+	r = sim(A32, 0x112fff33, BASE, r0);
+	assert_int_equal(r.pc, 0x30000);
+	assert_false(r.flags & ARM_PSR_T);
+	assert_int_equal(r.gpr[ARM_LR], BASE + 4);
+}
+
+static void test_sim_thumb_branches(void **state)
+{
+	struct arch_gpregs r0 = regs_at(T16, BASE), r;
+
+	(void)state;
+	r = sim(T16, 0xe00e, BASE, r0);				/* b.n .+0x20 */
+	assert_int_equal(r.pc, BASE + 0x20);
+	assert_true(r.flags & ARM_PSR_T);
+	r = sim(T32, 0xf001fffe, BASE, r0);			/* bl .+0x2000 */
+	assert_int_equal(r.pc, BASE + 0x2000);
+	assert_int_equal(r.gpr[ARM_LR], (BASE + 4) | 1);
+	r = sim(T32, 0xf000e87e, BASE + 2, r0);			/* blx .+0x100 */
+	assert_int_equal(r.pc, BASE + 0x100);
+	assert_false(r.flags & ARM_PSR_T);
+	assert_int_equal(r.gpr[ARM_LR], (BASE + 6) | 1);
+	r0.gpr[3] = 0x40000;					/* blx r3 */
+	r = sim(T16, 0x4798, BASE, r0);
+	assert_int_equal(r.pc, 0x40000);
+	assert_false(r.flags & ARM_PSR_T);
+	assert_int_equal(r.gpr[ARM_LR], (BASE + 2) | 1);
+	/* cbz r0 / cbnz r1 */
+	r0.gpr[0] = 0;
+	r = sim(T16, 0xb130, BASE, r0);
+	assert_int_equal(r.pc, BASE + 0x10);
+	r0.gpr[0] = 5;
+	r = sim(T16, 0xb130, BASE, r0);
+	assert_int_equal(r.pc, BASE + 2);
+	r0.gpr[1] = 5;
+	r = sim(T16, 0xb971, BASE, r0);
+	assert_int_equal(r.pc, BASE + 0x20);
+	/* bne.w: flags */
+	r0.flags |= ARM_PSR_Z;
+	r = sim(T32, 0xf47faf7e, BASE, r0);
+	assert_int_equal(r.pc, BASE + 4);
+	r0.flags &= ~(uint64_t)ARM_PSR_Z;
+	r = sim(T32, 0xf47faf7e, BASE, r0);
+	assert_int_equal(r.pc, BASE - 0x100);
+	/* mov pc, r1: a branch that stays in Thumb */
+	r0.gpr[1] = 0x50000;
+	r = sim(T16, 0x468f, BASE, r0);
+	assert_int_equal(r.pc, 0x50000);
+	assert_true(r.flags & ARM_PSR_T);
+}
+
+static void test_sim_pc_values(void **state)
+{
+	struct arch_gpregs r0 = regs_at(A32, BASE), r, t0 = regs_at(T16, BASE + 2);
+
+	(void)state;
+	r = sim(A32, 0xe28f0008, BASE, r0);			/* add r0, pc, #8 */
+	assert_int_equal(r.gpr[0], BASE + 16);
+	r0.gpr[3] = 0x100;
+	r = sim(A32, 0xe08f3003, BASE, r0);			/* add r3, pc, r3 */
+	assert_int_equal(r.gpr[3], BASE + 8 + 0x100);
+	assert_int_equal(r.pc, BASE + 4);
+	/* adds r3, pc, r3 with r3 = -(pc): zero, carry */
+	r0.gpr[3] = (uint32_t)-(int32_t)(BASE + 8);
+	r = sim(A32, 0xe09f3003, BASE, r0);
+	assert_int_equal(r.gpr[3], 0);
+	assert_true(r.flags & ARM_PSR_Z);
+	assert_true(r.flags & ARM_PSR_C);
+	assert_false(r.flags & ARM_PSR_N);
+	/* addls pc, pc, r3, lsl #2: a jump table, ls = C clear or Z set */
+	r0.gpr[3] = 2;
+	r0.flags = 0x10;
+	r = sim(A32, 0x908ff103, BASE, r0);
+	assert_int_equal(r.pc, BASE + 8 + 8);
+	r0.flags = 0x10 | ARM_PSR_C;
+	r = sim(A32, 0x908ff103, BASE, r0);
+	assert_int_equal(r.pc, BASE + 4);
+	/* mov pc, lr: interworking in A32 */
+	r0.gpr[ARM_LR] = 0x60001;
+	r = sim(A32, 0xe1a0f00e, BASE, r0);
+	assert_int_equal(r.pc, 0x60000);
+	assert_true(r.flags & ARM_PSR_T);
+	/* Thumb: adr r0, .+8 at BASE + 2 -> Align(BASE + 6, 4) + 4 */
+	r = sim(T16, 0xa001, BASE + 2, t0);
+	assert_int_equal(r.gpr[0], BASE + 8);
+	assert_int_equal(r.pc, BASE + 4);
+	t0.gpr[3] = 0x10;
+	r = sim(T16, 0x447b, BASE + 2, t0);			/* add r3, pc */
+	assert_int_equal(r.gpr[3], BASE + 6 + 0x10);
+	r = sim(T16, 0x4678, BASE + 2, t0);			/* mov r0, pc */
+	assert_int_equal(r.gpr[0], BASE + 6);
+	r = sim(T32, 0xf2af0108, BASE + 2, t0);			/* subw r1, pc, #8 */
+	assert_int_equal(r.gpr[1], BASE + 4 - 8);
+}
+
+static void test_sim_loads(void **state)
+{
+	struct arch_gpregs r0 = regs_at(A32, BASE), r, t0 = regs_at(T16, BASE);
+
+	(void)state;
+	memset(code_mem, 0, sizeof(code_mem));
+	put32(BASE + 24, 0xdeadbeef);
+	r = sim(A32, 0xe59f0010, BASE, r0);			/* ldr r0, [pc, #16] */
+	assert_int_equal(r.gpr[0], 0xdeadbeef);
+	put32(BASE + 16, 0x8001ff80);
+	put32(BASE + 20, 0xdeadbeef);
+	r = sim(A32, 0xe1cf20d8, BASE, r0);			/* ldrd r2, r3, [pc, #8] */
+	assert_int_equal(r.gpr[2], 0x8001ff80);
+	assert_int_equal(r.gpr[3], 0xdeadbeef);
+	put32(BASE + 12, 0x0000ff80);
+	r = sim(A32, 0xe1df20b4, BASE, r0);			/* ldrh r2, [pc, #4] */
+	assert_int_equal(r.gpr[2], 0xff80);
+	/* Thumb at BASE + 2: ldr r0, [pc, #8] reads Align(BASE + 6, 4) + 8 */
+	put32(BASE + 12, 0x11223344);
+	r = sim(T16, 0x4802, BASE + 2, t0);
+	assert_int_equal(r.gpr[0], 0x11223344);
+	put32(BASE + 8, 0x0000ff80);
+	r = sim(T32, 0xf9bf3004, BASE, t0);			/* ldrsh.w r3, [pc, #4] */
+	assert_int_equal(r.gpr[3], 0xffffff80);
+	/* a literal out of memory: -EFAULT, registers untouched */
+	{
+		struct arch_insn ai;
+		struct arch_gpregs keep;
+
+		assert_int_equal(decode(A32, 0xe59f0010, 0x70000, &ai), 0);
+		r = regs_at(A32, 0x70000);
+		keep = r;
+		assert_int_equal(arm_arch_ops.insn_emulate(&ai, &r, &fake), -EFAULT);
+		assert_memory_equal(&r, &keep, sizeof(r));
+	}
+	/* ldr pc, [ip, #8]! (a PLT entry): writeback and interworking */
+	r0.gpr[ARM_IP] = 0x80100;
+	put32(0x80108, 0x12345);
+	r = sim(A32, 0xe5bcf008, BASE, r0);
+	assert_int_equal(r.gpr[ARM_IP], 0x80108);
+	assert_int_equal(r.pc, 0x12344);
+	assert_true(r.flags & ARM_PSR_T);
+	/* ldr pc, [r3, r2, lsl #2] */
+	r0.gpr[3] = 0x80200;
+	r0.gpr[2] = 3;
+	put32(0x8020c, 0x20000);
+	r = sim(A32, 0xe793f102, BASE, r0);
+	assert_int_equal(r.pc, 0x20000);
+	assert_false(r.flags & ARM_PSR_T);
+}
+
+static void test_sim_ldm_stm(void **state)
+{
+	struct arch_gpregs r0 = regs_at(A32, BASE), r, t0 = regs_at(T16, BASE);
+
+	(void)state;
+	put32(0x80800, 0x44);
+	put32(0x80804, 0x30001);
+	r = sim(A32, 0xe8bd8010, BASE, r0);			/* pop {r4, pc} */
+	assert_int_equal(r.gpr[4], 0x44);
+	assert_int_equal(r.pc, 0x30000);
+	assert_true(r.flags & ARM_PSR_T);
+	assert_int_equal(r.gpr[ARM_SP], 0x80808);
+	r = sim(T16, 0xbd10, BASE, t0);				/* pop {r4, pc} */
+	assert_int_equal(r.gpr[4], 0x44);
+	assert_int_equal(r.pc, 0x30000);
+	assert_int_equal(r.gpr[ARM_SP], 0x80808);
+	put32(0x80808, 0x40000);
+	r = sim(T32, 0xe8bd8030, BASE, t0);			/* pop.w {r4, r5, pc} */
+	assert_int_equal(r.gpr[4], 0x44);
+	assert_int_equal(r.gpr[5], 0x30001);
+	assert_int_equal(r.pc, 0x40000);
+	assert_false(r.flags & ARM_PSR_T);			/* to A32 */
+	assert_int_equal(r.gpr[ARM_SP], 0x8080c);
+	r = sim(T32, 0xf85dfb04, BASE, t0);			/* ldr.w pc, [sp], #4 */
+	assert_int_equal(r.pc, 0x44 & ~3u);
+	assert_int_equal(r.gpr[ARM_SP], 0x80804);
+	/* stmdb sp!, {r4, pc}: stores r4 and the instruction's address + 8 */
+	r = sim(A32, 0xe92d8010, BASE, r0);
+	assert_int_equal(r.gpr[ARM_SP], 0x807f8);
+	assert_int_equal(get32(0x807f8), r0.gpr[4]);
+	assert_int_equal(get32(0x807fc), BASE + 8);
+	assert_int_equal(r.pc, BASE + 4);
+}
+
+static void test_sim_table_branch(void **state)
+{
+	struct arch_gpregs t0 = regs_at(T16, BASE), r;
+
+	(void)state;
+	/* tbb [pc, r3]: the table follows the instruction */
+	code_mem[4 + 2] = 0x10;
+	t0.gpr[3] = 2;
+	r = sim(T32, 0xe8dff003, BASE, t0);
+	assert_int_equal(r.pc, BASE + 4 + 0x20);
+	/* tbh [r0, r1, lsl #1] */
+	t0.gpr[0] = 0x80400;
+	t0.gpr[1] = 3;
+	put32(0x80406, 0x0123);
+	r = sim(T32, 0xe8d0f011, BASE, t0);
+	assert_int_equal(r.pc, BASE + 4 + 2 * 0x123);
+}
+
+/* IT: sets ITSTATE; an instruction in a block honours it and advances it. */
+static void test_sim_it(void **state)
+{
+	struct arch_gpregs t0 = regs_at(T16, BASE), r;
+
+	(void)state;
+	r = sim(T16, 0xbf0c, BASE, t0);				/* ite eq */
+	assert_int_equal(arm_itstate(r.flags), 0x0c);
+	assert_int_equal(r.pc, BASE + 2);
+	/* bx lr inside the block, condition eq with Z clear: skipped, and
+	 * the block advances to its 'else' */
+	r.gpr[ARM_LR] = 0x20001;
+	r = sim(T16, 0x4770, BASE + 2, r);
+	assert_int_equal(r.pc, BASE + 4);
+	assert_int_equal(arm_itstate(r.flags), 0x18);
+	/* the last one: ne holds, it runs and ends the block */
+	r = sim(T16, 0x4770, BASE + 4, r);
+	assert_int_equal(r.pc, 0x20000);
+	assert_int_equal(arm_itstate(r.flags), 0);
+}
+
+/* Memory for next pcs: the IT test's code at BASE (see the comment). */
+static void load_it_code(void)
+{
+	/* 0: ite eq; 2: moveq r0, #1; 4: movne.w r0, #2; 8: bx lr */
+	static const uint8_t code[] = { 0x0c, 0xbf, 0x01, 0x20, 0x4f, 0xf0,
+					0x02, 0x00, 0x70, 0x47 };
+
+	memset(code_mem, 0, sizeof(code_mem));
+	memcpy(code_mem, code, sizeof(code));
+}
+
+static int next_pcs(enum isa isa, uint32_t w, uint64_t addr,
+		    const struct arch_gpregs *r, uint64_t pcs[2])
+{
+	struct arch_insn ai;
+
+	assert_int_equal(decode(isa, w, addr, &ai), 0);
+	return arm_arch_ops.insn_next_pcs(&ai, r, &fake, pcs);
+}
+
+static void test_next_pcs(void **state)
+{
+	struct arch_gpregs r = regs_at(A32, BASE), t = regs_at(T16, BASE);
+	uint64_t pcs[2];
+
+	(void)state;
+	/* a plain instruction: the next one, bit 0 the set */
+	assert_int_equal(next_pcs(A32, 0xe0810002, BASE, &r, pcs), 1);
+	assert_int_equal(pcs[0], BASE + 4);
+	assert_int_equal(next_pcs(T32, 0xeb010002, BASE, &t, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 4) | 1);
+	assert_int_equal(next_pcs(T16, 0x2001, BASE, &t, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 2) | 1);
+	/* bne: the way it goes, then the other */
+	assert_int_equal(next_pcs(A32, 0x1a00000e, BASE, &r, pcs), 2);
+	assert_int_equal(pcs[0], BASE + 0x40);
+	assert_int_equal(pcs[1], BASE + 4);
+	r.flags |= ARM_PSR_Z;
+	assert_int_equal(next_pcs(A32, 0x1a00000e, BASE, &r, pcs), 2);
+	assert_int_equal(pcs[0], BASE + 4);
+	assert_int_equal(pcs[1], BASE + 0x40);
+	/* cbz: both */
+	t.gpr[0] = 1;
+	assert_int_equal(next_pcs(T16, 0xb130, BASE, &t, pcs), 2);
+	assert_int_equal(pcs[0], (BASE + 2) | 1);
+	assert_int_equal(pcs[1], (BASE + 0x10) | 1);
+	/* bx lr to A32, blx .+0x100 (to A32): one */
+	t.gpr[ARM_LR] = 0x20000;
+	assert_int_equal(next_pcs(T16, 0x4770, BASE, &t, pcs), 1);
+	assert_int_equal(pcs[0], 0x20000);
+	assert_int_equal(next_pcs(T32, 0xf000e87e, BASE, &t, pcs), 1);
+	assert_int_equal(pcs[0], BASE + 0x100);
+	/* pop {r4, pc}: the loaded address, Thumb from its bit 0 */
+	put32(0x80800, 0x44);
+	put32(0x80804, 0x30001);
+	assert_int_equal(next_pcs(T16, 0xbd10, BASE, &t, pcs), 1);
+	assert_int_equal(pcs[0], 0x30001);
+	/* stmdb sp!, {r4, pc} is looked at, not done */
+	put32(0x807f8, 0x5a5a5a5a);
+	assert_int_equal(next_pcs(A32, 0xe92d8010, BASE, &r, pcs), 1);
+	assert_int_equal(get32(0x807f8), 0x5a5a5a5a);
+}
+
+static void test_next_pcs_it(void **state)
+{
+	struct arch_gpregs t = regs_at(T16, BASE);
+	uint64_t pcs[2];
+
+	(void)state;
+	load_it_code();
+	/* ite eq, Z clear: the 'then' (moveq) is skipped */
+	assert_int_equal(next_pcs(T16, 0xbf0c, BASE, &t, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 4) | 1);
+	t.flags |= ARM_PSR_Z;
+	assert_int_equal(next_pcs(T16, 0xbf0c, BASE, &t, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 2) | 1);
+	/* at moveq with Z set (it runs, may change the flags): the movne
+	 * if they change, else past it */
+	t.flags = arm_with_itstate(t.flags, 0x0c);
+	assert_int_equal(next_pcs(T16, 0x2001, BASE + 2, &t, pcs), 2);
+	assert_int_equal(pcs[0], (BASE + 4) | 1);
+	assert_int_equal(pcs[1], (BASE + 8) | 1);
+	/* at moveq with Z clear: skipped, movne is next */
+	t.flags &= ~(uint64_t)ARM_PSR_Z;
+	assert_int_equal(next_pcs(T16, 0x2001, BASE + 2, &t, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 4) | 1);
+	/* at movne (last of the block) with Z set: skipped, bx lr next */
+	t.flags = arm_with_itstate(t.flags | ARM_PSR_Z, 0x18);
+	assert_int_equal(next_pcs(T32, 0xf04f0002, BASE + 4, &t, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 8) | 1);
+}
+
+/* Where the IT blocks are comes from the function's start. */
+static void test_decode_in_it(void **state)
+{
+	/* 0: it eq; 2: addeq r0, r0, r1; 4: bx lr; 6: it eq; 8: bxeq lr;
+	 * a: mov.w r0, #0 */
+	static const uint8_t f[] = { 0x08, 0xbf, 0x40, 0x18, 0x70, 0x47,
+				     0x08, 0xbf, 0x70, 0x47, 0x4f, 0xf0,
+				     0x00, 0x00 };
+	struct arch_insn ai;
+
+	(void)state;
+	assert_int_equal(arch_insn_decode_in(&arm_arch_ops, f, sizeof(f),
+					     BASE | 1, (BASE + 2) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_non_null(strstr(ai.reason, "IT block"));
+	/* the same bytes without the context: boosted */
+	assert_int_equal(arm_arch_ops.insn_decode(f + 2, 2, (BASE + 2) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_BOOST);
+	/* after the block, and a simulated one inside: fine */
+	assert_int_equal(arch_insn_decode_in(&arm_arch_ops, f, sizeof(f),
+					     BASE | 1, (BASE + 4) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_EMULATE);
+	assert_int_equal(arch_insn_decode_in(&arm_arch_ops, f, sizeof(f),
+					     BASE | 1, (BASE + 8) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_EMULATE);
+	assert_int_equal(arch_insn_decode_in(&arm_arch_ops, f, sizeof(f),
+					     BASE | 1, (BASE + 10) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_BOOST);
+	/* the middle of mov.w */
+	assert_int_equal(arch_insn_decode_in(&arm_arch_ops, f, sizeof(f),
+					     BASE | 1, (BASE + 12) | 1, &ai), -EILSEQ);
+	assert_non_null(strstr(ai.reason, "boundary"));
+}
+
+/*
+ * An exclusive sequence, as libc's abort() has it (Thumb):
+ *   +0  e850 2f00  ldrex r2, [r0]       +8  e840 3100  strex r1, r3, [r0]
+ *   +4  2a00       cmp r2, #0           +12 2900       cmp r1, #0
+ *   +6  d105       bne.n +0x14          +14 d1f7       bne.n +0
+ *                                       +16 f3bf 8f5b  dmb ish
+ */
+static const uint8_t excl_seq[] = {
+	0x50, 0xe8, 0x00, 0x2f, 0x00, 0x2a, 0x05, 0xd1, 0x40, 0xe8, 0x00, 0x31,
+	0x00, 0x29, 0xf7, 0xd1, 0xbf, 0xf3, 0x5b, 0x8f,
+};
+
+static void test_exclusive(void **state)
+{
+	struct arch_insn ai;
+	struct arch_gpregs t = regs_at(T16, BASE);
+	uint64_t pcs[2];
+	size_t n = sizeof(excl_seq);
+
+	(void)state;
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq, n, BASE | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_non_null(strstr(ai.reason, "load-exclusive"));
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 4, n - 4, (BASE + 4) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_non_null(strstr(ai.reason, "between a load-exclusive"));
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 6, n - 6, (BASE + 6) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_REJECT);
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 8, n - 8, (BASE + 8) | 1, &ai), 0);
+	assert_non_null(strstr(ai.reason, "store-exclusive"));
+	/* after the store: free again */
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 12, n - 12, (BASE + 12) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_BOOST);
+	/* without the look-ahead bytes the cmp looks free */
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq + 4, 2, (BASE + 4) | 1, &ai), 0);
+	assert_int_equal(ai.strategy, ARCH_BOOST);
+	/* a step from the ldrex stops after the strex or at the bne's exit */
+	memset(code_mem, 0, sizeof(code_mem));
+	memcpy(code_mem, excl_seq, n);
+	assert_int_equal(arm_arch_ops.insn_decode(excl_seq, n, BASE | 1, &ai), 0);
+	assert_int_equal(arm_arch_ops.insn_next_pcs(&ai, &t, &fake, pcs), 2);
+	assert_int_equal(pcs[0], (BASE + 12) | 1);
+	assert_int_equal(pcs[1], (BASE + 0x14) | 1);
+	/* no store within reach: a plain step */
+	memset(code_mem + 8, 0, 4);
+	assert_int_equal(arm_arch_ops.insn_next_pcs(&ai, &t, &fake, pcs), 1);
+	assert_int_equal(pcs[0], (BASE + 4) | 1);
+}
+
+static void test_xol(void **state)
+{
+	uint8_t out[32];
+	struct arch_insn ai, back;
+	struct arch_xol xol;
+	struct arch_gpregs r;
+	int n;
+
+	(void)state;
+	/* A32 boost: the word, then b A+4 */
+	assert_int_equal(decode(A32, 0xe0810002, BASE, &ai), 0);
+	n = arm_arch_ops.xol_prepare(&ai, 0x200000, out, sizeof(out), &xol);
+	assert_int_equal(n, 8);
+	assert_false(xol.step);
+	assert_int_equal(out[0] | out[1] << 8 | out[2] << 16 | (uint32_t)out[3] << 24,
+			 0xe0810002);
+	assert_int_equal(arm_arch_ops.insn_decode(out + 4, 4, 0x200004, &back), 0);
+	assert_int_equal(arm_priv(&back)->op, ARM_OP_B);
+	assert_int_equal(arm_priv(&back)->target, BASE + 4);
+	/* Thumb boost: the instruction, then b.w back to Thumb */
+	assert_int_equal(decode(T32, 0xeb010002, BASE + 2, &ai), 0);
+	n = arm_arch_ops.xol_prepare(&ai, 0x200000, out, sizeof(out), &xol);
+	assert_int_equal(n, 8);
+	assert_int_equal(arm_arch_ops.insn_decode(out + 4, 4, 0x200005, &back), 0);
+	assert_string_equal(arm_priv(&back)->name, "b.w");
+	assert_int_equal(arm_priv(&back)->target, (BASE + 6) | 1);
+	/* Thumb, 2 bytes, slot beyond B.W's reach: nop to align, then
+	 * ldr.w pc, [pc, #0] and the address with bit 0 */
+	assert_int_equal(decode(T16, 0x2001, BASE, &ai), 0);
+	n = arm_arch_ops.xol_prepare(&ai, 0x4000000, out, sizeof(out), &xol);
+	assert_int_equal(n, 12);
+	assert_int_equal(out[2] | out[3] << 8, 0xbf00);
+	assert_int_equal(out[4] | out[5] << 8, 0xf8df);
+	assert_int_equal(out[6] | out[7] << 8, 0xf000);
+	assert_int_equal(out[8] | out[9] << 8 | out[10] << 16 | (uint32_t)out[11] << 24,
+			 (BASE + 2) | 1);
+	/* emulate: vldr d0, [pc, #8] with the pc renamed to r1 (r0 is Vd's
+	 * field, r2 the offset's), then the A32 breakpoint */
+	assert_int_equal(decode(A32, 0xed9f0b02, BASE, &ai), 0);
+	n = arm_arch_ops.xol_prepare(&ai, 0x200000, out, sizeof(out), &xol);
+	assert_int_equal(n, 8);
+	assert_true(xol.step);
+	assert_int_equal(xol.scratch_gpr, 1);
+	assert_int_equal(xol.scratch_value, BASE + 8);
+	assert_int_equal(xol.insn_len, 4);
+	assert_int_equal(out[0] | out[1] << 8 | out[2] << 16 | (uint32_t)out[3] << 24,
+			 0xed910b02);
+	assert_int_equal(out[4] | out[5] << 8 | out[6] << 16 | (uint32_t)out[7] << 24,
+			 ARM_BKPT_A32);
+	/* ... and the fixup */
+	r = regs_at(A32, 0x200004);
+	xol.scratch_saved = 0x1111;
+	assert_int_equal(arm_arch_ops.xol_fixup(&ai, &xol, &r), 0);
+	assert_int_equal(r.pc, BASE + 4);
+	assert_int_equal(r.gpr[1], 0x1111);
+	r.pc = 0x200000;
+	assert_int_equal(arm_arch_ops.xol_fixup(&ai, &xol, &r), -EINVAL);
+	/* Thumb vldr at BASE + 2: the scratch holds Align(pc, 4) */
+	assert_int_equal(decode(T32, 0xed9f0b02, BASE + 2, &ai), 0);
+	n = arm_arch_ops.xol_prepare(&ai, 0x200000, out, sizeof(out), &xol);
+	assert_int_equal(n, 6);
+	assert_int_equal(xol.scratch_value, BASE + 4);
+	assert_int_equal(out[4] | out[5] << 8, ARM_BKPT_T16);
+	/* str pc, [sp, #-4]!: the stored register renamed */
+	assert_int_equal(decode(A32, 0xe52df004, BASE, &ai), 0);
+	n = arm_arch_ops.xol_prepare(&ai, 0x200000, out, sizeof(out), &xol);
+	assert_int_equal(n, 8);
+	assert_int_equal(out[0] | out[1] << 8 | out[2] << 16 | (uint32_t)out[3] << 24,
+			 0xe52d0004u | (uint32_t)xol.scratch_gpr << 12);
+	/* r0 is spared: the offset's low nibble reads as a register field */
+	assert_int_equal(xol.scratch_gpr, 1);
+	/* simulated and rejected ones have no slot */
+	assert_int_equal(decode(A32, 0xea00003e, BASE, &ai), 0);
+	assert_int_equal(arm_arch_ops.xol_prepare(&ai, 0x200000, out, sizeof(out),
+						  &xol), -ENOSYS);
+	assert_int_equal(decode(A32, 0xe0810002, BASE, &ai), 0);
+	assert_int_equal(arm_arch_ops.xol_prepare(&ai, 0x200000, out, 4, &xol),
+			 -ENOSPC);
+}
+
+static void test_emit(void **state)
+{
+	uint8_t out[16];
+	struct arch_insn back;
+
+	(void)state;
+	assert_int_equal(arm_arch_ops.emit_jump(out, sizeof(out), BASE, BASE + 0x1000), 4);
+	assert_int_equal(arm_arch_ops.insn_decode(out, 4, BASE, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, BASE + 0x1000);
+	assert_int_equal(arm_arch_ops.emit_jump(out, sizeof(out), BASE | 1,
+						(BASE - 0x800000) | 1), 4);
+	assert_int_equal(arm_arch_ops.insn_decode(out, 4, BASE | 1, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, (BASE - 0x800000) | 1);
+	assert_int_equal(arm_arch_ops.emit_jump(out, sizeof(out), BASE,
+						BASE + 0x4000000), -ERANGE);
+	assert_int_equal(arm_arch_ops.emit_jump(out, sizeof(out), BASE | 1, BASE),
+			 -ERANGE);
+	assert_int_equal(arm_arch_ops.emit_jump_abs(out, sizeof(out), 0x12345), 8);
+	assert_int_equal(out[0] | out[1] << 8 | out[2] << 16 | (uint32_t)out[3] << 24,
+			 0xe51ff004u);
+	assert_int_equal(out[4] | out[5] << 8 | out[6] << 16 | (uint32_t)out[7] << 24,
+			 0x12345);
+}
+
+static void test_follows_call(void **state)
+{
+	static const uint8_t a32_bl[] = { 0xfe, 0xfb, 0xff, 0xeb };
+	static const uint8_t t32_bl[] = { 0x01, 0xf0, 0xfe, 0xff };
+	static const uint8_t t16_blx[] = { 0x98, 0x47 };
+	static const uint8_t push[] = { 0x10, 0x40, 0x2d, 0xe9 };
+
+	(void)state;
+	assert_true(arm_arch_ops.follows_call(a32_bl, 4));
+	assert_true(arm_arch_ops.follows_call(t32_bl, 4));
+	assert_true(arm_arch_ops.follows_call(t16_blx, 2));
+	assert_false(arm_arch_ops.follows_call(push, 4));
+}
+
+static void test_sdt(void **state)
+{
+	struct arch_operand op;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("r0", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_REG);
+	assert_int_equal(op.reg.regnum, 0);
+	assert_int_equal(op.reg.size, 4);
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("#-5", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_IMM);
+	assert_int_equal(op.imm, -5);
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("[r1, #8]", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.kind, ARCH_OPERAND_MEM);
+	assert_int_equal(op.reg.regnum, 1);
+	assert_int_equal(op.disp, 8);
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("[fp, #-12]", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.reg.regnum, 11);
+	assert_int_equal(op.disp, -12);
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("[sp]", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.reg.regnum, ARM_SP);
+	assert_int_equal(op.disp, 0);
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("[r3, r2]", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.index.regnum, 2);
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("ip", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.reg.regnum, 12);
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("[pc, #4]", &op, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "pc"));
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("x0", &op, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown register x0"));
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("[r1, #8", &op, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "expected ']'"));
+	assert_int_equal(arm_arch_ops.sdt_operand_parse("r16", &op, err, sizeof(err)), -EINVAL);
+}
+
+static void test_regs(void **state)
+{
+	char xml[16384];
+	int n;
+
+	(void)state;
+	assert_ptr_equal(arch_for_elf_machine(EM_ARM), &arm_arch_ops);
+	assert_ptr_equal(arch_for_gdb_arch("arm"), &arm_arch_ops);
+	assert_int_equal(arm_arch_ops.nregs_for(0), 50);
+	assert_int_equal(arm_arch_ops.regblock_size_for(0), 328);
+	assert_string_equal(arm_arch_ops.regs[ARM_PC].name, "pc");
+	assert_string_equal(arm_arch_ops.regs[ARM_CPSR].name, "cpsr");
+	assert_int_equal(arm_arch_ops.regs[ARM_CPSR].offset, 64);
+	assert_string_equal(arm_arch_ops.regs[ARM_D0 + 31].name, "d31");
+	assert_int_equal(arm_arch_ops.regs[ARM_FPSCR].offset, 324);
+	n = arm_arch_ops.target_xml(0, xml, sizeof(xml));
+	assert_true(n > 0);
+	assert_int_equal((size_t)n, strlen(xml));
+	assert_non_null(strstr(xml, "<architecture>arm</architecture>"));
+	assert_non_null(strstr(xml, "org.gnu.gdb.arm.core"));
+	assert_non_null(strstr(xml, "org.gnu.gdb.arm.vfp"));
+	assert_non_null(strstr(xml, "<feature name=\"org.gnu.gdb.arm.neon\"/>\n</target>\n"));
+	assert_non_null(strstr(xml, "<reg name=\"cpsr\" bitsize=\"32\" regnum=\"16\""));
+	assert_int_equal(arm_arch_ops.target_xml(0, xml, 200), -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_decode_errors),
+		cmocka_unit_test(test_targets),
+		cmocka_unit_test(test_sim_branches),
+		cmocka_unit_test(test_sim_thumb_branches),
+		cmocka_unit_test(test_sim_pc_values),
+		cmocka_unit_test(test_sim_loads),
+		cmocka_unit_test(test_sim_ldm_stm),
+		cmocka_unit_test(test_sim_table_branch),
+		cmocka_unit_test(test_sim_it),
+		cmocka_unit_test(test_next_pcs),
+		cmocka_unit_test(test_next_pcs_it),
+		cmocka_unit_test(test_decode_in_it),
+		cmocka_unit_test(test_exclusive),
+		cmocka_unit_test(test_xol),
+		cmocka_unit_test(test_emit),
+		cmocka_unit_test(test_follows_call),
+		cmocka_unit_test(test_sdt),
+		cmocka_unit_test(test_regs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
