@@ -1,0 +1,93 @@
+/*
+ * recdlopen.c - a program that loads its library late, twice.
+ *
+ *   recdlopen GROUND LIB N M
+ *
+ * After 1 s it dlopens LIB, calls late_mix N times, dlcloses LIB, maps
+ * anonymous memory where late_mix was (when the kernel lets it: the
+ * library is gone) and says whether that memory is all zeros (a probe's
+ * breakpoint written after the unmap would show there), unmaps it, opens
+ * LIB again and calls late_mix M times.  GROUND gets one line per call,
+ * "late_mix A B", and the load lines; stdout gets the results, the same
+ * with or without a recorder.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef int64_t (*mix_fn)(int64_t, int64_t);
+
+static int64_t calls(FILE *g, const char *lib, int n, int first, uintptr_t *where)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	int64_t sum = 0;
+
+	if (!h) {
+		fprintf(stderr, "recdlopen: %s\n", dlerror());
+		exit(2);
+	}
+	mix_fn mix = (mix_fn)dlsym(h, "late_mix");
+	if (!mix) {
+		fprintf(stderr, "recdlopen: %s\n", dlerror());
+		exit(2);
+	}
+	*where = (uintptr_t)mix;
+	fprintf(g, "load %#lx\n", (unsigned long)*where);
+	for (int i = 0; i < n; i++) {
+		int64_t a = first + i, b = 7 * (first + i) + 1;
+		fprintf(g, "late_mix %lld %lld\n", (long long)a, (long long)b);
+		fflush(g);
+		sum += mix(a, b);
+	}
+	dlclose(h);
+	return sum;
+}
+
+/* The page late_mix was on, now that its library is unmapped: mapped
+ * afresh (anonymous, zero-filled), no byte may be other than zero. */
+static const char *reuse_check(uintptr_t fn)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t at = fn & ~(uintptr_t)(page - 1);
+	unsigned char *m = mmap((void *)at, page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	const char *what = "clean";
+
+	if (m == MAP_FAILED || (uintptr_t)m != at)
+		return "still-mapped";	/* the library stayed: nothing to see */
+	for (long i = 0; i < page; i++)
+		if (m[i])
+			what = "DIRTY";
+	munmap(m, page);
+	return what;
+}
+
+int main(int argc, char **argv)
+{
+	uintptr_t where = 0;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: recdlopen GROUND LIB N M\n");
+		return 2;
+	}
+	FILE *g = fopen(argv[1], "w");
+	if (!g) {
+		perror(argv[1]);
+		return 2;
+	}
+	int n = atoi(argv[3]), m = atoi(argv[4]);
+	sleep(1);
+	int64_t s1 = calls(g, argv[2], n, 1, &where);
+	const char *reuse = reuse_check(where);
+	fprintf(g, "reuse %s\n", reuse);
+	int64_t s2 = calls(g, argv[2], m, 1000, &where);
+	printf("first %d calls: %lld\nsecond %d calls: %lld\nreuse %s\n", n,
+	       (long long)s1, m, (long long)s2, reuse);
+	fprintf(g, "done\n");
+	fclose(g);
+	return 0;
+}
