@@ -1790,6 +1790,8 @@ static void usage(FILE *out)
 "\n"
 "WHERE: FUNC  FUNC+OFF  LIB:FUNC  *ADDR  FUNC%%return  LIB:FUNC%%return\n"
 "       FILE:LINE  LIB:FILE:LINE  sdt:PROVIDER:NAME  sdt:LIB:PROVIDER:NAME\n"
+"       a LIB:FUNC whose LIB is not loaded yet waits for it: placed at each\n"
+"       dlopen, removed at dlclose (stderr says when, and frames per load)\n"
 "WHAT:  args (default at entries and USDT probes)  args=N (the first N\n"
 "       argument registers, raw)  retval (default at returns)  regs\n"
 "       mem=ADDR-EXPR,LEN  NAME  NAME->MEMBER  NAME.MEMBER  NAME[N]  *NAME\n"
