@@ -694,6 +694,7 @@ static const struct row unknown_rows[] = {
 	R("qTStatusX", "unknown"),
 	R("qprobe.lost:1", "unknown"),
 	R("qprobe.salvage:1", "unknown"),
+	R("qprobe.libevents:1", "unknown"),
 	R("vCont", "unknown"),
 	R("vContX", "unknown"),
 	R("qSupportedX", "unknown"),
@@ -936,7 +937,6 @@ static const struct row invalid_rows[] = {
 	R("Qprobe.pending:1:1139:0:6c", "invalid"),	/* one field short */
 	R("Qprobe.pending:1:1139:0:6:6c", "invalid"),	/* odd hex */
 	R("Qprobe.pending:1:1139::61:6c", "invalid"),	/* no offset */
-	R("qprobe.libevents:1", "unknown"),
 	R("qprobe.frames:10,", "invalid"),
 	R("qprobe.frames:zz", "invalid"),
 	R("Qprobe.fullwait:", "invalid"),
