@@ -10,10 +10,20 @@
  * LIB again and calls late_mix M times.  GROUND gets one line per call,
  * "late_mix A B", and the load lines; stdout gets the results, the same
  * with or without a recorder.
+ *
+ * With RECDLOPEN_GATE=DIR in the environment it waits for DIR/go1 instead
+ * of sleeping, and after the second load for DIR/go2 (a recorder attached
+ * meanwhile has detached by then); then it checks that the dynamic
+ * linker's hook (r_debug.r_brk) and late_mix hold no breakpoint, and
+ * loads and calls the library a third time, untraced: a breakpoint left
+ * behind would kill it with SIGTRAP.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -66,8 +76,34 @@ static const char *reuse_check(uintptr_t fn)
 	return what;
 }
 
+static void gate(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	while (access(path, F_OK) != 0)
+		usleep(10000);
+}
+
+/* Whether the first byte of the code at `fn` is x86's int3 or aarch64's
+ * brk (the breakpoint instructions the agent writes). */
+static bool breakpoint_at(uintptr_t fn)
+{
+	uint32_t insn;
+
+	memcpy(&insn, (const void *)fn, sizeof(insn));
+#if defined(__x86_64__)
+	return (insn & 0xff) == 0xcc;
+#elif defined(__aarch64__)
+	return (insn & 0xffe0001f) == 0xd4200000;
+#else
+	return false;
+#endif
+}
+
 int main(int argc, char **argv)
 {
+	const char *gate_dir = getenv("RECDLOPEN_GATE");
 	uintptr_t where = 0;
 
 	if (argc != 5) {
@@ -80,13 +116,32 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int n = atoi(argv[3]), m = atoi(argv[4]);
-	sleep(1);
+	if (gate_dir)
+		gate(gate_dir, "go1");
+	else
+		sleep(1);
 	int64_t s1 = calls(g, argv[2], n, 1, &where);
 	const char *reuse = reuse_check(where);
 	fprintf(g, "reuse %s\n", reuse);
 	int64_t s2 = calls(g, argv[2], m, 1000, &where);
 	printf("first %d calls: %lld\nsecond %d calls: %lld\nreuse %s\n", n,
 	       (long long)s1, m, (long long)s2, reuse);
+	if (gate_dir) {
+		fprintf(g, "second done\n");
+		fflush(g);
+		gate(gate_dir, "go2");
+		uintptr_t brk = (uintptr_t)_r_debug.r_brk;
+		printf("r_brk %s\n", brk && breakpoint_at(brk) ? "BREAKPOINT" : "clean");
+		void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+		mix_fn mix = h ? (mix_fn)dlsym(h, "late_mix") : NULL;
+		if (!mix) {
+			fprintf(stderr, "recdlopen: %s\n", dlerror());
+			return 2;
+		}
+		printf("late_mix %s\n", breakpoint_at((uintptr_t)mix) ? "BREAKPOINT" : "clean");
+		printf("third call: %lld\n", (long long)mix(5, 6));
+		dlclose(h);
+	}
 	fprintf(g, "done\n");
 	fclose(g);
 	return 0;
