@@ -3085,9 +3085,11 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	 * they are the price asked for: a script sees them in the status. */
 	rc = r->write_failed || r->self_stopped || r->lost ? PT_EXIT_FAIL : PT_EXIT_OK;
 	/* A probe that could not be placed in its library is an error like
-	 * any bad spec; one whose library never came is not. */
+	 * any bad spec, and so is one whose library never came (a misspelt
+	 * name looks the same): the file has none of their frames. */
 	for (size_t i = 0; i < r->nprobes; i++)
-		if (r->probes[i].pending_failed)
+		if (r->probes[i].pending_failed ||
+		    (r->probes[i].pending && !r->probes[i].nloads))
 			rc = PT_EXIT_FAIL;
 	goto out;
 stop:
