@@ -743,6 +743,49 @@ void trace_step_frame(struct thread *t)
 		t->ws_left = 0;
 }
 
+/*
+ * Tracepoint `tp` (whose sites need `rec`) joins the probe `pr` another
+ * tracepoint put at the same address: its pad must record as much as the
+ * new one needs, or stop the thread; a fast tracepoint needs a pad.
+ */
+static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec,
+		       char *why, size_t whylen)
+{
+	if (pr->pad_collect != PAD_STOPS && pr->pad_collect < rec) {
+		/* It records less than the new tracepoint needs. */
+		trace_drain(false);
+		pad_detach(pr);
+		char pwhy[160];
+		if (pad_attach(pr, rec, pwhy, sizeof(pwhy)) < 0)
+			debug("no pad at %#llx any more: %s",
+			      (unsigned long long)pr->addr, pwhy);
+	}
+	if (pr->pad_collect != PAD_STOPS && rec == PAD_STOPS) {
+		/* A tracepoint added during the run needs more than
+		 * the registers: its pad must stop the thread. */
+		trace_drain(false);
+		pad_detach(pr);
+		char pwhy[160];
+		if ((agent.opt.tp_strategy == PROBE_AUTO ||
+		     agent.opt.tp_strategy == PROBE_PAD || tp->fast) &&
+		    pad_attach(pr, PAD_STOPS, pwhy, sizeof(pwhy)) < 0)
+			debug("no pad at %#llx any more: %s",
+			      (unsigned long long)pr->addr, pwhy);
+	}
+	if (tp->fast && !pr->pad) {
+		/* shared with a tracepoint that did not ask for a jump */
+		char pwhy[160];
+		int err = pad_attach(pr, rec, pwhy, sizeof(pwhy));
+		if (err < 0) {
+			snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s; "
+				 "use trace, not ftrace, there",
+				 tp->number, (unsigned long long)pr->addr, pwhy);
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* Puts a probe at every address of the enabled tracepoints (once per
  * address).  Returns 0 or -errno with the reason in `why`. */
 static int install(struct tp_def *only, char *why, size_t whylen)
@@ -779,38 +822,9 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			pr->owner = PROBE_OWNER_TRACE;
 			continue;
 		}
-		if (pr->pad_collect != PAD_STOPS && pr->pad_collect < rec) {
-			/* It records less than the new tracepoint needs. */
-			trace_drain(false);
-			pad_detach(pr);
-			char pwhy[160];
-			if (pad_attach(pr, rec, pwhy, sizeof(pwhy)) < 0)
-				debug("no pad at %#llx any more: %s",
-				      (unsigned long long)tp->addr, pwhy);
-		}
-		if (pr->pad_collect != PAD_STOPS && rec == PAD_STOPS) {
-			/* A tracepoint added during the run needs more than
-			 * the registers: its pad must stop the thread. */
-			trace_drain(false);
-			pad_detach(pr);
-			char pwhy[160];
-			if ((agent.opt.tp_strategy == PROBE_AUTO ||
-			     agent.opt.tp_strategy == PROBE_PAD || tp->fast) &&
-			    pad_attach(pr, PAD_STOPS, pwhy, sizeof(pwhy)) < 0)
-				debug("no pad at %#llx any more: %s",
-				      (unsigned long long)tp->addr, pwhy);
-		}
-		if (tp->fast && !pr->pad) {
-			/* shared with a tracepoint that did not ask for a jump */
-			char pwhy[160];
-			int err = pad_attach(pr, rec, pwhy, sizeof(pwhy));
-			if (err < 0) {
-				snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s; "
-					 "use trace, not ftrace, there",
-					 tp->number, (unsigned long long)tp->addr, pwhy);
-				return err;
-			}
-		}
+		int err = share_probe(pr, tp, rec, why, whylen);
+		if (err < 0)
+			return err;
 	}
 	if (!only && pending_any()) {
 		/* The dynamic linker tells of every library from now on;
@@ -841,9 +855,9 @@ int trace_place(struct process *p, uint32_t number, uint64_t key,
 		return -ECANCELED;
 	if (ret_is_marked(number) && (err = ret_prepare(p, addr, why, whylen)) < 0)
 		return err;
-	if (probe_at(p, addr))
-		return 0;	/* shared with another tracepoint's */
 	enum pad_collect rec = recordable(key);
+	if ((pr = probe_at(p, addr)))
+		return share_probe(pr, tp, rec, why, whylen);
 	err = probe_insert_flags(p, addr, trace_hit, NULL,
 				 PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
 				 (rec != PAD_STOPS ? PROBE_PAD_COLLECT : 0) |
