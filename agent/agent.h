@@ -646,6 +646,9 @@ void trace_after_hit(void);
 void trace_drain(bool may_stop);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
+/* The probes of `p` are gone with its address space (exec): the pending
+ * locations placed there end. */
+void trace_probes_gone(struct process *p);
 /* solib.c: the list of loaded libraries changed (pending locations). */
 void trace_libraries_changed(struct process *p);
 bool trace_disconnect(void);

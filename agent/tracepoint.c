@@ -889,6 +889,12 @@ uint64_t trace_frames_of(uint32_t number, uint64_t key)
 	return tp ? tp->hit_count : 0;
 }
 
+void trace_probes_gone(struct process *p)
+{
+	if (tr.proc == p)
+		pending_run_ended();
+}
+
 void trace_libraries_changed(struct process *p)
 {
 	if (tr.running && tr.proc == p)
