@@ -2574,8 +2574,8 @@ static void take_libevent(struct recorder *r, const char *ev, size_t len)
 			p->loads[p->nloads] = (struct load){ addr, 0, false };
 		p->nloads++;
 		if (!r->quiet)
-			fprintf(stderr, "probe-trace: %s: placed at 0x%llx in %s (load %u)\n",
-				p->name, addr, text, load);
+			fprintf(stderr, "%sprobe-trace: %s: placed at 0x%llx in %s (load %u)\n",
+				r->live ? "\r\033[K" : "", p->name, addr, text, load);
 		break;
 	}
 	case 'r':
@@ -2588,8 +2588,8 @@ static void take_libevent(struct recorder *r, const char *ev, size_t len)
 			p->loads[load - 1].ended = true;
 		}
 		if (!r->quiet && hex[0] == 'r')
-			fprintf(stderr, "probe-trace: %s: removed from 0x%llx, its library "
-				"unloaded (load %u: %llu frames)\n", p->name, addr, load,
+			fprintf(stderr, "%sprobe-trace: %s: removed from 0x%llx, its library "
+				"unloaded (load %u: %llu frames)\n", r->live ? "\r\033[K" : "", p->name, addr, load,
 				frames);
 		break;
 	case 'x': {
