@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,7 +188,16 @@ static bool names_library(const char *lib, const char *path)
 	size_t n = strlen(lib);
 
 	base = base ? base + 1 : path;
-	return strcmp(path, lib) == 0 || strcmp(base, lib) == 0 ||
+	if (strcmp(path, lib) == 0)
+		return true;
+	if (strchr(lib, '/')) {
+		/* A path: the same file by another name (/lib and /usr/lib
+		 * of a merged /usr, a symbolic link). */
+		char a[PATH_MAX], b[PATH_MAX];
+		return strcmp(strrchr(lib, '/') + 1, base) == 0 &&
+		       realpath(lib, a) && realpath(path, b) && strcmp(a, b) == 0;
+	}
+	return strcmp(base, lib) == 0 ||
 	       (strncmp(base, lib, n) == 0 && (base[n] == '.' || base[n] == '-'));
 }
 
@@ -244,16 +254,24 @@ static int file_symbol(const char *path, const char *name, uint64_t *value,
 /* --- placing and removing ---------------------------------------------- */
 
 /* The address of `pl` in library `lib`, or -errno with the event said. */
-static int resolve(struct pending *pl, const struct solib *lib, uint64_t *addr)
+static int resolve(struct process *p, struct pending *pl, const struct solib *lib,
+		   uint64_t *addr)
 {
 	uint64_t value = 0, size = 0;
 	bool stripped = true;
+	char file[PATH_MAX + 64];
 
 	if (!pl->sym[0]) {
 		*addr = lib->l_addr + pl->offset;
 		return 0;
 	}
-	int err = file_symbol(lib->name, pl->sym, &value, &size, &stripped);
+	/* A name dlopen was given with a slash but not from the root is
+	 * the program's, relative to its own directory. */
+	if (lib->name[0] == '/')
+		snprintf(file, sizeof(file), "%s", lib->name);
+	else
+		snprintf(file, sizeof(file), "/proc/%d/cwd/%s", p->pid, lib->name);
+	int err = file_symbol(file, pl->sym, &value, &size, &stripped);
 	if (err == -ENOENT) {
 		error_event(pl, "no function '%s' in %s%s", pl->sym, lib->name,
 			    stripped ? " (the file is stripped: only its exported "
@@ -282,11 +300,14 @@ static void place(struct process *p, struct pending *pl, const struct solib *lib
 
 	if (pl->failed_lm == lib->lm)
 		return;		/* said for this load already */
-	if (resolve(pl, lib, &addr) < 0) {
+	if (resolve(p, pl, lib, &addr) < 0) {
 		pl->failed_lm = lib->lm;
 		return;
 	}
-	if (trace_place(p, pl->number, pl->key, addr, why, sizeof(why)) < 0) {
+	int err = trace_place(p, pl->number, pl->key, addr, why, sizeof(why));
+	if (err == -ECANCELED)
+		return;		/* disabled (QTDisable): not now */
+	if (err < 0) {
 		pl->failed_lm = lib->lm;
 		error_event(pl, "cannot probe 0x%" PRIx64 " in %s: %s", addr,
 			    lib->name, why);
