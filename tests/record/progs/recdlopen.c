@@ -17,10 +17,16 @@
  * linker's hook (r_debug.r_brk) and late_mix hold no breakpoint, and
  * loads and calls the library a third time, untraced: a breakpoint left
  * behind would kill it with SIGTRAP.
+ *
+ * With RECDLOPEN_CHURN=1 a second thread opens and closes libm.so.6 over
+ * and over while the calls of the first load are made (a library event
+ * every few microseconds, none of them the probed library's); it says
+ * how many times in the ground file ("churn K").
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,6 +36,24 @@
 #include <unistd.h>
 
 typedef int64_t (*mix_fn)(int64_t, int64_t);
+
+static volatile int churn_stop;
+
+static void *churn(void *arg)
+{
+	long *count = arg;
+
+	while (!churn_stop) {
+		void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			fprintf(stderr, "recdlopen: %s\n", dlerror());
+			exit(2);
+		}
+		dlclose(h);
+		(*count)++;
+	}
+	return NULL;
+}
 
 static int64_t calls(FILE *g, const char *lib, int n, int first, uintptr_t *where)
 {
@@ -120,7 +144,19 @@ int main(int argc, char **argv)
 		gate(gate_dir, "go1");
 	else
 		sleep(1);
+	pthread_t churner;
+	long churned = 0;
+	bool churning = getenv("RECDLOPEN_CHURN") != NULL;
+	if (churning && pthread_create(&churner, NULL, churn, &churned) != 0) {
+		perror("pthread_create");
+		return 2;
+	}
 	int64_t s1 = calls(g, argv[2], n, 1, &where);
+	if (churning) {
+		churn_stop = 1;
+		pthread_join(churner, NULL);
+		fprintf(g, "churn %ld\n", churned);
+	}
 	const char *reuse = reuse_check(where);
 	fprintf(g, "reuse %s\n", reuse);
 	int64_t s2 = calls(g, argv[2], m, 1000, &where);
