@@ -56,7 +56,7 @@ static bool events_init, events_overflow;
 static void event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void event(const char *fmt, ...)
 {
-	char line[1024];
+	char line[9000];	/* a path of PATH_MAX bytes, in hex */
 	va_list ap;
 
 	if (!events_init) {
