@@ -2190,7 +2190,11 @@ static int type_probe(struct recorder *r, struct probe *p)
 		r->usage_error = true;
 		return -EINVAL;
 	}
-	if (p->mod)
+	if (p->pending)
+		snprintf(err, sizeof(err), "its library is not loaded yet, and a "
+			 "probe waiting for one collects args=N, retval, regs and "
+			 "mem= only");
+	else if (p->mod)
 		dv = module_dwarf(p->mod, err, sizeof(err));
 	if (!dv) {
 		if (!named)
