@@ -212,6 +212,9 @@ struct sw_breakpoint {
 	size_t nconds;
 	struct probe *cond_probe;
 	uint8_t saved[16];	/* original bytes under the breakpoint */
+	/* The memory under it was unmapped (dlclose): nothing is written
+	 * there any more, a new insert reads and writes afresh. */
+	bool unmapped;
 	/* A probe's jump pad replaced the breakpoint instruction: memory
 	 * holds these `len` bytes (a jump) instead (bp_patch). */
 	bool patched;
@@ -448,6 +451,9 @@ void bp_remove_all(struct process *p);
 int bp_clone_all(struct process *from, struct process *to);
 int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len);
 int bp_unpatch(struct process *p, uint64_t addr);
+/* The memory under the breakpoint at `addr` is gone (its library was
+ * unmapped): its removal writes nothing. */
+void bp_unmapped(struct process *p, uint64_t addr);
 int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 	      unsigned int len);
 int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
@@ -476,6 +482,28 @@ int svr4_library_list(struct process *p, struct rsp_buf *out);
 int svr4_debug_slot(struct process *p, uint64_t *slot);
 int osdata_read(const char *annex, struct rsp_buf *out);
 uint64_t program_load_bias(struct process *p);
+/* Address of the program's struct r_debug: 0 before the dynamic linker
+ * has set it, -ENOENT when the program has no DT_DEBUG. */
+int64_t process_r_debug(struct process *p);
+
+/* solib.c: library loads and unloads, seen by the agent (see there) */
+enum { SOLIB_CONSISTENT = 0, SOLIB_ADD = 1, SOLIB_DELETE = 2 }; /* r_state */
+struct solib {
+	uint64_t lm;		/* its struct link_map */
+	uint64_t l_addr;	/* load bias */
+	char name[4096];	/* l_name: the path it was opened by */
+};
+/* A probe at the dynamic linker's hook, once per process: its hits call
+ * ret_libraries_changed and, once the list is whole again,
+ * trace_libraries_changed.  0 or -errno with the reason in `why`. */
+int solib_watch(struct process *p, char *why, size_t whylen);
+/* r_debug.r_state, or -ENOENT before the dynamic linker ran. */
+int solib_state(struct process *p);
+/* Calls fn for each loaded object but the program, in the dynamic
+ * linker's order, until fn returns true.  Returns how many were seen or
+ * -errno. */
+int solib_each(struct process *p,
+	       bool (*fn)(const struct solib *lib, void *arg), void *arg);
 
 /* thread-db.c */
 /* Address of symbol `name` in the program or its loaded libraries. */
@@ -501,6 +529,8 @@ enum probe_owner {
 	PROBE_OWNER_BREAKPOINT,	/* a gdb breakpoint with conditions */
 	PROBE_OWNER_RETURN,	/* an unwinder entry (retprobe.c): lives
 				   until detach or exec */
+	PROBE_OWNER_SOLIB,	/* the dynamic linker's hook (solib.c):
+				   lives until detach or exec */
 };
 
 /* pad_attach's `collect`: what a recording pad stores (0: it stops). */
@@ -577,6 +607,9 @@ void pad_fork_child(struct process *c);
 void pad_unmap(struct process *p);
 void pad_forget(struct process *p);
 void probe_remove(struct probe *pr);
+/* probe_remove for a probe whose code was unmapped (dlclose): nothing is
+ * written where it was, the memory may be another mapping's by now. */
+void probe_remove_unmapped(struct probe *pr);
 void probe_remove_all(struct process *p);
 void probe_gone(struct probe *pr);
 int probe_execute(struct probe *pr, struct thread *t);
@@ -613,6 +646,11 @@ void trace_after_hit(void);
 void trace_drain(bool may_stop);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
+/* The probes of `p` are gone with its address space (exec): the pending
+ * locations placed there end. */
+void trace_probes_gone(struct process *p);
+/* solib.c: the list of loaded libraries changed (pending locations). */
+void trace_libraries_changed(struct process *p);
 bool trace_disconnect(void);
 
 /* retprobe.c: return probes (see there) */
@@ -643,6 +681,8 @@ void ret_fork(struct thread *parent, struct process *child);
 void ret_thread_free(struct thread *t);
 /* The address space is gone (exec, exit): forget without touching it. */
 void ret_process_forget(struct process *p);
+/* solib.c: a library came or went (every library event). */
+void ret_libraries_changed(struct process *p);
 
 /* tracepoint.c, for retprobe.c: thread `t` returned from `func` (entered
  * during run `run`) after `latency_ns`; pc is the real return address. */

@@ -49,6 +49,16 @@ int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
 	struct sw_breakpoint *b = bp_find(p, addr);
 	ssize_t n;
 
+	if (b && b->unmapped) {
+		/* Kept by gdb's reference while its library was away: the
+		 * mapping there now is new, its bytes are read afresh. */
+		if (mem_read_raw(p, addr, b->saved, arch->bp_len) != (ssize_t)arch->bp_len ||
+		    mem_write_raw(p, addr, arch->bp_insn, arch->bp_len) != (ssize_t)arch->bp_len)
+			return -EIO;
+		keeper_site_set(p->pid, addr, b->saved, arch->bp_insn, arch->bp_len);
+		b->unmapped = b->patched = false;
+		b->len = arch->bp_len;
+	}
 	if (b) {
 		b->refs++;
 		return 0;
@@ -103,7 +113,7 @@ int bp_remove(struct process *p, uint64_t addr)
 	if (--b->refs > 0)
 		return 0;
 	bp_unlink(p, b);
-	ssize_t n = mem_write_raw(p, addr, b->saved, b->len);
+	ssize_t n = b->unmapped ? 0 : mem_write_raw(p, addr, b->saved, b->len);
 	keeper_site_clear(p->pid, addr);
 	conds_free(b);
 	free(b);
@@ -151,6 +161,11 @@ int bp_unpatch(struct process *p, uint64_t addr)
 
 	if (!b || !b->patched)
 		return -EINVAL;
+	if (b->unmapped) {
+		b->len = bl;
+		b->patched = false;
+		return 0;
+	}
 	if (mem_write_raw(p, addr, arch->bp_insn, bl) != (ssize_t)bl ||
 	    mem_write_raw(p, addr + bl, b->saved + bl, b->len - bl) != (ssize_t)(b->len - bl))
 		return -EIO;
@@ -158,6 +173,21 @@ int bp_unpatch(struct process *p, uint64_t addr)
 	b->patched = false;
 	keeper_site_set(p->pid, addr, b->saved, arch->bp_insn, bl);
 	return 0;
+}
+
+/*
+ * Its library was unmapped (dlclose): from now on nothing is written at
+ * `addr`, where another mapping may come (the original bytes would
+ * corrupt it), and the keeper forgets the site for the same reason.
+ */
+void bp_unmapped(struct process *p, uint64_t addr)
+{
+	struct sw_breakpoint *b = bp_find(p, addr);
+
+	if (!b)
+		return;
+	b->unmapped = true;
+	keeper_site_clear(p->pid, addr);
 }
 
 /*
@@ -344,7 +374,8 @@ void bp_remove_all(struct process *p)
 	while (p->breakpoints) {
 		struct sw_breakpoint *b = p->breakpoints;
 		p->breakpoints = b->next;
-		mem_write_raw(p, b->addr, b->saved, b->len);
+		if (!b->unmapped)
+			mem_write_raw(p, b->addr, b->saved, b->len);
 		keeper_site_clear(p->pid, b->addr);
 		conds_free(b);
 		free(b);

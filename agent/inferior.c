@@ -198,6 +198,7 @@ static struct process *process_add(pid_t pid, bool attached)
 static void forget_probes(struct process *p)
 {
 	trace_drain(false);	/* the pads' records are in the agent's memory */
+	trace_probes_gone(p);
 	keeper_process_exec(p->pid);
 	while (p->probes) {
 		struct probe *pr = p->probes;

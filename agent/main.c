@@ -56,7 +56,7 @@ static void usage(FILE *out)
 "                     (default: on)\n"
 "  --debug[=DOMAINS]  debug output on stderr; DOMAINS is a comma-separated\n"
 "                     list of agent,rsp,server,inferior,regs,mem,break,xfer,\n"
-"                     vfile,tp,xol,pad,arch,hot,keeper, or all (the default)\n"
+"                     vfile,tp,xol,pad,arch,hot,keeper,solib, or all (the default)\n"
 "  --remote-debug     print every packet on stderr\n"
 "  --tp-strategy=S    how tracepoint hits run the displaced instruction:\n"
 "                     auto (default: the fastest the instruction allows),\n"

@@ -42,6 +42,7 @@ static void list_probes(struct rsp_buf *reply)
 		[PROBE_OWNER_NONE] = "none", [PROBE_OWNER_TRACE] = "tracepoint",
 		[PROBE_OWNER_BREAKPOINT] = "breakpoint condition",
 		[PROBE_OWNER_RETURN] = "return probes (unwinder)",
+		[PROBE_OWNER_SOLIB] = "library events",
 	};
 	char line[256];
 	int n = 0;

@@ -263,6 +263,12 @@ void probe_remove(struct probe *pr)
 	free(pr);
 }
 
+void probe_remove_unmapped(struct probe *pr)
+{
+	bp_unmapped(pr->proc, pr->addr);
+	probe_remove(pr);
+}
+
 /* The program's memory is gone: tell the owner, free the probe. */
 void probe_gone(struct probe *pr)
 {

@@ -279,23 +279,20 @@ static int probe_unwinders(struct process *p, char *why, size_t whylen)
 }
 
 /*
- * The dynamic linker's hook (gdb's solib event breakpoint): every dlopen
- * passes here, twice.  Until libgcc_s is in, look for it each time, so an
- * exception thrown by a library loaded during the run is covered too.
+ * A library came or went (solib.c: every dlopen passes there, twice).
+ * Until libgcc_s is in, look for it each time, so an exception thrown by
+ * a library loaded during the run is covered too.
  */
-static int dl_hit(struct probe *pr, struct thread *t, void *arg)
+void ret_libraries_changed(struct process *p)
 {
 	char why[200];
 
-	(void)pr;
-	(void)arg;
-	if (t->proc->ret_unwind)
-		return 0;
-	if (probe_unwinders(t->proc, why, sizeof(why)) < 0)
+	if (!p->ret_tramp || p->ret_unwind)
+		return;
+	if (probe_unwinders(p, why, sizeof(why)) < 0)
 		log_user("return probes: cannot probe the unwinder of the library "
 			 "just loaded: %s; a C++ exception through a return probe's "
 			 "function would end the program", why);
-	return 0;
 }
 
 int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
@@ -336,16 +333,11 @@ int ret_prepare(struct process *p, uint64_t near, char *why, size_t whylen)
 			return err;
 	}
 	if (!p->ret_unwind) {
-		/* No libgcc_s yet: watch the libraries come. */
-		uint64_t addr;
-		struct probe *pr;
-		if (process_symbol_lookup(p, "_dl_debug_state", &addr) && !probe_at(p, addr)) {
-			err = probe_insert(p, addr, dl_hit, NULL, &pr, why, whylen);
-			if (err < 0)
-				return err;
-			pr->owner = PROBE_OWNER_RETURN;
-			debug("library loads watched at %#" PRIx64, addr);
-		}
+		/* No libgcc_s yet: watch the libraries come.  A program the
+		 * dynamic linker has not set up yet has none to watch. */
+		char wwhy[200];
+		if (solib_watch(p, wwhy, sizeof(wwhy)) < 0)
+			debug("return probes: %s", wwhy);
 	}
 	return 0;
 }

@@ -32,6 +32,7 @@
 
 #include "agent/agent.h"
 #include "agent/log.h"
+#include "agent/pending.h"
 #include "protocol/ax.h"
 #include "protocol/tbuf.h"
 #include "protocol/tfile.h"
@@ -133,6 +134,7 @@ static void remove_probes(void)
 		return;
 	}
 	trace_drain(false);	/* the hits before the stop count */
+	pending_run_ended();	/* their loads' frames are all in */
 	inferior_pause(p);
 	for (struct probe *pr = p->probes, *next; pr; pr = next) {
 		next = pr->next;
@@ -191,6 +193,7 @@ void trace_process_gone(struct process *p)
 	if (tr.proc != p)
 		return;
 	drain_everything();
+	pending_run_ended();
 	if (tr.running) {
 		/* Its probes go with it; the frames stay. */
 		for (struct probe *pr = p->probes; pr; pr = pr->next)
@@ -490,9 +493,23 @@ static void drain_everything(void)
 	tr.drain_all = false;
 }
 
+/*
+ * Whether tracepoint `tp` is the one hit at a site reached through `pl`:
+ * a placed pending location runs its own tracepoint only; a plain site
+ * none of the pending ones, whose address (`key`) may be anything.
+ */
+static bool site_runs(const struct tp_def *tp, const struct pending *pl)
+{
+	if (pl)
+		return tp->number == pl->number;
+	return !pending_any() || !pending_find(tp->number, tp->addr);
+}
+
 /* One hit of the enabled tracepoints at `addr` (return probes only or
- * none of them): condition, frame, counts. */
-static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
+ * none of them), those of pending location `pl` if not NULL: condition,
+ * frame, counts. */
+static void run_tracepoints(struct hit *h, uint64_t addr, bool returning,
+			    const struct pending *pl)
 {
 	struct thread *t = h->t;
 
@@ -501,6 +518,8 @@ static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
 		struct ax_ctx ctx;
 		struct ax_result res;
 
+		if (!site_runs(tp, pl))
+			continue;
 		if (!tp->enabled || ret_is_marked(tp->number) != returning ||
 		    (tr.stop_pending && tr.pending_reason != TP_STOP_FULL))
 			continue;
@@ -537,6 +556,32 @@ static void run_tracepoints(struct hit *h, uint64_t addr, bool returning)
 	}
 }
 
+/* Every tracepoint run by a hit at probe address `addr`: those defined
+ * there, and those of the pending locations placed there. */
+static void run_site(struct hit *h, uint64_t addr, bool returning)
+{
+	run_tracepoints(h, addr, returning, NULL);
+	for (const struct pending *pl = pending_next_at(addr, NULL); pl;
+	     pl = pending_next_at(addr, pl))
+		run_tracepoints(h, pl->key, returning, pl);
+}
+
+/* Whether a return probe's tracepoint is among those at `addr`. */
+static struct tp_def *site_return(uint64_t addr)
+{
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp))
+		if (tp->enabled && site_runs(tp, NULL) && ret_is_marked(tp->number))
+			return tp;
+	for (const struct pending *pl = pending_next_at(addr, NULL); pl;
+	     pl = pending_next_at(addr, pl)) {
+		struct tp_def *tp = tp_find(&tr.store, pl->number, pl->key);
+		if (tp && tp->enabled && ret_is_marked(tp->number))
+			return tp;
+	}
+	return NULL;
+}
+
 /*
  * The probe's callback: every enabled tracepoint at this address, in
  * number order; a return probe's hit prepares its return (retprobe.c).
@@ -560,11 +605,9 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	/* The ordinary tracepoints here first: their frames hold the
 	 * return address the program put there, not the trampoline's
 	 * (aarch64: x30 in $regs). */
-	run_tracepoints(&h, pr->addr, false);
-	for (struct tp_def *tp = tp_next_at(&tr.store, pr->addr, NULL); tp;
-	     tp = tp_next_at(&tr.store, pr->addr, tp)) {
-		if (!tp->enabled || tr.stop_pending || !ret_is_marked(tp->number))
-			continue;
+	run_site(&h, pr->addr, false);
+	struct tp_def *tp = site_return(pr->addr);
+	if (tp && !tr.stop_pending) {
 		/* One shadow entry serves every return probe here. */
 		char why[200];
 		int err = ret_entry(t, pr->addr, tr.run_id, why, sizeof(why));
@@ -573,7 +616,6 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 				 tp->number, why);
 			stop_later(TP_STOP_ERROR, tp->number);
 		}
-		break;
 	}
 	return 0;
 }
@@ -590,7 +632,7 @@ static bool drain_hit(struct probe *pr, struct thread *t, uint64_t time_us,
 	if (!tr.running || pr->owner != PROBE_OWNER_TRACE ||
 	    !(h.regs = regs_block_gpr(t)))
 		return true;
-	run_tracepoints(&h, pr->addr, false);
+	run_site(&h, pr->addr, false);
 	return true;
 }
 
@@ -677,7 +719,7 @@ void trace_return(struct thread *t, uint64_t func, uint32_t run,
 
 	if (!tr.running || run != tr.run_id || !(h.regs = regs_block_gpr(t)))
 		return;
-	run_tracepoints(&h, func, true);
+	run_site(&h, func, true);
 }
 
 
@@ -701,6 +743,49 @@ void trace_step_frame(struct thread *t)
 		t->ws_left = 0;
 }
 
+/*
+ * Tracepoint `tp` (whose sites need `rec`) joins the probe `pr` another
+ * tracepoint put at the same address: its pad must record as much as the
+ * new one needs, or stop the thread; a fast tracepoint needs a pad.
+ */
+static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec,
+		       char *why, size_t whylen)
+{
+	if (pr->pad_collect != PAD_STOPS && pr->pad_collect < rec) {
+		/* It records less than the new tracepoint needs. */
+		trace_drain(false);
+		pad_detach(pr);
+		char pwhy[160];
+		if (pad_attach(pr, rec, pwhy, sizeof(pwhy)) < 0)
+			debug("no pad at %#llx any more: %s",
+			      (unsigned long long)pr->addr, pwhy);
+	}
+	if (pr->pad_collect != PAD_STOPS && rec == PAD_STOPS) {
+		/* A tracepoint added during the run needs more than
+		 * the registers: its pad must stop the thread. */
+		trace_drain(false);
+		pad_detach(pr);
+		char pwhy[160];
+		if ((agent.opt.tp_strategy == PROBE_AUTO ||
+		     agent.opt.tp_strategy == PROBE_PAD || tp->fast) &&
+		    pad_attach(pr, PAD_STOPS, pwhy, sizeof(pwhy)) < 0)
+			debug("no pad at %#llx any more: %s",
+			      (unsigned long long)pr->addr, pwhy);
+	}
+	if (tp->fast && !pr->pad) {
+		/* shared with a tracepoint that did not ask for a jump */
+		char pwhy[160];
+		int err = pad_attach(pr, rec, pwhy, sizeof(pwhy));
+		if (err < 0) {
+			snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s; "
+				 "use trace, not ftrace, there",
+				 tp->number, (unsigned long long)pr->addr, pwhy);
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* Puts a probe at every address of the enabled tracepoints (once per
  * address).  Returns 0 or -errno with the reason in `why`. */
 static int install(struct tp_def *only, char *why, size_t whylen)
@@ -718,6 +803,8 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 
 		if ((only && tp != only) || !tp->enabled)
 			continue;
+		if (pending_any() && pending_find(tp->number, tp->addr))
+			continue;	/* placed when its library loads */
 		if (ret_is_marked(tp->number)) {
 			int err = ret_prepare(p, tp->addr, why, whylen);
 			if (err < 0)
@@ -735,40 +822,83 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			pr->owner = PROBE_OWNER_TRACE;
 			continue;
 		}
-		if (pr->pad_collect != PAD_STOPS && pr->pad_collect < rec) {
-			/* It records less than the new tracepoint needs. */
-			trace_drain(false);
-			pad_detach(pr);
-			char pwhy[160];
-			if (pad_attach(pr, rec, pwhy, sizeof(pwhy)) < 0)
-				debug("no pad at %#llx any more: %s",
-				      (unsigned long long)tp->addr, pwhy);
-		}
-		if (pr->pad_collect != PAD_STOPS && rec == PAD_STOPS) {
-			/* A tracepoint added during the run needs more than
-			 * the registers: its pad must stop the thread. */
-			trace_drain(false);
-			pad_detach(pr);
-			char pwhy[160];
-			if ((agent.opt.tp_strategy == PROBE_AUTO ||
-			     agent.opt.tp_strategy == PROBE_PAD || tp->fast) &&
-			    pad_attach(pr, PAD_STOPS, pwhy, sizeof(pwhy)) < 0)
-				debug("no pad at %#llx any more: %s",
-				      (unsigned long long)tp->addr, pwhy);
-		}
-		if (tp->fast && !pr->pad) {
-			/* shared with a tracepoint that did not ask for a jump */
-			char pwhy[160];
-			int err = pad_attach(pr, rec, pwhy, sizeof(pwhy));
-			if (err < 0) {
-				snprintf(why, whylen, "fast tracepoint %u at 0x%llx: no jump pad: %s; "
-					 "use trace, not ftrace, there",
-					 tp->number, (unsigned long long)tp->addr, pwhy);
-				return err;
-			}
-		}
+		int err = share_probe(pr, tp, rec, why, whylen);
+		if (err < 0)
+			return err;
+	}
+	if (!only && pending_any()) {
+		/* The dynamic linker tells of every library from now on;
+		 * those loaded already are placed at once. */
+		int err = solib_watch(p, why, whylen);
+		if (err < 0)
+			return err;
+		pending_update(p);
 	}
 	return 0;
+}
+
+/* --- pending locations (pending.c) ---------------------------------------- */
+
+int trace_place(struct process *p, uint32_t number, uint64_t key,
+		uint64_t addr, char *why, size_t whylen)
+{
+	struct tp_def *tp = tp_find(&tr.store, number, key);
+	struct probe *pr;
+	int err;
+
+	if (!tp) {
+		snprintf(why, whylen, "no tracepoint %u at 0x%llx", number,
+			 (unsigned long long)key);
+		return -ENOENT;
+	}
+	if (!tp->enabled)
+		return -ECANCELED;
+	if (ret_is_marked(number) && (err = ret_prepare(p, addr, why, whylen)) < 0)
+		return err;
+	enum pad_collect rec = recordable(key);
+	if ((pr = probe_at(p, addr)))
+		return share_probe(pr, tp, rec, why, whylen);
+	err = probe_insert_flags(p, addr, trace_hit, NULL,
+				 PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
+				 (rec != PAD_STOPS ? PROBE_PAD_COLLECT : 0) |
+				 (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0),
+				 &pr, why, whylen);
+	if (err < 0)
+		return err;
+	pr->owner = PROBE_OWNER_TRACE;
+	return 0;
+}
+
+void trace_unplace(struct process *p, uint64_t addr)
+{
+	struct probe *pr = probe_at(p, addr);
+
+	if (!pr || pr->owner != PROBE_OWNER_TRACE || pending_next_at(addr, NULL))
+		return;
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp))
+		if (tp->enabled && site_runs(tp, NULL))
+			return;	/* an ordinary tracepoint's too */
+	probe_remove_unmapped(pr);
+}
+
+uint64_t trace_frames_of(uint32_t number, uint64_t key)
+{
+	struct tp_def *tp = tp_find(&tr.store, number, key);
+
+	return tp ? tp->hit_count : 0;
+}
+
+void trace_probes_gone(struct process *p)
+{
+	if (tr.proc == p)
+		pending_run_ended();
+}
+
+void trace_libraries_changed(struct process *p)
+{
+	if (tr.running && tr.proc == p)
+		pending_update(p);
 }
 
 /* Every expression is checked before anything runs. */
@@ -843,6 +973,7 @@ static int start_run(char *why, size_t whylen)
 	set_string(&tr.stop_notes, NULL);
 	for (struct thread *t = p->threads; t; t = t->next)
 		t->ws_left = 0;
+	pending_start_run();
 	err = install(NULL, why, whylen);
 	if (err < 0) {
 		remove_probes();
@@ -1168,7 +1299,7 @@ static void salvage_hit(uint64_t site, struct thread *t, pid_t tid,
 		t->tid = tid;
 		h.time_us = time_us;
 	}
-	run_tracepoints(&h, site, false);
+	run_tracepoints(&h, site, false, NULL);
 	sv->frames += tr.tb.created - before;
 }
 
@@ -1279,6 +1410,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		tr.full_drop = false;
 		tr.parked_hits = 0;
 		tp_store_clear(&tr.store);
+		pending_clear();
 		tsv_tag(1);
 		if (tr.tb_ready)
 			tbuf_clear(&tr.tb);
@@ -1451,6 +1583,28 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		break;
 	case RSP_REQ_PROBE_LOST:
 		lost_reply(reply);
+		break;
+	case RSP_REQ_PROBE_PENDING:
+		if (tr.running) {
+			rsp_buf_put_error(reply, "Qprobe.pending: not during a run");
+			break;
+		}
+		if (!tp_find(&tr.store, req->u.pending.number, req->u.pending.addr)) {
+			rsp_buf_put_error(reply, "Qprobe.pending: no tracepoint %u at 0x%llx",
+					  req->u.pending.number,
+					  (unsigned long long)req->u.pending.addr);
+			break;
+		}
+		err = pending_define(req->u.pending.number, req->u.pending.addr,
+				     req->u.pending.offset, req->u.pending.sym,
+				     req->u.pending.lib, why, sizeof(why));
+		if (err < 0)
+			rsp_buf_put_error(reply, "%s", err == -ENOMEM ? strerror(ENOMEM) : why);
+		else
+			rsp_buf_puts(reply, "OK");
+		break;
+	case RSP_REQ_PROBE_LIBEVENTS:
+		pending_events_reply(reply);
 		break;
 	case RSP_REQ_PROBE_SALVAGE:
 		salvage(reply);

@@ -278,6 +278,11 @@ int svr4_debug_slot(struct process *p, uint64_t *slot)
 	return elfmem_dynamic_slot(&m, dynamic, DT_DEBUG, 512, slot);
 }
 
+int64_t process_r_debug(struct process *p)
+{
+	return find_r_debug(p);
+}
+
 static void read_string(struct process *p, uint64_t addr, char *buf, size_t size)
 {
 	size_t got = 0;

@@ -89,6 +89,10 @@ struct module {
 };
 
 #define MAX_SITES 64
+#define MAX_LOADS 64
+/* QTDP addresses of pending probes the agent resolves by symbol: no code
+ * is there in any process, and the file's tracepoint is shown at it. */
+#define PENDING_KEY(tpnum) ((uint64_t)(tpnum))
 
 /* Where a probe is: one place for a function or address; every site of a
  * USDT probe name (the same probe inlined in several places), each a
@@ -118,6 +122,17 @@ struct probe {
 	bool typed_args;		/* `args` are typed: no raw argN */
 	bool after_prologue;		/* moved past the prologue */
 	uint64_t filtered;		/* dropped by --tid / --comm */
+	/* In a library not loaded yet: the agent places it at each load
+	 * (Qprobe.pending) and says so (qprobe.libevents). */
+	bool pending;
+	char *pending_sym;		/* for the agent to find; NULL: the
+					   site is link-time (resolved here) */
+	bool pending_failed;		/* it said why it could not place it */
+	struct load {
+		uint64_t addr, frames;
+		bool ended;
+	} loads[MAX_LOADS];
+	unsigned int nloads;		/* loads seen (more than kept) */
 };
 
 struct recorder {
@@ -629,6 +644,15 @@ static struct module *find_library(struct recorder *r, const char *lib,
 	return NULL;
 }
 
+/* Whether no loaded library matches `lib` at all (not an ambiguity). */
+static bool library_missing(struct recorder *r, const char *lib)
+{
+	char err[256];
+
+	return !find_library(r, lib, err, sizeof(err)) &&
+	       strncmp(err, "no library", 10) == 0;
+}
+
 static int resolve_func(struct recorder *r, struct probe *p, char *err,
 			size_t errsize)
 {
@@ -639,7 +663,7 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 	int count = 0;
 
 	if (p->spec.lib && !(m = find_library(r, p->spec.lib, err, errsize)))
-		return -ENOENT;
+		return library_missing(r, p->spec.lib) ? -ENXIO : -ENOENT;
 	if (!(f = module_elf(m))) {
 		snprintf(err, errsize, "cannot read the symbols of %s", m->local);
 		return -ENOENT;
@@ -738,6 +762,93 @@ static int resolve_line(struct recorder *r, struct probe *p, char *err,
 	return 0;
 }
 
+/*
+ * A function of a library the program has not loaded (yet): the agent
+ * places it at each load.  A library given by a path that exists here
+ * (under --sysroot) is read here, so every name probe-trace knows works
+ * (demangled, from a debug file), and the agent adds the load address;
+ * otherwise the agent looks the symbol up in the library's file when it
+ * loads (exact names, its symbol tables only).
+ */
+static int resolve_pending(struct recorder *r, struct probe *p, char *err,
+			   size_t errsize)
+{
+	struct module *m;
+	struct elfsym_file *f;
+	const struct elfsym *hit = NULL;
+	char *local = NULL;
+
+	if (p->spec.where != SPEC_FUNC) {
+		snprintf(err, errsize, "no library '%s' is loaded in the process, and "
+			 "only functions (LIB:FUNC) can wait for a library to load, not "
+			 "USDT probes", p->spec.lib);
+		return -ENOENT;
+	}
+	p->pending = true;
+	if (p->spec.lib[0] == '/')
+		local = local_path(r, p->spec.lib);
+	if (!local || access(local, R_OK) != 0) {
+		free(local);
+		p->pending_sym = strdup(p->spec.func);
+		p->sites[0].addr = PENDING_KEY(p->tpnum);
+		p->nsites = 1;
+		return 0;
+	}
+	free(local);
+	m = add_module(r, p->spec.lib, 0);
+	if (!m || !(f = module_elf(m))) {
+		snprintf(err, errsize, "cannot read the symbols of %s",
+			 m ? m->local : p->spec.lib);
+		return -ENOENT;
+	}
+	/* Not a library of the process: find_library must not see it. */
+	r->nmods--;
+	for (size_t i = 0; i < f->nsyms && !hit; i++)
+		if (elfsym_matches(&f->syms[i], p->spec.func))
+			hit = &f->syms[i];
+	int rc = 0;
+	if (!hit) {
+		snprintf(err, errsize, "no function '%s' in %s", p->spec.func, m->local);
+		rc = -ENOENT;
+	} else if (p->spec.offset >= hit->size) {
+		snprintf(err, errsize, "%s+%llu is beyond the end of %s (%llu bytes)",
+			 p->spec.func, (unsigned long long)p->spec.offset,
+			 elfsym_display(hit), (unsigned long long)hit->size);
+		rc = -ERANGE;
+	} else {
+		p->sites[0].addr = hit->addr + p->spec.offset;
+		p->nsites = 1;
+	}
+	if (m->opened)
+		elfsym_close(&m->ef);
+	free(m->path);
+	free(m->local);
+	return rc;
+}
+
+/* Qprobe.pending for a pending probe's tracepoint. */
+static int define_pending(struct recorder *r, struct probe *p)
+{
+	struct rsp_buf pkt, hex;
+	const char *sym = p->pending_sym ? p->pending_sym : "";
+	int e;
+
+	rsp_buf_init(&pkt);
+	rsp_buf_init(&hex);
+	rsp_buf_printf(&pkt, "Qprobe.pending:%x:%llx:%llx:", p->tpnum,
+		       (unsigned long long)p->sites[0].addr,
+		       (unsigned long long)(p->pending_sym ? p->spec.offset
+							   : p->sites[0].addr));
+	rsp_buf_puts(&pkt, hex_of(&hex, sym, strlen(sym)));
+	rsp_buf_putc(&pkt, ':');
+	rsp_buf_puts(&pkt, hex_of(&hex, p->spec.lib, strlen(p->spec.lib)));
+	rsp_buf_putc(&pkt, '\0');
+	e = request_ok(r, "defining a probe in a library not loaded yet", "%s", pkt.data);
+	rsp_buf_free(&pkt);
+	rsp_buf_free(&hex);
+	return e;
+}
+
 static int resolve_sdt(struct recorder *r, struct probe *p, char *err,
 		       size_t errsize)
 {
@@ -745,7 +856,7 @@ static int resolve_sdt(struct recorder *r, struct probe *p, char *err,
 	const struct sdt_probe *sp = NULL;
 
 	if (p->spec.lib && !(m = find_library(r, p->spec.lib, err, errsize)))
-		return -ENOENT;
+		return library_missing(r, p->spec.lib) ? -ENXIO : -ENOENT;
 	if (sdt_open(&p->sdt, m->local, err, errsize) < 0)
 		return -ENOENT;
 	p->sdt_open = true;
@@ -1109,6 +1220,8 @@ static int define_probe(struct recorder *r, struct probe *p)
 	for (size_t i = 0; i < p->nsites; i++)
 		if (define_site(r, p, &p->sites[i]) < 0)
 			return -EINVAL;
+	if (p->pending && define_pending(r, p) < 0)
+		return -EINVAL;
 	if (p->spec.ret) {
 		char cmd[64];
 		snprintf(cmd, sizeof(cmd), "return-probe %d", p->tpnum);
@@ -1677,6 +1790,8 @@ static void usage(FILE *out)
 "\n"
 "WHERE: FUNC  FUNC+OFF  LIB:FUNC  *ADDR  FUNC%%return  LIB:FUNC%%return\n"
 "       FILE:LINE  LIB:FILE:LINE  sdt:PROVIDER:NAME  sdt:LIB:PROVIDER:NAME\n"
+"       a LIB:FUNC whose LIB is not loaded yet waits for it: placed at each\n"
+"       dlopen, removed at dlclose (stderr says when, and frames per load)\n"
 "WHAT:  args (default at entries and USDT probes)  args=N (the first N\n"
 "       argument registers, raw)  retval (default at returns)  regs\n"
 "       mem=ADDR-EXPR,LEN  NAME  NAME->MEMBER  NAME.MEMBER  NAME[N]  *NAME\n"
@@ -2075,7 +2190,11 @@ static int type_probe(struct recorder *r, struct probe *p)
 		r->usage_error = true;
 		return -EINVAL;
 	}
-	if (p->mod)
+	if (p->pending)
+		snprintf(err, sizeof(err), "its library is not loaded yet, and a "
+			 "probe waiting for one collects args=N, retval, regs and "
+			 "mem= only");
+	else if (p->mod)
 		dv = module_dwarf(p->mod, err, sizeof(err));
 	if (!dv) {
 		if (!named)
@@ -2193,6 +2312,8 @@ static int setup_probes(struct recorder *r)
 			e = resolve_line(r, p, err, sizeof(err));
 			break;
 		}
+		if (e == -ENXIO)
+			e = resolve_pending(r, p, err, sizeof(err));
 		if (e < 0) {
 			err_msg("%s: %s", p->name, err);
 			return e;
@@ -2406,10 +2527,140 @@ static void say_why_stopped(struct recorder *r)
 	}
 }
 
+/* ---- pending probes: what the agent did at each library event ---- */
+
+static bool any_pending(struct recorder *r)
+{
+	for (size_t i = 0; i < r->nprobes; i++)
+		if (r->probes[i].pending)
+			return true;
+	return false;
+}
+
+static void pending_said(struct recorder *r)
+{
+	for (size_t i = 0; i < r->nprobes && !r->quiet; i++) {
+		struct probe *p = &r->probes[i];
+		if (p->pending)
+			fprintf(stderr, "probe-trace: %s: pending: no library '%s' is "
+				"loaded yet; placed when it loads\n", p->name, p->spec.lib);
+	}
+}
+
+/* One event of qprobe.libevents (see doc/protocol.md). */
+static void take_libevent(struct recorder *r, const char *ev, size_t len)
+{
+	char text[4096], hex[8200];
+	unsigned int tp = 0, load = 0;
+	unsigned long long key = 0, addr = 0, frames = 0;
+	struct probe *p;
+
+	if (len >= sizeof(hex))
+		return;
+	memcpy(hex, ev, len);
+	hex[len] = '\0';
+	if (hex[0] == 'o') {
+		err_msg("the agent lost some library events: the per-load counts "
+			"below may be incomplete");
+		return;
+	}
+	if (sscanf(hex + 1, "%x,%llx", &tp, &key) != 2 || !(p = probe_of(r, (int)tp)))
+		return;
+	switch (hex[0]) {
+	case 'p': {
+		const char *h = NULL;
+		if (sscanf(hex + 1, "%x,%llx,%llx,%x,", &tp, &key, &addr, &load) != 4)
+			return;
+		h = strrchr(hex, ',') + 1;
+		ssize_t n = rsp_hex_decode(h, strlen(h), text, sizeof(text) - 1);
+		text[n > 0 ? n : 0] = '\0';
+		if (p->nloads < MAX_LOADS)
+			p->loads[p->nloads] = (struct load){ addr, 0, false };
+		p->nloads++;
+		if (!r->quiet)
+			fprintf(stderr, "%sprobe-trace: %s: placed at 0x%llx in %s (load %u)\n",
+				r->live ? "\r\033[K" : "", p->name, addr, text, load);
+		break;
+	}
+	case 'r':
+	case 's':
+		if (sscanf(hex + 1, "%x,%llx,%llx,%x,%llx", &tp, &key, &addr, &load,
+			   &frames) != 5)
+			return;
+		if (load >= 1 && load <= MAX_LOADS && load <= p->nloads) {
+			p->loads[load - 1].frames = frames;
+			p->loads[load - 1].ended = true;
+		}
+		if (!r->quiet && hex[0] == 'r')
+			fprintf(stderr, "%sprobe-trace: %s: removed from 0x%llx, its library "
+				"unloaded (load %u: %llu frames)\n", r->live ? "\r\033[K" : "", p->name, addr, load,
+				frames);
+		break;
+	case 'x': {
+		const char *h = strrchr(hex, ',') + 1;
+		ssize_t n = rsp_hex_decode(h, strlen(h), text, sizeof(text) - 1);
+		text[n > 0 ? n : 0] = '\0';
+		err_msg("%s: cannot be placed: %s; the program runs on without it",
+			p->name, text);
+		p->pending_failed = true;
+		break;
+	}
+	}
+}
+
+static int read_libevents(struct recorder *r)
+{
+	for (;;) {
+		if (r->c.eof ||
+		    rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qprobe.libevents") < 0)
+			return -EIO;
+		if (r->reply.data[0] != 'P') {
+			err_msg("library events: the agent says: %s",
+				r->reply.len ? r->reply.data : "not supported");
+			return -EIO;
+		}
+		if (r->reply.len <= 1)
+			return 0;
+		for (const char *s = r->reply.data + 1; *s == ';';) {
+			const char *end = strchr(s + 1, ';');
+			size_t len = end ? (size_t)(end - s - 1) : strlen(s + 1);
+			take_libevent(r, s + 1, len);
+			s += 1 + len;
+		}
+	}
+}
+
+/* The end of the recording: where each pending probe was, its frames
+ * per load, and the ones never placed. */
+static void say_loads(struct recorder *r)
+{
+	for (size_t i = 0; i < r->nprobes; i++) {
+		struct probe *p = &r->probes[i];
+		if (!p->pending)
+			continue;
+		if (!p->nloads) {
+			if (!p->pending_failed)
+				err_msg("probe %s never placed: library '%s' was not loaded",
+					p->name, p->spec.lib);
+			continue;
+		}
+		if (r->quiet)
+			continue;
+		fprintf(stderr, "probe-trace: %s: %u load%s:", p->name, p->nloads,
+			p->nloads == 1 ? "" : "s");
+		for (unsigned int k = 0; k < p->nloads && k < MAX_LOADS; k++)
+			fprintf(stderr, "%s load %u at 0x%llx %llu frames", k ? "," : "",
+				k + 1, (unsigned long long)p->loads[k].addr,
+				(unsigned long long)p->loads[k].frames);
+		fputc('\n', stderr);
+	}
+}
+
 static int record_loop(struct recorder *r)
 {
 	uint64_t deadline = r->duration > 0 ? now_ms() + (uint64_t)(r->duration * 1000) : 0;
-	uint64_t last_status = now_ms();
+	uint64_t last_status = now_ms(), last_events = 0;
+	bool pending = any_pending(r);
 	int e;
 
 	r->last_tick_ms = r->start_ms = now_ms();
@@ -2419,6 +2670,11 @@ static int record_loop(struct recorder *r)
 		long got = drain_frames(r);
 		if (got < 0)
 			return (int)got;
+		if (pending && now_ms() - last_events >= 100) {
+			if (read_libevents(r) < 0 && r->c.eof)
+				return -EPIPE;
+			last_events = now_ms();
+		}
 		if ((e = handle_notes(r)) < 0)
 			return e;
 		if (now_ms() - last_status >= 500) {
@@ -2523,6 +2779,8 @@ static int finish(struct recorder *r)
 	}
 	if (drain_frames(r) < 0)
 		e = -EIO;
+	if (any_pending(r))
+		read_libevents(r);	/* the last loads' frames */
 	read_lost(r);	/* final once the run is over */
 	if (!r->exited) {
 		semaphores(r, -1);
@@ -2558,6 +2816,7 @@ static void recorder_free(struct recorder *r)
 		}
 		free(r->probes[i].typed);
 		free(r->probes[i].collect);
+		free(r->probes[i].pending_sym);
 		spec_free(&r->probes[i].spec);
 	}
 	target_regs_free(&r->regs);
@@ -2773,6 +3032,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		fprintf(stderr, "probe-trace: recording %zu probe%s of process %d "
 			"into %s; Ctrl-C stops\n", r->nprobes,
 			r->nprobes == 1 ? "" : "s", r->pid, r->out_path);
+	pending_said(r);
 	e = record_loop(r);
 	if (e == -EPIPE) {
 		err_msg("the agent went away: %s; %s keeps the %llu frames received",
@@ -2823,10 +3083,18 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			"(%s%s%s), counted in %s\n", (unsigned long long)r->filtered,
 			r->keep_tids ? "--tid" : "", r->keep_tids && r->keep_comm ? ", " : "",
 			r->keep_comm ? "--comm" : "", r->out_path);
+	say_loads(r);
 	say_lost(r);
 	/* Lost frames fail the recording, also in --on-full=drop, where
 	 * they are the price asked for: a script sees them in the status. */
 	rc = r->write_failed || r->self_stopped || r->lost ? PT_EXIT_FAIL : PT_EXIT_OK;
+	/* A probe that could not be placed in its library is an error like
+	 * any bad spec, and so is one whose library never came (a misspelt
+	 * name looks the same): the file has none of their frames. */
+	for (size_t i = 0; i < r->nprobes; i++)
+		if (r->probes[i].pending_failed ||
+		    (r->probes[i].pending && !r->probes[i].nloads))
+			rc = PT_EXIT_FAIL;
 	goto out;
 stop:
 	/* Setup failed: leave the process as it was. */

@@ -1348,6 +1348,27 @@ static int rsp_parse_tsave(struct rsp_parser *ps)
 	return rsp_decode_rest(ps, &ps->req->u.str);
 }
 
+/* Qprobe.pending:<n>:<addr>:<offset>:<hex symbol>:<hex library> */
+static int rsp_parse_probe_pending(struct rsp_parser *ps)
+{
+	struct rsp_request *req = ps->req;
+	const char *hex;
+	size_t len;
+
+	if (rsp_get_tp_ref(ps, &req->u.pending.number, &req->u.pending.addr) != 0 ||
+	    !rsp_eat(ps, ':') || rsp_get_hex(ps, &req->u.pending.offset) != 0 ||
+	    !rsp_eat(ps, ':'))
+		return -EINVAL;
+	hex = rsp_get_field(ps, ':', &len);
+	if (!rsp_eat(ps, ':') ||
+	    rsp_decode_string(ps, hex, len, &req->u.pending.sym) != 0)
+		return -EINVAL;
+	hex = rsp_get_field(ps, '\0', &len);
+	if (!rsp_at_end(ps) || len == 0)
+		return -EINVAL;
+	return rsp_decode_string(ps, hex, len, &req->u.pending.lib);
+}
+
 /* qRelocInsn:<hex length written> */
 static int rsp_parse_reloc_insn(struct rsp_parser *ps)
 {
@@ -1549,6 +1570,9 @@ static const struct rsp_packet_def rsp_packets[] = {
 	    "malformed Qprobe.fulldrop packet: expected Qprobe.fulldrop:0 or 1"),
 	PKT("qprobe.lost", RSP_REQ_PROBE_LOST, RSP_EXACT, NULL, NULL),
 	PKT("qprobe.salvage", RSP_REQ_PROBE_SALVAGE, RSP_EXACT, NULL, NULL),
+	PKT("Qprobe.pending:", RSP_REQ_PROBE_PENDING, 0, rsp_parse_probe_pending,
+	    "malformed Qprobe.pending packet: expected Qprobe.pending:<n>:<addr>:<offset>:<hex symbol>:<hex library>"),
+	PKT("qprobe.libevents", RSP_REQ_PROBE_LIBEVENTS, RSP_EXACT, NULL, NULL),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1694,6 +1718,8 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_FULL_DROP] = "Qprobe.fulldrop",
 	[RSP_REQ_PROBE_LOST] = "qprobe.lost",
 	[RSP_REQ_PROBE_SALVAGE] = "qprobe.salvage",
+	[RSP_REQ_PROBE_PENDING] = "Qprobe.pending",
+	[RSP_REQ_PROBE_LIBEVENTS] = "qprobe.libevents",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 

@@ -149,6 +149,12 @@ enum rsp_req_kind {
 				 * records a dead agent's pads left in the
 				 * process, as frames of the tracepoints now
 				 * defined */
+	RSP_REQ_PROBE_PENDING,	/* Qprobe.pending:n:addr:off:hexsym:hexlib
+				 * (the agent's own): tracepoint location
+				 * n/addr waits for a library: u.pending */
+	RSP_REQ_PROBE_LIBEVENTS, /* qprobe.libevents (the agent's own): what
+				 * became of the pending locations since the
+				 * last query */
 	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
 				   qRelocInsn:from;to request): u.reloc_len */
 
@@ -399,6 +405,14 @@ struct rsp_request {
 		} tbuf_read;
 		uint64_t reloc_len;
 		uint64_t stream_max;
+		struct {
+			uint32_t number;	/* the tracepoint (QTDP) */
+			uint64_t addr;		/* its location's address */
+			uint64_t offset;	/* from the symbol, or from
+						   the library's link-time 0 */
+			const char *sym;	/* decoded; "" for none */
+			const char *lib;	/* decoded, never empty */
+		} pending;
 	} u;
 	/* Storage for decoded strings and data (G, M, hex-encoded names). */
 	uint8_t scratch[RSP_MAX_PAYLOAD];

@@ -383,6 +383,11 @@ static void describe(const struct rsp_request *req, struct text *t)
 	case RSP_REQ_RELOC_INSN:
 		add(t, " len=%" PRIx64, req->u.reloc_len);
 		break;
+	case RSP_REQ_PROBE_PENDING:
+		add(t, " n=%u addr=%" PRIx64 " off=%" PRIx64 " sym=[%s] lib=[%s]",
+		    req->u.pending.number, req->u.pending.addr,
+		    req->u.pending.offset, req->u.pending.sym, req->u.pending.lib);
+		break;
 	default:
 		break;
 	}
@@ -664,6 +669,12 @@ static const struct row valid_rows[] = {
 	R("Qprobe.fulldrop:1", "Qprobe.fulldrop flag=1"),
 	R("qprobe.lost", "qprobe.lost"),
 	R("qprobe.salvage", "qprobe.salvage"),
+	/* _json, PyInit__json + 4 */
+	R("Qprobe.pending:3:2:4:5079496e69745f5f6a736f6e:5f6a736f6e",
+	  "Qprobe.pending n=3 addr=2 off=4 sym=[PyInit__json] lib=[_json]"),
+	R("Qprobe.pending:1:1139:0::6c6962742e736f",
+	  "Qprobe.pending n=1 addr=1139 off=0 sym=[] lib=[libt.so]"),
+	R("qprobe.libevents", "qprobe.libevents"),
 };
 
 /* Packets we must not claim to support: gdb needs the empty reply. */
@@ -683,6 +694,7 @@ static const struct row unknown_rows[] = {
 	R("qTStatusX", "unknown"),
 	R("qprobe.lost:1", "unknown"),
 	R("qprobe.salvage:1", "unknown"),
+	R("qprobe.libevents:1", "unknown"),
 	R("vCont", "unknown"),
 	R("vContX", "unknown"),
 	R("qSupportedX", "unknown"),
@@ -921,6 +933,10 @@ static const struct row invalid_rows[] = {
 	R("QTFrame:-2", "invalid"),
 	R("qTBuffer:0", "invalid"),
 	R("qprobe.frames:", "invalid"),
+	R("Qprobe.pending:1:1139:0::", "invalid"),	/* no library */
+	R("Qprobe.pending:1:1139:0:6c", "invalid"),	/* one field short */
+	R("Qprobe.pending:1:1139:0:6:6c", "invalid"),	/* odd hex */
+	R("Qprobe.pending:1:1139::61:6c", "invalid"),	/* no offset */
 	R("qprobe.frames:10,", "invalid"),
 	R("qprobe.frames:zz", "invalid"),
 	R("Qprobe.fullwait:", "invalid"),
