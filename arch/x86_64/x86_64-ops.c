@@ -180,7 +180,7 @@ int x86_64_op_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs
 	} else {
 		if ((err = mem->read(mem->ctx, sp, &v, 8)) < 0)
 			return err;
-		regs->flags = (uint32_t)v & ~X86_TF;
+		regs->flags = (uint32_t)v & ~(X86_TF | X86_RF);
 		regs->gpr[7] = sp + 8;
 	}
 	regs->pc += 1;
