@@ -931,8 +931,11 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0)
 		taken = fn(pr, standin, time_us, arg);
 	regs_invalidate(standin);
-	if (taken)
+	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+		if (pr)
+			pr->hits_recorded++;
+	}
 	return taken;
 }
 
