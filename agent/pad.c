@@ -848,6 +848,9 @@ bool pad_settle(struct thread *t)
 				debug("thread %d: cannot go back from its pad at %#llx: %s",
 				      t->tid, (unsigned long long)pc, strerror(-err));
 				regs_invalidate(t);
+			} else {
+				debug("thread %d: back from its pad at %#llx to the probe",
+				      t->tid, (unsigned long long)pc);
 			}
 			break;
 		}
