@@ -947,6 +947,49 @@ EOF
 	fi
 }
 
+# ftrace_case: gdb's fast tracepoints (FastTracepoints+): `ftrace` at the
+# same two sites asks for a jump pad or an error; each must collect its
+# one hit with the probe's pc and x0 = 7, and the program run as untraced.
+ftrace_case() {
+	gdb_case ftrace <<EOF
+break main
+run
+ftrace *square
+actions
+collect \$regs
+end
+ftrace *$bl
+actions
+collect \$regs
+end
+tstart
+monitor probes
+break checkpoint
+continue
+tstop
+tstatus
+tfind tracepoint 2
+printf "TP2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+tfind tracepoint 3
+printf "TP3 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+	square=$(ground ftrace square)
+	out="$run/ftrace.out"
+	pads=$(grep -c '^process [0-9]* 0x[0-9a-f]* pad (jump over 4 bytes' "$out") || true
+	if [ -n "$square" ] && [ "$pads" = 2 ] && grep -q "TP2 pc=$square x0=7\$" "$out" &&
+	   grep -q "TP3 pc=$bl x0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out" &&
+	   grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-ftrace.txt"; then
+		ok "ftrace at square's entry and main's bl: 2 pads, one frame each, pc and x0 = 7, the program as untraced"
+	else
+		not_ok "ftrace at square ($square) and bl ($bl)" "$pads pads" \
+			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not|[Ff]ast' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+}
+
 # Tracepoints, once per strategy (one agent each): at square's first
 # instruction (`sub sp, sp, ...`: the arch boosts it) and at main's
 # `bl square` (simulated), both collecting the registers.  Each frame must
@@ -1308,7 +1351,8 @@ EOF
 		not_ok "traced program ($strat) runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
 	fi
 	case $strat in
-	pad|auto) pad_settle_case "$strat" ;;
+	pad) ftrace_case; pad_settle_case "$strat" ;;
+	auto) pad_settle_case "$strat" ;;
 	esac
 	retprobe_cases "$strat"	# a64-ret
 	# probe-trace record --connect under the same agent.
