@@ -9,7 +9,7 @@
  * in its XOL area, within the jump's reach, and that code is replaced by
  * a jump:
  *
- *   site:  jmp pad                      (the rest of the window: int3)
+ *   site:  jmp pad                      (the rest of the window: breakpoints)
  *   pad:   save the registers           (arch emit_save_regs)
  *          [take a record of the ring, copy the registers and the
  *           state the frame leaves out (x87/SSE/AVX, aarch64's v
@@ -1028,8 +1028,8 @@ static int old_tables(struct process *p, uint64_t *starts, int max)
  * Salvage: the records an earlier agent's recording pads published in
  * `p` and that agent never took, oldest first, each to `fn` with its site
  * and a stand-in thread whose registers are the hit's (the record's tid
- * and time too, valid where the pad stored them; the bases it always
- * stores, by rdfsbase or arch_prctl).  The ring is read
+ * and time too, valid where the pad stored them; x86-64 pads always
+ * store the bases, by rdfsbase or arch_prctl).  The ring is read
  * through the process's memory (this agent has no mapping of it), and
  * every record handed over is marked taken there, so that a second
  * salvage does not see it again.  Records still claimed but unwritten
