@@ -122,7 +122,7 @@ kills, seed = int(sys.argv[2]), int(sys.argv[3])
 known_bugs = sys.argv[4] != ""
 
 for n in range(kills):
-    strategy = ("step", "boost", "emulate")[n % 3]
+    strategy = ("step", "boost", "emulate", "pad")[n % 4]
     mode = ("started", "attached", "while-stepping")[n // 3 % 3]
     delay = random.Random(seed * 100003 + n).randint(0, 250000)
     # Known bug (doc/aarch64.md): attached to the program, the agent
