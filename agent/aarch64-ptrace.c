@@ -233,6 +233,61 @@ static int a64_peek_gpr(pid_t tid, unsigned int regnum, uint64_t *value)
 	return 0;
 }
 
+/*
+ * The registers a jump pad saved for a hit (aarch64-pad.c): `frame` holds
+ * x0-x30, sp, pc (the probe) and nzcv.  The pad touches nothing else: the
+ * rest of pstate is the kernel's (read once if this thread has not been
+ * read yet; BTYPE is 0 after the B that entered the pad), and the v
+ * registers, fpsr and fpcr of a stopped thread are the kernel's, read
+ * when asked for.  A record of the collector (may_fetch false: no thread
+ * to ask) has them in its image: v0-v31, fpsr at 512, fpcr at 516.  The
+ * thread's own general registers are the pad's: t->regs_pad makes a
+ * flush write them all.
+ */
+#define PSTATE_KEPT (~0xf0000c00ull)	/* all but NZCV and BTYPE */
+
+static int a64_load_pad(struct thread *t, const uint64_t *frame,
+			const uint8_t *image, bool xsave, const uint64_t *bases,
+			bool may_fetch)
+{
+	struct user_regs_struct ur;
+	int err;
+
+	(void)xsave;
+	(void)bases;
+	regs_invalidate(t);
+	if (may_fetch && kernel_gpr(t)->pc == 0 &&
+	    (err = getregset(t->tid, NT_PRSTATUS, kernel_gpr(t), sizeof(ur))) < 0)
+		return err;
+	ur = *kernel_gpr(t);
+	for (int i = 0; i <= A64_LR; i++)
+		ur.regs[i] = frame[i];
+	ur.sp = frame[A64_SP];
+	ur.pc = frame[A64_PC];
+	ur.pstate = (ur.pstate & PSTATE_KEPT) | (frame[A64_CPSR] & 0xf0000000ull);
+	gpr_from_kernel(t->regcache, &ur);
+	t->gpr_valid = true;
+	if (!may_fetch && image) {
+		struct user_fpsimd_struct fp;
+		memset(&fp, 0, sizeof(fp));
+		memcpy(fp.vregs, image, sizeof(fp.vregs));
+		memcpy(&fp.fpsr, image + 512, 4);
+		memcpy(&fp.fpcr, image + 516, 4);
+		fp_from_kernel(t->regcache, &fp);
+		t->regs_valid = true;
+	}
+	t->regs_pad = true;
+	return 0;
+}
+
+/* No choices: the pads' layout is fixed (aarch64-pad.c). */
+static void a64_pad_options(struct process *p, bool *xsave, bool *fsgsbase)
+{
+	(void)p;
+	*xsave = false;
+	*fsgsbase = false;
+}
+
 static bool a64_is_general(unsigned int regnum)
 {
 	return regnum <= A64_CPSR;
@@ -514,6 +569,37 @@ _Static_assert(offsetof(siginfo_t, si_code) == 8 && offsetof(siginfo_t, si_pid) 
 _Static_assert(KEEPER_PAGE_TABLE == 1024 && KEEPER_PAGE_DFL == 992,
 	       "the handler's adr operands");
 
+/*
+ * A pad's `brk #0; ldar w5, [x24]; cmp w5, #DONE; b.ne brk` (16 bytes,
+ * aarch64-pad.c) becomes `movz w5, #DONE; str w5, [x20, #ready]; nop;
+ * nop`: a thread in the pad runs on through it and frees its entry.  A
+ * thread at the BRK runs the store; one past it goes past the four.
+ */
+static int a64_pad_open(uint8_t *out, size_t size, uint32_t ready_off)
+{
+	const uint32_t w[4] = {
+		0x52800000u | PAD_DONE << 5 | 5,
+		0xb9000000u | (ready_off / 4) << 10 | 20 << 5 | 5,
+		0xd503201fu, 0xd503201fu,
+	};
+
+	if (size < sizeof(w) || (ready_off & 3) || ready_off >= 4 * 4096)
+		return -ENOSPC;
+	memcpy(out, w, sizeof(w));
+	return (int)sizeof(w);
+}
+
+static int a64_pad_fix(uint64_t trap, uint64_t pc, uint64_t *new_pc)
+{
+	if (pc == trap)
+		*new_pc = trap;
+	else if (pc > trap && pc < trap + 16)
+		*new_pc = trap + 16;
+	else
+		return 0;
+	return 1;
+}
+
 /* x0..x30 (gdb 0-30) are uc_mcontext.regs[]; sp and pc are not taken. */
 static int a64_uc_gpr_offset(int regnum)
 {
@@ -531,7 +617,8 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.flush = a64_flush,
 	.peek_gpr = a64_peek_gpr,
 	.is_general = a64_is_general,
-	.load_pad = NULL,		/* no jump pads on aarch64 yet */
+	.load_pad = a64_load_pad,
+	.pad_options = a64_pad_options,
 	.hw_step = a64_hw_step,
 	.trap_kind = a64_trap_kind,
 	.hw_caps = a64_hw_caps,
@@ -571,7 +658,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 					 * words write only the probed
 					 * instruction's own registers */
 		.step_sticks = true,	/* TIF_SINGLESTEP outlives the tracer */
-		.pad_open = NULL,	/* no jump pads */
-		.pad_fix = NULL,
+		.pad_open = a64_pad_open,
+		.pad_fix = a64_pad_fix,
 	},
 };

@@ -561,6 +561,10 @@ struct probe {
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
 	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */
 	uint64_t pad_resume;	/* the relocated window in the pad */
+	/* Hits so far: those that stopped the thread (its breakpoint, or its
+	 * pad's trap), and those a pad recorded in the process (taken from
+	 * the ring).  `monitor probes` shows them. */
+	uint64_t hits_stopped, hits_recorded;
 };
 
 /* probe_insert_flags: the owner allows a jump pad at the site. */

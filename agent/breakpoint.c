@@ -123,26 +123,32 @@ int bp_remove(struct process *p, uint64_t addr)
 
 /*
  * A jump pad's site (pad.c): the breakpoint at `addr` (taken by the
- * probe first) becomes the `len` bytes of `code`, a jump.  Bytes 1..len-1
- * go first, the breakpoint's byte last: a thread arriving meanwhile
- * traps on the breakpoint and the probe handles it the slow way.  The
- * saved bytes grow to the whole window, so reads (mem_read), a fork
- * child's copy and the removal all see and restore the original code.
+ * probe first) becomes the `len` bytes of `code`, a jump.  The bytes
+ * after the breakpoint go first, the breakpoint's last: a thread
+ * arriving meanwhile traps on the breakpoint and the probe handles it
+ * the slow way.  Where the jump is no longer than the breakpoint
+ * (aarch64: a B over the BRK, one aligned word), the one write replaces
+ * it.  The saved bytes grow to the whole window, so reads (mem_read), a
+ * fork child's copy and the removal all see and restore the original
+ * code.
  */
 int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len)
 {
 	struct sw_breakpoint *b = bp_find(p, addr);
 	size_t bl = agent.arch->bp_len;
 
-	if (!b || b->patched || len <= bl || len > sizeof(b->saved))
+	if (!b || b->patched || len < bl || len > sizeof(b->saved))
 		return -EINVAL;
-	if (mem_read_raw(p, addr + bl, b->saved + bl, len - bl) != (ssize_t)(len - bl))
+	if (len > bl &&
+	    mem_read_raw(p, addr + bl, b->saved + bl, len - bl) != (ssize_t)(len - bl))
 		return -EIO;
 	keeper_site_set(p->pid, addr, b->saved, code, len);
-	if (mem_write_raw(p, addr + bl, code + bl, len - bl) != (ssize_t)(len - bl))
+	if (len > bl &&
+	    mem_write_raw(p, addr + bl, code + bl, len - bl) != (ssize_t)(len - bl))
 		return -EIO;
 	if (mem_write_raw(p, addr, code, bl) != (ssize_t)bl) {
-		mem_write_raw(p, addr + bl, b->saved + bl, len - bl);
+		if (len > bl)
+			mem_write_raw(p, addr + bl, b->saved + bl, len - bl);
 		keeper_site_set(p->pid, addr, b->saved, agent.arch->bp_insn, bl);
 		return -EIO;
 	}
@@ -167,7 +173,8 @@ int bp_unpatch(struct process *p, uint64_t addr)
 		return 0;
 	}
 	if (mem_write_raw(p, addr, arch->bp_insn, bl) != (ssize_t)bl ||
-	    mem_write_raw(p, addr + bl, b->saved + bl, b->len - bl) != (ssize_t)(b->len - bl))
+	    (b->len > bl &&
+	     mem_write_raw(p, addr + bl, b->saved + bl, b->len - bl) != (ssize_t)(b->len - bl)))
 		return -EIO;
 	b->len = bl;
 	b->patched = false;

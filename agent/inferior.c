@@ -489,6 +489,7 @@ static enum wait_outcome probe_hit(struct probe *pr, struct thread *t,
 
 	if (!blk)
 		return WAIT_REPORT;
+	pr->hits_stopped++;
 	regblock_set(agent.arch, blk, agent.arch->pc_regnum, pr->addr);
 	t->regs_dirty = true;
 	t->probe_skip = 0;
@@ -558,6 +559,7 @@ static enum wait_outcome pad_hit(struct probe *pr, struct thread *t,
 	bool skip = t->probe_skip == pr->addr;
 	int report = 0;
 
+	pr->hits_stopped++;
 	t->probe_skip = 0;
 	if (!skip && pr->on_hit)
 		report = pr->on_hit(pr, t, pr->arg);

@@ -33,7 +33,9 @@ static const char monitor_help[] =
 	"                          before tstart, N at a function's entry\n"
 	"  return-probe            list the return probes\n"
 	"  probes                  list the agent's probes: address, how a hit\n"
-	"                          runs (pad, emulate, boost, step), owner\n";
+	"                          runs (pad, emulate, boost, step), owner, and\n"
+	"                          the hits that stopped the thread and that a\n"
+	"                          pad recorded in the process\n";
 
 /* One line per probe of every process: what a hit costs there. */
 static void list_probes(struct rsp_buf *reply)
@@ -44,7 +46,7 @@ static void list_probes(struct rsp_buf *reply)
 		[PROBE_OWNER_RETURN] = "return probes (unwinder)",
 		[PROBE_OWNER_SOLIB] = "library events",
 	};
-	char line[256];
+	char line[512];
 	int n = 0;
 
 	for (struct process *p = agent.processes; p; p = p->next) {
@@ -53,16 +55,22 @@ static void list_probes(struct rsp_buf *reply)
 					    owners[pr->owner] ? owners[pr->owner] : "agent";
 			if (pr->pad)
 				snprintf(line, sizeof(line),
-					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s), else %s (%s), %s\n",
+					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s), else %s (%s), %s; "
+					 "hits: %llu stopped, %llu recorded in the process\n",
 					 p->pid, (unsigned long long)pr->addr, pr->pad_window,
 					 (unsigned long long)pr->pad,
 					 pr->pad_collect ? "; collects in the process, no stop" : "",
 					 arch_strategy_name(pr->strategy),
-					 pr->insn.reason, owner);
+					 pr->insn.reason, owner,
+					 (unsigned long long)pr->hits_stopped,
+					 (unsigned long long)pr->hits_recorded);
 			else
-				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s\n",
+				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s; "
+					 "hits: %llu stopped, %llu recorded in the process\n",
 					 p->pid, (unsigned long long)pr->addr,
-					 arch_strategy_name(pr->strategy), pr->insn.reason, owner);
+					 arch_strategy_name(pr->strategy), pr->insn.reason, owner,
+					 (unsigned long long)pr->hits_stopped,
+					 (unsigned long long)pr->hits_recorded);
 			server_console(line);
 		}
 	}

@@ -4,13 +4,16 @@
  *
  * A probe whose code has room for a jump (x86-64: 5 bytes, the probed
  * instruction or, when the function's symbol shows that no branch lands
- * inside them, the instructions that cover 5 bytes) gets, on top of its
- * breakpoint, a pad in its XOL area, and that code is replaced by a jump:
+ * inside them, the instructions that cover 5 bytes; aarch64: the one
+ * instruction a 4-byte B replaces) gets, on top of its breakpoint, a pad
+ * in its XOL area, within the jump's reach, and that code is replaced by
+ * a jump:
  *
- *   site:  jmp pad                      (the rest of the window: int3)
+ *   site:  jmp pad                      (the rest of the window: breakpoints)
  *   pad:   save the registers           (arch emit_save_regs)
  *          [take a record of the ring, copy the registers and the
- *           x87/SSE/AVX state there, go to the restore (emit_pad_collect);
+ *           state the frame leaves out (x87/SSE/AVX, aarch64's v
+ *           registers) there, go to the restore (emit_pad_collect);
  *           a full ring falls through]
  *          claim an entry of the table, copy the same there, trap
  *                                       (arch emit_pad_handoff)
@@ -27,7 +30,10 @@
  * has everything the hit needs without PTRACE_GETREGS, GETREGSET or a PC
  * write, and the thread simply continues and frees its entry on its way
  * out: two system calls a hit instead of five.  That pad runs gettid in
- * the process.
+ * the process.  Where the trap leaves the pc on itself (aarch64's BRK),
+ * the thread cannot just continue: it gets the frame's registers with
+ * its pc at the pad's copy of the displaced code, in one register write,
+ * and the agent frees its entry.
  *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it
@@ -35,11 +41,16 @@
  * the original bytes.  Whenever a thread must leave a pad other than by
  * running on (gdb is told of its stop, while-stepping, detach, removal),
  * the agent puts the saved registers back with the PC at the probe, or
- * steps it out, so gdb never sees a pad address (pad_settle).
+ * steps it out, so gdb never sees a pad address (pad_settle).  What a step
+ * cannot do there the arch says (arch_ops.pad_step): x86-64's pushfq and
+ * popfq are done by hand; an exclusive pair (aarch64's claims) never
+ * succeeds stepped, and the thread goes back to the probe with its frame
+ * instead, before anything of the hit is published.
  *
  * Pads are refused where the shared memory cannot be set up (no memfd,
- * no /proc/PID/fd): the probe stays a breakpoint.  x86-64 only (the arch
- * ops; r14 and the trap flag below are its).
+ * no /proc/PID/fd), or the arch has none (its arch_ops and ptrace ops
+ * say): the probe stays a breakpoint.  The layout of the shared memory
+ * is the arch's (struct arch_pad_layout).
  */
 #define LOG_DOMAIN "pad"
 #include "config.h"
@@ -61,34 +72,55 @@
 #include "agent/keeper.h"
 #include "agent/log.h"
 
-/* The table: entries of 1 KiB (the XSAVE image up to AVX is 832 bytes). */
-#define PAD_ENTRY_SHIFT 10
+/*
+ * The shared memory: the table of PAD_ENTRIES entries, then the
+ * collector's ring: a page for its head, then records laid out as
+ * entries (struct arch_pad_layout: the arch's), with the sequence word
+ * where an entry has its owner.
+ */
 #define PAD_ENTRIES 256
-#define PAD_TABLE_SIZE ((size_t)PAD_ENTRIES << PAD_ENTRY_SHIFT)
-/* After it, the collector's ring: a page for its head, then records laid
- * out as entries, with the sequence word where an entry has its owner. */
-#define RING_OFF PAD_TABLE_SIZE
 #define RING_RECORDS_OFF 4096
 #define RING_RECORDS 4096
-#define RING_SIZE (RING_RECORDS_OFF + ((size_t)RING_RECORDS << PAD_ENTRY_SHIFT))
-#define OFF_SEQ 832
-#define OFF_TID 1000		/* after the frame (856 + 144) */
-#define OFF_TIME 1008		/* struct timespec, to the record's end */
-#define PAD_SHM_SIZE (PAD_TABLE_SIZE + RING_SIZE)
 #define PAD_HOLES 64
-#define OFF_OWNER 832
-#define OFF_READY 836
-#define OFF_BASES 840
-#define OFF_FRAME 856
-#define FRAME_WORDS 18
-#define FRAME_PC 16
+#define FRAME_WORDS_MAX 64
 
-#define PAD_CODE_MAX 512
+#define PAD_CODE_MAX 1024
 #define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
-#define HWCAP2_FSGSBASE_BIT (1u << 1)
-#define TRAP_FLAG 0x100		/* x86 EFLAGS.TF */
-#define FLAGS_REGNUM 17		/* x86-64 eflags in gdb's numbering */
-#define PAD_ENTRY_REGNUM 14	/* x86-64 r14: the entry a trapped pad uses */
+
+static const struct arch_pad_layout *layout(void)
+{
+	return agent.arch->pad_layout;
+}
+
+static size_t table_size(void)
+{
+	return (size_t)PAD_ENTRIES << layout()->entry_shift;
+}
+
+/* The ring's offset in the shared memory (after the table). */
+static size_t ring_off(void)
+{
+	return table_size();
+}
+
+static size_t ring_records_bytes(void)
+{
+	return (size_t)RING_RECORDS << layout()->entry_shift;
+}
+
+static size_t shm_size(void)
+{
+	return table_size() + RING_RECORDS_OFF + ring_records_bytes();
+}
+
+/* The probe's address a frame holds. */
+static uint64_t frame_pc(const uint8_t *e)
+{
+	uint64_t pc;
+
+	memcpy(&pc, e + layout()->off_frame + 8 * layout()->frame_pc, 8);
+	return pc;
+}
 
 /* Code of a pad, kept until the process goes (threads may still be in
  * it after its probe is removed). */
@@ -112,13 +144,13 @@ struct pad_table {
 
 static uint8_t *record_at(struct pad_table *pt, uint64_t pos)
 {
-	return pt->local + RING_OFF + RING_RECORDS_OFF +
-	       ((size_t)(pos & (RING_RECORDS - 1)) << PAD_ENTRY_SHIFT);
+	return pt->local + ring_off() + RING_RECORDS_OFF +
+	       ((size_t)(pos & (RING_RECORDS - 1)) << layout()->entry_shift);
 }
 
 static volatile uint64_t *seq_of(uint8_t *rec)
 {
-	return (volatile uint64_t *)(rec + OFF_SEQ);
+	return (volatile uint64_t *)(rec + layout()->off_seq);
 }
 
 static volatile uint32_t *word(uint8_t *e, unsigned int off)
@@ -128,7 +160,7 @@ static volatile uint32_t *word(uint8_t *e, unsigned int off)
 
 static uint8_t *entry_at(struct pad_table *pt, unsigned int i)
 {
-	return pt->local + ((size_t)i << PAD_ENTRY_SHIFT);
+	return pt->local + ((size_t)i << layout()->entry_shift);
 }
 
 /*
@@ -136,7 +168,8 @@ static uint8_t *entry_at(struct pad_table *pt, unsigned int i)
  * searched as the pad claims: from tid mod entries on.  A thread owns two
  * when a signal handler ran into a pad while it was in one; if both are
  * ready (the signal came between the ready mark and the trap), the one
- * the trapped pad uses is in its entry register (x86-64: r14), read then.
+ * the trapped pad uses is in its entry register (arch_ops.pad_entry_regnum:
+ * x86-64 r14, aarch64 x20), read then.
  */
 static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
 {
@@ -144,15 +177,16 @@ static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
 
 	for (unsigned int k = 0; k < PAD_ENTRIES; k++) {
 		uint8_t *e = entry_at(pt, ((unsigned int)tid + k) & (PAD_ENTRIES - 1));
-		if (*word(e, OFF_OWNER) != (uint32_t)tid ||
-		    __atomic_load_n(word(e, OFF_READY), __ATOMIC_ACQUIRE) != ready)
+		if (*word(e, layout()->off_owner) != (uint32_t)tid ||
+		    __atomic_load_n(word(e, layout()->off_ready), __ATOMIC_ACQUIRE) != ready)
 			continue;
 		if (!found) {
 			found = e;
 			continue;
 		}
 		uint64_t reg;
-		if (agent.ptrace->peek_gpr(tid, PAD_ENTRY_REGNUM, &reg) < 0)
+		if (agent.ptrace->peek_gpr(tid, (unsigned int)agent.arch->pad_entry_regnum,
+					   &reg) < 0)
 			return found;
 		uint64_t at = pt->remote + (uint64_t)(found - pt->local);
 		if (reg == at)
@@ -183,17 +217,16 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 {
 	static const char name[] = "probe-agent-pads";
 	struct thread *t = process_stopped_thread(p);
-	uint8_t *blk;
-	uint64_t sp, name_at;
-	long fd = -1, addr, ret;
+	const size_t size = shm_size();
+	uint64_t sp, name_at, addr = 0;
+	long fd = -1, ret;
 	int err, lfd;
 	char path[64];
 
-	if (!t || !(blk = regs_block_gpr(t))) {
+	if (!t || regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0) {
 		snprintf(why, whylen, "no stopped thread to set up the pads' memory");
 		return -ESRCH;
 	}
-	memcpy(&sp, blk + agent.arch->regs[agent.arch->sp_regnum].offset, 8);
 	name_at = (sp - 1024) & ~(uint64_t)15;
 	if (mem_write_raw(p, name_at, name, sizeof(name)) != (ssize_t)sizeof(name)) {
 		snprintf(why, whylen, "cannot write below the stack of thread %d", t->tid);
@@ -201,10 +234,10 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 	}
 	err = remote_call(t, SYS_memfd_create, (long)name_at, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
 	if (err == 0)
-		err = remote_call(t, SYS_ftruncate, fd, PAD_SHM_SIZE, 0, 0, 0, 0, &ret);
+		err = remote_call(t, SYS_ftruncate, fd, (long)size, 0, 0, 0, 0, &ret);
 	if (err == 0)
-		err = remote_call(t, SYS_mmap, 0, PAD_SHM_SIZE, PROT_READ | PROT_WRITE,
-				  MAP_SHARED, fd, 0, &addr);
+		err = inferior_mmap(t, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				    (int)fd, 0, &addr);
 	if (err < 0) {
 		snprintf(why, whylen, "process %d cannot create the pads' shared memory: %s",
 			 p->pid, strerror(-err));
@@ -215,19 +248,19 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 	if (lfd < 0) {
 		err = -errno;
 		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
-		remote_call(t, SYS_munmap, addr, PAD_SHM_SIZE, 0, 0, 0, 0, &ret);
+		remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
-	pt->local = mmap(NULL, PAD_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+	pt->local = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
 	close(lfd);
 	if (pt->local == MAP_FAILED) {
 		err = -errno;
 		pt->local = NULL;
 		snprintf(why, whylen, "cannot map the pads' memory: %s", strerror(errno));
-		remote_call(t, SYS_munmap, addr, PAD_SHM_SIZE, 0, 0, 0, 0, &ret);
+		remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
-	pt->remote = (uint64_t)addr;
+	pt->remote = addr;
 	/* Record i is free for position i. */
 	for (unsigned int i = 0; i < RING_RECORDS; i++)
 		*seq_of(record_at(pt, i)) = i;
@@ -256,10 +289,7 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 		pt->failed = true;
 		return NULL;
 	}
-	pt->xsave = p->features & ARCH_FEAT_AVX;
-	uint64_t hwcap2 = 0;
-	pt->fsgsbase = process_auxv(p, AT_HWCAP2, &hwcap2) &&
-		       (hwcap2 & HWCAP2_FSGSBASE_BIT);
+	agent.ptrace->pad_options(p, &pt->xsave, &pt->fsgsbase);
 	debug("table at %#llx in %d (xsave %d, fsgsbase %d)",
 	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fsgsbase);
 	return pt;
@@ -285,7 +315,8 @@ int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t why
 
 	/* Both halves must have them: the arch's emitters and the ptrace
 	 * side's reading of a hit's registers. */
-	if (!arch->emit_pad_handoff || !agent.ptrace->load_pad) {
+	if (!arch->emit_pad_handoff || !arch->pad_layout || !arch->pad_step ||
+	    !agent.ptrace->load_pad || !agent.ptrace->pad_options) {
 		snprintf(why, whylen, "no jump pads on %s", arch->name);
 		return -ENOTSUP;
 	}
@@ -344,11 +375,12 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 
 	if (!(pt = table_get(p, why, whylen)))
 		return -ENOMEM;
+	const struct arch_pad_layout *l = layout();
 	struct arch_pad_handoff h = {
-		.table = pt->remote, .entry_shift = PAD_ENTRY_SHIFT,
-		.nentries = PAD_ENTRIES, .off_owner = OFF_OWNER,
-		.off_ready = OFF_READY, .off_bases = OFF_BASES,
-		.off_frame = OFF_FRAME, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
+		.table = pt->remote, .entry_shift = l->entry_shift,
+		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
+		.off_ready = l->off_ready, .off_bases = l->off_bases,
+		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 	};
 	/* Its length first (the window's code depends on where it goes). */
 	n = arch->emit_save_regs(code, sizeof(code), pr->addr);
@@ -366,12 +398,13 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		collect = PAD_STOPS;
 	if (collect != PAD_STOPS) {
 		struct arch_pad_ring r = {
-			.ring = pt->remote + RING_OFF, .off_records = RING_RECORDS_OFF,
-			.record_shift = PAD_ENTRY_SHIFT, .nrecords = RING_RECORDS,
-			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
-			.off_frame = OFF_FRAME, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
+			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
+			.record_shift = l->entry_shift, .nrecords = RING_RECORDS,
+			.off_seq = l->off_seq, .off_bases = l->off_bases,
+			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 			.time_tid = collect == PAD_REGS_TIME_TID,
-			.off_tid = OFF_TID, .off_time = OFF_TIME,
+			.off_tid = l->off_tid, .off_time = l->off_time,
+			.image = true,
 		};
 		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
 		if (m < 0) {
@@ -401,9 +434,8 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		return m;
 	}
 	n += m;
-	/* The window, relocated, plus the jump back: at most two jumps and
-	 * the instruction. */
-	err = xol_span_alloc(p, pr->addr, n + 128, &at);
+	/* The window, relocated, plus the jump back. */
+	err = xol_span_alloc(p, pr->addr, n + arch->pad_window_max, &at);
 	if (err < 0) {
 		snprintf(why, whylen, "no room for a pad within reach");
 		return err;
@@ -447,8 +479,16 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		snprintf(why, whylen, "the pad is out of a jump's reach");
 		return m;
 	}
-	memset(site + m, arch->bp_insn[0], inlen - m);
-	keeper_code(p->pid, KEEPER_PAD, at + trap_off, pr->addr, 0, 0, -1, OFF_READY);
+	/* The rest of the window: breakpoints (a thread that lands there
+	 * after all traps rather than runs half an instruction). */
+	if ((inlen - (size_t)m) % arch->bp_len) {
+		snprintf(why, whylen, "the jump leaves %zu bytes, no whole breakpoint",
+			 inlen - (size_t)m);
+		return -EINVAL;
+	}
+	for (size_t i = (size_t)m; i < inlen; i += arch->bp_len)
+		memcpy(site + i, arch->bp_insn, arch->bp_len);
+	keeper_code(p->pid, KEEPER_PAD, at + trap_off, pr->addr, 0, 0, -1, l->off_ready);
 	err = bp_patch(p, pr->addr, site, inlen);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot write the jump at 0x%llx: %s",
@@ -516,11 +556,8 @@ void pad_resume_skip(struct thread *t)
 
 	if (!pr || !pr->pad_collect || regs_get_pc(t) != pr->addr)
 		return;
-	uint8_t *blk = regs_block_gpr(t);
-	if (!blk)
+	if (regs_set(t, (unsigned int)agent.arch->pc_regnum, pr->pad_resume) < 0)
 		return;
-	memcpy(blk + agent.arch->regs[agent.arch->pc_regnum].offset, &pr->pad_resume, 8);
-	t->regs_dirty = true;
 	t->probe_skip = 0;
 }
 
@@ -561,9 +598,40 @@ struct probe *pad_entered(struct process *p, uint64_t pc)
 
 static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
 {
-	return regs_load_pad(t, (const uint64_t *)(e + OFF_FRAME), e, pt->xsave,
-			     pt->fsgsbase ? (const uint64_t *)(e + OFF_BASES) : NULL,
+	return regs_load_pad(t, (const uint64_t *)(e + layout()->off_frame), e, pt->xsave,
+			     pt->fsgsbase ? (const uint64_t *)(e + layout()->off_bases) : NULL,
 			     true);
+}
+
+/*
+ * Where the trap leaves the pc on itself (aarch64's BRK:
+ * bp_pc_after_trap 0), a thread resumed as it is would trap again.
+ */
+static bool trap_stays(void)
+{
+	return agent.arch->bp_pc_after_trap < agent.arch->bp_len;
+}
+
+/* Thread t, stopped at a pad's trap with its entry marked done, runs on
+ * through the pad from the instruction after the trap. */
+static void run_on(struct thread *t)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint64_t pc;
+
+	regs_invalidate(t);
+	if (!trap_stays())
+		return;
+	pc = regs_get_pc(t);
+	if (!pc || regs_set(t, (unsigned int)arch->pc_regnum,
+			    pc - arch->bp_pc_after_trap + arch->bp_len) < 0)
+		debug("thread %d: cannot move past its pad's trap", t->tid);
+}
+
+static void release(uint8_t *e)
+{
+	__atomic_store_n(word(e, layout()->off_ready), PAD_FREE, __ATOMIC_RELAXED);
+	__atomic_store_n(word(e, layout()->off_owner), 0, __ATOMIC_RELEASE);
 }
 
 /*
@@ -585,39 +653,49 @@ enum pad_trap pad_trap(struct thread *t, struct probe **pr)
 				continue;
 			if ((e = owned_entry(o->pads, t->tid, PAD_READY))) {
 				debug("thread %d ran a pad of process %d", t->tid, o->pid);
-				__atomic_store_n(word(e, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
+				__atomic_store_n(word(e, layout()->off_ready), PAD_DONE,
+						 __ATOMIC_RELEASE);
+				run_on(t);
 				return PAD_TRAP_RESUME;
 			}
 		}
 		return PAD_TRAP_NONE;
 	}
-	uint64_t addr = ((const uint64_t *)(e + OFF_FRAME))[FRAME_PC];
-	*pr = probe_at(t->proc, addr);
+	*pr = probe_at(t->proc, frame_pc(e));
 	if (!*pr || !(*pr)->pad || load(t, pt, e) < 0) {
-		__atomic_store_n(word(e, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
-		regs_invalidate(t);
+		__atomic_store_n(word(e, layout()->off_ready), PAD_DONE, __ATOMIC_RELEASE);
+		run_on(t);
 		return PAD_TRAP_RESUME;
 	}
 	t->pad_entry = e;	/* pad_continue or pad_leave frees it */
 	return PAD_TRAP_HIT;
 }
 
-/* After a hit: the thread runs on in its pad. */
+/*
+ * After a hit: the thread runs on in its pad.  Where the trap stays on
+ * itself, the thread instead takes the frame's registers (its cache
+ * since the hit) with its pc at the pad's copy of the displaced code,
+ * which jumps back: one register write instead of a read and a write to
+ * move the pc past the trap, and the entry is freed here.
+ */
 void pad_continue(struct thread *t)
 {
 	uint8_t *e = t->pad_entry ? t->pad_entry
 				  : owned_entry(t->proc->pads, t->tid, PAD_READY);
 
 	t->pad_entry = NULL;
+	if (e && trap_stays() && t->regs_pad) {
+		struct probe *pr = probe_at(t->proc, regs_get_pc(t));
+		if (pr && pr->pad &&
+		    regs_set(t, (unsigned int)agent.arch->pc_regnum, pr->pad_resume) == 0 &&
+		    regs_flush(t) == 0) {
+			release(e);
+			return;
+		}
+	}
 	if (e)
-		__atomic_store_n(word(e, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
-	regs_invalidate(t);
-}
-
-static void release(uint8_t *e)
-{
-	__atomic_store_n(word(e, OFF_READY), PAD_FREE, __ATOMIC_RELAXED);
-	__atomic_store_n(word(e, OFF_OWNER), 0, __ATOMIC_RELEASE);
+		__atomic_store_n(word(e, layout()->off_ready), PAD_DONE, __ATOMIC_RELEASE);
+	run_on(t);
 }
 
 /*
@@ -649,30 +727,39 @@ int pad_leave(struct thread *t)
 	return 0;
 }
 
-/*
- * The pad's popfq, for a thread being stepped out: done here, since a
- * single-stepped popf leaves the trap flag set (the kernel cannot tell
- * whether the program meant to set it) and the thread would trap on.
- */
-static int pop_flags(struct thread *t)
+static int mem_cb_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	const struct arch_ops *arch = agent.arch;
-	uint8_t *blk = regs_block_gpr(t);
-	uint64_t sp, pc, fl;
-	uint32_t fl32;
+	return mem_read_raw(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
 
-	if (!blk)
-		return -ESRCH;
-	memcpy(&sp, blk + arch->regs[arch->sp_regnum].offset, 8);
-	memcpy(&pc, blk + arch->regs[arch->pc_regnum].offset, 8);
-	if (mem_read_raw(t->proc, sp, &fl, 8) != 8)
+static int mem_cb_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	return mem_write_raw(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/*
+ * A thread stopped in pad code `c` where a step makes no progress (the
+ * arch's pad_step said so): back at the probe with the registers of the
+ * frame at `frame_at`, the hit not taken (it comes again when the thread
+ * runs on).  Nothing of the hit is published yet there.
+ */
+static int rewind_to_probe(struct thread *t, const struct pad_code *c,
+			   uint64_t frame_at)
+{
+	static const uint8_t no_image[1024];
+	const struct arch_pad_layout *l = layout();
+	uint64_t frame[FRAME_WORDS_MAX];
+	size_t n = (size_t)l->frame_words * 8;
+	int err;
+
+	if (l->frame_words > FRAME_WORDS_MAX || l->image_bytes > sizeof(no_image))
+		return -E2BIG;
+	if (mem_read_raw(t->proc, frame_at, frame, n) != (ssize_t)n)
 		return -EFAULT;
-	fl32 = (uint32_t)fl & ~(uint32_t)TRAP_FLAG;
-	sp += 8;
-	pc += 1;
-	memcpy(blk + arch->regs[arch->sp_regnum].offset, &sp, 8);
-	memcpy(blk + arch->regs[arch->pc_regnum].offset, &pc, 8);
-	memcpy(blk + arch->regs[FLAGS_REGNUM].offset, &fl32, 4);
+	if (frame[l->frame_pc] != c->site)
+		return -EINVAL;
+	if ((err = regs_load_pad(t, frame, no_image, false, NULL, true)) < 0)
+		return err;
 	t->regs_dirty = true;
 	return regs_flush(t);
 }
@@ -682,11 +769,14 @@ static int pop_flags(struct thread *t)
  * told of its stop, or the pad goes.  At the trap, with its entry still
  * its own, it takes the registers of the entry at the probe (a hit not
  * yet handled is handled first); anywhere else it is single-stepped to
- * the trap or out.  Signals that come meanwhile are queued again.
+ * the trap or out, or, where the arch says a step cannot go on (an
+ * exclusive pair before the hit is published), put back at the probe
+ * with its frame.  Signals that come meanwhile are queued again.
  * Returns true if it moved.
  */
 bool pad_settle(struct thread *t)
 {
+	const struct arch_ops *arch = agent.arch;
 	struct process *p = t->proc;
 	struct pad_table *pt = p->pads;
 	siginfo_t kept[4];
@@ -703,7 +793,7 @@ bool pad_settle(struct thread *t)
 		if (!c)
 			break;
 		moved = true;
-		if (pc == c->trap + 1) {
+		if (pc == c->trap + arch->bp_pc_after_trap) {
 			uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
 			struct probe *pr = probe_at(p, c->site);
 
@@ -723,14 +813,48 @@ bool pad_settle(struct thread *t)
 				}
 			}
 			regs_invalidate(t);
+			if (trap_stays()) {
+				/* Stepped, the trap would only trap again. */
+				run_on(t);
+				if (regs_flush(t) < 0)
+					break;
+				continue;
+			}
 		}
-		/* The pad's pushfq, stepped, would save the trap flag the
-		 * step sets, and its popfq put it back for good. */
-		uint8_t op = 0;
-		bool pushf = mem_read_raw(p, pc, &op, 1) == 1 && op == 0x9c;
-		if (op == 0x9d && pop_flags(t) == 0)
+		/* What a step cannot do there, the arch does or says. */
+		uint8_t insn[ARCH_INSN_MAX];
+		size_t len = c->addr + c->len - pc;
+		if (len > arch->max_insn_len)
+			len = arch->max_insn_len;
+		if (len > sizeof(insn))
+			len = sizeof(insn);
+		uint8_t *blk = regs_block_gpr(t);
+		if (!blk || mem_read_raw(p, pc, insn, len) != (ssize_t)len)
+			break;
+		struct arch_gpregs g;
+		struct arch_mem mem = { p, mem_cb_read, mem_cb_write };
+		regs_to_gpregs(blk, &g);
+		int how = arch->pad_step(insn, len, &g, &mem);
+		if (how == ARCH_PAD_DONE) {
+			regs_from_gpregs(blk, &g);
+			t->regs_dirty = true;
+			if (regs_flush(t) < 0)
+				break;
 			continue;
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0)
+		}
+		if (how == ARCH_PAD_REWIND) {
+			int err = rewind_to_probe(t, c, g.gpr[arch->pad_frame_regnum]);
+			if (err < 0) {
+				debug("thread %d: cannot go back from its pad at %#llx: %s",
+				      t->tid, (unsigned long long)pc, strerror(-err));
+				regs_invalidate(t);
+			} else {
+				debug("thread %d: back from its pad at %#llx to the probe",
+				      t->tid, (unsigned long long)pc);
+			}
+			break;
+		}
+		if (how < 0 || thread_step(t, 0) < 0)
 			break;
 		regs_invalidate(t);
 		/* Looked at first: an exit stays for the main loop to reap. */
@@ -745,16 +869,6 @@ bool pad_settle(struct thread *t)
 		if (waitpid(t->tid, &status, __WALL) != t->tid)
 			break;
 		int sig = WSTOPSIG(status);
-		if (pushf && sig == SIGTRAP) {
-			uint64_t sp = 0, fl = 0;
-			uint8_t *blk = regs_block_gpr(t);
-			if (blk)
-				memcpy(&sp, blk + agent.arch->regs[agent.arch->sp_regnum].offset, 8);
-			if (sp && mem_read_raw(p, sp, &fl, 8) == 8 && (fl & TRAP_FLAG)) {
-				fl &= ~(uint64_t)TRAP_FLAG;
-				mem_write_raw(p, sp, &fl, 8);
-			}
-		}
 		if (sig == SIGTRAP || (status >> 16))
 			continue;
 		if (sig == SIGSTOP && t->stop_expected) {
@@ -791,7 +905,7 @@ static uint64_t record_time_us(const uint8_t *rec)
 {
 	int64_t ts[2];
 
-	memcpy(ts, rec + OFF_TIME, 16);
+	memcpy(ts, rec + layout()->off_time, 16);
 	return (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
 }
 
@@ -802,25 +916,29 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			void *arg)
 {
 	uint8_t *rec = record_at(pt, pos);
-	uint64_t site = ((const uint64_t *)(rec + OFF_FRAME))[FRAME_PC];
+	const struct arch_pad_layout *l = layout();
+	uint64_t site = frame_pc(rec);
 	struct probe *pr = probe_at(p, site);
 	uint64_t time_us = 0;
 
 	standin->tid = 0;
 	if (pr && pr->pad_collect == PAD_REGS_TIME_TID) {
 		uint32_t tid;
-		memcpy(&tid, rec + OFF_TID, 4);
+		memcpy(&tid, rec + l->off_tid, 4);
 		standin->tid = (pid_t)tid;
 		time_us = record_time_us(rec);
 	}
 	bool taken = true;
 	if (pr && fn &&
-	    regs_load_pad(standin, (const uint64_t *)(rec + OFF_FRAME), rec,
-			  pt->xsave, (const uint64_t *)(rec + OFF_BASES), false) == 0)
+	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
+			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0)
 		taken = fn(pr, standin, time_us, arg);
 	regs_invalidate(standin);
-	if (taken)
+	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+		if (pr)
+			pr->hits_recorded++;
+	}
 	return taken;
 }
 
@@ -860,7 +978,7 @@ int pad_drain(struct process *p,
 			i++;
 		}
 	}
-	uint64_t head = __atomic_load_n((volatile uint64_t *)(pt->local + RING_OFF),
+	uint64_t head = __atomic_load_n((volatile uint64_t *)(pt->local + ring_off()),
 					__ATOMIC_ACQUIRE);
 	while (pt->tail < head) {
 		uint64_t pos = pt->tail;
@@ -897,7 +1015,7 @@ static int old_tables(struct process *p, uint64_t *starts, int max)
 	while (n < max && fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi;
 		if (!strstr(line, "/memfd:probe-agent-pads") ||
-		    sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi - lo != PAD_SHM_SIZE ||
+		    sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi - lo != shm_size() ||
 		    (p->pads && p->pads->remote == lo))
 			continue;
 		starts[n++] = lo;
@@ -910,8 +1028,8 @@ static int old_tables(struct process *p, uint64_t *starts, int max)
  * Salvage: the records an earlier agent's recording pads published in
  * `p` and that agent never took, oldest first, each to `fn` with its site
  * and a stand-in thread whose registers are the hit's (the record's tid
- * and time too, valid where the pad stored them; the bases it always
- * stores, by rdfsbase or arch_prctl).  The ring is read
+ * and time too, valid where the pad stored them; x86-64 pads always
+ * store the bases, by rdfsbase or arch_prctl).  The ring is read
  * through the process's memory (this agent has no mapping of it), and
  * every record handed over is marked taken there, so that a second
  * salvage does not see it again.  Records still claimed but unwritten
@@ -923,19 +1041,24 @@ int pad_salvage(struct process *p,
 			   uint64_t time_us, void *arg), void *arg)
 {
 	struct thread *standin;
-	const size_t ring_bytes = (size_t)RING_RECORDS << PAD_ENTRY_SHIFT;
+	const struct arch_pad_layout *l = layout();
+	size_t ring_bytes;
 	uint64_t starts[8];
-	bool xsave = p->features & ARCH_FEAT_AVX;
+	bool xsave = false, fsgsbase = false;
 	uint8_t *records;
 	int ntables, taken = 0;
 
+	if (!l || !agent.ptrace->pad_options)
+		return 0;	/* no pads on this arch: none left either */
+	ring_bytes = ring_records_bytes();
+	agent.ptrace->pad_options(p, &xsave, &fsgsbase);
 	ntables = old_tables(p, starts, 8);
 	if (ntables <= 0)
 		return ntables;
 	if (!(standin = standin_of(p)) || !(records = malloc(ring_bytes)))
 		return -ENOMEM;
 	for (int k = 0; k < ntables; k++) {
-		uint64_t ring = starts[k] + RING_OFF, head;
+		uint64_t ring = starts[k] + ring_off(), head;
 		uint64_t base = ring + RING_RECORDS_OFF;
 
 		if (mem_read_raw(p, ring, &head, 8) != 8 ||
@@ -946,24 +1069,24 @@ int pad_salvage(struct process *p,
 		}
 		for (uint64_t pos = head > RING_RECORDS ? head - RING_RECORDS : 0;
 		     pos < head; pos++) {
-			size_t off = (size_t)(pos & (RING_RECORDS - 1)) << PAD_ENTRY_SHIFT;
+			size_t off = (size_t)(pos & (RING_RECORDS - 1)) << l->entry_shift;
 			uint8_t *rec = records + off;
 			uint64_t seq, done = pos + RING_RECORDS;
 			uint32_t tid;
 
-			memcpy(&seq, rec + OFF_SEQ, 8);
+			memcpy(&seq, rec + l->off_seq, 8);
 			if (seq != pos + 1)
 				continue;	/* taken, or never written */
-			memcpy(&tid, rec + OFF_TID, 4);
+			memcpy(&tid, rec + l->off_tid, 4);
 			standin->tid = 0;
-			if (regs_load_pad(standin, (const uint64_t *)(rec + OFF_FRAME), rec, xsave,
-					  (const uint64_t *)(rec + OFF_BASES), false) == 0) {
-				fn(((const uint64_t *)(rec + OFF_FRAME))[FRAME_PC], standin,
+			if (regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec, xsave,
+					  (const uint64_t *)(rec + l->off_bases), false) == 0) {
+				fn(frame_pc(rec), standin,
 				   (pid_t)tid, record_time_us(rec), arg);
 				taken++;
 			}
 			regs_invalidate(standin);
-			mem_write_raw(p, base + off + OFF_SEQ, &done, 8);
+			mem_write_raw(p, base + off + l->off_seq, &done, 8);
 		}
 	}
 	free(records);
@@ -991,7 +1114,7 @@ static void table_free(struct process *p)
 		free(c);
 	}
 	if (pt->local)
-		munmap(pt->local, PAD_SHM_SIZE);
+		munmap(pt->local, shm_size());
 	free(pt);
 	p->pads = NULL;
 }
@@ -1003,7 +1126,7 @@ void pad_unmap(struct process *p)
 	long ret;
 
 	if (p->pads && p->pads->remote && t)
-		remote_call(t, SYS_munmap, (long)p->pads->remote, PAD_SHM_SIZE,
+		remote_call(t, SYS_munmap, (long)p->pads->remote, (long)shm_size(),
 			    0, 0, 0, 0, &ret);
 	table_free(p);
 }

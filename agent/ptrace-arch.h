@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct process;
 struct thread;
 
 /* What stopped a thread with SIGTRAP, from its siginfo (trap_kind). */
@@ -225,6 +226,15 @@ struct ptrace_arch_ops {
 	int (*load_pad)(struct thread *t, const uint64_t *frame,
 			const uint8_t *image, bool xsave, const uint64_t *bases,
 			bool may_fetch);
+
+	/*
+	 * The arch's choices for the pads of process `p` (pad.c), passed to
+	 * the emitters and to load_pad: *xsave, the image is XSAVE's (else
+	 * FXSAVE's), and *fsgsbase, the pad reads the thread-pointer bases
+	 * itself (x86-64: AVX and HWCAP2_FSGSBASE).  Both false where the
+	 * arch has no such choice (aarch64).  NULL when load_pad is.
+	 */
+	void (*pad_options)(struct process *p, bool *xsave, bool *fsgsbase);
 
 	/*
 	 * Resumes stopped thread `tid` for one instruction, delivering

@@ -364,6 +364,19 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 	return 0;
 }
 
+/* XSAVE when the process has AVX; the bases read by rdfsbase and
+ * rdgsbase when the kernel lets user space (HWCAP2_FSGSBASE). */
+#define HWCAP2_FSGSBASE_BIT (1u << 1)
+
+static void x86_64_pad_options(struct process *p, bool *xsave, bool *fsgsbase)
+{
+	uint64_t hwcap2 = 0;
+
+	*xsave = p->features & ARCH_FEAT_AVX;
+	*fsgsbase = process_auxv(p, AT_HWCAP2, &hwcap2) &&
+		    (hwcap2 & HWCAP2_FSGSBASE_BIT);
+}
+
 static bool changed(const uint8_t *blk, size_t from, size_t to)
 {
 	return memcmp(blk + from, blk + CACHE_ORIG + from, to - from) != 0;
@@ -803,6 +816,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.peek_gpr = x86_64_peek_gpr,
 	.is_general = x86_64_is_general,
 	.load_pad = x86_64_load_pad,
+	.pad_options = x86_64_pad_options,
 	.hw_step = x86_64_hw_step,
 	.trap_kind = x86_64_trap_kind,
 	.hw_caps = x86_64_hw_caps,

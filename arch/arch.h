@@ -151,13 +151,16 @@ struct arch_xol {
  * A thread in a pad takes the first free entry from (tid mod nentries)
  * on by writing its tid to the owner word (atomically), fills it, sets
  * ready to PAD_READY and traps; the agent sets PAD_DONE before resuming
- * it.  The entry holds at offset 0 the arch's image of the registers
- * emit_save_regs leaves out (x86-64: the FXSAVE image when xsave is
- * false, else the XSAVE image of x87, SSE and AVX), at off_bases the
- * thread-pointer bases when the pad can read them (x86-64: fs_base and
- * gs_base, with fsgsbase), and at off_frame the saved registers in the
- * layout emit_save_regs documents.  xsave and fsgsbase are x86-64's
- * own; another arch ignores them until the layout comes from the arch.
+ * it (or, where the trap leaves the pc on itself, aarch64's BRK, frees
+ * the entry and resumes the thread past the trap itself).  The entry
+ * holds at off_frame the saved registers in the layout emit_save_regs
+ * documents and, where the arch stores them (x86-64), at offset 0 its
+ * image of the registers emit_save_regs leaves out (the FXSAVE image when
+ * xsave is false, else the XSAVE image of x87, SSE and AVX) and at
+ * off_bases the thread-pointer bases when the pad can read them (fs_base
+ * and gs_base, with fsgsbase).  xsave and fsgsbase are x86-64's own
+ * (ptrace_arch_ops.pad_options says them); aarch64 ignores them: its
+ * stopped thread's v registers come from the kernel.
  */
 enum { PAD_FREE = 0, PAD_READY = 1, PAD_DONE = 2 };
 
@@ -199,6 +202,45 @@ struct arch_pad_ring {
 	 * off_time): two system calls in the process. */
 	bool time_tid;
 	unsigned int off_tid, off_time;
+	/* With image the record also gets, at offset 0, the registers
+	 * emit_save_regs leaves out, where the arch does not store them
+	 * anyway (aarch64: v0-v31, fpsr, fpcr: AARCH64_PAD_IMAGE_BYTES);
+	 * x86-64 always stores its x87/SSE/AVX image and ignores it. */
+	bool image;
+};
+
+/*
+ * Where a jump pad's hit lives in the agent's shared memory (pad.c): one
+ * layout for a hand-off entry and a ring record, both 1 << entry_shift
+ * bytes.  The image of the registers the frame leaves out is at 0
+ * (image_bytes; how the arch fills it is its own), the frame of
+ * frame_words 64-bit words (emit_save_regs's layout, the probe's address
+ * at index frame_pc) at off_frame; a hand-off entry's owner and ready
+ * words, a record's sequence word (which shares their place), the
+ * thread-pointer bases (16 bytes), and a record's tid and time as
+ * struct arch_pad_handoff and struct arch_pad_ring say.
+ */
+struct arch_pad_layout {
+	unsigned int entry_shift;
+	unsigned int image_bytes;
+	unsigned int off_owner, off_ready, off_seq;
+	unsigned int off_bases, off_frame, off_tid, off_time;
+	unsigned int frame_words, frame_pc;
+};
+
+/*
+ * What the agent does with the instruction at a thread's pc inside a jump
+ * pad while it steps the thread out of it (arch_ops.pad_step).
+ */
+enum arch_pad_step {
+	ARCH_PAD_STEP,		/* single-step it */
+	ARCH_PAD_DONE,		/* done on the registers and memory already:
+				   pc is past it */
+	ARCH_PAD_REWIND,	/* the frame is complete and nothing of the
+				   hit is published yet: the thread goes
+				   back to the probe with the frame's
+				   registers (the instruction would not make
+				   progress stepped: an exclusive pair) */
 };
 
 struct arch_ops {
@@ -331,7 +373,8 @@ struct arch_ops {
 	 * emit_save_regs (its frame address in the callee-saved register)
 	 * and before emit_restore_regs.  It claims an entry of the shared
 	 * table for the thread (see struct arch_pad_handoff), copies the
-	 * frame and the x87/SSE/AVX state there, marks it ready, and traps;
+	 * frame there (x86-64: also the x87/SSE/AVX state), marks it ready,
+	 * and traps, with the entry's address in pad_entry_regnum;
 	 * the agent reads the entry, marks it done and resumes the thread,
 	 * which frees the entry.  Sets *trap_off to the offset of the trap
 	 * instruction in `out`.  Returns the length written or -ENOSPC;
@@ -475,6 +518,31 @@ struct arch_ops {
 	int (*insn_decode_in)(const uint8_t *func, size_t func_size,
 			      uint64_t func_addr, uint64_t addr,
 			      struct arch_insn *insn);
+	/* ---- Jump pads: how the agent lays out and leaves them. ---- */
+
+	/* The shared memory's layout (NULL when the arch has no pads). */
+	const struct arch_pad_layout *pad_layout;
+
+	/* gdb regnum holding the hand-off entry's address at the pad's trap
+	 * (x86-64 r14, aarch64 x20), and the one holding the frame's address
+	 * from the end of emit_save_regs to emit_restore_regs (rbx, x19). */
+	int pad_entry_regnum, pad_frame_regnum;
+
+	/* Bytes relocate_window writes at most for a window of one jump:
+	 * the pad's code is placed with that much room after it. */
+	size_t pad_window_max;
+
+	/*
+	 * Stepping a thread out of a pad: the instruction at regs->pc (its
+	 * bytes at `insn`, `len` of them readable) is done here when a
+	 * single step of it would go wrong (x86-64 pushfq / popfq carry the
+	 * step's trap flag), or the thread must rewind (ARCH_PAD_REWIND: an
+	 * exclusive load or store of the collector or hand-off, which makes
+	 * no progress stepped).  Returns an enum arch_pad_step, or a
+	 * negative errno from `mem` (regs unchanged then).
+	 */
+	int (*pad_step)(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+			const struct arch_mem *mem);
 };
 
 /* ops->insn_decode_in when the arch has one, else insn_decode of the

@@ -1,8 +1,9 @@
 #!/bin/bash
 # tp-bench-aarch64.sh - ns per tracepoint hit ("collect $regs") on aarch64,
 # in the qemu-system guest of `make check-cross`: probe-agent with the
-# emulate (simulate), boost and step strategies, and Debian's arm64
-# gdbserver, on one target, same N, in one boot.
+# emulate (simulate), boost, step and pad strategies (the pad records
+# each hit in the process, no stop), and Debian's arm64 gdbserver, on one
+# target, same N, in one boot.
 #
 #   bench/tp-bench-aarch64.sh [N]      (default N=2000)
 #
@@ -35,7 +36,7 @@ cache=${PROBE_CROSS_CACHE:-${HOME:-/root}/.cache/probe-agent-cross}
 triplet=aarch64-linux-gnu
 debarch=arm64
 boot=$cache/boot-$debarch
-STRATEGIES="emulate boost step"
+STRATEGIES="emulate boost step pad"
 
 die() {
 	printf "\ntp-bench-aarch64: FRAMEWORK ERROR: %s\n" "$*" >&2
@@ -226,7 +227,7 @@ label() {
 }
 insn=$("$triplet-objdump" -d "$run/tp-target" | awk '/<hot>:/ { getline; sub(/^[^\t]*\t[^\t]*\t/, ""); print; exit }')
 echo "tp-bench-aarch64: N=$N hits per run, $RUNS runs per configuration, qemu-system-aarch64 -cpu cortex-a57 -smp 1 (TCG)"
-echo "  tracepoint at hot: $insn; --tp-strategy=emulate -> ${used_emulate:-?}, boost -> ${used_boost:-?}, step -> ${used_step:-?}"
+echo "  tracepoint at hot: $insn; --tp-strategy=emulate -> ${used_emulate:-?}, boost -> ${used_boost:-?}, step -> ${used_step:-?}, pad -> ${used_pad:-?}"
 echo "  gdbserver: Debian's gdbserver:arm64 $gdbserver_version (trap tracepoints)"
 echo "  guest kernel: $(sed -n 's/^guest: //p' "$console" | head -n 1)"
 echo
@@ -244,11 +245,12 @@ echo
 net() { awk -v a="$(median "$run/$1.ns")" -v b="$base" 'BEGIN { printf "%.3f", a - b }'; }
 gs=$(net gdbserver)
 st=$(net agent-step)
+si=$(net agent-emulate)
 echo "Ratios of net medians:"
-printf '%-26s %16s %16s\n' configuration "gdbserver/agent" "step/agent"
+printf '%-26s %16s %16s %16s\n' configuration "gdbserver/agent" "step/agent" "simulate/agent"
 for s in $STRATEGIES; do
-	awk -v a="$(net "agent-$s")" -v g="$gs" -v st="$st" -v name="$(label "agent-$s")" \
-		'BEGIN { printf "%-26s %15.2fx %15.2fx\n", name, g / a, st / a }'
+	awk -v a="$(net "agent-$s")" -v g="$gs" -v st="$st" -v si="$si" -v name="$(label "agent-$s")" \
+		'BEGIN { printf "%-26s %15.2fx %15.2fx %15.2fx\n", name, g / a, st / a, si / a }'
 done
 echo
 echo "(every traced run checked: exactly $N trace frames created; measuring time ${secs}s)"

@@ -184,7 +184,7 @@ for s in $STRATEGIES; do
 	pin timeout 120 "$GDB" -nx -batch \
 		-ex "target remote | $AGENT --tp-strategy=$(strategy_opt "$s") - $TARGET 10 $work/probe-$s.out" \
 		-x "$script" >"$work/probe-$s.log" 2>&1
-	used=$(sed -n 's/^process [0-9]* 0x[0-9a-f]* \(.*\), tracepoint$/\1/p' "$work/probe-$s.log" | head -1)
+	used=$(sed -n 's/^process [0-9]* 0x[0-9a-f]* \(.*\), tracepoint\(; hits: .*\)\{0,1\}$/\1/p' "$work/probe-$s.log" | head -1)
 	[ -n "$used" ] || die "--tp-strategy=$s: the agent reported no probe at hot (see $work/probe-$s.log)"
 	eval "used_$s=\$used"
 done

@@ -8,9 +8,11 @@
  *   A:    b pad
  *
  *   pad:  save      frame of 34 words on the stack: x0-x30, sp, pc, nzcv
- *         collect   claim a record of the ring, copy the frame, publish;
+ *         collect   claim a record of the ring, copy the frame (and the
+ *                   v registers, fpsr, fpcr), publish;
  *                   b restore                         (patched: *done)
- *         (full)    the hand-off the caller puts next
+ *         (full)    hand-off: claim a table entry by tid, copy the frame,
+ *                   mark it ready, BRK; wait for PAD_DONE, free it
  *         restore   every register back from the frame
  *         insn      the displaced instruction, relocated (aarch64-relocate.c)
  *         b A+4
@@ -33,16 +35,20 @@
  * bytes in the `g` block and a word here: `mrs nzcv` gives the flags in
  * bits 28-31, the rest read as zero).  x19, callee-saved, keeps the
  * frame's address across the collector's system calls and whatever the
- * caller adds; the restore reloads it with the others.  Only the
- * general registers are saved: the v registers, fpsr and fpcr are not
- * touched by the pad (registers-only hits).
+ * caller adds; the restore reloads it with the others.  The frame holds
+ * the general registers only: the pad never touches the v registers,
+ * fpsr and fpcr, so a thread stopped at the hand-off's BRK still has
+ * them for the agent to read from the kernel; the collector, whose hit
+ * nothing reads later, copies them into its record (the image).
  *
- * Nothing here is wired into aarch64_arch_ops yet: the agent's pad.c
- * (entry layout, hand-off register, stepping out of a pad) is still
- * x86-64's, and announcing pads to gdb before it can place one would
- * turn `ftrace` from refused into broken.  tests/arch/aarch64-pad.c
- * checks the words on every host, tests/arch/aarch64-pad-exec.c runs a
- * whole pad under qemu-aarch64.
+ * A thread the agent must take out of a pad is single-stepped, except
+ * at an exclusive load or store (the claims of a record and of an
+ * entry): a step's exception clears the exclusive monitor, so the
+ * store-exclusive would fail for ever.  There the frame is complete and
+ * nothing is claimed yet, and the thread goes back to the probe with the
+ * frame's registers (aarch64_pad_step says ARCH_PAD_REWIND).
+ * tests/arch/aarch64-table checks the words on every host,
+ * tests/arch/aarch64-pad-exec.c runs a whole pad under qemu-aarch64.
  */
 #include "config.h"
 
@@ -61,6 +67,7 @@ static int finish(const struct aarch64_out *o)
 /*
  * The encodings used below (Rd/Rt bits 0-4, Rn 5-9, Rt2/imm 10-, Rm 16-20):
  *   stp  xt, xt2, [xn, #8*i]   1010 1001 00 imm7 Rt2 Rn Rt      a9000000
+ *   stp  qt, qt2, [xn, #16*i]  1010 1101 00 imm7 Rt2 Rn Rt      ad000000
  *   ldp  xt, xt2, [xn, #8*i]   1010 1001 01 imm7 Rt2 Rn Rt      a9400000
  *   str  xt, [xn, #8*i]        1111 1001 00 imm12 Rn Rt         f9000000
  *   ldr  xt, [xn, #8*i]        1111 1001 01 imm12 Rn Rt         f9400000
@@ -74,6 +81,12 @@ static int finish(const struct aarch64_out *o)
  *   msr  nzcv, xt              d51b4200 | Rt
  *   ldar xt, [xn]              c8dffc00     stlr xt, [xn]       c89ffc00
  *   ldaxr xt, [xn]             c85ffc00     stlxr ws, xt, [xn]  c800fc00 | Rs << 16
+ *   ldar wt, [xn]              88dffc00     stlr wt, [xn]       889ffc00
+ *   ldaxr wt, [xn]             885ffc00     stlxr ws, wt, [xn]  8800fc00 | Rs << 16
+ *   mrs  xt, fpcr / fpsr       d53b4400 / d53b4420 | Rt
+ *   str  wt, [xn, #4*i]        b9000000 (above)   movz wd, #imm16   52800000
+ *   and  wd, wn, wm            0a000000 | Rm << 16   add wd, wn, #imm  11000000
+ *   cmp  wn, #imm12            7100001f | imm << 10  brk #0            d4200000
  *   clrex                      d503305f     svc #0              d4000001
  *   b.cond                     0101 0100 imm19 0 cond           54000000
  *   cbnz wt                    0011 0101 imm19 Rt               35000000
@@ -208,6 +221,9 @@ static bool apart(unsigned int a, unsigned int alen, unsigned int b,
  *         mov x8, #113 ; svc #0 ]          clock_gettime(CLOCK_REALTIME)
  *         add   x4, x3, #off_frame
  *         ldp   x5, x6, [x19, #16*i] ; stp x5, x6, [x4, #16*i]   i = 0..16
+ *       [ stp q0, q1, [x3] .. stp q30, q31, [x3, #480]   (image)
+ *         mrs x5, fpsr ; str w5, [x3, #512]
+ *         mrs x6, fpcr ; str w6, [x3, #516] ]
  *         add   x7, x2, #1
  *         add   x4, x3, #off_seq
  *         stlr  x7, [x4]                   seq = p + 1: the record is full
@@ -239,6 +255,13 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	    !part_fits(r->off_frame, FRAME_BYTES, rec) || (r->off_frame & 7) ||
 	    !apart(r->off_seq, 8, r->off_frame, FRAME_BYTES) ||
 	    (r->off_records & 7))
+		return -EINVAL;
+	if (r->image &&
+	    (!part_fits(0, AARCH64_PAD_IMAGE_BYTES, rec) ||
+	     !apart(0, AARCH64_PAD_IMAGE_BYTES, r->off_seq, 8) ||
+	     !apart(0, AARCH64_PAD_IMAGE_BYTES, r->off_frame, FRAME_BYTES) ||
+	     (r->time_tid && (!apart(0, AARCH64_PAD_IMAGE_BYTES, r->off_tid, 4) ||
+			      !apart(0, AARCH64_PAD_IMAGE_BYTES, r->off_time, 16)))))
 		return -EINVAL;
 	if (r->time_tid &&
 	    (!part_fits(r->off_tid, 4, rec) || (r->off_tid & 3) ||
@@ -284,6 +307,16 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	for (unsigned int i = 0; i < FRAME_BYTES; i += 16) {
 		put_pair(&o, true, 5, 6, FP, i);
 		put_pair(&o, false, 5, 6, 4, i);
+	}
+	if (r->image) {
+		/* The record's first 520 bytes: v0-v31, fpsr, fpcr. */
+		for (unsigned int v = 0; v < 32; v += 2)
+			aarch64_put32(&o, 0xad000000u | v << 15 | (v + 1) << 10 |
+					 3 << 5 | v);	/* stp qv, qv+1, [x3, #16*v] */
+		aarch64_put32(&o, 0xd53b4420u | 5);		/* mrs x5, fpsr */
+		aarch64_put32(&o, 0xb9000000u | (512 / 4) << 10 | 3 << 5 | 5);
+		aarch64_put32(&o, 0xd53b4400u | 6);		/* mrs x6, fpcr */
+		aarch64_put32(&o, 0xb9000000u | (516 / 4) << 10 | 3 << 5 | 6);
 	}
 	aarch64_put32(&o, 0x91000000u | 1 << 10 | 2 << 5 | 7);	/* add x7, x2, #1 */
 	put_add_imm(&o, 4, 3, r->off_seq, 10);
@@ -362,3 +395,147 @@ int aarch64_relocate_window(const uint8_t *func, size_t func_size,
 	*inlen = 4;
 	return finish(&o);
 }
+
+/*
+ * The hand-off to the agent, after the save (x19 = frame) and, in a
+ * recording pad, the collector's full-ring fall-through.  x20 holds the
+ * entry from its claim on (arch_ops.pad_entry_regnum: the agent reads it
+ * when a thread owns two ready entries); every register it uses is the
+ * program's, saved in the frame.
+ *
+ *         mov   x8, #178 ; svc #0          gettid
+ *         mov   w21, w0                    tid
+ *         movz/movk x22, #table
+ *         movz  x9, #nentries-1
+ *         and   w23, w0, w9                k = tid mod nentries
+ *   retry:
+ *         add   x20, x22, x23, lsl #shift  entry k
+ *         add   x24, x20, #off_owner
+ *         ldaxr w25, [x24]
+ *         cbnz  w25, next                  someone's
+ *         stlxr w26, w21, [x24]            owner = tid, if still free
+ *         cbnz  w26, retry
+ *         b     claimed
+ *   next: clrex
+ *         add   w23, w23, #1
+ *         and   w23, w23, w9
+ *         b     retry
+ *   claimed:
+ *         add   x4, x20, #off_frame
+ *         ldp   x5, x6, [x19, #16*i] ; stp x5, x6, [x4, #16*i]   i = 0..16
+ *         add   x24, x20, #off_ready
+ *         movz  w5, #PAD_READY
+ *         stlr  w5, [x24]
+ *   trap: brk   #0                         the agent's one stop
+ *         ldar  w5, [x24]
+ *         cmp   w5, #PAD_DONE
+ *         b.ne  trap                       not handled: trap again
+ *         str   wzr, [x24]                 ready = PAD_FREE
+ *         add   x24, x20, #off_owner
+ *         stlr  wzr, [x24]                 the entry is free
+ *
+ * The BRK leaves the pc on itself: the agent resumes a handled thread
+ * past it, or (pad.c) at the pad's copy of the displaced code with the
+ * frame's registers, freeing the entry itself.  The keeper's pad_open
+ * replaces the four words from the trap on (agent/aarch64-ptrace.c).
+ */
+int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
+			     const struct arch_pad_handoff *h, size_t *trap_off)
+{
+	struct aarch64_out o = { out, size, 0, 0, false };
+	unsigned int ent;
+	size_t retry, to_next, to_claimed, next, trap;
+
+	if (!h->nentries || (h->nentries & (h->nentries - 1)) ||
+	    h->entry_shift < 6 || h->entry_shift > 20 || (h->table & 63))
+		return -EINVAL;
+	ent = 1u << h->entry_shift;
+	if (!part_fits(h->off_owner, 4, ent) || (h->off_owner & 3) ||
+	    !part_fits(h->off_ready, 4, ent) || (h->off_ready & 3) ||
+	    !part_fits(h->off_frame, FRAME_BYTES, ent) || (h->off_frame & 7) ||
+	    !apart(h->off_owner, 4, h->off_ready, 4) ||
+	    !apart(h->off_owner, 4, h->off_frame, FRAME_BYTES) ||
+	    !apart(h->off_ready, 4, h->off_frame, FRAME_BYTES) ||
+	    h->off_owner >= 4096 || h->off_ready >= 4096 || h->off_frame >= 4096)
+		return -EINVAL;
+
+	aarch64_emit_mov_imm(&o, 8, 178);			/* gettid */
+	aarch64_put32(&o, 0xd4000001u);				/* svc #0 */
+	aarch64_put32(&o, 0x2a0003e0u | 0 << 16 | 21);		/* mov w21, w0 */
+	aarch64_emit_mov_imm(&o, 22, h->table);
+	aarch64_emit_mov_imm(&o, 9, h->nentries - 1);
+	aarch64_put32(&o, 0x0a000000u | 9 << 16 | 0 << 5 | 23);	/* and w23, w0, w9 */
+	retry = o.len;
+	aarch64_put32(&o, 0x8b000000u | 23 << 16 | h->entry_shift << 10 | 22 << 5 | 20);
+	put_add_imm(&o, 24, 20, h->off_owner, 10);
+	aarch64_put32(&o, 0x885ffc00u | 24 << 5 | 25);		/* ldaxr w25, [x24] */
+	to_next = o.len;
+	aarch64_put32(&o, 0);					/* cbnz w25, next */
+	aarch64_put32(&o, 0x8800fc00u | 26 << 16 | 24 << 5 | 21); /* stlxr w26, w21, [x24] */
+	aarch64_put32(&o, enc_cbnz_w(o.len, retry, 26));
+	to_claimed = o.len;
+	aarch64_put32(&o, 0);					/* b claimed */
+	next = o.len;
+	aarch64_put32(&o, 0xd503305fu);				/* clrex */
+	aarch64_put32(&o, 0x11000000u | 1 << 10 | 23 << 5 | 23);	/* add w23, w23, #1 */
+	aarch64_put32(&o, 0x0a000000u | 9 << 16 | 23 << 5 | 23);	/* and w23, w23, w9 */
+	aarch64_put32(&o, enc_b_off(o.len, retry));
+	if (!o.overflow) {
+		uint32_t w = enc_cbnz_w(to_next, next, 25);
+		for (int k = 0; k < 4; k++)
+			out[to_next + k] = (uint8_t)(w >> (8 * k));
+		w = enc_b_off(to_claimed, o.len);
+		for (int k = 0; k < 4; k++)
+			out[to_claimed + k] = (uint8_t)(w >> (8 * k));
+	}
+	put_add_imm(&o, 4, 20, h->off_frame, 10);
+	for (unsigned int i = 0; i < FRAME_BYTES; i += 16) {
+		put_pair(&o, true, 5, 6, FP, i);
+		put_pair(&o, false, 5, 6, 4, i);
+	}
+	put_add_imm(&o, 24, 20, h->off_ready, 10);
+	aarch64_put32(&o, 0x52800000u | PAD_READY << 5 | 5);	/* movz w5, #READY */
+	aarch64_put32(&o, 0x889ffc00u | 24 << 5 | 5);		/* stlr w5, [x24] */
+	trap = o.len;
+	aarch64_put32(&o, 0xd4200000u);				/* brk #0 */
+	aarch64_put32(&o, 0x88dffc00u | 24 << 5 | 5);		/* ldar w5, [x24] */
+	aarch64_put32(&o, 0x7100001fu | PAD_DONE << 10 | 5 << 5);	/* cmp w5, #DONE */
+	aarch64_put32(&o, enc_bcond(o.len, trap, 1));		/* b.ne trap */
+	aarch64_put32(&o, 0xb9000000u | 24 << 5 | 31);		/* str wzr, [x24] */
+	put_add_imm(&o, 24, 20, h->off_owner, 10);
+	aarch64_put32(&o, 0x889ffc00u | 24 << 5 | 31);		/* stlr wzr, [x24] */
+	*trap_off = trap;
+	return finish(&o);
+}
+
+/*
+ * A thread stepped out of a pad: every instruction of the pad steps,
+ * except an exclusive load or store (LDXR, LDAXR, STXR, STLXR and their
+ * pairs: bits 29-24 = 001000, o2 (bit 23) = 0), which the step's
+ * exception defeats.  The pad has them only in its claims, where the
+ * frame is complete (x19) and nothing is claimed: the thread goes back.
+ */
+int aarch64_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		     const struct arch_mem *mem)
+{
+	(void)regs;
+	(void)mem;
+	if (len < 4)
+		return ARCH_PAD_STEP;
+	return (aarch64_word(insn) & 0x3f800000u) == 0x08000000u ? ARCH_PAD_REWIND
+								   : ARCH_PAD_STEP;
+}
+
+/*
+ * The shared memory's entries and records: 1 KiB.  The image (v0-v31,
+ * fpsr, fpcr: a record's only) at 0, the frame of 34 words at 528, the
+ * owner and ready words (a record's sequence word) at 800, the bases'
+ * place at 808 (unused: TPIDR_EL0 is not in gdb's register set here),
+ * a record's tid at 824 and time at 832, to 848.
+ */
+const struct arch_pad_layout aarch64_pad_layout = {
+	.entry_shift = 10, .image_bytes = AARCH64_PAD_IMAGE_BYTES,
+	.off_owner = 800, .off_ready = 804, .off_seq = 800,
+	.off_bases = 808, .off_frame = 528, .off_tid = 824, .off_time = 832,
+	.frame_words = AARCH64_PAD_FRAME_WORDS, .frame_pc = 32,
+};

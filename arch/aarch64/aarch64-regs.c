@@ -234,14 +234,12 @@ const struct arch_ops aarch64_arch_ops = {
 	.pad_jump_len = 4,		/* B, +-128 MiB */
 	.emit_jump = aarch64_emit_jump,
 	.emit_jump_abs = aarch64_emit_jump_abs,
-	/* No jump pads yet: the agent checks emit_pad_handoff for NULL
-	 * before it uses any of these. */
-	.emit_save_regs = NULL,
-	.emit_restore_regs = NULL,
-	.emit_pad_handoff = NULL,
-	.emit_pad_collect = NULL,
-	.patch_branch = NULL,
-	.relocate_window = NULL,
+	.emit_save_regs = aarch64_emit_save_regs,
+	.emit_restore_regs = aarch64_emit_restore_regs,
+	.emit_pad_handoff = aarch64_emit_pad_handoff,
+	.emit_pad_collect = aarch64_emit_pad_collect,
+	.patch_branch = aarch64_patch_branch,
+	.relocate_window = aarch64_relocate_window,
 	.asm_reg = aarch64_asm_reg,
 	.sdt_operand_parse = aarch64_sdt_operand_parse,
 	.follows_call = aarch64_op_follows_call,
@@ -259,4 +257,11 @@ const struct arch_ops aarch64_arch_ops = {
 
 	/* B's +-128 MiB back from the slot, less a page */
 	.xol_reach = (1ull << 27) - 4096,
+
+	/* Pads (aarch64-pad.c) are placed like slots: B reaches them. */
+	.pad_layout = &aarch64_pad_layout,
+	.pad_entry_regnum = 20,		/* x20 */
+	.pad_frame_regnum = 19,		/* x19 */
+	.pad_window_max = 64,		/* a relocated instruction and B back */
+	.pad_step = aarch64_pad_step,
 };

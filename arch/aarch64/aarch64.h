@@ -183,8 +183,14 @@ int aarch64_relocate(const struct aarch64_insn *insn, struct aarch64_out *o,
 		     struct aarch64_step *step, bool *ends_in_branch);
 
 /* aarch64-pad.c: a jump pad's parts, with the contracts of the arch_ops
- * fields of the same names (arch.h); not in aarch64_arch_ops yet. */
+ * fields of the same names (arch.h). */
 #define AARCH64_PAD_FRAME_WORDS 34	/* x0-x30, sp, pc, nzcv */
+#define AARCH64_PAD_IMAGE_BYTES 520	/* v0-v31, fpsr, fpcr */
+extern const struct arch_pad_layout aarch64_pad_layout;
+int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
+			     const struct arch_pad_handoff *h, size_t *trap_off);
+int aarch64_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		     const struct arch_mem *mem);
 int aarch64_emit_save_regs(uint8_t *out, size_t size, uint64_t pc);
 int aarch64_emit_restore_regs(uint8_t *out, size_t size);
 int aarch64_emit_pad_collect(uint8_t *out, size_t size,

@@ -153,3 +153,36 @@ bool x86_64_op_follows_call(const uint8_t *before, size_t n)
 	}
 	return false;
 }
+
+/*
+ * A thread stepped out of a jump pad: the pad's pushfq and popfq are done
+ * here.  Stepped, pushfq would save the trap flag the step sets, and
+ * popfq put it back for good (the kernel cannot tell it from the
+ * program's own): the thread would trap on after the pad.  The image
+ * pushfq makes has RF and TF clear, as the CPU's has outside a step.
+ */
+#define X86_TF 0x100u
+#define X86_RF 0x10000u
+
+int x86_64_op_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		       const struct arch_mem *mem)
+{
+	uint64_t sp = regs->gpr[7], v;
+	int err;
+
+	if (len < 1 || (insn[0] != 0x9c && insn[0] != 0x9d))
+		return ARCH_PAD_STEP;
+	if (insn[0] == 0x9c) {
+		v = regs->flags & ~(uint64_t)(X86_TF | X86_RF);
+		if ((err = mem->write(mem->ctx, sp - 8, &v, 8)) < 0)
+			return err;
+		regs->gpr[7] = sp - 8;
+	} else {
+		if ((err = mem->read(mem->ctx, sp, &v, 8)) < 0)
+			return err;
+		regs->flags = (uint32_t)v & ~(X86_TF | X86_RF);
+		regs->gpr[7] = sp + 8;
+	}
+	regs->pc += 1;
+	return ARCH_PAD_DONE;
+}

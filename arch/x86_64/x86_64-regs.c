@@ -227,6 +227,19 @@ static const int x86_64_expedite[] = { 6, 7, 16, -1 };	/* rbp rsp rip */
 static const int x86_64_arg_regs[] = { 5, 4, 3, 2, 8, 9, -1 };
 static const uint8_t x86_64_int3[] = { 0xcc };
 
+/*
+ * The pads' entries and records: 1 KiB, the XSAVE image up to AVX (832
+ * bytes) first, then the owner and ready words (a record's sequence word
+ * in their place), fs_base and gs_base, the frame of 18 words (16 GPRs,
+ * rip, rflags), a record's tid and time.
+ */
+static const struct arch_pad_layout x86_64_pad_layout = {
+	.entry_shift = 10, .image_bytes = 832,
+	.off_owner = 832, .off_ready = 836, .off_seq = 832,
+	.off_bases = 840, .off_frame = 856, .off_tid = 1000, .off_time = 1008,
+	.frame_words = 18, .frame_pc = 16,
+};
+
 const struct arch_ops x86_64_arch_ops = {
 	.name = "x86_64",
 	.gdb_arch = "i386:x86-64",
@@ -272,4 +285,10 @@ const struct arch_ops x86_64_arch_ops = {
 	/* jmp rel32 back from the slot (and rip-relative operands), less a
 	 * page */
 	.xol_reach = (1ull << 31) - 4096,
+
+	.pad_layout = &x86_64_pad_layout,
+	.pad_entry_regnum = 14,		/* r14 */
+	.pad_frame_regnum = 1,		/* rbx */
+	.pad_window_max = 128,		/* two jumps and the instructions */
+	.pad_step = x86_64_op_pad_step,
 };

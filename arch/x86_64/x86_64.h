@@ -212,6 +212,8 @@ int x86_64_op_xol_fixup(const struct arch_insn *insn,
 			const struct arch_xol *xol, struct arch_gpregs *regs);
 bool x86_64_op_follows_call(const uint8_t *before, size_t n);
 bool x86_64_op_emulate_pc_only(const struct arch_insn *insn);
+int x86_64_op_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		       const struct arch_mem *mem);
 int x86_64_op_relocate_window(const uint8_t *func, size_t func_size,
 			      uint64_t func_addr, uint64_t from, size_t min_len,
 			      uint64_t to, uint8_t *out, size_t size,

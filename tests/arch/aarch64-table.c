@@ -1196,6 +1196,129 @@ static void test_pad_window(void **state)
 						 0x20000000, b, sizeof(b), &inlen), -ERANGE);
 }
 
+static void test_pad_handoff(void **state)
+{
+	uint8_t b[512];
+	size_t trap = 0;
+	struct arch_pad_handoff h = {
+		.table = 0x7f0012340000, .entry_shift = 10, .nentries = 256,
+		.off_owner = 800, .off_ready = 804, .off_frame = 528,
+	};
+	int n;
+
+	(void)state;
+	n = aarch64_emit_pad_handoff(b, sizeof(b), &h, &trap);
+	assert_int_equal(n, 252);
+	assert_int_equal(trap, 224);
+	assert_int_equal(word_at(b, 0), 0xd2801648);	/* mov x8, #178 (gettid) */
+	assert_int_equal(word_at(b, 1), 0xd4000001);	/* svc #0 */
+	assert_int_equal(word_at(b, 2), 0x2a0003f5);	/* mov w21, w0 */
+	assert_int_equal(word_at(b, 6), 0x0a090017);	/* and w23, w0, w9 */
+	assert_int_equal(word_at(b, 7), 0x8b172ad4);	/* retry: add x20, x22, x23, lsl #10 */
+	assert_int_equal(word_at(b, 8), 0x910c8298);	/* add x24, x20, #0x320 */
+	assert_int_equal(word_at(b, 9), 0x885fff19);	/* ldaxr w25, [x24] */
+	assert_int_equal(word_at(b, 10), 0x35000099);	/* cbnz w25, next */
+	assert_int_equal(word_at(b, 11), 0x881aff15);	/* stlxr w26, w21, [x24] */
+	assert_int_equal(word_at(b, 12), 0x35ffff7a);	/* cbnz w26, retry */
+	assert_int_equal(word_at(b, 13), 0x14000005);	/* b claimed */
+	assert_int_equal(word_at(b, 14), 0xd503305f);	/* next: clrex */
+	assert_int_equal(word_at(b, 17), 0x17fffff6);	/* b retry */
+	assert_int_equal(word_at(b, 18), 0x91084284);	/* claimed: add x4, x20, #0x210 */
+	assert_int_equal(word_at(b, 19), 0xa9401a65);	/* ldp x5, x6, [x19] */
+	assert_int_equal(word_at(b, 20), 0xa9001885);	/* stp x5, x6, [x4] */
+	assert_int_equal(word_at(b, 53), 0x910c9298);	/* add x24, x20, #0x324 */
+	assert_int_equal(word_at(b, 54), 0x52800025);	/* mov w5, #PAD_READY */
+	assert_int_equal(word_at(b, 55), 0x889fff05);	/* stlr w5, [x24] */
+	assert_int_equal(word_at(b, 56), 0xd4200000);	/* trap: brk #0 */
+	assert_int_equal(word_at(b, 57), 0x88dfff05);	/* ldar w5, [x24] */
+	assert_int_equal(word_at(b, 58), 0x710008bf);	/* cmp w5, #PAD_DONE */
+	assert_int_equal(word_at(b, 59), 0x54ffffa1);	/* b.ne trap */
+	assert_int_equal(word_at(b, 60), 0xb900031f);	/* str wzr, [x24] */
+	assert_int_equal(word_at(b, 62), 0x889fff1f);	/* stlr wzr, [x24] */
+	/* What it refuses. */
+	struct arch_pad_handoff bad = h;
+	bad.nentries = 100;
+	assert_int_equal(aarch64_emit_pad_handoff(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = h;
+	bad.off_ready = 600;		/* inside the frame */
+	assert_int_equal(aarch64_emit_pad_handoff(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = h;
+	bad.table += 8;			/* entries not 64-aligned */
+	assert_int_equal(aarch64_emit_pad_handoff(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = h;
+	bad.entry_shift = 8;		/* 256 bytes: no room for the frame at 528 */
+	assert_int_equal(aarch64_emit_pad_handoff(b, sizeof(b), &bad, &trap), -EINVAL);
+	assert_int_equal(aarch64_emit_pad_handoff(b, 100, &h, &trap), -ENOSPC);
+}
+
+/* The agent's layout: the emitters take it, with the image. */
+static void test_pad_layout(void **state)
+{
+	const struct arch_pad_layout *l = aarch64_arch_ops.pad_layout;
+	uint8_t b[1024];
+	size_t done, trap;
+
+	(void)state;
+	assert_non_null(l);
+	assert_int_equal(l->frame_words, AARCH64_PAD_FRAME_WORDS);
+	assert_int_equal(l->frame_pc, 32);
+	assert_true(l->image_bytes <= l->off_frame);
+	struct arch_pad_ring r = {
+		.ring = 0x7f0012380000, .off_records = 4096,
+		.record_shift = l->entry_shift, .nrecords = 4096,
+		.off_seq = l->off_seq, .off_bases = l->off_bases,
+		.off_frame = l->off_frame, .time_tid = true,
+		.off_tid = l->off_tid, .off_time = l->off_time, .image = true,
+	};
+	int n = aarch64_emit_pad_collect(b, sizeof(b), &r, &done);
+	assert_int_equal(n, 360);
+	/* After the frame's copy: the v registers, fpsr, fpcr at 0. */
+	assert_int_equal(word_at(b, 61), 0xad000460);	/* stp q0, q1, [x3] */
+	assert_int_equal(word_at(b, 76), 0xad0f7c7e);	/* stp q30, q31, [x3, #480] */
+	assert_int_equal(word_at(b, 77), 0xd53b4425);	/* mrs x5, fpsr */
+	assert_int_equal(word_at(b, 78), 0xb9020065);	/* str w5, [x3, #512] */
+	assert_int_equal(word_at(b, 79), 0xd53b4406);	/* mrs x6, fpcr */
+	assert_int_equal(word_at(b, 80), 0xb9020466);	/* str w6, [x3, #516] */
+	/* An image over the frame is refused. */
+	struct arch_pad_ring bad = r;
+	bad.off_frame = 256;
+	bad.off_seq = 900;
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	struct arch_pad_handoff h = {
+		.table = 0x7f0012340000, .entry_shift = l->entry_shift, .nentries = 256,
+		.off_owner = l->off_owner, .off_ready = l->off_ready,
+		.off_frame = l->off_frame,
+	};
+	assert_true(aarch64_emit_pad_handoff(b, sizeof(b), &h, &trap) > 0);
+}
+
+/* Stepping out of a pad: an exclusive load or store rewinds, all else
+ * steps. */
+static void test_pad_step(void **state)
+{
+	static const struct { uint32_t w; int how; } t[] = {
+		{ 0x885fff19, ARCH_PAD_REWIND },	/* ldaxr w25, [x24] */
+		{ 0x881aff15, ARCH_PAD_REWIND },	/* stlxr w26, w21, [x24] */
+		{ 0xc85ffc26, ARCH_PAD_REWIND },	/* ldaxr x6, [x1] */
+		{ 0xc808fc27, ARCH_PAD_REWIND },	/* stlxr w8, x7, [x1] */
+		{ 0xc87f0c41, ARCH_PAD_REWIND },	/* ldxp x1, x3, [x2] */
+		{ 0xc8dffc22, ARCH_PAD_STEP },		/* ldar x2, [x1] */
+		{ 0x889fff05, ARCH_PAD_STEP },		/* stlr w5, [x24] */
+		{ 0xd503305f, ARCH_PAD_STEP },		/* clrex */
+		{ 0xd4000001, ARCH_PAD_STEP },		/* svc #0 */
+		{ 0xa9001885, ARCH_PAD_STEP },		/* stp x5, x6, [x4] */
+	};
+	struct arch_gpregs g = { .pc = 0x1000 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint8_t b[4] = { (uint8_t)t[i].w, (uint8_t)(t[i].w >> 8),
+				 (uint8_t)(t[i].w >> 16), (uint8_t)(t[i].w >> 24) };
+		assert_int_equal(aarch64_arch_ops.pad_step(b, 4, &g, NULL), t[i].how);
+		assert_int_equal(g.pc, 0x1000);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1229,6 +1352,9 @@ int main(void)
 		cmocka_unit_test(test_pad_save_restore),
 		cmocka_unit_test(test_pad_collect),
 		cmocka_unit_test(test_pad_window),
+		cmocka_unit_test(test_pad_handoff),
+		cmocka_unit_test(test_pad_layout),
+		cmocka_unit_test(test_pad_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

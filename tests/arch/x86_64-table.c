@@ -162,6 +162,36 @@ static int wr(void *ctx, uint64_t a, const void *b, size_t n)
 	return 0;
 }
 
+/* Stepping out of a pad: pushfq and popfq are done by hand, without the
+ * step's trap flag (or RF); everything else steps. */
+static void test_pad_step(void **state)
+{
+	static const uint8_t pushf[] = { 0x9c }, popf[] = { 0x9d };
+	static const uint8_t mov[] = { 0x48, 0x89, 0xe5 };	/* mov %rsp,%rbp */
+	struct arch_mem m = { NULL, rd, wr };
+	struct arch_gpregs r = { .pc = 0x1000, .flags = 0x10346 };	/* RF TF ZF PF ... */
+	uint64_t v;
+
+	(void)state;
+	r.gpr[7] = 0x7040;
+	assert_int_equal(x86_64_arch_ops.pad_step(pushf, 1, &r, &m), ARCH_PAD_DONE);
+	assert_int_equal(r.gpr[7], 0x7038);
+	assert_int_equal(r.pc, 0x1001);
+	assert_int_equal(rd(NULL, 0x7038, &v, 8), 0);
+	assert_int_equal(v, 0x246);
+	v = 0x10397;				/* TF and RF set in the image */
+	assert_int_equal(wr(NULL, 0x7038, &v, 8), 0);
+	assert_int_equal(x86_64_arch_ops.pad_step(popf, 1, &r, &m), ARCH_PAD_DONE);
+	assert_int_equal(r.gpr[7], 0x7040);
+	assert_int_equal(r.pc, 0x1002);
+	assert_int_equal(r.flags, 0x297);
+	r.gpr[7] = 0x7000;			/* pushfq below the fake stack */
+	assert_int_equal(x86_64_arch_ops.pad_step(pushf, 1, &r, &m), -EFAULT);
+	assert_int_equal(r.gpr[7], 0x7000);
+	assert_int_equal(x86_64_arch_ops.pad_step(mov, 3, &r, &m), ARCH_PAD_STEP);
+	assert_int_equal(x86_64_arch_ops.pad_step(mov, 0, &r, &m), ARCH_PAD_STEP);
+}
+
 static void test_emulate_call_push(void **state)
 {
 	static const uint8_t call[] = { 0xe8, 0x10, 0, 0, 0 };	/* call .+0x15 */
@@ -501,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_patch_branch),
 		cmocka_unit_test(test_sdt_operand),
 		cmocka_unit_test(test_follows_call),
+		cmocka_unit_test(test_pad_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -124,7 +124,7 @@ kills, seed = int(sys.argv[2]), int(sys.argv[3])
 known_bugs = sys.argv[4] != ""
 
 for n in range(kills):
-    strategy = ("step", "boost", "emulate")[n % 3]
+    strategy = ("step", "boost", "emulate", "pad")[n % 4]
     mode = ("started", "attached", "while-stepping")[n // 3 % 3]
     delay = random.Random(seed * 100003 + n).randint(0, 250000)
     # Known bug (doc/aarch64.md): attached to the program, the agent
@@ -189,14 +189,14 @@ probe_trace="$srcdir/client/probe-trace"
 stress_threads=${CROSS_STRESS_THREADS:-8}
 stress_calls=${CROSS_STRESS_CALLS:-100000}
 stress_short=${CROSS_STRESS_SHORT_CALLS:-10000}
-stress_full=${CROSS_STRESS_FULL-auto}
-stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate auto}
+stress_full=${CROSS_STRESS_FULL-pad auto}
+stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
 # What the guest does for these cases before the agents start: the
 # untraced stress run (the output every traced one must equal), and a
 # watcher that starts the attach case's program, not under any agent,
 # when the host asks for it (attach.go).
 cat >"$run/guest-extra.sh" <<EOF
-for c in $stress_calls $stress_short; do
+for c in $stress_calls $stress_short 1000; do
 	t0=\$(date +%s)
 	./recstress calls $stress_threads \$c /mnt/stress-untraced-\$c.out
 	echo "guest: untraced recstress $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
@@ -289,8 +289,8 @@ echo "guest: $(uname -r) $(uname -m)"
 [ -f /mnt/guest-extra.sh ] && . /mnt/guest-extra.sh
 # One agent per tracepoint strategy, one after the other: the host ends
 # each with `monitor exit`.  The debugging cases run under the first.
-for s in step boost emulate auto; do
-	./probe-agent --multi --tp-strategy=$s 0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
+for s in step boost emulate pad auto; do
+	./probe-agent --multi --tp-strategy=$s --debug=pad 0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
 	echo "guest: probe-agent --tp-strategy=$s exited with $?"
 done
 # The keeper's chaos case (keeper_chaos_run drives it from the host).
@@ -875,6 +875,117 @@ record_cases() {
 	esac
 }
 
+# Leaving pads (pad and auto): 8 threads of recstress call hit() 1000
+# times each under a tracepoint collecting $regs there, and a breakpoint
+# at the same address whose condition the agent evaluates (thread 3's
+# 500th call) stops them all while the others run in their pads (with
+# gdb's breakpoint there, every hit goes through the pad's hand-off and
+# its BRK).  The agent steps each one out of its pad, or back to the
+# probe where the step would not make progress (an exclusive claim):
+# no thread may show a pc in a pad (gdb prints such a frame as `?? ()`);
+# afterwards every call is one frame (none lost, none twice) and the
+# output is the untraced run's.
+pad_settle_case() {
+	strat=$1
+	name=settle-$strat
+	rm -f "$run/$name.res"
+	cat >"$run/$name.gdb" <<EOF
+set pagination off
+set confirm off
+set architecture $gdbarch
+set sysroot $run
+file $run/recstress
+target extended-remote 127.0.0.1:$port
+set remote exec-file /mnt/recstress
+set startup-with-shell off
+set breakpoint condition-evaluation target
+break main
+run calls 8 1000 /mnt/$name.res
+set trace-buffer-size 16000000
+trace hit
+actions
+collect \$regs
+end
+tstart
+break hit if t == 3 && i == 500
+continue
+printf "SETTLE t=%ld i=%ld\\n", t, i
+info threads
+monitor probes
+delete
+break fopen
+continue
+tstop
+tstatus
+delete
+continue
+EOF
+	timeout 300 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+	out="$run/$name.out"
+	threads=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c 'Thread [0-9]*\.[0-9]*') || true
+	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
+	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
+	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
+	   grep -q ' pad (jump over 4 bytes' "$out"; then
+		ok "pads ($strat): all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
+	else
+		not_ok "pads ($strat): threads stopped while in pads" \
+			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced-1000.out" "$run/$name.res" &&
+	   grep -q "exited normally" "$out"; then
+		ok "pads ($strat): 8 x 1000 calls = $frames frames, output as untraced, the program ends"
+	else
+		not_ok "pads ($strat): every call one frame, output as untraced" \
+			"frames ${frames:-none}, $(cmp "$run/stress-untraced-1000.out" "$run/$name.res" 2>&1)" \
+			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
+# ftrace_case: gdb's fast tracepoints (FastTracepoints+): `ftrace` at the
+# same two sites asks for a jump pad or an error; each must collect its
+# one hit with the probe's pc and x0 = 7, and the program run as untraced.
+ftrace_case() {
+	gdb_case ftrace <<EOF
+break main
+run
+ftrace *square
+actions
+collect \$regs
+end
+ftrace *$bl
+actions
+collect \$regs
+end
+tstart
+monitor probes
+break checkpoint
+continue
+tstop
+tstatus
+tfind tracepoint 2
+printf "TP2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+tfind tracepoint 3
+printf "TP3 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+	square=$(ground ftrace square)
+	out="$run/ftrace.out"
+	pads=$(grep -c '^process [0-9]* 0x[0-9a-f]* pad (jump over 4 bytes' "$out") || true
+	if [ -n "$square" ] && [ "$pads" = 2 ] && grep -q "TP2 pc=$square x0=7\$" "$out" &&
+	   grep -q "TP3 pc=$bl x0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out" &&
+	   grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-ftrace.txt"; then
+		ok "ftrace at square's entry and main's bl: 2 pads, one frame each, pc and x0 = 7, the program as untraced"
+	else
+		not_ok "ftrace at square ($square) and bl ($bl)" "$pads pads" \
+			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not|[Ff]ast' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+}
+
 # Tracepoints, once per strategy (one agent each): at square's first
 # instruction (`sub sp, sp, ...`: the arch boosts it) and at main's
 # `bl square` (simulated), both collecting the registers.  Each frame must
@@ -1159,7 +1270,7 @@ for l in sys.stdin:
 	fi
 }
 
-for strat in step boost emulate auto; do
+for strat in step boost emulate pad auto; do
 	if [ "$strat" != step ]; then
 		end_agent
 		wait_agent "$strat"
@@ -1179,6 +1290,7 @@ tstart
 monitor probes
 break checkpoint
 continue
+monitor probes
 tstop
 tstatus
 tfind tracepoint 2
@@ -1194,17 +1306,32 @@ EOF
 	out="$run/trace-$strat.out"
 	# How the agent runs each hit (monitor probes): forced by step and
 	# boost; emulate takes the arch's class (bl simulated, sub boosted);
-	# auto may boost a simulated form that writes more than the pc.
+	# pad and auto put a jump pad at both (registers only: it records
+	# the hit in the process, no stop).
+	pad_rx='pad (jump over 4 bytes to 0x[0-9a-f]*; collects in the process, no stop)'
 	case $strat in
 	step|boost) want_sq=$strat want_bl=$strat ;;
 	emulate) want_sq=boost want_bl=emulate ;;
-	auto) want_sq=boost want_bl='[a-z]*' ;;
+	pad|auto) want_sq=$pad_rx want_bl=$pad_rx ;;
 	esac
 	got_bl=$(sed -n "s/^process [0-9]* $bl \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
-	if grep -q " $square $want_sq (" "$out" && grep -q " $bl $want_bl (" "$out"; then
-		ok "tracepoints ($strat): square's entry runs by $want_sq, the bl by $got_bl"
+	if grep -q " $square $want_sq" "$out" && grep -q " $bl $want_bl" "$out"; then
+		ok "tracepoints ($strat): square's entry runs by ${want_sq%% (*}, the bl by $got_bl"
 	else
 		not_ok "tracepoints ($strat): strategies" "$(grep '^process' "$out" | tr '\n' ' ')"
+	fi
+	# At the checkpoint, past both hits: a pad's hit never stopped the
+	# thread (the second `monitor probes`); the others' stopped it once.
+	case $strat in
+	pad|auto) want_stops=0 ;;
+	*) want_stops=1 ;;
+	esac
+	stops=$(sed -n "s/^process [0-9]* \($square\|$bl\) .*; hits: \([0-9]*\) stopped.*/\2/p" "$out" |
+		tail -n 2 | tr '\n' ' ')
+	if [ "$stops" = "$want_stops $want_stops " ]; then
+		ok "tracepoints ($strat): the hits stopped the thread $want_stops time(s) at each probe"
+	else
+		not_ok "tracepoints ($strat): stops per probe" "want $want_stops each, got '$stops'"
 	fi
 	if [ -n "$square" ] && grep -q "TP2 pc=$square x0=7\$" "$out" &&
 	   grep -q "TP3 pc=$bl x0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
@@ -1219,6 +1346,10 @@ EOF
 	else
 		not_ok "traced program ($strat) runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
 	fi
+	case $strat in
+	pad) ftrace_case; pad_settle_case "$strat" ;;
+	auto) pad_settle_case "$strat" ;;
+	esac
 	retprobe_cases "$strat"	# a64-ret
 	# probe-trace record --connect under the same agent.
 	record_cases "$strat"
