@@ -1716,7 +1716,12 @@ static void print_live(struct recorder *r, size_t len)
 		number++;
 		off += 6 + size;
 	}
-	fflush(stdout);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* a reader that went away (| head): the file goes on */
+		err_msg("--live: standard output: %s; the frames go on into %s "
+			"only", strerror(errno), r->out_path);
+		r->live = false;
+	}
 	free(v);
 	if (r->tty_status && r->tty_text[0]) {
 		fputs(r->tty_text, stderr);
