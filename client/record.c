@@ -22,6 +22,11 @@
  * --comm drop other threads' frames here, before the file, and the
  * table keeps their count.
  *
+ * --live prints each frame the file takes on stdout as well, as dump
+ * would print it from the file (frame-print.c): through a tfile_reader
+ * of the very header the file got, kept in memory (so also for
+ * -o /dev/null), with the thread names the table will hold.
+ *
  * Trace state variables the recorder defines (all tracepoints collect the
  * first two; see doc/probe-trace.1):
  *   1 trace_timestamp (the agent's builtin, microseconds), 2 probe_thread,
@@ -49,6 +54,7 @@
 
 #include "client/dwarfval.h"
 #include "client/elfsym.h"
+#include "client/frame-print.h"
 #include "client/probe-trace.h"
 #include "client/record.h"
 #include "client/rsp-client.h"
@@ -146,7 +152,16 @@ struct recorder {
 	int prog_argc;
 	double duration;
 	uint64_t buffer_size;
-	bool quiet, live;
+	bool quiet;
+	bool tty_status;		/* the status line, on a terminal */
+	/* --live: every frame written to the file is printed on stdout,
+	 * as dump prints it (frame-print.c), read through a reader of the
+	 * file's header, which write_cb keeps in live_head */
+	bool live, live_json;
+	struct rsp_buf live_head;
+	struct tfile_reader *live_reader;
+	char tty_text[512];		/* the status line shown */
+	bool out_regular;		/* the output is a regular file */
 	unsigned int string_max;	/* bytes of a typed char * collected */
 	bool full_stops;		/* --on-full=stop: a full buffer ends the run */
 	bool full_drops;		/* --on-full=drop: hits without room are
@@ -1241,6 +1256,8 @@ static int write_cb(void *ctx, const void *data, size_t len)
 	struct recorder *r = ctx;
 	const char *p = data;
 
+	if (r->live && !r->header_written)
+		rsp_buf_put(&r->live_head, data, len);
 	while (len > 0) {
 		ssize_t n = pwrite(r->fd, p, len, (off_t)r->end);
 		if (n < 0) {
@@ -1324,6 +1341,8 @@ static int open_output(struct recorder *r)
 		err_msg("cannot create %s: %s", r->out_path, strerror(errno));
 		return -errno;
 	}
+	struct stat sb;
+	r->out_regular = fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode);
 	r->notes = probe_notes(r);
 	r->st.running = false;
 	r->st.reason = TP_STOP_COMMAND;
@@ -1356,6 +1375,16 @@ static int open_output(struct recorder *r)
 	}
 	r->end -= 4;	/* the next frames overwrite the end marker */
 	r->header_written = true;
+	if (r->live) {
+		r->live_reader = malloc(sizeof(*r->live_reader));
+		if (!r->live_reader)
+			abort();
+		e = tfile_reader_open_mem(r->live_reader, r->live_head.data,
+					  r->live_head.len, r->out_path,
+					  "probe-trace record");
+		if (e < 0)
+			return e;
+	}
 
 	/* Where the status line is, to update it later. */
 	char *head = malloc(r->end);
@@ -1580,7 +1609,7 @@ static void write_threads(struct recorder *r)
 	}
 	rsp_buf_printf(&b, "probe-trace threads at %llx\n", (unsigned long long)at);
 	if (pwrite(r->fd, b.data, b.len, (off_t)at) != (ssize_t)b.len ||
-	    ftruncate(r->fd, (off_t)(at + b.len)) < 0) {
+	    (r->out_regular && ftruncate(r->fd, (off_t)(at + b.len)) < 0)) {
 		/* the frames are whole without it */
 		err_msg("%s: cannot write the table of thread names: %s",
 			r->out_path, strerror(errno));
@@ -1637,6 +1666,69 @@ static size_t drop_frames(struct recorder *r, size_t len)
 	return kept;
 }
 
+/*
+ * --live: the first `len` bytes of r->carry, the whole frames just
+ * written to the file, on stdout as `probe-trace dump` prints them, so
+ * numbered as the file numbers them.  Their threads are named already
+ * (take_stream), with the names the thread table at the end of the file
+ * will give them.  The status line, on a terminal that may be stdout's
+ * too, is taken away while they print and drawn again after them.
+ */
+static void print_live(struct recorder *r, size_t len)
+{
+	uint64_t number = r->frames;
+	struct frame_view *v;
+
+	if (!len)
+		return;
+	for (size_t off = 0; off < len;) {
+		uint32_t size;
+		memcpy(&size, r->carry + off + 2, 4);
+		number--;
+		off += 6 + size;
+	}
+	v = malloc(sizeof(*v));
+	if (!v)
+		abort();
+	if (r->tty_status && r->tty_text[0]) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	for (size_t off = 0; off < len;) {
+		int16_t tpnum;
+		uint32_t size;
+		memcpy(&tpnum, r->carry + off, 2);
+		memcpy(&size, r->carry + off + 2, 4);
+		long ti = note_thread(r, r->carry + off + 6, size);
+		if (ti >= 0 && r->threads[ti].name[0])
+			tfile_reader_name_thread(r->live_reader, r->threads[ti].tid,
+						 r->threads[ti].name);
+		if (tfile_frame_view(r->live_reader, tpnum, r->carry + off + 6,
+				     size, number, v) == 0) {
+			if (r->live_json)
+				frame_print_json(stdout, r->live_reader, v);
+			else
+				frame_print_text(stdout, r->live_reader, v);
+		} else {
+			err_msg("frame %llu: its blocks do not parse; not shown",
+				(unsigned long long)number);
+		}
+		number++;
+		off += 6 + size;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* a reader that went away (| head): the file goes on */
+		err_msg("--live: standard output: %s; the frames go on into %s "
+			"only", strerror(errno), r->out_path);
+		r->live = false;
+	}
+	free(v);
+	if (r->tty_status && r->tty_text[0]) {
+		fputs(r->tty_text, stderr);
+		fflush(stderr);
+	}
+}
+
 /* Takes streamed bytes, writes the whole frames among them. */
 static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 {
@@ -1677,10 +1769,13 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 		note_thread(r, r->carry + off + 6, size);
 		off += 6 + size;
 	}
+	if (e == 0) {
+		name_threads(r);
+		if (r->live)
+			print_live(r, whole);
+	}
 	memmove(r->carry, r->carry + whole, r->carry_len - whole);
 	r->carry_len -= whole;
-	if (e == 0)
-		name_threads(r);
 	return e;
 }
 
@@ -1709,15 +1804,15 @@ static long drain_frames(struct recorder *r)
 	}
 }
 
-/* ---- the live line ---- */
+/* ---- the status line (a terminal on stderr) ---- */
 
-static void live_line(struct recorder *r, bool final)
+static void status_line(struct recorder *r, bool final)
 {
 	uint64_t t = now_ms();
 	char line[512];
 	size_t used;
 
-	if (!r->live)
+	if (!r->tty_status)
 		return;
 	if (!final && t - r->last_tick_ms < 500)
 		return;
@@ -1746,6 +1841,8 @@ static void live_line(struct recorder *r, bool final)
 					 (unsigned long long)r->probes[i].frames);
 	fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
 	fflush(stderr);
+	/* for print_live, which draws it again after the frames */
+	snprintf(r->tty_text, sizeof(r->tty_text), "\r\033[K%s", final ? "" : line);
 	r->last_tick_ms = t;
 	r->frames_at_last = r->frames;
 }
@@ -1785,7 +1882,11 @@ static void usage(FILE *out)
 "                         (both filter in the recorder: the agent records\n"
 "                         every thread, the recorder drops and counts the\n"
 "                         frames of the others)\n"
-"  -q, --quiet            no live status line\n"
+"      --live             print every frame on stdout as it arrives, as\n"
+"                         probe-trace dump prints it; the trace file is\n"
+"                         written all the same (-o /dev/null: none)\n"
+"      --json             --live prints JSON lines, as dump --json does\n"
+"  -q, --quiet            no status line and no summary on stderr\n"
 "  -h, --help             this help\n"
 "\n"
 "WHERE: FUNC  FUNC+OFF  LIB:FUNC  *ADDR  FUNC%%return  LIB:FUNC%%return\n"
@@ -2579,7 +2680,7 @@ static void take_libevent(struct recorder *r, const char *ev, size_t len)
 		p->nloads++;
 		if (!r->quiet)
 			fprintf(stderr, "%sprobe-trace: %s: placed at 0x%llx in %s (load %u)\n",
-				r->live ? "\r\033[K" : "", p->name, addr, text, load);
+				r->tty_status ? "\r\033[K" : "", p->name, addr, text, load);
 		break;
 	}
 	case 'r':
@@ -2593,7 +2694,7 @@ static void take_libevent(struct recorder *r, const char *ev, size_t len)
 		}
 		if (!r->quiet && hex[0] == 'r')
 			fprintf(stderr, "%sprobe-trace: %s: removed from 0x%llx, its library "
-				"unloaded (load %u: %llu frames)\n", r->live ? "\r\033[K" : "", p->name, addr, load,
+				"unloaded (load %u: %llu frames)\n", r->tty_status ? "\r\033[K" : "", p->name, addr, load,
 				frames);
 		break;
 	case 'x': {
@@ -2687,7 +2788,7 @@ static int record_loop(struct recorder *r)
 			update_status(r, false);
 			last_status = now_ms();
 		}
-		live_line(r, false);
+		status_line(r, false);
 		if (r->exited || stop_signal)
 			break;
 		e = rsp_client_poll(&r->c, got > 0 ? 0 : 50);
@@ -2828,6 +2929,10 @@ static void recorder_free(struct recorder *r)
 	free(r->notes);
 	free(r->threads);
 	free(r->keep_tids);
+	if (r->live_reader)
+		tfile_reader_close(r->live_reader);
+	free(r->live_reader);
+	rsp_buf_free(&r->live_head);
 	free(r);
 }
 
@@ -2861,6 +2966,8 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		{ "string-max", required_argument, NULL, 'M' },
 		{ "tid", required_argument, NULL, 'I' },
 		{ "comm", required_argument, NULL, 'N' },
+		{ "live", no_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2913,6 +3020,8 @@ static int record_run(struct recorder *r, int argc, char **argv)
 			}
 			break;
 		case 'q': r->quiet = true; break;
+		case 'L': r->live = true; break;
+		case 'J': r->live_json = true; break;
 		case 'M': {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || v == 0 || v > 65535) {
@@ -2956,6 +3065,10 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	}
 	r->prog_argv = argv + optind;
 	r->prog_argc = argc - optind;
+	if (r->live_json && !r->live) {
+		err_msg("--json is the form of --live's frames: give --live too");
+		return PT_EXIT_USAGE;
+	}
 	if (nspecs == 0) {
 		err_msg("no probe: give at least one -e SPEC (see --help)");
 		return PT_EXIT_USAGE;
@@ -3000,7 +3113,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
-	r->live = !r->quiet && isatty(2);
+	r->tty_status = !r->quiet && isatty(2);
 
 	rsp_buf_init(&r->reply);
 	r->req = malloc(sizeof(*r->req));
@@ -3056,7 +3169,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		goto out;
 	}
 	update_status(r, true);
-	live_line(r, true);
+	status_line(r, true);
 	if (!r->quiet) {
 		fprintf(stderr, "probe-trace: %llu frames (%llu bytes) in %s",
 			(unsigned long long)r->frames, (unsigned long long)r->bytes,

@@ -236,14 +236,15 @@ out:
 		fseek(t->f, here, SEEK_SET);
 }
 
-int tfile_reader_open(struct tfile_reader *t, const char *path,
-		      const char *who)
+/* Opens `path`, or the `len` bytes at `data` when data is not NULL. */
+static int reader_open(struct tfile_reader *t, const char *path,
+		       const void *data, size_t len, const char *who)
 {
 	memset(t, 0, sizeof(*t));
 	t->path = path;
 	t->who = who;
 	rsp_buf_init(&t->tdesc);
-	t->f = fopen(path, "rb");
+	t->f = data ? fmemopen((void *)data, len, "rb") : fopen(path, "rb");
 	if (!t->f) {
 		int e = errno;
 		fprintf(stderr, "%s: %s: %s\n", who, path, strerror(e));
@@ -253,6 +254,40 @@ int tfile_reader_open(struct tfile_reader *t, const char *path,
 		return -EINVAL;
 	read_threads(t);
 	return 0;
+}
+
+int tfile_reader_open(struct tfile_reader *t, const char *path,
+		      const char *who)
+{
+	return reader_open(t, path, NULL, 0, who);
+}
+
+int tfile_reader_open_mem(struct tfile_reader *t, const void *data,
+			  size_t len, const char *name, const char *who)
+{
+	return reader_open(t, name, data, len, who);
+}
+
+void tfile_reader_name_thread(struct tfile_reader *t, int64_t tid,
+			      const char *name)
+{
+	struct tfile_thread *th = NULL;
+
+	for (size_t i = 0; i < t->nthreads && !th; i++)
+		if (t->threads[i].tid == tid)
+			th = &t->threads[i];
+	if (!th) {
+		if (t->nthreads % 64 == 0) {
+			struct tfile_thread *nt = realloc(t->threads,
+				(t->nthreads + 64) * sizeof(*nt));
+			if (!nt)
+				abort();
+			t->threads = nt;
+		}
+		th = &t->threads[t->nthreads++];
+		th->tid = tid;
+	}
+	snprintf(th->name, sizeof(th->name), "%s", name);
 }
 
 void tfile_reader_close(struct tfile_reader *t)
@@ -367,6 +402,16 @@ int tfile_reader_next(struct tfile_reader *t, struct frame_view *v)
 	}
 	t->number++;
 	return 1;
+}
+
+int tfile_frame_view(const struct tfile_reader *t, long tpnum,
+		     const uint8_t *body, size_t len, uint64_t number,
+		     struct frame_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->number = number;
+	v->tpnum = tpnum;
+	return parse_frame(body, len, t->regblock, v) < 0 ? -EINVAL : 0;
 }
 
 const char *tfile_tsv_name(const struct tfile_reader *t, long num)

@@ -117,6 +117,23 @@ int tfile_reader_open(struct tfile_reader *t, const char *path,
  * early: the caller says so), -EINVAL for a damaged frame (said here). */
 int tfile_reader_next(struct tfile_reader *t, struct frame_view *v);
 void tfile_reader_close(struct tfile_reader *t);
+/* The same on a header held in memory (the `len` bytes at `data`, which
+ * stay there until the reader is closed), named `name` in messages: the
+ * recorder's --live output reads its own file's header this way, also
+ * when the file itself cannot be read back (-o /dev/null). */
+int tfile_reader_open_mem(struct tfile_reader *t, const void *data,
+			  size_t len, const char *name, const char *who);
+/* Names thread tid (or renames it) in the reader's thread table, as the
+ * table at the end of the file will. */
+void tfile_reader_name_thread(struct tfile_reader *t, int64_t tid,
+			      const char *name);
+/* A frame of tracepoint tpnum whose blocks are the `len` bytes at body
+ * (its bytes after the 6-byte frame header), numbered `number`, as
+ * tfile_reader_next would give it; -EINVAL when the blocks do not
+ * parse. */
+int tfile_frame_view(const struct tfile_reader *t, long tpnum,
+		     const uint8_t *body, size_t len, uint64_t number,
+		     struct frame_view *v);
 /* Reads on from the frame at `offset` (a frame_view's), numbering it
  * `number`; -errno. */
 int tfile_reader_seek(struct tfile_reader *t, uint64_t offset,

@@ -60,6 +60,31 @@ expect_fail() {
 # wait_for TIMEOUT_S command...: polls until the command succeeds.
 wait_for() { tlib_wait_for "$@"; }
 
+# listen_agent LOG OPTIONS...: a probe-agent (--once --multi --quiet
+# OPTIONS) listening on a free loopback port, under a 120 s lifetime,
+# its output in LOG.  Sets PORT (chosen here, never read back from the
+# log) and AGENT_PID (tracked: killed at exit).  1, with the log shown,
+# when it does not say "Listening on port" within 20 s.
+listen_agent() {
+	local log=$1
+	shift
+	TLIB_LISTEN_TIMEOUT=20 tlib_listen "$log" 120 "$AGENT" --once --multi \
+		--quiet "$@" PORTSPEC || { echo "the agent did not listen:"; cat "$log"; return 1; }
+	AGENT_PID=$TLIB_PID
+}
+
+# agent_done SECONDS: the agent of listen_agent ends (--once: its
+# client left) within SECONDS; killed, and 1, when it does not.
+agent_done() {
+	if ! tlib_wait_exit "$AGENT_PID" "$1"; then
+		echo "the agent still runs ${1}s after its client left"
+		kill -9 "$AGENT_PID" 2>/dev/null
+		return 1
+	fi
+	wait "$AGENT_PID" 2>/dev/null
+	return 0
+}
+
 lines_at_least() {	# FILE N
 	[ -f "$1" ] && [ "$(grep -c '^compute' "$1")" -ge "$2" ]
 }

@@ -3,8 +3,10 @@
  * exports: frames with their values, the thread table after the end
  * marker (found from the file's end, even right after the marker's zero
  * bytes; ignored when its footer points anywhere else), and the
- * --pid/--tid/--comm filters on it.
+ * --pid/--tid/--comm filters on it; a header read from memory and
+ * frames handed over one by one (record --live).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -202,6 +204,69 @@ static unsigned passing(const char *tids, const char *comm, long pid)
 	return mask;
 }
 
+/* record --live: a reader of the header alone, held in memory; frames
+ * handed to it one by one, as the file reader gives them; threads named
+ * as they come. */
+static void test_from_memory(void **state)
+{
+	struct tfile_reader *t = malloc(sizeof(*t)), *m = malloc(sizeof(*m));
+	struct frame_view v, w;
+	char *data, buf[64];
+	long size;
+	FILE *f;
+
+	(void)state;
+	write_file(1);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	data = malloc((size_t)size);
+	rewind(f);
+	assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	/* the header and an end marker, as the recorder writes them first */
+	size_t head = (size_t)(strstr(data, "\n\n") - data) + 2;
+	char *h = malloc(head + 4);
+	memcpy(h, data, head);
+	memset(h + head, 0, 4);
+	assert_int_equal(tfile_reader_open_mem(m, h, head + 4, "mem", "test"), 0);
+	assert_int_equal(m->pid, 0);
+	assert_string_equal(tfile_probe_name(m, 2, buf, sizeof(buf)), "work%return");
+	assert_null(tfile_thread_name(m, 101));
+	tfile_reader_name_thread(m, 101, "first");
+	tfile_reader_name_thread(m, 102, "worker-2");
+	tfile_reader_name_thread(m, 101, "worker-1");
+	assert_string_equal(tfile_thread_name(m, 101), "worker-1");
+	assert_string_equal(tfile_thread_name(m, 102), "worker-2");
+	assert_int_equal(m->nthreads, 2);
+
+	assert_int_equal(tfile_reader_open(t, path, "test"), 0);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(tfile_reader_next(t, &v), 1);
+		const uint8_t *body = (const uint8_t *)data + v.offset + 6;
+		uint32_t len;
+		memcpy(&len, data + v.offset + 2, 4);
+		assert_int_equal(tfile_frame_view(m, v.tpnum, body, len, v.number, &w), 0);
+		assert_int_equal(w.number, i);
+		assert_int_equal(w.tpnum, v.tpnum);
+		assert_int_equal(w.ntsv, v.ntsv);
+		for (size_t k = 0; k < v.ntsv; k++) {
+			assert_int_equal(w.tsv_num[k], v.tsv_num[k]);
+			assert_int_equal(w.tsv_val[k], v.tsv_val[k]);
+		}
+	}
+	/* a block that does not parse */
+	const uint8_t bad[] = { 'Z', 1, 2, 3 };
+	assert_int_equal(tfile_frame_view(m, 1, bad, sizeof(bad), 0, &w), -EINVAL);
+	tfile_reader_close(t);
+	tfile_reader_close(m);
+	free(t);
+	free(m);
+	free(h);
+	free(data);
+}
+
 static void test_filters(void **state)
 {
 	struct frame_filter ff = { 0 };
@@ -235,6 +300,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_from_memory, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
