@@ -89,7 +89,9 @@ int dv_open(struct dv_module **out, const char *path, char *err,
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod || !dwfl_module_getelf(m->mod, &mainbias))
 		goto none;
+	elfsym_debuginfod_watch(m->dwfl, path);
 	m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
+	elfsym_debuginfod_unwatch();
 	if (!m->dw)
 		goto none;
 	m->link_to_dw = mainbias - m->dwbias;
@@ -106,7 +108,8 @@ none:
 	dv_close(m);
 	return fail(err, errsize, -ENODATA, "%s has no DWARF debug information, "
 		    "and no debug file of it was found (build with -g, or install "
-		    "its debug symbols: Debian's -dbg or -dbgsym package)", path);
+		    "its debug symbols: Debian's -dbg or -dbgsym package, or name "
+		    "a debuginfod server that has it in DEBUGINFOD_URLS)", path);
 }
 
 void dv_close(struct dv_module *m)

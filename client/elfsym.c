@@ -25,6 +25,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <libiberty/demangle.h>
+#include <time.h>
+#ifdef HAVE_LIBDEBUGINFOD
+#include <elfutils/debuginfod.h>
+#endif
 
 #include "client/elfsym.h"
 
@@ -204,9 +208,127 @@ char **elfsym_debuginfo_path(void)
 	return &debuginfo_path;
 }
 
+/*
+ * debuginfod.  libdwfl asks the servers of DEBUGINFOD_URLS for a debug
+ * file it cannot find on disk (libdw dlopens libdebuginfod.so.1), keeps
+ * the download in the client cache (DEBUGINFOD_CACHE_PATH, else
+ * ~/.cache/debuginfod_client), but gives the module no debug file name,
+ * reports no progress and no reason for a miss.  With libdebuginfod the
+ * same client of the Dwfl is asked again after libdwfl's look-up: a
+ * cache hit that names the file, or the server's reason.
+ */
+#ifdef HAVE_LIBDEBUGINFOD
+static struct {
+	const char *path;	/* whose debug file is looked up */
+	struct timespec start;
+	bool told;		/* "downloading" was printed */
+} download;
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+/* Called by libdebuginfod while a transfer runs: 0 lets it go on. */
+static int download_progress(debuginfod_client *c, long got, long total)
+{
+	const char *url;
+
+	if (!download.path || download.told || seconds_since(&download.start) < 1.0)
+		return 0;
+	url = debuginfod_get_url(c);
+	fprintf(stderr, "probe-trace: downloading the debug file of %s from %s",
+		download.path, url ? url : "debuginfod");
+	if (total > 0)
+		fprintf(stderr, " (%ld of %ld kB so far)", got / 1024, total / 1024);
+	fputs("...\n", stderr);
+	download.told = true;
+	return 0;
+}
+#endif
+
+void elfsym_debuginfod_watch(void *dwfl, const char *path)
+{
+#ifdef HAVE_LIBDEBUGINFOD
+	debuginfod_client *c = dwfl ? dwfl_get_debuginfod_client(dwfl) : NULL;
+
+	if (!c)
+		return;
+	debuginfod_set_progressfn(c, download_progress);
+	download.path = path;
+	download.told = false;
+	clock_gettime(CLOCK_MONOTONIC, &download.start);
+#else
+	(void)dwfl;
+	(void)path;
+#endif
+}
+
+void elfsym_debuginfod_unwatch(void)
+{
+#ifdef HAVE_LIBDEBUGINFOD
+	if (download.told)
+		fprintf(stderr, "probe-trace: debug file of %s downloaded in %.1f s\n",
+			download.path, seconds_since(&download.start));
+	download.path = NULL;
+	download.told = false;
+#endif
+}
+
+/* The debug file of `mod` (of `path`) that a debuginfod server has, by
+ * build-id (a cache hit when libdwfl just downloaded it), or NULL with
+ * the reason in *note when DEBUGINFOD_URLS names a server. */
+static char *debuginfod_file_of(Dwfl *dwfl, Dwfl_Module *mod, const char *path,
+				char **note)
+{
+#ifdef HAVE_LIBDEBUGINFOD
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *c;
+	const unsigned char *id;
+	GElf_Addr id_addr;
+	char *found = NULL, hex[129];
+	int len, fd, i;
+
+	if (!urls || !*urls)
+		return NULL;
+	len = dwfl_module_build_id(mod, &id, &id_addr);
+	if (len <= 0) {
+		if (asprintf(note, "debuginfod cannot help: %s has no build-id", path) < 0)
+			*note = NULL;
+		return NULL;
+	}
+	c = dwfl_get_debuginfod_client(dwfl);
+	if (!c) {
+		if (asprintf(note, "no debuginfod client (is libdebuginfod.so.1 installed?)") < 0)
+			*note = NULL;
+		return NULL;
+	}
+	fd = debuginfod_find_debuginfo(c, id, len, &found);
+	if (fd >= 0) {
+		close(fd);
+		return found;
+	}
+	for (i = 0; i < len && i < 64; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	if (asprintf(note, "DEBUGINFOD_URLS=%s gave no debug file of build-id "
+		     "%s: %s", urls, hex, strerror(-fd)) < 0)
+		*note = NULL;
+	return NULL;
+#else
+	(void)dwfl;
+	(void)mod;
+	(void)path;
+	(void)note;
+	return NULL;
+#endif
+}
+
 /* The separate debug file of `path`, as libdwfl finds it (see the top of
- * this file), or NULL. */
-static char *debug_file_of(const char *path)
+ * this file), or NULL (with a reason in *note when debuginfod was asked). */
+static char *debug_file_of(const char *path, char **note)
 {
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_build_id_find_elf,
@@ -224,9 +346,13 @@ static char *debug_file_of(const char *path)
 	mod = dwfl_report_offline(dwfl, "", path, -1);
 	dwfl_report_end(dwfl, NULL, NULL);
 	/* Looking for the symbol table looks for the debug file. */
+	elfsym_debuginfod_watch(dwfl, path);
 	if (mod && dwfl_module_getsymtab(mod) > 0 &&
 	    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug) && debug)
 		found = strdup(debug);
+	else if (mod)
+		found = debuginfod_file_of(dwfl, mod, path, note);
+	elfsym_debuginfod_unwatch();
 	dwfl_end(dwfl);
 	return found;
 }
@@ -291,7 +417,7 @@ static int open_file(struct elfsym_file *f, const char *path, bool need_syms,
 	ret = 0;
 	if (symtab) {
 		ret = load_table(f, f->elf, symtab, &symsh);
-	} else if ((f->debug_path = debug_file_of(path))) {
+	} else if ((f->debug_path = debug_file_of(path, &f->debug_note))) {
 		ret = load_debug_table(f, f->debug_path);
 		if (ret == 0 && f->nsyms)
 			f->stripped = false;
@@ -376,6 +502,7 @@ void elfsym_close(struct elfsym_file *f)
 	free(f->syms);
 	free(f->maps);
 	free(f->debug_path);
+	free(f->debug_note);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->fd >= 0)

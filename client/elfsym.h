@@ -47,6 +47,7 @@ struct elfsym_file {
 	bool stripped;		/* no .symtab, no debug file: dynamic
 				   symbols only */
 	char *debug_path;	/* the debug file the symbols came from */
+	char *debug_note;	/* stripped: why debuginfod had none, or NULL */
 	struct elfsym *syms;
 	size_t nsyms;
 	struct elfsym_map *maps;	/* ARM: $a, $t, $d, sorted by address */
@@ -75,6 +76,14 @@ void elfsym_set_sysroot(const char *sysroot);
 /* Where debug files are looked for, as libdwfl's Dwfl_Callbacks
  * debuginfo_path wants it (points to NULL: libdwfl's default). */
 char **elfsym_debuginfo_path(void);
+/*
+ * Around a libdwfl look-up that may download `path`'s debug file from a
+ * debuginfod server (DEBUGINFOD_URLS): a download still running after a
+ * second says so on stderr, and its end too.  Nothing without
+ * libdebuginfod or without a download.  `dwfl` is a Dwfl *.
+ */
+void elfsym_debuginfod_watch(void *dwfl, const char *path);
+void elfsym_debuginfod_unwatch(void);
 
 /*
  * The bytes at `addr` in the executable section of `elf` (an Elf *) that

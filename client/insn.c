@@ -247,7 +247,9 @@ int cmd_insn(int argc, char **argv)
 	}
 	if (f.stripped)
 		fprintf(stderr, "probe-trace insn: %s is stripped and has no debug "
-			"file: using the dynamic symbols only\n", path);
+			"file%s%s%s: using the dynamic symbols only\n", path,
+			f.debug_note ? " (" : "", f.debug_note ? f.debug_note : "",
+			f.debug_note ? ")" : "");
 	else if (f.debug_path)
 		fprintf(stderr, "probe-trace insn: symbols of %s from %s\n", path,
 			f.debug_path);

@@ -244,7 +244,9 @@ int cmd_list(int argc, char **argv)
 		have_syms = r == 0;
 		if (have_syms && ef.stripped)
 			fprintf(stderr, "probe-trace list: %s is stripped and has "
-				"no debug file: using the dynamic symbols only\n", path);
+				"no debug file%s%s%s: using the dynamic symbols only\n", path,
+				ef.debug_note ? " (" : "", ef.debug_note ? ef.debug_note : "",
+				ef.debug_note ? ")" : "");
 		else if (have_syms && ef.debug_path)
 			fprintf(stderr, "probe-trace list: symbols of %s from %s\n",
 				path, ef.debug_path);

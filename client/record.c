@@ -700,14 +700,16 @@ static int resolve_func(struct recorder *r, struct probe *p, char *err,
 	if (count == 0 && f->stripped) {
 		/* Every Debian binary is stripped: say what works instead. */
 		snprintf(err, errsize, "no function '%s' in %s: the file is "
-			 "stripped (%s) and no debug file of it was found; install "
+			 "stripped (%s) and no debug file of it was found%s%s%s; install "
 			 "its debug symbols (Debian: the -dbg or -dbgsym package, "
-			 "found by build-id under /usr/lib/debug), give a copy with "
+			 "found by build-id under /usr/lib/debug), name a debuginfod "
+			 "server that has them in DEBUGINFOD_URLS, give a copy with "
 			 "its symbol table (--sysroot DIR holds DIR%s), or probe an "
 			 "address in the running process: '*0xADDR'", p->spec.func, m->local,
 			 f->nsyms ? "only its exported functions are known"
 				  : "it lists no function symbols",
-			 m->path);
+			 f->debug_note ? " (" : "", f->debug_note ? f->debug_note : "",
+			 f->debug_note ? ")" : "", m->path);
 		return -ENOENT;
 	}
 	if (count == 0) {
