@@ -19,7 +19,7 @@ esac
 
 # Debian packages the build and the tests need.
 pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev libdw-dev
-      libiberty-dev libcmocka-dev gdb gdbserver binutils clang
+      libiberty-dev libcmocka-dev libdebuginfod-dev gdb gdbserver binutils clang
       libclang-rt-14-dev g++ python3 systemtap-sdt-dev openssh-server
       openssh-client"
 # babeltrace2 reads the CTF traces of `probe-trace dump --format=ctf` in
@@ -47,6 +47,8 @@ armhf_pkgs="gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf
 # libc's separate debug file (record-stripped.test finds its internal
 # functions through it, by build-id).
 [ "$what" != check ] || pkgs="$pkgs libc6-dbg"
+# A local debuginfod server for tests/record/record-debuginfod.test.
+[ "$what" != check ] || pkgs="$pkgs debuginfod"
 # lldb (lldb-14, with lldb-server) drives the agent as a second client in
 # tests/integration/lldb.itest.
 [ "$what" != check ] || pkgs="$pkgs lldb"
