@@ -14,7 +14,8 @@
 /* Every domain a file may use; --help lists them. */
 static const char *const log_domains[] = {
 	"agent", "rsp", "server", "inferior", "ptrace", "regs", "mem",
-	"break", "xfer", "vfile", "tp", "xol", "pad", "arch", "hot", "keeper", "solib", NULL
+	"break", "xfer", "vfile", "tp", "xol", "pad", "arch", "hot", "keeper", "solib",
+	"syscall", "step", NULL
 };
 static unsigned int log_mask;
 

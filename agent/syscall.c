@@ -4,13 +4,25 @@
  * The agent needs memory in the traced process (XOL slots, jump pads,
  * their shared table), which only the process itself can map.  So a
  * stopped thread is made to run the call: the arch's system call
- * instruction goes over the bytes at its PC, the registers get the call
- * as the arch's ABI wants it (agent.ptrace->syscall), the thread takes
- * one single-step, and then its registers and the bytes go back.  What
- * the thread was doing is untouched, with one exception made on purpose:
- * a system call it was stopped in is not restarted by the kernel in the
+ * instruction goes over the bytes at the program's entry point (the
+ * site, below), the thread's PC and registers get the call as the arch's
+ * ABI wants it (agent.ptrace->syscall), the thread takes one
+ * single-step, and then its registers and the bytes go back.  What the
+ * thread was doing is untouched, with one exception made on purpose: a
+ * system call it was stopped in is not restarted by the kernel in the
  * middle of ours (the ABI's restart register), and its own number goes
  * back with the rest of the registers afterwards.
+ *
+ * The site is the entry point, not the thread's own PC, because the
+ * other threads of the process may be running meanwhile (a probe's
+ * first hit maps the XOL area while they run on): one reaching the
+ * patched PC would run the system call instruction itself, with its own
+ * registers, and go on past the instruction that was there with an
+ * error number in its result register.  The thread that hit a probe
+ * stands exactly where the others are heading.  The entry point runs
+ * once, before any thread exists.  (On aarch64 the thread's own PC also
+ * made a call injected at an interrupted system call's restart point
+ * run as restart_syscall.)
  *
  * Signals that arrive meanwhile are kept for the thread (pending_signal)
  * rather than lost.  Nothing here knows a register or an instruction.
@@ -18,6 +30,7 @@
 #define LOG_DOMAIN "syscall"
 #include "config.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -62,13 +75,29 @@ static int step_over(struct thread *t)
 	}
 }
 
+/* Where the system call instruction goes: the program's entry point
+ * (see above), or `pc` when auxv does not say where that is or the entry
+ * cannot hold the instruction (misaligned for it). */
+static uint64_t syscall_site(struct process *p, uint64_t pc)
+{
+	const struct ptrace_syscall_abi *abi = &agent.ptrace->syscall;
+	uint64_t entry = 0;
+
+	if (!process_auxv(p, AT_ENTRY, &entry) || !entry || entry % abi->insn_len) {
+		debug("process %d: no entry point in auxv: the call runs at the thread's pc",
+		      p->pid);
+		return pc;
+	}
+	return entry;
+}
+
 int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 {
 	const struct arch_ops *arch = agent.arch;
 	const struct ptrace_syscall_abi *abi = &agent.ptrace->syscall;
 	size_t size = regs_block_size(t->proc);
 	uint8_t code[PTRACE_SYSCALL_INSN_MAX], *blk, *saved = NULL;
-	uint64_t pc;
+	uint64_t pc, site;
 	bool patched = false;
 	int err;
 
@@ -82,13 +111,14 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 		return -ENOMEM;
 	memcpy(saved, blk, size);
 	pc = regblock_get(arch, blk, arch->pc_regnum);
-	if (mem_read_raw(t->proc, pc, code, abi->insn_len) != (ssize_t)abi->insn_len) {
+	site = syscall_site(t->proc, pc);
+	if (mem_read_raw(t->proc, site, code, abi->insn_len) != (ssize_t)abi->insn_len) {
 		err = -EFAULT;
 		goto out;
 	}
 	/* The keeper puts the bytes back if the agent dies meanwhile. */
-	keeper_inject(t->proc->pid, pc, code, abi->insn, abi->insn_len);
-	if (mem_write_raw(t->proc, pc, abi->insn, abi->insn_len) != (ssize_t)abi->insn_len) {
+	keeper_inject(t->proc->pid, site, code, abi->insn, abi->insn_len);
+	if (mem_write_raw(t->proc, site, abi->insn, abi->insn_len) != (ssize_t)abi->insn_len) {
 		keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
 		err = -EFAULT;
 		goto out;
@@ -96,6 +126,7 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 	patched = true;
 	/* Twice at most: see below. */
 	for (int round = 0;; round++) {
+		regblock_set(arch, blk, arch->pc_regnum, site);
 		regblock_set(arch, blk, abi->nr_regnum, (uint64_t)nr);
 		for (int i = 0; i < 6; i++)
 			regblock_set(arch, blk, abi->arg_regnum[i], (uint64_t)args[i]);
@@ -109,7 +140,7 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 			err = -ESRCH;
 			goto out;
 		}
-		if (regblock_get(arch, blk, arch->pc_regnum) != pc || round > 0)
+		if (regblock_get(arch, blk, arch->pc_regnum) != site || round > 0)
 			break;
 		/*
 		 * The step ran no instruction: the thread was stopped inside
@@ -126,14 +157,14 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 		debug("thread %d was inside a system call (result %#llx): stepped out first",
 		      t->tid, (unsigned long long)own);
 	}
-	if (regblock_get(arch, blk, arch->pc_regnum) == pc) {
+	if (regblock_get(arch, blk, arch->pc_regnum) == site) {
 		err = -EAGAIN;	/* still not run: leave the thread as it was */
 		goto out;
 	}
 	*ret = signed_value(abi->ret_regnum, regblock_get(arch, blk, abi->ret_regnum));
 out:
 	if (patched) {
-		mem_write_raw(t->proc, pc, code, abi->insn_len);
+		mem_write_raw(t->proc, site, code, abi->insn_len);
 		keeper_inject(t->proc->pid, 0, NULL, NULL, 0);
 	}
 	/* The thread's registers as they were, the number of a system call

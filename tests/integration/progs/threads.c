@@ -1,7 +1,9 @@
 /* threads.c - NTHREADS threads; thread i calls hit() i+1 times (10 calls in
- * all).  A barrier makes every thread exist before the first hit, so a stop
- * in hit() always sees main plus NTHREADS threads.  Threads are joined in
- * order and each reports its kernel tid and its number of hits. */
+ * all).  A barrier makes every thread exist before the first hit and a
+ * second one keeps each until all are done with their hits, so a stop in
+ * hit() always sees main plus NTHREADS threads (a conditional breakpoint
+ * may first stop a thread after the others are through).  Threads are
+ * joined in order and each reports its kernel tid and its number of hits. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -9,7 +11,7 @@
 
 #define NTHREADS 4
 
-static pthread_barrier_t barrier;
+static pthread_barrier_t barrier, done;
 static volatile int hits_total;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -29,6 +31,7 @@ static void *worker(void *arg)
 	pthread_barrier_wait(&barrier);
 	for (i = 0; i <= id; i++)
 		hit(id);
+	pthread_barrier_wait(&done);
 	ground("thread %d tid=%ld hits=%d", id, (long)syscall(SYS_gettid), id + 1);
 	return NULL;
 }
@@ -40,6 +43,7 @@ int main(void)
 
 	ground("pid=%d", (int)getpid());
 	pthread_barrier_init(&barrier, NULL, NTHREADS);
+	pthread_barrier_init(&done, NULL, NTHREADS);
 	for (i = 0; i < NTHREADS; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
 	for (i = 0; i < NTHREADS; i++)
