@@ -14,7 +14,6 @@
  *
  * libelf reads the image; nothing here touches a process.
  */
-#define LOG_DOMAIN "ipa"
 #include "config.h"
 
 #include <elf.h>
