@@ -87,8 +87,6 @@
 #define RET_MAX_NUMBER 0x7fff
 /* Deeper than any sane recursion; beyond it the run stops with an error. */
 #define RET_MAX_DEPTH 65536
-/* x86-64 ABI red zone: below sp, yet live for a leaf function. */
-#define RED_ZONE 128
 /* Bytes of stack searched for the trampoline's copies (link register). */
 #define RET_SCAN_MAX (1u << 20)
 
@@ -805,7 +803,7 @@ static void restore_thread(struct thread *t)
 	for (size_t i = rs->n; i-- > 0;) {
 		struct ret_entry *e = &rs->e[i];
 		/* Below sp but in the red zone: a popped slot, not a frame. */
-		if (e->slot < sp && e->slot >= sp - RED_ZONE)
+		if (e->slot < sp && e->slot >= sp - agent.arch->red_zone)
 			continue;
 		if (holds_tramp(p, e->slot) && mem_write(p, e->slot, &e->ret, 8) != 8)
 			log_user("thread %d: cannot put the return address back at 0x%" PRIx64,

@@ -489,6 +489,10 @@ struct arch_ops {
 	/* gdb regnum of the integer / pointer return value. */
 	int retval_regnum;
 
+	/* Bytes below the stack pointer the ABI lets a function use without
+	 * moving it (x86-64: 128; aarch64 and arm: none). */
+	unsigned int red_zone;
+
 	/* ---- Where the agent may put XOL slots. ---- */
 
 	/*

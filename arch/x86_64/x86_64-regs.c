@@ -281,6 +281,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.ptr_size = 8,
 	.arg_regs = x86_64_arg_regs,
 	.retval_regnum = 0,
+	.red_zone = 128,
 
 	/* jmp rel32 back from the slot (and rip-relative operands), less a
 	 * page */
