@@ -1327,7 +1327,7 @@ static void salvage(struct rsp_buf *reply)
 		return;
 	}
 	if (buffer_ready(regs_block_size(p), size, why, sizeof(why)) < 0) {
-		rsp_buf_put_error(reply, why);
+		rsp_buf_put_error(reply, "%s", why);
 		return;
 	}
 	tr.stop_pending = false;
@@ -1335,7 +1335,7 @@ static void salvage(struct rsp_buf *reply)
 	if (n < 0) {
 		snprintf(why, sizeof(why), "cannot read the pads' records in process %d: %s",
 			 p->pid, strerror(-n));
-		rsp_buf_put_error(reply, why);
+		rsp_buf_put_error(reply, "%s", why);
 		return;
 	}
 	debug("salvage: %d records, %llu frames, %llu left out", n,

@@ -1140,7 +1140,8 @@ static int define_site(struct recorder *r, struct probe *p,
 			rsp_buf_puts(&src, ", $probe_retval");
 			break;
 		case SPEC_MEM:
-			break;
+		case SPEC_VALUE:
+			break;	/* their own expressions: below, and typed */
 		}
 	}
 	ax_emit_op(&e, AX_OP_END);

@@ -84,7 +84,7 @@ static void test_negative_bucket(void **state)
 
 static void test_percentiles(void **state)
 {
-	int64_t v[333];
+	int64_t v[333] = { 0 };
 
 	(void)state;
 	assert_int_equal(percentile(v, 0, 50), 0);

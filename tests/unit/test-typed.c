@@ -142,7 +142,7 @@ static void make_frame(struct fake *f)
 
 static char *render(const struct typed_probe *p, struct fake *f, bool json)
 {
-	struct typed_src src = { fake_reg, fake_mem, f };
+	struct typed_src src = { fake_reg, fake_mem, f, NULL };
 	struct rsp_buf b;
 
 	rsp_buf_init(&b);
