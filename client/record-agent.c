@@ -328,6 +328,53 @@ int start_agent(struct recorder *r)
 	return e;
 }
 
+/*
+ * Runs the program (vRun), or attaches to the process (vAttach) when the
+ * agent was not started with --attach: a listening agent, or a new one
+ * salvaging a dead one's frames, where vAttach is retried while the
+ * dying agent still traces the program.  Leaves it stopped.
+ */
+static int run_or_attach(struct recorder *r, bool env_reset, bool workdir)
+{
+	struct rsp_buf b;
+	int e;
+
+	if (!r->attach_pid &&
+	    ((env_reset &&
+	      request_ok(r, "environment reset", "QEnvironmentReset") < 0) ||
+	     (workdir &&
+	      request_ok(r, "working directory reset", "QSetWorkingDir:") < 0)))
+		return -EIO;
+	rsp_buf_init(&b);
+	if (r->attach_pid) {
+		rsp_buf_printf(&b, "vAttach;%x", (int)r->attach_pid);
+	} else {
+		rsp_buf_puts(&b, "vRun");
+		for (int i = 0; i < r->prog_argc; i++) {
+			rsp_buf_putc(&b, ';');
+			rsp_buf_put_hex(&b, r->prog_argv[i], strlen(r->prog_argv[i]));
+		}
+	}
+	rsp_buf_putc(&b, '\0');
+	for (;;) {
+		e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", b.data);
+		/* A program the dead agent still traces: again, soon. */
+		if (e < 0 || !r->attach_until || r->reply.data[0] != 'E' ||
+		    strstr(r->reply.data, "No such process") ||
+		    now_ms() + 100 >= r->attach_until)
+			break;
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	rsp_buf_free(&b);
+	if (e < 0 || (r->reply.data[0] != 'T' && r->reply.data[0] != 'S')) {
+		err_msg("cannot %s: %s", r->attach_pid ? "attach" : "start the program",
+			e < 0 ? r->c.error : r->reply.data);
+		return -EIO;
+	}
+	return 0;
+}
+
 int handshake(struct recorder *r)
 {
 	char stop[RSP_MAX_PAYLOAD];
@@ -365,43 +412,9 @@ int handshake(struct recorder *r)
 		err_msg("warning: this agent kills the program if the connection drops");
 
 	/* Run the program, or attach to a listening agent's process. */
-	if (r->prog_argc || ((r->connect || r->attach_until) && r->attach_pid)) {
-		struct rsp_buf b;
-		if (!r->attach_pid &&
-		    ((env_reset &&
-		      request_ok(r, "environment reset", "QEnvironmentReset") < 0) ||
-		     (workdir &&
-		      request_ok(r, "working directory reset", "QSetWorkingDir:") < 0)))
-			return -EIO;
-		rsp_buf_init(&b);
-		if (r->attach_pid) {
-			rsp_buf_printf(&b, "vAttach;%x", (int)r->attach_pid);
-		} else {
-			rsp_buf_puts(&b, "vRun");
-			for (int i = 0; i < r->prog_argc; i++) {
-				rsp_buf_putc(&b, ';');
-				rsp_buf_put_hex(&b, r->prog_argv[i],
-						strlen(r->prog_argv[i]));
-			}
-		}
-		rsp_buf_putc(&b, '\0');
-		for (;;) {
-			e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "%s", b.data);
-			/* A program the dead agent still traces: again, soon. */
-			if (e < 0 || !r->attach_until || r->reply.data[0] != 'E' ||
-			    strstr(r->reply.data, "No such process") ||
-			    now_ms() + 100 >= r->attach_until)
-				break;
-			struct timespec ts = { 0, 100 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-		}
-		rsp_buf_free(&b);
-		if (e < 0 || (r->reply.data[0] != 'T' && r->reply.data[0] != 'S')) {
-			err_msg("cannot %s: %s", r->attach_pid ? "attach" : "start the program",
-				e < 0 ? r->c.error : r->reply.data);
-			return -EIO;
-		}
-	}
+	if ((r->prog_argc || ((r->connect || r->attach_until) && r->attach_pid)) &&
+	    run_or_attach(r, env_reset, workdir) < 0)
+		return -EIO;
 	if (request_ok(r, "non-stop mode", "QNonStop:1") < 0)
 		return -EIO;
 	e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "?");

@@ -172,6 +172,169 @@ static int define_line(void *ctx, const char *text)
 			     text);
 }
 
+/* The location's QTDP, with the probe's condition (its code in `e`,
+ * which is left empty). */
+static int define_location(struct recorder *r, struct probe *p,
+			   const struct site *site, struct spec_compile *comp,
+			   struct ax_emit *e, struct rsp_buf *pkt)
+{
+	char err[512];
+
+	rsp_buf_printf(pkt, "QTDP:%x:%llx:E:0:0", p->tpnum,
+		       (unsigned long long)site->addr);
+	if (p->spec.cond) {
+		if (spec_compile_expr(p->spec.cond, comp, e, err, sizeof(err)) < 0) {
+			err_msg("%s: condition: %s", p->name, err);
+			return -EINVAL;
+		}
+		ax_emit_op(e, AX_OP_END);
+		rsp_buf_putc(pkt, ':');
+		put_x(pkt, e);
+		ax_emit_free(e);
+		ax_emit_init(e);
+	}
+	rsp_buf_puts(pkt, "-");
+	return define(r, p->name, pkt->data);
+}
+
+/* The values every frame of the probe holds in trace state variables:
+ * timestamp, thread, latency, raw arguments, return value, as code in
+ * `e` and as source text in `src`.  Sets *regs when `regs` is asked. */
+static int collect_values(struct probe *p, struct arg_ctx *actx,
+			  const struct spec_compile *comp, struct ax_emit *e,
+			  struct rsp_buf *src, bool *regs)
+{
+	char err[512];
+
+	rsp_buf_puts(src, "collect $trace_timestamp, $probe_thread");
+	ax_emit_op16(e, AX_OP_TRACEV, TSV_TIMESTAMP);
+	ax_emit_op16(e, AX_OP_TRACEV, TSV_THREAD);
+	if (p->spec.ret) {
+		ax_emit_op16(e, AX_OP_TRACEV, TSV_LATENCY);
+		rsp_buf_puts(src, ", $probe_latency_ns");
+	}
+	for (size_t i = 0; i < p->spec.nitems; i++) {
+		struct spec_item *it = &p->spec.items[i];
+		switch (it->what) {
+		case SPEC_REGS:
+			*regs = true;
+			break;
+		case SPEC_ARGS:
+			if (!it->count && p->typed_args)
+				break;	/* typed: below */
+			if ((int)it->count > p->nargs) {
+				err_msg("%s: args=%u but the probe has %d argument%s",
+					p->name, it->count, p->nargs,
+					p->nargs == 1 ? "" : "s");
+				return -EINVAL;
+			}
+			for (int a = 0; a < (it->count ? (int)it->count : p->nargs); a++) {
+				if (emit_arg(actx, (unsigned int)a, e, err, sizeof(err)) < 0) {
+					err_msg("%s: %s", p->name, err);
+					return -EINVAL;
+				}
+				emit_store_tsv(e, TSV_ARG0 + (unsigned int)a);
+				rsp_buf_printf(src, ", $probe_arg%d", a);
+			}
+			break;
+		case SPEC_RETVAL:
+			ax_emit_reg(e, (unsigned int)comp->retval_regnum);
+			emit_store_tsv(e, TSV_RETVAL);
+			rsp_buf_puts(src, ", $probe_retval");
+			break;
+		case SPEC_MEM:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* One X action per mem=ADDR-EXPR,LEN of the spec. */
+static int collect_memory(struct probe *p, struct spec_compile *comp,
+			  struct ax_emit *e, struct rsp_buf *pkt)
+{
+	char err[512];
+
+	for (size_t i = 0; i < p->spec.nitems; i++) {
+		struct spec_item *it = &p->spec.items[i];
+		if (it->what != SPEC_MEM)
+			continue;
+		ax_emit_free(e);
+		ax_emit_init(e);
+		if (spec_compile_expr(it->addr, comp, e, err, sizeof(err)) < 0) {
+			err_msg("%s: mem=%s: %s", p->name, it->addr_text, err);
+			return -EINVAL;
+		}
+		ax_emit_const(e, (int64_t)it->len);
+		ax_emit_op(e, AX_OP_TRACE);
+		ax_emit_op(e, AX_OP_END);
+		put_x(pkt, e);
+	}
+	return 0;
+}
+
+/* Typed values: their memory, and the registers their places and
+ * addresses are computed from.  A packet that would grow too long is
+ * sent, and the actions go on in a new one. */
+static int collect_typed(struct recorder *r, struct probe *p,
+			 const struct site *site, const struct dv_collect *tcol,
+			 struct rsp_buf *pkt, bool *regs)
+{
+	*regs |= tcol->regs;
+	for (size_t i = 0; i < tcol->n; i++) {
+		if (tcol->code[i].error) {
+			err_msg("%s: a typed value does not compile", p->name);
+			return -EINVAL;
+		}
+		if (pkt->len + 2 * tcol->code[i].len + 64 > RSP_MAX_PAYLOAD / 2) {
+			rsp_buf_putc(pkt, '-');
+			if (define(r, p->name, pkt->data) < 0)
+				return -EIO;
+			rsp_buf_reset(pkt);
+			rsp_buf_printf(pkt, "QTDP:-%x:%llx:", p->tpnum,
+				       (unsigned long long)site->addr);
+		}
+		put_x(pkt, &tcol->code[i]);
+	}
+	return 0;
+}
+
+/* Sources for gdb (`target tfile`): the location and the values, and
+ * for dump the typed values' description. */
+static int define_sources(struct recorder *r, struct probe *p,
+			  const struct site *site,
+			  const struct typed_probe *typed, const char *src)
+{
+	char at[32];
+
+	snprintf(at, sizeof(at), "*0x%llx", (unsigned long long)site->addr);
+	if (define_source(r, p, site->addr, "at", at) < 0 ||
+	    define_source(r, p, site->addr, "cmd", src) < 0)
+		return -EIO;
+	/* gdb takes two tracepoints of a file for one when their address,
+	 * type, step and pass counts and condition texts agree (it does
+	 * not compare actions), and an entry probe and a return probe of a
+	 * function share all of these: it would show the return's frames
+	 * under the entry's tracepoint, their values void.  A condition
+	 * text true of every return frame keeps them apart. */
+	if (p->spec.ret &&
+	    define_source(r, p, site->addr, "cond", "$probe_latency_ns >= 0") < 0)
+		return -EIO;
+	/* What dump needs to print the typed values: comment lines among
+	 * the commands, which gdb skips (typed.h). */
+	if (typed && typed->nvals) {
+		void *a[3] = { r, p, (void *)site };
+		if (typed_write(typed, define_line, a) < 0) {
+			err_msg("%s: the typed values' description does not fit the "
+				"trace file (an access path too long?)", p->name);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
+/* One site of a probe as one tracepoint location: its QTDP with the
+ * condition, its actions, their sources. */
 static int define_site(struct recorder *r, struct probe *p,
 		       const struct site *site)
 {
@@ -185,113 +348,29 @@ static int define_site(struct recorder *r, struct probe *p,
 	};
 	struct rsp_buf pkt, src;
 	struct ax_emit e;
-	char err[512];
+	bool regs = false;
 	int rc = -EINVAL;
 
 	rsp_buf_init(&pkt);
 	rsp_buf_init(&src);
 	ax_emit_init(&e);
 
-	/* Header, with the condition. */
-	rsp_buf_printf(&pkt, "QTDP:%x:%llx:E:0:0", p->tpnum,
-		       (unsigned long long)site->addr);
-	if (p->spec.cond) {
-		if (spec_compile_expr(p->spec.cond, &comp, &e, err, sizeof(err)) < 0) {
-			err_msg("%s: condition: %s", p->name, err);
-			goto out;
-		}
-		ax_emit_op(&e, AX_OP_END);
-		rsp_buf_putc(&pkt, ':');
-		put_x(&pkt, &e);
-		ax_emit_free(&e);
-		ax_emit_init(&e);
-	}
-	rsp_buf_puts(&pkt, "-");
-	if (define(r, p->name, pkt.data) < 0)
+	if (define_location(r, p, site, &comp, &e, &pkt) < 0)
 		goto out;
 
 	/* Actions: one X for the values, one per memory range, R for regs. */
 	rsp_buf_reset(&pkt);
 	rsp_buf_printf(&pkt, "QTDP:-%x:%llx:", p->tpnum,
 		       (unsigned long long)site->addr);
-	rsp_buf_puts(&src, "collect $trace_timestamp, $probe_thread");
-	ax_emit_op16(&e, AX_OP_TRACEV, TSV_TIMESTAMP);
-	ax_emit_op16(&e, AX_OP_TRACEV, TSV_THREAD);
-	if (p->spec.ret) {
-		ax_emit_op16(&e, AX_OP_TRACEV, TSV_LATENCY);
-		rsp_buf_puts(&src, ", $probe_latency_ns");
-	}
-	bool regs = false;
-	for (size_t i = 0; i < p->spec.nitems; i++) {
-		struct spec_item *it = &p->spec.items[i];
-		switch (it->what) {
-		case SPEC_REGS:
-			regs = true;
-			break;
-		case SPEC_ARGS:
-			if (!it->count && p->typed_args)
-				break;	/* typed: below */
-			if ((int)it->count > p->nargs) {
-				err_msg("%s: args=%u but the probe has %d argument%s",
-					p->name, it->count, p->nargs,
-					p->nargs == 1 ? "" : "s");
-				goto out;
-			}
-			for (int a = 0; a < (it->count ? (int)it->count : p->nargs); a++) {
-				if (emit_arg(&actx, (unsigned int)a, &e, err, sizeof(err)) < 0) {
-					err_msg("%s: %s", p->name, err);
-					goto out;
-				}
-				emit_store_tsv(&e, TSV_ARG0 + (unsigned int)a);
-				rsp_buf_printf(&src, ", $probe_arg%d", a);
-			}
-			break;
-		case SPEC_RETVAL:
-			ax_emit_reg(&e, (unsigned int)comp.retval_regnum);
-			emit_store_tsv(&e, TSV_RETVAL);
-			rsp_buf_puts(&src, ", $probe_retval");
-			break;
-		case SPEC_MEM:
-			break;
-		}
-	}
+	if (collect_values(p, &actx, &comp, &e, &src, &regs) < 0)
+		goto out;
 	ax_emit_op(&e, AX_OP_END);
 	put_x(&pkt, &e);
-	for (size_t i = 0; i < p->spec.nitems; i++) {
-		struct spec_item *it = &p->spec.items[i];
-		if (it->what != SPEC_MEM)
-			continue;
-		ax_emit_free(&e);
-		ax_emit_init(&e);
-		if (spec_compile_expr(it->addr, &comp, &e, err, sizeof(err)) < 0) {
-			err_msg("%s: mem=%s: %s", p->name, it->addr_text, err);
-			goto out;
-		}
-		ax_emit_const(&e, (int64_t)it->len);
-		ax_emit_op(&e, AX_OP_TRACE);
-		ax_emit_op(&e, AX_OP_END);
-		put_x(&pkt, &e);
-	}
-	/* Typed values: their memory, and the registers their places and
-	 * addresses are computed from. */
-	if (typed && typed->nvals) {
-		regs |= tcol->regs;
-		for (size_t i = 0; i < tcol->n; i++) {
-			if (tcol->code[i].error) {
-				err_msg("%s: a typed value does not compile", p->name);
-				goto out;
-			}
-			if (pkt.len + 2 * tcol->code[i].len + 64 > RSP_MAX_PAYLOAD / 2) {
-				rsp_buf_putc(&pkt, '-');
-				if (define(r, p->name, pkt.data) < 0)
-					goto out;
-				rsp_buf_reset(&pkt);
-				rsp_buf_printf(&pkt, "QTDP:-%x:%llx:", p->tpnum,
-					       (unsigned long long)site->addr);
-			}
-			put_x(&pkt, &tcol->code[i]);
-		}
-	}
+	if (collect_memory(p, &comp, &e, &pkt) < 0)
+		goto out;
+	if (typed && typed->nvals &&
+	    collect_typed(r, p, site, tcol, &pkt, &regs) < 0)
+		goto out;
 	if (regs) {
 		/* Every register of the block. */
 		rsp_buf_putc(&pkt, 'R');
@@ -308,32 +387,8 @@ static int define_site(struct recorder *r, struct probe *p,
 	}
 	if (define(r, p->name, pkt.data) < 0)
 		goto out;
-
-	/* Sources for gdb (`target tfile`): the location and the values. */
-	char at[32];
-	snprintf(at, sizeof(at), "*0x%llx", (unsigned long long)site->addr);
-	if (define_source(r, p, site->addr, "at", at) < 0 ||
-	    define_source(r, p, site->addr, "cmd", src.data) < 0)
+	if (define_sources(r, p, site, typed, src.data) < 0)
 		goto out;
-	/* gdb takes two tracepoints of a file for one when their address,
-	 * type, step and pass counts and condition texts agree (it does
-	 * not compare actions), and an entry probe and a return probe of a
-	 * function share all of these: it would show the return's frames
-	 * under the entry's tracepoint, their values void.  A condition
-	 * text true of every return frame keeps them apart. */
-	if (p->spec.ret &&
-	    define_source(r, p, site->addr, "cond", "$probe_latency_ns >= 0") < 0)
-		goto out;
-	/* What dump needs to print the typed values: comment lines among
-	 * the commands, which gdb skips (typed.h). */
-	if (typed && typed->nvals) {
-		void *a[3] = { r, p, (void *)site };
-		if (typed_write(typed, define_line, a) < 0) {
-			err_msg("%s: the typed values' description does not fit the "
-				"trace file (an access path too long?)", p->name);
-			goto out;
-		}
-	}
 	rc = 0;
 out:
 	ax_emit_free(&e);

@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "client/recorder.h"
-#include "client/tfile-read.h"
 #include "protocol/tfile.h"
 #include "protocol/tp-status.h"
 
@@ -156,16 +155,8 @@ int open_output(struct recorder *r)
 	}
 	r->end -= 4;	/* the next frames overwrite the end marker */
 	r->header_written = true;
-	if (r->live) {
-		r->live_reader = malloc(sizeof(*r->live_reader));
-		if (!r->live_reader)
-			abort();
-		e = tfile_reader_open_mem(r->live_reader, r->live_head.data,
-					  r->live_head.len, r->out_path,
-					  "probe-trace record");
-		if (e < 0)
-			return e;
-	}
+	if (r->live && (e = live_open(r)) < 0)
+		return e;
 
 	/* Where the status line is, to update it later. */
 	char *head = malloc(r->end);

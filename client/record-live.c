@@ -18,6 +18,18 @@
 #include "client/recorder.h"
 #include "client/tfile-read.h"
 
+/* The reader the frames are printed through: of the file's header,
+ * which write_cb (record-file.c) kept in r->live_head as it wrote it. */
+int live_open(struct recorder *r)
+{
+	r->live_reader = malloc(sizeof(*r->live_reader));
+	if (!r->live_reader)
+		abort();
+	return tfile_reader_open_mem(r->live_reader, r->live_head.data,
+				     r->live_head.len, r->out_path,
+				     "probe-trace record");
+}
+
 /*
  * --live: the first `len` bytes of r->carry, the whole frames just
  * written to the file, on stdout as `probe-trace dump` prints them, so

@@ -25,7 +25,7 @@
  * recovered, or -errno: no agent the recorder can start (--connect), or
  * none that can attach (the program is gone).
  */
-long recover(struct recorder *r)
+static long recover(struct recorder *r)
 {
 	uint64_t before = r->frames;
 	unsigned long long got = 0, left = 0;
@@ -76,4 +76,23 @@ out:
 	rsp_client_close(&r->c, 2000);
 	req_timeout_ms = 30000;
 	return e < 0 ? e : (long)(r->frames - before);
+}
+
+/* The agent went away while recording: what the file keeps, and what a
+ * new agent could recover, said on stderr. */
+void salvage(struct recorder *r)
+{
+	err_msg("the agent went away: %s; %s keeps the %llu frames received",
+		r->c.error, r->out_path, (unsigned long long)r->frames);
+	long n = recover(r);
+	if (n >= 0)
+		err_msg("a new agent recovered %ld frames the pads had left in "
+			"process %d; frames the dead agent held itself are lost",
+			n, r->pid);
+	else if (n == -ENOTCONN)
+		err_msg("no agent to recover frames with: the agent was reached "
+			"by --connect");
+	else
+		err_msg("no frames recovered: no new agent could attach to "
+			"process %d", r->pid);
 }

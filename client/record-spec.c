@@ -174,6 +174,56 @@ static bool uses_raw_args(const struct probe_spec *s)
 	return false;
 }
 
+/* One item of a probe's spec as typed values at one site (at `link`, its
+ * link-time address); an item with nothing typed is left alone. */
+static int type_item(struct recorder *r, struct probe *p,
+		     const struct spec_item *it, struct dv_module *dv,
+		     uint64_t link, const struct dv_target *t,
+		     struct typed_probe *tp, struct dv_collect *c,
+		     bool want_args, bool named)
+{
+	const struct probe_spec *s = &p->spec;
+	char err[1024];
+	int e = 0;
+
+	switch (it->what) {
+	case SPEC_ARGS:
+		if (it->count || !want_args)
+			break;
+		e = dv_add_args(dv, link, t, tp, c, err, sizeof(err));
+		if (e == -ENOENT && !named && s->where == SPEC_FUNC)
+			e = 0;	/* not in DWARF: raw */
+		else if (e == 0)
+			p->typed_args = true;
+		break;
+	case SPEC_RETVAL:
+		e = dv_add_retval(dv, link, t, tp, c, err, sizeof(err));
+		if (e == -ENOTSUP || e == -ENOENT)
+			e = 0;	/* the raw register says it */
+		break;
+	case SPEC_VALUE:
+		e = dv_add_path(dv, link, it->addr_text, t, tp, c, err,
+				sizeof(err));
+		if (e == -ENOENT && !strpbrk(it->addr_text, ".-[*")) {
+			err_msg("bad probe spec: %s: %s; expected regs, args, "
+				"args=N, retval, mem=ADDR-EXPR,LEN, a parameter "
+				"or variable, or if", p->name, err);
+			r->usage_error = true;
+			return -EINVAL;
+		}
+		break;
+	default:
+		break;
+	}
+	if (e < 0) {
+		err_msg("%s: %s", p->name, err);
+		if (e == -ENOENT || e == -EINVAL || e == -ERANGE)
+			r->usage_error = true;
+		return e;
+	}
+	return 0;
+}
+
 /*
  * Typed values from DWARF: `args` (all of them), values by name, and the
  * return value.  Without DWARF, `args` and `retval` stay the raw
@@ -275,43 +325,10 @@ static int type_probe(struct recorder *r, struct probe *p)
 		tp->hide_regs = !have_regs;
 		tp->hide_mem = !have_mem;
 		for (size_t i = 0; i < s->nitems; i++) {
-			const struct spec_item *it = &s->items[i];
-			int e = 0;
-			switch (it->what) {
-			case SPEC_ARGS:
-				if (it->count || !want_args)
-					break;
-				e = dv_add_args(dv, link, &t, tp, c, err, sizeof(err));
-				if (e == -ENOENT && !named && s->where == SPEC_FUNC)
-					e = 0;	/* not in DWARF: raw */
-				else if (e == 0)
-					p->typed_args = true;
-				break;
-			case SPEC_RETVAL:
-				e = dv_add_retval(dv, link, &t, tp, c, err, sizeof(err));
-				if (e == -ENOTSUP || e == -ENOENT)
-					e = 0;	/* the raw register says it */
-				break;
-			case SPEC_VALUE:
-				e = dv_add_path(dv, link, it->addr_text, &t, tp, c, err,
-						sizeof(err));
-				if (e == -ENOENT && !strpbrk(it->addr_text, ".-[*")) {
-					err_msg("bad probe spec: %s: %s; expected regs, args, "
-						"args=N, retval, mem=ADDR-EXPR,LEN, a parameter "
-						"or variable, or if", p->name, err);
-					r->usage_error = true;
-					return -EINVAL;
-				}
-				break;
-			default:
-				break;
-			}
-			if (e < 0) {
-				err_msg("%s: %s", p->name, err);
-				if (e == -ENOENT || e == -EINVAL || e == -ERANGE)
-					r->usage_error = true;
+			int e = type_item(r, p, &s->items[i], dv, link, &t, tp, c,
+					  want_args, named);
+			if (e < 0)
 				return e;
-			}
 		}
 	}
 	return 0;

@@ -164,3 +164,38 @@ void say_why_stopped(struct recorder *r)
 		break;
 	}
 }
+
+/* The end of a recording that ran to its end: the frames in the file
+ * per probe, how the program and the recording ended, the frames
+ * filtered out, the pending probes' loads and the frames lost. */
+void say_summary(struct recorder *r)
+{
+	if (!r->quiet) {
+		fprintf(stderr, "probe-trace: %llu frames (%llu bytes) in %s",
+			(unsigned long long)r->frames, (unsigned long long)r->bytes,
+			r->out_path);
+		for (size_t i = 0; i < r->nprobes; i++)
+			fprintf(stderr, "%s %s: %llu", i ? "," : ";", r->probes[i].name,
+				(unsigned long long)r->probes[i].frames);
+		fputc('\n', stderr);
+		if (r->exited && r->exit_signal)
+			fprintf(stderr, "probe-trace: the program was killed by signal %d\n",
+				r->exit_signal);
+		else if (r->exited)
+			fprintf(stderr, "probe-trace: the program exited with code %d\n",
+				r->exit_code);
+		else if (stop_signal)
+			fprintf(stderr, "probe-trace: stopped by signal %d; the program was %s\n",
+				(int)stop_signal, r->started ? "killed" : "detached");
+		else
+			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
+				r->duration, r->started ? "killed" : "detached");
+	}
+	if (r->filtered && !r->quiet)
+		fprintf(stderr, "probe-trace: %llu frames of other threads dropped "
+			"(%s%s%s), counted in %s\n", (unsigned long long)r->filtered,
+			r->keep_tids ? "--tid" : "", r->keep_tids && r->keep_comm ? ", " : "",
+			r->keep_comm ? "--comm" : "", r->out_path);
+	say_loads(r);
+	say_lost(r);
+}

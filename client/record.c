@@ -218,21 +218,100 @@ static void recorder_free(struct recorder *r)
 	free(r);
 }
 
-static int record_run(struct recorder *r, int argc, char **argv);
+/* take_option and parse_options: the command line is fine so far. */
+#define GO_ON (-1)
 
-int cmd_record(int argc, char **argv)
+/* One option of getopt_long: GO_ON, or the exit status it ends with. */
+static int take_option(struct recorder *r, int opt, char *arg,
+		       const char **specs, size_t *nspecs)
 {
-	struct recorder *r = calloc(1, sizeof(*r));
-	int rc;
+	char *end;
 
-	if (!r)
-		abort();
-	rc = record_run(r, argc, argv);
-	recorder_free(r);
-	return rc;
+	switch (opt) {
+	case 'e':
+		if (*nspecs == MAX_PROBES) {
+			err_msg("at most %d probes", MAX_PROBES);
+			return PT_EXIT_USAGE;
+		}
+		specs[(*nspecs)++] = arg;
+		break;
+	case 'o': r->out_path = arg; break;
+	case 'p':
+		r->attach_pid = (pid_t)strtol(arg, &end, 10);
+		if (*end || r->attach_pid <= 0) {
+			err_msg("-p: '%s' is not a process id", arg);
+			return PT_EXIT_USAGE;
+		}
+		break;
+	case 'A': r->agent_cmd = arg; break;
+	case 'C': r->connect = arg; break;
+	case 'S':
+		r->sysroot = arg;
+		elfsym_set_sysroot(arg);
+		break;
+	case 'd':
+		r->duration = strtod(arg, &end);
+		if (*end || r->duration <= 0) {
+			err_msg("--duration: '%s' is not a number of seconds", arg);
+			return PT_EXIT_USAGE;
+		}
+		break;
+	case 'b':
+		if (parse_size(arg, &r->buffer_size) < 0) {
+			err_msg("--buffer-size: '%s': expected 4096 to 4G bytes "
+				"(suffixes K, M, G)", arg);
+			return PT_EXIT_USAGE;
+		}
+		break;
+	case 'q': r->quiet = true; break;
+	case 'L': r->live = true; break;
+	case 'J': r->live_json = true; break;
+	case 'M': {
+		unsigned long v = strtoul(arg, &end, 10);
+		if (*end || !*arg || v == 0 || v > 65535) {
+			err_msg("--string-max: '%s': expected 1 to 65535 bytes", arg);
+			return PT_EXIT_USAGE;
+		}
+		r->string_max = (unsigned int)v;
+		break;
+	}
+	case 'F':
+		r->full_stops = r->full_drops = false;
+		if (strcmp(arg, "wait") == 0)
+			;
+		else if (strcmp(arg, "stop") == 0)
+			r->full_stops = true;
+		else if (strcmp(arg, "drop") == 0)
+			r->full_drops = true;
+		else {
+			err_msg("--on-full: '%s': expected wait, drop or stop", arg);
+			return PT_EXIT_USAGE;
+		}
+		break;
+	case 'I':
+	case 'N': {
+		struct frame_filter ff = { .tids = r->keep_tids,
+					   .ntids = r->nkeep_tids };
+		if (frame_filter_add(&ff, opt == 'I' ? 't' : 'c', arg,
+				     "probe-trace record") < 0) {
+			r->keep_tids = ff.tids;
+			return PT_EXIT_USAGE;
+		}
+		r->keep_tids = ff.tids;
+		r->nkeep_tids = ff.ntids;
+		if (opt == 'N')
+			r->keep_comm = arg;
+		break;
+	}
+	case 'h': usage(stdout); return PT_EXIT_OK;
+	default: usage(stderr); return PT_EXIT_USAGE;
+	}
+	return GO_ON;
 }
 
-static int record_run(struct recorder *r, int argc, char **argv)
+/* The command line into r and specs[]: GO_ON, or the exit status. */
+static int parse_options(struct recorder *r, int argc, char **argv,
+			 const char **specs, size_t *nspecs)
 {
 	static const struct option longopts[] = {
 		{ "probe", required_argument, NULL, 'e' },
@@ -253,105 +332,22 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *specs[MAX_PROBES];
-	size_t nspecs = 0;
-	int opt, rc = PT_EXIT_FAIL;
-	char err[1024];
-	char *end;
+	int opt, rc;
 
 	r->out_path = "probe-trace.tfile";
 	r->buffer_size = DEFAULT_BUFFER;
 	r->string_max = 64;
-	r->fd = -1;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+e:o:p:d:b:qh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'e':
-			if (nspecs == MAX_PROBES) {
-				err_msg("at most %d probes", MAX_PROBES);
-				return PT_EXIT_USAGE;
-			}
-			specs[nspecs++] = optarg;
-			break;
-		case 'o': r->out_path = optarg; break;
-		case 'p':
-			r->attach_pid = (pid_t)strtol(optarg, &end, 10);
-			if (*end || r->attach_pid <= 0) {
-				err_msg("-p: '%s' is not a process id", optarg);
-				return PT_EXIT_USAGE;
-			}
-			break;
-		case 'A': r->agent_cmd = optarg; break;
-		case 'C': r->connect = optarg; break;
-		case 'S':
-			r->sysroot = optarg;
-			elfsym_set_sysroot(optarg);
-			break;
-		case 'd':
-			r->duration = strtod(optarg, &end);
-			if (*end || r->duration <= 0) {
-				err_msg("--duration: '%s' is not a number of seconds", optarg);
-				return PT_EXIT_USAGE;
-			}
-			break;
-		case 'b':
-			if (parse_size(optarg, &r->buffer_size) < 0) {
-				err_msg("--buffer-size: '%s': expected 4096 to 4G bytes "
-					"(suffixes K, M, G)", optarg);
-				return PT_EXIT_USAGE;
-			}
-			break;
-		case 'q': r->quiet = true; break;
-		case 'L': r->live = true; break;
-		case 'J': r->live_json = true; break;
-		case 'M': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || !*optarg || v == 0 || v > 65535) {
-				err_msg("--string-max: '%s': expected 1 to 65535 bytes", optarg);
-				return PT_EXIT_USAGE;
-			}
-			r->string_max = (unsigned int)v;
-			break;
-		}
-		case 'F':
-			r->full_stops = r->full_drops = false;
-			if (strcmp(optarg, "wait") == 0)
-				;
-			else if (strcmp(optarg, "stop") == 0)
-				r->full_stops = true;
-			else if (strcmp(optarg, "drop") == 0)
-				r->full_drops = true;
-			else {
-				err_msg("--on-full: '%s': expected wait, drop or stop", optarg);
-				return PT_EXIT_USAGE;
-			}
-			break;
-		case 'I':
-		case 'N': {
-			struct frame_filter ff = { .tids = r->keep_tids,
-						   .ntids = r->nkeep_tids };
-			if (frame_filter_add(&ff, opt == 'I' ? 't' : 'c', optarg,
-					     "probe-trace record") < 0) {
-				r->keep_tids = ff.tids;
-				return PT_EXIT_USAGE;
-			}
-			r->keep_tids = ff.tids;
-			r->nkeep_tids = ff.ntids;
-			if (opt == 'N')
-				r->keep_comm = optarg;
-			break;
-		}
-		case 'h': usage(stdout); return PT_EXIT_OK;
-		default: usage(stderr); return PT_EXIT_USAGE;
-		}
-	}
+	while ((opt = getopt_long(argc, argv, "+e:o:p:d:b:qh", longopts, NULL)) != -1)
+		if ((rc = take_option(r, opt, optarg, specs, nspecs)) != GO_ON)
+			return rc;
 	r->prog_argv = argv + optind;
 	r->prog_argc = argc - optind;
 	if (r->live_json && !r->live) {
 		err_msg("--json is the form of --live's frames: give --live too");
 		return PT_EXIT_USAGE;
 	}
-	if (nspecs == 0) {
+	if (*nspecs == 0) {
 		err_msg("no probe: give at least one -e SPEC (see --help)");
 		return PT_EXIT_USAGE;
 	}
@@ -367,6 +363,14 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		err_msg("give either --agent or --connect, not both");
 		return PT_EXIT_USAGE;
 	}
+	return GO_ON;
+}
+
+/* Each -e SPEC parsed into a probe, numbered from 1 as its tracepoint. */
+static int parse_specs(struct recorder *r, const char **specs, size_t nspecs)
+{
+	char err[1024];
+
 	for (size_t i = 0; i < nspecs; i++) {
 		struct probe *p = &r->probes[i];
 		if (spec_parse(specs[i], &p->spec, err, sizeof(err)) < 0) {
@@ -377,6 +381,98 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		spec_where_text(&p->spec, p->name, sizeof(p->name));
 		r->nprobes++;
 	}
+	return GO_ON;
+}
+
+/* Ctrl-C, kill and a hang-up end the recording (stop_signal), not the
+ * recorder; a reader of --live that goes away, or a file too large, is
+ * an error of a write, not a signal. */
+static void catch_signals(struct recorder *r)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+	r->tty_status = !r->quiet && isatty(2);
+}
+
+/*
+ * With the agent started: from a stopped process to a running program
+ * whose probes record into the file.  On failure the process is still
+ * under the agent (record_run leaves it as it was).
+ */
+static int start_recording(struct recorder *r)
+{
+	if (handshake(r) < 0 || learn_target(r) < 0)
+		return -EIO;
+	if (setup_probes(r) < 0)
+		return -EINVAL;
+	if (open_output(r) < 0)
+		return -EIO;
+	if (semaphores(r, +1) < 0)
+		return -EFAULT;
+	if (request_ok(r, "starting the trace", "QTStart") < 0)
+		return -EIO;
+	r->running = true;
+	list_threads(r);	/* the threads there are before the program runs */
+	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vCont;c");
+	if (e < 0 || strcmp(r->reply.data, "OK") != 0) {
+		err_msg("cannot resume the program: %s", e < 0 ? r->c.error : r->reply.data);
+		return -EIO;
+	}
+	if (!r->quiet)
+		fprintf(stderr, "probe-trace: recording %zu probe%s of process %d "
+			"into %s; Ctrl-C stops\n", r->nprobes,
+			r->nprobes == 1 ? "" : "s", r->pid, r->out_path);
+	pending_said(r);
+	return 0;
+}
+
+/* A recording that ran to its end: its exit status. */
+static int exit_status(struct recorder *r)
+{
+	/* Lost frames fail the recording, also in --on-full=drop, where
+	 * they are the price asked for: a script sees them in the status. */
+	int rc = r->write_failed || r->self_stopped || r->lost ? PT_EXIT_FAIL : PT_EXIT_OK;
+
+	/* A probe that could not be placed in its library is an error like
+	 * any bad spec, and so is one whose library never came (a misspelt
+	 * name looks the same): the file has none of their frames. */
+	for (size_t i = 0; i < r->nprobes; i++)
+		if (r->probes[i].pending_failed ||
+		    (r->probes[i].pending && !r->probes[i].nloads))
+			rc = PT_EXIT_FAIL;
+	return rc;
+}
+
+static int record_run(struct recorder *r, int argc, char **argv);
+
+int cmd_record(int argc, char **argv)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		abort();
+	rc = record_run(r, argc, argv);
+	recorder_free(r);
+	return rc;
+}
+
+static int record_run(struct recorder *r, int argc, char **argv)
+{
+	const char *specs[MAX_PROBES];
+	size_t nspecs = 0;
+	int rc = PT_EXIT_FAIL;
+
+	r->fd = -1;
+	if ((rc = parse_options(r, argc, argv, specs, &nspecs)) != GO_ON ||
+	    (rc = parse_specs(r, specs, nspecs)) != GO_ON)
+		return rc;
+	rc = PT_EXIT_FAIL;
 	/* A local program: the agent gets the path we read symbols from. */
 	char *prog = NULL;
 	if (r->prog_argc && !r->agent_cmd && !r->connect) {
@@ -388,14 +484,7 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		r->prog_argv[0] = prog;
 	}
 	r->started = r->prog_argc > 0;
-
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGXFSZ, SIG_IGN);
-	r->tty_status = !r->quiet && isatty(2);
+	catch_signals(r);
 
 	rsp_buf_init(&r->reply);
 	r->req = malloc(sizeof(*r->req));
@@ -403,46 +492,14 @@ static int record_run(struct recorder *r, int argc, char **argv)
 		abort();
 	if (start_agent(r) < 0)
 		goto out;
-	if (handshake(r) < 0 || learn_target(r) < 0)
-		goto stop;
-	if (setup_probes(r) < 0) {
+	if (start_recording(r) < 0) {
 		if (r->usage_error)
 			rc = PT_EXIT_USAGE;
 		goto stop;
 	}
-	if (open_output(r) < 0)
-		goto stop;
-	if (semaphores(r, +1) < 0)
-		goto stop;
-	if (request_ok(r, "starting the trace", "QTStart") < 0)
-		goto stop;
-	r->running = true;
-	list_threads(r);	/* the threads there are before the program runs */
-	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vCont;c");
-	if (e < 0 || strcmp(r->reply.data, "OK") != 0) {
-		err_msg("cannot resume the program: %s", e < 0 ? r->c.error : r->reply.data);
-		goto stop;
-	}
-	if (!r->quiet)
-		fprintf(stderr, "probe-trace: recording %zu probe%s of process %d "
-			"into %s; Ctrl-C stops\n", r->nprobes,
-			r->nprobes == 1 ? "" : "s", r->pid, r->out_path);
-	pending_said(r);
-	e = record_loop(r);
+	int e = record_loop(r);
 	if (e == -EPIPE) {
-		err_msg("the agent went away: %s; %s keeps the %llu frames received",
-			r->c.error, r->out_path, (unsigned long long)r->frames);
-		long n = recover(r);
-		if (n >= 0)
-			err_msg("a new agent recovered %ld frames the pads had left in "
-				"process %d; frames the dead agent held itself are lost",
-				n, r->pid);
-		else if (n == -ENOTCONN)
-			err_msg("no agent to recover frames with: the agent was reached "
-				"by --connect");
-		else
-			err_msg("no frames recovered: no new agent could attach to "
-				"process %d", r->pid);
+		salvage(r);
 		update_status(r, true);
 		goto out;
 	}
@@ -452,44 +509,8 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	}
 	update_status(r, true);
 	status_line(r, true);
-	if (!r->quiet) {
-		fprintf(stderr, "probe-trace: %llu frames (%llu bytes) in %s",
-			(unsigned long long)r->frames, (unsigned long long)r->bytes,
-			r->out_path);
-		for (size_t i = 0; i < r->nprobes; i++)
-			fprintf(stderr, "%s %s: %llu", i ? "," : ";", r->probes[i].name,
-				(unsigned long long)r->probes[i].frames);
-		fputc('\n', stderr);
-		if (r->exited && r->exit_signal)
-			fprintf(stderr, "probe-trace: the program was killed by signal %d\n",
-				r->exit_signal);
-		else if (r->exited)
-			fprintf(stderr, "probe-trace: the program exited with code %d\n",
-				r->exit_code);
-		else if (stop_signal)
-			fprintf(stderr, "probe-trace: stopped by signal %d; the program was %s\n",
-				(int)stop_signal, r->started ? "killed" : "detached");
-		else
-			fprintf(stderr, "probe-trace: stopped after %g s; the program was %s\n",
-				r->duration, r->started ? "killed" : "detached");
-	}
-	if (r->filtered && !r->quiet)
-		fprintf(stderr, "probe-trace: %llu frames of other threads dropped "
-			"(%s%s%s), counted in %s\n", (unsigned long long)r->filtered,
-			r->keep_tids ? "--tid" : "", r->keep_tids && r->keep_comm ? ", " : "",
-			r->keep_comm ? "--comm" : "", r->out_path);
-	say_loads(r);
-	say_lost(r);
-	/* Lost frames fail the recording, also in --on-full=drop, where
-	 * they are the price asked for: a script sees them in the status. */
-	rc = r->write_failed || r->self_stopped || r->lost ? PT_EXIT_FAIL : PT_EXIT_OK;
-	/* A probe that could not be placed in its library is an error like
-	 * any bad spec, and so is one whose library never came (a misspelt
-	 * name looks the same): the file has none of their frames. */
-	for (size_t i = 0; i < r->nprobes; i++)
-		if (r->probes[i].pending_failed ||
-		    (r->probes[i].pending && !r->probes[i].nloads))
-			rc = PT_EXIT_FAIL;
+	say_summary(r);
+	rc = exit_status(r);
 	goto out;
 stop:
 	/* Setup failed: leave the process as it was. */

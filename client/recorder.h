@@ -290,6 +290,7 @@ size_t drop_frames(struct recorder *r, size_t len);
 void write_threads(struct recorder *r);
 
 /* record-live.c */
+int live_open(struct recorder *r);
 void print_live(struct recorder *r, size_t len);
 
 /* record-drain.c */
@@ -303,8 +304,9 @@ void check_run(struct recorder *r);
 void read_lost(struct recorder *r);
 void say_lost(struct recorder *r);
 void say_why_stopped(struct recorder *r);
+void say_summary(struct recorder *r);
 
 /* record-salvage.c */
-long recover(struct recorder *r);
+void salvage(struct recorder *r);
 
 #endif
