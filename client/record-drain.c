@@ -1,0 +1,170 @@
+/*
+ * record-drain.c - the recording loop: frames streamed out of the
+ * agent's buffer into the file while the program runs, and the end of
+ * the run.
+ *
+ * The loop asks for frames (qprobe.frames) until the agent has none,
+ * cuts the stream into whole frames (a frame may arrive in two replies),
+ * filters them (record-threads.c), appends them to the file, and prints
+ * them for --live.  Between batches it handles stop notifications, reads
+ * the pending probes' library events, and twice a second checks the
+ * run, the losses and the thread list and rewrites the header's status.
+ * It ends when the program exits, at --duration, on a signal (Ctrl-C),
+ * or when the agent goes away (record-salvage.c).  finish stops the run,
+ * takes the last frames, and kills a program the recorder started or
+ * detaches from an attached one.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/recorder.h"
+#include "client/rsp-client.h"
+
+/* Takes streamed bytes, writes the whole frames among them. */
+static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
+{
+	size_t off = 0, whole = 0;
+
+	if (r->carry_len + len > r->carry_cap) {
+		size_t cap = r->carry_cap ? r->carry_cap : 65536;
+		while (cap < r->carry_len + len)
+			cap *= 2;
+		r->carry = realloc(r->carry, cap);
+		if (!r->carry)
+			abort();
+		r->carry_cap = cap;
+	}
+	memcpy(r->carry + r->carry_len, data, len);
+	r->carry_len += len;
+	while (r->carry_len - off >= 6) {
+		uint32_t size;
+		memcpy(&size, r->carry + off + 2, 4);
+		if (r->carry_len - off < 6 + (size_t)size)
+			break;
+		off += 6 + size;
+	}
+	whole = off;
+	if (r->keep_tids || r->keep_comm)
+		whole = drop_frames(r, whole);
+	int e = append_frames(r, r->carry, whole);
+	/* Count what the file holds. */
+	for (off = 0; e == 0 && off < whole;) {
+		int16_t tpnum;
+		uint32_t size;
+		memcpy(&tpnum, r->carry + off, 2);
+		memcpy(&size, r->carry + off + 2, 4);
+		struct probe *p = probe_of(r, tpnum);
+		if (p)
+			p->frames++;
+		r->frames++;
+		note_thread(r, r->carry + off + 6, size);
+		off += 6 + size;
+	}
+	if (e == 0) {
+		name_threads(r);
+		if (r->live)
+			print_live(r, whole);
+	}
+	memmove(r->carry, r->carry + whole, r->carry_len - whole);
+	r->carry_len -= whole;
+	return e;
+}
+
+/* Streams frames until the agent has none.  Returns bytes received or a
+ * negative errno. */
+long drain_frames(struct recorder *r)
+{
+	long total = 0;
+
+	for (;;) {
+		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+					   "qprobe.frames:3ff0");
+		if (e < 0)
+			return e;
+		if (r->reply.data[0] != 'F') {
+			err_msg("streaming frames: the agent says: %s",
+				r->reply.len ? r->reply.data : "not supported");
+			return -EIO;
+		}
+		ssize_t n = rsp_unescape(r->reply.data + 1, r->reply.len - 1);
+		if (n <= 0)
+			return total;
+		total += n;
+		if (take_stream(r, (uint8_t *)r->reply.data + 1, (size_t)n) < 0)
+			return -EIO;
+	}
+}
+
+int record_loop(struct recorder *r)
+{
+	uint64_t deadline = r->duration > 0 ? now_ms() + (uint64_t)(r->duration * 1000) : 0;
+	uint64_t last_status = now_ms(), last_events = 0;
+	bool pending = any_pending(r);
+	int e;
+
+	r->last_tick_ms = r->start_ms = now_ms();
+	while (!r->exited && !stop_signal) {
+		if (deadline && now_ms() >= deadline)
+			break;
+		long got = drain_frames(r);
+		if (got < 0)
+			return (int)got;
+		if (pending && now_ms() - last_events >= 100) {
+			if (read_libevents(r) < 0 && r->c.eof)
+				return -EPIPE;
+			last_events = now_ms();
+		}
+		if ((e = handle_notes(r)) < 0)
+			return e;
+		if (now_ms() - last_status >= 500) {
+			/* A run that ended by itself is reported at once; the
+			 * program runs on to its end (or Ctrl-C), as it would
+			 * have without us. */
+			check_run(r);
+			read_lost(r);
+			list_threads(r);
+			update_status(r, false);
+			last_status = now_ms();
+		}
+		status_line(r, false);
+		if (r->exited || stop_signal)
+			break;
+		e = rsp_client_poll(&r->c, got > 0 ? 0 : 50);
+		if (e < 0 && e != -ETIMEDOUT && e != -EINTR)
+			return e;
+		if ((e = handle_notes(r)) < 0)
+			return e;
+	}
+	return 0;
+}
+
+int finish(struct recorder *r)
+{
+	int e = 0;
+
+	/* Why the run ended, if it ended by itself (also before an exit). */
+	check_run(r);
+	if (!r->exited) {
+		/* Stop the run first: no frame is created after this. */
+		if (request_ok(r, "stopping the trace", "QTStop") < 0)
+			e = -EIO;
+	}
+	if (drain_frames(r) < 0)
+		e = -EIO;
+	if (any_pending(r))
+		read_libevents(r);	/* the last loads' frames */
+	read_lost(r);	/* final once the run is over */
+	if (!r->exited) {
+		semaphores(r, -1);
+		/* A program we started ends with the recording the user
+		 * ended; after a write error it runs on, unharmed. */
+		if (r->started && !r->write_failed)
+			rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vKill;%x", r->pid);
+		else
+			request_ok(r, "detaching", "D;%x", r->pid);
+	}
+	return e;
+}
