@@ -11,7 +11,8 @@
  *
  * What the collector cannot do the way the agent would (a condition or an
  * action that fails to evaluate, where the agent stops the run with the
- * interpreter's message) it leaves to the agent: IPA_TRAP, with nothing
+ * interpreter's message; a record bigger than the block area, which the
+ * agent collects whole) it leaves to the agent: IPA_TRAP, with nothing
  * counted as taken.  The pad then hands the hit over as it does when its
  * ring is full.
  *
@@ -226,8 +227,89 @@ int ipa_collect(struct ipa_hit *hit)
 			break;
 		}
 	}
-	if (run.overflow)
+	if (run.overflow) {
+		/* A cut record would differ from what the agent collects:
+		 * the agent takes this hit whole instead. */
 		__atomic_fetch_add(&c->truncated, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&c->taken, 1, __ATOMIC_RELAXED);
+		hit->out_len = 0;
+		return IPA_TRAP;
+	}
 	return p->pass_count && ticket == p->pass_count ? IPA_RECORD_STOP
 							 : IPA_RECORD;
+}
+
+int ipa_collect_site(const struct ipa_site *site, const uint64_t *regs,
+		     uint32_t nregs, uint8_t *out, uint32_t out_size)
+{
+	struct ipa_site_out *so = (struct ipa_site_out *)out;
+	const uint8_t *base = (const uint8_t *)(uintptr_t)site->base;
+	uint32_t used = sizeof(*so);
+	int verdict = IPA_SKIP;
+
+	if (out_size < sizeof(*so))
+		return IPA_TRAP;
+	so->ngroups = 0;
+	so->reserved = 0;
+	for (uint32_t i = 0; i < site->nprogs && i < IPA_SITE_PROGS; i++) {
+		const struct ipa_program *p =
+			(const struct ipa_program *)(base + site->prog_off[i]);
+		struct ipa_group *g = (struct ipa_group *)(out + used);
+		struct ipa_hit hit = {
+			.prog = p,
+			.counters = (struct ipa_counters *)(uintptr_t)
+				(base + p->counters_off),
+			.tsvs = site->tsvs_off ? (struct ipa_tsvs *)(uintptr_t)
+				(base + site->tsvs_off) : NULL,
+			.regs = regs,
+			.nregs = nregs,
+			.big_endian = 0,
+		};
+
+		if (out_size - used < sizeof(*g)) {
+			verdict = IPA_TRAP;	/* no room even for a header */
+			break;
+		}
+		hit.out = out + used + sizeof(*g);
+		hit.out_size = out_size - used - (uint32_t)sizeof(*g);
+		int v = ipa_collect(&hit);
+		if (v == IPA_TRAP) {
+			/* The agent takes the whole hit: the tickets of those
+			 * that recorded go back, as their groups do. */
+			const struct ipa_group *gg = (const struct ipa_group *)
+				(out + sizeof(*so));
+			for (uint32_t k = 0; k < so->ngroups; k++) {
+				for (uint32_t j = 0; j < i; j++) {
+					const struct ipa_program *q =
+						(const struct ipa_program *)
+						(base + site->prog_off[j]);
+					if (q->tp_number != gg->tp_number)
+						continue;
+					__atomic_fetch_sub(&((struct ipa_counters *)
+						(uintptr_t)(base + q->counters_off))->taken,
+						1, __ATOMIC_RELAXED);
+					break;
+				}
+				gg = (const struct ipa_group *)
+					((const uint8_t *)(gg + 1) + gg->len);
+			}
+			verdict = IPA_TRAP;
+			break;
+		}
+		if (v == IPA_SKIP)
+			continue;
+		g->tp_number = p->tp_number;
+		g->verdict = (uint32_t)v;
+		g->len = ALIGN8(hit.out_len);
+		g->flags = p->flags;
+		used += (uint32_t)sizeof(*g) + g->len;
+		so->ngroups++;
+		if (v > verdict)
+			verdict = v;
+	}
+	if (verdict == IPA_TRAP)
+		so->ngroups = 0;
+	so->verdict = (uint32_t)verdict;
+	so->len = used - (uint32_t)sizeof(*so);
+	return verdict;
 }
