@@ -533,8 +533,11 @@ enum probe_owner {
 				   lives until detach or exec */
 };
 
-/* pad_attach's `collect`: what a recording pad stores (0: it stops). */
-enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID };
+/* pad_attach's `collect`: what a recording pad stores (0: it stops);
+ * PAD_IPA: also what the in-process collector (agent/ipa/) collects for
+ * the site's tracepoints (their programs: trace_ipa_programs), with the
+ * thread and the time. */
+enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID, PAD_IPA };
 
 #define PROBE_HIT_WAIT (-EAGAIN)
 
@@ -576,6 +579,9 @@ struct probe {
  * with PROBE_PAD_TIME_TID the thread and time of the hit too. */
 #define PROBE_PAD_COLLECT 4u
 #define PROBE_PAD_TIME_TID 8u
+/* ... and with PROBE_PAD_IPA, the in-process collector runs the site's
+ * tracepoints in the pad (PAD_IPA). */
+#define PROBE_PAD_IPA 16u
 
 
 int probe_strategy_parse(const char *s);
@@ -592,7 +598,9 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t whylen);
 int pad_drain(struct process *p,
 	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
-			 void *arg), void *arg);
+			 const void *blocks, void *arg), void *arg);
+bool pad_ipa_fault(struct thread *t, int sig);
+uint64_t pad_ipa_faults(const struct process *p);
 int pad_salvage(struct process *p,
 		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg);
@@ -648,6 +656,13 @@ void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply);
 void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply);
 void trace_after_hit(void);
 void trace_drain(bool may_stop);
+/* The in-process collector's programs (struct ipa_program, agent/ipa/
+ * ipa-abi.h) of the tracepoints at `addr`, one after another in
+ * buf[0, size), program i at offs[i] (8-aligned); their counters_off is
+ * for the caller to fill.  Returns how many (<= max), or -errno with the
+ * reason in `why` when the site cannot collect in the process. */
+int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
+		       uint32_t *offs, unsigned int max, char *why, size_t whylen);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 /* The probes of `p` are gone with its address space (exec): the pending
