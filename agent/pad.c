@@ -367,6 +367,11 @@ static int ipa_get(struct process *p, struct pad_table *pt, char *why,
 	}
 	pt->ipa_used = image;
 	pt->ipa_failed = false;
+	/* Should the agent die, the keeper makes the loads jump to their
+	 * exit: no SIGSEGV the agent is not there to fix up. */
+	keeper_code(p->pid, KEEPER_IPA, pt->ipa_remote + pt->img.fault_begin,
+		    pt->ipa_remote + pt->img.fault_exit,
+		    (unsigned int)(pt->img.fault_end - pt->img.fault_begin), 0, -1, 0);
 	debug("in-process collector at %#llx in %d (%zu bytes of image)",
 	      (unsigned long long)pt->ipa_remote, p->pid, pt->img.size);
 	return 0;
