@@ -534,9 +534,10 @@ enum probe_owner {
 };
 
 /* pad_attach's `collect`: what a recording pad stores (0: it stops);
- * PAD_IPA: also what the in-process collector (agent/ipa/) collects for
- * the site's tracepoints (their programs: trace_ipa_programs), with the
- * thread and the time. */
+ * PAD_IPA: the registers and what the in-process collector (agent/ipa/)
+ * collects for the site's tracepoints (their programs:
+ * trace_ipa_programs); no thread or time (their sites use no live trace
+ * state variable: the collector runs none). */
 enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID, PAD_IPA };
 
 #define PROBE_HIT_WAIT (-EAGAIN)

@@ -605,11 +605,12 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.record_shift = record_shift(), .nrecords = RING_RECORDS,
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
 			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-			.time_tid = collect >= PAD_REGS_TIME_TID,
+			.time_tid = collect == PAD_REGS_TIME_TID,
 			.off_tid = l->off_tid, .off_time = l->off_time,
 			.image = true,
 			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
 			.ipa_site = ipa_site,
+			.ipa_wants = ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
 			.off_blocks = blocks_off(), .blocks_size = blocks_size(),
 		};
 		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
@@ -1129,7 +1130,7 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	uint64_t time_us = 0;
 
 	standin->tid = 0;
-	if (pr && pr->pad_collect >= PAD_REGS_TIME_TID) {
+	if (pr && pr->pad_collect == PAD_REGS_TIME_TID) {
 		uint32_t tid;
 		memcpy(&tid, rec + l->off_tid, 4);
 		standin->tid = (pid_t)tid;

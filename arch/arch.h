@@ -218,6 +218,11 @@ struct arch_pad_ring {
 	 * without it refuse a ring with ipa_call (-EINVAL). */
 	uint64_t ipa_call, ipa_site;
 	unsigned int off_blocks, blocks_size;
+	/* With ipa_wants too (ipa_site_wants), the pad first calls it as
+	 * ipa_site_wants(ipa_site, frame on the stack, frame_words), before
+	 * it takes a record: 0 goes straight to the restore (every
+	 * condition false: no record, no state stored). */
+	uint64_t ipa_wants;
 };
 
 /*

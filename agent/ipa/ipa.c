@@ -164,21 +164,27 @@ static const uint8_t *code_of(const struct ipa_program *p, uint32_t off)
 	return (const uint8_t *)p + off;
 }
 
+static void run_init(struct ipa_run *run, struct ipa_hit *hit)
+{
+	*run = (struct ipa_run){ .hit = hit };
+	run->ax.read_reg = run_read_reg;
+	run->ax.read_mem = run_read_mem;
+	run->ax.tsv_get = run_tsv_get;
+	run->ax.tsv_set = run_tsv_set;
+	run->ax.trace_mem = run_trace_mem;
+	run->ax.trace_tsv = run_trace_tsv;
+	run->ax.step_budget = hit->prog->step_budget;
+	run->ax.big_endian = hit->big_endian != 0;
+}
+
 int ipa_collect(struct ipa_hit *hit)
 {
 	const struct ipa_program *p = hit->prog;
 	struct ipa_counters *c = hit->counters;
-	struct ipa_run run = { .hit = hit };
+	struct ipa_run run;
 	struct ax_result res;
 
-	run.ax.read_reg = run_read_reg;
-	run.ax.read_mem = run_read_mem;
-	run.ax.tsv_get = run_tsv_get;
-	run.ax.tsv_set = run_tsv_set;
-	run.ax.trace_mem = run_trace_mem;
-	run.ax.trace_tsv = run_trace_tsv;
-	run.ax.step_budget = p->step_budget;
-	run.ax.big_endian = hit->big_endian != 0;
+	run_init(&run, hit);
 	hit->out_len = 0;
 
 	__atomic_fetch_add(&c->hits, 1, __ATOMIC_RELAXED);
@@ -312,4 +318,50 @@ int ipa_collect_site(const struct ipa_site *site, const uint64_t *regs,
 	so->verdict = (uint32_t)verdict;
 	so->len = used - (uint32_t)sizeof(*so);
 	return verdict;
+}
+
+/*
+ * Before a pad claims a record: whether any tracepoint of the site may
+ * want this hit.  0 only when every one has a condition and each is
+ * false (counted as ipa_collect would); an error says 1, and
+ * ipa_collect_site decides.  Conditions read no trace state variable
+ * the collector could change, so evaluating one twice is harmless.
+ */
+int ipa_site_wants(const struct ipa_site *site, const uint64_t *regs,
+		   uint32_t nregs)
+{
+	const uint8_t *base = (const uint8_t *)(uintptr_t)site->base;
+	uint32_t n = site->nprogs < IPA_SITE_PROGS ? site->nprogs : IPA_SITE_PROGS;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ipa_program *p =
+			(const struct ipa_program *)(base + site->prog_off[i]);
+		struct ipa_hit hit = {
+			.prog = p,
+			.counters = (struct ipa_counters *)(uintptr_t)
+				(base + p->counters_off),
+			.tsvs = site->tsvs_off ? (struct ipa_tsvs *)(uintptr_t)
+				(base + site->tsvs_off) : NULL,
+			.regs = regs,
+			.nregs = nregs,
+		};
+		struct ipa_run run;
+		struct ax_result res;
+
+		if (!p->cond_len)
+			return 1;
+		run_init(&run, &hit);
+		if (ax_eval_cond(code_of(p, p->cond_off), p->cond_len, &run.ax,
+				 &res) < 0 || res.value)
+			return 1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ipa_program *p =
+			(const struct ipa_program *)(base + site->prog_off[i]);
+		struct ipa_counters *c = (struct ipa_counters *)(uintptr_t)
+			(base + p->counters_off);
+		__atomic_fetch_add(&c->hits, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->skipped_cond, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
 }

@@ -27,6 +27,11 @@ IPA_EXPORT int ipa_collect_site(const struct ipa_site *site,
 				const uint64_t *regs, uint32_t nregs,
 				uint8_t *out, uint32_t out_size);
 
+/* Whether any tracepoint of `site` may want this hit: 0 when all have
+ * false conditions (the pad then claims no record). */
+IPA_EXPORT int ipa_site_wants(const struct ipa_site *site,
+			      const uint64_t *regs, uint32_t nregs);
+
 /*
  * Copies up to `len` bytes from `src` and returns how many it copied: all
  * of them, or those before the first unreadable byte.  In the image it is
