@@ -35,6 +35,16 @@
  * its pc at the pad's copy of the displaced code, in one register write,
  * and the agent frees its entry.
  *
+ * A pad whose tracepoints need memory, conditions that read it, or pass
+ * counts (PAD_IPA) calls the in-process collector (agent/ipa/, placed in
+ * the process by ipa_get) twice: ipa_site_wants on the saved frame before
+ * it claims a record (every condition false: straight to the restore),
+ * then ipa_collect_site on the filled record, which writes the blocks
+ * into the record's second half; IPA_TRAP sends the hit on to the
+ * hand-off.  The drain hands the blocks to the owner with the registers.
+ * A load of the collector that faults is resumed at its exit
+ * (pad_ipa_fault): the program sees no signal.
+ *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it
  * is written traps and is handled the ordinary way, and gdb's reads see
