@@ -565,6 +565,7 @@ struct probe {
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
 	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */
 	uint64_t pad_resume;	/* the relocated window in the pad */
+	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
 	/* Hits so far: those that stopped the thread (its breakpoint, or its
 	 * pad's trap), and those a pad recorded in the process (taken from
 	 * the ring).  `monitor probes` shows them. */
@@ -602,6 +603,7 @@ int pad_drain(struct process *p,
 			 const void *blocks, void *arg), void *arg);
 bool pad_ipa_fault(struct thread *t, int sig);
 uint64_t pad_ipa_faults(const struct process *p);
+uint64_t pad_ipa_skipped(const struct probe *pr);
 int pad_salvage(struct process *p,
 		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg);

@@ -55,10 +55,15 @@ static void list_probes(struct rsp_buf *reply)
 		for (struct probe *pr = p->probes; pr; pr = pr->next, n++) {
 			const char *owner = (size_t)pr->owner < sizeof(owners) / sizeof(owners[0]) &&
 					    owners[pr->owner] ? owners[pr->owner] : "agent";
+			char skipped[80] = "";
+			if (pr->pad_collect == PAD_IPA)
+				snprintf(skipped, sizeof(skipped), ", %llu skipped there (condition "
+					 "false or past the pass count)",
+					 (unsigned long long)pad_ipa_skipped(pr));
 			if (pr->pad)
 				snprintf(line, sizeof(line),
 					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s), else %s (%s), %s; "
-					 "hits: %llu stopped, %llu recorded in the process\n",
+					 "hits: %llu stopped, %llu recorded in the process%s\n",
 					 p->pid, (unsigned long long)pr->addr, pr->pad_window,
 					 (unsigned long long)pr->pad,
 					 pr->pad_collect == PAD_IPA ?
@@ -67,7 +72,7 @@ static void list_probes(struct rsp_buf *reply)
 					 arch_strategy_name(pr->strategy),
 					 pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
-					 (unsigned long long)pr->hits_recorded);
+					 (unsigned long long)pr->hits_recorded, skipped);
 			else
 				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s; "
 					 "hits: %llu stopped, %llu recorded in the process\n",

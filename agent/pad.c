@@ -469,6 +469,30 @@ bool pad_ipa_fault(struct thread *t, int sig)
 	return true;
 }
 
+/* Hits the collector of `pr`'s pad recorded nothing for: conditions
+ * false, or past the pass count, summed over the site's tracepoints. */
+uint64_t pad_ipa_skipped(const struct probe *pr)
+{
+	const struct pad_table *pt = pr->proc->pads;
+	uint64_t n = 0;
+
+	if (pr->pad_collect != PAD_IPA || !pt || !pt->ipa_local ||
+	    pr->pad_ipa_site < pt->ipa_remote ||
+	    pr->pad_ipa_site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
+		return 0;
+	const struct ipa_site *s = (const struct ipa_site *)
+		(pt->ipa_local + (pr->pad_ipa_site - pt->ipa_remote));
+	for (uint32_t i = 0; i < s->nprogs && i < IPA_SITE_PROGS; i++) {
+		const struct ipa_program *p = (const struct ipa_program *)
+			(pt->ipa_local + s->prog_off[i]);
+		const struct ipa_counters *c = (const struct ipa_counters *)
+			(pt->ipa_local + p->counters_off);
+		n += __atomic_load_n(&c->skipped_cond, __ATOMIC_RELAXED) +
+		     __atomic_load_n(&c->over_pass, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 /* The collector's faulting loads fixed up in `p` so far. */
 uint64_t pad_ipa_faults(const struct process *p)
 {
@@ -722,6 +746,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	pr->pad_window = inlen;
 	pr->pad_resume = at + win_off;
 	pr->pad_collect = collect;
+	pr->pad_ipa_site = ipa_site;
 	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
 	      (unsigned long long)at, n);
 	return 0;
@@ -787,6 +812,7 @@ void pad_detach(struct probe *pr)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
 	pr->pad_collect = PAD_STOPS;
+	pr->pad_ipa_site = 0;
 }
 
 static struct pad_code *code_at(struct process *p, uint64_t pc)
@@ -1153,10 +1179,9 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 		so = (const struct ipa_site_out *)(rec + blocks_off());
 		if (so->verdict == IPA_SKIP || so->verdict == IPA_TRAP ||
 		    so->len > blocks_size() - sizeof(*so)) {
-			bool counted = so->verdict == IPA_SKIP;
+			/* Counted by the collector (pad_ipa_skipped), or as
+			 * the stop it became. */
 			__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
-			if (counted)
-				pr->hits_recorded++;
 			return true;
 		}
 	}
