@@ -536,8 +536,8 @@ enum probe_owner {
 /* pad_attach's `collect`: what a recording pad stores (0: it stops);
  * PAD_IPA: the registers and what the in-process collector (agent/ipa/)
  * collects for the site's tracepoints (their programs:
- * trace_ipa_programs); no thread or time (their sites use no live trace
- * state variable: the collector runs none). */
+ * trace_ipa_programs), with the thread and the time only where one
+ * traces them (pad_ipa_live). */
 enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID, PAD_IPA };
 
 #define PROBE_HIT_WAIT (-EAGAIN)
@@ -566,6 +566,7 @@ struct probe {
 	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
+	bool pad_ipa_live;	/* PAD_IPA: records hold the thread and time */
 	/* Hits so far: those that stopped the thread (its breakpoint, or its
 	 * pad's trap), and those a pad recorded in the process (taken from
 	 * the ring).  `monitor probes` shows them. */
@@ -666,6 +667,8 @@ void trace_drain(bool may_stop);
  * reason in `why` when the site cannot collect in the process. */
 int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 		       uint32_t *offs, unsigned int max, char *why, size_t whylen);
+struct ipa_tsvs;
+void trace_ipa_tsvs(struct ipa_tsvs *t);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 /* The probes of `p` are gone with its address space (exec): the pending

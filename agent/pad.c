@@ -184,6 +184,7 @@ struct pad_table {
 	uint64_t ipa_remote;
 	uint8_t *ipa_local;
 	size_t ipa_size, ipa_used;
+	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
 	bool ipa_failed;
 	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
 };
@@ -328,6 +329,18 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 	return 0;
 }
 
+/* Room for `size` bytes of the collector's data, 64-aligned: the offset
+ * from its base, or 0 when it is full. */
+static size_t ipa_alloc(struct pad_table *pt, size_t size)
+{
+	size_t at = (pt->ipa_used + 63) & ~(size_t)63;
+
+	if (at + size > pt->ipa_size)
+		return 0;
+	pt->ipa_used = at + size;
+	return at;
+}
+
 /*
  * The in-process collector's memory in `p`: its image placed for where
  * the process maps it, then made read and execute there.  0, or -errno
@@ -376,6 +389,8 @@ static int ipa_get(struct process *p, struct pad_table *pt, char *why,
 		return err;
 	}
 	pt->ipa_used = image;
+	pt->ipa_tsvs_off = ipa_alloc(pt, sizeof(struct ipa_tsvs));
+	memset(pt->ipa_local + pt->ipa_tsvs_off, 0, sizeof(struct ipa_tsvs));
 	pt->ipa_failed = false;
 	/* Should the agent die, the keeper makes the loads jump to their
 	 * exit: no SIGSEGV the agent is not there to fix up. */
@@ -387,25 +402,13 @@ static int ipa_get(struct process *p, struct pad_table *pt, char *why,
 	return 0;
 }
 
-/* Room for `size` bytes of the collector's data, 64-aligned: the offset
- * from its base, or 0 when it is full. */
-static size_t ipa_alloc(struct pad_table *pt, size_t size)
-{
-	size_t at = (pt->ipa_used + 63) & ~(size_t)63;
-
-	if (at + size > pt->ipa_size)
-		return 0;
-	pt->ipa_used = at + size;
-	return at;
-}
-
 /*
  * The site of the tracepoints at `addr` for the collector: their programs
  * and counters (all zero) in its data, and the struct ipa_site naming
  * them, whose address in the process goes to *site.  0 or -errno (why).
  */
 static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
-			 uint64_t *site, char *why, size_t whylen)
+			 uint64_t *site, bool *live, char *why, size_t whylen)
 {
 	static uint8_t progs[IPA_PROGS_MAX];
 	uint32_t offs[IPA_SITE_PROGS];
@@ -431,12 +434,17 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
 	memset(s, 0, sizeof(*s));
 	s->version = IPA_ABI_VERSION;
 	s->base = pt->ipa_remote;
+	s->tsvs_off = (uint32_t)pt->ipa_tsvs_off;
+	trace_ipa_tsvs((struct ipa_tsvs *)(pt->ipa_local + pt->ipa_tsvs_off));
+	*live = false;
 	for (int i = 0; i < n; i++) {
 		const struct ipa_program *src = (const struct ipa_program *)(progs + offs[i]);
 		size_t co = ipa_alloc(pt, sizeof(struct ipa_counters));
 		size_t po = ipa_alloc(pt, src->size);
 		memset(pt->ipa_local + co, 0, sizeof(struct ipa_counters));
 		memcpy(pt->ipa_local + po, src, src->size);
+		if (src->flags & IPA_PROG_LIVE)
+			*live = true;
 		((struct ipa_program *)(pt->ipa_local + po))->counters_off = (uint32_t)co;
 		s->prog_off[i] = (uint32_t)po;
 	}
@@ -625,9 +633,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	if (gb && gb->gdb_refs)
 		collect = PAD_STOPS;
 	uint64_t ipa_site = 0;
+	bool ipa_live = false;
 	if (collect == PAD_IPA) {
 		char iwhy[200];
-		if (ipa_site_make(p, pt, pr->addr, &ipa_site, iwhy, sizeof(iwhy)) < 0) {
+		if (ipa_site_make(p, pt, pr->addr, &ipa_site, &ipa_live, iwhy,
+				  sizeof(iwhy)) < 0) {
 			debug("probe at %#llx: no collecting in the process, the pad stops: %s",
 			      (unsigned long long)pr->addr, iwhy);
 			collect = PAD_STOPS;
@@ -639,7 +649,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.record_shift = record_shift(), .nrecords = RING_RECORDS,
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
 			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-			.time_tid = collect == PAD_REGS_TIME_TID,
+			.time_tid = collect == PAD_REGS_TIME_TID || ipa_live,
 			.off_tid = l->off_tid, .off_time = l->off_time,
 			.image = true,
 			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
@@ -747,6 +757,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	pr->pad_resume = at + win_off;
 	pr->pad_collect = collect;
 	pr->pad_ipa_site = ipa_site;
+	pr->pad_ipa_live = ipa_live;
 	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
 	      (unsigned long long)at, n);
 	return 0;
@@ -813,6 +824,7 @@ void pad_detach(struct probe *pr)
 	pr->pad = 0;
 	pr->pad_collect = PAD_STOPS;
 	pr->pad_ipa_site = 0;
+	pr->pad_ipa_live = false;
 }
 
 static struct pad_code *code_at(struct process *p, uint64_t pc)
@@ -1166,7 +1178,8 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	uint64_t time_us = 0;
 
 	standin->tid = 0;
-	if (pr && pr->pad_collect == PAD_REGS_TIME_TID) {
+	if (pr && (pr->pad_collect == PAD_REGS_TIME_TID ||
+		   (pr->pad_collect == PAD_IPA && pr->pad_ipa_live))) {
 		uint32_t tid;
 		memcpy(&tid, rec + l->off_tid, 4);
 		standin->tid = (pid_t)tid;

@@ -660,7 +660,20 @@ static void ipa_frame(struct hit *h, const struct ipa_group *g, uint64_t addr)
 				goto fail;
 		} else if (k->kind == IPA_BLK_TSV && k->size >= sizeof(struct ipa_tsv_block)) {
 			const struct ipa_tsv_block *v = (const struct ipa_tsv_block *)k;
-			if ((err = tbuf_add_tsv(&tr.tb, (int32_t)v->number, v->value)) < 0)
+			int64_t value = v->value;
+			if (v->live == IPA_TSV_TIMESTAMP) {
+				value = (int64_t)h->time_us;
+			} else if (v->live == IPA_TSV_THREAD) {
+				value = h->t->tid;
+			} else {
+				/* The value the hit set, as the agent's would be. */
+				struct tsv_def *d = tsv_find(&tr.store, v->number);
+				if (d) {
+					d->value = value;
+					d->value_known = true;
+				}
+			}
+			if ((err = tbuf_add_tsv(&tr.tb, (int32_t)v->number, value)) < 0)
 				goto fail;
 		}
 		b += k->size;
@@ -750,18 +763,103 @@ static bool registers_and_variables(const uint8_t *code, size_t len)
 	return true;
 }
 
+/* Trace state variables a tracepoint's earlier actions set. */
+struct ipa_sets {
+	unsigned int n;
+	uint16_t num[AX_INFO_MAX_TSVS];
+};
+
+/* Whether `code` only collects variables: tracev, getv (gdb's collect
+ * of $v pushes the value too, then drops it), pop, end. */
+static bool collects_variables_only(const uint8_t *code, size_t len)
+{
+	for (size_t pc = 0; pc < len;) {
+		switch (code[pc]) {
+		case AX_OP_TRACEV: case AX_OP_GETV:
+			pc += 3;
+			break;
+		case AX_OP_POP:
+			pc++;
+			break;
+		case AX_OP_END:
+			return true;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
 /*
  * Bytecode the in-process collector runs as the agent would: no printf
- * (its output is the agent's) and no trace state variable (the agent
- * keeps them, and the collector's copies are not wired yet).
+ * (its output is the agent's).  Trace state variables only where the
+ * agent's values of them do not matter: a condition uses none; an action
+ * may set one and trace it (probe-trace's arguments), or trace one an
+ * earlier action of the tracepoint set (`teval $v = ...`, then `collect
+ * $v`), never read a value another hit set (the agent keeps those); the
+ * hit's time and thread it may trace, and read only in an action that
+ * does nothing else (gdb's `collect $probe_thread`): the agent fills
+ * them in from the record (*live), the collector reads them as 0.
+ * `sets` (NULL: a condition) gathers the variables set so far.
  */
-static bool ipa_runs(const uint8_t *code, size_t len)
+static bool ipa_runs(const uint8_t *code, size_t len, struct ipa_sets *sets,
+		     bool *live)
 {
 	struct ax_info info;
 	char err[128];
 
-	return ax_verify(code, len, &info, err, sizeof(err)) == 0 &&
-	       !info.uses_printf && !info.ntsvs && !info.tsvs_truncated;
+	if (ax_verify(code, len, &info, err, sizeof(err)) < 0 || info.uses_printf ||
+	    info.tsvs_truncated || tsv_count(&tr.store) > IPA_TSVS)
+		return false;
+	if (info.ntsvs && !sets)
+		return false;
+	bool only = info.ntsvs && collects_variables_only(code, len);
+	for (unsigned int i = 0; i < info.ntsvs; i++) {
+		struct tsv_def *v = tsv_find(&tr.store, info.tsvs[i].num);
+		unsigned int how = info.tsvs[i].how;
+		if (!v || v->live == TSV_LATENCY)
+			return false;
+		if (v->live == TSV_TIMESTAMP || v->live == TSV_THREAD) {
+			if (how != AX_TSV_TRACE && !(only && !(how & AX_TSV_SET)))
+				return false;
+			*live = true;
+			continue;
+		}
+		bool set_before = false;
+		for (unsigned int k = 0; k < sets->n; k++)
+			if (sets->num[k] == info.tsvs[i].num)
+				set_before = true;
+		if (how & AX_TSV_SET) {
+			if (how & AX_TSV_GET)
+				return false;	/* `$v = $v + 1`: the agent's value */
+			if (!set_before && sets->n < AX_INFO_MAX_TSVS)
+				sets->num[sets->n++] = info.tsvs[i].num;
+			else if (!set_before)
+				return false;
+		} else if (!set_before) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The trace state variables as the collector sees them (struct
+ * ipa_tsvs); the count last, so a reader meanwhile finds none and its
+ * hit goes to the agent. */
+void trace_ipa_tsvs(struct ipa_tsvs *t)
+{
+	uint32_t n = 0;
+
+	__atomic_store_n(&t->count, 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < tsv_count(&tr.store) && n < IPA_TSVS; i++) {
+		const struct tsv_def *v = tsv_at(&tr.store, i);
+		t->v[n].number = v->number;
+		t->v[n].kind = v->live == TSV_TIMESTAMP ? IPA_TSV_TIMESTAMP :
+			       v->live == TSV_THREAD ? IPA_TSV_THREAD : IPA_TSV_PLAIN;
+		t->v[n].value = v->value;
+		n++;
+	}
+	__atomic_store_n(&t->count, n, __ATOMIC_RELEASE);
 }
 
 /* Whether the in-process collector can run every tracepoint at `addr`
@@ -778,7 +876,9 @@ static bool ipa_site_ok(uint64_t addr)
 	     tp = tp_next_at(&tr.store, addr, tp)) {
 		if (tp->step_count || ret_is_marked(tp->number) || ++n > IPA_SITE_PROGS)
 			return false;
-		if (tp->cond && !ipa_runs(tp->cond, tp->cond_len))
+		bool live = false;
+		struct ipa_sets sets = { 0 };
+		if (tp->cond && !ipa_runs(tp->cond, tp->cond_len, NULL, &live))
 			return false;
 		for (size_t i = 0; i < tp->n_actions; i++) {
 			const struct tp_action *a = &tp->actions[i];
@@ -786,7 +886,8 @@ static bool ipa_site_ok(uint64_t addr)
 				return false;
 			if (a->kind == TP_ACTION_MEM && a->mem_len > UINT32_MAX)
 				return false;
-			if (a->kind == TP_ACTION_EXPR && !ipa_runs(a->bytes, a->len))
+			if (a->kind == TP_ACTION_EXPR &&
+			    !ipa_runs(a->bytes, a->len, &sets, &live))
 				return false;
 			if (a->kind != TP_ACTION_REGS && a->kind != TP_ACTION_MEM &&
 			    a->kind != TP_ACTION_EXPR)
@@ -812,15 +913,18 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 		if (!tp->enabled)
 			continue;
 		size_t nact = 0, code = tp->cond_len;
-		bool regs = false;
+		bool regs = false, live = false;
+		struct ipa_sets sets = { 0 };
 		for (size_t i = 0; i < tp->n_actions; i++) {
 			const struct tp_action *a = &tp->actions[i];
 			if (a->kind == TP_ACTION_REGS) {
 				regs = true;
 			} else {
 				nact++;
-				if (a->kind == TP_ACTION_EXPR)
+				if (a->kind == TP_ACTION_EXPR) {
 					code += a->len;
+					ipa_runs(a->bytes, a->len, &sets, &live);
+				}
 			}
 		}
 		size_t psize = sizeof(struct ipa_program) +
@@ -836,7 +940,7 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 		p->version = IPA_ABI_VERSION;
 		p->size = (uint32_t)psize;
 		p->tp_number = tp->number;
-		p->flags = regs ? IPA_PROG_REGS : 0;
+		p->flags = (regs ? IPA_PROG_REGS : 0) | (live ? IPA_PROG_LIVE : 0);
 		p->pass_count = tp->pass_count;
 		p->nactions = (uint32_t)nact;
 		uint32_t at = (uint32_t)(sizeof(*p) + nact * sizeof(struct ipa_action));

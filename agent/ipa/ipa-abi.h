@@ -72,6 +72,8 @@ struct ipa_program {
 };
 
 #define IPA_PROG_REGS 1u	/* record the frame's registers */
+#define IPA_PROG_LIVE 2u	/* traces a live variable: the record
+				 * needs the hit's time and thread */
 
 /* Changed by every hit, with atomic operations. */
 struct ipa_counters {
@@ -83,14 +85,29 @@ struct ipa_counters {
 	uint64_t truncated;	/* records that ran out of room (IPA_TRAP) */
 };
 
-/* The trace state variables, shared by every tracepoint of a process. */
+/*
+ * The trace state variables, shared by every tracepoint of a process.
+ * A value an expression sets is the hit's own from then on (a later read
+ * or trace in the same hit sees it, whatever other threads set), and
+ * is stored here too.  A live variable (the hit's time or thread, which
+ * only the record knows) is traced as a V block that says which
+ * (struct ipa_tsv_block.live), and the agent fills in the value; it
+ * reads as 0 (the agent lets only code that drops the value read one),
+ * and setting one makes the hit IPA_TRAP.
+ */
 #define IPA_TSVS 64
+enum ipa_tsv_kind {
+	IPA_TSV_PLAIN = 0,
+	IPA_TSV_TIMESTAMP = 1,	/* the hit's time (the agent's us) */
+	IPA_TSV_THREAD = 2,	/* the hitting thread's id */
+};
+
 struct ipa_tsvs {
 	uint32_t count;		/* entries in use */
 	uint32_t reserved;
 	struct {
 		uint32_t number;	/* gdb's number; 0: free */
-		uint32_t reserved;
+		uint32_t kind;		/* enum ipa_tsv_kind */
 		int64_t value;
 	} v[IPA_TSVS];
 };
@@ -125,7 +142,8 @@ struct ipa_mem_block {
 struct ipa_tsv_block {
 	struct ipa_block h;
 	uint32_t number;
-	uint32_t reserved;
+	uint32_t live;		/* enum ipa_tsv_kind: not PLAIN, the agent
+				 * fills the value in from the record */
 	int64_t value;
 };
 

@@ -27,10 +27,18 @@
 #include "agent/ipa/ipa.h"
 #include "protocol/ax.h"
 
+#define IPA_HIT_TSVS 8
+
 struct ipa_run {
 	struct ax_ctx ax;	/* first: the callbacks get it back */
 	struct ipa_hit *hit;
 	int overflow;		/* the block area ran out */
+	/* Variables this hit set: its own values from then on. */
+	uint32_t nset;
+	struct {
+		uint32_t num;
+		int64_t value;
+	} set[IPA_HIT_TSVS];
 };
 
 #define ALIGN8(n) (((n) + 7u) & ~(uint32_t)7u)
@@ -54,7 +62,8 @@ static long run_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf,
 	return n ? (long)n : -EFAULT;
 }
 
-static int64_t *tsv_slot(struct ipa_hit *hit, unsigned num)
+/* The shared entry of variable `num`, or NULL; *kind its kind. */
+static int64_t *tsv_slot(struct ipa_hit *hit, unsigned num, uint32_t *kind)
 {
 	struct ipa_tsvs *t = hit->tsvs;
 
@@ -64,29 +73,49 @@ static int64_t *tsv_slot(struct ipa_hit *hit, unsigned num)
 	if (n > IPA_TSVS)
 		n = IPA_TSVS;
 	for (uint32_t i = 0; i < n; i++)
-		if (t->v[i].number == num)
+		if (t->v[i].number == num) {
+			*kind = t->v[i].kind;
 			return &t->v[i].value;
+		}
 	return NULL;
 }
 
 static int run_tsv_get(const struct ax_ctx *ctx, unsigned num, int64_t *value)
 {
 	const struct ipa_run *run = (const struct ipa_run *)ctx;
-	int64_t *slot = tsv_slot(run->hit, num);
+	uint32_t kind = IPA_TSV_PLAIN;
 
+	for (uint32_t i = run->nset; i-- > 0;)
+		if (run->set[i].num == num) {
+			*value = run->set[i].value;
+			return 0;
+		}
+	int64_t *slot = tsv_slot(run->hit, num, &kind);
 	if (!slot)
 		return -ENOENT;
-	*value = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	/* A live one: the agent lets only code that drops the value read
+	 * it (gdb's collect of $v pushes it). */
+	*value = kind == IPA_TSV_PLAIN ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;
 	return 0;
 }
 
 static int run_tsv_set(const struct ax_ctx *ctx, unsigned num, int64_t value)
 {
-	const struct ipa_run *run = (const struct ipa_run *)ctx;
-	int64_t *slot = tsv_slot(run->hit, num);
+	struct ipa_run *run = (struct ipa_run *)ctx;
+	uint32_t kind = IPA_TSV_PLAIN;
+	int64_t *slot = tsv_slot(run->hit, num, &kind);
+	uint32_t i;
 
-	if (!slot)
+	if (!slot || kind != IPA_TSV_PLAIN)
 		return -ENOENT;
+	for (i = 0; i < run->nset && run->set[i].num != num; i++)
+		;
+	if (i == IPA_HIT_TSVS)
+		return -ENOSPC;
+	if (i == run->nset)
+		run->nset++;
+	run->set[i].num = num;
+	run->set[i].value = value;
 	__atomic_store_n(slot, value, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -143,10 +172,13 @@ static int run_trace_mem(const struct ax_ctx *ctx, uint64_t addr, uint64_t len)
 static int run_trace_tsv(const struct ax_ctx *ctx, unsigned num)
 {
 	struct ipa_run *run = (struct ipa_run *)ctx;
-	int64_t value;
+	uint32_t live = IPA_TSV_PLAIN;
+	int64_t value = 0;
 
-	if (run_tsv_get(ctx, num, &value) < 0)
+	if (!tsv_slot(run->hit, num, &live) || run_tsv_get(ctx, num, &value) < 0)
 		return -ENOENT;
+	if (live != IPA_TSV_PLAIN)
+		value = 0;	/* the agent's to fill in */
 	struct ipa_tsv_block *b = take(run, sizeof(*b));
 	if (!b)
 		return 0;
@@ -154,7 +186,7 @@ static int run_trace_tsv(const struct ax_ctx *ctx, unsigned num)
 	b->h.reserved = 0;
 	b->h.size = sizeof(*b);
 	b->number = num;
-	b->reserved = 0;
+	b->live = live;
 	b->value = value;
 	return 0;
 }
