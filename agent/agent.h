@@ -533,8 +533,12 @@ enum probe_owner {
 				   lives until detach or exec */
 };
 
-/* pad_attach's `collect`: what a recording pad stores (0: it stops). */
-enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID };
+/* pad_attach's `collect`: what a recording pad stores (0: it stops);
+ * PAD_IPA: the registers and what the in-process collector (agent/ipa/)
+ * collects for the site's tracepoints (their programs:
+ * trace_ipa_programs), with the thread and the time only where one
+ * traces them (pad_ipa_live). */
+enum pad_collect { PAD_STOPS, PAD_REGS, PAD_REGS_TIME_TID, PAD_IPA };
 
 #define PROBE_HIT_WAIT (-EAGAIN)
 
@@ -561,6 +565,8 @@ struct probe {
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
 	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */
 	uint64_t pad_resume;	/* the relocated window in the pad */
+	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
+	bool pad_ipa_live;	/* PAD_IPA: records hold the thread and time */
 	/* Hits so far: those that stopped the thread (its breakpoint, or its
 	 * pad's trap), and those a pad recorded in the process (taken from
 	 * the ring).  `monitor probes` shows them. */
@@ -576,6 +582,9 @@ struct probe {
  * with PROBE_PAD_TIME_TID the thread and time of the hit too. */
 #define PROBE_PAD_COLLECT 4u
 #define PROBE_PAD_TIME_TID 8u
+/* ... and with PROBE_PAD_IPA, the in-process collector runs the site's
+ * tracepoints in the pad (PAD_IPA). */
+#define PROBE_PAD_IPA 16u
 
 
 int probe_strategy_parse(const char *s);
@@ -592,7 +601,10 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t whylen);
 int pad_drain(struct process *p,
 	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
-			 void *arg), void *arg);
+			 const void *blocks, void *arg), void *arg);
+bool pad_ipa_fault(struct thread *t, int sig);
+uint64_t pad_ipa_faults(const struct process *p);
+uint64_t pad_ipa_skipped(const struct probe *pr);
 int pad_salvage(struct process *p,
 		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg);
@@ -648,6 +660,15 @@ void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply);
 void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply);
 void trace_after_hit(void);
 void trace_drain(bool may_stop);
+/* The in-process collector's programs (struct ipa_program, agent/ipa/
+ * ipa-abi.h) of the tracepoints at `addr`, one after another in
+ * buf[0, size), program i at offs[i] (8-aligned); their counters_off is
+ * for the caller to fill.  Returns how many (<= max), or -errno with the
+ * reason in `why` when the site cannot collect in the process. */
+int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
+		       uint32_t *offs, unsigned int max, char *why, size_t whylen);
+struct ipa_tsvs;
+void trace_ipa_tsvs(struct ipa_tsvs *t);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 /* The probes of `p` are gone with its address space (exec): the pending

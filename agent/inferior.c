@@ -775,6 +775,11 @@ static enum wait_outcome classify(struct thread *t, int status,
 	if (sig == SIGTRAP)
 		return classify_trap(t, ev);
 
+	/* The in-process collector's load of an unreadable address: not the
+	 * program's signal (pad.c). */
+	if (pad_ipa_fault(t, sig))
+		return WAIT_RESUME;
+
 	int gsig = signal_to_gdb(sig);
 	if (t->step_probe) {
 		/* A signal before the slot's instruction ran: the thread goes

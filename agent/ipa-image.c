@@ -33,6 +33,8 @@ static const struct {
 	size_t off;
 } wanted[] = {
 	{ "ipa_collect", offsetof(struct ipa_image, collect) },
+	{ "ipa_collect_site", offsetof(struct ipa_image, collect_site) },
+	{ "ipa_site_wants", offsetof(struct ipa_image, site_wants) },
 	{ "ipa_copy_fault_begin", offsetof(struct ipa_image, fault_begin) },
 	{ "ipa_copy_fault_end", offsetof(struct ipa_image, fault_end) },
 	{ "ipa_copy_fault_exit", offsetof(struct ipa_image, fault_exit) },
@@ -115,7 +117,8 @@ static int scan(struct ipa_image *img, Elf *elf)
 		if (!found[k])
 			return fail(img, -ENOEXEC, "a symbol is missing");
 	if (!(img->fault_begin < img->fault_end && img->fault_end <= img->size &&
-	      img->fault_exit < img->size && img->collect < img->size))
+	      img->fault_exit < img->size && img->collect < img->size &&
+	      img->collect_site < img->size && img->site_wants < img->size))
 		return fail(img, -ENOEXEC, "symbols outside the image");
 	return 0;
 }

@@ -18,6 +18,8 @@ struct ipa_image {
 	size_t size;			/* bytes it takes once placed */
 	/* Offsets from the image's base. */
 	uint64_t collect;		/* ipa_collect */
+	uint64_t collect_site;		/* ipa_collect_site */
+	uint64_t site_wants;		/* ipa_site_wants */
 	uint64_t fault_begin, fault_end; /* ipa_copy's loads */
 	uint64_t fault_exit;		/* where a faulting load resumes */
 	char error[160];		/* why the last call failed */

@@ -848,6 +848,18 @@ static void open_pad(int fd, const struct kp_code *c)
 		mem_rw(fd, c->at, code, (size_t)n, true);
 }
 
+/* The collector's loads jump to their exit from now on (ipa_open). */
+static void open_ipa(int fd, const struct kp_code *c)
+{
+	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
+	uint8_t code[16];
+	int n;
+
+	if (ko->ipa_open &&
+	    (n = ko->ipa_open(code, sizeof(code), c->at, c->addr, c->insn_len)) > 0)
+		mem_rw(fd, c->at, code, (size_t)n, true);
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -946,6 +958,8 @@ static void take_over_process(struct kp_proc *kp)
 	for (int i = 0; i < KP_CODES; i++)
 		if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_PAD)
 			open_pad(fd, &shm->codes[i]);
+		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_IPA)
+			open_ipa(fd, &shm->codes[i]);
 	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_STACK &&
 			i < KP_THREADS; i++) {
 		struct kp_thread *r = &shm->threads[i];

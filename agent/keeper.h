@@ -49,6 +49,9 @@ enum keeper_code_kind {
 	KEEPER_PAD,	/* a jump pad's trap: at, the int3; aux, the offset
 			 * of the entry's ready word (from %r14) */
 	KEEPER_TRAMP,	/* the return trampoline (an int3) */
+	KEEPER_IPA,	/* the in-process collector's faulting loads: at,
+			 * the first; insn_len their bytes; addr, their
+			 * fault exit */
 };
 void keeper_code(pid_t pid, enum keeper_code_kind kind, uint64_t at,
 		 uint64_t addr, unsigned int insn_len, unsigned int xol_len,

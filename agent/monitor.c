@@ -36,7 +36,8 @@ static const char monitor_help[] =
 	"  probes                  list the agent's probes: address, how a hit\n"
 	"                          runs (pad, emulate, boost, step), owner, and\n"
 	"                          the hits that stopped the thread and that a\n"
-	"                          pad recorded in the process\n";
+	"                          pad recorded in the process, and the\n"
+	"                          unreadable addresses its collector met\n";
 
 /* One line per probe of every process: what a hit costs there. */
 static void list_probes(struct rsp_buf *reply)
@@ -54,17 +55,24 @@ static void list_probes(struct rsp_buf *reply)
 		for (struct probe *pr = p->probes; pr; pr = pr->next, n++) {
 			const char *owner = (size_t)pr->owner < sizeof(owners) / sizeof(owners[0]) &&
 					    owners[pr->owner] ? owners[pr->owner] : "agent";
+			char skipped[80] = "";
+			if (pr->pad_collect == PAD_IPA)
+				snprintf(skipped, sizeof(skipped), ", %llu skipped there (condition "
+					 "false or past the pass count)",
+					 (unsigned long long)pad_ipa_skipped(pr));
 			if (pr->pad)
 				snprintf(line, sizeof(line),
 					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s), else %s (%s), %s; "
-					 "hits: %llu stopped, %llu recorded in the process\n",
+					 "hits: %llu stopped, %llu recorded in the process%s\n",
 					 p->pid, (unsigned long long)pr->addr, pr->pad_window,
 					 (unsigned long long)pr->pad,
+					 pr->pad_collect == PAD_IPA ?
+					 "; collects in the process with its collector, no stop" :
 					 pr->pad_collect ? "; collects in the process, no stop" : "",
 					 arch_strategy_name(pr->strategy),
 					 pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
-					 (unsigned long long)pr->hits_recorded);
+					 (unsigned long long)pr->hits_recorded, skipped);
 			else
 				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s; "
 					 "hits: %llu stopped, %llu recorded in the process\n",
@@ -72,6 +80,12 @@ static void list_probes(struct rsp_buf *reply)
 					 arch_strategy_name(pr->strategy), pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
 					 (unsigned long long)pr->hits_recorded);
+			server_console(line);
+		}
+		if (pad_ipa_faults(p)) {
+			snprintf(line, sizeof(line), "process %d: %llu unreadable addresses "
+				 "met by the in-process collector (no signal to the program)\n",
+				 p->pid, (unsigned long long)pad_ipa_faults(p));
 			server_console(line);
 		}
 	}

@@ -35,6 +35,16 @@
  * its pc at the pad's copy of the displaced code, in one register write,
  * and the agent frees its entry.
  *
+ * A pad whose tracepoints need memory, conditions that read it, or pass
+ * counts (PAD_IPA) calls the in-process collector (agent/ipa/, placed in
+ * the process by ipa_get) twice: ipa_site_wants on the saved frame before
+ * it claims a record (every condition false: straight to the restore),
+ * then ipa_collect_site on the filled record, which writes the blocks
+ * into the record's second half; IPA_TRAP sends the hit on to the
+ * hand-off.  The drain hands the blocks to the owner with the registers.
+ * A load of the collector that faults is resumed at its exit
+ * (pad_ipa_fault): the program sees no signal.
+ *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it
  * is written traps and is handled the ordinary way, and gdb's reads see
@@ -69,6 +79,8 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/ipa-image.h"
+#include "agent/ipa/ipa-abi.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
 
@@ -76,13 +88,23 @@
  * The shared memory: the table of PAD_ENTRIES entries, then the
  * collector's ring: a page for its head, then records laid out as
  * entries (struct arch_pad_layout: the arch's), with the sequence word
- * where an entry has its owner.
+ * where an entry has its owner.  A record is twice an entry: the second
+ * half is the block area the in-process collector fills (PAD_IPA).
+ *
+ * The in-process collector (agent/ipa/, PAD_IPA) has memory of its own,
+ * a second memfd: its image (ipa_image_place), read and execute in the
+ * process, then its data (the sites, the programs and their counters),
+ * read-write, given out in order and never reused while the process
+ * lives: IPA_DATA_SIZE bytes serve a few hundred sites.
  */
 #define PAD_ENTRIES 256
 #define RING_RECORDS_OFF 4096
 #define RING_RECORDS 4096
 #define PAD_HOLES 64
 #define FRAME_WORDS_MAX 64
+
+#define IPA_DATA_SIZE (256u << 10)
+#define IPA_PROGS_MAX (16u << 10)	/* a site's programs, together */
 
 #define PAD_CODE_MAX 1024
 #define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
@@ -103,9 +125,25 @@ static size_t ring_off(void)
 	return table_size();
 }
 
+/* A ring record: an entry's layout, then the block area. */
+static unsigned int record_shift(void)
+{
+	return layout()->entry_shift + 1;
+}
+
+static unsigned int blocks_off(void)
+{
+	return 1u << layout()->entry_shift;
+}
+
+static unsigned int blocks_size(void)
+{
+	return (1u << record_shift()) - blocks_off();
+}
+
 static size_t ring_records_bytes(void)
 {
-	return (size_t)RING_RECORDS << layout()->entry_shift;
+	return (size_t)RING_RECORDS << record_shift();
 }
 
 static size_t shm_size(void)
@@ -140,12 +178,21 @@ struct pad_table {
 	/* Records before tail still being written when last looked at. */
 	uint64_t holes[PAD_HOLES];
 	size_t nholes;
+	/* The in-process collector's memory (PAD_IPA): none until a site
+	 * wants it. */
+	struct ipa_image img;
+	uint64_t ipa_remote;
+	uint8_t *ipa_local;
+	size_t ipa_size, ipa_used;
+	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
+	bool ipa_failed;
+	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
 };
 
 static uint8_t *record_at(struct pad_table *pt, uint64_t pos)
 {
 	return pt->local + ring_off() + RING_RECORDS_OFF +
-	       ((size_t)(pos & (RING_RECORDS - 1)) << layout()->entry_shift);
+	       ((size_t)(pos & (RING_RECORDS - 1)) << record_shift());
 }
 
 static volatile uint64_t *seq_of(uint8_t *rec)
@@ -208,16 +255,15 @@ static int remote_call(struct thread *t, long nr, long a0, long a1, long a2,
 }
 
 /*
- * Makes the process create and map the table, and maps it here too.
- * The name memfd_create wants is written below the stopped thread's
- * stack pointer, under its red zone, where nothing lives.
+ * Makes the process create and map `size` bytes of a memfd named `name`,
+ * read-write, and maps them here too: *remote and *local.  The name
+ * memfd_create wants is written below the stopped thread's stack pointer,
+ * under its red zone, where nothing lives.
  */
-static int table_map(struct process *p, struct pad_table *pt, char *why,
-		     size_t whylen)
+static int shm_map(struct process *p, const char *name, size_t size,
+		   uint64_t *remote, uint8_t **local, char *why, size_t whylen)
 {
-	static const char name[] = "probe-agent-pads";
 	struct thread *t = process_stopped_thread(p);
-	const size_t size = shm_size();
 	uint64_t sp, name_at, addr = 0;
 	long fd = -1, ret;
 	int err, lfd;
@@ -228,7 +274,7 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 		return -ESRCH;
 	}
 	name_at = (sp - 1024) & ~(uint64_t)15;
-	if (mem_write_raw(p, name_at, name, sizeof(name)) != (ssize_t)sizeof(name)) {
+	if (mem_write_raw(p, name_at, name, strlen(name) + 1) != (ssize_t)strlen(name) + 1) {
 		snprintf(why, whylen, "cannot write below the stack of thread %d", t->tid);
 		return -EFAULT;
 	}
@@ -239,8 +285,8 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 		err = inferior_mmap(t, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED,
 				    (int)fd, 0, &addr);
 	if (err < 0) {
-		snprintf(why, whylen, "process %d cannot create the pads' shared memory: %s",
-			 p->pid, strerror(-err));
+		snprintf(why, whylen, "process %d cannot create shared memory %s: %s",
+			 p->pid, name, strerror(-err));
 		goto close_remote;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/fd/%ld", p->pid, fd);
@@ -251,24 +297,214 @@ static int table_map(struct process *p, struct pad_table *pt, char *why,
 		remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
-	pt->local = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+	*local = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
 	close(lfd);
-	if (pt->local == MAP_FAILED) {
+	if (*local == MAP_FAILED) {
 		err = -errno;
-		pt->local = NULL;
-		snprintf(why, whylen, "cannot map the pads' memory: %s", strerror(errno));
+		*local = NULL;
+		snprintf(why, whylen, "cannot map %s: %s", name, strerror(errno));
 		remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
-	pt->remote = addr;
-	/* Record i is free for position i. */
-	for (unsigned int i = 0; i < RING_RECORDS; i++)
-		*seq_of(record_at(pt, i)) = i;
+	*remote = addr;
 	err = 0;
 close_remote:
 	if (fd >= 0)
 		remote_call(t, SYS_close, fd, 0, 0, 0, 0, 0, &ret);
 	return err;
+}
+
+/* Makes the process create and map the table, and maps it here too. */
+static int table_map(struct process *p, struct pad_table *pt, char *why,
+		     size_t whylen)
+{
+	int err = shm_map(p, "probe-agent-pads", shm_size(), &pt->remote,
+			  &pt->local, why, whylen);
+
+	if (err < 0)
+		return err;
+	/* Record i is free for position i. */
+	for (unsigned int i = 0; i < RING_RECORDS; i++)
+		*seq_of(record_at(pt, i)) = i;
+	return 0;
+}
+
+/* Room for `size` bytes of the collector's data, 64-aligned: the offset
+ * from its base, or 0 when it is full. */
+static size_t ipa_alloc(struct pad_table *pt, size_t size)
+{
+	size_t at = (pt->ipa_used + 63) & ~(size_t)63;
+
+	if (at + size > pt->ipa_size)
+		return 0;
+	pt->ipa_used = at + size;
+	return at;
+}
+
+/*
+ * The in-process collector's memory in `p`: its image placed for where
+ * the process maps it, then made read and execute there.  0, or -errno
+ * with the reason in `why` (and never again for this process).
+ */
+static int ipa_get(struct process *p, struct pad_table *pt, char *why,
+		   size_t whylen)
+{
+	struct thread *t;
+	size_t image;
+	long ret;
+	int err;
+
+	if (pt->ipa_local)
+		return 0;
+	if (pt->ipa_failed) {
+		snprintf(why, whylen, "no in-process collector in process %d", p->pid);
+		return -ENOMEM;
+	}
+	pt->ipa_failed = true;
+	if ((err = ipa_image_open(&pt->img)) < 0) {
+		snprintf(why, whylen, "%s", pt->img.error);
+		return err;
+	}
+	image = (pt->img.size + 4095) & ~(size_t)4095;
+	pt->ipa_size = image + IPA_DATA_SIZE;
+	err = shm_map(p, "probe-agent-ipa", pt->ipa_size, &pt->ipa_remote,
+		      &pt->ipa_local, why, whylen);
+	if (err < 0)
+		return err;
+	err = ipa_image_place(&pt->img, pt->ipa_remote, pt->ipa_local, image);
+	if (err < 0)
+		snprintf(why, whylen, "%s", pt->img.error);
+	else if (!(t = process_stopped_thread(p)))
+		err = -ESRCH;
+	else if ((err = remote_call(t, SYS_mprotect, (long)pt->ipa_remote, (long)image,
+				    PROT_READ | PROT_EXEC, 0, 0, 0, &ret)) < 0)
+		snprintf(why, whylen, "process %d cannot make the collector executable: %s",
+			 p->pid, strerror(-err));
+	if (err < 0) {
+		if ((t = process_stopped_thread(p)))
+			remote_call(t, SYS_munmap, (long)pt->ipa_remote, (long)pt->ipa_size,
+				    0, 0, 0, 0, &ret);
+		munmap(pt->ipa_local, pt->ipa_size);
+		pt->ipa_local = NULL;
+		return err;
+	}
+	pt->ipa_used = image;
+	pt->ipa_tsvs_off = ipa_alloc(pt, sizeof(struct ipa_tsvs));
+	memset(pt->ipa_local + pt->ipa_tsvs_off, 0, sizeof(struct ipa_tsvs));
+	pt->ipa_failed = false;
+	/* Should the agent die, the keeper makes the loads jump to their
+	 * exit: no SIGSEGV the agent is not there to fix up. */
+	keeper_code(p->pid, KEEPER_IPA, pt->ipa_remote + pt->img.fault_begin,
+		    pt->ipa_remote + pt->img.fault_exit,
+		    (unsigned int)(pt->img.fault_end - pt->img.fault_begin), 0, -1, 0);
+	debug("in-process collector at %#llx in %d (%zu bytes of image)",
+	      (unsigned long long)pt->ipa_remote, p->pid, pt->img.size);
+	return 0;
+}
+
+/*
+ * The site of the tracepoints at `addr` for the collector: their programs
+ * and counters (all zero) in its data, and the struct ipa_site naming
+ * them, whose address in the process goes to *site.  0 or -errno (why).
+ */
+static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
+			 uint64_t *site, bool *live, char *why, size_t whylen)
+{
+	static uint8_t progs[IPA_PROGS_MAX];
+	uint32_t offs[IPA_SITE_PROGS];
+	int n, err;
+
+	if ((err = ipa_get(p, pt, why, whylen)) < 0)
+		return err;
+	n = trace_ipa_programs(addr, progs, sizeof(progs), offs, IPA_SITE_PROGS,
+			       why, whylen);
+	if (n < 0)
+		return n;
+	size_t need = sizeof(struct ipa_site) + 64;
+	for (int i = 0; i < n; i++)
+		need += sizeof(struct ipa_counters) + 64 +
+			((const struct ipa_program *)(progs + offs[i]))->size + 64;
+	size_t so = ipa_alloc(pt, sizeof(struct ipa_site));
+	if (!so || pt->ipa_used + need > pt->ipa_size) {
+		snprintf(why, whylen, "the in-process collector's memory is full "
+			 "(%u KiB of sites and programs)", IPA_DATA_SIZE >> 10);
+		return -ENOSPC;
+	}
+	struct ipa_site *s = (struct ipa_site *)(pt->ipa_local + so);
+	memset(s, 0, sizeof(*s));
+	s->version = IPA_ABI_VERSION;
+	s->base = pt->ipa_remote;
+	s->tsvs_off = (uint32_t)pt->ipa_tsvs_off;
+	trace_ipa_tsvs((struct ipa_tsvs *)(pt->ipa_local + pt->ipa_tsvs_off));
+	*live = false;
+	for (int i = 0; i < n; i++) {
+		const struct ipa_program *src = (const struct ipa_program *)(progs + offs[i]);
+		size_t co = ipa_alloc(pt, sizeof(struct ipa_counters));
+		size_t po = ipa_alloc(pt, src->size);
+		memset(pt->ipa_local + co, 0, sizeof(struct ipa_counters));
+		memcpy(pt->ipa_local + po, src, src->size);
+		if (src->flags & IPA_PROG_LIVE)
+			*live = true;
+		((struct ipa_program *)(pt->ipa_local + po))->counters_off = (uint32_t)co;
+		s->prog_off[i] = (uint32_t)po;
+	}
+	s->nprogs = (uint32_t)n;
+	*site = pt->ipa_remote + so;
+	return 0;
+}
+
+/*
+ * A thread of a traced process stopped with `sig`: if it is SIGSEGV or
+ * SIGBUS at one of the collector's loads (ipa_copy), it goes on at the
+ * loads' fault exit, which returns what was read, and the signal is not
+ * the program's.  True when so (the caller resumes it without a signal).
+ */
+bool pad_ipa_fault(struct thread *t, int sig)
+{
+	struct pad_table *pt = t->proc->pads;
+
+	if ((sig != SIGSEGV && sig != SIGBUS) || !pt || !pt->ipa_local)
+		return false;
+	uint64_t pc = regs_get_pc(t);
+	if (pc < pt->ipa_remote || !ipa_image_fault_fixable(&pt->img, pc - pt->ipa_remote))
+		return false;
+	if (regs_set(t, (unsigned int)agent.arch->pc_regnum,
+		     pt->ipa_remote + pt->img.fault_exit) < 0 || regs_flush(t) < 0)
+		return false;
+	pt->ipa_faults++;
+	debug("thread %d: collector's load at %#llx faulted, resumed at its exit",
+	      t->tid, (unsigned long long)pc);
+	return true;
+}
+
+/* Hits the collector of `pr`'s pad recorded nothing for: conditions
+ * false, or past the pass count, summed over the site's tracepoints. */
+uint64_t pad_ipa_skipped(const struct probe *pr)
+{
+	const struct pad_table *pt = pr->proc->pads;
+	uint64_t n = 0;
+
+	if (pr->pad_collect != PAD_IPA || !pt || !pt->ipa_local ||
+	    pr->pad_ipa_site < pt->ipa_remote ||
+	    pr->pad_ipa_site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
+		return 0;
+	const struct ipa_site *s = (const struct ipa_site *)
+		(pt->ipa_local + (pr->pad_ipa_site - pt->ipa_remote));
+	for (uint32_t i = 0; i < s->nprogs && i < IPA_SITE_PROGS; i++) {
+		const struct ipa_program *p = (const struct ipa_program *)
+			(pt->ipa_local + s->prog_off[i]);
+		const struct ipa_counters *c = (const struct ipa_counters *)
+			(pt->ipa_local + p->counters_off);
+		n += __atomic_load_n(&c->skipped_cond, __ATOMIC_RELAXED) +
+		     __atomic_load_n(&c->over_pass, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+/* The collector's faulting loads fixed up in `p` so far. */
+uint64_t pad_ipa_faults(const struct process *p)
+{
+	return p->pads ? p->pads->ipa_faults : 0;
 }
 
 static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
@@ -396,15 +632,30 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	struct sw_breakpoint *gb = bp_find(p, pr->addr);
 	if (gb && gb->gdb_refs)
 		collect = PAD_STOPS;
+	uint64_t ipa_site = 0;
+	bool ipa_live = false;
+	if (collect == PAD_IPA) {
+		char iwhy[200];
+		if (ipa_site_make(p, pt, pr->addr, &ipa_site, &ipa_live, iwhy,
+				  sizeof(iwhy)) < 0) {
+			debug("probe at %#llx: no collecting in the process, the pad stops: %s",
+			      (unsigned long long)pr->addr, iwhy);
+			collect = PAD_STOPS;
+		}
+	}
 	if (collect != PAD_STOPS) {
 		struct arch_pad_ring r = {
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
-			.record_shift = l->entry_shift, .nrecords = RING_RECORDS,
+			.record_shift = record_shift(), .nrecords = RING_RECORDS,
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
 			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-			.time_tid = collect == PAD_REGS_TIME_TID,
+			.time_tid = collect == PAD_REGS_TIME_TID || ipa_live,
 			.off_tid = l->off_tid, .off_time = l->off_time,
 			.image = true,
+			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
+			.ipa_site = ipa_site,
+			.ipa_wants = ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
+			.off_blocks = blocks_off(), .blocks_size = blocks_size(),
 		};
 		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
 		if (m < 0) {
@@ -505,6 +756,8 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	pr->pad_window = inlen;
 	pr->pad_resume = at + win_off;
 	pr->pad_collect = collect;
+	pr->pad_ipa_site = ipa_site;
+	pr->pad_ipa_live = ipa_live;
 	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
 	      (unsigned long long)at, n);
 	return 0;
@@ -570,6 +823,8 @@ void pad_detach(struct probe *pr)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
 	pr->pad_collect = PAD_STOPS;
+	pr->pad_ipa_site = 0;
+	pr->pad_ipa_live = false;
 }
 
 static struct pad_code *code_at(struct process *p, uint64_t pc)
@@ -912,7 +1167,8 @@ static uint64_t record_time_us(const uint8_t *rec)
 /* One published record: to `fn`, then free for its next round. */
 static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			struct thread *standin,
-			bool (*fn)(struct probe *, struct thread *, uint64_t, void *),
+			bool (*fn)(struct probe *, struct thread *, uint64_t,
+				   const void *, void *),
 			void *arg)
 {
 	uint8_t *rec = record_at(pt, pos);
@@ -922,17 +1178,31 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	uint64_t time_us = 0;
 
 	standin->tid = 0;
-	if (pr && pr->pad_collect == PAD_REGS_TIME_TID) {
+	if (pr && (pr->pad_collect == PAD_REGS_TIME_TID ||
+		   (pr->pad_collect == PAD_IPA && pr->pad_ipa_live))) {
 		uint32_t tid;
 		memcpy(&tid, rec + l->off_tid, 4);
 		standin->tid = (pid_t)tid;
 		time_us = record_time_us(rec);
 	}
+	/* The collector's verdict: nothing to record (a false condition,
+	 * past the pass count), or the hit went on to the hand-off. */
+	const struct ipa_site_out *so = NULL;
+	if (pr && pr->pad_collect == PAD_IPA) {
+		so = (const struct ipa_site_out *)(rec + blocks_off());
+		if (so->verdict == IPA_SKIP || so->verdict == IPA_TRAP ||
+		    so->len > blocks_size() - sizeof(*so)) {
+			/* Counted by the collector (pad_ipa_skipped), or as
+			 * the stop it became. */
+			__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+			return true;
+		}
+	}
 	bool taken = true;
 	if (pr && fn &&
 	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
 			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0)
-		taken = fn(pr, standin, time_us, arg);
+		taken = fn(pr, standin, time_us, so, arg);
 	regs_invalidate(standin);
 	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
@@ -957,7 +1227,7 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
  */
 int pad_drain(struct process *p,
 	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
-			 void *arg), void *arg)
+			 const void *blocks, void *arg), void *arg)
 {
 	struct pad_table *pt = p->pads;
 	struct thread *standin;
@@ -1069,7 +1339,7 @@ int pad_salvage(struct process *p,
 		}
 		for (uint64_t pos = head > RING_RECORDS ? head - RING_RECORDS : 0;
 		     pos < head; pos++) {
-			size_t off = (size_t)(pos & (RING_RECORDS - 1)) << l->entry_shift;
+			size_t off = (size_t)(pos & (RING_RECORDS - 1)) << record_shift();
 			uint8_t *rec = records + off;
 			uint64_t seq, done = pos + RING_RECORDS;
 			uint32_t tid;
@@ -1115,6 +1385,8 @@ static void table_free(struct process *p)
 	}
 	if (pt->local)
 		munmap(pt->local, shm_size());
+	if (pt->ipa_local)
+		munmap(pt->ipa_local, pt->ipa_size);
 	free(pt);
 	p->pads = NULL;
 }
@@ -1128,6 +1400,9 @@ void pad_unmap(struct process *p)
 	if (p->pads && p->pads->remote && t)
 		remote_call(t, SYS_munmap, (long)p->pads->remote, (long)shm_size(),
 			    0, 0, 0, 0, &ret);
+	if (p->pads && p->pads->ipa_local && t)
+		remote_call(t, SYS_munmap, (long)p->pads->ipa_remote,
+			    (long)p->pads->ipa_size, 0, 0, 0, 0, &ret);
 	table_free(p);
 }
 

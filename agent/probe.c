@@ -214,6 +214,7 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 					 agent.opt.tp_strategy == PROBE_PAD))) {
 		char pwhy[160];
 		err = pad_attach(pr, !(flags & PROBE_PAD_COLLECT) ? PAD_STOPS :
+				     (flags & PROBE_PAD_IPA) ? PAD_IPA :
 				     (flags & PROBE_PAD_TIME_TID) ? PAD_REGS_TIME_TID : PAD_REGS,
 				 pwhy, sizeof(pwhy));
 		if (err < 0 && (flags & PROBE_NEED_PAD)) {

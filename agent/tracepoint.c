@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/ipa/ipa-abi.h"
 #include "agent/log.h"
 #include "agent/pending.h"
 #include "protocol/ax.h"
@@ -620,10 +621,83 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	return 0;
 }
 
-/* One hit a jump pad recorded in the process (pad_drain).  False: no
- * room for it yet (wait-for-room mode), the record stays in the ring. */
+/*
+ * One group of the in-process collector's record (struct ipa_group): the
+ * frame of its tracepoint, from the record's registers and the blocks the
+ * collector wrote, the memory's readable bytes only (the rest stays out,
+ * and gdb shows it <unavailable>), then the counts a hit makes.
+ */
+static void ipa_frame(struct hit *h, const struct ipa_group *g, uint64_t addr)
+{
+	struct tp_def *tp = tp_find(&tr.store, g->tp_number, addr);
+	const uint8_t *b = (const uint8_t *)(g + 1), *end = b + g->len;
+	size_t size;
+	int err;
+
+	if (!tp || !tp->enabled ||
+	    (tr.stop_pending && tr.pending_reason != TP_STOP_FULL))
+		return;
+	if (tr.stop_pending) {
+		tp->lost++;
+		return;
+	}
+	h->tp = tp;
+	if ((err = tbuf_frame_begin(&tr.tb, (int16_t)tp->number)) < 0) {
+		collection_failed(tp, err);
+		return;
+	}
+	if ((g->flags & IPA_PROG_REGS) && (err = tbuf_add_regs(&tr.tb, h->regs)) < 0)
+		goto fail;
+	while (b + sizeof(struct ipa_block) <= end) {
+		const struct ipa_block *k = (const struct ipa_block *)b;
+		if (k->size < sizeof(*k) || k->size > (size_t)(end - b))
+			break;
+		if (k->kind == IPA_BLK_MEM && k->size >= sizeof(struct ipa_mem_block)) {
+			const struct ipa_mem_block *m = (const struct ipa_mem_block *)k;
+			if (m->avail && m->avail <= m->len &&
+			    sizeof(*m) + m->avail <= k->size &&
+			    (err = tbuf_add_mem(&tr.tb, m->addr, m->bytes, m->avail)) < 0)
+				goto fail;
+		} else if (k->kind == IPA_BLK_TSV && k->size >= sizeof(struct ipa_tsv_block)) {
+			const struct ipa_tsv_block *v = (const struct ipa_tsv_block *)k;
+			int64_t value = v->value;
+			if (v->live == IPA_TSV_TIMESTAMP) {
+				value = (int64_t)h->time_us;
+			} else if (v->live == IPA_TSV_THREAD) {
+				value = h->t->tid;
+			} else {
+				/* The value the hit set, as the agent's would be. */
+				struct tsv_def *d = tsv_find(&tr.store, v->number);
+				if (d) {
+					d->value = value;
+					d->value_known = true;
+				}
+			}
+			if ((err = tbuf_add_tsv(&tr.tb, (int32_t)v->number, value)) < 0)
+				goto fail;
+		}
+		b += k->size;
+	}
+	if ((err = tbuf_frame_commit(&tr.tb, &size)) < 0) {
+		collection_failed(tp, err);
+		return;
+	}
+	tp->bytes_used += size;
+	tp->hit_count++;
+	if (tp_pass_reached(tp))
+		stop_later(TP_STOP_PASSCOUNT, tp->number);
+	return;
+fail:
+	tbuf_frame_abort(&tr.tb);
+	collection_failed(tp, err);
+}
+
+/* One hit a jump pad recorded in the process (pad_drain), with the
+ * in-process collector's groups in `blocks` (PAD_IPA), else to be run
+ * here on the recorded registers.  False: no room for it yet
+ * (wait-for-room mode), the record stays in the ring. */
 static bool drain_hit(struct probe *pr, struct thread *t, uint64_t time_us,
-		      void *arg)
+		      const void *blocks, void *arg)
 {
 	struct hit h = { .t = t, .time_us = time_us };
 
@@ -632,6 +706,19 @@ static bool drain_hit(struct probe *pr, struct thread *t, uint64_t time_us,
 	if (!tr.running || pr->owner != PROBE_OWNER_TRACE ||
 	    !(h.regs = regs_block_gpr(t)))
 		return true;
+	if (blocks) {
+		const struct ipa_site_out *so = blocks;
+		const uint8_t *g = (const uint8_t *)(so + 1), *end = g + so->len;
+		for (uint32_t i = 0; i < so->ngroups &&
+				     g + sizeof(struct ipa_group) <= end; i++) {
+			const struct ipa_group *gr = (const struct ipa_group *)g;
+			if (gr->len > (size_t)(end - g) - sizeof(*gr))
+				break;
+			ipa_frame(&h, gr, pr->addr);
+			g += sizeof(*gr) + gr->len;
+		}
+		return true;
+	}
 	run_site(&h, pr->addr, false);
 	return true;
 }
@@ -676,13 +763,227 @@ static bool registers_and_variables(const uint8_t *code, size_t len)
 	return true;
 }
 
+/* Trace state variables a tracepoint's earlier actions set. */
+struct ipa_sets {
+	unsigned int n;
+	uint16_t num[AX_INFO_MAX_TSVS];
+};
+
+/* Whether `code` only collects variables: tracev, getv (gdb's collect
+ * of $v pushes the value too, then drops it), pop, end. */
+static bool collects_variables_only(const uint8_t *code, size_t len)
+{
+	for (size_t pc = 0; pc < len;) {
+		switch (code[pc]) {
+		case AX_OP_TRACEV: case AX_OP_GETV:
+			pc += 3;
+			break;
+		case AX_OP_POP:
+			pc++;
+			break;
+		case AX_OP_END:
+			return true;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+/*
+ * Bytecode the in-process collector runs as the agent would: no printf
+ * (its output is the agent's).  Trace state variables only where the
+ * agent's values of them do not matter: a condition uses none; an action
+ * may set one and trace it (probe-trace's arguments), or trace one an
+ * earlier action of the tracepoint set (`teval $v = ...`, then `collect
+ * $v`), never read a value another hit set (the agent keeps those); the
+ * hit's time and thread it may trace, and read only in an action that
+ * does nothing else (gdb's `collect $probe_thread`): the agent fills
+ * them in from the record (*live), the collector reads them as 0.
+ * `sets` (NULL: a condition) gathers the variables set so far.
+ */
+static bool ipa_runs(const uint8_t *code, size_t len, struct ipa_sets *sets,
+		     bool *live)
+{
+	struct ax_info info;
+	char err[128];
+
+	if (ax_verify(code, len, &info, err, sizeof(err)) < 0 || info.uses_printf ||
+	    info.tsvs_truncated || tsv_count(&tr.store) > IPA_TSVS)
+		return false;
+	if (info.ntsvs && !sets)
+		return false;
+	bool only = info.ntsvs && collects_variables_only(code, len);
+	for (unsigned int i = 0; i < info.ntsvs; i++) {
+		struct tsv_def *v = tsv_find(&tr.store, info.tsvs[i].num);
+		unsigned int how = info.tsvs[i].how;
+		if (!v || v->live == TSV_LATENCY)
+			return false;
+		if (v->live == TSV_TIMESTAMP || v->live == TSV_THREAD) {
+			if (how != AX_TSV_TRACE && !(only && !(how & AX_TSV_SET)))
+				return false;
+			*live = true;
+			continue;
+		}
+		bool set_before = false;
+		for (unsigned int k = 0; k < sets->n; k++)
+			if (sets->num[k] == info.tsvs[i].num)
+				set_before = true;
+		if (how & AX_TSV_SET) {
+			if (how & AX_TSV_GET)
+				return false;	/* `$v = $v + 1`: the agent's value */
+			if (!set_before && sets->n < AX_INFO_MAX_TSVS)
+				sets->num[sets->n++] = info.tsvs[i].num;
+			else if (!set_before)
+				return false;
+		} else if (!set_before) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The trace state variables as the collector sees them (struct
+ * ipa_tsvs); the count last, so a reader meanwhile finds none and its
+ * hit goes to the agent. */
+void trace_ipa_tsvs(struct ipa_tsvs *t)
+{
+	uint32_t n = 0;
+
+	__atomic_store_n(&t->count, 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < tsv_count(&tr.store) && n < IPA_TSVS; i++) {
+		const struct tsv_def *v = tsv_at(&tr.store, i);
+		t->v[n].number = v->number;
+		t->v[n].kind = v->live == TSV_TIMESTAMP ? IPA_TSV_TIMESTAMP :
+			       v->live == TSV_THREAD ? IPA_TSV_THREAD : IPA_TSV_PLAIN;
+		t->v[n].value = v->value;
+		n++;
+	}
+	__atomic_store_n(&t->count, n, __ATOMIC_RELEASE);
+}
+
+/* Whether the in-process collector can run every tracepoint at `addr`
+ * (recordable's PAD_IPA): at most IPA_SITE_PROGS of them, no
+ * while-stepping, no return probe, no pending location there, and
+ * bytecode ipa_runs. */
+static bool ipa_site_ok(uint64_t addr)
+{
+	unsigned int n = 0;
+
+	if (pending_any() && pending_next_at(addr, NULL))
+		return false;
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (tp->step_count || ret_is_marked(tp->number) || ++n > IPA_SITE_PROGS)
+			return false;
+		bool live = false;
+		struct ipa_sets sets = { 0 };
+		if (tp->cond && !ipa_runs(tp->cond, tp->cond_len, NULL, &live))
+			return false;
+		for (size_t i = 0; i < tp->n_actions; i++) {
+			const struct tp_action *a = &tp->actions[i];
+			if (a->while_stepping)
+				return false;
+			if (a->kind == TP_ACTION_MEM && a->mem_len > UINT32_MAX)
+				return false;
+			if (a->kind == TP_ACTION_EXPR &&
+			    !ipa_runs(a->bytes, a->len, &sets, &live))
+				return false;
+			if (a->kind != TP_ACTION_REGS && a->kind != TP_ACTION_MEM &&
+			    a->kind != TP_ACTION_EXPR)
+				return false;
+		}
+	}
+	return n > 0;
+}
+
+int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
+		       uint32_t *offs, unsigned int max, char *why, size_t whylen)
+{
+	size_t used = 0;
+	unsigned int n = 0;
+
+	if (!ipa_site_ok(addr)) {
+		snprintf(why, whylen, "the tracepoints at 0x%llx need the agent",
+			 (unsigned long long)addr);
+		return -EOPNOTSUPP;
+	}
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (!tp->enabled)
+			continue;
+		size_t nact = 0, code = tp->cond_len;
+		bool regs = false, live = false;
+		struct ipa_sets sets = { 0 };
+		for (size_t i = 0; i < tp->n_actions; i++) {
+			const struct tp_action *a = &tp->actions[i];
+			if (a->kind == TP_ACTION_REGS) {
+				regs = true;
+			} else {
+				nact++;
+				if (a->kind == TP_ACTION_EXPR) {
+					code += a->len;
+					ipa_runs(a->bytes, a->len, &sets, &live);
+				}
+			}
+		}
+		size_t psize = sizeof(struct ipa_program) +
+			       nact * sizeof(struct ipa_action) + code;
+		psize = (psize + 7) & ~(size_t)7;
+		if (n == max || used + psize > size) {
+			snprintf(why, whylen, "the tracepoints at 0x%llx are too many or too big "
+				 "for the in-process collector", (unsigned long long)addr);
+			return -E2BIG;
+		}
+		struct ipa_program *p = (struct ipa_program *)(buf + used);
+		memset(p, 0, psize);
+		p->version = IPA_ABI_VERSION;
+		p->size = (uint32_t)psize;
+		p->tp_number = tp->number;
+		p->flags = (regs ? IPA_PROG_REGS : 0) | (live ? IPA_PROG_LIVE : 0);
+		p->pass_count = tp->pass_count;
+		p->nactions = (uint32_t)nact;
+		uint32_t at = (uint32_t)(sizeof(*p) + nact * sizeof(struct ipa_action));
+		if (tp->cond_len) {
+			p->cond_off = at;
+			p->cond_len = (uint32_t)tp->cond_len;
+			memcpy((uint8_t *)p + at, tp->cond, tp->cond_len);
+			at += (uint32_t)tp->cond_len;
+		}
+		size_t k = 0;
+		for (size_t i = 0; i < tp->n_actions; i++) {
+			const struct tp_action *a = &tp->actions[i];
+			struct ipa_action *ia = &p->actions[k];
+			if (a->kind == TP_ACTION_MEM) {
+				ia->kind = IPA_ACT_MEM;
+				ia->basereg = a->basereg >= 0 ? (uint16_t)a->basereg : IPA_NO_REG;
+				ia->len = (uint32_t)a->mem_len;
+				ia->offset = (uint64_t)a->offset;
+				k++;
+			} else if (a->kind == TP_ACTION_EXPR) {
+				ia->kind = IPA_ACT_EXPR;
+				ia->len = (uint32_t)a->len;
+				ia->offset = at;
+				memcpy((uint8_t *)p + at, a->bytes, a->len);
+				at += (uint32_t)a->len;
+				k++;
+			}
+		}
+		offs[n++] = (uint32_t)used;
+		used += psize;
+	}
+	return (int)n;
+}
+
 /*
  * What the jump pad at `addr` may record in the process, without
  * stopping the thread, for every tracepoint there: the registers when
  * they collect nothing else; also the hit's thread and time when their
  * conditions and expressions need no more than registers and variables
- * (probe-trace's args and retval are such).  Memory, pass counts,
- * while-stepping and return probes need the thread stopped.
+ * (probe-trace's args and retval are such); with the in-process
+ * collector (PAD_IPA), also memory, conditions that read it, and pass
+ * counts.  While-stepping, return probes, printf and trace state
+ * variables the collector does not run need the thread stopped.
  */
 static enum pad_collect recordable(uint64_t addr)
 {
@@ -691,10 +992,10 @@ static enum pad_collect recordable(uint64_t addr)
 	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, addr, tp)) {
 		if (tp->pass_count || tp->step_count || ret_is_marked(tp->number))
-			return PAD_STOPS;
+			return ipa_site_ok(addr) ? PAD_IPA : PAD_STOPS;
 		if (tp->cond) {
 			if (!registers_and_variables(tp->cond, tp->cond_len))
-				return PAD_STOPS;
+				return ipa_site_ok(addr) ? PAD_IPA : PAD_STOPS;
 			mode = PAD_REGS_TIME_TID;
 		}
 		for (size_t i = 0; i < tp->n_actions; i++) {
@@ -705,7 +1006,7 @@ static enum pad_collect recordable(uint64_t addr)
 				continue;
 			if (a->kind != TP_ACTION_EXPR ||
 			    !registers_and_variables(a->bytes, a->len))
-				return PAD_STOPS;
+				return ipa_site_ok(addr) ? PAD_IPA : PAD_STOPS;
 			mode = PAD_REGS_TIME_TID;
 		}
 	}
@@ -751,8 +1052,10 @@ void trace_step_frame(struct thread *t)
 static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec,
 		       char *why, size_t whylen)
 {
-	if (pr->pad_collect != PAD_STOPS && pr->pad_collect < rec) {
-		/* It records less than the new tracepoint needs. */
+	if (pr->pad_collect != PAD_STOPS &&
+	    (pr->pad_collect < rec || rec == PAD_IPA)) {
+		/* It records less than the new tracepoint needs, or its
+		 * collector's programs are those of the site before. */
 		trace_drain(false);
 		pad_detach(pr);
 		char pwhy[160];
@@ -815,7 +1118,8 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 			int err = probe_insert_flags(p, tp->addr, trace_hit, NULL,
 						     PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
 						     (rec != PAD_STOPS ? PROBE_PAD_COLLECT : 0) |
-						     (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0),
+						     (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0) |
+						     (rec == PAD_IPA ? PROBE_PAD_IPA : 0),
 						     &pr, why, whylen);
 			if (err < 0)
 				return err;
@@ -861,7 +1165,8 @@ int trace_place(struct process *p, uint32_t number, uint64_t key,
 	err = probe_insert_flags(p, addr, trace_hit, NULL,
 				 PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
 				 (rec != PAD_STOPS ? PROBE_PAD_COLLECT : 0) |
-				 (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0),
+				 (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0) |
+				 (rec == PAD_IPA ? PROBE_PAD_IPA : 0),
 				 &pr, why, whylen);
 	if (err < 0)
 		return err;
@@ -1290,7 +1595,7 @@ static void salvage_hit(uint64_t site, struct thread *t, pid_t tid,
 	enum pad_collect mode = recordable(site);
 	uint64_t before = tr.tb.created;
 
-	if (!tp_next_at(&tr.store, site, NULL) || mode == PAD_STOPS ||
+	if (!tp_next_at(&tr.store, site, NULL) || mode == PAD_STOPS || mode == PAD_IPA ||
 	    !(h.regs = regs_block_gpr(t))) {
 		sv->unmatched++;
 		return;

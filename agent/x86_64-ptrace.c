@@ -795,6 +795,22 @@ static int x86_64_pad_open(uint8_t *out, size_t size, uint32_t ready_off)
 	return 11;
 }
 
+/* ipa_copy's `rep movsb` (2 bytes) becomes `jmp exit` (eb rel8): the
+ * count still to copy stays in %rcx, so the exit returns what was read. */
+static int x86_64_ipa_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
+			   size_t room)
+{
+	int64_t rel = (int64_t)(to - (at + 2));
+
+	if (size < 2 || room < 2)
+		return -ENOSPC;
+	if (rel < -128 || rel > 127)
+		return -ERANGE;
+	out[0] = 0xeb;
+	out[1] = (uint8_t)(int8_t)rel;
+	return 2;
+}
+
 static int x86_64_pad_fix(uint64_t trap, uint64_t pc, uint64_t *new_pc)
 {
 	if (pc == trap + 1)
@@ -850,5 +866,6 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.step_sticks = false,	/* the handler clears TF */
 		.pad_open = x86_64_pad_open,
 		.pad_fix = x86_64_pad_fix,
+		.ipa_open = x86_64_ipa_open,
 	},
 };

@@ -207,6 +207,22 @@ struct arch_pad_ring {
 	 * anyway (aarch64: v0-v31, fpsr, fpcr: AARCH64_PAD_IMAGE_BYTES);
 	 * x86-64 always stores its x87/SSE/AVX image and ignores it. */
 	bool image;
+	/* With ipa_call (the in-process collector's ipa_collect_site, in
+	 * the process; 0: none, and the arch may have no such call) the
+	 * filled record is handed to it before it is published, as
+	 * ipa_collect_site(ipa_site, frame, frame_words, blocks,
+	 * blocks_size) with the record's frame and its block area at
+	 * off_blocks, on a 16-byte aligned stack below the frame; the
+	 * record is published whatever it returns, and on IPA_TRAP (3)
+	 * the pad goes on to the hand-off as with a full ring.  Arches
+	 * without it refuse a ring with ipa_call (-EINVAL). */
+	uint64_t ipa_call, ipa_site;
+	unsigned int off_blocks, blocks_size;
+	/* With ipa_wants too (ipa_site_wants), the pad first calls it as
+	 * ipa_site_wants(ipa_site, frame on the stack, frame_words), before
+	 * it takes a record: 0 goes straight to the restore (every
+	 * condition false: no record, no state stored). */
+	uint64_t ipa_wants;
 };
 
 /*

@@ -31,9 +31,10 @@ GDB=${GDB:-gdb}
 TARGET=$builddir/bench/tp-target
 FLOOR=$builddir/bench/ptrace-floor
 COST=$builddir/bench/ptrace-cost
-# padstop: --tp-strategy=pad with a pass count that is never reached: a pad
-# cannot count passes without the agent, so its hits stop once (the hand-off),
-# and the hit does no other work than the others.
+# padstop: --tp-strategy=pad with a pass count that is never reached and a
+# condition on a trace state variable that always holds: the in-process
+# collector takes pass counts but no trace state variable, so the pad's hits
+# stop once (the hand-off), and the hit does little more work than the others.
 STRATEGIES="auto pad padstop emulate boost step"
 # Trace buffer sizes (bytes per frame, measured: the agent ~823 for
 # "collect $regs" on x86-64, gdbserver 2423): room for N frames plus slack,
@@ -118,7 +119,7 @@ kill
 EOF
 }
 gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent.gdb"
-gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent-cond.gdb" 'passcount 4000000000 2'
+gdb_script $((N * AGENT_FRAME_BYTES + 1048576)) "$work/agent-cond.gdb" "$(printf '%s\n' 'tvariable $pst = 0' 'condition 2 $pst == 0' 'passcount 4000000000 2')"
 strategy_opt() { case $1 in padstop) echo pad ;; *) echo "$1" ;; esac; }
 agent_script() { case $1 in padstop) echo "$work/agent-cond.gdb" ;; *) echo "$work/agent.gdb" ;; esac; }
 gdb_script $((N * GDBSERVER_FRAME_BYTES + 1048576)) "$work/gdbserver.gdb"
@@ -176,7 +177,7 @@ floor_run() {	# $1 = getregs | setregs | agent
 insn=$("$GDB" -nx -batch -ex 'x/i hot' "$TARGET" 2>/dev/null |
 	sed -n 's/^ *0x[0-9a-f]* <hot[+0-9]*>:[[:space:]]*//p' | head -1)
 gdb_script 65536 "$work/probe.gdb"
-gdb_script 65536 "$work/probe-cond.gdb" 'passcount 4000000000 2'
+gdb_script 65536 "$work/probe-cond.gdb" "$(printf '%s\n' 'tvariable $pst = 0' 'condition 2 $pst == 0' 'passcount 4000000000 2')"
 sed -i 's/^tstart$/tstart\nmonitor probes/' "$work/probe.gdb" "$work/probe-cond.gdb"
 for s in $STRATEGIES; do
 	script=$work/probe.gdb

@@ -72,6 +72,8 @@ struct ipa_program {
 };
 
 #define IPA_PROG_REGS 1u	/* record the frame's registers */
+#define IPA_PROG_LIVE 2u	/* traces a live variable: the record
+				 * needs the hit's time and thread */
 
 /* Changed by every hit, with atomic operations. */
 struct ipa_counters {
@@ -80,17 +82,32 @@ struct ipa_counters {
 	uint64_t skipped_cond;	/* condition false */
 	uint64_t cond_errors;	/* condition could not be evaluated */
 	uint64_t over_pass;	/* hits after the pass count was reached */
-	uint64_t truncated;	/* records that ran out of room */
+	uint64_t truncated;	/* records that ran out of room (IPA_TRAP) */
 };
 
-/* The trace state variables, shared by every tracepoint of a process. */
+/*
+ * The trace state variables, shared by every tracepoint of a process.
+ * A value an expression sets is the hit's own from then on (a later read
+ * or trace in the same hit sees it, whatever other threads set), and
+ * is stored here too.  A live variable (the hit's time or thread, which
+ * only the record knows) is traced as a V block that says which
+ * (struct ipa_tsv_block.live), and the agent fills in the value; it
+ * reads as 0 (the agent lets only code that drops the value read one),
+ * and setting one makes the hit IPA_TRAP.
+ */
 #define IPA_TSVS 64
+enum ipa_tsv_kind {
+	IPA_TSV_PLAIN = 0,
+	IPA_TSV_TIMESTAMP = 1,	/* the hit's time (the agent's us) */
+	IPA_TSV_THREAD = 2,	/* the hitting thread's id */
+};
+
 struct ipa_tsvs {
 	uint32_t count;		/* entries in use */
 	uint32_t reserved;
 	struct {
 		uint32_t number;	/* gdb's number; 0: free */
-		uint32_t reserved;
+		uint32_t kind;		/* enum ipa_tsv_kind */
 		int64_t value;
 	} v[IPA_TSVS];
 };
@@ -125,7 +142,8 @@ struct ipa_mem_block {
 struct ipa_tsv_block {
 	struct ipa_block h;
 	uint32_t number;
-	uint32_t reserved;
+	uint32_t live;		/* enum ipa_tsv_kind: not PLAIN, the agent
+				 * fills the value in from the record */
 	int64_t value;
 };
 
@@ -140,6 +158,44 @@ struct ipa_hit {
 	uint8_t *out;			/* the record's block area */
 	uint32_t out_size;
 	uint32_t out_len;		/* filled by the collector */
+};
+
+/*
+ * A jump pad's site: every tracepoint there, run by ipa_collect_site in
+ * number order.  Written by the agent in the shared data area before the
+ * pad that names it is written, and never changed while a pad may run it.
+ * Offsets are from `base`, the data area's address in the process.
+ */
+#define IPA_SITE_PROGS 8
+
+struct ipa_site {
+	uint32_t version;	/* IPA_ABI_VERSION */
+	uint32_t nprogs;	/* <= IPA_SITE_PROGS */
+	uint64_t base;		/* the data area in the process */
+	uint32_t tsvs_off;	/* struct ipa_tsvs; 0: none */
+	uint32_t reserved;
+	uint32_t prog_off[IPA_SITE_PROGS];
+};
+
+/*
+ * What ipa_collect_site writes at the start of the record's block area:
+ * the site's verdict (the strongest of its tracepoints': RECORD_STOP over
+ * RECORD over SKIP; TRAP wins all and the record holds nothing), then
+ * one group per tracepoint that recorded, each its header and the blocks
+ * ipa_collect wrote (8-byte aligned throughout).
+ */
+struct ipa_site_out {
+	uint32_t verdict;	/* enum ipa_verdict */
+	uint32_t ngroups;
+	uint32_t len;		/* bytes after this header */
+	uint32_t reserved;
+};
+
+struct ipa_group {
+	uint32_t tp_number;
+	uint32_t verdict;	/* IPA_RECORD or IPA_RECORD_STOP */
+	uint32_t len;		/* bytes of blocks after this header */
+	uint32_t flags;		/* the program's IPA_PROG_* */
 };
 
 /* What ipa_collect returns. */

@@ -5,6 +5,7 @@
 #define PROBE_IPA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "agent/ipa/ipa-abi.h"
 
@@ -18,6 +19,18 @@
 /* One hit of hit->prog: an enum ipa_verdict, the record's blocks in
  * hit->out[0, hit->out_len). */
 IPA_EXPORT int ipa_collect(struct ipa_hit *hit);
+
+/* One hit of a jump pad's site: every program of `site` on the frame's
+ * `regs` (nregs of them), the groups in out[0, out_size) (struct
+ * ipa_site_out).  Returns the site's verdict. */
+IPA_EXPORT int ipa_collect_site(const struct ipa_site *site,
+				const uint64_t *regs, uint32_t nregs,
+				uint8_t *out, uint32_t out_size);
+
+/* Whether any tracepoint of `site` may want this hit: 0 when all have
+ * false conditions (the pad then claims no record). */
+IPA_EXPORT int ipa_site_wants(const struct ipa_site *site,
+			      const uint64_t *regs, uint32_t nregs);
 
 /*
  * Copies up to `len` bytes from `src` and returns how many it copied: all

@@ -248,7 +248,8 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	size_t retry, to_notfree, to_lost, to_retry, lost;
 
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
-	    r->record_shift < 4 || r->record_shift > 24)
+	    r->record_shift < 4 || r->record_shift > 24 ||
+	    r->ipa_call)		/* no in-process collector call yet */
 		return -EINVAL;
 	rec = 1u << r->record_shift;
 	if (!part_fits(r->off_seq, 8, rec) || (r->off_seq & 7) ||

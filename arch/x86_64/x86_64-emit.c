@@ -416,6 +416,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   49 8d 44 24 01          lea 1(%r12),%rax
  *   49 89 86 <seq>          mov %rax,seq(%r14)     published
  *   e9 <done>               jmp done               (the restore)
+ *     (with ipa_call: the call below before the publish, and
+ *      jne done after it, on the collector's verdict)
  * full:                     (falls through: the hand-off)
  */
 /*
@@ -432,6 +434,7 @@ static bool record_parts_fit(const struct arch_pad_ring *r, unsigned int image)
 		{ r->off_frame, 18 * 8, 8, true },
 		{ r->off_tid, 4, 4, r->time_tid },
 		{ r->off_time, 16, 8, r->time_tid },
+		{ r->off_blocks, r->blocks_size, 8, r->ipa_call != 0 },
 	};
 	uint64_t rec = 1ull << r->record_shift;
 
@@ -468,6 +471,32 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	    (r->off_records & 63) || r->off_records < 8 ||
 	    r->off_records > (1u << 30) || !record_parts_fit(r, image))
 		return -EINVAL;
+	size_t skip_at = 0;
+	if (r->ipa_call && r->ipa_wants) {
+		/*
+		 *   fc                      cld             the ABI's (rflags saved)
+		 *   48 bf <site>            movabs $site,%rdi
+		 *   48 89 de                mov %rbx,%rsi   the frame, on the stack
+		 *   ba 12 00 00 00          mov $18,%edx
+		 *   48 b8 <wants>           movabs $wants,%rax
+		 *   ff d0                   call *%rax
+		 *   85 c0                   test %eax,%eax
+		 *   0f 84 <skip>            je skip         no record at all
+		 */
+		static const uint8_t frame_arg[] = { 0x48, 0x89, 0xde, 0xba, 18, 0, 0, 0 };
+		static const uint8_t test_je[] = { 0xff, 0xd0, 0x85, 0xc0, 0x0f, 0x84 };
+		x86_64_put8(&o, 0xfc);
+		x86_64_put8(&o, 0x48);
+		x86_64_put8(&o, 0xbf);
+		x86_64_put64(&o, r->ipa_site);
+		x86_64_put(&o, frame_arg, sizeof(frame_arg));
+		x86_64_put8(&o, 0x48);
+		x86_64_put8(&o, 0xb8);
+		x86_64_put64(&o, r->ipa_wants);
+		x86_64_put(&o, test_je, sizeof(test_je));
+		skip_at = o.len;
+		x86_64_put32(&o, 0);		/* patched below */
+	}
 	x86_64_put8(&o, 0x49);
 	x86_64_put8(&o, 0xbd);
 	x86_64_put64(&o, r->ring);
@@ -522,10 +551,65 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 		x86_64_put32(&o, r->off_time);
 		x86_64_put(&o, clock_call, sizeof(clock_call));
 	}
+	if (r->ipa_call) {
+		/*
+		 *   48 bf <site>            movabs $site,%rdi
+		 *   49 8d b6 <frame>        lea frame(%r14),%rsi
+		 *   ba 12 00 00 00          mov $18,%edx
+		 *   49 8d 8e <blocks>       lea blocks(%r14),%rcx
+		 *   41 b8 <size>            mov $size,%r8d
+		 *   48 b8 <call>            movabs $call,%rax
+		 *   ff d0                   call *%rax     (rsp 16-aligned by the save)
+		 *   41 89 c5                mov %eax,%r13d  the verdict
+		 * The callee keeps rbx, r12 and r14; the rest are reloaded
+		 * from the frame.  It uses general registers only (the image
+		 * is built so), as the restore does not reload SSE/AVX.
+		 */
+		static const uint8_t frame_arg[] = { 0x49, 0x8d, 0xb6 };
+		static const uint8_t blocks_arg[] = { 0x49, 0x8d, 0x8e };
+		static const uint8_t call[] = { 0xff, 0xd0, 0x41, 0x89, 0xc5 };
+		x86_64_put8(&o, 0x48);
+		x86_64_put8(&o, 0xbf);
+		x86_64_put64(&o, r->ipa_site);
+		x86_64_put(&o, frame_arg, sizeof(frame_arg));
+		x86_64_put32(&o, r->off_frame);
+		x86_64_put8(&o, 0xba);
+		x86_64_put32(&o, 18);
+		x86_64_put(&o, blocks_arg, sizeof(blocks_arg));
+		x86_64_put32(&o, r->off_blocks);
+		x86_64_put8(&o, 0x41);
+		x86_64_put8(&o, 0xb8);
+		x86_64_put32(&o, r->blocks_size);
+		x86_64_put8(&o, 0x48);
+		x86_64_put8(&o, 0xb8);
+		x86_64_put64(&o, r->ipa_call);
+		x86_64_put(&o, call, sizeof(call));
+	}
 	x86_64_put(&o, publish, sizeof(publish));
 	x86_64_put(&o, mov_r14, sizeof(mov_r14));
 	x86_64_put32(&o, r->off_seq);
-	x86_64_put8(&o, 0xe9);
+	if (r->ipa_call) {
+		/*
+		 *   eb 03                   jmp 1f
+		 * skip:
+		 *   45 31 ed                xor %r13d,%r13d  (IPA_SKIP)
+		 * 1:41 83 fd 03             cmp $IPA_TRAP,%r13d
+		 *   0f 85 <done>            jne done      else: the hand-off
+		 */
+		static const uint8_t over[] = { 0xeb, 0x03 };
+		static const uint8_t skip[] = { 0x45, 0x31, 0xed };
+		static const uint8_t cmp_trap[] = { 0x41, 0x83, 0xfd, 0x03, 0x0f, 0x85 };
+		x86_64_put(&o, over, sizeof(over));
+		if (skip_at && !o.overflow) {
+			uint32_t d = (uint32_t)(o.len - (skip_at + 4));
+			for (int i = 0; i < 4; i++)
+				out[skip_at + i] = (uint8_t)(d >> (8 * i));
+		}
+		x86_64_put(&o, skip, sizeof(skip));
+		x86_64_put(&o, cmp_trap, sizeof(cmp_trap));
+	} else {
+		x86_64_put8(&o, 0xe9);
+	}
 	*done = o.len;			/* its rel32: x86_64_patch_branch */
 	x86_64_put32(&o, 0);
 	if (o.overflow)

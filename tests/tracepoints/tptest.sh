@@ -135,6 +135,32 @@ check_pads() {	# WHAT [collects|stops]: the second, what the pad does with a hit
 	esac
 }
 
+# With the in-process collector (memory, conditions that read it, pass
+# counts), a pad collects such hits with no stop either: list_probes_after
+# lists the probes again after the hits, under a marker line, and
+# check_nostops checks that listing: pads that run the collector, no hit
+# that stopped a thread, some recorded.
+list_probes_after() {
+	is_gdbserver || printf '%s\n' 'echo probes-after-hits\n' 'monitor probes'
+}
+check_nostops() {	# WHAT
+	is_gdbserver && return 0
+	case $STRAT in pad|auto|"") ;; *) return 0 ;; esac
+	local after stopped recorded
+	after=$(sed -n '/^probes-after-hits$/,$p' "$OUT" |
+		grep -E '^process [0-9]+ 0x[0-9a-f]+ pad \(jump over .*with its collector, no stop')
+	if [ -z "$after" ]; then
+		fail "$1: no pad runs the in-process collector after the hits (monitor probes)"
+		return
+	fi
+	stopped=$(printf '%s\n' "$after" | sed -En 's/.*hits: ([0-9]+) stopped.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	recorded=$(printf '%s\n' "$after" | sed -En 's/.*, ([0-9]+) recorded in the process.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	check_eq "$1: hits that stopped a thread" "$stopped" 0
+	check_le "$1: hits recorded in the process" 1 "$recorded"
+}
+
 expect_line() {	# ERE
 	if ! grep -Eq -- "$1" "$OUT"; then
 		fail "no output line matches /$1/"

@@ -392,11 +392,86 @@ static void test_truncated_record(void **state)
 					     .offset = (uintptr_t)big,
 					     .len = sizeof(big) };
 	env_init(&e, p);
-	assert_int_equal(collect(&e.hit), IPA_RECORD);
-	assert_true(e.hit.out_len <= e.hit.out_size);
-	const struct ipa_mem_block *m = (const void *)block(&e, 0);
-	assert_true(m->len < sizeof(big) && m->avail == m->len);
+	/* Too big for the record: the agent takes the hit whole. */
+	assert_int_equal(collect(&e.hit), IPA_TRAP);
+	assert_int_equal(e.hit.out_len, 0);
 	assert_int_equal(e.counters.truncated, 1);
+	assert_int_equal(e.counters.taken, 0);
+}
+
+/*
+ * A pad's site of two tracepoints (ipa_collect_site, ipa_site_wants, as
+ * the pad calls them): tp 2 collects 8 bytes when reg 5 == 1, tp 3 the
+ * registers when reg 5 == 2.  Neither: no record wanted, both counted
+ * skipped; one: its group alone, with its blocks.
+ */
+static void test_site(void **state)
+{
+	(void)state;
+	static uint64_t value = 0x1122334455667788ull;
+	static struct {
+		struct ipa_site site;
+		struct ipa_counters c[2] __attribute__((aligned(64)));
+		struct prog p[2];
+	} area __attribute__((aligned(64)));
+	const uint8_t cond2[] = { REG(5), CONST8(1), EQUAL, END };
+	const uint8_t cond3[] = { REG(5), CONST8(2), EQUAL, END };
+	uint64_t regs[34] = { 0 };
+	uint8_t out[512] __attribute__((aligned(8)));
+	int (*site_fn)(const struct ipa_site *, const uint64_t *, uint32_t, uint8_t *,
+		       uint32_t) = (void *)(uintptr_t)(base + img.collect_site);
+	int (*wants)(const struct ipa_site *, const uint64_t *, uint32_t) =
+		(void *)(uintptr_t)(base + img.site_wants);
+
+	memset(&area, 0, sizeof(area));
+	struct ipa_program *a = prog_init(&area.p[0], 1);
+	a->tp_number = 2;
+	a->actions[0] = (struct ipa_action){ .kind = IPA_ACT_MEM, .basereg = IPA_NO_REG,
+					     .offset = (uintptr_t)&value, .len = 8 };
+	prog_cond(&area.p[0], cond2, sizeof(cond2));
+	struct ipa_program *b = prog_init(&area.p[1], 0);
+	b->tp_number = 3;
+	b->flags = IPA_PROG_REGS;
+	prog_cond(&area.p[1], cond3, sizeof(cond3));
+	area.site.version = IPA_ABI_VERSION;
+	area.site.nprogs = 2;
+	area.site.base = (uintptr_t)&area;
+	for (int i = 0; i < 2; i++) {
+		area.site.prog_off[i] = (uint32_t)((uint8_t *)&area.p[i] - (uint8_t *)&area);
+		area.p[i].u.p.counters_off = (uint32_t)((uint8_t *)&area.c[i] - (uint8_t *)&area);
+	}
+
+	assert_int_equal(wants(&area.site, regs, 34), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(area.c[i].hits, 1);
+		assert_int_equal(area.c[i].skipped_cond, 1);
+	}
+
+	regs[5] = 1;
+	assert_int_equal(wants(&area.site, regs, 34), 1);
+	assert_int_equal(site_fn(&area.site, regs, 34, out, sizeof(out)), IPA_RECORD);
+	const struct ipa_site_out *so = (const void *)out;
+	assert_int_equal(so->verdict, IPA_RECORD);
+	assert_int_equal(so->ngroups, 1);
+	const struct ipa_group *g = (const void *)(so + 1);
+	assert_int_equal(g->tp_number, 2);
+	assert_int_equal(g->flags, 0);
+	assert_int_equal(g->len, sizeof(struct ipa_mem_block) + 8);
+	assert_int_equal(so->len, sizeof(*g) + g->len);
+	const struct ipa_mem_block *m = (const void *)(g + 1);
+	assert_int_equal(m->h.kind, IPA_BLK_MEM);
+	assert_int_equal(m->addr, (uintptr_t)&value);
+	assert_int_equal(m->avail, 8);
+	assert_memory_equal(m->bytes, &value, 8);
+
+	regs[5] = 2;
+	assert_int_equal(site_fn(&area.site, regs, 34, out, sizeof(out)), IPA_RECORD);
+	assert_int_equal(so->ngroups, 1);
+	assert_int_equal(g->tp_number, 3);
+	assert_int_equal(g->flags, IPA_PROG_REGS);
+	assert_int_equal(g->len, 0);
+	assert_int_equal(area.c[0].taken, 1);
+	assert_int_equal(area.c[1].taken, 1);
 }
 
 /* Pass count: exactly N hits record under 8 racing threads, one of them
@@ -462,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_expression_bad_pointer_traps),
 		cmocka_unit_test(test_tsv),
 		cmocka_unit_test(test_truncated_record),
+		cmocka_unit_test(test_site),
 		cmocka_unit_test(test_pass_count_threads),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
