@@ -24,6 +24,7 @@
 #include "arch/arch.h"
 #include "protocol/rsp.h"
 #include "protocol/rsp-request.h"
+#include "protocol/rsp-reply.h"
 
 struct event_base;
 struct process;
@@ -343,6 +344,8 @@ long hot_wait(int fd);
 /* handlers.c: one function per request kind */
 void handle_request(struct rsp_request *req, struct rsp_buf *reply);
 void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out);
+/* The same as the payload of a `%Stop:` notification (non-stop). */
+void format_stop_notification(const struct stop_event *ev, struct rsp_buf *out);
 
 /* inferior.c */
 char *program_path(const char *name);

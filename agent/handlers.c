@@ -22,118 +22,115 @@
 
 typedef void handler_fn(struct rsp_request *req, struct rsp_buf *reply);
 
+/* W00 without a process id, as gdbserver says when it has no process. */
+static void reply_no_process(struct rsp_buf *reply)
+{
+	struct rsp_stop s = { .kind = RSP_STOP_EXITED, .exit_code = 0 };
+
+	rsp_reply_stop(reply, &s);
+}
+
 static void put_errno(struct rsp_buf *reply, const char *what, int err)
 {
-	rsp_buf_put_error(reply, "%s: %s", what, strerror(err < 0 ? -err : err));
+	rsp_reply_errno(reply, what, err);
 }
 
 /* --- stop replies ------------------------------------------------------------ */
 
-static void put_ptid(struct rsp_buf *b, pid_t pid, pid_t tid)
+static const enum rsp_stop_reason stop_reasons[] = {
+	[REASON_NONE] = RSP_REASON_NONE,
+	[REASON_SWBREAK] = RSP_REASON_SWBREAK,
+	[REASON_HWBREAK] = RSP_REASON_HWBREAK,
+	[REASON_WATCH] = RSP_REASON_WATCH,
+	[REASON_RWATCH] = RSP_REASON_RWATCH,
+	[REASON_AWATCH] = RSP_REASON_AWATCH,
+	[REASON_SYSCALL_ENTRY] = RSP_REASON_SYSCALL_ENTRY,
+	[REASON_SYSCALL_RETURN] = RSP_REASON_SYSCALL_RETURN,
+	[REASON_FORK] = RSP_REASON_FORK,
+	[REASON_VFORK] = RSP_REASON_VFORK,
+	[REASON_VFORK_DONE] = RSP_REASON_VFORK_DONE,
+	[REASON_EXEC] = RSP_REASON_EXEC,
+	[REASON_CLONE] = RSP_REASON_CREATE,
+	/* REASON_LIBRARY: gdb learns of libraries through its own
+	 * breakpoint in the dynamic linker; nothing said. */
+	[REASON_LIBRARY] = RSP_REASON_NONE,
+};
+
+static enum rsp_stop_kind stop_kind(enum stop_kind k)
 {
-	rsp_buf_put_ptid(b, agent.multiprocess, pid, tid);
+	switch (k) {
+	case STOP_EXITED: return RSP_STOP_EXITED;
+	case STOP_KILLED: return RSP_STOP_SIGNALLED;
+	case STOP_THREAD_EXITED: return RSP_STOP_THREAD_EXITED;
+	case STOP_NO_RESUMED: return RSP_STOP_NO_RESUMED;
+	case STOP_SIGNAL: break;
+	}
+	return RSP_STOP_SIGNAL;
 }
 
-void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
+/* The stop as gdb hears of it: what it negotiated (swbreak+...) and what
+ * --disable-packet took away decide which fields go out. */
+static void put_stop(const struct stop_event *ev, struct rsp_buf *out,
+		     bool notification)
 {
+	struct rsp_expedited regs[32];
+	struct rsp_stop s = {
+		.kind = stop_kind(ev->kind),
+		.multiprocess = agent.multiprocess,
+		.signal = ev->gdb_signal,
+		.exit_code = ev->exit_code,
+		.pid = ev->pid,
+		.tid = ev->tid,
+		.no_resumed_supported = agent.report_no_resumed,
+		.bare = (agent.opt.disabled & DISABLE_T) != 0,
+		.no_thread = (agent.opt.disabled & DISABLE_TTHREAD) != 0,
+		.value = ev->data,
+		.child_pid = (int64_t)(pid_t)ev->data,
+		.exec_path = ev->exec_path,
+		.regs = regs,
+	};
 	struct thread *t;
 
-	switch (ev->kind) {
-	case STOP_EXITED:
-		rsp_buf_printf(out, "W%02x", ev->exit_code & 0xff);
-		if (agent.multiprocess)
-			rsp_buf_printf(out, ";process:%x", ev->pid);
-		return;
-	case STOP_KILLED:
-		rsp_buf_printf(out, "X%02x", ev->gdb_signal & 0xff);
-		if (agent.multiprocess)
-			rsp_buf_printf(out, ";process:%x", ev->pid);
-		return;
-	case STOP_THREAD_EXITED:
-		rsp_buf_printf(out, "w%02x;", ev->exit_code & 0xff);
-		put_ptid(out, ev->pid, ev->tid);
-		return;
-	case STOP_NO_RESUMED:
-		/* A gdb that does not know "N" gets an error, as gdbserver
-		 * answers it: better than waiting for ever. */
-		if (agent.report_no_resumed)
-			rsp_buf_puts(out, "N");
-		else
-			rsp_buf_put_error(out, "No unwaited-for children left.");
-		return;
-	case STOP_SIGNAL:
-		break;
-	}
-	if (agent.opt.disabled & DISABLE_T) {
-		/* The bare form: no thread, no registers. */
-		rsp_buf_printf(out, "S%02x", ev->gdb_signal & 0xff);
-		return;
-	}
-	rsp_buf_printf(out, "T%02x", ev->gdb_signal & 0xff);
-	switch (ev->reason) {
-	case REASON_SWBREAK:
-		if (agent.swbreak_feature)
-			rsp_buf_puts(out, "swbreak:;");
-		break;
-	case REASON_HWBREAK:
-		if (agent.hwbreak_feature)
-			rsp_buf_puts(out, "hwbreak:;");
-		break;
-	case REASON_WATCH:
-		rsp_buf_printf(out, "watch:%llx;", (unsigned long long)ev->data);
-		break;
-	case REASON_RWATCH:
-		rsp_buf_printf(out, "rwatch:%llx;", (unsigned long long)ev->data);
-		break;
-	case REASON_AWATCH:
-		rsp_buf_printf(out, "awatch:%llx;", (unsigned long long)ev->data);
-		break;
-	case REASON_SYSCALL_ENTRY:
-		rsp_buf_printf(out, "syscall_entry:%llx;", (unsigned long long)ev->data);
-		break;
-	case REASON_SYSCALL_RETURN:
-		rsp_buf_printf(out, "syscall_return:%llx;", (unsigned long long)ev->data);
-		break;
-	case REASON_FORK:
-	case REASON_VFORK:
-		rsp_buf_puts(out, ev->reason == REASON_FORK ? "fork:" : "vfork:");
-		put_ptid(out, (pid_t)ev->data, (pid_t)ev->data);
-		rsp_buf_putc(out, ';');
-		break;
-	case REASON_VFORK_DONE:
-		rsp_buf_puts(out, "vforkdone:;");
-		break;
-	case REASON_EXEC:
-		rsp_buf_puts(out, "exec:");
-		if (ev->exec_path)
-			rsp_buf_put_hex(out, ev->exec_path, strlen(ev->exec_path));
-		rsp_buf_putc(out, ';');
-		break;
-	case REASON_CLONE:
-		rsp_buf_puts(out, "create:;");
-		break;
-	default:
-		break;
-	}
+	if (s.kind != RSP_STOP_SIGNAL || s.bare)
+		goto out;
+	if ((unsigned)ev->reason < sizeof(stop_reasons) / sizeof(stop_reasons[0]))
+		s.reason = stop_reasons[ev->reason];
+	if ((s.reason == RSP_REASON_SWBREAK && !agent.swbreak_feature) ||
+	    (s.reason == RSP_REASON_HWBREAK && !agent.hwbreak_feature))
+		s.reason = RSP_REASON_NONE;
 	t = thread_find(ev->reason == REASON_CLONE ? ev->pid : ev->tid);
 	if (!t)
 		t = thread_find(ev->tid);
 	if (t) {
 		uint8_t *blk = regs_block_gpr(t);
-		for (const int *r = agent.arch->expedite; blk && *r >= 0; r++) {
+		for (const int *r = agent.arch->expedite;
+		     blk && *r >= 0 && s.nregs < sizeof(regs) / sizeof(regs[0]); r++) {
 			const struct arch_reg *reg = &agent.arch->regs[*r];
-			rsp_buf_printf(out, "%02x:", *r);
-			rsp_buf_put_hex(out, blk + reg->offset, reg->bitsize / 8);
-			rsp_buf_putc(out, ';');
+			regs[s.nregs++] = (struct rsp_expedited){
+				.regnum = (unsigned)*r,
+				.value = blk + reg->offset,
+				.len = reg->bitsize / 8,
+			};
 		}
 	}
-	if (!(agent.opt.disabled & DISABLE_TTHREAD)) {
-		rsp_buf_puts(out, "thread:");
-		put_ptid(out, ev->pid,
-			 ev->reason == REASON_CLONE && t ? t->tid : ev->tid);
-		rsp_buf_putc(out, ';');
-	}
-	rsp_buf_printf(out, "core:%x;", thread_core(ev->tid));
+	if (ev->reason == REASON_CLONE && t)
+		s.tid = t->tid;
+	s.core = thread_core(ev->tid);
+out:
+	if (notification)
+		rsp_notify_stop(out, &s);
+	else
+		rsp_reply_stop(out, &s);
+}
+
+void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out)
+{
+	put_stop(ev, out, false);
+}
+
+void format_stop_notification(const struct stop_event *ev, struct rsp_buf *out)
+{
+	put_stop(ev, out, true);
 }
 
 /* --- handshake and queries --------------------------------------------------- */
@@ -164,44 +161,23 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 	agent.report_vfork = has_feature(g, "vfork-events+");
 	agent.report_exec = has_feature(g, "exec-events+");
 	agent.report_no_resumed = has_feature(g, "no-resumed+");
-	rsp_buf_printf(reply, "PacketSize=%x", RSP_MAX_PAYLOAD);
-	rsp_buf_puts(reply,
-		     ";QPassSignals+;QProgramSignals+;QStartupWithShell+"
-		     ";QEnvironmentHexEncoded+;QEnvironmentReset+"
-		     ";QEnvironmentUnset+;QSetWorkingDir+;QCatchSyscalls+"
-		     ";qXfer:libraries-svr4:read+;qXfer:auxv:read+"
-		     ";qXfer:siginfo:read+;qXfer:siginfo:write+"
-		     ";qXfer:features:read+;qXfer:exec-file:read+"
-		     ";qXfer:osdata:read+"
-		     ";QStartNoAckMode+;QDisableRandomization+"
-		     ";QThreadEvents+;vContSupported+;QAgent+;QNonStop+"
-		     ";no-resumed+"
-		     ";ConditionalTracepoints+;TraceStateVariables+"
-		     ";ConditionalBreakpoints+"
-		     ";TracepointSource+;DisconnectedTracing+;InstallInTrace+"
-		     ";EnableDisableTracepoints+;QTBuffer:size+;tracenz+"
-		     ";qXfer:traceframe-info:read+");
-	if (agent.arch->emit_pad_handoff)
-		rsp_buf_puts(reply, ";FastTracepoints+");
-	if (!(agent.opt.disabled & DISABLE_THREADS))
-		rsp_buf_puts(reply, ";qXfer:threads:read+");
-	if (agent.multiprocess)
-		rsp_buf_puts(reply, ";multiprocess+");
-	if (agent.swbreak_feature)
-		rsp_buf_puts(reply, ";swbreak+");
-	if (agent.hwbreak_feature)
-		rsp_buf_puts(reply, ";hwbreak+");
-	if (agent.report_fork)
-		rsp_buf_puts(reply, ";fork-events+");
-	if (agent.report_vfork)
-		rsp_buf_puts(reply, ";vfork-events+");
-	if (agent.report_exec)
-		rsp_buf_puts(reply, ";exec-events+");
+	struct rsp_features f = {
+		.packet_size = RSP_MAX_PAYLOAD,
+		.fast_tracepoints = agent.arch->emit_pad_handoff != NULL,
+		.threads = !(agent.opt.disabled & DISABLE_THREADS),
+		.multiprocess = agent.multiprocess,
+		.swbreak = agent.swbreak_feature,
+		.hwbreak = agent.hwbreak_feature,
+		.fork_events = agent.report_fork,
+		.vfork_events = agent.report_vfork,
+		.exec_events = agent.report_exec,
+	};
+	rsp_reply_supported(reply, &f);
 }
 
 static void h_ok(struct rsp_request *req, struct rsp_buf *reply)
 {
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_unknown(struct rsp_request *req, struct rsp_buf *reply)
@@ -210,19 +186,19 @@ static void h_unknown(struct rsp_request *req, struct rsp_buf *reply)
 
 static void h_invalid(struct rsp_request *req, struct rsp_buf *reply)
 {
-	rsp_buf_put_error(reply, "%s", req->error ? req->error : "malformed packet");
+	rsp_reply_error(reply, "%s", req->error ? req->error : "malformed packet");
 }
 
 static void h_start_noack(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.noack = true;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_extended(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.extended = true;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
@@ -230,7 +206,10 @@ static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 	if (!agent.processes) {
 		/* Non-stop: no stopped thread to list.  All-stop: W00, as
 		 * gdbserver says when it has no process. */
-		rsp_buf_puts(reply, agent.non_stop ? "OK" : "W00");
+		if (agent.non_stop)
+			rsp_reply_ok(reply);
+		else
+			reply_no_process(reply);
 		return;
 	}
 	if (agent.non_stop) {
@@ -288,10 +267,10 @@ static void h_qattached(struct rsp_request *req, struct rsp_buf *reply)
 	struct process *p = req->u.pid ? process_find(req->u.pid) : current_process();
 
 	if (!p) {
-		rsp_buf_put_error(reply, "no such process");
+		rsp_reply_error(reply, "no such process");
 		return;
 	}
-	rsp_buf_puts(reply, p->attached ? "1" : "0");
+	rsp_reply_bool(reply, p->attached);
 }
 
 static void h_qc(struct rsp_request *req, struct rsp_buf *reply)
@@ -299,21 +278,20 @@ static void h_qc(struct rsp_request *req, struct rsp_buf *reply)
 	struct thread *t = current_thread();
 
 	if (!t) {
-		rsp_buf_put_error(reply, "no process");
+		rsp_reply_error(reply, "no process");
 		return;
 	}
-	rsp_buf_puts(reply, "QC");
-	put_ptid(reply, t->proc->pid, t->tid);
+	rsp_reply_current_thread(reply, agent.multiprocess, t->proc->pid, t->tid);
 }
 
 static void h_qsymbol(struct rsp_request *req, struct rsp_buf *reply)
 {
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void put_thread_list_from(struct rsp_buf *reply)
 {
-	bool first = true;
+	struct rsp_thread_list list = { .multiprocess = agent.multiprocess };
 
 	while (agent.proc_iter) {
 		if (agent.proc_iter->hidden)
@@ -323,17 +301,13 @@ static void put_thread_list_from(struct rsp_buf *reply)
 			agent.thread_iter = t->next;
 			if (t->zombie)
 				continue;
-			rsp_buf_puts(reply, first ? "m" : ",");
-			put_ptid(reply, t->proc->pid, t->tid);
-			first = false;
-			if (reply->len > RSP_MAX_PAYLOAD / 2)
+			if (!rsp_thread_list_add(reply, &list, t->proc->pid, t->tid))
 				return;
 		}
 		agent.proc_iter = agent.proc_iter->next;
 		agent.thread_iter = agent.proc_iter ? agent.proc_iter->threads : NULL;
 	}
-	if (first)
-		rsp_buf_puts(reply, "l");
+	rsp_thread_list_end(reply, &list);
 }
 
 static void h_threadinfo_first(struct rsp_request *req, struct rsp_buf *reply)
@@ -354,11 +328,11 @@ static void h_thread_extra(struct rsp_request *req, struct rsp_buf *reply)
 	char name[64];
 
 	if (!t) {
-		rsp_buf_put_error(reply, "no such thread");
+		rsp_reply_error(reply, "no such thread");
 		return;
 	}
 	if (thread_name(t->proc->pid, t->tid, name, sizeof(name)))
-		rsp_buf_put_hex(reply, name, strlen(name));
+		rsp_reply_hex(reply, name, strlen(name));
 }
 
 static void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
@@ -367,9 +341,9 @@ static void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
 
 	if (t && (req->u.ptid.tid <= 0 || t->tid == req->u.ptid.tid) &&
 	    !t->zombie && kill(t->tid, 0) == 0)
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	else
-		rsp_buf_put_error(reply, "thread is not alive");
+		rsp_reply_error(reply, "thread is not alive");
 }
 
 static void h_set_thread(struct rsp_request *req, struct rsp_buf *reply)
@@ -385,12 +359,12 @@ static void h_set_thread(struct rsp_request *req, struct rsp_buf *reply)
 		} else {
 			agent.cthread = NULL;
 		}
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		return;
 	}
 	t = thread_find_ptid(id.pid, id.tid);
 	if (!t || (id.tid > 0 && t->tid != id.tid)) {
-		rsp_buf_put_error(reply, "no such thread");
+		rsp_reply_error(reply, "no such thread");
 		return;
 	}
 	if (req->u.set_thread.op == 'g') {
@@ -399,7 +373,7 @@ static void h_set_thread(struct rsp_request *req, struct rsp_buf *reply)
 	} else {
 		agent.cthread = t;
 	}
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_rcmd(struct rsp_request *req, struct rsp_buf *reply)
@@ -418,15 +392,15 @@ static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
 	uint64_t addr;
 
 	if (!t) {
-		rsp_buf_put_error(reply, "no such thread");
+		rsp_reply_error(reply, "no such thread");
 		return;
 	}
 	if (thread_db_tls_address(t, req->u.tls.lm, req->u.tls.offset, &addr) < 0) {
 		/* gdb reports "Remote target failed to process qGetTLSAddr". */
-		rsp_buf_puts(reply, "E01");
+		rsp_reply_error_code(reply, RSP_ERR_FAILED);
 		return;
 	}
-	rsp_buf_printf(reply, "%llx", (unsigned long long)addr);
+	rsp_reply_number(reply, addr);
 }
 
 /* lldb's question for the address its dynamic loader plugin reads the
@@ -440,16 +414,16 @@ static void h_shlib_info_addr(struct rsp_request *req, struct rsp_buf *reply)
 
 	(void)req;
 	if (!p) {
-		rsp_buf_put_error(reply, "no process");
+		rsp_reply_error(reply, "no process");
 		return;
 	}
 	if ((err = svr4_debug_slot(p, &slot)) < 0) {
-		rsp_buf_put_error(reply, err == -ENOENT ?
+		rsp_reply_error(reply, err == -ENOENT ?
 				  "the program has no DT_DEBUG entry (not dynamically linked)" :
 				  "cannot read the program's dynamic section");
 		return;
 	}
-	rsp_buf_printf(reply, "%llx", (unsigned long long)slot);
+	rsp_reply_number(reply, slot);
 }
 
 /* lldb's question for the mapping around an address (lldb-server's
@@ -464,25 +438,23 @@ static void h_memory_region(struct rsp_request *req, struct rsp_buf *reply)
 	int err;
 
 	if (!p) {
-		rsp_buf_put_error(reply, "no process");
+		rsp_reply_error(reply, "no process");
 		return;
 	}
 	if ((err = mem_region_at(p, req->u.mem.addr, &r)) < 0) {
-		rsp_buf_put_error(reply, "cannot read the memory map: %s", strerror(-err));
+		rsp_reply_error(reply, "cannot read the memory map: %s", strerror(-err));
 		return;
 	}
-	rsp_buf_printf(reply, "start:%llx;size:%llx;", (unsigned long long)r.start,
-		       (unsigned long long)(r.end - r.start));
-	if (r.mapped && strncmp(r.perms, "---", 3) != 0)
-		rsp_buf_printf(reply, "permissions:%s%s%s;",
-			       r.perms[0] == 'r' ? "r" : "",
-			       r.perms[1] == 'w' ? "w" : "",
-			       r.perms[2] == 'x' ? "x" : "");
-	if (r.name[0]) {
-		rsp_buf_puts(reply, "name:");
-		rsp_buf_put_hex(reply, r.name, strlen(r.name));
-		rsp_buf_putc(reply, ';');
-	}
+	struct rsp_mem_region reply_region = {
+		.start = r.start,
+		.size = r.end - r.start,
+		.has_perms = r.mapped && strncmp(r.perms, "---", 3) != 0,
+		.read = r.perms[0] == 'r',
+		.write = r.perms[1] == 'w',
+		.exec = r.perms[2] == 'x',
+		.name = r.name,
+	};
+	rsp_reply_mem_region(reply, &reply_region);
 }
 
 /* --- settings ---------------------------------------------------------------- */
@@ -491,7 +463,7 @@ static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.non_stop = req->u.flag;
 	server_clear_stops();
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 /* The recorder's connection may drop (an ssh link to a board): the
@@ -499,7 +471,7 @@ static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
 static void h_detach_on_close(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.detach_on_close = req->u.flag;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_vstopped(struct rsp_request *req, struct rsp_buf *reply)
@@ -510,20 +482,20 @@ static void h_vstopped(struct rsp_request *req, struct rsp_buf *reply)
 static void h_pass_signals(struct rsp_request *req, struct rsp_buf *reply)
 {
 	memcpy(agent.pass_signals, req->u.sigs.set, sizeof(agent.pass_signals));
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_program_signals(struct rsp_request *req, struct rsp_buf *reply)
 {
 	memcpy(agent.program_signals, req->u.sigs.set, sizeof(agent.program_signals));
 	agent.program_signals_set = true;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_thread_events(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.thread_events = req->u.flag;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_catch_syscalls(struct rsp_request *req, struct rsp_buf *reply)
@@ -534,19 +506,19 @@ static void h_catch_syscalls(struct rsp_request *req, struct rsp_buf *reply)
 	for (size_t i = 0; i < req->u.syscalls.count; i++)
 		if (req->u.syscalls.nr[i] >= 0 && req->u.syscalls.nr[i] < 1024)
 			agent.catch_syscall_set[req->u.syscalls.nr[i]] = true;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_disable_randomization(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.opt.disable_randomization = req->u.flag;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_startup_with_shell(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.opt.startup_with_shell = req->u.flag;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 extern char **environ;
@@ -586,7 +558,7 @@ static void h_env_reset(struct rsp_request *req, struct rsp_buf *reply)
 	agent.env = calloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		agent.env[i] = xstrdup(environ[i]);
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_env_set(struct rsp_request *req, struct rsp_buf *reply)
@@ -594,7 +566,7 @@ static void h_env_set(struct rsp_request *req, struct rsp_buf *reply)
 	const char *eq = strchr(req->u.str, '=');
 
 	if (!eq) {
-		rsp_buf_put_error(reply, "environment entry without '=': %s", req->u.str);
+		rsp_reply_error(reply, "environment entry without '=': %s", req->u.str);
 		return;
 	}
 	if (!agent.env)
@@ -604,7 +576,7 @@ static void h_env_set(struct rsp_request *req, struct rsp_buf *reply)
 	agent.env = xrealloc(agent.env, (n + 2) * sizeof(char *));
 	agent.env[n] = xstrdup(req->u.str);
 	agent.env[n + 1] = NULL;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_env_unset(struct rsp_request *req, struct rsp_buf *reply)
@@ -615,14 +587,14 @@ static void h_env_unset(struct rsp_request *req, struct rsp_buf *reply)
 		h_env_reset(req, &scratch);
 	rsp_buf_free(&scratch);
 	env_unset(req->u.str, strlen(req->u.str));
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_set_workdir(struct rsp_request *req, struct rsp_buf *reply)
 {
 	free(agent.workdir);
 	agent.workdir = req->u.str[0] ? xstrdup(req->u.str) : NULL;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 /* --- registers and memory ------------------------------------------------------- */
@@ -632,9 +604,9 @@ static struct thread *need_thread(struct rsp_buf *reply)
 	struct thread *t = current_thread();
 
 	if (!t)
-		rsp_buf_put_error(reply, "no thread selected: the program is not running");
+		rsp_reply_error(reply, "no thread selected: the program is not running");
 	else if (t->state != THREAD_STOPPED) {
-		rsp_buf_put_error(reply, "thread %d is running", t->tid);
+		rsp_reply_error(reply, "thread %d is running", t->tid);
 		t = NULL;
 	}
 	return t;
@@ -657,7 +629,7 @@ static void h_read_regs(struct rsp_request *req, struct rsp_buf *reply)
 		put_errno(reply, "cannot read registers", errno);
 		return;
 	}
-	rsp_buf_put_hex(reply, blk, regs_block_size(t->proc));
+	rsp_reply_hex(reply, blk, regs_block_size(t->proc));
 }
 
 static void h_write_regs(struct rsp_request *req, struct rsp_buf *reply)
@@ -675,7 +647,7 @@ static void h_write_regs(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	if (req->u.data.len > size) {
-		rsp_buf_put_error(reply, "G packet has %zu bytes, the register block %zu",
+		rsp_reply_error(reply, "G packet has %zu bytes, the register block %zu",
 				  req->u.data.len, size);
 		return;
 	}
@@ -685,7 +657,7 @@ static void h_write_regs(struct rsp_request *req, struct rsp_buf *reply)
 	if (err < 0)
 		put_errno(reply, "cannot write registers", err);
 	else
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 }
 
 static const struct arch_reg *reg_of(struct thread *t, unsigned int regnum)
@@ -710,7 +682,7 @@ static void h_read_reg(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	r = reg_of(t, req->u.reg.regnum);
 	if (!r) {
-		rsp_buf_put_error(reply, "no register %u", req->u.reg.regnum);
+		rsp_reply_error(reply, "no register %u", req->u.reg.regnum);
 		return;
 	}
 	blk = regs_block(t);
@@ -718,7 +690,7 @@ static void h_read_reg(struct rsp_request *req, struct rsp_buf *reply)
 		put_errno(reply, "cannot read registers", errno);
 		return;
 	}
-	rsp_buf_put_hex(reply, blk + r->offset, r->bitsize / 8);
+	rsp_reply_hex(reply, blk + r->offset, r->bitsize / 8);
 }
 
 static void h_write_reg(struct rsp_request *req, struct rsp_buf *reply)
@@ -731,11 +703,11 @@ static void h_write_reg(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	r = reg_of(t, req->u.reg.regnum);
 	if (!r) {
-		rsp_buf_put_error(reply, "no register %u", req->u.reg.regnum);
+		rsp_reply_error(reply, "no register %u", req->u.reg.regnum);
 		return;
 	}
 	if (req->u.reg.len != r->bitsize / 8) {
-		rsp_buf_put_error(reply, "register %s has %u bytes, not %zu", r->name,
+		rsp_reply_error(reply, "register %s has %u bytes, not %zu", r->name,
 				  r->bitsize / 8, req->u.reg.len);
 		return;
 	}
@@ -750,7 +722,7 @@ static void h_write_reg(struct rsp_request *req, struct rsp_buf *reply)
 	if (err < 0)
 		put_errno(reply, "cannot write registers", err);
 	else
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 }
 
 static struct process *need_process(struct rsp_buf *reply)
@@ -758,7 +730,7 @@ static struct process *need_process(struct rsp_buf *reply)
 	struct process *p = current_process();
 
 	if (!p)
-		rsp_buf_put_error(reply, "no process: the program is not running");
+		rsp_reply_error(reply, "no process: the program is not running");
 	return p;
 }
 
@@ -785,10 +757,10 @@ static void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
 	if (n <= 0) {
 		/* gdb 13 takes only `Enn` here: it would hex-decode `E.text`. */
 		debug("cannot read memory at 0x%llx", (unsigned long long)req->u.mem.addr);
-		rsp_buf_puts(reply, "E01");
+		rsp_reply_error_code(reply, RSP_ERR_FAILED);
 		return;
 	}
-	rsp_buf_put_hex(reply, buf, n);
+	rsp_reply_hex(reply, buf, n);
 }
 
 static void h_write_mem(struct rsp_request *req, struct rsp_buf *reply)
@@ -799,15 +771,15 @@ static void h_write_mem(struct rsp_request *req, struct rsp_buf *reply)
 	if (!p)
 		return;
 	if (req->u.mem.len == 0) {
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		return;
 	}
 	n = mem_write(p, req->u.mem.addr, req->u.mem.data, req->u.mem.len);
 	if (n != (ssize_t)req->u.mem.len)
-		rsp_buf_put_error(reply, "cannot write memory at 0x%llx",
+		rsp_reply_error(reply, "cannot write memory at 0x%llx",
 				  (unsigned long long)req->u.mem.addr);
 	else
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 }
 
 static void h_search_mem(struct rsp_request *req, struct rsp_buf *reply)
@@ -820,21 +792,20 @@ static void h_search_mem(struct rsp_request *req, struct rsp_buf *reply)
 	if (!p)
 		return;
 	if (plen == 0 || plen > sizeof(chunk) / 2) {
-		rsp_buf_put_error(reply, "search pattern of %zu bytes not supported", plen);
+		rsp_reply_error(reply, "search pattern of %zu bytes not supported", plen);
 		return;
 	}
 	while (addr < end) {
 		size_t want = end - addr < sizeof(chunk) ? end - addr : sizeof(chunk);
 		ssize_t n = mem_read(p, addr, chunk, want);
 		if (n <= 0) {
-			rsp_buf_put_error(reply, "cannot read memory at 0x%llx",
+			rsp_reply_error(reply, "cannot read memory at 0x%llx",
 					  (unsigned long long)addr);
 			return;
 		}
 		uint8_t *hit = memmem(chunk, n, req->u.search.pattern, plen);
 		if (hit) {
-			rsp_buf_printf(reply, "1,%llx",
-				       (unsigned long long)(addr + (hit - chunk)));
+			rsp_reply_search(reply, true, addr + (hit - chunk));
 			return;
 		}
 		if ((size_t)n < plen || addr + n >= end)
@@ -842,7 +813,7 @@ static void h_search_mem(struct rsp_request *req, struct rsp_buf *reply)
 		/* Overlap so a match across chunks is found. */
 		addr += n - (plen - 1);
 	}
-	rsp_buf_puts(reply, "0");
+	rsp_reply_search(reply, false, 0);
 }
 
 static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
@@ -859,7 +830,7 @@ static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
 		size_t want = left < sizeof(buf) ? left : sizeof(buf);
 		ssize_t n = mem_read(p, addr, buf, want);
 		if (n != (ssize_t)want) {
-			rsp_buf_put_error(reply, "cannot read memory at 0x%llx",
+			rsp_reply_error(reply, "cannot read memory at 0x%llx",
 					  (unsigned long long)addr);
 			return;
 		}
@@ -868,14 +839,14 @@ static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
 		addr += n;
 		left -= n;
 	}
-	rsp_buf_printf(reply, "C%x", crc);
+	rsp_reply_crc(reply, crc);
 }
 
 /* --- execution --------------------------------------------------------------- */
 
 static void h_vcont_query(struct rsp_request *req, struct rsp_buf *reply)
 {
-	rsp_buf_puts(reply, "vCont;c;C;s;S;t;r");
+	rsp_reply_vcont_actions(reply);
 }
 
 static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
@@ -891,17 +862,17 @@ static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
 		acts[0].ptid.tid = agent.cthread->tid;
 	}
 	if (!agent.processes) {
-		rsp_buf_puts(reply, "W00");
+		reply_no_process(reply);
 		return;
 	}
 	int err = inferior_resume(acts, n);
 	if (agent.non_stop) {
 		/* Stops come later, as notifications. */
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		return;
 	}
 	if (err < 0) {
-		rsp_buf_put_error(reply, "no thread to resume");
+		rsp_reply_error(reply, "no thread to resume");
 		return;
 	}
 	server_defer_reply();
@@ -910,7 +881,7 @@ static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
 static void h_vctrlc(struct rsp_request *req, struct rsp_buf *reply)
 {
 	inferior_interrupt();
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void exit_if_nothing_left(void)
@@ -936,7 +907,8 @@ static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
 	if (agent.extended)
 		server_defer_reply();
 	else
-		rsp_buf_printf(reply, "X%02x", signal_to_gdb(SIGKILL));
+		rsp_reply_stop(reply, &(struct rsp_stop){
+			.kind = RSP_STOP_SIGNALLED, .signal = signal_to_gdb(SIGKILL) });
 }
 
 static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
@@ -948,12 +920,12 @@ static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
 						 current_process();
 
 	if (!p) {
-		rsp_buf_put_error(reply, "no process %lld", (long long)req->u.pid);
+		rsp_reply_error(reply, "no process %lld", (long long)req->u.pid);
 		return;
 	}
 	inferior_kill(p);
 	agent.have_last_stop = false;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 	exit_if_nothing_left();
 }
 
@@ -962,7 +934,7 @@ static void h_detach(struct rsp_request *req, struct rsp_buf *reply)
 	struct process *p = req->u.pid ? process_find(req->u.pid) : current_process();
 
 	if (!p) {
-		rsp_buf_put_error(reply, "no process to detach from");
+		rsp_reply_error(reply, "no process to detach from");
 		return;
 	}
 	/* Stops gdb has not pulled die with the process; so do the
@@ -970,7 +942,7 @@ static void h_detach(struct rsp_request *req, struct rsp_buf *reply)
 	server_drop_stops(p->pid, inferior_detach_fork_child);
 	inferior_detach(p);
 	agent.have_last_stop = false;
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 	exit_if_nothing_left();
 }
 
@@ -993,7 +965,7 @@ static void run_program(char **argv, struct rsp_buf *reply)
 
 	err = inferior_start(argv, &p);
 	if (err == -ECHILD) {
-		rsp_buf_put_error(reply, "%s exited during startup", argv[0]);
+		rsp_reply_error(reply, "%s exited during startup", argv[0]);
 		return;
 	}
 	if (err < 0) {
@@ -1019,7 +991,7 @@ static void h_vrun(struct rsp_request *req, struct rsp_buf *reply)
 		const char *def = agent.opt.prog_argv ? agent.opt.prog_argv[0]
 			: last_argv ? last_argv[0] : NULL;
 		if (!def) {
-			rsp_buf_put_error(reply, "no program to run: give its name to 'run' or 'set remote exec-file'");
+			rsp_reply_error(reply, "no program to run: give its name to 'run' or 'set remote exec-file'");
 			free(argv);
 			return;
 		}
@@ -1055,7 +1027,7 @@ static void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
 	int err = inferior_attach((pid_t)req->u.pid, &p);
 
 	if (err < 0) {
-		rsp_buf_put_error(reply, "cannot attach to process %lld: %s",
+		rsp_reply_error(reply, "cannot attach to process %lld: %s",
 				  (long long)req->u.pid, strerror(-err));
 		return;
 	}
@@ -1065,7 +1037,7 @@ static void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
 	if (agent.non_stop) {
 		/* Every thread stopped for the attach: gdb hears of each by
 		 * notification, with signal 0. */
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		for (struct thread *t = p->threads; t; t = t->next) {
 			struct stop_event ev;
 			stop_event_set(&ev, STOP_SIGNAL, 0, p->pid, t->tid);
@@ -1103,7 +1075,7 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 			err = bp_insert_gdb(p, addr, req->u.point.kind,
 					    req->u.point.cond_and_cmds, why, sizeof(why));
 			if (err == -EINVAL || err == -ENOMEM) {
-				rsp_buf_put_error(reply, "%s", why);
+				rsp_reply_error(reply, "%s", why);
 				return;
 			}
 		}
@@ -1112,23 +1084,23 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 			     : hw_remove(p, type, addr, req->u.point.kind);
 	}
 	if (err == -ENOSPC) {
-		rsp_buf_put_error(reply, "no free hardware debug register");
+		rsp_reply_error(reply, "no free hardware debug register");
 		return;
 	}
 	if (err == -ENODEV) {
-		rsp_buf_put_error(reply, "hardware breakpoints and watchpoints do not "
+		rsp_reply_error(reply, "hardware breakpoints and watchpoints do not "
 				  "fire on this machine; use software watchpoints "
 				  "(set can-use-hw-watchpoints 0) and breakpoints");
 		return;
 	}
 	if (err < 0) {
-		rsp_buf_put_error(reply, "cannot %s %s at 0x%llx: %s",
+		rsp_reply_error(reply, "cannot %s %s at 0x%llx: %s",
 				  insert ? "insert" : "remove",
 				  type == RSP_POINT_SW_BREAK ? "breakpoint" : "hardware point",
 				  (unsigned long long)addr, strerror(-err));
 		return;
 	}
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 static void h_xfer(struct rsp_request *req, struct rsp_buf *reply)
@@ -1266,7 +1238,7 @@ void handle_request(struct rsp_request *req, struct rsp_buf *reply)
 	handler_fn *fn = req->kind < RSP_REQ_KIND_COUNT ? handlers[req->kind] : NULL;
 
 	if (trace_frame_selected() && writes_state(req->kind)) {
-		rsp_buf_puts(reply, "E01");
+		rsp_reply_error_code(reply, RSP_ERR_FAILED);
 		return;
 	}
 	if (request_disabled(req))

@@ -91,7 +91,7 @@ static void list_probes(struct rsp_buf *reply)
 	}
 	if (!n)
 		server_console("No probes.\n");
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 /* A tracepoint number: decimal, nothing after it. */
@@ -125,7 +125,7 @@ static void return_probe(const char *args, struct rsp_buf *reply)
 		snprintf(msg, sizeof(msg), list[0] ? "Return probes: %s.\n"
 				 : "No tracepoint is a return probe.\n", list);
 		server_console(msg);
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		return;
 	}
 	if (strncmp(args, "off", 3) == 0 && (args[3] == ' ' || !args[3])) {
@@ -154,44 +154,44 @@ static void return_probe(const char *args, struct rsp_buf *reply)
 		 "when its function returns.\n" : "Tracepoint %u is no longer a return probe.\n",
 		 n);
 	server_console(msg);
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 	return;
 fail:
 	server_console(msg);
 	/* An error reply: gdb reports the command failed. */
-	rsp_buf_puts(reply, "E01");
+	rsp_reply_error_code(reply, RSP_ERR_FAILED);
 }
 
 void handle_monitor(const char *cmd, struct rsp_buf *reply)
 {
 	if (strcmp(cmd, "help") == 0) {
 		server_console(monitor_help);
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strcmp(cmd, "exit") == 0) {
 		agent.exit_after_reply = true;
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strcmp(cmd, "set debug 1") == 0) {
 		log_enable("all");
 		server_console("Debug output enabled.\n");
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strcmp(cmd, "set debug 0") == 0) {
 		log_disable_all();
 		server_console("Debug output disabled.\n");
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strncmp(cmd, "set debug ", 10) == 0) {
 		if (log_enable(cmd + 10) < 0) {
-			rsp_buf_put_error(reply, "unknown debug domain in '%s'", cmd + 10);
+			rsp_reply_error(reply, "unknown debug domain in '%s'", cmd + 10);
 			return;
 		}
 		server_console("Debug output enabled.\n");
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strcmp(cmd, "set remote-debug 1") == 0 ||
 		   strcmp(cmd, "set remote-debug 0") == 0) {
 		agent.opt.remote_debug = cmd[17] == '1';
 		server_console(agent.opt.remote_debug
 				       ? "Protocol debug output enabled.\n"
 				       : "Protocol debug output disabled.\n");
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strncmp(cmd, "set libthread-db-search-path", 28) == 0 &&
 		   (cmd[28] == ' ' || cmd[28] == '\0')) {
 		const char *path = cmd[28] ? cmd + 29 : "";
@@ -200,13 +200,13 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 		snprintf(msg, sizeof(msg), "libthread-db-search-path set to `%s'\n",
 			 path[0] ? path : "$sdir");
 		server_console(msg);
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strcmp(cmd, "set debug-format all") == 0) {
 		server_console("All extra debug format options enabled.\n");
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strcmp(cmd, "set debug-format none") == 0) {
 		server_console("All extra debug format options disabled.\n");
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 	} else if (strcmp(cmd, "probes") == 0) {
 		list_probes(reply);
 	} else if (strncmp(cmd, "return-probe", 12) == 0 &&
@@ -216,6 +216,6 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 		server_console("Unknown monitor command.\n\n");
 		server_console(monitor_help);
 		/* An error reply: gdb reports the command failed. */
-		rsp_buf_puts(reply, "E01");
+		rsp_reply_error_code(reply, RSP_ERR_FAILED);
 	}
 }

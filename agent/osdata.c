@@ -19,29 +19,15 @@
 
 #include "agent/agent.h"
 
-static void column(struct rsp_buf *b, const char *name, const char *value)
-{
-	rsp_buf_printf(b, "<column name=\"%s\">", name);
-	for (const char *s = value; *s; s++) {
-		switch (*s) {
-		case '<': rsp_buf_puts(b, "&lt;"); break;
-		case '>': rsp_buf_puts(b, "&gt;"); break;
-		case '&': rsp_buf_puts(b, "&amp;"); break;
-		default: rsp_buf_putc(b, *s); break;
-		}
-	}
-	rsp_buf_puts(b, "</column>");
-}
-
 static void osdata_types(struct rsp_buf *b)
 {
-	rsp_buf_puts(b, "<?xml version=\"1.0\"?>\n"
-			"<!DOCTYPE target SYSTEM \"osdata.dtd\">\n"
-			"<osdata type=\"types\">\n<item>");
-	column(b, "Type", "processes");
-	column(b, "Description", "Listing of all processes");
-	column(b, "Title", "Processes");
-	rsp_buf_puts(b, "</item>\n</osdata>\n");
+	rsp_xml_osdata_begin(b, "types");
+	rsp_xml_osdata_item_begin(b);
+	rsp_xml_osdata_column(b, "Type", "processes");
+	rsp_xml_osdata_column(b, "Description", "Listing of all processes");
+	rsp_xml_osdata_column(b, "Title", "Processes");
+	rsp_xml_osdata_item_end(b);
+	rsp_xml_osdata_end(b);
 }
 
 static void osdata_processes(struct rsp_buf *b)
@@ -49,9 +35,7 @@ static void osdata_processes(struct rsp_buf *b)
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 
-	rsp_buf_puts(b, "<?xml version=\"1.0\"?>\n"
-			"<!DOCTYPE target SYSTEM \"osdata.dtd\">\n"
-			"<osdata type=\"processes\">\n");
+	rsp_xml_osdata_begin(b, "processes");
 	while (d && (de = readdir(d))) {
 		char path[300], cmd[4096], pid[32], user[64];
 		struct stat st;
@@ -84,15 +68,15 @@ static void osdata_processes(struct rsp_buf *b)
 		else
 			snprintf(user, sizeof(user), "%u", (unsigned)st.st_uid);
 		snprintf(pid, sizeof(pid), "%s", de->d_name);
-		rsp_buf_puts(b, "<item>");
-		column(b, "pid", pid);
-		column(b, "user", user);
-		column(b, "command", cmd);
-		rsp_buf_puts(b, "</item>\n");
+		rsp_xml_osdata_item_begin(b);
+		rsp_xml_osdata_column(b, "pid", pid);
+		rsp_xml_osdata_column(b, "user", user);
+		rsp_xml_osdata_column(b, "command", cmd);
+		rsp_xml_osdata_item_end(b);
 	}
 	if (d)
 		closedir(d);
-	rsp_buf_puts(b, "</osdata>\n");
+	rsp_xml_osdata_end(b);
 }
 
 int osdata_read(const char *annex, struct rsp_buf *out)

@@ -143,8 +143,7 @@ void server_queue_stop(const struct stop_event *ev)
 	struct rsp_buf b, framed;
 	rsp_buf_init(&b);
 	rsp_buf_init(&framed);
-	rsp_buf_puts(&b, "Stop:");
-	format_stop_reply(&stops->ev, &b);
+	format_stop_notification(&stops->ev, &b);
 	rsp_frame_notification(&framed, b.data, b.len);
 	if (agent.opt.remote_debug)
 		fprintf(stderr, "notif (\"%s\");\n", b.data);
@@ -168,7 +167,7 @@ void server_next_stop(struct rsp_buf *reply, bool drop_first)
 		format_stop_reply(&stops->ev, reply);
 		stop_in_flight = true;
 	} else {
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		stop_in_flight = false;
 	}
 }
@@ -229,8 +228,7 @@ void server_console(const char *text)
 	struct rsp_buf b;
 
 	rsp_buf_init(&b);
-	rsp_buf_putc(&b, 'O');
-	rsp_buf_put_hex(&b, text, strlen(text));
+	rsp_reply_console(&b, text);
 	server_send_packet(b.data, b.len);
 	rsp_buf_free(&b);
 }

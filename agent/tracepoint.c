@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <libiberty/libiberty.h>
 
 #include "agent/agent.h"
 #include "agent/ipa/ipa-abi.h"
@@ -1344,11 +1345,11 @@ static void select_frame(struct rsp_request *req, struct rsp_buf *reply)
 
 	if (req->u.tframe.kind == RSP_TFRAME_NONE) {
 		tr.frame_no = -1;
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		return;
 	}
 	if (!tr.tb_ready) {
-		rsp_buf_puts(reply, "F-1");
+		rsp_reply_tframe(reply, false, 0, 0);
 		tr.frame_no = -1;
 		return;
 	}
@@ -1381,12 +1382,12 @@ static void select_frame(struct rsp_request *req, struct rsp_buf *reply)
 	}
 	if (err < 0) {
 		tr.frame_no = -1;
-		rsp_buf_puts(reply, "F-1");
+		rsp_reply_tframe(reply, false, 0, 0);
 		return;
 	}
 	tr.frame = f;
 	tr.frame_no = (int64_t)f.number;
-	rsp_buf_printf(reply, "F%llxT%x", (unsigned long long)f.number, (unsigned)f.tpnum);
+	rsp_reply_tframe(reply, true, f.number, (uint32_t)f.tpnum);
 }
 
 /* g in a frame: its R block, or every register unavailable but the PC. */
@@ -1396,7 +1397,7 @@ void trace_frame_regs(struct rsp_buf *reply)
 	const struct arch_ops *arch = agent.arch;
 
 	if (tbuf_frame_regs(&tr.tb, &tr.frame, &regs) == 0) {
-		rsp_buf_put_hex(reply, regs, tr.tb.regblock_size);
+		rsp_reply_hex(reply, regs, tr.tb.regblock_size);
 		return;
 	}
 	uint64_t pc = tp_number_addr(&tr.store, (uint32_t)tr.frame.tpnum);
@@ -1404,10 +1405,10 @@ void trace_frame_regs(struct rsp_buf *reply)
 	/* The pc's low bytes: every target is little-endian (regblock.c). */
 	for (size_t off = 0; off < tr.tb.regblock_size; off++) {
 		if (off == pcr->offset) {
-			rsp_buf_put_hex(reply, &pc, pcr->bitsize / 8);
+			rsp_reply_hex(reply, &pc, pcr->bitsize / 8);
 			off += pcr->bitsize / 8 - 1;
 		} else {
-			rsp_buf_puts(reply, "xx");
+			rsp_reply_unavailable(reply, 1);
 		}
 	}
 }
@@ -1419,20 +1420,19 @@ void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply)
 	const uint8_t *regs;
 
 	if (r->offset + r->bitsize / 8 > tr.tb.regblock_size) {
-		rsp_buf_put_error(reply, "no register %u in trace frames", regnum);
+		rsp_reply_error(reply, "no register %u in trace frames", regnum);
 		return;
 	}
 	if (tbuf_frame_regs(&tr.tb, &tr.frame, &regs) == 0) {
-		rsp_buf_put_hex(reply, regs + r->offset, r->bitsize / 8);
+		rsp_reply_hex(reply, regs + r->offset, r->bitsize / 8);
 		return;
 	}
 	if ((int)regnum == arch->pc_regnum) {
 		uint64_t pc = tp_number_addr(&tr.store, (uint32_t)tr.frame.tpnum);
-		rsp_buf_put_hex(reply, &pc, r->bitsize / 8);
+		rsp_reply_hex(reply, &pc, r->bitsize / 8);
 		return;
 	}
-	for (unsigned i = 0; i < r->bitsize / 8; i++)
-		rsp_buf_puts(reply, "xx");
+	rsp_reply_unavailable(reply, r->bitsize / 8);
 }
 
 /* Whether [addr, addr+len) lies in a mapping the program cannot write:
@@ -1453,18 +1453,18 @@ void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply)
 		len = COLLECT_CHUNK;
 	tbuf_frame_read_mem(&tr.tb, &tr.frame, addr, collect_buf, len, &got);
 	if (got) {
-		rsp_buf_put_hex(reply, collect_buf, got);
+		rsp_reply_hex(reply, collect_buf, got);
 		return;
 	}
 	struct process *p = current_process();
 	if (read_only_memory(p, addr, len)) {
 		ssize_t n = mem_read(p, addr, collect_buf, len);
 		if (n > 0) {
-			rsp_buf_put_hex(reply, collect_buf, n);
+			rsp_reply_hex(reply, collect_buf, n);
 			return;
 		}
 	}
-	rsp_buf_puts(reply, "E01");	/* not collected: unavailable */
+	rsp_reply_error_code(reply, RSP_ERR_FAILED);	/* not collected: unavailable */
 }
 
 void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply)
@@ -1472,21 +1472,13 @@ void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply)
 	struct rsp_buf xml;
 
 	if (tr.frame_no < 0) {
-		rsp_buf_put_error(reply, "no trace frame selected");
+		rsp_reply_error(reply, "no trace frame selected");
 		return;
 	}
 	rsp_buf_init(&xml);
 	tbuf_frame_info_xml(&tr.tb, &tr.frame, &xml);
-	uint64_t off = req->u.xfer.offset, len = req->u.xfer.length;
-	if (off > xml.len) {
-		rsp_buf_put_error(reply, "offset beyond the traceframe-info document");
-	} else {
-		uint64_t n = xml.len - off < len ? xml.len - off : len;
-		if (n > RSP_MAX_PAYLOAD / 2)
-			n = RSP_MAX_PAYLOAD / 2;
-		rsp_buf_putc(reply, off + n < xml.len ? 'm' : 'l');
-		rsp_buf_put_escaped(reply, xml.data + off, n);
-	}
+	rsp_reply_xfer_chunk(reply, xml.data, xml.len, req->u.xfer.offset,
+			     req->u.xfer.length);
 	rsp_buf_free(&xml);
 }
 
@@ -1526,22 +1518,22 @@ static void stream_frames(uint64_t max, struct rsp_buf *reply)
 	uint64_t sent = 0;
 
 	if (!tr.tb_ready) {
-		rsp_buf_put_error(reply, "no trace buffer: start a trace run first");
+		rsp_reply_error(reply, "no trace buffer: start a trace run first");
 		return;
 	}
 	if (tr.circular) {
-		rsp_buf_put_error(reply, "cannot stream a circular trace buffer");
+		rsp_reply_error(reply, "cannot stream a circular trace buffer");
 		return;
 	}
 	if (max > limit)
 		max = limit;
-	rsp_buf_putc(reply, 'F');
+	rsp_reply_frames_begin(reply);
 	while (sent < max && tbuf_frame_get(&tr.tb, 0, &f) == 0) {
 		size_t n = f.raw_len - tr.stream_off;
 
 		if (n > max - sent)
 			n = (size_t)(max - sent);
-		rsp_buf_put_escaped(reply, f.raw + tr.stream_off, n);
+		rsp_reply_frames_add(reply, f.raw + tr.stream_off, n);
 		sent += n;
 		tr.stream_off += n;
 		if (tr.stream_off < f.raw_len)
@@ -1566,17 +1558,23 @@ static void stream_frames(uint64_t max, struct rsp_buf *reply)
  */
 static void lost_reply(struct rsp_buf *reply)
 {
-	uint64_t total = 0;
+	size_t n = tp_count(&tr.store), k = 0;
+	uint32_t *tps = xcalloc(n + 1, sizeof(*tps));
+	uint64_t *counts = xcalloc(n + 1, sizeof(*counts));
+	struct rsp_lost l = { .tp = tps, .count = counts };
 
-	for (size_t i = 0; i < tp_count(&tr.store); i++)
-		total += tp_at(&tr.store, i)->lost;
-	rsp_buf_printf(reply, "L%llx", (unsigned long long)total);
-	for (size_t i = 0; i < tp_count(&tr.store); i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct tp_def *tp = tp_at(&tr.store, i);
-		if (tp->lost)
-			rsp_buf_printf(reply, ";%x:%llx", tp->number,
-				       (unsigned long long)tp->lost);
+		l.total += tp->lost;
+		if (tp->lost) {
+			tps[k] = tp->number;
+			counts[k++] = tp->lost;
+		}
 	}
+	l.n = k;
+	rsp_reply_lost(reply, &l);
+	free(tps);
+	free(counts);
 }
 
 struct salvage {
@@ -1624,15 +1622,15 @@ static void salvage(struct rsp_buf *reply)
 	int n;
 
 	if (!p) {
-		rsp_buf_put_error(reply, "no process: attach to the program first");
+		rsp_reply_error(reply, "no process: attach to the program first");
 		return;
 	}
 	if (tr.running) {
-		rsp_buf_put_error(reply, "a trace run is going on: stop it first");
+		rsp_reply_error(reply, "a trace run is going on: stop it first");
 		return;
 	}
 	if (buffer_ready(regs_block_size(p), size, why, sizeof(why)) < 0) {
-		rsp_buf_put_error(reply, "%s", why);
+		rsp_reply_error(reply, "%s", why);
 		return;
 	}
 	tr.stop_pending = false;
@@ -1640,13 +1638,12 @@ static void salvage(struct rsp_buf *reply)
 	if (n < 0) {
 		snprintf(why, sizeof(why), "cannot read the pads' records in process %d: %s",
 			 p->pid, strerror(-n));
-		rsp_buf_put_error(reply, "%s", why);
+		rsp_reply_error(reply, "%s", why);
 		return;
 	}
 	debug("salvage: %d records, %llu frames, %llu left out", n,
 	      (unsigned long long)sv.frames, (unsigned long long)sv.unmatched);
-	rsp_buf_printf(reply, "S%llx;%llx", (unsigned long long)sv.frames,
-		       (unsigned long long)sv.unmatched);
+	rsp_reply_salvage(reply, sv.frames, sv.unmatched);
 }
 
 static void save_file(const char *path, struct rsp_buf *reply)
@@ -1659,14 +1656,14 @@ static void save_file(const char *path, struct rsp_buf *reply)
 	int fd, err;
 
 	if (!tr.tb_ready) {
-		rsp_buf_put_error(reply, "no trace run to save");
+		rsp_reply_error(reply, "no trace run to save");
 		return;
 	}
 	if (agent.arch->target_xml(features, xml, sizeof(xml)) < 0)
 		xml[0] = '\0';
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		rsp_buf_put_error(reply, "cannot create %s: %s", path, strerror(errno));
+		rsp_reply_error(reply, "cannot create %s: %s", path, strerror(errno));
 		return;
 	}
 	fill_status(&st);
@@ -1676,16 +1673,16 @@ static void save_file(const char *path, struct rsp_buf *reply)
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	if (err < 0)
-		rsp_buf_put_error(reply, "cannot write %s: %s", path, strerror(-err));
+		rsp_reply_error(reply, "cannot write %s: %s", path, strerror(-err));
 	else
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 }
 
 /* --- packets ----------------------------------------------------------------- */
 
 static void reply_store_error(struct rsp_buf *reply, int err)
 {
-	rsp_buf_put_error(reply, "%s", tr.store.error ? tr.store.error : strerror(-err));
+	rsp_reply_error(reply, "%s", tr.store.error ? tr.store.error : strerror(-err));
 }
 
 /* A definition completed while running: InstallInTrace. */
@@ -1694,10 +1691,10 @@ static void install_now(struct tp_def *tp, struct rsp_buf *reply)
 	char why[256];
 
 	if (verify(tp, why, sizeof(why)) < 0 || install(tp, why, sizeof(why)) < 0) {
-		rsp_buf_put_error(reply, "%s", why);
+		rsp_reply_error(reply, "%s", why);
 		return;
 	}
-	rsp_buf_puts(reply, "OK");
+	rsp_reply_ok(reply);
 }
 
 void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
@@ -1721,7 +1718,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 			tbuf_clear(&tr.tb);
 		tr.stream_off = 0;
 		tr.frame_no = -1;
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TDP:
 		err = tp_define(&tr.store, req, &tp);
@@ -1730,7 +1727,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		else if (err == 0 && tr.running && !req->u.tdp.more)
 			install_now(tp, reply);
 		else
-			rsp_buf_puts(reply, "OK");
+			rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TDP_ACTIONS:
 		err = tp_add_actions(&tr.store, req, &tp);
@@ -1739,14 +1736,14 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		else if (err == 0 && tr.running && !req->u.tdp_actions.more)
 			install_now(tp, reply);
 		else
-			rsp_buf_puts(reply, "OK");
+			rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TDP_SRC:
 		err = tp_add_source(&tr.store, req);
 		if (err < 0)
 			reply_store_error(reply, err);
 		else
-			rsp_buf_puts(reply, "OK");
+			rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TDV:
 		err = tsv_define(&tr.store, req->u.tdv.number, req->u.tdv.initial,
@@ -1755,28 +1752,28 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 			reply_store_error(reply, err);
 		} else {
 			tsv_tag(req->u.tdv.number);
-			rsp_buf_puts(reply, "OK");
+			rsp_reply_ok(reply);
 		}
 		break;
 	case RSP_REQ_TRO:
 		/* gdb 13 sends link-time addresses here for PIE programs;
 		 * read-only memory is found from the mappings instead. */
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TDISCONNECTED:
 		tr.disconnected = req->u.flag;
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TBUFFER_CIRCULAR:
 		tr.circular = req->u.flag;
 		if (tr.tb_ready && !tr.running)
 			tbuf_set_circular(&tr.tb, tr.circular);
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TBUFFER_SIZE:
 		if (!tr.running)
 			tr.buffer_size = req->u.tbuffer_size;
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TNOTES:
 		if (req->u.tnotes.user)
@@ -1785,19 +1782,19 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 			set_string(&tr.notes, req->u.tnotes.notes);
 		if (req->u.tnotes.tstop)
 			set_string(&tr.stop_notes, req->u.tnotes.tstop);
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TSTART:
 		if (tr.running)
 			stop_run(TP_STOP_COMMAND, 0);
 		if (start_run(why, sizeof(why)) < 0)
-			rsp_buf_put_error(reply, "%s", why);
+			rsp_reply_error(reply, "%s", why);
 		else
-			rsp_buf_puts(reply, "OK");
+			rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TSTOP:
 		stop_run(TP_STOP_COMMAND, 0);
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_TENABLE:
 	case RSP_REQ_TDISABLE: {
@@ -1811,7 +1808,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		if (on && tr.running && tp)
 			install_now(tp, reply);
 		else
-			rsp_buf_puts(reply, "OK");
+			rsp_reply_ok(reply);
 		break;
 	}
 	case RSP_REQ_TSTATUS:
@@ -1821,7 +1818,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 	case RSP_REQ_TP_STATUS:
 		tp = tp_lookup_qtp(&tr.store, req->u.tp_ref.number, req->u.tp_ref.addr);
 		if (!tp)
-			rsp_buf_put_error(reply, "no tracepoint %u at 0x%llx",
+			rsp_reply_error(reply, "no tracepoint %u at 0x%llx",
 					  req->u.tp_ref.number,
 					  (unsigned long long)req->u.tp_ref.addr);
 		else
@@ -1832,13 +1829,13 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		int64_t value;
 		if (tr.frame_no >= 0) {
 			if (tbuf_frame_tsv(&tr.tb, &tr.frame, (int32_t)req->u.tsv_number, &value) == 0)
-				rsp_buf_printf(reply, "V%llx", (unsigned long long)value);
+				rsp_reply_tsv_value(reply, true, value);
 			else
-				rsp_buf_puts(reply, "U");
+				rsp_reply_tsv_value(reply, false, 0);
 		} else if (v && (v->value_known || (v->builtin && v->number == 1))) {
-			rsp_buf_printf(reply, "V%llx", (unsigned long long)tsv_live_value(v, NULL));
+			rsp_reply_tsv_value(reply, true, tsv_live_value(v, NULL));
 		} else {
-			rsp_buf_puts(reply, "U");
+			rsp_reply_tsv_value(reply, false, 0);
 		}
 		break;
 	}
@@ -1847,14 +1844,14 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		/* fall through */
 	case RSP_REQ_TP_UPLOAD_NEXT:
 		if (tp_upload_next(&tr.store, &tr.upload, reply) == 0)
-			rsp_buf_puts(reply, "l");
+			rsp_reply_list_end(reply);
 		break;
 	case RSP_REQ_TSV_UPLOAD_FIRST:
 		tsv_upload_start(&tr.tsv_upload, RSP_MAX_PAYLOAD - 16, true);
 		/* fall through */
 	case RSP_REQ_TSV_UPLOAD_NEXT:
 		if (tsv_upload_next(&tr.store, &tr.tsv_upload, reply) == 0)
-			rsp_buf_puts(reply, "l");
+			rsp_reply_list_end(reply);
 		break;
 	case RSP_REQ_TFRAME:
 		select_frame(req, reply);
@@ -1866,8 +1863,8 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 					   ? RSP_MAX_PAYLOAD / 2 - 8
 					   : req->u.tbuf_read.len,
 				   reply) < 0) {
-			rsp_buf_reset(reply);
-			rsp_buf_puts(reply, "E01");
+			rsp_buf_reset(reply);	/* a partial reply */
+			rsp_reply_error_code(reply, RSP_ERR_FAILED);
 		}
 		break;
 	case RSP_REQ_TSAVE:
@@ -1880,22 +1877,22 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		tr.full_wait = req->u.flag;
 		if (!tr.full_wait && tr.proc)
 			inferior_unpark(tr.proc);
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_PROBE_FULL_DROP:
 		tr.full_drop = req->u.flag;
-		rsp_buf_puts(reply, "OK");
+		rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_PROBE_LOST:
 		lost_reply(reply);
 		break;
 	case RSP_REQ_PROBE_PENDING:
 		if (tr.running) {
-			rsp_buf_put_error(reply, "Qprobe.pending: not during a run");
+			rsp_reply_error(reply, "Qprobe.pending: not during a run");
 			break;
 		}
 		if (!tp_find(&tr.store, req->u.pending.number, req->u.pending.addr)) {
-			rsp_buf_put_error(reply, "Qprobe.pending: no tracepoint %u at 0x%llx",
+			rsp_reply_error(reply, "Qprobe.pending: no tracepoint %u at 0x%llx",
 					  req->u.pending.number,
 					  (unsigned long long)req->u.pending.addr);
 			break;
@@ -1904,9 +1901,9 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 				     req->u.pending.offset, req->u.pending.sym,
 				     req->u.pending.lib, why, sizeof(why));
 		if (err < 0)
-			rsp_buf_put_error(reply, "%s", err == -ENOMEM ? strerror(ENOMEM) : why);
+			rsp_reply_error(reply, "%s", err == -ENOMEM ? strerror(ENOMEM) : why);
 		else
-			rsp_buf_puts(reply, "OK");
+			rsp_reply_ok(reply);
 		break;
 	case RSP_REQ_PROBE_LIBEVENTS:
 		pending_events_reply(reply);
@@ -1918,7 +1915,7 @@ void trace_handle(struct rsp_request *req, struct rsp_buf *reply)
 		/* A fast tracepoint is a jump pad (pad.c), which may cover
 		 * several instructions: any length can do, the agent says at
 		 * tstart where it cannot.  0 would mean "not yet". */
-		rsp_buf_puts(reply, agent.arch->emit_pad_handoff ? "1" : "0");
+		rsp_reply_bool(reply, agent.arch->emit_pad_handoff != NULL);
 		break;
 	default:
 		/* Static tracepoints, markers: not in this build. */

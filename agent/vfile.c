@@ -71,7 +71,17 @@ static bool fd_is_ours(int fd)
 
 static void fail(struct rsp_buf *reply, int err)
 {
-	rsp_buf_printf(reply, "F-1,%x", fileio_errno(err));
+	struct rsp_vfile_result r = { .result = -1, .fileio_errno = fileio_errno(err) };
+
+	rsp_reply_vfile(reply, &r);
+}
+
+/* F<result>, with `len` bytes of data after a `;` when data is not NULL. */
+static void done(struct rsp_buf *reply, int64_t result, const void *data, size_t len)
+{
+	struct rsp_vfile_result r = { .result = result, .data = data, .len = len };
+
+	rsp_reply_vfile(reply, &r);
 }
 
 static void resolve(const char *path, char *out, size_t size)
@@ -118,7 +128,7 @@ static void vfile_open(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	open_fds[nopen++] = fd;
-	rsp_buf_printf(reply, "F%x", fd);
+	done(reply, fd, NULL, 0);
 }
 
 static void vfile_close(struct rsp_request *req, struct rsp_buf *reply)
@@ -129,7 +139,7 @@ static void vfile_close(struct rsp_request *req, struct rsp_buf *reply)
 		if (open_fds[i] == fd) {
 			open_fds[i] = open_fds[--nopen];
 			close(fd);
-			rsp_buf_puts(reply, "F0");
+			done(reply, 0, NULL, 0);
 			return;
 		}
 	}
@@ -153,8 +163,7 @@ static void vfile_pread(struct rsp_request *req, struct rsp_buf *reply)
 		fail(reply, errno);
 		return;
 	}
-	rsp_buf_printf(reply, "F%zx;", (size_t)n);
-	rsp_buf_put_escaped(reply, buf, n);
+	done(reply, n, buf, n);
 }
 
 static void vfile_pwrite(struct rsp_request *req, struct rsp_buf *reply)
@@ -168,7 +177,7 @@ static void vfile_pwrite(struct rsp_request *req, struct rsp_buf *reply)
 	if (n < 0)
 		fail(reply, errno);
 	else
-		rsp_buf_printf(reply, "F%zx", (size_t)n);
+		done(reply, n, NULL, 0);
 }
 
 static void vfile_fstat(struct rsp_request *req, struct rsp_buf *reply)
@@ -199,8 +208,7 @@ static void vfile_fstat(struct rsp_request *req, struct rsp_buf *reply)
 	put_be32(fio + 52, st.st_atime);
 	put_be32(fio + 56, st.st_mtime);
 	put_be32(fio + 60, st.st_ctime);
-	rsp_buf_printf(reply, "F%zx;", sizeof(fio));
-	rsp_buf_put_escaped(reply, fio, sizeof(fio));
+	done(reply, sizeof(fio), fio, sizeof(fio));
 }
 
 void handle_vfile(struct rsp_request *req, struct rsp_buf *reply)
@@ -211,7 +219,7 @@ void handle_vfile(struct rsp_request *req, struct rsp_buf *reply)
 	switch (req->u.vfile.op) {
 	case RSP_VFILE_SETFS:
 		agent.vfile_pid = (pid_t)req->u.vfile.pid;
-		rsp_buf_puts(reply, "F0");
+		done(reply, 0, NULL, 0);
 		break;
 	case RSP_VFILE_OPEN:
 		vfile_open(req, reply);
@@ -233,7 +241,7 @@ void handle_vfile(struct rsp_request *req, struct rsp_buf *reply)
 		if (unlink(path) < 0)
 			fail(reply, errno);
 		else
-			rsp_buf_puts(reply, "F0");
+			done(reply, 0, NULL, 0);
 		break;
 	case RSP_VFILE_READLINK:
 		resolve(req->u.vfile.path, path, sizeof(path));
@@ -242,8 +250,7 @@ void handle_vfile(struct rsp_request *req, struct rsp_buf *reply)
 			fail(reply, errno);
 			break;
 		}
-		rsp_buf_printf(reply, "F%zx;", (size_t)n);
-		rsp_buf_put_escaped(reply, target, n);
+		done(reply, n, target, n);
 		break;
 	}
 }

@@ -31,24 +31,6 @@
 #include "agent/elfmem.h"
 #include "agent/log.h"
 
-static void put_chunk(struct rsp_buf *reply, const void *data, size_t size,
-		      uint64_t offset, uint64_t length)
-{
-	/* Leave room for escapes: at worst every byte doubles. */
-	uint64_t max = (RSP_MAX_PAYLOAD - 16) / 2;
-
-	if (offset > size) {
-		rsp_buf_put_error(reply, "offset 0x%llx beyond the object's %zu bytes",
-				  (unsigned long long)offset, size);
-		return;
-	}
-	if (length > max)
-		length = max;
-	uint64_t n = size - offset < length ? size - offset : length;
-	rsp_buf_putc(reply, offset + n < size ? 'm' : 'l');
-	rsp_buf_put_escaped(reply, (const uint8_t *)data + offset, n);
-}
-
 static int read_file(const char *path, struct rsp_buf *out)
 {
 	char buf[4096];
@@ -61,20 +43,6 @@ static int read_file(const char *path, struct rsp_buf *out)
 		rsp_buf_put(out, buf, n);
 	close(fd);
 	return n < 0 ? -errno : 0;
-}
-
-static void xml_escape(struct rsp_buf *b, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': rsp_buf_puts(b, "&lt;"); break;
-		case '>': rsp_buf_puts(b, "&gt;"); break;
-		case '&': rsp_buf_puts(b, "&amp;"); break;
-		case '"': rsp_buf_puts(b, "&quot;"); break;
-		case '\'': rsp_buf_puts(b, "&apos;"); break;
-		default: rsp_buf_putc(b, *s); break;
-		}
-	}
 }
 
 static int xfer_features(struct rsp_request *req, struct rsp_buf *obj)
@@ -124,22 +92,21 @@ static int xfer_threads(struct rsp_buf *obj)
 {
 	char name[64];
 
-	rsp_buf_puts(obj, "<threads>\n");
+	rsp_xml_threads_begin(obj);
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *t = p->threads; t && !p->hidden; t = t->next) {
 			if (t->zombie)
 				continue;
-			rsp_buf_puts(obj, "<thread id=\"");
-			rsp_buf_put_ptid(obj, agent.multiprocess, p->pid, t->tid);
-			rsp_buf_printf(obj, "\" core=\"%u\"", thread_core(t->tid));
-			if (thread_name(p->pid, t->tid, name, sizeof(name))) {
-				rsp_buf_puts(obj, " name=\"");
-				xml_escape(obj, name);
-				rsp_buf_putc(obj, '"');
-			}
-			rsp_buf_puts(obj, "/>\n");
+			struct rsp_thread_info info = {
+				.pid = p->pid,
+				.tid = t->tid,
+				.core = thread_core(t->tid),
+				.name = thread_name(p->pid, t->tid, name, sizeof(name))
+					? name : NULL,
+			};
+			rsp_xml_thread(obj, agent.multiprocess, &info);
 		}
-	rsp_buf_puts(obj, "</threads>\n");
+	rsp_xml_threads_end(obj);
 	return 0;
 }
 
@@ -312,12 +279,8 @@ int svr4_library_list(struct process *p, struct rsp_buf *out)
 		return (int)r_debug;
 	if (r_debug && elfmem_r_map(&m, (uint64_t)r_debug, &lm) < 0)
 		lm = 0;
-	if (!lm) {
-		rsp_buf_puts(out, "<library-list-svr4 version=\"1.0\"/>");
-		return 0;
-	}
-	rsp_buf_printf(out, "<library-list-svr4 version=\"1.0\" main-lm=\"0x%llx\">",
-		       (unsigned long long)lm);
+	uint64_t main_lm = lm;
+	rsp_xml_svr4_begin(out, main_lm);
 	/* The first entry is the program: gdb knows it already. */
 	bool first = true;
 	for (int count = 0; lm && count < 100000; count++) {
@@ -326,17 +289,15 @@ int svr4_library_list(struct process *p, struct rsp_buf *out)
 			break;
 		if (!first) {
 			read_string(p, l.name, name, sizeof(name));
-			rsp_buf_puts(out, "<library name=\"");
-			xml_escape(out, name);
-			rsp_buf_printf(out, "\" lm=\"0x%llx\" l_addr=\"0x%llx\" l_ld=\"0x%llx\" lmid=\"0x0\"/>",
-				       (unsigned long long)lm,
-				       (unsigned long long)l.addr,
-				       (unsigned long long)l.ld);
+			struct rsp_svr4_library lib = {
+				.name = name, .lm = lm, .l_addr = l.addr, .l_ld = l.ld,
+			};
+			rsp_xml_svr4_library(out, &lib);
 		}
 		first = false;
 		lm = l.next;
 	}
-	rsp_buf_puts(out, "</library-list-svr4>");
+	rsp_xml_svr4_end(out, main_lm);
 	return 0;
 }
 
@@ -359,22 +320,22 @@ static void xfer_siginfo_write(struct rsp_request *req, struct rsp_buf *reply)
 	siginfo_t si;
 
 	if (!t || ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0) {
-		rsp_buf_put_error(reply, "no signal information for this thread");
+		rsp_reply_error(reply, "no signal information for this thread");
 		return;
 	}
 	if (req->u.xfer.offset > sizeof(si) ||
 	    req->u.xfer.data_len > sizeof(si) - req->u.xfer.offset) {
-		rsp_buf_put_error(reply, "siginfo write beyond %zu bytes", sizeof(si));
+		rsp_reply_error(reply, "siginfo write beyond %zu bytes", sizeof(si));
 		return;
 	}
 	memcpy((uint8_t *)&si + req->u.xfer.offset, req->u.xfer.data,
 	       req->u.xfer.data_len);
 	if (ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &si) < 0) {
-		rsp_buf_put_error(reply, "cannot write signal information: %s",
+		rsp_reply_error(reply, "cannot write signal information: %s",
 				  strerror(errno));
 		return;
 	}
-	rsp_buf_printf(reply, "%zx", req->u.xfer.data_len);
+	rsp_reply_number(reply, req->u.xfer.data_len);
 }
 
 void handle_xfer(struct rsp_request *req, struct rsp_buf *reply)
@@ -422,14 +383,14 @@ void handle_xfer(struct rsp_request *req, struct rsp_buf *reply)
 		return;	/* unknown object: empty reply */
 	}
 	if (err == -ESRCH)
-		rsp_buf_put_error(reply, "no process: the program is not running");
+		rsp_reply_error(reply, "no process: the program is not running");
 	else if (err == -ENOENT && strcmp(object, "libraries-svr4") == 0)
-		rsp_buf_puts(reply, "E01");	/* gdb looks for _r_debug itself */
+		rsp_reply_error_code(reply, RSP_ERR_FAILED);	/* gdb looks for _r_debug itself */
 	else if (err == -ENOENT)
-		rsp_buf_put_error(reply, "no %s object named '%s'", object, req->u.xfer.annex);
+		rsp_reply_error(reply, "no %s object named '%s'", object, req->u.xfer.annex);
 	else if (err < 0)
-		rsp_buf_put_error(reply, "cannot read %s: %s", object, strerror(-err));
+		rsp_reply_error(reply, "cannot read %s: %s", object, strerror(-err));
 	else
-		put_chunk(reply, obj.data, obj.len, req->u.xfer.offset, req->u.xfer.length);
+		rsp_reply_xfer_chunk(reply, obj.data, obj.len, req->u.xfer.offset, req->u.xfer.length);
 	rsp_buf_free(&obj);
 }

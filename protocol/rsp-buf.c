@@ -126,13 +126,19 @@ void rsp_buf_put_escaped(struct rsp_buf *b, const void *data, size_t len)
 
 void rsp_buf_put_error(struct rsp_buf *b, const char *fmt, ...)
 {
-	struct rsp_buf text;
 	va_list ap;
 
-	rsp_buf_init(&text);
 	va_start(ap, fmt);
-	rsp_buf_vprintf(&text, fmt, ap);
+	rsp_buf_put_verror(b, fmt, ap);
 	va_end(ap);
+}
+
+void rsp_buf_put_verror(struct rsp_buf *b, const char *fmt, va_list ap)
+{
+	struct rsp_buf text;
+
+	rsp_buf_init(&text);
+	rsp_buf_vprintf(&text, fmt, ap);
 	rsp_buf_puts(b, "E.");
 	/* gdb shows the text as is; the framing characters cannot appear. */
 	for (size_t i = 0; i < text.len; i++) {

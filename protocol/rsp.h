@@ -17,6 +17,7 @@
 #ifndef PROBE_RSP_H
 #define PROBE_RSP_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -46,6 +47,8 @@ void rsp_buf_put_escaped(struct rsp_buf *b, const void *data, size_t len);
 /* Appends an error reply `E.<text>` (text made safe: no `#$}*`). */
 void rsp_buf_put_error(struct rsp_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void rsp_buf_put_verror(struct rsp_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* Frames `payload` as `$payload#cs` (or `%payload#cs` for a notification)
  * and appends it to `out`. */
