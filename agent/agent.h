@@ -168,7 +168,7 @@ struct thread {
 	struct arch_insn step_insn;
 	struct arch_xol step_xol;
 	uint64_t step_slot;
-	/* While-stepping (tracepoint.c): instructions left to collect. */
+	/* While-stepping (trace-run.c): instructions left to collect. */
 	uint64_t ws_left;
 	uint32_t ws_number;
 	uint64_t ws_addr;
@@ -479,8 +479,6 @@ int signal_to_gdb(int linux_sig);
 int signal_from_gdb(int gdb_sig);
 
 /* xfer.c / vfile.c */
-void handle_xfer(struct rsp_request *req, struct rsp_buf *reply);
-void handle_vfile(struct rsp_request *req, struct rsp_buf *reply);
 int svr4_library_list(struct process *p, struct rsp_buf *out);
 int svr4_debug_slot(struct process *p, uint64_t *slot);
 int osdata_read(const char *annex, struct rsp_buf *out);
@@ -528,7 +526,7 @@ enum { PROBE_EXEC_RUN, PROBE_EXEC_STEP, PROBE_EXEC_DONE };
 
 enum probe_owner {
 	PROBE_OWNER_NONE,
-	PROBE_OWNER_TRACE,	/* a tracepoint run (tracepoint.c) */
+	PROBE_OWNER_TRACE,	/* a tracepoint run (trace-run.c) */
 	PROBE_OWNER_BREAKPOINT,	/* a gdb breakpoint with conditions */
 	PROBE_OWNER_RETURN,	/* an unwinder entry (retprobe.c): lives
 				   until detach or exec */
@@ -652,15 +650,13 @@ bool xol_contains(const struct process *p, uint64_t addr);
 void xol_unmap_all(struct process *p);
 void xol_forget_all(struct process *p);
 
-/* tracepoint.c */
+/* trace-run.c, trace-frames.c, trace-install.c (trace.h) */
 void trace_init(void);
-void trace_handle(struct rsp_request *req, struct rsp_buf *reply);
 bool trace_running(void);
 bool trace_frame_selected(void);
 void trace_frame_regs(struct rsp_buf *reply);
 void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply);
 void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply);
-void trace_frame_info(struct rsp_request *req, struct rsp_buf *reply);
 void trace_after_hit(void);
 void trace_drain(bool may_stop);
 /* The in-process collector's programs (struct ipa_program, agent/ipa/
@@ -712,7 +708,7 @@ void ret_process_forget(struct process *p);
 /* solib.c: a library came or went (every library event). */
 void ret_libraries_changed(struct process *p);
 
-/* tracepoint.c, for retprobe.c: thread `t` returned from `func` (entered
+/* trace-run.c, for retprobe.c: thread `t` returned from `func` (entered
  * during run `run`) after `latency_ns`; pc is the real return address. */
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
 		  uint64_t latency_ns);

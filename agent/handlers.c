@@ -19,8 +19,7 @@
 
 #include "agent/agent.h"
 #include "agent/log.h"
-
-typedef void handler_fn(struct rsp_request *req, struct rsp_buf *reply);
+#include "agent/packets.h"
 
 /* W00 without a process id, as gdbserver says when it has no process. */
 static void reply_no_process(struct rsp_buf *reply)
@@ -150,7 +149,7 @@ static bool has_feature(const char *list, const char *feature)
 	return false;
 }
 
-static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
+void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 {
 	const char *g = req->u.str;
 
@@ -175,33 +174,33 @@ static void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_supported(reply, &f);
 }
 
-static void h_ok(struct rsp_request *req, struct rsp_buf *reply)
+void h_ok(struct rsp_request *req, struct rsp_buf *reply)
 {
 	rsp_reply_ok(reply);
 }
 
-static void h_unknown(struct rsp_request *req, struct rsp_buf *reply)
+void h_unknown(struct rsp_request *req, struct rsp_buf *reply)
 {
 }
 
-static void h_invalid(struct rsp_request *req, struct rsp_buf *reply)
+void h_invalid(struct rsp_request *req, struct rsp_buf *reply)
 {
 	rsp_reply_error(reply, "%s", req->error ? req->error : "malformed packet");
 }
 
-static void h_start_noack(struct rsp_request *req, struct rsp_buf *reply)
+void h_start_noack(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.noack = true;
 	rsp_reply_ok(reply);
 }
 
-static void h_extended(struct rsp_request *req, struct rsp_buf *reply)
+void h_extended(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.extended = true;
 	rsp_reply_ok(reply);
 }
 
-static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
+void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 {
 	if (!agent.processes) {
 		/* Non-stop: no stopped thread to list.  All-stop: W00, as
@@ -262,7 +261,7 @@ static void h_halt_reason(struct rsp_request *req, struct rsp_buf *reply)
 	format_stop_reply(&ev, reply);
 }
 
-static void h_qattached(struct rsp_request *req, struct rsp_buf *reply)
+void h_qattached(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = req->u.pid ? process_find(req->u.pid) : current_process();
 
@@ -273,7 +272,7 @@ static void h_qattached(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_bool(reply, p->attached);
 }
 
-static void h_qc(struct rsp_request *req, struct rsp_buf *reply)
+void h_qc(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t = current_thread();
 
@@ -284,7 +283,7 @@ static void h_qc(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_current_thread(reply, agent.multiprocess, t->proc->pid, t->tid);
 }
 
-static void h_qsymbol(struct rsp_request *req, struct rsp_buf *reply)
+void h_qsymbol(struct rsp_request *req, struct rsp_buf *reply)
 {
 	rsp_reply_ok(reply);
 }
@@ -310,19 +309,19 @@ static void put_thread_list_from(struct rsp_buf *reply)
 	rsp_thread_list_end(reply, &list);
 }
 
-static void h_threadinfo_first(struct rsp_request *req, struct rsp_buf *reply)
+void h_threadinfo_first(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.proc_iter = agent.processes;
 	agent.thread_iter = agent.proc_iter ? agent.proc_iter->threads : NULL;
 	put_thread_list_from(reply);
 }
 
-static void h_threadinfo_next(struct rsp_request *req, struct rsp_buf *reply)
+void h_threadinfo_next(struct rsp_request *req, struct rsp_buf *reply)
 {
 	put_thread_list_from(reply);
 }
 
-static void h_thread_extra(struct rsp_request *req, struct rsp_buf *reply)
+void h_thread_extra(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t = thread_find_ptid(req->u.ptid.pid, req->u.ptid.tid);
 	char name[64];
@@ -335,7 +334,7 @@ static void h_thread_extra(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_reply_hex(reply, name, strlen(name));
 }
 
-static void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
+void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t = thread_find_ptid(req->u.ptid.pid, req->u.ptid.tid);
 
@@ -346,7 +345,7 @@ static void h_thread_alive(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_reply_error(reply, "thread is not alive");
 }
 
-static void h_set_thread(struct rsp_request *req, struct rsp_buf *reply)
+void h_set_thread(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct rsp_ptid id = req->u.set_thread.ptid;
 	struct thread *t = NULL;
@@ -376,17 +375,12 @@ static void h_set_thread(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_ok(reply);
 }
 
-static void h_rcmd(struct rsp_request *req, struct rsp_buf *reply)
+void h_rcmd(struct rsp_request *req, struct rsp_buf *reply)
 {
 	handle_monitor(req->u.str, reply);
 }
 
-static void h_trace(struct rsp_request *req, struct rsp_buf *reply)
-{
-	trace_handle(req, reply);
-}
-
-static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
+void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t = thread_find_ptid(req->u.tls.ptid.pid, req->u.tls.ptid.tid);
 	uint64_t addr;
@@ -406,7 +400,7 @@ static void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
 /* lldb's question for the address its dynamic loader plugin reads the
  * struct r_debug pointer from (lldb-server answers the same): DT_DEBUG's
  * value in the program's _DYNAMIC, as bare hex. */
-static void h_shlib_info_addr(struct rsp_request *req, struct rsp_buf *reply)
+void h_shlib_info_addr(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = current_process();
 	uint64_t slot;
@@ -431,7 +425,7 @@ static void h_shlib_info_addr(struct rsp_request *req, struct rsp_buf *reply)
  * file's name, hex.  lldb loads the dynamic linker and the vDSO by the
  * names of the mappings at their addresses before the program's library
  * list exists.  gdb never sends it. */
-static void h_memory_region(struct rsp_request *req, struct rsp_buf *reply)
+void h_memory_region(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = current_process();
 	struct mem_region r;
@@ -459,7 +453,7 @@ static void h_memory_region(struct rsp_request *req, struct rsp_buf *reply)
 
 /* --- settings ---------------------------------------------------------------- */
 
-static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
+void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.non_stop = req->u.flag;
 	server_clear_stops();
@@ -468,37 +462,37 @@ static void h_nonstop(struct rsp_request *req, struct rsp_buf *reply)
 
 /* The recorder's connection may drop (an ssh link to a board): the
  * programs it records must not die with it. */
-static void h_detach_on_close(struct rsp_request *req, struct rsp_buf *reply)
+void h_detach_on_close(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.detach_on_close = req->u.flag;
 	rsp_reply_ok(reply);
 }
 
-static void h_vstopped(struct rsp_request *req, struct rsp_buf *reply)
+void h_vstopped(struct rsp_request *req, struct rsp_buf *reply)
 {
 	server_next_stop(reply, true);
 }
 
-static void h_pass_signals(struct rsp_request *req, struct rsp_buf *reply)
+void h_pass_signals(struct rsp_request *req, struct rsp_buf *reply)
 {
 	memcpy(agent.pass_signals, req->u.sigs.set, sizeof(agent.pass_signals));
 	rsp_reply_ok(reply);
 }
 
-static void h_program_signals(struct rsp_request *req, struct rsp_buf *reply)
+void h_program_signals(struct rsp_request *req, struct rsp_buf *reply)
 {
 	memcpy(agent.program_signals, req->u.sigs.set, sizeof(agent.program_signals));
 	agent.program_signals_set = true;
 	rsp_reply_ok(reply);
 }
 
-static void h_thread_events(struct rsp_request *req, struct rsp_buf *reply)
+void h_thread_events(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.thread_events = req->u.flag;
 	rsp_reply_ok(reply);
 }
 
-static void h_catch_syscalls(struct rsp_request *req, struct rsp_buf *reply)
+void h_catch_syscalls(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.catch_syscalls = req->u.syscalls.enable;
 	agent.catch_any_syscall = req->u.syscalls.any;
@@ -509,13 +503,13 @@ static void h_catch_syscalls(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_ok(reply);
 }
 
-static void h_disable_randomization(struct rsp_request *req, struct rsp_buf *reply)
+void h_disable_randomization(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.opt.disable_randomization = req->u.flag;
 	rsp_reply_ok(reply);
 }
 
-static void h_startup_with_shell(struct rsp_request *req, struct rsp_buf *reply)
+void h_startup_with_shell(struct rsp_request *req, struct rsp_buf *reply)
 {
 	agent.opt.startup_with_shell = req->u.flag;
 	rsp_reply_ok(reply);
@@ -545,7 +539,7 @@ static void env_unset(const char *name, size_t nlen)
 	}
 }
 
-static void h_env_reset(struct rsp_request *req, struct rsp_buf *reply)
+void h_env_reset(struct rsp_request *req, struct rsp_buf *reply)
 {
 	for (size_t i = 0; agent.env && agent.env[i]; i++)
 		free(agent.env[i]);
@@ -561,7 +555,7 @@ static void h_env_reset(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_ok(reply);
 }
 
-static void h_env_set(struct rsp_request *req, struct rsp_buf *reply)
+void h_env_set(struct rsp_request *req, struct rsp_buf *reply)
 {
 	const char *eq = strchr(req->u.str, '=');
 
@@ -579,7 +573,7 @@ static void h_env_set(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_ok(reply);
 }
 
-static void h_env_unset(struct rsp_request *req, struct rsp_buf *reply)
+void h_env_unset(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct rsp_buf scratch = { 0 };
 
@@ -590,7 +584,7 @@ static void h_env_unset(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_ok(reply);
 }
 
-static void h_set_workdir(struct rsp_request *req, struct rsp_buf *reply)
+void h_set_workdir(struct rsp_request *req, struct rsp_buf *reply)
 {
 	free(agent.workdir);
 	agent.workdir = req->u.str[0] ? xstrdup(req->u.str) : NULL;
@@ -612,7 +606,7 @@ static struct thread *need_thread(struct rsp_buf *reply)
 	return t;
 }
 
-static void h_read_regs(struct rsp_request *req, struct rsp_buf *reply)
+void h_read_regs(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t;
 	uint8_t *blk;
@@ -632,7 +626,7 @@ static void h_read_regs(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_hex(reply, blk, regs_block_size(t->proc));
 }
 
-static void h_write_regs(struct rsp_request *req, struct rsp_buf *reply)
+void h_write_regs(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t = need_thread(reply);
 	uint8_t *blk;
@@ -667,7 +661,7 @@ static const struct arch_reg *reg_of(struct thread *t, unsigned int regnum)
 	return &agent.arch->regs[regnum];
 }
 
-static void h_read_reg(struct rsp_request *req, struct rsp_buf *reply)
+void h_read_reg(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t;
 	const struct arch_reg *r;
@@ -693,7 +687,7 @@ static void h_read_reg(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_hex(reply, blk + r->offset, r->bitsize / 8);
 }
 
-static void h_write_reg(struct rsp_request *req, struct rsp_buf *reply)
+void h_write_reg(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t = need_thread(reply);
 	const struct arch_reg *r;
@@ -734,7 +728,7 @@ static struct process *need_process(struct rsp_buf *reply)
 	return p;
 }
 
-static void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
+void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p;
 	uint8_t buf[RSP_MAX_PAYLOAD / 2];
@@ -763,7 +757,7 @@ static void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_hex(reply, buf, n);
 }
 
-static void h_write_mem(struct rsp_request *req, struct rsp_buf *reply)
+void h_write_mem(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = need_process(reply);
 	ssize_t n;
@@ -782,7 +776,7 @@ static void h_write_mem(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_reply_ok(reply);
 }
 
-static void h_search_mem(struct rsp_request *req, struct rsp_buf *reply)
+void h_search_mem(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = need_process(reply);
 	uint64_t addr = req->u.search.addr, end = addr + req->u.search.len;
@@ -816,7 +810,7 @@ static void h_search_mem(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_search(reply, false, 0);
 }
 
-static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
+void h_crc(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = need_process(reply);
 	uint64_t addr = req->u.mem.addr;
@@ -844,12 +838,12 @@ static void h_crc(struct rsp_request *req, struct rsp_buf *reply)
 
 /* --- execution --------------------------------------------------------------- */
 
-static void h_vcont_query(struct rsp_request *req, struct rsp_buf *reply)
+void h_vcont_query(struct rsp_request *req, struct rsp_buf *reply)
 {
 	rsp_reply_vcont_actions(reply);
 }
 
-static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
+void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct rsp_resume_action acts[RSP_MAX_VCONT_ACTIONS];
 	size_t n = req->u.vcont.count;
@@ -878,7 +872,7 @@ static void h_vcont(struct rsp_request *req, struct rsp_buf *reply)
 	server_defer_reply();
 }
 
-static void h_vctrlc(struct rsp_request *req, struct rsp_buf *reply)
+void h_vctrlc(struct rsp_request *req, struct rsp_buf *reply)
 {
 	inferior_interrupt();
 	rsp_reply_ok(reply);
@@ -890,7 +884,7 @@ static void exit_if_nothing_left(void)
 		agent.exit_after_reply = true;
 }
 
-static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
+void h_kill(struct rsp_request *req, struct rsp_buf *reply)
 {
 	while (agent.processes)
 		inferior_kill(agent.processes);
@@ -911,7 +905,7 @@ static void h_kill(struct rsp_request *req, struct rsp_buf *reply)
 			.kind = RSP_STOP_SIGNALLED, .signal = signal_to_gdb(SIGKILL) });
 }
 
-static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
+void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
 {
 	/* Without the multiprocess extension gdb names its own stand-in
 	 * pid (42000), not the process: kill the current one, as gdbserver
@@ -929,7 +923,7 @@ static void h_vkill(struct rsp_request *req, struct rsp_buf *reply)
 	exit_if_nothing_left();
 }
 
-static void h_detach(struct rsp_request *req, struct rsp_buf *reply)
+void h_detach(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = req->u.pid ? process_find(req->u.pid) : current_process();
 
@@ -980,7 +974,7 @@ static void run_program(char **argv, struct rsp_buf *reply)
 	format_stop_reply(&agent.last_stop, reply);
 }
 
-static void h_vrun(struct rsp_request *req, struct rsp_buf *reply)
+void h_vrun(struct rsp_request *req, struct rsp_buf *reply)
 {
 	size_t argc = req->u.argv.argc;
 	char **argv = xcalloc(argc + 1, sizeof(char *));
@@ -1007,7 +1001,7 @@ static void h_vrun(struct rsp_request *req, struct rsp_buf *reply)
 	run_program(last_argv, reply);
 }
 
-static void h_restart(struct rsp_request *req, struct rsp_buf *reply)
+void h_restart(struct rsp_request *req, struct rsp_buf *reply)
 {
 	while (agent.processes)
 		inferior_kill(agent.processes);
@@ -1021,7 +1015,7 @@ static void h_restart(struct rsp_request *req, struct rsp_buf *reply)
 	server_defer_reply();
 }
 
-static void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
+void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p;
 	int err = inferior_attach((pid_t)req->u.pid, &p);
@@ -1051,7 +1045,7 @@ static void h_vattach(struct rsp_request *req, struct rsp_buf *reply)
 
 /* --- breakpoints ------------------------------------------------------------- */
 
-static void h_point(struct rsp_request *req, struct rsp_buf *reply)
+void h_point(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct process *p = need_process(reply);
 	bool insert = req->kind == RSP_REQ_INSERT_POINT;
@@ -1101,151 +1095,4 @@ static void h_point(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	rsp_reply_ok(reply);
-}
-
-static void h_xfer(struct rsp_request *req, struct rsp_buf *reply)
-{
-	handle_xfer(req, reply);
-}
-
-static void h_vfile(struct rsp_request *req, struct rsp_buf *reply)
-{
-	handle_vfile(req, reply);
-}
-
-static handler_fn *const handlers[RSP_REQ_KIND_COUNT] = {
-	[RSP_REQ_UNKNOWN] = h_unknown,
-	[RSP_REQ_INVALID] = h_invalid,
-	[RSP_REQ_QSUPPORTED] = h_qsupported,
-	[RSP_REQ_START_NOACK] = h_start_noack,
-	[RSP_REQ_EXTENDED] = h_extended,
-	[RSP_REQ_HALT_REASON] = h_halt_reason,
-	[RSP_REQ_QATTACHED] = h_qattached,
-	[RSP_REQ_QC] = h_qc,
-	[RSP_REQ_QOFFSETS] = h_unknown,
-	[RSP_REQ_QSYMBOL] = h_qsymbol,
-	[RSP_REQ_THREADINFO_FIRST] = h_threadinfo_first,
-	[RSP_REQ_THREADINFO_NEXT] = h_threadinfo_next,
-	[RSP_REQ_THREAD_EXTRA] = h_thread_extra,
-	[RSP_REQ_THREAD_ALIVE] = h_thread_alive,
-	[RSP_REQ_SET_THREAD] = h_set_thread,
-	[RSP_REQ_RCMD] = h_rcmd,
-	[RSP_REQ_XFER] = h_xfer,
-	[RSP_REQ_SEARCH_MEM] = h_search_mem,
-	[RSP_REQ_CRC] = h_crc,
-	[RSP_REQ_TSTATUS] = h_trace,
-	[RSP_REQ_TINIT] = h_trace,
-	[RSP_REQ_TDP] = h_trace,
-	[RSP_REQ_TDP_ACTIONS] = h_trace,
-	[RSP_REQ_TDP_SRC] = h_trace,
-	[RSP_REQ_TDV] = h_trace,
-	[RSP_REQ_TRO] = h_trace,
-	[RSP_REQ_TDISCONNECTED] = h_trace,
-	[RSP_REQ_TBUFFER_CIRCULAR] = h_trace,
-	[RSP_REQ_TBUFFER_SIZE] = h_trace,
-	[RSP_REQ_TNOTES] = h_trace,
-	[RSP_REQ_TSTART] = h_trace,
-	[RSP_REQ_TSTOP] = h_trace,
-	[RSP_REQ_TENABLE] = h_trace,
-	[RSP_REQ_TDISABLE] = h_trace,
-	[RSP_REQ_TP_STATUS] = h_trace,
-	[RSP_REQ_TV] = h_trace,
-	[RSP_REQ_TP_UPLOAD_FIRST] = h_trace,
-	[RSP_REQ_TP_UPLOAD_NEXT] = h_trace,
-	[RSP_REQ_TSV_UPLOAD_FIRST] = h_trace,
-	[RSP_REQ_TSV_UPLOAD_NEXT] = h_trace,
-	[RSP_REQ_TFRAME] = h_trace,
-	[RSP_REQ_TBUFFER_READ] = h_trace,
-	[RSP_REQ_TSAVE] = h_trace,
-	[RSP_REQ_TMIN_FTPI_LEN] = h_trace,
-	[RSP_REQ_PROBE_FRAMES] = h_trace,
-	[RSP_REQ_PROBE_FULL_WAIT] = h_trace,
-	[RSP_REQ_PROBE_FULL_DROP] = h_trace,
-	[RSP_REQ_PROBE_LOST] = h_trace,
-	[RSP_REQ_PROBE_PENDING] = h_trace,
-	[RSP_REQ_PROBE_LIBEVENTS] = h_trace,
-	[RSP_REQ_PROBE_SALVAGE] = h_trace,
-	[RSP_REQ_GET_TLS_ADDR] = h_get_tls_addr,
-	[RSP_REQ_SHLIB_INFO_ADDR] = h_shlib_info_addr,
-	[RSP_REQ_MEMORY_REGION] = h_memory_region,
-	[RSP_REQ_NONSTOP] = h_nonstop,
-	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = h_detach_on_close,
-	[RSP_REQ_PASS_SIGNALS] = h_pass_signals,
-	[RSP_REQ_PROGRAM_SIGNALS] = h_program_signals,
-	[RSP_REQ_THREAD_EVENTS] = h_thread_events,
-	[RSP_REQ_CATCH_SYSCALLS] = h_catch_syscalls,
-	[RSP_REQ_DISABLE_RANDOMIZATION] = h_disable_randomization,
-	[RSP_REQ_STARTUP_WITH_SHELL] = h_startup_with_shell,
-	[RSP_REQ_ENV_RESET] = h_env_reset,
-	[RSP_REQ_ENV_SET] = h_env_set,
-	[RSP_REQ_ENV_UNSET] = h_env_unset,
-	[RSP_REQ_SET_WORKDIR] = h_set_workdir,
-	[RSP_REQ_ALLOW] = h_ok,
-	[RSP_REQ_AGENT] = h_ok,
-	[RSP_REQ_READ_REGS] = h_read_regs,
-	[RSP_REQ_WRITE_REGS] = h_write_regs,
-	[RSP_REQ_READ_REG] = h_read_reg,
-	[RSP_REQ_WRITE_REG] = h_write_reg,
-	[RSP_REQ_READ_MEM] = h_read_mem,
-	[RSP_REQ_WRITE_MEM] = h_write_mem,
-	[RSP_REQ_VCONT_QUERY] = h_vcont_query,
-	[RSP_REQ_VCONT] = h_vcont,
-	[RSP_REQ_VCTRLC] = h_vctrlc,
-	[RSP_REQ_VSTOPPED] = h_vstopped,
-	[RSP_REQ_KILL] = h_kill,
-	[RSP_REQ_VKILL] = h_vkill,
-	[RSP_REQ_DETACH] = h_detach,
-	[RSP_REQ_RESTART] = h_restart,
-	[RSP_REQ_VRUN] = h_vrun,
-	[RSP_REQ_VATTACH] = h_vattach,
-	[RSP_REQ_INSERT_POINT] = h_point,
-	[RSP_REQ_REMOVE_POINT] = h_point,
-	[RSP_REQ_VFILE] = h_vfile,
-};
-
-/* Which --disable-packet bit turns a request off. */
-static bool request_disabled(const struct rsp_request *req)
-{
-	unsigned int d = agent.opt.disabled;
-
-	switch (req->kind) {
-	case RSP_REQ_VCONT:
-		return (d & DISABLE_VCONT) && !req->u.vcont.legacy;
-	case RSP_REQ_VCONT_QUERY:
-		return d & DISABLE_VCONT;
-	case RSP_REQ_QC:
-		return d & DISABLE_QC;
-	case RSP_REQ_THREADINFO_FIRST:
-	case RSP_REQ_THREADINFO_NEXT:
-		return d & DISABLE_QFTHREADINFO;
-	case RSP_REQ_XFER:
-		return (d & DISABLE_THREADS) &&
-		       strcmp(req->u.xfer.object, "threads") == 0;
-	default:
-		return false;
-	}
-}
-
-/* With a trace frame selected the past cannot be changed. */
-static bool writes_state(enum rsp_req_kind k)
-{
-	return k == RSP_REQ_WRITE_REGS || k == RSP_REQ_WRITE_REG ||
-	       k == RSP_REQ_WRITE_MEM;
-}
-
-void handle_request(struct rsp_request *req, struct rsp_buf *reply)
-{
-	handler_fn *fn = req->kind < RSP_REQ_KIND_COUNT ? handlers[req->kind] : NULL;
-
-	if (trace_frame_selected() && writes_state(req->kind)) {
-		rsp_reply_error_code(reply, RSP_ERR_FAILED);
-		return;
-	}
-	if (request_disabled(req))
-		fn = h_unknown;
-
-	debug("%s", rsp_req_name(req->kind));
-	if (!fn)
-		fn = h_unknown;
-	fn(req, reply);
 }

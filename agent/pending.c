@@ -17,7 +17,7 @@
  *
  * Nothing is written where an unloaded library was: another mapping may
  * be there already (breakpoint.c, bp_unmapped).  Hits of a placed
- * location run its tracepoint as if it were at the key (tracepoint.c maps
+ * location run its tracepoint as if it were at the key (trace-run.c maps
  * the probe's address back), so frames, conditions and counts are those
  * of the tracepoint gdb or the recorder defined.
  *

@@ -43,7 +43,7 @@ void pending_run_ended(void);
 /* qprobe.libevents */
 void pending_events_reply(struct rsp_buf *reply);
 
-/* tracepoint.c, for pending.c */
+/* trace-install.c, trace-run.c, for pending.c */
 /* A probe at `addr` for tracepoint `number` at `key`. */
 int trace_place(struct process *p, uint32_t number, uint64_t key,
 		uint64_t addr, char *why, size_t whylen);

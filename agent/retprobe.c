@@ -452,7 +452,7 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
  * Thread `t` executed `ret` into the trampoline: sp is one past the slot
  * (x86-64), or sp at the entry (link register).
  * Its pc becomes the real return address; with `record`, every entry of
- * that slot (a chain of tail calls: innermost first) goes to tracepoint.c.
+ * that slot (a chain of tail calls: innermost first) goes to trace-run.c.
  * Returns 0, or -ENOENT when no entry names the slot (cannot happen while
  * the invariants hold: the thread is then left where it is).
  */

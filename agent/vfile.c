@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/packets.h"
 #include "agent/log.h"
 
 /* gdb File-I/O open flags. */
@@ -103,7 +104,7 @@ static void put_be64(uint8_t *p, uint64_t v)
 	put_be32(p + 4, (uint32_t)v);
 }
 
-static void vfile_open(struct rsp_request *req, struct rsp_buf *reply)
+void vfile_open(struct rsp_request *req, struct rsp_buf *reply)
 {
 	int gf = req->u.vfile.flags, flags = 0;
 	char path[4200];
@@ -131,7 +132,7 @@ static void vfile_open(struct rsp_request *req, struct rsp_buf *reply)
 	done(reply, fd, NULL, 0);
 }
 
-static void vfile_close(struct rsp_request *req, struct rsp_buf *reply)
+void vfile_close(struct rsp_request *req, struct rsp_buf *reply)
 {
 	int fd = req->u.vfile.fd;
 
@@ -146,7 +147,7 @@ static void vfile_close(struct rsp_request *req, struct rsp_buf *reply)
 	fail(reply, EBADF);
 }
 
-static void vfile_pread(struct rsp_request *req, struct rsp_buf *reply)
+void vfile_pread(struct rsp_request *req, struct rsp_buf *reply)
 {
 	/* Escaping can double the data: keep the reply within PacketSize. */
 	static uint8_t buf[RSP_MAX_PAYLOAD / 2];
@@ -166,7 +167,7 @@ static void vfile_pread(struct rsp_request *req, struct rsp_buf *reply)
 	done(reply, n, buf, n);
 }
 
-static void vfile_pwrite(struct rsp_request *req, struct rsp_buf *reply)
+void vfile_pwrite(struct rsp_request *req, struct rsp_buf *reply)
 {
 	if (!fd_is_ours(req->u.vfile.fd)) {
 		fail(reply, EBADF);
@@ -180,7 +181,7 @@ static void vfile_pwrite(struct rsp_request *req, struct rsp_buf *reply)
 		done(reply, n, NULL, 0);
 }
 
-static void vfile_fstat(struct rsp_request *req, struct rsp_buf *reply)
+void vfile_fstat(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct stat st;
 	uint8_t fio[64];
@@ -211,46 +212,32 @@ static void vfile_fstat(struct rsp_request *req, struct rsp_buf *reply)
 	done(reply, sizeof(fio), fio, sizeof(fio));
 }
 
-void handle_vfile(struct rsp_request *req, struct rsp_buf *reply)
+void vfile_setfs(struct rsp_request *req, struct rsp_buf *reply)
+{
+	agent.vfile_pid = (pid_t)req->u.vfile.pid;
+	done(reply, 0, NULL, 0);
+}
+
+void vfile_unlink(struct rsp_request *req, struct rsp_buf *reply)
+{
+	char path[4200];
+
+	resolve(req->u.vfile.path, path, sizeof(path));
+	if (unlink(path) < 0)
+		fail(reply, errno);
+	else
+		done(reply, 0, NULL, 0);
+}
+
+void vfile_readlink(struct rsp_request *req, struct rsp_buf *reply)
 {
 	char path[4200], target[4096];
 	ssize_t n;
 
-	switch (req->u.vfile.op) {
-	case RSP_VFILE_SETFS:
-		agent.vfile_pid = (pid_t)req->u.vfile.pid;
-		done(reply, 0, NULL, 0);
-		break;
-	case RSP_VFILE_OPEN:
-		vfile_open(req, reply);
-		break;
-	case RSP_VFILE_CLOSE:
-		vfile_close(req, reply);
-		break;
-	case RSP_VFILE_PREAD:
-		vfile_pread(req, reply);
-		break;
-	case RSP_VFILE_PWRITE:
-		vfile_pwrite(req, reply);
-		break;
-	case RSP_VFILE_FSTAT:
-		vfile_fstat(req, reply);
-		break;
-	case RSP_VFILE_UNLINK:
-		resolve(req->u.vfile.path, path, sizeof(path));
-		if (unlink(path) < 0)
-			fail(reply, errno);
-		else
-			done(reply, 0, NULL, 0);
-		break;
-	case RSP_VFILE_READLINK:
-		resolve(req->u.vfile.path, path, sizeof(path));
-		n = readlink(path, target, sizeof(target));
-		if (n < 0) {
-			fail(reply, errno);
-			break;
-		}
+	resolve(req->u.vfile.path, path, sizeof(path));
+	n = readlink(path, target, sizeof(target));
+	if (n < 0)
+		fail(reply, errno);
+	else
 		done(reply, n, target, n);
-		break;
-	}
 }

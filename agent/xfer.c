@@ -30,6 +30,7 @@
 #include "agent/agent.h"
 #include "agent/elfmem.h"
 #include "agent/log.h"
+#include "agent/packets.h"
 
 static int read_file(const char *path, struct rsp_buf *out)
 {
@@ -45,7 +46,7 @@ static int read_file(const char *path, struct rsp_buf *out)
 	return n < 0 ? -errno : 0;
 }
 
-static int xfer_features(struct rsp_request *req, struct rsp_buf *obj)
+int xfer_features(struct rsp_request *req, struct rsp_buf *obj, struct rsp_buf *reply)
 {
 	struct process *p = current_process();
 	unsigned int features = p ? p->features : regs_detect_features(getpid());
@@ -60,7 +61,7 @@ static int xfer_features(struct rsp_request *req, struct rsp_buf *obj)
 	return 0;
 }
 
-static int xfer_auxv(struct process *p, struct rsp_buf *obj)
+static int read_auxv(struct process *p, struct rsp_buf *obj)
 {
 	char path[64];
 
@@ -68,7 +69,14 @@ static int xfer_auxv(struct process *p, struct rsp_buf *obj)
 	return read_file(path, obj);
 }
 
-static int xfer_exec_file(struct rsp_request *req, struct rsp_buf *obj)
+int xfer_auxv(struct rsp_request *req, struct rsp_buf *obj, struct rsp_buf *reply)
+{
+	struct process *p = current_process();
+
+	return p ? read_auxv(p, obj) : -ESRCH;
+}
+
+int xfer_exec_file(struct rsp_request *req, struct rsp_buf *obj, struct rsp_buf *reply)
 {
 	char path[64], exe[4096];
 	pid_t pid = 0;
@@ -88,7 +96,7 @@ static int xfer_exec_file(struct rsp_request *req, struct rsp_buf *obj)
 	return 0;
 }
 
-static int xfer_threads(struct rsp_buf *obj)
+int xfer_threads(struct rsp_request *req, struct rsp_buf *obj, struct rsp_buf *reply)
 {
 	char name[64];
 
@@ -128,7 +136,7 @@ bool process_auxv(struct process *p, uint64_t type, uint64_t *value)
 	bool found = false;
 
 	rsp_buf_init(&auxv);
-	if (xfer_auxv(p, &auxv) == 0)
+	if (read_auxv(p, &auxv) == 0)
 		found = elfmem_auxv_find((const uint8_t *)auxv.data, auxv.len,
 					 agent.ptrace->word_size, type, value);
 	rsp_buf_free(&auxv);
@@ -301,7 +309,7 @@ int svr4_library_list(struct process *p, struct rsp_buf *out)
 	return 0;
 }
 
-static int xfer_siginfo_read(struct rsp_buf *obj)
+int xfer_siginfo_read(struct rsp_request *req, struct rsp_buf *obj, struct rsp_buf *reply)
 {
 	struct thread *t = current_thread();
 	siginfo_t si;
@@ -314,7 +322,7 @@ static int xfer_siginfo_read(struct rsp_buf *obj)
 	return 0;
 }
 
-static void xfer_siginfo_write(struct rsp_request *req, struct rsp_buf *reply)
+void xfer_siginfo_write(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct thread *t = current_thread();
 	siginfo_t si;
@@ -338,59 +346,34 @@ static void xfer_siginfo_write(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_reply_number(reply, req->u.xfer.data_len);
 }
 
-void handle_xfer(struct rsp_request *req, struct rsp_buf *reply)
+/* The program's libraries, or E01 before the dynamic linker has run: gdb
+ * then looks for _r_debug itself. */
+int xfer_libraries_svr4(struct rsp_request *req, struct rsp_buf *obj, struct rsp_buf *reply)
 {
-	const char *object = req->u.xfer.object;
 	struct process *p = current_process();
-	struct rsp_buf obj;
 	int err;
 
-	if (req->u.xfer.write) {
-		if (strcmp(object, "siginfo") == 0)
-			xfer_siginfo_write(req, reply);
-		return;	/* other writes: not supported, empty reply */
+	if (!p)
+		return -ESRCH;
+	err = svr4_library_list(p, obj);
+	if (err == -ENOENT) {
+		rsp_reply_error_code(reply, RSP_ERR_FAILED);
+		return XFER_REPLIED;
 	}
-	rsp_buf_init(&obj);
-	if (strcmp(object, "features") == 0) {
-		err = xfer_features(req, &obj);
-	} else if (strcmp(object, "exec-file") == 0) {
-		err = xfer_exec_file(req, &obj);
-	} else if (strcmp(object, "threads") == 0) {
-		err = xfer_threads(&obj);
-	} else if (strcmp(object, "auxv") == 0) {
-		err = p ? xfer_auxv(p, &obj) : -ESRCH;
-	} else if (strcmp(object, "libraries-svr4") == 0) {
-		err = p ? svr4_library_list(p, &obj) : -ESRCH;
-	} else if (strcmp(object, "siginfo") == 0) {
-		err = xfer_siginfo_read(&obj);
-	} else if (strcmp(object, "traceframe-info") == 0) {
-		rsp_buf_free(&obj);
-		trace_frame_info(req, reply);
-		return;
-	} else if (strcmp(object, "osdata") == 0) {
-		/* Produced once at offset 0: gdb reads it in pieces. */
-		static struct rsp_buf osdata;
-		if (req->u.xfer.offset == 0) {
-			rsp_buf_reset(&osdata);
-			err = osdata_read(req->u.xfer.annex, &osdata);
-		} else {
-			err = 0;
-		}
-		if (err == 0)
-			rsp_buf_put(&obj, osdata.data, osdata.len);
-	} else {
-		rsp_buf_free(&obj);
-		return;	/* unknown object: empty reply */
+	return err;
+}
+
+/* Produced once at offset 0: gdb reads it in pieces. */
+int xfer_osdata(struct rsp_request *req, struct rsp_buf *obj, struct rsp_buf *reply)
+{
+	static struct rsp_buf osdata;
+	int err = 0;
+
+	if (req->u.xfer.offset == 0) {
+		rsp_buf_reset(&osdata);
+		err = osdata_read(req->u.xfer.annex, &osdata);
 	}
-	if (err == -ESRCH)
-		rsp_reply_error(reply, "no process: the program is not running");
-	else if (err == -ENOENT && strcmp(object, "libraries-svr4") == 0)
-		rsp_reply_error_code(reply, RSP_ERR_FAILED);	/* gdb looks for _r_debug itself */
-	else if (err == -ENOENT)
-		rsp_reply_error(reply, "no %s object named '%s'", object, req->u.xfer.annex);
-	else if (err < 0)
-		rsp_reply_error(reply, "cannot read %s: %s", object, strerror(-err));
-	else
-		rsp_reply_xfer_chunk(reply, obj.data, obj.len, req->u.xfer.offset, req->u.xfer.length);
-	rsp_buf_free(&obj);
+	if (err == 0)
+		rsp_buf_put(obj, osdata.data, osdata.len);
+	return err;
 }
