@@ -53,51 +53,35 @@ static struct pending *pendings;
 static struct rsp_buf events;
 static bool events_init, events_overflow;
 
-static void event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void event(const char *fmt, ...)
+static void event(const struct rsp_libevent *e)
 {
-	char line[9000];	/* a path of PATH_MAX bytes, in hex */
-	va_list ap;
+	size_t before;
 
 	if (!events_init) {
 		rsp_buf_init(&events);
 		events_init = true;
 	}
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (events.len + strlen(line) + 1 > EVENTS_MAX) {
+	before = events.len;
+	rsp_libevent_put(&events, e);
+	if (events.len > EVENTS_MAX) {
+		events.len = before;	/* the oldest are kept */
+		events.data[before] = '\0';
 		events_overflow = true;
-		return;
 	}
-	rsp_buf_putc(&events, ';');
-	rsp_buf_puts(&events, line);
-}
-
-static void hex_text(char *out, size_t size, const char *s)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t o = 0;
-
-	for (; *s && o + 3 <= size; s++) {
-		out[o++] = digits[(unsigned char)*s >> 4];
-		out[o++] = digits[(unsigned char)*s & 15];
-	}
-	out[o] = '\0';
 }
 
 static void error_event(struct pending *pl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void error_event(struct pending *pl, const char *fmt, ...)
 {
-	char msg[400], hex[801];
+	char msg[400];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	hex_text(hex, sizeof(hex), msg);
-	event("x%x,%" PRIx64 ",%s", pl->number, pl->key, hex);
+	event(&(struct rsp_libevent){ .kind = RSP_LIBEV_FAILED, .tp = pl->number,
+				      .key = pl->key, .text = msg });
 	debug("tracepoint %u: %s", pl->number, msg);
 }
 
@@ -295,7 +279,7 @@ static int resolve(struct process *p, struct pending *pl, const struct solib *li
 
 static void place(struct process *p, struct pending *pl, const struct solib *lib)
 {
-	char why[300], hex[2 * sizeof(lib->name) + 1];
+	char why[300];
 	uint64_t addr;
 
 	if (pl->failed_lm == lib->lm)
@@ -319,9 +303,9 @@ static void place(struct process *p, struct pending *pl, const struct solib *lib
 	pl->l_addr = lib->l_addr;
 	pl->loads++;
 	pl->hits_at = trace_frames_of(pl->number, pl->key);
-	hex_text(hex, sizeof(hex), lib->name);
-	event("p%x,%" PRIx64 ",%" PRIx64 ",%x,%s", pl->number, pl->key, addr,
-	      pl->loads, hex);
+	event(&(struct rsp_libevent){ .kind = RSP_LIBEV_PLACED, .tp = pl->number,
+				      .key = pl->key, .addr = addr, .load = pl->loads,
+				      .text = lib->name });
 	debug("tracepoint %u placed at %#" PRIx64 " in %s (load %u)", pl->number,
 	      addr, lib->name, pl->loads);
 }
@@ -332,8 +316,10 @@ static void unplace(struct pending *pl, char how)
 {
 	uint64_t frames = trace_frames_of(pl->number, pl->key) - pl->hits_at;
 
-	event("%c%x,%" PRIx64 ",%" PRIx64 ",%x,%" PRIx64, how, pl->number, pl->key,
-	      pl->addr, pl->loads, frames);
+	event(&(struct rsp_libevent){ .kind = (enum rsp_libevent_kind)how,
+				      .tp = pl->number, .key = pl->key,
+				      .addr = pl->addr, .load = pl->loads,
+				      .frames = frames });
 	pl->placed = false;
 }
 
@@ -419,10 +405,12 @@ void pending_run_ended(void)
 void pending_events_reply(struct rsp_buf *reply)
 {
 	size_t max = RSP_MAX_PAYLOAD / 2, cut = 0;
+	bool lost;
 
-	rsp_buf_putc(reply, 'P');
-	if (!events_init)
+	if (!events_init) {
+		rsp_reply_libevents(reply, "", 0, false);
 		return;
+	}
 	while (cut < events.len) {
 		const char *next = memchr(events.data + cut + 1, ';', events.len - cut - 1);
 		size_t end = next ? (size_t)(next - events.data) : events.len;
@@ -430,11 +418,10 @@ void pending_events_reply(struct rsp_buf *reply)
 			break;
 		cut = end;
 	}
-	rsp_buf_put(reply, events.data, cut);
+	lost = events.len == cut && events_overflow;
+	rsp_reply_libevents(reply, events.data, cut, lost);
 	memmove(events.data, events.data + cut, events.len - cut);
 	events.len -= cut;
-	if (events.len == 0 && events_overflow) {
-		rsp_buf_puts(reply, ";o");
+	if (lost)
 		events_overflow = false;
-	}
 }

@@ -345,6 +345,37 @@ void rsp_reply_frames_add(struct rsp_buf *b, const void *data, size_t len)
 	rsp_buf_put_escaped(b, data, len);
 }
 
+void rsp_libevent_put(struct rsp_buf *b, const struct rsp_libevent *e)
+{
+	const char *text = e->text ? e->text : "";
+
+	rsp_buf_printf(b, ";%c%" PRIx32 ",%" PRIx64, (char)e->kind, e->tp, e->key);
+	switch (e->kind) {
+	case RSP_LIBEV_PLACED:
+		rsp_buf_printf(b, ",%" PRIx64 ",%" PRIx32 ",", e->addr, e->load);
+		rsp_buf_put_hex(b, text, strlen(text));
+		break;
+	case RSP_LIBEV_REMOVED:
+	case RSP_LIBEV_STILL:
+		rsp_buf_printf(b, ",%" PRIx64 ",%" PRIx32 ",%" PRIx64, e->addr, e->load,
+			       e->frames);
+		break;
+	case RSP_LIBEV_FAILED:
+		rsp_buf_putc(b, ',');
+		rsp_buf_put_hex(b, text, strlen(text));
+		break;
+	}
+}
+
+void rsp_reply_libevents(struct rsp_buf *b, const char *queued, size_t len,
+			 bool lost)
+{
+	rsp_buf_putc(b, 'P');
+	rsp_buf_put(b, queued, len);
+	if (lost)
+		rsp_buf_puts(b, ";o");
+}
+
 /* --- qXfer documents ----------------------------------------------------- */
 
 static void xml_escape(struct rsp_buf *b, const char *s, bool quotes)

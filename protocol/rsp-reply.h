@@ -205,6 +205,37 @@ void rsp_reply_salvage(struct rsp_buf *b, uint64_t frames, uint64_t left_out);
 void rsp_reply_frames_begin(struct rsp_buf *b);
 void rsp_reply_frames_add(struct rsp_buf *b, const void *data, size_t len);
 
+/*
+ * qprobe.libevents: what became of pending tracepoint locations, `P`
+ * then `;<event>` each (as many as the agent queued), `;o` when events
+ * were lost:
+ *   p<tp>,<key>,<addr>,<load>,<hex path>   placed, load-th time
+ *   r<tp>,<key>,<addr>,<load>,<frames>     removed: its library went
+ *   s<tp>,<key>,<addr>,<load>,<frames>     still placed at the end
+ *   x<tp>,<key>,<hex message>              could not be placed
+ * The agent queues events as they happen (rsp_libevent_put) and sends
+ * whole ones (rsp_reply_libevents).
+ */
+enum rsp_libevent_kind {
+	RSP_LIBEV_PLACED = 'p',
+	RSP_LIBEV_REMOVED = 'r',
+	RSP_LIBEV_STILL = 's',
+	RSP_LIBEV_FAILED = 'x',
+};
+struct rsp_libevent {
+	enum rsp_libevent_kind kind;
+	uint32_t tp;
+	uint64_t key, addr;
+	uint32_t load;
+	uint64_t frames;		/* REMOVED, STILL */
+	const char *text;		/* PLACED: library; FAILED: message */
+};
+/* Appends `;<event>`. */
+void rsp_libevent_put(struct rsp_buf *b, const struct rsp_libevent *e);
+/* `P`, `len` bytes of queued events, `;o` if `lost`. */
+void rsp_reply_libevents(struct rsp_buf *b, const char *queued, size_t len,
+			 bool lost);
+
 /* --- qXfer documents ----------------------------------------------------- */
 
 /* Text escaped for an XML attribute or element (`<>&"'`). */

@@ -473,6 +473,35 @@ static void test_trace(void **state)
 	expect("Fa}\x03}\x0a");
 }
 
+static void test_libevents(void **state)
+{
+	struct rsp_buf q;
+
+	(void)state;
+	rsp_buf_init(&q);
+	rsp_libevent_put(&q, &(struct rsp_libevent){
+		.kind = RSP_LIBEV_PLACED, .tp = 2, .key = 0x1139, .addr = 0x7ffff7fb9139ull,
+		.load = 1, .text = "/l.so" });
+	rsp_libevent_put(&q, &(struct rsp_libevent){
+		.kind = RSP_LIBEV_REMOVED, .tp = 2, .key = 0x1139, .addr = 0x7ffff7fb9139ull,
+		.load = 1, .frames = 0x11 });
+	rsp_libevent_put(&q, &(struct rsp_libevent){
+		.kind = RSP_LIBEV_STILL, .tp = 0xa, .key = 0, .addr = 0x401000,
+		.load = 2, .frames = 0 });
+	rsp_libevent_put(&q, &(struct rsp_libevent){
+		.kind = RSP_LIBEV_FAILED, .tp = 3, .key = 0x20, .text = "no" });
+	rsp_reply_libevents(&b, q.data, q.len, false);
+	expect("P;p2,1139,7ffff7fb9139,1,2f6c2e736f"
+	       ";r2,1139,7ffff7fb9139,1,11"
+	       ";sa,0,401000,2,0"
+	       ";x3,20,6e6f");
+	rsp_reply_libevents(&b, "", 0, false);
+	expect("P");
+	rsp_reply_libevents(&b, "", 0, true);
+	expect("P;o");
+	rsp_buf_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +517,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vfile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xml_documents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_libevents, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
