@@ -1,8 +1,10 @@
 /*
- * handlers.c - one handler per request kind.
+ * handlers.c - the handlers of the general packets: handshake, queries,
+ * settings, registers, memory, execution, breakpoints.
  *
- * Handlers see typed requests (protocol/rsp-request.h) and write the reply
- * into `reply`; an empty reply tells gdb the packet is not supported.
+ * agent/packets.c's table leads here.  Handlers see typed requests
+ * (protocol/rsp-request.h) and answer with protocol/rsp-reply.h's
+ * functions; an empty reply tells gdb the packet is not supported.
  * Errors go out as `E.<text>` so gdb shows the user what was wrong.
  * Resume requests defer their reply: the stop reply comes when the program
  * stops (inferior.c).

@@ -1,6 +1,7 @@
 /*
  * xfer.c - qXfer objects: target description, auxv, exec file, threads,
- * shared libraries, signal info.
+ * shared libraries, signal info (readers for agent/packets.c's table,
+ * which sends gdb the piece it asked for).
  *
  * Each object is produced whole and gdb reads it in pieces: `m` while more
  * follows, `l` for the last piece, binary-escaped.
