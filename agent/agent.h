@@ -279,6 +279,8 @@ struct agent {
 	bool thread_events;
 	bool report_fork, report_vfork, report_exec;
 	bool report_no_resumed;		/* "N" when nothing gdb resumed runs */
+	bool error_messages;		/* gdb takes E.text in any reply
+					   (error-message+, gdb 14) */
 	bool swbreak_feature, hwbreak_feature;
 	bool pass_signals[256];		/* gdb numbering */
 	bool program_signals[256];

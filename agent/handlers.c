@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,6 +163,7 @@ void h_qsupported(struct rsp_request *req, struct rsp_buf *reply)
 	agent.report_vfork = has_feature(g, "vfork-events+");
 	agent.report_exec = has_feature(g, "exec-events+");
 	agent.report_no_resumed = has_feature(g, "no-resumed+");
+	agent.error_messages = has_feature(g, "error-message+");
 	struct rsp_features f = {
 		.packet_size = RSP_MAX_PAYLOAD,
 		.fast_tracepoints = agent.arch->emit_pad_handoff != NULL,
@@ -392,8 +394,11 @@ void h_get_tls_addr(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	if (thread_db_tls_address(t, req->u.tls.lm, req->u.tls.offset, &addr) < 0) {
-		/* gdb reports "Remote target failed to process qGetTLSAddr". */
-		rsp_reply_error_code(reply, RSP_ERR_FAILED);
+		/* gdb 13 reports "Remote target failed to process
+		 * qGetTLSAddr" whatever the text. */
+		rsp_reply_failure(reply, &(struct rsp_error){ RSP_ERR_FAILED,
+				  "cannot find the thread-local storage address" },
+				  agent.error_messages);
 		return;
 	}
 	rsp_reply_number(reply, addr);
@@ -752,8 +757,12 @@ void h_read_mem(struct rsp_request *req, struct rsp_buf *reply)
 	n = mem_read(p, req->u.mem.addr, buf, len);
 	if (n <= 0) {
 		/* gdb 13 takes only `Enn` here: it would hex-decode `E.text`. */
-		debug("cannot read memory at 0x%llx", (unsigned long long)req->u.mem.addr);
-		rsp_reply_error_code(reply, RSP_ERR_FAILED);
+		char why[64];
+		snprintf(why, sizeof(why), "cannot read memory at 0x%llx",
+			 (unsigned long long)req->u.mem.addr);
+		debug("%s", why);
+		rsp_reply_failure(reply, &(struct rsp_error){ RSP_ERR_FAILED, why },
+				  agent.error_messages);
 		return;
 	}
 	rsp_reply_hex(reply, buf, n);

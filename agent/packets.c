@@ -223,7 +223,9 @@ void handle_request(struct rsp_request *req, struct rsp_buf *reply)
 	    !(req->kind == RSP_REQ_VCONT && req->u.vcont.legacy))
 		return;
 	if ((row->flags & PKT_WRITES) && trace_frame_selected()) {
-		rsp_reply_error_code(reply, RSP_ERR_FAILED);
+		rsp_reply_failure(reply, &(struct rsp_error){ RSP_ERR_FAILED,
+				  "a trace frame is selected: its registers and memory cannot be changed" },
+				  agent.error_messages);
 		return;
 	}
 	if (row->flags & PKT_DRAIN)

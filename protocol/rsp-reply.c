@@ -37,6 +37,15 @@ void rsp_reply_error(struct rsp_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+void rsp_reply_failure(struct rsp_buf *b, const struct rsp_error *e,
+		       bool text_accepted)
+{
+	if (text_accepted && e->text)
+		rsp_buf_put_error(b, "%s", e->text);
+	else
+		rsp_reply_error_code(b, e->code);
+}
+
 void rsp_reply_errno(struct rsp_buf *b, const char *what, int err)
 {
 	rsp_buf_put_error(b, "%s: %s", what, strerror(err < 0 ? -err : err));

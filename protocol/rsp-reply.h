@@ -38,6 +38,18 @@ void rsp_reply_error_code(struct rsp_buf *b, enum rsp_error_code code);
 /* `E.<text>` with the framing characters and newlines made blanks. */
 void rsp_reply_error(struct rsp_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * A failure of a packet whose reply gdb 13 decodes before it looks for an
+ * error (see above): `E<code>`, or `E.<text>` when the client said in
+ * qSupported that it takes a text in any reply (`error-message+`, gdb 14
+ * and later) and there is one.
+ */
+struct rsp_error {
+	enum rsp_error_code code;
+	const char *text;		/* NULL: none */
+};
+void rsp_reply_failure(struct rsp_buf *b, const struct rsp_error *e,
+		       bool text_accepted);
 /* `E.<what>: <strerror(err)>` (err positive or negative). */
 void rsp_reply_errno(struct rsp_buf *b, const char *what, int err);
 

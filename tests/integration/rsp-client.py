@@ -400,6 +400,16 @@ def group_bad_input(args, tmp, env):
         check(is_error(r), "m on address 0 -> error (%r)" % r)
         r = c.request(b"mffffffffffff0000,8")
         check(is_error(r), "m on a kernel address -> error (%r)" % r)
+        if not stub_is_gdbserver(args):
+            # A client that takes E.text in any reply (gdb 14's
+            # error-message+) gets the reason; gdb 13 gets E01.
+            c.request(b"qSupported:multiprocess+;error-message+")
+            r = c.request(b"m0,4")
+            check(r == b"E.cannot read memory at 0x0",
+                  "m on address 0 after error-message+ -> E.text (%r)" % r)
+            c.request(b"qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+")
+            r = c.request(b"m0,4")
+            check(r == b"E01", "m on address 0 without error-message+ -> E01 (%r)" % r)
         # Breakpoints where nothing is mapped.  (gdbserver: E01.)
         r = c.request(b"Z0,0,1")
         check(is_error(r), "Z0 on address 0 -> error (%r)" % r)

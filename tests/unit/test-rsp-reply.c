@@ -66,6 +66,15 @@ static void test_ok_and_errors(void **state)
 	/* Framing characters and newlines cannot go out raw. */
 	rsp_reply_error(&b, "a#b$c}d*e\nf");
 	expect("E.a b c d e f");
+	/* Enn for gdb 13; the text for a gdb that said error-message+. */
+	struct rsp_error e = { RSP_ERR_FAILED, "cannot read memory at 0x10" };
+	rsp_reply_failure(&b, &e, false);
+	expect("E01");
+	rsp_reply_failure(&b, &e, true);
+	expect("E.cannot read memory at 0x10");
+	e.text = NULL;
+	rsp_reply_failure(&b, &e, true);
+	expect("E01");
 	rsp_reply_errno(&b, "cannot read registers", -3 /* ESRCH */);
 	expect("E.cannot read registers: No such process");
 	rsp_reply_errno(&b, "x", 2 /* ENOENT, positive */);
