@@ -76,6 +76,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -187,6 +188,10 @@ struct pad_table {
 	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
 	bool ipa_failed;
 	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
+	/* Return probes with no stop: could not be set up in this process
+	 * (no more tries); returns the drain took. */
+	bool ret_failed;
+	uint64_t ret_recorded;
 };
 
 static uint8_t *record_at(struct pad_table *pt, uint64_t pos)
@@ -453,6 +458,196 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
 	return 0;
 }
 
+/* --- return probes with no stop ------------------------------------------- */
+
+/*
+ * The TSC, which the entry pad and the trampoline read (rdtsc: no system
+ * call), against the clocks: the latency in nanoseconds, the return's
+ * time in CLOCK_REALTIME microseconds as a pad's record holds it.  The
+ * rate comes from a short measure when the first area is made, refined
+ * at every drain once a second or more has passed (constant_tsc: one
+ * rate on every CPU of the machine).
+ */
+static struct {
+	uint64_t tsc0, mono0, real0;
+	double ticks_per_ns;
+} tscal;
+
+static uint64_t tsc_read(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A TSC reading and CLOCK_MONOTONIC taken together: retried until the
+ * clock readings around the TSC's lie within 2 us (no preemption in
+ * between: the machine may be shared). */
+static void tsc_pair(uint64_t *t, uint64_t *m)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
+		*t = tsc_read();
+		uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
+		*m = m1 + (m2 - m1) / 2;
+		if (m2 - m1 < 2000)
+			return;
+	}
+}
+
+static void tsc_calibrate(void)
+{
+	struct timespec gap = { 0, 20000000 };	/* 20 ms */
+	uint64_t t, m;
+
+	if (tscal.ticks_per_ns > 0)
+		return;
+	tsc_pair(&tscal.tsc0, &tscal.mono0);
+	tscal.real0 = clock_ns(CLOCK_REALTIME) - (clock_ns(CLOCK_MONOTONIC) - tscal.mono0);
+	nanosleep(&gap, NULL);
+	tsc_pair(&t, &m);
+	tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	debug("TSC: %.4f ticks per ns", tscal.ticks_per_ns);
+}
+
+static void tsc_refine(void)
+{
+	uint64_t m, t;
+
+	if (tscal.ticks_per_ns <= 0)
+		return;
+	tsc_pair(&t, &m);
+	if (m - tscal.mono0 > 1000000000u)
+		tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+}
+
+static uint64_t tsc_ns(uint64_t ticks)
+{
+	return tscal.ticks_per_ns > 0 ? (uint64_t)((double)ticks / tscal.ticks_per_ns) : 0;
+}
+
+static uint64_t tsc_real_us(uint64_t t)
+{
+	double d = tscal.ticks_per_ns > 0 ? ((double)t - (double)tscal.tsc0) / tscal.ticks_per_ns : 0;
+
+	return (uint64_t)(((double)tscal.real0 + d) / 1000.0);
+}
+
+/*
+ * The in-process shadow stacks of `p` and their trampoline (struct
+ * arch_ret_pad): one private anonymous mapping the process makes, whose
+ * first page holds the trampoline (read and execute) and the rest the
+ * stacks.  Private, not the pads' shared memory: a fork child gets a
+ * copy as it gets a copy of its stack, and its returns find their real
+ * addresses there.  Never unmapped while the process lives.  0, or
+ * -errno with the reason in `why` (and no second try).
+ */
+static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct thread *t;
+	uint64_t base = 0, on = 1;
+	uint8_t code[4096];
+	long ret;
+	int n, err;
+
+	if (p->ret_area)
+		return 0;
+	if (pt->ret_failed) {
+		snprintf(why, whylen, "no in-process shadow stacks in process %d", p->pid);
+		return -ENOMEM;
+	}
+	if (!arch->emit_ret_entry || !arch->emit_ret_exit || !arch->emit_pad_collect) {
+		snprintf(why, whylen, "returns trap on %s", arch->name);
+		return -ENOTSUP;
+	}
+	pt->ret_failed = true;
+	if (!(t = process_stopped_thread(p))) {
+		snprintf(why, whylen, "no stopped thread to set up the shadow stacks");
+		return -ESRCH;
+	}
+	err = inferior_mmap(t, 0, 4096 + RET_PAD_AREA_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &base);
+	if (err < 0) {
+		snprintf(why, whylen, "process %d cannot map its shadow stacks: %s",
+			 p->pid, strerror(-err));
+		return err;
+	}
+	const struct arch_pad_layout *l = layout();
+	struct arch_ret_pad r = {
+		.area = base + 4096, .tramp = base, .fsgsbase = pt->fsgsbase,
+		.ring = {
+			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
+			.record_shift = record_shift(), .nrecords = RING_RECORDS,
+			.off_seq = l->off_seq, .off_bases = l->off_bases,
+			.off_frame = l->off_frame, .xsave = pt->xsave,
+			.fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
+			.blocks_size = blocks_size(),
+		},
+	};
+	n = arch->emit_ret_exit(code, sizeof(code), &r);
+	if (n < 0) {
+		snprintf(why, whylen, "cannot build the return trampoline: %s", strerror(-n));
+		err = n;
+	} else if (mem_write_raw(p, base, code, (size_t)n) != n ||
+		   mem_write_raw(p, r.area + RET_PAD_ON, &on, 8) != 8) {
+		snprintf(why, whylen, "cannot write the return trampoline at 0x%llx",
+			 (unsigned long long)base);
+		err = -EIO;
+	} else if ((err = remote_call(t, SYS_mprotect, (long)base, 4096,
+				      PROT_READ | PROT_EXEC, 0, 0, 0, &ret)) < 0) {
+		snprintf(why, whylen, "process %d cannot make the return trampoline "
+			 "executable: %s", p->pid, strerror(-err));
+	}
+	if (err < 0) {
+		remote_call(t, SYS_munmap, (long)base, 4096 + RET_PAD_AREA_SIZE, 0, 0, 0, 0,
+			    &ret);
+		return err;
+	}
+	/* A thread stopped inside it is stepped out like one in a pad. */
+	struct pad_code *c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	*c = (struct pad_code){ pt->codes, base, 0, 0, (size_t)n };
+	pt->codes = c;
+	p->ret_area = r.area;
+	p->ret_itramp = base;
+	pt->ret_failed = false;
+	tsc_calibrate();
+	debug("return trampoline at %#llx, shadow stacks at %#llx in %d",
+	      (unsigned long long)base, (unsigned long long)r.area, p->pid);
+	return 0;
+}
+
+/* A counter of the in-process shadow stacks' header (RET_PAD_*). */
+uint64_t pad_ret_count(const struct process *p, unsigned int off)
+{
+	uint64_t v = 0;
+
+	if (!p->ret_area || mem_read_raw((struct process *)p, p->ret_area + off, &v, 8) != 8)
+		return 0;
+	return v;
+}
+
+/* Returns the trampoline recorded and the drain took. */
+uint64_t pad_ret_recorded(const struct process *p)
+{
+	return p->pads ? p->pads->ret_recorded : 0;
+}
+
 /*
  * A thread of a traced process stopped with `sig`: if it is SIGSEGV or
  * SIGBUS at one of the collector's loads (ipa_copy), it goes on at the
@@ -536,6 +731,7 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
  * or -errno with the reason in `why`; the probe stays as it was then.
  */
 static bool all_stopped(struct process *p);
+static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen);
 static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen);
 
@@ -632,6 +828,41 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	struct sw_breakpoint *gb = bp_find(p, pr->addr);
 	if (gb && gb->gdb_refs)
 		collect = PAD_STOPS;
+	/* The return taken in the pad: the push comes first, right after
+	 * the save; it falls through to the collector (or branches to the
+	 * restore when there is nothing to record at the entry), and sends
+	 * what it cannot push to the hand-off. */
+	bool ret = pr->pad_ret_want && !(gb && gb->gdb_refs);
+	size_t ret_fallback = 0, ret_done = 0;
+	if (ret) {
+		char rwhy[200];
+		if (ret_get(p, pt, rwhy, sizeof(rwhy)) < 0) {
+			debug("probe at %#llx: its returns trap: %s",
+			      (unsigned long long)pr->addr, rwhy);
+			ret = false;
+		}
+	}
+	/* Nothing else at the entry: a push that succeeds goes straight
+	 * to the restore. */
+	bool ret_only = ret && collect == PAD_STOPS && pr->pad_ret_only;
+	if (ret) {
+		struct arch_ret_pad r = {
+			.area = p->ret_area, .tramp = p->ret_itramp,
+			.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
+			.fsgsbase = pt->fsgsbase,
+		};
+		m = arch->emit_ret_entry(code + n, sizeof(code) - n, &r, &ret_fallback,
+					 ret_only ? &ret_done : NULL);
+		if (m < 0) {
+			snprintf(why, whylen, "cannot build the pad's return push: %s",
+				 strerror(-m));
+			return m;
+		}
+		ret_fallback += n;
+		if (ret_only)
+			ret_done += n;
+		n += m;
+	}
 	uint64_t ipa_site = 0;
 	bool ipa_live = false;
 	if (collect == PAD_IPA) {
@@ -666,6 +897,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		done += n;
 		n += m;
 	}
+	if (ret && (m = arch->patch_branch(code, ret_fallback, (size_t)n)) < 0) {
+		snprintf(why, whylen, "cannot link the pad's return push: %s",
+			 strerror(-m));
+		return m;
+	}
 	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
 	if (m < 0) {
 		snprintf(why, whylen, "cannot build the pad's hand-off: %s", strerror(-m));
@@ -675,6 +911,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	n += m;
 	if (collect != PAD_STOPS && (m = arch->patch_branch(code, done, n)) < 0) {
 		snprintf(why, whylen, "cannot link the pad's collector: %s",
+			 strerror(-m));
+		return m;
+	}
+	if (ret_only && (m = arch->patch_branch(code, ret_done, (size_t)n)) < 0) {
+		snprintf(why, whylen, "cannot link the pad's return push: %s",
 			 strerror(-m));
 		return m;
 	}
@@ -758,6 +999,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	pr->pad_collect = collect;
 	pr->pad_ipa_site = ipa_site;
 	pr->pad_ipa_live = ipa_live;
+	pr->pad_ret = ret;
 	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
 	      (unsigned long long)at, n);
 	return 0;
@@ -825,6 +1067,7 @@ void pad_detach(struct probe *pr)
 	pr->pad_collect = PAD_STOPS;
 	pr->pad_ipa_site = 0;
 	pr->pad_ipa_live = false;
+	pr->pad_ret = false;
 }
 
 static struct pad_code *code_at(struct process *p, uint64_t pc)
@@ -1164,6 +1407,52 @@ static uint64_t record_time_us(const uint8_t *rec)
 	return (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
 }
 
+/*
+ * A record the return trampoline wrote: the registers as the return
+ * left them (pc: the real return address) and the descriptor (struct
+ * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
+ * the latency and time from the TSC.  `take`: there is a taker (not a
+ * salvage).  False: no room for it yet, the record stays.
+ */
+static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
+			struct thread *standin, bool take)
+{
+	uint8_t *rec = record_at(pt, pos);
+	const struct arch_pad_layout *l = layout();
+	const uint8_t *d = rec + blocks_off();
+	uint64_t func_run, ticks, tsc, real;
+	uint32_t tid, magic;
+	bool taken = true;
+
+	memcpy(&func_run, d + RET_REC_FUNC, 8);
+	memcpy(&ticks, d + RET_REC_TICKS, 8);
+	memcpy(&tsc, d + RET_REC_TSC, 8);
+	memcpy(&tid, d + RET_REC_TID, 4);
+	memcpy(&magic, d + RET_REC_MAGIC, 4);
+	memcpy(&real, d + RET_REC_RET, 8);
+	standin->tid = (pid_t)tid;
+	if (take && magic == RET_REC_MAGIC_VALUE &&
+	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
+			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0) {
+		uint8_t *blk = regs_block_gpr(standin);
+		struct arch_gpregs g;
+		if (blk) {
+			regs_to_gpregs(blk, &g);
+			g.pc = real;
+			regs_from_gpregs(blk, &g);
+			taken = trace_drain_return(standin, func_run & ((1ull << 48) - 1),
+						   (uint32_t)(func_run >> 48),
+						   tsc_ns(ticks), tsc_real_us(tsc));
+		}
+	}
+	regs_invalidate(standin);
+	if (taken) {
+		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+		pt->ret_recorded++;
+	}
+	return taken;
+}
+
 /* One published record: to `fn`, then free for its next round. */
 static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			struct thread *standin,
@@ -1174,6 +1463,8 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	uint8_t *rec = record_at(pt, pos);
 	const struct arch_pad_layout *l = layout();
 	uint64_t site = frame_pc(rec);
+	if (p->ret_itramp && site == p->ret_itramp)
+		return take_return(p, pt, pos, standin, fn != NULL);
 	struct probe *pr = probe_at(p, site);
 	uint64_t time_us = 0;
 
@@ -1237,6 +1528,8 @@ int pad_drain(struct process *p,
 		return 0;
 	if (!(standin = standin_of(p)))
 		abort();
+	if (p->ret_area)
+		tsc_refine();
 	for (size_t i = 0; i < pt->nholes;) {
 		uint64_t pos = pt->holes[i];
 		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
@@ -1397,6 +1690,14 @@ void pad_unmap(struct process *p)
 	struct thread *t = process_stopped_thread(p);
 	long ret;
 
+	if (p->ret_area) {
+		/* The trampoline stays (a return may still come through it,
+		 * agent or not), its records stop before the ring goes. */
+		uint64_t off = 0;
+		if (mem_write_raw(p, p->ret_area + RET_PAD_ON, &off, 8) != 8)
+			debug("process %d: cannot stop the return trampoline's records",
+			      p->pid);
+	}
 	if (p->pads && p->pads->remote && t)
 		remote_call(t, SYS_munmap, (long)p->pads->remote, (long)shm_size(),
 			    0, 0, 0, 0, &ret);
