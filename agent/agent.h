@@ -254,6 +254,7 @@ struct process {
 	 * in-process shadow stacks and their trampoline, 0 if none.  Never
 	 * unmapped: a thread may return through it after the agent left. */
 	uint64_t ret_area, ret_itramp;
+	uint64_t ret_itrap;	/* its trap when the ring is full */
 	bool ret_unwind;	/* unwinder entry points probed */
 	bool fork_child;	/* reported by a fork event, not yet adopted */
 	bool hidden;		/* its fork event has not reached gdb yet */

@@ -960,6 +960,12 @@ static void take_over_process(struct kp_proc *kp)
 			open_pad(fd, &shm->codes[i]);
 		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_IPA)
 			open_ipa(fd, &shm->codes[i]);
+		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_RET_ON) {
+			/* Nobody drains the ring any more: the in-process
+			 * trampoline records nothing (and never traps). */
+			uint64_t off = 0;
+			mem_rw(fd, shm->codes[i].at, &off, 8, true);
+		}
 	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_STACK &&
 			i < KP_THREADS; i++) {
 		struct kp_thread *r = &shm->threads[i];

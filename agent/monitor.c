@@ -86,7 +86,7 @@ static void list_probes(struct rsp_buf *reply)
 		if (p->ret_area) {
 			snprintf(line, sizeof(line), "process %d returns: %llu recorded in the "
 				 "process (no stop), %llu entries left to the agent (table full "
-				 "or too deep), %llu not recorded (ring full)\n", p->pid,
+				 "or too deep), %llu waited for room in the ring (a stop each)\n", p->pid,
 				 (unsigned long long)pad_ret_recorded(p),
 				 (unsigned long long)pad_ret_count(p, RET_PAD_FALLBACKS),
 				 (unsigned long long)pad_ret_count(p, RET_PAD_LOST));

@@ -561,6 +561,7 @@ static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t wh
 	struct thread *t;
 	uint64_t base = 0, on = 1;
 	uint8_t code[4096];
+	size_t trap_off = 0;
 	long ret;
 	int n, err;
 
@@ -598,7 +599,7 @@ static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t wh
 			.blocks_size = blocks_size(),
 		},
 	};
-	n = arch->emit_ret_exit(code, sizeof(code), &r);
+	n = arch->emit_ret_exit(code, sizeof(code), &r, &trap_off);
 	if (n < 0) {
 		snprintf(why, whylen, "cannot build the return trampoline: %s", strerror(-n));
 		err = n;
@@ -625,6 +626,10 @@ static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t wh
 	pt->codes = c;
 	p->ret_area = r.area;
 	p->ret_itramp = base;
+	p->ret_itrap = base + trap_off;
+	/* Should the agent die, the keeper turns the records off: nobody
+	 * drains the ring then, and a full one must not trap. */
+	keeper_code(p->pid, KEEPER_RET_ON, r.area + RET_PAD_ON, 0, 0, 0, -1, 0);
 	pt->ret_failed = false;
 	tsc_calibrate();
 	debug("return trampoline at %#llx, shadow stacks at %#llx in %d",

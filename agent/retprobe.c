@@ -1034,6 +1034,7 @@ void ret_fork(struct thread *parent, struct process *child)
 	/* Its private copy of the in-process stacks, at the same place. */
 	child->ret_area = parent->proc->ret_area;
 	child->ret_itramp = parent->proc->ret_itramp;
+	child->ret_itrap = parent->proc->ret_itrap;
 	if (!parent->ret || !parent->ret->n || !ct)
 		return;
 	struct ret_stack *rs = stack_of(ct);
@@ -1058,4 +1059,5 @@ void ret_process_forget(struct process *p)
 	p->ret_unwind = false;
 	p->ret_area = 0;
 	p->ret_itramp = 0;
+	p->ret_itrap = 0;
 }

@@ -270,7 +270,7 @@ struct arch_pad_layout {
 enum {
 	RET_PAD_ON = 8,		/* header: nonzero while records are taken */
 	RET_PAD_FALLBACKS = 16,	/* entries sent to the agent (table full, deep) */
-	RET_PAD_LOST = 24,	/* returns not recorded (ring full) */
+	RET_PAD_LOST = 24,	/* returns that waited for room (ring full) */
 	RET_PAD_ORPHANS = 32,	/* trampoline runs with no entry (a bug) */
 	RET_PAD_SLOTS = 256,
 	RET_PAD_SLOT_SIZE = 4096,
@@ -495,9 +495,13 @@ struct arch_ops {
 	 * The trampoline itself, to run at r->tramp: saves the registers,
 	 * pops the thread's entries of the slot it returned from (entries
 	 * of frames below it are gone: longjmp), records each, restores
-	 * and jumps to the real address.  Returns the length or -errno.
+	 * and jumps to the real address.  A full ring traps at *trap_off
+	 * (the agent drains it, the thread resumes after the trap and tries
+	 * again), unless records are off (RET_PAD_ON: after the agent).
+	 * Returns the length or -errno.
 	 */
-	int (*emit_ret_exit)(uint8_t *out, size_t size, const struct arch_ret_pad *r);
+	int (*emit_ret_exit)(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			     size_t *trap_off);
 
 	/*
 	 * Looks up the assembler register name of `len` bytes at `name`

@@ -1045,7 +1045,10 @@ static void put_store_r14(struct x86_64_out *o, bool wide, unsigned int off)
  *   e9 <popped>
  * full:
  *   41 5c 41 5d 41 5a 59 5f 5e pop ...
- *   f0 49 ff 45 18          lock incq LOST(%r13)
+ *   f0 49 ff 45 18          lock incq LOST(%r13)  (a count of waits)
+ *   cc                      int3 (*trap_off)      the agent drains the ring
+ *   e9 <chain>              jmp chain             and the record is tried
+ *                                                 again: none is lost
  * popped:
  *   ff c9 89 4e 0c          dec %ecx; mov %ecx,12(%rsi)
  *   85 c9 0f 84 <out>       test %ecx,%ecx; jz out
@@ -1068,7 +1071,8 @@ static void put_store_r14(struct x86_64_out *o, bool wide, unsigned int off)
  * A signal's frame goes below the red zone, so -8(%rsp) survives one
  * arriving before the jmp.
  */
-int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r)
+int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			 size_t *trap_off)
 {
 	static const uint8_t cmp_key[] = { 0x4c, 0x39, 0xf8 };
 	static const uint8_t test_rax[] = { 0x48, 0x85, 0xc0 };
@@ -1165,6 +1169,9 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	fix32(&o, j_full, full);
 	x86_64_put(&o, unsave, sizeof(unsave));
 	put_count(&o, RET_PAD_LOST);
+	*trap_off = o.len;
+	x86_64_put8(&o, 0xcc);
+	put_jcc32_to(&o, JMP, chain);
 	popped = o.len;
 	fix32(&o, j_popped[0], popped);
 	fix32(&o, j_popped[1], popped);
