@@ -36,8 +36,9 @@ static const char monitor_help[] =
 	"  probes                  list the agent's probes: address, how a hit\n"
 	"                          runs (pad, emulate, boost, step), owner, and\n"
 	"                          the hits that stopped the thread and that a\n"
-	"                          pad recorded in the process, and the\n"
-	"                          unreadable addresses its collector met\n";
+	"                          pad recorded in the process, the\n"
+	"                          unreadable addresses its collector met, and\n"
+	"                          the returns recorded in the process\n";
 
 /* One line per probe of every process: what a hit costs there. */
 static void list_probes(struct rsp_buf *reply)

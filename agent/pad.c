@@ -45,6 +45,14 @@
  * A load of the collector that faults is resumed at its exit
  * (pad_ipa_fault): the program sees no signal.
  *
+ * A pad at a function's entry whose return probes need no more than the
+ * registers (pr->pad_ret) first pushes the return on the thread's shadow
+ * stack in the process and points [sp] at the return trampoline (ret_get,
+ * retprobe.c's essay); the trampoline writes the return's record into the
+ * same ring, the drain knows it by its pc (the trampoline) and hands it
+ * to tracepoint.c as a return.  Its latency and time come from the TSC
+ * (tsc_*): the entry and the return read it with no system call.
+ *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it
  * is written traps and is handled the ordinary way, and gdb's reads see

@@ -68,6 +68,40 @@
  *   trampoline back only at the words and in the register it changed.  A
  *   copy in another register (a function that moves x30 elsewhere) is
  *   not seen.
+ *
+ * Returns with no stop (x86-64, pads).  Where the probe is a jump pad at
+ * a function symbol's first instruction and the return probes there need
+ * only registers and variables (tracepoint.c: ret_pad_ok), the pad does
+ * the entry's work itself and the return never traps (pad.c ret_get,
+ * arch emit_ret_entry / emit_ret_exit, struct arch_ret_pad):
+ *
+ *   entry pad:   push {slot = sp, ret = [sp], TSC, func|run} on the
+ *                thread's stack in p->ret_area (keyed by the fs base),
+ *                [sp] = p->ret_itramp; (ordinary tracepoints there: the
+ *                pad's collector, or its hand-off, as before)
+ *   trampoline:  pop newer entries below the slot (longjmp), then every
+ *                entry of the slot (a tail call's chain, innermost
+ *                first): a ring record each, pc field = the trampoline,
+ *                the real address in its descriptor; jmp *real
+ *   drain:       pad.c take_return -> trace_drain_return -> run_site,
+ *                as do_return -> trace_return does for a trapped return
+ *
+ * The same invariants hold for those entries, with the process as their
+ * keeper: the agent's shadow stack and the in-process one are two sets of
+ * entries of one thread (a pad that cannot push sends the hit to the
+ * agent, which pushes here: both kinds can be in one stack, each slot
+ * holding its own trampoline's address).  Whatever puts real addresses
+ * back here puts back theirs too (irestore: restore_thread), gdb's view
+ * shows theirs (ishow / iresume), a thread that ends frees its slot's tid
+ * (iforget).  Where the agent stops caring without reaching a thread (it
+ * runs at tstop; the agent dies), nothing is owed: the trampoline needs
+ * no agent, and its page is never unmapped.  Fork: the area is private,
+ * so the child's copy of its stack has its copy of the entries; a child
+ * the agent lets go gets its real addresses back like the parent's.
+ * What differs from the trap path: staleness at a return is by the slot
+ * alone (newer entries below it go, without the holds-the-trampoline
+ * test), and an entry that finds [sp] already the trampoline but the
+ * newest entry not that slot's, or no room, goes to the agent.
  */
 #define LOG_DOMAIN "tp"
 #include "config.h"
