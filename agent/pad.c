@@ -1304,6 +1304,8 @@ bool pad_settle(struct thread *t)
 		if (!c)
 			break;
 		moved = true;
+		if (p->ret_itrap && pc == p->ret_itrap + arch->bp_pc_after_trap)
+			trace_drain(false);	/* the trampoline waits for room */
 		if (pc == c->trap + arch->bp_pc_after_trap) {
 			uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
 			struct probe *pr = probe_at(p, c->site);
