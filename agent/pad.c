@@ -1429,7 +1429,7 @@ static uint64_t record_time_us(const uint8_t *rec)
  * the latency and time from the TSC.  `take`: there is a taker (not a
  * salvage).  False: no room for it yet, the record stays.
  */
-static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
+static bool take_return(struct pad_table *pt, uint64_t pos,
 			struct thread *standin, bool take)
 {
 	uint8_t *rec = record_at(pt, pos);
@@ -1479,7 +1479,7 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	const struct arch_pad_layout *l = layout();
 	uint64_t site = frame_pc(rec);
 	if (p->ret_itramp && site == p->ret_itramp)
-		return take_return(p, pt, pos, standin, fn != NULL);
+		return take_return(pt, pos, standin, fn != NULL);
 	struct probe *pr = probe_at(p, site);
 	uint64_t time_us = 0;
 
