@@ -473,11 +473,14 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
  * call), against the clocks: the latency in nanoseconds, the return's
  * time in CLOCK_REALTIME microseconds as a pad's record holds it.  The
  * rate comes from a short measure when the first area is made, refined
- * at every drain once a second or more has passed (constant_tsc: one
- * rate on every CPU of the machine).
+ * at every drain over the whole time since (constant_tsc: one rate on
+ * every CPU of the machine); a record's time counts from the latest
+ * reading of both clocks (the drain's), so that the rate's error shows
+ * only over the record's age, microseconds at most.
  */
 static struct {
-	uint64_t tsc0, mono0, real0;
+	uint64_t tsc0, mono0;		/* the first reading */
+	uint64_t tsc1, real1;		/* the latest */
 	double ticks_per_ns;
 } tscal;
 
@@ -501,16 +504,18 @@ static uint64_t clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A TSC reading and CLOCK_MONOTONIC taken together: retried until the
- * clock readings around the TSC's lie within 2 us (no preemption in
- * between: the machine may be shared). */
-static void tsc_pair(uint64_t *t, uint64_t *m)
+/* The TSC and CLOCK_MONOTONIC (and CLOCK_REALTIME, *r) taken together:
+ * retried until the clock readings around the TSC's lie within 2 us (no
+ * preemption in between: the machine may be shared). */
+static void tsc_pair(uint64_t *t, uint64_t *m, uint64_t *r)
 {
 	for (int i = 0; i < 1000; i++) {
 		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t r1 = clock_ns(CLOCK_REALTIME);
 		*t = tsc_read();
 		uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
 		*m = m1 + (m2 - m1) / 2;
+		*r = r1 + (m2 - m1) / 2;
 		if (m2 - m1 < 2000)
 			return;
 	}
@@ -519,27 +524,30 @@ static void tsc_pair(uint64_t *t, uint64_t *m)
 static void tsc_calibrate(void)
 {
 	struct timespec gap = { 0, 20000000 };	/* 20 ms */
-	uint64_t t, m;
+	uint64_t t, m, r;
 
 	if (tscal.ticks_per_ns > 0)
 		return;
-	tsc_pair(&tscal.tsc0, &tscal.mono0);
-	tscal.real0 = clock_ns(CLOCK_REALTIME) - (clock_ns(CLOCK_MONOTONIC) - tscal.mono0);
+	tsc_pair(&tscal.tsc0, &tscal.mono0, &r);
 	nanosleep(&gap, NULL);
-	tsc_pair(&t, &m);
+	tsc_pair(&t, &m, &r);
 	tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	tscal.tsc1 = t;
+	tscal.real1 = r;
 	debug("TSC: %.4f ticks per ns", tscal.ticks_per_ns);
 }
 
 static void tsc_refine(void)
 {
-	uint64_t m, t;
+	uint64_t m, t, r;
 
 	if (tscal.ticks_per_ns <= 0)
 		return;
-	tsc_pair(&t, &m);
-	if (m - tscal.mono0 > 1000000000u)
+	tsc_pair(&t, &m, &r);
+	if (m - tscal.mono0 > 100000000u)
 		tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	tscal.tsc1 = t;
+	tscal.real1 = r;
 }
 
 static uint64_t tsc_ns(uint64_t ticks)
@@ -549,9 +557,10 @@ static uint64_t tsc_ns(uint64_t ticks)
 
 static uint64_t tsc_real_us(uint64_t t)
 {
-	double d = tscal.ticks_per_ns > 0 ? ((double)t - (double)tscal.tsc0) / tscal.ticks_per_ns : 0;
+	double d = tscal.ticks_per_ns > 0 ?
+		   ((double)t - (double)tscal.tsc1) / tscal.ticks_per_ns : 0;
 
-	return (uint64_t)(((double)tscal.real0 + d) / 1000.0);
+	return (uint64_t)(((double)tscal.real1 + d) / 1000.0);
 }
 
 /*
@@ -579,7 +588,8 @@ static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t wh
 		snprintf(why, whylen, "no in-process shadow stacks in process %d", p->pid);
 		return -ENOMEM;
 	}
-	if (!arch->emit_ret_entry || !arch->emit_ret_exit || !arch->emit_pad_collect) {
+	if (!arch->emit_ret_entry || !arch->emit_ret_exit || !arch->emit_ret_stamp ||
+	    !arch->emit_pad_collect) {
 		snprintf(why, whylen, "returns trap on %s", arch->name);
 		return -ENOTSUP;
 	}
@@ -637,7 +647,7 @@ static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t wh
 	p->ret_itrap = base + trap_off;
 	/* Should the agent die, the keeper turns the records off: nobody
 	 * drains the ring then, and a full one must not trap. */
-	keeper_code(p->pid, KEEPER_RET_ON, r.area + RET_PAD_ON, 0, 0, 0, -1, 0);
+	keeper_code(p->pid, KEEPER_RET_ON, r.area + RET_PAD_ON, p->ret_itrap, 0, 0, -1, 0);
 	pt->ret_failed = false;
 	tsc_calibrate();
 	debug("return trampoline at %#llx, shadow stacks at %#llx in %d",
@@ -931,6 +941,17 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		snprintf(why, whylen, "cannot link the pad's return push: %s",
 			 strerror(-m));
 		return m;
+	}
+	if (ret && !ret_only) {
+		/* The collector and the hand-off come here too: the entry's
+		 * time after the entry frame's. */
+		m = arch->emit_ret_stamp(code + n, sizeof(code) - n);
+		if (m < 0) {
+			snprintf(why, whylen, "cannot build the pad's return stamp: %s",
+				 strerror(-m));
+			return m;
+		}
+		n += m;
 	}
 	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
 	if (m < 0) {

@@ -504,6 +504,15 @@ struct arch_ops {
 			     size_t *trap_off);
 
 	/*
+	 * Code placed right before the register restore of a pad that
+	 * pushed a return and also records or hands off the entry: the
+	 * pushed entry's time taken again, so that the latency starts no
+	 * earlier than the entry frame's time.  Returns the length or
+	 * -ENOSPC; NULL with emit_ret_entry.
+	 */
+	int (*emit_ret_stamp)(uint8_t *out, size_t size);
+
+	/*
 	 * Looks up the assembler register name of `len` bytes at `name`
 	 * (no "%" prefix, lower case: "rax", "r10d", "sil", "ah", "rip").
 	 * Returns 0 and fills *r, or -ENOENT for a name the arch does not

@@ -827,10 +827,12 @@ static void put_count(struct x86_64_out *o, unsigned int off)
  *   49 89 40 18             mov %rax,24(%r8)
  *   49 89 38                mov %rdi,(%r8)        the slot: complete
  *   4c 89 0f                mov %r9,(%rdi)        [sp] = trampoline
+ *   4d 89 c7                mov %r8,%r15          the entry, for the stamp
  *   e9 <end>                jmp end               (over the fallback, or
  *                                                 to *done_at)
  * fallback:
  *   f0 49 ff 45 10          lock incq FALLBACKS(%r13)
+ *   45 31 ff                xor %r15d,%r15d       no entry: no stamp
  *   e9 <*fallback_at>       jmp (patched by the caller: the hand-off)
  * end:
  */
@@ -863,7 +865,8 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 					   0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xd0,
 					   0x49, 0x89, 0x40, 0x10, 0x48, 0xb8 };
 	static const uint8_t entry_end[] = { 0x49, 0x89, 0x40, 0x18, 0x49, 0x89, 0x38,
-					     0x4c, 0x89, 0x0f };
+					     0x4c, 0x89, 0x0f, 0x4d, 0x89, 0xc7 };
+	static const uint8_t no_entry[] = { 0x45, 0x31, 0xff };
 	struct x86_64_out o = { out, size, 0, 0, false };
 	size_t loop, j_found1, j_next, j_retry, j_found2, j_none, found, stale;
 	size_t j_fresh[3], fresh, j_push, j_fb[3], push, j_end, fb;
@@ -925,11 +928,35 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 	for (int i = 0; i < 3; i++)
 		fix32(&o, j_fb[i], fb);
 	put_count(&o, RET_PAD_FALLBACKS);
+	x86_64_put(&o, no_entry, sizeof(no_entry));
 	*fallback_at = put_jcc32(&o, JMP);
 	if (done_at)
 		*done_at = j_end;
 	else
 		fix32(&o, j_end, o.len);
+	return finish(&o);
+}
+
+/*
+ * The entry's time again, right before the register restore of a pad
+ * whose entry also records (or hands off): the entry's own frame takes
+ * its time after the push, and the latency must start no earlier than
+ * that frame's time.  %r15 is the entry emit_ret_entry pushed (kept by
+ * the collector and its calls: callee-saved), 0 when it pushed none.
+ *
+ *   4d 85 ff 74 0d          test %r15,%r15; jz 1f
+ *   0f 31 48 c1 e2 20 48 09 d0   rdtsc; shl $32,%rdx; or %rdx,%rax
+ *   49 89 47 10             mov %rax,16(%r15)
+ * 1:
+ */
+int x86_64_emit_ret_stamp(uint8_t *out, size_t size)
+{
+	static const uint8_t stamp[] = { 0x4d, 0x85, 0xff, 0x74, 0x0d,
+					 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xd0,
+					 0x49, 0x89, 0x47, 0x10 };
+	struct x86_64_out o = { out, size, 0, 0, false };
+
+	x86_64_put(&o, stamp, sizeof(stamp));
 	return finish(&o);
 }
 

@@ -270,6 +270,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.patch_branch = x86_64_patch_branch,
 	.emit_ret_entry = x86_64_emit_ret_entry,
 	.emit_ret_exit = x86_64_emit_ret_exit,
+	.emit_ret_stamp = x86_64_emit_ret_stamp,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
 	.sdt_operand_parse = x86_64_sdt_operand_parse,

@@ -170,6 +170,7 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 			  size_t *fallback_at, size_t *done_at);
 int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 			 size_t *trap_off);
+int x86_64_emit_ret_stamp(uint8_t *out, size_t size);
 
 /* x86_64-sdt.c */
 int x86_64_sdt_operand_parse(const char *text, struct arch_operand *op,
