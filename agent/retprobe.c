@@ -92,8 +92,8 @@
  * agent, which pushes here: both kinds can be in one stack, each slot
  * holding its own trampoline's address).  Whatever puts real addresses
  * back here puts back theirs too (irestore: restore_thread), gdb's view
- * shows theirs (ishow / iresume), a thread that ends frees its slot's tid
- * (iforget).  Where the agent stops caring without reaching a thread (it
+ * shows theirs (ishow / iresume), a thread that ends clears its slot's
+ * tid (iforget).  Where the agent stops caring without reaching a thread (it
  * runs at tstop; the agent dies), nothing is owed: the trampoline needs
  * no agent, and its page is never unmapped.  Fork: the area is private,
  * so the child's copy of its stack has its copy of the entries; a child
@@ -430,8 +430,14 @@ static void iresume(struct thread *t, uint64_t sp)
 		iwrite(p, at, e, (uint32_t)k);
 }
 
-/* A thread is gone: its slot's tid is cleared (the next thread with the
- * same TCB address reads its own) and its entries with it. */
+/*
+ * A thread is gone: its slot's tid is cleared, so that the next thread
+ * with the same TCB address (glibc reuses a joined thread's stack) reads
+ * its own at its next entry.  The entries stay: that next thread may be
+ * running on the slot already (its exit reached the agent late), and
+ * those of a thread that ended inside probed functions go by the
+ * staleness rules.
+ */
 static void iforget(struct thread *t)
 {
 	struct process *p = t->proc;
@@ -445,8 +451,8 @@ static void iforget(struct thread *t)
 			return;
 		if (!k || mem_read(p, at + 8, w, 8) != 8 || w[0] != (uint32_t)t->tid)
 			continue;
-		w[0] = w[1] = 0;
-		mem_write(p, at + 8, w, 8);
+		w[0] = 0;
+		mem_write(p, at + 8, w, 4);
 		return;
 	}
 }
