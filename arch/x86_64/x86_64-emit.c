@@ -808,6 +808,16 @@ static void put_count(struct x86_64_out *o, unsigned int off)
  *   <put_top>               a tail call: [sp] is the trampoline already,
  *   48 39 3a                cmp %rdi,(%rdx)       and the newest entry
  *   0f 85 <fallback>        jne fallback          must be that slot's
+ *   49 b8 <func_run>        movabs $func_run,%r8
+ *   4c 39 42 18             cmp %r8,24(%rdx)
+ *   0f 85 <other>           jne other
+ *   49 89 d7                mov %rdx,%r15         the same tracepoint's entry
+ *   e9 <end's jmp>          jmp                   of the same slot: this hit
+ *                                                 again (the thread was sent
+ *                                                 back to the probe), pushed
+ *                                                 once; a function that
+ *                                                 tail-calls itself too
+ * other:
  *   48 8b 42 08             mov 8(%rdx),%rax      its real address
  * push:
  *   81 f9 <depth>           cmp $depth,%ecx
@@ -857,6 +867,8 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 	static const uint8_t cmp_ret[] = { 0x4c, 0x39, 0xc8 };
 	static const uint8_t chain[] = { 0x48, 0x39, 0x3a };
 	static const uint8_t chain_ret[] = { 0x48, 0x8b, 0x42, 0x08 };
+	static const uint8_t same_cmp[] = { 0x4c, 0x39, 0x42, 0x18 };
+	static const uint8_t same_entry[] = { 0x49, 0x89, 0xd7 };
 	static const uint8_t entry_n[] = { 0x89, 0xca, 0x48, 0xc1, 0xe2, 0x05,
 					   0x48, 0x8d, 0x54, 0x16, 0x40,
 					   0x48, 0xc7, 0x02, 0xff, 0xff, 0xff, 0xff,
@@ -869,7 +881,7 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 	static const uint8_t no_entry[] = { 0x45, 0x31, 0xff };
 	struct x86_64_out o = { out, size, 0, 0, false };
 	size_t loop, j_found1, j_next, j_retry, j_found2, j_none, found, stale;
-	size_t j_fresh[3], fresh, j_push, j_fb[3], push, j_end, fb;
+	size_t j_fresh[3], fresh, j_push, j_fb[3], push, j_end, fb, j_other, j_same, end_jmp;
 
 	if (!r->area || (r->area & 4095) || !r->tramp)
 		return -EINVAL;
@@ -912,6 +924,14 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 	put_top(&o);
 	x86_64_put(&o, chain, sizeof(chain));
 	j_fb[1] = put_jcc32(&o, JNE);
+	x86_64_put8(&o, 0x49);
+	x86_64_put8(&o, 0xb8);
+	x86_64_put64(&o, r->func_run);
+	x86_64_put(&o, same_cmp, sizeof(same_cmp));
+	j_other = put_jcc32(&o, JNE);
+	x86_64_put(&o, same_entry, sizeof(same_entry));
+	j_same = put_jcc32(&o, JMP);
+	fix32(&o, j_other, o.len);
 	x86_64_put(&o, chain_ret, sizeof(chain_ret));
 	push = o.len;
 	fix32(&o, j_push, push);
@@ -922,7 +942,9 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 	x86_64_put(&o, entry_n, sizeof(entry_n));
 	x86_64_put64(&o, r->func_run);
 	x86_64_put(&o, entry_end, sizeof(entry_end));
+	end_jmp = o.len;
 	j_end = put_jcc32(&o, JMP);
+	fix32(&o, j_same, end_jmp);
 	fb = o.len;
 	fix32(&o, j_none, fb);
 	for (int i = 0; i < 3; i++)
