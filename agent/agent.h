@@ -247,6 +247,7 @@ struct process {
 	bool hw_caps_known;
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
+	struct xol_free *xol_free;	/* slots of removed probes (xol.c) */
 	struct pad_table *pads;	/* jump pads' shared table (pad.c), or NULL */
 	struct probe *probes;
 	uint64_t ret_tramp;	/* return trampoline (retprobe.c), 0 if none */
