@@ -535,6 +535,10 @@ bool process_auxv(struct process *p, uint64_t type, uint64_t *value);
 struct thread *process_stopped_thread(struct process *p);
 bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
 			 uint64_t *size);
+/* 32-bit ARM: 1 when the code at `addr` is Thumb, 0 when it is A32, as
+ * the symbols of the file mapped there say ($t / $a mapping symbols, or
+ * bit 0 of the function around it); -1 when they do not say. */
+int process_isa_at(struct process *p, uint64_t addr);
 int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 			  uint64_t *addr);
 void thread_db_set_search_path(const char *path);
