@@ -259,6 +259,10 @@ struct process {
 	struct hw_slot slots[MAX_HW_SLOTS];
 	struct ptrace_hw_caps hw_caps;	/* asked at the first Z1-Z4 */
 	bool hw_caps_known;
+	/* A software step's breakpoints went while threads were parked on
+	 * them (step.c): inferior_status lets those run on once the status
+	 * at hand is dealt with. */
+	bool step_unpark;
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
 	struct pad_table *pads;	/* jump pads' shared table (pad.c), or NULL */
