@@ -401,11 +401,13 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.ps_getregs = arm_ps_getregs,
 	.ps_setregs = arm_ps_setregs,
 	.thread_area = arm_thread_area,
-	/* BL and BLX set lr, with the Thumb bit of the caller; retprobe.c
-	 * keeps 8-byte words on the stack and does not carry that bit yet:
-	 * return probes are refused until it does. */
-	.ret_addr = PTRACE_RET_NONE,
-	.ret_link_regnum = -1,
+	/* BL and BLX set lr, with the Thumb bit of a Thumb caller.  The
+	 * return trampoline (an A32 udf at a word-aligned address) is
+	 * entered in ARM state by the function's bx lr or pop {pc}, and
+	 * retprobe.c puts the caller's set back from bit 0 of the real
+	 * address (flags_isa_bit). */
+	.ret_addr = PTRACE_RET_LINK,
+	.ret_link_regnum = ARM_LR,
 	/*
 	 * svc #0 in A32 (the injected call runs in ARM state: syscall.c
 	 * clears cpsr.T and ITSTATE for it, flags_clear); r7 = number (EABI),
