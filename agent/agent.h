@@ -174,6 +174,12 @@ struct thread {
 	uint64_t ws_addr;
 	/* Return probes (retprobe.c): real return addresses, NULL if none. */
 	struct ret_stack *ret;
+	/* A software single-step (step.c): the addresses of its temporary
+	 * breakpoints while the thread runs the instruction, and whether
+	 * its last stop was the step's end. */
+	uint64_t sstep_at[2];
+	unsigned int sstep_n;
+	bool sstep_ended;
 	/* Register cache, valid while stopped. */
 	bool regs_valid, regs_dirty;
 	bool gpr_valid;		/* general registers only (regs_fetch_gpr) */
@@ -221,6 +227,14 @@ struct sw_breakpoint {
 	bool patched;
 	uint8_t patch[16];
 	size_t len;
+	/* The breakpoint instruction written here (arch_ops.bp_insn, or
+	 * the one of gdb's kind where the arch has several: 32-bit ARM's
+	 * A32 and Thumb forms), `insn_len` bytes. */
+	const uint8_t *insn;
+	size_t insn_len;
+	/* Software single-steps (step.c) that wait for a thread here; the
+	 * breakpoint exists for them alone while refs == step_refs. */
+	unsigned int step_refs;
 };
 
 /* One gdb-visible watchpoint or hardware breakpoint (Z1-Z4), kept so the
@@ -246,11 +260,21 @@ struct process {
 	struct hw_slot slots[MAX_HW_SLOTS];
 	struct ptrace_hw_caps hw_caps;	/* asked at the first Z1-Z4 */
 	bool hw_caps_known;
+	/* A software step's breakpoints went while threads were parked on
+	 * them (step.c): inferior_status lets those run on once the status
+	 * at hand is dealt with. */
+	bool step_unpark;
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
+	struct xol_free *xol_free;	/* slots of removed probes (xol.c) */
 	struct pad_table *pads;	/* jump pads' shared table (pad.c), or NULL */
 	struct probe *probes;
 	uint64_t ret_tramp;	/* return trampoline (retprobe.c), 0 if none */
+	/* Return probes with no stop (pad.c, struct arch_ret_pad): the
+	 * in-process shadow stacks and their trampoline, 0 if none.  Never
+	 * unmapped: a thread may return through it after the agent left. */
+	uint64_t ret_area, ret_itramp;
+	uint64_t ret_itrap;	/* its trap when the ring is full */
 	bool ret_unwind;	/* unwinder entry points probed */
 	bool fork_child;	/* reported by a fork event, not yet adopted */
 	bool hidden;		/* its fork event has not reached gdb yet */
@@ -416,6 +440,13 @@ void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g);
 /* step.c: the one way the agent single-steps a thread.  Resumes stopped
  * `t` for one instruction with Linux signal `sig` (0: none); 0 or -errno. */
 int thread_step(struct thread *t, int sig);
+/* Software steps (no hw_step): at every wait status of `t` while it has
+ * temporary breakpoints, takes them out; true when the status is the
+ * step's end (a breakpoint trap at one of them). */
+bool thread_step_stopped(struct thread *t, int status);
+/* Whether `pc`, where `t` took a breakpoint trap, holds only other
+ * threads' step breakpoints: t must wait until they are gone. */
+bool thread_step_foreign(struct thread *t, uint64_t pc);
 /* syscall.c: makes thread `t` (stopped) run one system call; *ret gets
  * its result (-errno when it failed).  Returns 0, or -errno when the
  * call could not be made. */
@@ -445,6 +476,8 @@ int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r);
 
 /* breakpoint.c */
 int bp_insert(struct process *p, uint64_t addr, unsigned int kind);
+const uint8_t *bp_insn_of_kind(unsigned int kind, size_t *len);
+bool bp_insn_here(struct process *p, uint64_t addr);
 int bp_remove(struct process *p, uint64_t addr);
 /* gdb's own breakpoints (Z0/z0): counted apart from the probes'. */
 int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind,
@@ -517,6 +550,10 @@ bool process_auxv(struct process *p, uint64_t type, uint64_t *value);
 struct thread *process_stopped_thread(struct process *p);
 bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
 			 uint64_t *size);
+/* 32-bit ARM: 1 when the code at `addr` is Thumb, 0 when it is A32, as
+ * the symbols of the file mapped there say ($t / $a mapping symbols, or
+ * bit 0 of the function around it); -1 when they do not say. */
+int process_isa_at(struct process *p, uint64_t addr);
 int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 			  uint64_t *addr);
 void thread_db_set_search_path(const char *path);
@@ -572,6 +609,10 @@ struct probe {
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
 	bool pad_ipa_live;	/* PAD_IPA: records hold the thread and time */
+	/* The owner wants returns taken in the pad (PROBE_PAD_RET), and the
+	 * pad does (its entry pushes on the in-process shadow stack). */
+	bool pad_ret_want, pad_ret;
+	bool pad_ret_only;	/* ... and nothing else is done at the entry */
 	/* Hits so far: those that stopped the thread (its breakpoint, or its
 	 * pad's trap), and those a pad recorded in the process (taken from
 	 * the ring).  `monitor probes` shows them. */
@@ -590,6 +631,11 @@ struct probe {
 /* ... and with PROBE_PAD_IPA, the in-process collector runs the site's
  * tracepoints in the pad (PAD_IPA). */
 #define PROBE_PAD_IPA 16u
+/* ... and with PROBE_PAD_RET, the site is a function's entry whose
+ * return the pad takes on the in-process shadow stack (pad_ret_*). */
+#define PROBE_PAD_RET 32u
+/* ... where nothing else happens at the entry (return probes only). */
+#define PROBE_PAD_RET_ONLY 64u
 
 
 int probe_strategy_parse(const char *s);
@@ -626,6 +672,8 @@ bool pad_contains(struct process *p, uint64_t pc);
 bool pad_settle(struct thread *t);
 void pad_fork_child(struct process *c);
 void pad_unmap(struct process *p);
+uint64_t pad_ret_count(const struct process *p, unsigned int off);
+uint64_t pad_ret_recorded(const struct process *p);
 void pad_forget(struct process *p);
 void probe_remove(struct probe *pr);
 /* probe_remove for a probe whose code was unmapped (dlclose): nothing is
@@ -707,6 +755,9 @@ void ret_resume(struct thread *t);
 void ret_restore_process(struct process *p);
 void ret_fork(struct thread *parent, struct process *child);
 void ret_thread_free(struct thread *t);
+/* Whether [sp] of `t` (at a function's entry) is the in-process
+ * trampoline's address: its pad pushed the return. */
+bool ret_pushed_in_pad(struct thread *t);
 /* The address space is gone (exec, exit): forget without touching it. */
 void ret_process_forget(struct process *p);
 /* solib.c: a library came or went (every library event). */
@@ -716,6 +767,13 @@ void ret_libraries_changed(struct process *p);
  * during run `run`) after `latency_ns`; pc is the real return address. */
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
 		  uint64_t latency_ns);
+/* A return the trampoline recorded in the process (pad.c): `t` a
+ * stand-in with its registers, `run16` the run's low 16 bits.  False:
+ * no room for it yet. */
+bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
+			uint64_t latency_ns, uint64_t time_us);
+/* The number of the trace run being started or running. */
+uint32_t trace_run_id(void);
 
 /* monitor.c */
 void handle_monitor(const char *cmd, struct rsp_buf *reply);

@@ -472,18 +472,14 @@ int keeper_install(struct process *p)
 		debug("process %d handles SIGTRAP itself: no handler of ours", p->pid);
 		return 0;
 	}
-	args[0] = 0;
-	args[1] = KH_SIZE;
-	args[2] = PROT_READ | PROT_EXEC;
-	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
-	args[4] = -1;
-	args[5] = 0;
-	int err = inferior_syscall(t, SYS_mmap, args, &ret);
-	if (err < 0 || (ret < 0 && ret > -4096)) {
-		debug("no handler page in %d: %d %ld", p->pid, err, ret);
+	/* inferior_mmap: the arch's mmap (32-bit ARM's is mmap2). */
+	uint64_t page;
+	int err = inferior_mmap(t, 0, KH_SIZE, PROT_READ | PROT_EXEC,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &page);
+	if (err < 0) {
+		debug("no handler page in %d: %s", p->pid, strerror(-err));
 		return -ENOMEM;
 	}
-	uint64_t page = (uint64_t)ret;
 	/* struct kernel_sigaction: handler, flags, restorer, mask. */
 	v = page;
 	memcpy(act, &v, 8);
@@ -790,6 +786,16 @@ static bool thread_fix_pc(pid_t pid, const struct kp_proc *kp, const struct kt *
 				continue;
 			return true;
 		}
+		if (c->kind == KEEPER_RET_ON) {
+			/* Stopped by the in-process trampoline's wait for
+			 * room: on from there (its trap's signal is not the
+			 * program's). */
+			if (c->addr && t->pc == c->addr + after) {
+				f->new_pc = t->pc;
+				return true;
+			}
+			continue;
+		}
 		if (c->kind != KEEPER_STEP || t->pc < c->at || t->pc > c->at + c->xol_len)
 			continue;
 		if (t->pc == c->at || (ko->slot_rewind && t->pc < c->at + c->xol_len))
@@ -960,6 +966,15 @@ static void take_over_process(struct kp_proc *kp)
 			open_pad(fd, &shm->codes[i]);
 		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_IPA)
 			open_ipa(fd, &shm->codes[i]);
+		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_RET_ON) {
+			/* Nobody drains the ring any more: the in-process
+			 * trampoline records nothing, and never waits. */
+			uint64_t off = 0;
+			uint8_t nop = 0x90;
+			mem_rw(fd, shm->codes[i].at, &off, 8, true);
+			if (shm->codes[i].addr && agent.arch->bp_len == 1)
+				mem_rw(fd, shm->codes[i].addr, &nop, 1, true);
+		}
 	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_STACK &&
 			i < KP_THREADS; i++) {
 		struct kp_thread *r = &shm->threads[i];

@@ -68,6 +68,40 @@
  *   trampoline back only at the words and in the register it changed.  A
  *   copy in another register (a function that moves x30 elsewhere) is
  *   not seen.
+ *
+ * Returns with no stop (x86-64, pads).  Where the probe is a jump pad at
+ * a function symbol's first instruction and the return probes there need
+ * only registers and variables (tracepoint.c: ret_pad_ok), the pad does
+ * the entry's work itself and the return never traps (pad.c ret_get,
+ * arch emit_ret_entry / emit_ret_exit, struct arch_ret_pad):
+ *
+ *   entry pad:   push {slot = sp, ret = [sp], TSC, func|run} on the
+ *                thread's stack in p->ret_area (keyed by the fs base),
+ *                [sp] = p->ret_itramp; (ordinary tracepoints there: the
+ *                pad's collector, or its hand-off, as before)
+ *   trampoline:  pop newer entries below the slot (longjmp), then every
+ *                entry of the slot (a tail call's chain, innermost
+ *                first): a ring record each, pc field = the trampoline,
+ *                the real address in its descriptor; jmp *real
+ *   drain:       pad.c take_return -> trace_drain_return -> run_site,
+ *                as do_return -> trace_return does for a trapped return
+ *
+ * The same invariants hold for those entries, with the process as their
+ * keeper: the agent's shadow stack and the in-process one are two sets of
+ * entries of one thread (a pad that cannot push sends the hit to the
+ * agent, which pushes here: both kinds can be in one stack, each slot
+ * holding its own trampoline's address).  Whatever puts real addresses
+ * back here puts back theirs too (irestore: restore_thread), gdb's view
+ * shows theirs (ishow / iresume), a thread that ends clears its slot's
+ * tid (iforget).  Where the agent stops caring without reaching a thread (it
+ * runs at tstop; the agent dies), nothing is owed: the trampoline needs
+ * no agent, and its page is never unmapped.  Fork: the area is private,
+ * so the child's copy of its stack has its copy of the entries; a child
+ * the agent lets go gets its real addresses back like the parent's.
+ * What differs from the trap path: staleness at a return is by the slot
+ * alone (newer entries below it go, without the holds-the-trampoline
+ * test), and an entry that finds [sp] already the trampoline but the
+ * newest entry not that slot's, or no room, goes to the agent.
  */
 #define LOG_DOMAIN "tp"
 #include "config.h"
@@ -82,6 +116,7 @@
 #include "agent/agent.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "agent/ret-stack.h"
 
 /* Tracepoint numbers are 1..0x7fff (int16 in frames). */
 #define RET_MAX_NUMBER 0x7fff
@@ -89,26 +124,6 @@
 #define RET_MAX_DEPTH 65536
 /* Bytes of stack searched for the trampoline's copies (link register). */
 #define RET_SCAN_MAX (1u << 20)
-
-struct ret_entry {
-	uint64_t slot;		/* sp at entry: on x86-64 the stack slot of
-				   the return address */
-	uint64_t ret;		/* the real return address */
-	uint64_t entry_ns;	/* CLOCK_MONOTONIC at the entry hit */
-	uint64_t func;		/* the tracepoint's address */
-	uint32_t run;		/* the trace run that pushed it */
-};
-
-struct ret_stack {
-	struct ret_entry *e;
-	size_t n, cap;
-	bool shown;		/* real addresses in the stack while gdb looks */
-	/* Link register: where ret_show wrote real addresses, and which
-	 * (ret_resume puts the trampoline back there only). */
-	uint64_t *shown_at, *shown_val;
-	size_t nshown, shown_cap;
-	uint64_t lr_shown;	/* the real address put in x30, 0 if none */
-};
 
 static uint8_t marks[(RET_MAX_NUMBER + 1) / 8];
 
@@ -171,9 +186,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Bytes of a return address on the stack: the program's word. */
+#define WORD ((size_t)agent.ptrace->word_size)
+
 static bool read_word(struct process *p, uint64_t addr, uint64_t *v)
 {
-	return mem_read(p, addr, v, 8) == 8;
+	*v = 0;		/* little-endian: a 4-byte word fills the low half */
+	return mem_read(p, addr, v, WORD) == (ssize_t)WORD;
+}
+
+static bool write_word(struct process *p, uint64_t addr, const uint64_t *v)
+{
+	return mem_write(p, addr, v, WORD) == (ssize_t)WORD;
 }
 
 /* The return address is in a link register (aarch64), not at [sp]. */
@@ -185,7 +209,7 @@ static bool in_link(void)
 /* sp after a return, minus sp at the function's entry. */
 static uint64_t ret_pops(void)
 {
-	return in_link() ? 0 : 8;
+	return in_link() ? 0 : WORD;
 }
 
 static bool holds_tramp(struct process *p, uint64_t slot)
@@ -193,6 +217,12 @@ static bool holds_tramp(struct process *p, uint64_t slot)
 	uint64_t v;
 
 	return read_word(p, slot, &v) && v == p->ret_tramp;
+}
+
+/* holds_tramp as ret-stack.c asks it (arg: the process). */
+static bool slot_holds_tramp(uint64_t slot, void *arg)
+{
+	return holds_tramp(arg, slot);
 }
 
 /* The keeper's copy of t's entries (keeper.c), after every change. */
@@ -214,16 +244,209 @@ static void mirror(struct thread *t)
 
 static void drop(struct ret_stack *rs, size_t i)
 {
-	memmove(&rs->e[i], &rs->e[i + 1], (rs->n - i - 1) * sizeof(rs->e[0]));
-	rs->n--;
+	ret_stack_drop(rs, i);
 }
 
 static int find_slot(const struct ret_stack *rs, uint64_t slot)
 {
-	for (size_t i = rs->n; i-- > 0;)
-		if (rs->e[i].slot == slot)
-			return (int)i;
-	return -1;
+	return ret_stack_find(rs, slot);
+}
+
+/* --- the in-process shadow stacks (pad.c, struct arch_ret_pad) ----------- */
+
+/*
+ * Where the jump pads take returns with no stop (x86-64), a thread's
+ * entries live in the process, in its slot of p->ret_area, found by its
+ * fs base as the pad finds it.  The agent reads and writes them only
+ * while the thread is stopped (or gone): the thread itself is their
+ * only other writer.  What ends the agent's care of a stack or shows
+ * gdb the real addresses does the same to those entries as to its own
+ * (restore_thread, ret_show, ret_resume).
+ */
+struct ientry {
+	uint64_t slot, ret, tsc, func_run;
+};
+
+static int fs_base_regnum(void)
+{
+	static int regnum = -2;
+
+	if (regnum == -2) {
+		regnum = -1;
+		for (unsigned int i = 0; agent.arch->regs[i].name; i++)
+			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
+				regnum = (int)i;
+				break;
+			}
+	}
+	return regnum;
+}
+
+/* The address of t's slot in the area, 0 if it has none. */
+static uint64_t islot_of(struct thread *t)
+{
+	struct process *p = t->proc;
+	int fsr = fs_base_regnum();
+	uint64_t key, k;
+
+	if (!p->ret_area || fsr < 0 || regs_get(t, (unsigned int)fsr, &key) < 0 || !key)
+		return 0;
+	unsigned int i = (unsigned int)((key * 0x9e3779b97f4a7c15ull) >> 56);
+	for (unsigned int tries = 0; tries < RET_PAD_SLOTS; tries++) {
+		uint64_t at = p->ret_area + 4096 + (uint64_t)i * RET_PAD_SLOT_SIZE;
+		if (!read_word(p, at, &k) || !k)
+			return 0;
+		if (k == key)
+			return at;
+		i = (i + 1) & (RET_PAD_SLOTS - 1);
+	}
+	return 0;
+}
+
+/* The entries of the slot at `at`: how many (at most RET_PAD_DEPTH), -1
+ * when unreadable. */
+static int iread(struct process *p, uint64_t at, struct ientry *e)
+{
+	uint32_t n;
+
+	if (mem_read(p, at + 12, &n, 4) != 4)
+		return -1;
+	if (n > RET_PAD_DEPTH)
+		n = RET_PAD_DEPTH;
+	if (n && mem_read(p, at + 64, e, n * sizeof(*e)) != (ssize_t)(n * sizeof(*e)))
+		return -1;
+	return (int)n;
+}
+
+static void iwrite(struct process *p, uint64_t at, const struct ientry *e, uint32_t n)
+{
+	if ((n && mem_write(p, at + 64, e, n * sizeof(*e)) != (ssize_t)(n * sizeof(*e))) ||
+	    mem_write(p, at + 12, &n, 4) != 4)
+		log_user("process %d: cannot write a thread's shadow stack at 0x%" PRIx64,
+			 p->pid, at);
+}
+
+static bool in_itramp(struct process *p, uint64_t pc)
+{
+	return p->ret_itramp && pc >= p->ret_itramp && pc < p->ret_itramp + 4096;
+}
+
+bool ret_pushed_in_pad(struct thread *t)
+{
+	struct process *p = t->proc;
+	uint64_t sp, v;
+
+	return p->ret_itramp &&
+	       regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) == 0 &&
+	       read_word(p, sp, &v) && v == p->ret_itramp;
+}
+
+/*
+ * Stopped thread `t`'s in-process entries: real addresses back in every
+ * slot that holds the trampoline, and none left.  A thread inside the
+ * trampoline first runs out of it (to its real address).
+ */
+static void irestore(struct thread *t)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, sp, v;
+	int n;
+
+	if (!p->ret_area)
+		return;
+	if (in_itramp(p, regs_get_pc(t)))
+		pad_settle(t);
+	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0 ||
+	    regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0)
+		return;
+	for (int i = n; i-- > 0;) {
+		/* Below sp but in the red zone: a popped slot, not a frame. */
+		if (e[i].slot < sp && e[i].slot >= sp - agent.arch->red_zone)
+			continue;
+		if (read_word(p, e[i].slot, &v) && v == p->ret_itramp &&
+		    mem_write(p, e[i].slot, &e[i].ret, 8) != 8)
+			log_user("thread %d: cannot put the return address back at 0x%" PRIx64,
+				 t->tid, e[i].slot);
+	}
+	iwrite(p, at, e, 0);
+	debug("thread %d: %d return addresses of its in-process stack put back",
+	      t->tid, n);
+}
+
+/* gdb looks at `t`: the real addresses in its frames (at or above sp). */
+static bool ishow(struct thread *t, uint64_t sp)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, v;
+	bool shown = false;
+	int n;
+
+	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0)
+		return false;
+	for (int i = n; i-- > 0;)
+		if (e[i].slot >= sp && read_word(p, e[i].slot, &v) && v == p->ret_itramp &&
+		    mem_write(p, e[i].slot, &e[i].ret, 8) == 8)
+			shown = true;
+	return shown;
+}
+
+/* ... and goes on: the trampoline back where ishow took it out; entries
+ * whose frames gdb took away (`return`, a jump) go. */
+static void iresume(struct thread *t, uint64_t sp)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, v;
+	int n, k = 0;
+
+	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (!read_word(p, e[i].slot, &v))
+			continue;
+		if (v != p->ret_itramp) {
+			if (e[i].slot < sp || v != e[i].ret)
+				continue;	/* the frame is gone */
+			if (mem_write(p, e[i].slot, &p->ret_itramp, 8) != 8) {
+				log_user("thread %d: cannot put the return trampoline back at "
+					 "0x%" PRIx64 ": that return is not recorded",
+					 t->tid, e[i].slot);
+				continue;
+			}
+		}
+		e[k++] = e[i];
+	}
+	if (k != n)
+		iwrite(p, at, e, (uint32_t)k);
+}
+
+/*
+ * A thread is gone: its slot's tid is cleared, so that the next thread
+ * with the same TCB address (glibc reuses a joined thread's stack) reads
+ * its own at its next entry.  The entries stay: that next thread may be
+ * running on the slot already (its exit reached the agent late), and
+ * those of a thread that ended inside probed functions go by the
+ * staleness rules.
+ */
+static void iforget(struct thread *t)
+{
+	struct process *p = t->proc;
+	uint32_t w[2];
+
+	if (!p->ret_area || p->exited)
+		return;
+	for (unsigned int i = 0; i < RET_PAD_SLOTS; i++) {
+		uint64_t at = p->ret_area + 4096 + (uint64_t)i * RET_PAD_SLOT_SIZE, k;
+		if (!read_word(p, at, &k))
+			return;
+		if (!k || mem_read(p, at + 8, w, 8) != 8 || w[0] != (uint32_t)t->tid)
+			continue;
+		w[0] = 0;
+		mem_write(p, at + 8, w, 4);
+		return;
+	}
 }
 
 /* --- the trampoline and the unwinder's entry points -------------------- */
@@ -243,11 +466,10 @@ static int unwind_hit(struct probe *pr, struct thread *t, void *arg)
 {
 	(void)pr;
 	(void)arg;
-	if (t->ret && t->ret->n) {
+	if (t->ret && t->ret->n)
 		debug("thread %d enters the unwinder: %zu return addresses put back",
 		      t->tid, t->ret->n);
-		restore_thread(t);
-	}
+	restore_thread(t);
 	return 0;
 }
 
@@ -361,12 +583,8 @@ static struct ret_stack *stack_of(struct thread *t)
 static void drop_stale(struct thread *t, struct ret_stack *rs, uint64_t sp,
 		       bool chained)
 {
-	for (size_t i = rs->n; i-- > 0;) {
-		uint64_t s = rs->e[i].slot;
-		if (in_link() ? s < sp || (s == sp && !chained)
-			      : s <= sp && !holds_tramp(t->proc, s))
-			drop(rs, i);
-	}
+	ret_stack_drop_stale_entry(rs, sp, in_link(), chained, slot_holds_tramp,
+				   t->proc);
 }
 
 int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
@@ -411,7 +629,10 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 		}
 		ret = rs->e[i].ret;
 	} else {
-		if (mem_read(p, ret - sizeof(before), before, sizeof(before)) !=
+		/* The call's bytes end at the return address without its
+		 * instruction-set bit (32-bit ARM's Thumb bit). */
+		uint64_t ret_code = ret & ~(agent.ptrace->flags_isa_bit ? 1ull : 0ull);
+		if (mem_read(p, ret_code - sizeof(before), before, sizeof(before)) !=
 			    (ssize_t)sizeof(before) ||
 		    !arch->follows_call(before, sizeof(before))) {
 			snprintf(why, whylen, "0x%" PRIx64 " is not a function's entry: "
@@ -428,7 +649,7 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 			 * instruction runs (and, say, saves it). */
 			regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum,
 				 p->ret_tramp);
-		} else if (mem_write(p, sp, &p->ret_tramp, 8) != 8) {
+		} else if (!write_word(p, sp, &p->ret_tramp)) {
 			snprintf(why, whylen, "cannot write the stack at 0x%" PRIx64, sp);
 			return -EFAULT;
 		}
@@ -476,12 +697,19 @@ static int do_return(struct thread *t, bool record)
 	}
 	/* Newer entries below the slot whose trampoline is gone: longjmp'd.
 	 * Link register: every newer one below it. */
-	for (size_t j = rs->n; j-- > (size_t)i + 1;)
-		if (rs->e[j].slot < slot && (in_link() || !holds_tramp(p, rs->e[j].slot)))
-			drop(rs, j);
+	ret_stack_drop_stale_return(rs, (size_t)i, slot, in_link(),
+				    slot_holds_tramp, p);
 	g.pc = rs->e[i].ret;
 	if (in_link())	/* as `ret` leaves it, untraced */
 		g.gpr[agent.ptrace->ret_link_regnum] = g.pc;
+	if (agent.ptrace->flags_isa_bit) {
+		/* 32-bit ARM: the trampoline runs in ARM state whatever the
+		 * caller's; bit 0 of the real address is the caller's set,
+		 * as `bx lr` would have taken it. */
+		uint64_t isa = agent.ptrace->flags_isa_bit;
+		g.flags = (g.pc & 1) ? g.flags | isa : g.flags & ~isa;
+		g.pc &= ~1ull;
+	}
 	regs_from_gpregs(blk, &g);
 	t->regs_dirty = true;
 	uint64_t now = now_ns();
@@ -592,17 +820,19 @@ static void link_unswap_stack(struct thread *t, uint64_t sp, bool note)
 			 "are left as the trampoline", t->tid, RET_SCAN_MAX);
 		top = sp + RET_SCAN_MAX;
 	}
-	for (uint64_t at = sp & ~(uint64_t)7; at < top; at += sizeof(buf)) {
+	for (uint64_t at = sp & ~(uint64_t)(WORD - 1); at < top; at += sizeof(buf)) {
 		size_t len = top - at < sizeof(buf) ? (size_t)(top - at) : sizeof(buf);
 		ssize_t got = mem_read(p, at, buf, len);
 		if (got <= 0)
 			break;
-		for (size_t k = 0; k < (size_t)got / 8; k++) {
-			if (buf[k] != p->ret_tramp)
+		for (size_t k = 0; k < (size_t)got / WORD; k++) {
+			uint64_t w = 0;
+			memcpy(&w, (uint8_t *)buf + k * WORD, WORD);
+			if (w != p->ret_tramp)
 				continue;
-			uint64_t a = at + k * 8;
+			uint64_t a = at + k * WORD;
 			int i = owner_of(rs, a);
-			if (i < 0 || mem_write(p, a, &rs->e[i].ret, 8) != 8)
+			if (i < 0 || !write_word(p, a, &rs->e[i].ret))
 				continue;
 			if (note)
 				note_shown(rs, a, rs->e[i].ret);
@@ -657,7 +887,7 @@ static void link_resume(struct thread *t, uint64_t sp, uint64_t pc)
 		uint64_t a = rs->shown_at[k];
 		if (a >= sp && (i = owner_of(rs, a)) >= 0 &&
 		    rs->e[i].ret == rs->shown_val[k] && read_word(p, a, &v) &&
-		    v == rs->shown_val[k] && mem_write(p, a, &p->ret_tramp, 8) != 8)
+		    v == rs->shown_val[k] && !write_word(p, a, &p->ret_tramp))
 			log_user("thread %d: cannot put the return trampoline back at "
 				 "0x%" PRIx64 ": that return is not recorded", t->tid, a);
 	}
@@ -681,7 +911,7 @@ void ret_show(struct thread *t)
 	struct ret_stack *rs = t->ret;
 	uint8_t *blk;
 
-	if (!rs || !rs->n || rs->shown || !p->ret_tramp)
+	if (rs && rs->shown)
 		return;
 	if (!trace_running()) {
 		/* Left from a run that stopped while the thread ran: for
@@ -694,6 +924,10 @@ void ret_show(struct thread *t)
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
+	if (p->ret_area && ishow(t, sp))
+		stack_of(t)->shown = true;
+	if (!rs || !rs->n || !p->ret_tramp)
+		return;
 	if (in_link()) {
 		link_show(t, sp);
 		rs->shown = true;
@@ -703,7 +937,7 @@ void ret_show(struct thread *t)
 	 * frame: left as they are. */
 	for (size_t i = rs->n; i-- > 0;)
 		if (rs->e[i].slot >= sp && holds_tramp(p, rs->e[i].slot))
-			mem_write(p, rs->e[i].slot, &rs->e[i].ret, 8);
+			write_word(p, rs->e[i].slot, &rs->e[i].ret);
 	rs->shown = true;
 }
 
@@ -720,11 +954,15 @@ void ret_resume(struct thread *t)
 	uint8_t *blk = regs_block_gpr(t);
 
 	rs->shown = false;
-	if (!blk || !p->ret_tramp)
+	if (!blk)
 		return;
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
+	if (p->ret_area)
+		iresume(t, sp);
+	if (!p->ret_tramp)
+		return;
 	if (in_link()) {
 		link_resume(t, sp, g.pc);
 		mirror(t);
@@ -736,7 +974,7 @@ void ret_resume(struct thread *t)
 		if (!read_word(p, e->slot, &v) || v == p->ret_tramp)
 			continue;	/* not shown (below sp), or a chain's slot */
 		if (e->slot >= sp && v == e->ret) {
-			if (mem_write(p, e->slot, &p->ret_tramp, 8) == 8)
+			if (write_word(p, e->slot, &p->ret_tramp))
 				continue;
 			log_user("thread %d: cannot put the return trampoline back at "
 				 "0x%" PRIx64 ": that return is not recorded", t->tid, e->slot);
@@ -780,6 +1018,7 @@ static void restore_thread(struct thread *t)
 	struct process *p = t->proc;
 	struct ret_stack *rs = t->ret;
 
+	irestore(t);
 	if (!rs || !rs->n || !p->ret_tramp)
 		return;
 	uint64_t pc = regs_get_pc(t);
@@ -805,7 +1044,7 @@ static void restore_thread(struct thread *t)
 		/* Below sp but in the red zone: a popped slot, not a frame. */
 		if (e->slot < sp && e->slot >= sp - agent.arch->red_zone)
 			continue;
-		if (holds_tramp(p, e->slot) && mem_write(p, e->slot, &e->ret, 8) != 8)
+		if (holds_tramp(p, e->slot) && !write_word(p, e->slot, &e->ret))
 			log_user("thread %d: cannot put the return address back at 0x%" PRIx64,
 				 t->tid, e->slot);
 	}
@@ -816,13 +1055,13 @@ static void restore_thread(struct thread *t)
 void ret_restore_process(struct process *p)
 {
 	for (struct thread *t = p->threads; t; t = t->next) {
-		if (!t->ret || !t->ret->n)
+		if ((!t->ret || !t->ret->n) && !p->ret_area)
 			continue;
 		if (t->state == THREAD_STOPPED)
 			restore_thread(t);
 		else
-			debug("thread %d runs: its %zu return addresses are put back "
-			      "when it returns", t->tid, t->ret->n);
+			debug("thread %d runs: its return addresses are put back "
+			      "when it returns", t->tid);
 	}
 }
 
@@ -832,6 +1071,10 @@ void ret_fork(struct thread *parent, struct process *child)
 	struct thread *ct = child->threads;
 
 	child->ret_tramp = parent->proc->ret_tramp;
+	/* Its private copy of the in-process stacks, at the same place. */
+	child->ret_area = parent->proc->ret_area;
+	child->ret_itramp = parent->proc->ret_itramp;
+	child->ret_itrap = parent->proc->ret_itrap;
 	if (!parent->ret || !parent->ret->n || !ct)
 		return;
 	struct ret_stack *rs = stack_of(ct);
@@ -844,6 +1087,7 @@ void ret_fork(struct thread *parent, struct process *child)
 
 void ret_thread_free(struct thread *t)
 {
+	iforget(t);
 	free_stack(t);
 }
 
@@ -853,4 +1097,7 @@ void ret_process_forget(struct process *p)
 		free_stack(t);
 	p->ret_tramp = 0;
 	p->ret_unwind = false;
+	p->ret_area = 0;
+	p->ret_itramp = 0;
+	p->ret_itrap = 0;
 }

@@ -546,7 +546,11 @@ int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	 * (aarch64: x30 in $regs). */
 	run_site(&h, pr->addr, false);
 	struct tp_def *tp = site_return(pr->addr);
-	if (tp && !tr.stop_pending) {
+	if (tp && pr->pad_ret && ret_pushed_in_pad(t)) {
+		/* The pad pushed the return already (this stop is its
+		 * collector's full ring), or could not push a tail call's
+		 * (counted as a fallback there): nothing more here. */
+	} else if (tp && !tr.stop_pending) {
 		/* One shadow entry serves every return probe here. */
 		char why[200];
 		int err = ret_entry(t, pr->addr, tr.run_id, why, sizeof(why));
@@ -679,6 +683,24 @@ void trace_drain(bool may_stop)
 		trace_after_hit();
 }
 
+
+uint32_t trace_run_id(void)
+{
+	return tr.run_id;
+}
+
+bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
+			uint64_t latency_ns, uint64_t time_us)
+{
+	struct hit h = { .t = t, .latency_ns = latency_ns, .time_us = time_us };
+
+	if (tr.running && !room_for_hit())
+		return false;
+	if (!tr.running || run16 != (tr.run_id & 0xffff) || !(h.regs = regs_block_gpr(t)))
+		return true;
+	run_site(&h, func, true);
+	return true;
+}
 
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
 		  uint64_t latency_ns)
