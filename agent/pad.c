@@ -10,7 +10,8 @@
  * a jump:
  *
  *   site:  jmp pad                      (the rest of the window: breakpoints)
- *   pad:   save the registers           (arch emit_save_regs)
+ *   pad:   [a native condition: false -> the displaced code (emit_pad_cond)]
+ *          save the registers           (arch emit_save_regs)
  *          [take a record of the ring, copy the registers and the
  *           state the frame leaves out (x87/SSE/AVX, aarch64's v
  *           registers) there, go to the restore (emit_pad_collect);
@@ -45,6 +46,15 @@
  * A load of the collector that faults is resumed at its exit
  * (pad_ipa_fault): the program sees no signal.
  *
+ * A site whose one tracepoint has a condition of the simplest shape (one
+ * register or memory word compared with a constant: ax_simple_cond)
+ * starts with that compare in native code (arch emit_pad_cond), before
+ * the register save: a false condition counts itself as skipped and
+ * goes straight to the displaced code, a few instructions in all.  A
+ * true one goes on as above (the collector evaluates the condition again,
+ * as the reference).  A fault of the native load is resumed on the true
+ * path, where the interpreter meets the same fault and says so.
+ *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it
  * is written traps and is handled the ordinary way, and gdb's reads see
@@ -67,6 +77,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,6 +94,7 @@
 #include "agent/ipa/ipa-abi.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "protocol/ax-simple.h"
 
 /*
  * The shared memory: the table of PAD_ENTRIES entries, then the
@@ -166,6 +178,9 @@ struct pad_code {
 	struct pad_code *next;
 	uint64_t addr, trap, site;
 	size_t len;
+	/* A native condition's load, and where a fault there goes on
+	 * (its true path); 0: none. */
+	uint64_t cond_load, cond_take;
 };
 
 struct pad_table {
@@ -453,6 +468,8 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
 	return 0;
 }
 
+static struct pad_code *code_at(struct process *p, uint64_t pc);
+
 /*
  * A thread of a traced process stopped with `sig`: if it is SIGSEGV or
  * SIGBUS at one of the collector's loads (ipa_copy), it goes on at the
@@ -465,11 +482,17 @@ bool pad_ipa_fault(struct thread *t, int sig)
 
 	if ((sig != SIGSEGV && sig != SIGBUS) || !pt || !pt->ipa_local)
 		return false;
-	uint64_t pc = regs_get_pc(t);
-	if (pc < pt->ipa_remote || !ipa_image_fault_fixable(&pt->img, pc - pt->ipa_remote))
+	uint64_t pc = regs_get_pc(t), to;
+	const struct pad_code *c = code_at(t->proc, pc);
+	if (c && c->cond_load && pc == c->cond_load)
+		to = c->cond_take;	/* a native condition's load */
+	else if (pc >= pt->ipa_remote &&
+		 ipa_image_fault_fixable(&pt->img, pc - pt->ipa_remote))
+		to = pt->ipa_remote + pt->img.fault_exit;
+	else
 		return false;
-	if (regs_set(t, (unsigned int)agent.arch->pc_regnum,
-		     pt->ipa_remote + pt->img.fault_exit) < 0 || regs_flush(t) < 0)
+	if (regs_set(t, (unsigned int)agent.arch->pc_regnum, to) < 0 ||
+	    regs_flush(t) < 0)
 		return false;
 	pt->ipa_faults++;
 	debug("thread %d: collector's load at %#llx faulted, resumed at its exit",
@@ -598,6 +621,54 @@ static bool all_stopped(struct process *p)
 	return true;
 }
 
+/*
+ * The native check of the one condition at IPA site `site` (probe at
+ * `pc`), written at `code` when the arch has one and the condition is a
+ * compare it can emit (ax_simple_cond): its length, with the offsets
+ * emit_pad_cond gives; 0 (nothing written) otherwise, and the collector
+ * evaluates the condition as before.  With more tracepoints at the site
+ * the collector decides: a hit wants all their conditions.
+ */
+static int native_cond(struct pad_table *pt, uint64_t site, uint64_t pc,
+		       uint8_t *code, size_t size, size_t *skip, size_t *load,
+		       size_t *take)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct ax_simple_cond sc;
+
+	if (!arch->emit_pad_cond || !arch->patch_branch || site < pt->ipa_remote ||
+	    site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
+		return 0;
+	const struct ipa_site *s = (const struct ipa_site *)
+		(pt->ipa_local + (site - pt->ipa_remote));
+	if (s->nprogs != 1)
+		return 0;
+	const struct ipa_program *pg = (const struct ipa_program *)
+		(pt->ipa_local + s->prog_off[0]);
+	if (!pg->cond_len || ax_simple_cond((const uint8_t *)pg + pg->cond_off,
+					    pg->cond_len, &sc) < 0)
+		return 0;
+	struct arch_pad_cond c = {
+		.mem = sc.mem != 0, .regnum = sc.regnum, .addr = sc.addr,
+		.size = sc.size, .nconv = sc.nconv,
+		.cmp = (enum arch_cond_cmp)sc.op, .imm = (int32_t)sc.imm, .pc = pc,
+		.skip_counter = pt->ipa_remote + pg->counters_off +
+				offsetof(struct ipa_counters, skipped_cond),
+	};
+	for (unsigned int i = 0; i < sc.nconv; i++) {
+		c.conv[i].sign = sc.conv[i].sign != 0;
+		c.conv[i].bits = sc.conv[i].bits;
+	}
+	int n = arch->emit_pad_cond(code, size, &c, skip, load, take);
+	if (n < 0) {
+		debug("probe at %#llx: its condition stays the collector's: %s",
+		      (unsigned long long)pc, strerror(-n));
+		return 0;
+	}
+	debug("probe at %#llx: native condition, %d bytes", (unsigned long long)pc, n);
+	return n;
+}
+
 static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
 {
@@ -618,13 +689,6 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		.off_ready = l->off_ready, .off_bases = l->off_bases,
 		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 	};
-	/* Its length first (the window's code depends on where it goes). */
-	n = arch->emit_save_regs(code, sizeof(code), pr->addr);
-	if (n < 0) {
-		snprintf(why, whylen, "cannot build the pad's register save: %s",
-			 strerror(-n));
-		return n;
-	}
 	size_t done = 0;
 	if (!arch->emit_pad_collect)
 		collect = PAD_STOPS;
@@ -643,6 +707,22 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			collect = PAD_STOPS;
 		}
 	}
+	/* A condition simple enough runs first, natively: a false one
+	 * leaves before the register save. */
+	size_t cond_skip = 0, cond_load = 0, cond_take = 0;
+	n = 0;
+	if (collect == PAD_IPA)
+		n = native_cond(pt, ipa_site, pr->addr, code, sizeof(code), &cond_skip,
+				&cond_load, &cond_take);
+	/* The save's length first (the window's code depends on where it
+	 * goes). */
+	m = arch->emit_save_regs(code + n, sizeof(code) - n, pr->addr);
+	if (m < 0) {
+		snprintf(why, whylen, "cannot build the pad's register save: %s",
+			 strerror(-m));
+		return m;
+	}
+	n += m;
 	if (collect != PAD_STOPS) {
 		struct arch_pad_ring r = {
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
@@ -704,6 +784,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		return m < 0 ? m : -E2BIG;
 	}
 	n += m;
+	if (cond_skip && (m = arch->patch_branch(code, cond_skip, win_off)) < 0) {
+		snprintf(why, whylen, "cannot link the pad's condition: %s",
+			 strerror(-m));
+		return m;
+	}
 	/* Nothing else may sit in the bytes the jump covers. */
 	for (struct sw_breakpoint *b = p->breakpoints; b; b = b->next)
 		if (b->addr > pr->addr && b->addr < pr->addr + inlen) {
@@ -749,7 +834,9 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n };
+	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n,
+				cond_load ? at + cond_load : 0,
+				cond_skip ? at + cond_take : 0 };
 	pt->codes = c;
 	pr->pad = at;
 	pr->pad_len = n;

@@ -35,6 +35,7 @@
 #include "agent/log.h"
 #include "agent/pending.h"
 #include "protocol/ax.h"
+#include "protocol/ax-simple.h"
 #include "protocol/tbuf.h"
 #include "protocol/tfile.h"
 #include "protocol/tp-status.h"
@@ -985,6 +986,17 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
  * counts.  While-stepping, return probes, printf and trace state
  * variables the collector does not run need the thread stopped.
  */
+/* Whether `tp` is the only tracepoint at `addr` and its condition one
+ * the arch's pads check natively (pad.c's native_cond). */
+static bool native_cond_here(uint64_t addr, struct tp_def *tp)
+{
+	struct ax_simple_cond sc;
+
+	return agent.arch->emit_pad_cond && tp_next_at(&tr.store, addr, NULL) == tp &&
+	       !tp_next_at(&tr.store, addr, tp) &&
+	       ax_simple_cond(tp->cond, tp->cond_len, &sc) == 0;
+}
+
 static enum pad_collect recordable(uint64_t addr)
 {
 	enum pad_collect mode = PAD_REGS;
@@ -996,6 +1008,13 @@ static enum pad_collect recordable(uint64_t addr)
 		if (tp->cond) {
 			if (!registers_and_variables(tp->cond, tp->cond_len))
 				return ipa_site_ok(addr) ? PAD_IPA : PAD_STOPS;
+			/* A site's one condition that the pad can check
+			 * natively (on registers too): a false one then
+			 * leaves the pad before anything is saved, where
+			 * PAD_REGS would record every hit for the agent to
+			 * test. */
+			if (native_cond_here(addr, tp) && ipa_site_ok(addr))
+				return PAD_IPA;
 			mode = PAD_REGS_TIME_TID;
 		}
 		for (size_t i = 0; i < tp->n_actions; i++) {

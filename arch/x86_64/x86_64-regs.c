@@ -268,6 +268,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_pad_handoff = x86_64_emit_pad_handoff,
 	.emit_pad_collect = x86_64_emit_pad_collect,
 	.patch_branch = x86_64_patch_branch,
+	.emit_pad_cond = x86_64_emit_pad_cond,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
 	.sdt_operand_parse = x86_64_sdt_operand_parse,

@@ -166,6 +166,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 			    const struct arch_pad_ring *r, size_t *done);
 int x86_64_patch_branch(uint8_t *code, size_t at, size_t to);
+int x86_64_emit_pad_cond(uint8_t *out, size_t size, const struct arch_pad_cond *c,
+			 size_t *skip, size_t *load, size_t *take);
 
 /* x86_64-sdt.c */
 int x86_64_sdt_operand_parse(const char *text, struct arch_operand *op,
