@@ -567,6 +567,8 @@ struct probe {
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
 	bool pad_ipa_live;	/* PAD_IPA: records hold the thread and time */
+	bool pad_no_image;	/* its records hold the frame only: no x87/SSE/
+				 * AVX (v registers) image */
 	/* Hits so far: those that stopped the thread (its breakpoint, or its
 	 * pad's trap), and those a pad recorded in the process (taken from
 	 * the ring).  `monitor probes` shows them. */
@@ -669,6 +671,11 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 		       uint32_t *offs, unsigned int max, char *why, size_t whylen);
 struct ipa_tsvs;
 void trace_ipa_tsvs(struct ipa_tsvs *t);
+/* Whether a hit at `addr` needs registers beyond the pad's frame (x87,
+ * SSE, AVX; aarch64's v registers) for its tracepoints: `collect $regs`
+ * or any register mask, or bytecode that reads such a register.  When
+ * not, a recording pad stores no image of them. */
+bool trace_site_needs_image(uint64_t addr);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 /* The probes of `p` are gone with its address space (exec): the pending

@@ -723,6 +723,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		return m;
 	}
 	n += m;
+	/* A record needs the image of the registers outside the frame only
+	 * for tracepoints that read them (recording pads are tracepoints'
+	 * only); the hand-off always stores it. */
+	bool no_image = collect != PAD_STOPS &&
+			!trace_site_needs_image(pr->addr);
 	if (collect != PAD_STOPS) {
 		struct arch_pad_ring r = {
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
@@ -731,7 +736,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 			.time_tid = collect == PAD_REGS_TIME_TID || ipa_live,
 			.off_tid = l->off_tid, .off_time = l->off_time,
-			.image = true,
+			.image = !no_image,
 			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
 			.ipa_site = ipa_site,
 			.ipa_wants = ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
@@ -845,8 +850,9 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	pr->pad_collect = collect;
 	pr->pad_ipa_site = ipa_site;
 	pr->pad_ipa_live = ipa_live;
-	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
-	      (unsigned long long)at, n);
+	pr->pad_no_image = no_image;
+	debug("pad for %#llx at %#llx, %d bytes%s", (unsigned long long)pr->addr,
+	      (unsigned long long)at, n, no_image ? ", records without the image" : "");
 	return 0;
 }
 
@@ -910,6 +916,7 @@ void pad_detach(struct probe *pr)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
 	pr->pad_collect = PAD_STOPS;
+	pr->pad_no_image = false;
 	pr->pad_ipa_site = 0;
 	pr->pad_ipa_live = false;
 }
@@ -1287,8 +1294,9 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	}
 	bool taken = true;
 	if (pr && fn &&
-	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
-			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0)
+	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame),
+			  pr->pad_no_image ? NULL : rec, pt->xsave,
+			  (const uint64_t *)(rec + l->off_bases), false) == 0)
 		taken = fn(pr, standin, time_us, so, arg);
 	regs_invalidate(standin);
 	if (taken) {

@@ -203,9 +203,11 @@ struct arch_pad_ring {
 	bool time_tid;
 	unsigned int off_tid, off_time;
 	/* With image the record also gets, at offset 0, the registers
-	 * emit_save_regs leaves out, where the arch does not store them
-	 * anyway (aarch64: v0-v31, fpsr, fpcr: AARCH64_PAD_IMAGE_BYTES);
-	 * x86-64 always stores its x87/SSE/AVX image and ignores it. */
+	 * emit_save_regs leaves out (aarch64: v0-v31, fpsr, fpcr:
+	 * AARCH64_PAD_IMAGE_BYTES; x86-64: the x87/SSE/AVX image, XSAVE
+	 * with xsave, else FXSAVE).  Without it x86-64 stores only the
+	 * XSAVE header's XSTATE_BV, as 0 (with xsave): a reader of the
+	 * record sees every component in its initial state. */
 	bool image;
 	/* With ipa_call (the in-process collector's ipa_collect_site, in
 	 * the process; 0: none, and the arch may have no such call) the

@@ -249,8 +249,15 @@ static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
 }
 
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
-			  bool xsave, enum bases_how bases, unsigned int off_bases)
+			  bool xsave, bool image, enum bases_how bases,
+			  unsigned int off_bases)
 {
+	/* Without the image, an XSAVE-layout reader still finds its
+	 * header's XSTATE_BV: 0, every component in its initial state.
+	 *   49 c7 86 00 02 00 00 00 00 00 00    movq $0,512(%r14)
+	 */
+	static const uint8_t no_bv[] = { 0x49, 0xc7, 0x86, 0x00, 0x02, 0, 0,
+					 0, 0, 0, 0 };
 	static const uint8_t lea_rdi[] = { 0x48, 0x8d, 0xbe };
 	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
 					0xfc, 0xf3, 0x48, 0xa5 };
@@ -264,10 +271,14 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	x86_64_put(o, lea_rdi, sizeof(lea_rdi));
 	x86_64_put32(o, off_frame);
 	x86_64_put(o, copy, sizeof(copy));
-	if (xsave)
+	if (!image) {
+		if (xsave)
+			x86_64_put(o, no_bv, sizeof(no_bv));
+	} else if (xsave) {
 		x86_64_put(o, xsave64, sizeof(xsave64));
-	else
+	} else {
 		x86_64_put(o, fxsave64, sizeof(fxsave64));
+	}
 	if (bases == BASES_SYSCALL)
 		put_bases_syscall(o, off_bases);
 	if (bases == BASES_FSGSBASE) {
@@ -366,7 +377,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
-	put_hit_state(&o, h->off_frame, h->xsave,
+	put_hit_state(&o, h->off_frame, h->xsave, true,
 		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
@@ -412,6 +423,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   48 8d be <frame>        lea frame(%rsi),%rdi
  *   48 89 de b9 12 00 00 00 fc f3 48 a5    the frame, as in the hand-off
  *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
+ *     (without r->image no xsave64 / fxsave64: movq $0,512(%r14), the
+ *      XSTATE_BV of an XSAVE image, with xsave)
  *     (without fsgsbase: arch_prctl ARCH_GET_FS / ARCH_GET_GS)
  *   49 8d 44 24 01          lea 1(%r12),%rax
  *   49 89 86 <seq>          mov %rax,seq(%r14)     published
@@ -531,7 +544,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	x86_64_put8(&o, 0x75);
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	x86_64_put(&o, take, sizeof(take));
-	put_hit_state(&o, r->off_frame, r->xsave,
+	put_hit_state(&o, r->off_frame, r->xsave, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
 	if (r->time_tid) {
 		/*
