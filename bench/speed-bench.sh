@@ -165,6 +165,17 @@ run_pt_args6() {	# $1 run
 	rm -f "$file"
 }
 
+# bpftrace prints its maps and exits on SIGTERM (SIGINT is ignored by
+# a background job of a script); a bpftrace that does not go is killed.
+stop_bt() {
+	kill -TERM "$btpid" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$btpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$btpid" 2>/dev/null
+}
+
 # bpftrace: started on the target's path (every process running it),
 # then the target pinned; the probes' hit count checked at exit.
 bt_prog() {	# $1 cfg
@@ -196,7 +207,7 @@ run_bt() {	# $1 cfg, $2 run
 	fi
 	sleep 0.5	# its output says attaching before the last probe is in
 	pin "$TARGET" "$N" "$out" "$(mode_of "$cfg")" || die "the target failed under bpftrace"
-	kill -INT "$btpid"
+	stop_bt
 	wait "$btpid" 2>/dev/null
 	btpid=
 	if [ "$cfg" = cond ]; then
@@ -240,7 +251,7 @@ run_record_bt() {
 	sleep 0.5
 	pin "$TARGET" "$BT_REC_N" "$out" || die "the target failed under bpftrace"
 	sleep 1
-	kill -INT "$btpid"
+	stop_bt
 	wait "$btpid" 2>/dev/null
 	btpid=
 	lines=$(grep -c '^[0-9]' "$work/record.bt.txt" 2>/dev/null)
