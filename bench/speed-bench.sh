@@ -169,7 +169,7 @@ run_pt_args6() {	# $1 run
 # a background job of a script); a bpftrace that does not go is killed.
 stop_bt() {
 	kill -TERM "$btpid" 2>/dev/null
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do	# a loaded machine takes seconds
 		kill -0 "$btpid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -193,7 +193,7 @@ run_bt() {	# $1 cfg, $2 run
 	"$BPFTRACE" -e "$(bt_prog "$cfg")" >"$log" 2>&1 &
 	btpid=$!
 	for _ in $(seq 100); do
-		grep -q "^Attaching" "$log" && break
+		grep -qs "^Attaching" "$log" && break
 		kill -0 "$btpid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -244,7 +244,7 @@ run_record_bt() {
 	"$BPFTRACE" -o "$work/record.bt.txt" -e "uprobe:$TARGET:hot { printf(\"%lu %lu\\n\", arg0, arg1); }" >"$log" 2>&1 &
 	btpid=$!
 	for _ in $(seq 100); do
-		grep -q "^Attaching" "$log" "$work/record.bt.txt" 2>/dev/null && break
+		grep -qs "^Attaching" "$log" "$work/record.bt.txt" && break
 		kill -0 "$btpid" 2>/dev/null || break
 		sleep 0.1
 	done
