@@ -89,6 +89,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gelf.h>
+#include <libelf.h>
+
 #include "agent/agent.h"
 #include "agent/ipa-image.h"
 #include "agent/ipa/ipa-abi.h"
@@ -202,6 +205,10 @@ struct pad_table {
 	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
 	bool ipa_failed;
 	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
+	/* The process's vDSO clock_gettime, which a pad that stores the
+	 * hit's time calls instead of the system call (0: none found). */
+	uint64_t vdso_clock;
+	bool vdso_looked;
 };
 
 static uint8_t *record_at(struct pad_table *pt, uint64_t pos)
@@ -622,6 +629,90 @@ static bool all_stopped(struct process *p)
 }
 
 /*
+ * clock_gettime in the vDSO of `p` (its ELF image, which the kernel maps
+ * at AT_SYSINFO_EHDR): a pad that stores the hit's time calls it, in the
+ * process, instead of making the system call.  Looked up once per
+ * process; 0 when there is none (no vDSO, no such symbol: the pads make
+ * the system call, as before).
+ */
+static uint64_t vdso_clock(struct process *p, struct pad_table *pt)
+{
+	char path[64];
+	uint64_t auxv[2], base = 0;
+	uint8_t *img = NULL;
+	size_t size = 0;
+	Elf *e = NULL;
+	int fd;
+
+	if (pt->vdso_looked)
+		return pt->vdso_clock;
+	pt->vdso_looked = true;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", p->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	while (read(fd, auxv, sizeof(auxv)) == (ssize_t)sizeof(auxv) && auxv[0] != AT_NULL)
+		if (auxv[0] == AT_SYSINFO_EHDR)
+			base = auxv[1];
+	close(fd);
+	FILE *maps;
+	char line[256];
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	if (!base || !(maps = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long lo, hi;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == base &&
+		    strstr(line, "[vdso]"))
+			size = hi - lo;
+	}
+	fclose(maps);
+	if (!size || size > (1u << 20) || !(img = malloc(size)) ||
+	    mem_read_raw(p, base, img, size) != (ssize_t)size)
+		goto out;
+	elf_version(EV_CURRENT);
+	if (!(e = elf_memory((char *)img, size)))
+		goto out;
+	/* The image is linked at its first PT_LOAD's address. */
+	size_t nph;
+	uint64_t link = UINT64_MAX;
+	if (elf_getphdrnum(e, &nph) < 0)
+		goto out;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < link)
+			link = ph.p_vaddr;
+	}
+	Elf_Scn *scn = NULL;
+	while (link != UINT64_MAX && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			if (strcmp(name, "__vdso_clock_gettime") == 0 &&
+			    sym.st_value >= link && sym.st_value - link < size) {
+				pt->vdso_clock = base + (sym.st_value - link);
+				break;
+			}
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	free(img);
+	debug("process %d: vDSO clock_gettime %s%#llx", p->pid,
+	      pt->vdso_clock ? "at " : "not found, ", (unsigned long long)pt->vdso_clock);
+	return pt->vdso_clock;
+}
+
+/*
  * The native check of the one condition at IPA site `site` (probe at
  * `pc`), written at `code` when the arch has one and the condition is a
  * compare it can emit (ax_simple_cond): its length, with the offsets
@@ -735,6 +826,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
 			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 			.time_tid = collect == PAD_REGS_TIME_TID || ipa_live,
+			.clock_call = vdso_clock(p, pt),
 			.off_tid = l->off_tid, .off_time = l->off_time,
 			.image = !no_image,
 			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,

@@ -202,6 +202,11 @@ struct arch_pad_ring {
 	 * off_time): two system calls in the process. */
 	bool time_tid;
 	unsigned int off_tid, off_time;
+	/* With time_tid and clock_call (x86-64; others ignore it): the
+	 * time comes from calling clock_call(CLOCK_REALTIME, &time), the
+	 * process's vDSO clock_gettime, instead of the system call, on the
+	 * pad's aligned stack; it may clobber the caller-saved registers. */
+	uint64_t clock_call;
 	/* With image the record also gets, at offset 0, the registers
 	 * emit_save_regs leaves out (aarch64: v0-v31, fpsr, fpcr:
 	 * AARCH64_PAD_IMAGE_BYTES; x86-64: the x87/SSE/AVX image, XSAVE

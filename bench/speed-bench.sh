@@ -190,14 +190,15 @@ bt_prog() {	# $1 cfg
 
 run_bt() {	# $1 cfg, $2 run
 	local cfg=$1 r=$2 out=$work/$1.bt.$2.out log=$work/$1.bt.$2.log n
-	"$BPFTRACE" -e "$(bt_prog "$cfg")" >"$log" 2>&1 &
+	# BEGIN runs once every probe is attached.
+	"$BPFTRACE" -e "BEGIN { printf(\"bench-ready\\n\"); } $(bt_prog "$cfg")" >"$log" 2>&1 &
 	btpid=$!
-	for _ in $(seq 100); do
-		grep -qs "^Attaching" "$log" && break
+	for _ in $(seq 600); do
+		grep -qs "^bench-ready" "$log" && break
 		kill -0 "$btpid" 2>/dev/null || break
 		sleep 0.1
 	done
-	if ! grep -q "^Attaching" "$log"; then
+	if ! grep -q "^bench-ready" "$log"; then
 		kill "$btpid" 2>/dev/null
 		wait "$btpid" 2>/dev/null
 		btpid=
@@ -205,7 +206,6 @@ run_bt() {	# $1 cfg, $2 run
 		bt_why="bpftrace did not attach: $(head -c 300 "$log" | tr '\n' ' ')"
 		return
 	fi
-	sleep 0.5	# its output says attaching before the last probe is in
 	pin "$TARGET" "$N" "$out" "$(mode_of "$cfg")" || die "the target failed under bpftrace"
 	stop_bt
 	wait "$btpid" 2>/dev/null
@@ -241,14 +241,13 @@ run_record() {
 
 run_record_bt() {
 	local out=$work/record.bt.out log=$work/record.bt.log lines
-	"$BPFTRACE" -o "$work/record.bt.txt" -e "uprobe:$TARGET:hot { printf(\"%lu %lu\\n\", arg0, arg1); }" >"$log" 2>&1 &
+	"$BPFTRACE" -o "$work/record.bt.txt" -e "BEGIN { printf(\"bench-ready\\n\"); } uprobe:$TARGET:hot { printf(\"%lu %lu\\n\", arg0, arg1); }" >"$log" 2>&1 &
 	btpid=$!
-	for _ in $(seq 100); do
-		grep -qs "^Attaching" "$log" "$work/record.bt.txt" && break
+	for _ in $(seq 600); do
+		grep -qs "^bench-ready" "$work/record.bt.txt" && break
 		kill -0 "$btpid" 2>/dev/null || break
 		sleep 0.1
 	done
-	sleep 0.5
 	pin "$TARGET" "$BT_REC_N" "$out" || die "the target failed under bpftrace"
 	sleep 1
 	stop_bt

@@ -562,7 +562,20 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 		x86_64_put32(&o, r->off_tid);
 		x86_64_put(&o, clock_arg, sizeof(clock_arg));
 		x86_64_put32(&o, r->off_time);
-		x86_64_put(&o, clock_call, sizeof(clock_call));
+		if (r->clock_call) {
+			/*
+			 *   48 b8 <vdso>    movabs $clock_gettime,%rax
+			 *   ff d0           call *%rax   (vDSO: no system call;
+			 *                   rsp 16-aligned, DF clear; r12, r14 kept)
+			 */
+			x86_64_put8(&o, 0x48);
+			x86_64_put8(&o, 0xb8);
+			x86_64_put64(&o, r->clock_call);
+			x86_64_put8(&o, 0xff);
+			x86_64_put8(&o, 0xd0);
+		} else {
+			x86_64_put(&o, clock_call, sizeof(clock_call));
+		}
 	}
 	if (r->ipa_call) {
 		/*
