@@ -9,7 +9,7 @@
  * Bytes from gdb go through the framer (protocol/rsp-frame.c); each packet
  * is acknowledged (until QStartNoAckMode), parsed, handled, and answered.
  * Resume requests are answered later, by the stop reply that
- * inferior.c sends when the program stops.
+ * stop.c sends when the program stops.
  *
  * Replies are written before the handler returns (blocking writes): no
  * output is ever left pending in the agent.  So when gdb's input is all
