@@ -165,11 +165,16 @@ run_pt_args6() {	# $1 run
 	rm -f "$file"
 }
 
-# bpftrace prints its maps and exits on SIGTERM (SIGINT is ignored by
-# a background job of a script); a bpftrace that does not go is killed.
+# bpftrace exits by itself at bench_done() (its exit() prints the maps);
+# one that does not is sent SIGTERM (SIGINT is ignored by a background
+# job of a script), then killed.
 stop_bt() {
-	kill -TERM "$btpid" 2>/dev/null
 	for _ in $(seq 600); do	# a loaded machine takes seconds
+		kill -0 "$btpid" 2>/dev/null || return
+		sleep 0.1
+	done
+	kill -TERM "$btpid" 2>/dev/null
+	for _ in $(seq 100); do
 		kill -0 "$btpid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -191,7 +196,8 @@ bt_prog() {	# $1 cfg
 run_bt() {	# $1 cfg, $2 run
 	local cfg=$1 r=$2 out=$work/$1.bt.$2.out log=$work/$1.bt.$2.log n
 	# BEGIN runs once every probe is attached.
-	"$BPFTRACE" -e "BEGIN { printf(\"bench-ready\\n\"); } $(bt_prog "$cfg")" >"$log" 2>&1 &
+	# bench_done() (after the loop) ends it: its maps printed, no signal.
+	"$BPFTRACE" -e "BEGIN { printf(\"bench-ready\\n\"); } $(bt_prog "$cfg") uprobe:$TARGET:bench_done { exit(); }" >"$log" 2>&1 &
 	btpid=$!
 	for _ in $(seq 600); do
 		grep -qs "^bench-ready" "$log" && break
@@ -241,7 +247,7 @@ run_record() {
 
 run_record_bt() {
 	local out=$work/record.bt.out log=$work/record.bt.log lines
-	"$BPFTRACE" -o "$work/record.bt.txt" -e "BEGIN { printf(\"bench-ready\\n\"); } uprobe:$TARGET:hot { printf(\"%lu %lu\\n\", arg0, arg1); }" >"$log" 2>&1 &
+	"$BPFTRACE" -o "$work/record.bt.txt" -e "BEGIN { printf(\"bench-ready\\n\"); } uprobe:$TARGET:hot { printf(\"%lu %lu\\n\", arg0, arg1); } uprobe:$TARGET:bench_done { exit(); }" >"$log" 2>&1 &
 	btpid=$!
 	for _ in $(seq 600); do
 		grep -qs "^bench-ready" "$work/record.bt.txt" && break
