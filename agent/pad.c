@@ -26,7 +26,11 @@
  * run; the agent maps the same file through /proc/PID/fd).
  *
  * A recording pad (the tracepoints there want registers only) never stops
- * the thread: the agent reads the records later (pad_drain).  Otherwise
+ * the thread: the agent reads the records later (pad_drain).  It stores
+ * what its tracepoints read and no more: the image of the x87/SSE/AVX (v)
+ * registers only where one reads them (trace_site_needs_image), the
+ * hit's thread and time only where one traces them, the time from the
+ * process's vDSO clock_gettime where there is one (vdso_clock).  Otherwise
  * the thread traps in its pad; the agent finds its entry by the tid and
  * has everything the hit needs without PTRACE_GETREGS, GETREGSET or a PC
  * write, and the thread simply continues and frees its entry on its way
