@@ -82,6 +82,7 @@
 #include "agent/agent.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "agent/ret-stack.h"
 
 /* Tracepoint numbers are 1..0x7fff (int16 in frames). */
 #define RET_MAX_NUMBER 0x7fff
@@ -89,26 +90,6 @@
 #define RET_MAX_DEPTH 65536
 /* Bytes of stack searched for the trampoline's copies (link register). */
 #define RET_SCAN_MAX (1u << 20)
-
-struct ret_entry {
-	uint64_t slot;		/* sp at entry: on x86-64 the stack slot of
-				   the return address */
-	uint64_t ret;		/* the real return address */
-	uint64_t entry_ns;	/* CLOCK_MONOTONIC at the entry hit */
-	uint64_t func;		/* the tracepoint's address */
-	uint32_t run;		/* the trace run that pushed it */
-};
-
-struct ret_stack {
-	struct ret_entry *e;
-	size_t n, cap;
-	bool shown;		/* real addresses in the stack while gdb looks */
-	/* Link register: where ret_show wrote real addresses, and which
-	 * (ret_resume puts the trampoline back there only). */
-	uint64_t *shown_at, *shown_val;
-	size_t nshown, shown_cap;
-	uint64_t lr_shown;	/* the real address put in x30, 0 if none */
-};
 
 static uint8_t marks[(RET_MAX_NUMBER + 1) / 8];
 
@@ -171,9 +152,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Bytes of a return address on the stack: the program's word. */
+#define WORD ((size_t)agent.ptrace->word_size)
+
 static bool read_word(struct process *p, uint64_t addr, uint64_t *v)
 {
-	return mem_read(p, addr, v, 8) == 8;
+	*v = 0;		/* little-endian: a 4-byte word fills the low half */
+	return mem_read(p, addr, v, WORD) == (ssize_t)WORD;
+}
+
+static bool write_word(struct process *p, uint64_t addr, const uint64_t *v)
+{
+	return mem_write(p, addr, v, WORD) == (ssize_t)WORD;
 }
 
 /* The return address is in a link register (aarch64), not at [sp]. */
@@ -185,7 +175,7 @@ static bool in_link(void)
 /* sp after a return, minus sp at the function's entry. */
 static uint64_t ret_pops(void)
 {
-	return in_link() ? 0 : 8;
+	return in_link() ? 0 : WORD;
 }
 
 static bool holds_tramp(struct process *p, uint64_t slot)
@@ -193,6 +183,12 @@ static bool holds_tramp(struct process *p, uint64_t slot)
 	uint64_t v;
 
 	return read_word(p, slot, &v) && v == p->ret_tramp;
+}
+
+/* holds_tramp as ret-stack.c asks it (arg: the process). */
+static bool slot_holds_tramp(uint64_t slot, void *arg)
+{
+	return holds_tramp(arg, slot);
 }
 
 /* The keeper's copy of t's entries (keeper.c), after every change. */
@@ -214,16 +210,12 @@ static void mirror(struct thread *t)
 
 static void drop(struct ret_stack *rs, size_t i)
 {
-	memmove(&rs->e[i], &rs->e[i + 1], (rs->n - i - 1) * sizeof(rs->e[0]));
-	rs->n--;
+	ret_stack_drop(rs, i);
 }
 
 static int find_slot(const struct ret_stack *rs, uint64_t slot)
 {
-	for (size_t i = rs->n; i-- > 0;)
-		if (rs->e[i].slot == slot)
-			return (int)i;
-	return -1;
+	return ret_stack_find(rs, slot);
 }
 
 /* --- the trampoline and the unwinder's entry points -------------------- */
@@ -361,12 +353,8 @@ static struct ret_stack *stack_of(struct thread *t)
 static void drop_stale(struct thread *t, struct ret_stack *rs, uint64_t sp,
 		       bool chained)
 {
-	for (size_t i = rs->n; i-- > 0;) {
-		uint64_t s = rs->e[i].slot;
-		if (in_link() ? s < sp || (s == sp && !chained)
-			      : s <= sp && !holds_tramp(t->proc, s))
-			drop(rs, i);
-	}
+	ret_stack_drop_stale_entry(rs, sp, in_link(), chained, slot_holds_tramp,
+				   t->proc);
 }
 
 int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
@@ -411,7 +399,10 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 		}
 		ret = rs->e[i].ret;
 	} else {
-		if (mem_read(p, ret - sizeof(before), before, sizeof(before)) !=
+		/* The call's bytes end at the return address without its
+		 * instruction-set bit (32-bit ARM's Thumb bit). */
+		uint64_t ret_code = ret & ~(agent.ptrace->flags_isa_bit ? 1ull : 0ull);
+		if (mem_read(p, ret_code - sizeof(before), before, sizeof(before)) !=
 			    (ssize_t)sizeof(before) ||
 		    !arch->follows_call(before, sizeof(before))) {
 			snprintf(why, whylen, "0x%" PRIx64 " is not a function's entry: "
@@ -428,7 +419,7 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 			 * instruction runs (and, say, saves it). */
 			regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum,
 				 p->ret_tramp);
-		} else if (mem_write(p, sp, &p->ret_tramp, 8) != 8) {
+		} else if (!write_word(p, sp, &p->ret_tramp)) {
 			snprintf(why, whylen, "cannot write the stack at 0x%" PRIx64, sp);
 			return -EFAULT;
 		}
@@ -476,12 +467,19 @@ static int do_return(struct thread *t, bool record)
 	}
 	/* Newer entries below the slot whose trampoline is gone: longjmp'd.
 	 * Link register: every newer one below it. */
-	for (size_t j = rs->n; j-- > (size_t)i + 1;)
-		if (rs->e[j].slot < slot && (in_link() || !holds_tramp(p, rs->e[j].slot)))
-			drop(rs, j);
+	ret_stack_drop_stale_return(rs, (size_t)i, slot, in_link(),
+				    slot_holds_tramp, p);
 	g.pc = rs->e[i].ret;
 	if (in_link())	/* as `ret` leaves it, untraced */
 		g.gpr[agent.ptrace->ret_link_regnum] = g.pc;
+	if (agent.ptrace->flags_isa_bit) {
+		/* 32-bit ARM: the trampoline runs in ARM state whatever the
+		 * caller's; bit 0 of the real address is the caller's set,
+		 * as `bx lr` would have taken it. */
+		uint64_t isa = agent.ptrace->flags_isa_bit;
+		g.flags = (g.pc & 1) ? g.flags | isa : g.flags & ~isa;
+		g.pc &= ~1ull;
+	}
 	regs_from_gpregs(blk, &g);
 	t->regs_dirty = true;
 	uint64_t now = now_ns();
@@ -592,17 +590,19 @@ static void link_unswap_stack(struct thread *t, uint64_t sp, bool note)
 			 "are left as the trampoline", t->tid, RET_SCAN_MAX);
 		top = sp + RET_SCAN_MAX;
 	}
-	for (uint64_t at = sp & ~(uint64_t)7; at < top; at += sizeof(buf)) {
+	for (uint64_t at = sp & ~(uint64_t)(WORD - 1); at < top; at += sizeof(buf)) {
 		size_t len = top - at < sizeof(buf) ? (size_t)(top - at) : sizeof(buf);
 		ssize_t got = mem_read(p, at, buf, len);
 		if (got <= 0)
 			break;
-		for (size_t k = 0; k < (size_t)got / 8; k++) {
-			if (buf[k] != p->ret_tramp)
+		for (size_t k = 0; k < (size_t)got / WORD; k++) {
+			uint64_t w = 0;
+			memcpy(&w, (uint8_t *)buf + k * WORD, WORD);
+			if (w != p->ret_tramp)
 				continue;
-			uint64_t a = at + k * 8;
+			uint64_t a = at + k * WORD;
 			int i = owner_of(rs, a);
-			if (i < 0 || mem_write(p, a, &rs->e[i].ret, 8) != 8)
+			if (i < 0 || !write_word(p, a, &rs->e[i].ret))
 				continue;
 			if (note)
 				note_shown(rs, a, rs->e[i].ret);
@@ -657,7 +657,7 @@ static void link_resume(struct thread *t, uint64_t sp, uint64_t pc)
 		uint64_t a = rs->shown_at[k];
 		if (a >= sp && (i = owner_of(rs, a)) >= 0 &&
 		    rs->e[i].ret == rs->shown_val[k] && read_word(p, a, &v) &&
-		    v == rs->shown_val[k] && mem_write(p, a, &p->ret_tramp, 8) != 8)
+		    v == rs->shown_val[k] && !write_word(p, a, &p->ret_tramp))
 			log_user("thread %d: cannot put the return trampoline back at "
 				 "0x%" PRIx64 ": that return is not recorded", t->tid, a);
 	}
@@ -703,7 +703,7 @@ void ret_show(struct thread *t)
 	 * frame: left as they are. */
 	for (size_t i = rs->n; i-- > 0;)
 		if (rs->e[i].slot >= sp && holds_tramp(p, rs->e[i].slot))
-			mem_write(p, rs->e[i].slot, &rs->e[i].ret, 8);
+			write_word(p, rs->e[i].slot, &rs->e[i].ret);
 	rs->shown = true;
 }
 
@@ -736,7 +736,7 @@ void ret_resume(struct thread *t)
 		if (!read_word(p, e->slot, &v) || v == p->ret_tramp)
 			continue;	/* not shown (below sp), or a chain's slot */
 		if (e->slot >= sp && v == e->ret) {
-			if (mem_write(p, e->slot, &p->ret_tramp, 8) == 8)
+			if (write_word(p, e->slot, &p->ret_tramp))
 				continue;
 			log_user("thread %d: cannot put the return trampoline back at "
 				 "0x%" PRIx64 ": that return is not recorded", t->tid, e->slot);
@@ -805,7 +805,7 @@ static void restore_thread(struct thread *t)
 		/* Below sp but in the red zone: a popped slot, not a frame. */
 		if (e->slot < sp && e->slot >= sp - agent.arch->red_zone)
 			continue;
-		if (holds_tramp(p, e->slot) && mem_write(p, e->slot, &e->ret, 8) != 8)
+		if (holds_tramp(p, e->slot) && !write_word(p, e->slot, &e->ret))
 			log_user("thread %d: cannot put the return address back at 0x%" PRIx64,
 				 t->tid, e->slot);
 	}
