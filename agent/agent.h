@@ -770,9 +770,12 @@ void ret_process_forget(struct process *p);
 void ret_libraries_changed(struct process *p);
 
 /* tracepoint.c, for retprobe.c: thread `t` returned from `func` (entered
- * during run `run`) after `latency_ns`; pc is the real return address. */
+ * during run `run`) after `latency_ns`, at `time_us` (CLOCK_REALTIME, the
+ * frame's timestamp: read with the latency's end, so that a slice drawn
+ * from the two ends where the return happened); pc is the real return
+ * address. */
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
-		  uint64_t latency_ns);
+		  uint64_t latency_ns, uint64_t time_us);
 /* A return the trampoline recorded in the process (pad.c): `t` a
  * stand-in with its registers, `run16` the run's low 16 bits.  False:
  * no room for it yet. */
