@@ -1,0 +1,61 @@
+# armhf-build.sh - sourced by check-cross.sh for ARCH=armhf: the target
+# programs, cross-compiled statically into $run twice, NAME-thumb with
+# -mthumb (Debian's default) and NAME-arm with -marm (glibc itself is
+# Debian's, Thumb-2, in both), and the guest's own start-up for the cases
+# (guest-extra.sh).
+progs="$srcdir/tests/integration/progs"
+recprogs="$srcdir/tests/record/progs"
+xcc() { "$triplet-gcc" -g -static -pthread "$@"; }
+for isa in $isas; do
+	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/basic-$isa" "$progs/basic.c" &&
+	xcc -m$isa -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads-$isa" "$progs/threads.c" &&
+	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/rectarget-$isa" "$recprogs/rectarget.c" &&
+	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/recstress-$isa" "$recprogs/recstress.c" ||
+		fail99 "cannot cross-compile the target programs with -m$isa"
+	"$triplet-objdump" -d "$run/basic-$isa" >"$run/basic-$isa.dis"
+done
+# probe-trace (the record cases) reads the programs from a sysroot on
+# this host where the guest's /mnt is the run folder.
+sysroot="$build/testbed/sysroot"
+rm -rf "$sysroot"
+mkdir -p "$sysroot"
+ln -s "$run" "$sysroot/mnt"
+probe_trace="$srcdir/client/probe-trace"
+# The stress counts, as for aarch64 (check-cross.sh's header): every
+# strategy's run is checked against the untraced run of the same build.
+stress_threads=${CROSS_STRESS_THREADS:-8}
+stress_calls=${CROSS_STRESS_CALLS:-100000}
+stress_short=${CROSS_STRESS_SHORT_CALLS:-10000}
+stress_full=${CROSS_STRESS_FULL-pad auto}
+stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
+# What the guest does before the stubs start: the untraced stress runs
+# (only when the agent runs: nothing else compares with them), and a
+# watcher that starts an attach case's program, under no stub, each time
+# the host asks for one (attach.go names the program).
+{
+	if [ "$with_agent" = 1 ] && [ "$quick" = 0 ]; then
+		for isa in $isas; do
+			cat <<EOF
+for c in $stress_calls $stress_short 1000; do
+	t0=\$(date +%s)
+	./recstress-$isa calls $stress_threads \$c /mnt/stress-untraced-$isa-\$c.out
+	echo "guest: untraced recstress-$isa $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
+done
+EOF
+		done
+	fi
+	cat <<'EOF'
+(
+	while :; do
+		while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
+		prog=$(cat /mnt/attach.go)
+		rm -f /mnt/attach.go
+		sh -c 'echo $$ >/mnt/attach.pid.tmp; exec ./'"$prog"' loop /mnt/attach.ground' &
+		while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
+		mv /mnt/attach.pid.tmp /mnt/attach.pid
+		wait $!
+		echo $? >/mnt/attach.status
+	done
+) &
+EOF
+} >"$run/guest-extra.sh"

@@ -1,0 +1,242 @@
+# armhf-cases.sh - sourced by check-cross.sh for ARCH=armhf, once the
+# guest is up and the first stub listens: the cases, each run for the
+# Thumb and the ARM build of its program, under each stub
+# ($run/strategies: gdbserver, then the agent per strategy), then the
+# guest's exit (guest_exit).
+#
+# Against Debian's gdbserver and the agent alike (armhf_debug_cases):
+# a breakpoint at a function's first instruction, registers, stepi,
+# backtrace and the exit code; stepi over the svc of getpid; hardware
+# breakpoint, write and read watchpoints; the shared threads, awatch and
+# attach/detach cases (debug-cases.sh).  Under the agent only, per
+# tracepoint strategy (armhf_trace_cases): tracepoints at square's entry
+# and at main's bl to it, and probe-trace record's stress case
+# (record-cases.sh).
+
+# shellcheck source=tests/cross/debug-cases.sh
+. "$srcdir/tests/cross/debug-cases.sh"
+# shellcheck source=tests/cross/record-cases.sh
+. "$srcdir/tests/cross/record-cases.sh"
+
+# insn_after ADDR: the address of the instruction after ADDR in the
+# listing of basic$sfx (2 or 4 bytes on: Thumb-2 mixes both).
+insn_after() {
+	awk -v a="$(printf '%x:' "$1")" '
+		f && $1 ~ /^[0-9a-f]+:$/ { sub(":", "", $1); print "0x" $1; exit }
+		$1 == a { f = 1 }' "$run/basic$sfx.dis"
+}
+# fn_addr HEX: a function's address as the program printed it (a Thumb
+# function's pointer has bit 0 set), as gdb shows its pc.
+fn_addr() {
+	[ -n "$1" ] || return 0
+	printf '%#x' $(($1 & ~1))
+}
+
+armhf_debug_cases() {	# STUB ISA
+	sfx=-$2 lbl=" [$1, $2]"
+	# Breakpoint at square's first instruction, registers, one
+	# instruction step, backtrace, and the exit status.
+	gdb_case "break$sfx" <<'EOF'
+break *square
+run exit 3
+info registers pc r0
+printf "BRK pc=%#lx r0=%ld\n", $pc, $r0
+stepi
+printf "STEP pc=%#lx\n", $pc
+bt
+delete
+continue
+EOF
+	square=$(fn_addr "$(ground "break$sfx" square)")
+	out="$run/break$sfx.out"
+	if [ -z "$square" ]; then
+		not_ok "break$lbl: the program printed its addresses" "$(tail -n 5 "$out" | tr '\n' ' ')"
+	else
+		if grep -q "BRK pc=$square r0=7\$" "$out" && grep -Eq "^r0 +0x7 +7" "$out"; then
+			ok "break *square$lbl: pc = square ($square), r0 = 7 as the program passed it"
+		else
+			not_ok "break *square$lbl: pc and r0" "$(grep -E 'BRK|^pc|^r0|[Ee]rror' "$out" | tr '\n' ' ')"
+		fi
+		step=$(insn_after "$square")
+		if [ -n "$step" ] && grep -q "STEP pc=$step\$" "$out"; then
+			ok "stepi$lbl: pc = the next instruction ($step)"
+		else
+			not_ok "stepi$lbl: pc = the next instruction (${step:-not found})" "$(grep -E 'STEP|[Ee]rror' "$out" | tr '\n' ' ')"
+		fi
+		if grep -Eq "^#0 .*square" "$out" && grep -Eq "^#1 .*main" "$out"; then
+			ok "backtrace$lbl: square called from main"
+		else
+			not_ok "backtrace$lbl" "$(grep '^#' "$out" | tr '\n' ' ')"
+		fi
+	fi
+	if grep -q "exited with code 03" "$out" && grep -q "ground: exiting with 3" "$run/ground-break$sfx.txt"; then
+		ok "continue to the end$lbl: exit code 3"
+	else
+		not_ok "exit code 3$lbl" "$(grep -i 'exited\|error' "$out" | tr '\n' ' ')"
+	fi
+
+	# Stepping over getpid's system call instruction (svc): r0 holds
+	# the pid the program prints after the step; no SIGTRAP reaches it.
+	svc=$(awk '/<(__)?getpid>:/ { m = 1 } m && /\tsvc\t/ { sub(":", "", $1); print "0x" $1; exit }' \
+		"$run/basic$sfx.dis")
+	[ -n "$svc" ] || fail99 "no svc in getpid (objdump of basic$sfx)"
+	gdb_case "svc$sfx" <<EOF
+break *$svc
+run
+stepi
+printf "SVC pc=%#lx r0=%ld\n", \$pc, \$r0
+delete
+continue
+EOF
+	out="$run/svc$sfx.out"
+	pid=$(ground "svc$sfx" pid)
+	after=$(insn_after "$svc")
+	if [ -n "$pid" ] && grep -q "SVC pc=$after r0=$pid\$" "$out"; then
+		ok "stepi over svc$lbl: pc = the next instruction, r0 = getpid() = $pid"
+	else
+		not_ok "stepi over svc$lbl ($svc, pid $pid)" "$(grep -E 'SVC|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out" && ! grep -q "SIGTRAP" "$out"; then
+		ok "after the step over svc$lbl the program runs to its end, no SIGTRAP"
+	else
+		not_ok "after the step over svc$lbl" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+
+	# Hardware points (PTRACE_GETHBPREGS / SETHBPREGS): a hardware
+	# breakpoint, a write watchpoint on `counter` (level3 adds to it),
+	# a read watchpoint on `set_me` (read by the printout after
+	# checkpoint).
+	gdb_case "hw$sfx" <<'EOF'
+break main
+run
+hbreak *square
+continue
+printf "HB pc=%#lx r0=%ld\n", $pc, $r0
+delete
+watch counter
+continue
+printf "WATCH counter=%d\n", counter
+delete
+rwatch set_me
+continue
+printf "RWATCH set_me=%d\n", set_me
+delete
+continue
+EOF
+	square=$(fn_addr "$(ground "hw$sfx" square)")
+	out="$run/hw$sfx.out"
+	if [ -n "$square" ] && grep -q "HB pc=$square r0=7\$" "$out"; then
+		ok "hbreak *square$lbl: stops there with r0 = 7"
+	else
+		not_ok "hbreak *square$lbl ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	counter=$(ground "hw$sfx" counter)
+	if [ -n "$counter" ] && grep -q "WATCH counter=$counter\$" "$out" &&
+	   grep -q "New value = $counter" "$out"; then
+		ok "watch counter$lbl: stops when level3 writes $counter"
+	else
+		not_ok "watch counter$lbl (the program says $counter)" \
+			"$(grep -E 'WATCH|New value|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	if grep -q "RWATCH set_me=7\$" "$out" && grep -q "^Value = 7" "$out"; then
+		ok "rwatch set_me$lbl: stops when the program reads it"
+	else
+		not_ok "rwatch set_me$lbl" "$(grep -E 'RWATCH|atchpoint|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out"; then
+		ok "the program runs to its end after the hardware points$lbl"
+	else
+		not_ok "the program runs to its end after the hardware points$lbl" "$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+
+	for threads_run in $(seq 1 "$threads_runs"); do
+		debug_threads
+	done
+	debug_awatch
+	debug_attach
+}
+
+# armhf_trace_cases STRATEGY ISA: tracepoints at square's first
+# instruction and at main's bl to it, both collecting the registers:
+# each frame holds its probe's address and the argument, 7, in r0, each
+# probe hits once, the program prints what it prints untraced.  Then the
+# stress case of record-cases.sh.
+armhf_trace_cases() {
+	strat=$1
+	sfx=-$2 lbl=" [$2]"
+	bl=$(awk '/<main>:/ { m = 1 } m && /\tbl\t.*<square>/ { sub(":", "", $1); print "0x" $1; exit }' \
+		"$run/basic$sfx.dis")
+	[ -n "$bl" ] || fail99 "no bl square in main (objdump of basic$sfx)"
+	gdb_case "trace-$strat$sfx" <<EOF
+break main
+run
+trace *square
+actions
+collect \$regs
+end
+trace *$bl
+actions
+collect \$regs
+end
+tstart
+break checkpoint
+continue
+monitor probes
+tstop
+tstatus
+tfind tracepoint 2
+printf "TP2 pc=%#lx r0=%ld\n", \$pc, \$r0
+tfind none
+tfind tracepoint 3
+printf "TP3 pc=%#lx r0=%ld\n", \$pc, \$r0
+tfind none
+delete
+continue
+EOF
+	square=$(fn_addr "$(ground "trace-$strat$sfx" square)")
+	out="$run/trace-$strat$sfx.out"
+	grep '^process ' "$out" | sed "s/^/# trace-$strat$sfx: /" || true
+	if [ -n "$square" ] && grep -q "TP2 pc=$square r0=7\$" "$out" &&
+	   grep -q "TP3 pc=$bl r0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
+		ok "tracepoints ($strat)$lbl: square's entry and main's bl, one frame each, pc and r0 = 7"
+	else
+		not_ok "tracepoints ($strat)$lbl at square ($square) and bl ($bl)" \
+			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-trace-$strat$sfx.txt" &&
+	   grep -q "ground: done" "$run/ground-trace-$strat$sfx.txt"; then
+		ok "traced program ($strat)$lbl computes as untraced and runs to its end"
+	else
+		not_ok "traced program ($strat)$lbl runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+	case " $stress_full " in
+	*" $strat "*) record_stress "$strat" "$stress_calls"; return ;;
+	esac
+	case " $stress_strategies " in
+	*" $strat "*) record_stress "$strat" "$stress_short" ;;
+	esac
+}
+
+current=$first
+for stub in $strategies; do
+	if [ "$stub" != "$current" ]; then
+		end_agent
+		wait_agent "$stub"
+		current=$stub
+	fi
+	case $stub in
+	gdbserver)
+		for isa in $isas; do armhf_debug_cases gdbserver "$isa"; done ;;
+	*)
+		if [ "$stub" = step ]; then
+			for isa in $isas; do armhf_debug_cases agent "$isa"; done
+			[ "$quick" = 0 ] || continue
+		fi
+		for isa in $isas; do armhf_trace_cases "$stub" "$isa"; done ;;
+	esac
+done
+end_agent
+[ -z "$cross_skip" ] || skip_case "probe-agent's cases" "$cross_skip"
+
+# --- 5. power off ---------------------------------------------------------------
+guest_exit
