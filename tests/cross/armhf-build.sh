@@ -10,9 +10,11 @@ for isa in $isas; do
 	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/basic-$isa" "$progs/basic.c" &&
 	xcc -m$isa -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads-$isa" "$progs/threads.c" &&
 	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/rectarget-$isa" "$recprogs/rectarget.c" &&
-	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/recstress-$isa" "$recprogs/recstress.c" ||
+	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/recstress-$isa" "$recprogs/recstress.c" &&
+	xcc -m$isa -O2 -I"$progs" -o "$run/branches-$isa" "$srcdir/tests/cross/progs/branches.c" ||
 		fail99 "cannot cross-compile the target programs with -m$isa"
 	"$triplet-objdump" -d "$run/basic-$isa" >"$run/basic-$isa.dis"
+	"$triplet-objdump" -d "$run/branches-$isa" >"$run/branches-$isa.dis"
 done
 # probe-trace (the record cases) reads the programs from a sysroot on
 # this host where the guest's /mnt is the run folder.
@@ -28,11 +30,15 @@ stress_calls=${CROSS_STRESS_CALLS:-100000}
 stress_short=${CROSS_STRESS_SHORT_CALLS:-10000}
 stress_full=${CROSS_STRESS_FULL-pad auto}
 stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
-# What the guest does before the stubs start: the untraced stress runs
+# What the guest does before the stubs start: the untraced runs of
+# branches (what walk() returns without a debugger), the untraced stress runs
 # (only when the agent runs: nothing else compares with them), and a
 # watcher that starts an attach case's program, under no stub, each time
 # the host asks for one (attach.go names the program).
 {
+	for isa in $isas; do
+		echo "ITEST_GROUND=/mnt/branches-untraced-$isa.txt ./branches-$isa"
+	done
 	if [ "$with_agent" = 1 ] && [ "$quick" = 0 ]; then
 		for isa in $isas; do
 			cat <<EOF

@@ -8,7 +8,8 @@
 # a breakpoint at a function's first instruction, registers, stepi,
 # backtrace and the exit code; stepi over the svc of getpid; hardware
 # breakpoint, write and read watchpoints; the shared threads, awatch and
-# attach/detach cases (debug-cases.sh).  Under the agent only, per
+# attach/detach cases (debug-cases.sh); stepi, next and finish through
+# every branch form (branches.c).  Under the agent only, per
 # tracepoint strategy (armhf_trace_cases): tracepoints at square's entry
 # and at main's bl to it, and probe-trace record's stress case
 # (record-cases.sh).
@@ -154,6 +155,134 @@ EOF
 	done
 	debug_awatch
 	debug_attach
+	armhf_branch_cases "$@"
+}
+
+# armhf_branch_cases STUB ISA: stepi, next and finish through every
+# branch form (tests/cross/progs/branches.c at -O2).  stepi from walk's
+# first instruction back to main: each step checked against the code
+# (arm-steps.py), walk's value the untraced run's; under the agent the
+# pcs must also be gdbserver's, step for step, when it ran first.
+# `next` from walk's first line returns to main without stopping in a
+# callee; `finish` out of each callee (bx lr, pop {pc} after ARM/Thumb
+# switches, blx through a pointer, a table branch) returns the value the
+# program computed for the same call.
+armhf_branch_cases() {	# STUB ISA
+	stub=$1
+	prog=branches-$2
+	dis="$run/$prog.dis"
+	walk=$(awk '$2 == "<walk>:" { print "0x" $1; exit }' "$dis" | sed 's/^0x0*/0x/')
+	[ -n "$walk" ] || fail99 "no walk in $prog (objdump)"
+	gdb_case_prog "steps-$stub$sfx" "$prog" <<EOF
+break *$walk
+run
+set \$ret = \$lr & ~1
+printf "RET %#lx\n", \$ret
+set \$n = 0
+while \$pc != \$ret && \$n < 3000
+stepi
+printf "PC %#lx\n", \$pc
+set \$n = \$n + 1
+end
+delete
+continue
+EOF
+	out="$run/steps-$stub$sfx.out"
+	grep '^PC ' "$out" >"$run/steps-$stub$sfx.trace" || true
+	ret=$(sed -n 's/^RET \(0x[0-9a-f]*\)$/\1/p' "$out")
+	got=$(ground "steps-$stub$sfx" walk)
+	want=$(sed -n 's/^ground: walk=//p' "$run/branches-untraced-$2.txt" 2>/dev/null)
+	if [ -n "$ret" ] && res=$(python3 "$srcdir/tests/cross/arm-steps.py" "$dis" \
+		"$run/steps-$stub$sfx.trace" "$walk" "$ret" "$2" 2>&1) &&
+	   [ -n "$want" ] && [ "$got" = "$want" ] && grep -q "exited normally" "$out"; then
+		ok "stepi through walk()$lbl: $res; walk = $got as untraced"
+	else
+		not_ok "stepi through walk()$lbl" "${res:-no return address}; walk = ${got:-none}, untraced ${want:-none}" \
+			"$(grep -E '[Ee]rror|signal|exited' "$out" | head -n 3 | tr '\n' ' ')"
+	fi
+	if [ "$stub" = agent ] && [ -s "$run/steps-gdbserver$sfx.trace" ]; then
+		if cmp -s "$run/steps-gdbserver$sfx.trace" "$run/steps-agent$sfx.trace"; then
+			ok "stepi through walk()$lbl: the same $(wc -l <"$run/steps-agent$sfx.trace") pcs as under gdbserver"
+		else
+			not_ok "stepi through walk()$lbl: the pcs under gdbserver" \
+				"$(diff "$run/steps-gdbserver$sfx.trace" "$run/steps-agent$sfx.trace" | head -n 4 | tr '\n' ' ')"
+		fi
+	fi
+
+	# next over walk's lines: every stop in walk, then main.
+	lo=$walk
+	hi=$(awk '$2 == "<walk>:" { m = 1; next } m && $2 ~ /^<.*>:$/ { print "0x" $1; exit }' "$dis")
+	gdb_case_prog "next-$stub$sfx" "$prog" <<EOF
+break walk
+run
+set \$n = 0
+while \$pc >= $lo && \$pc < ${hi:-0} && \$n < 40
+next
+info symbol \$pc
+set \$n = \$n + 1
+end
+delete
+continue
+EOF
+	out="$run/next-$stub$sfx.out"
+	syms=$(sed -n 's/^\([a-z_]*\) + [0-9]* in section .*/\1/p; s/^\([a-z_]*\) in section .*/\1/p' "$out" | uniq | tr '\n' ' ')
+	if [ -n "$hi" ] && [ "$syms" = "walk main " ] && [ "$(ground "next-$stub$sfx" walk)" = "$want" ] &&
+	   grep -q "exited normally" "$out"; then
+		ok "next through walk()$lbl: $(grep -c ' in section ' "$out") stops, in walk then main, none in a callee"
+	else
+		not_ok "next through walk()$lbl" "stops in: $syms" "$(grep -E '[Ee]rror|signal' "$out" | head -n 3 | tr '\n' ' ')"
+	fi
+
+	# finish out of each callee, in the order walk calls them (leaf
+	# again: through fp).
+	gdb_case_prog "finish-$stub$sfx" "$prog" <<'EOF'
+break walk
+run
+delete
+break leaf
+continue
+finish
+delete
+break nonleaf
+continue
+finish
+delete
+break in_arm
+continue
+finish
+delete
+break in_thumb
+continue
+finish
+delete
+break leaf
+continue
+finish
+delete
+break sw
+continue
+finish
+delete
+break cz
+continue
+finish
+delete
+break cond
+continue
+finish
+delete
+continue
+EOF
+	out="$run/finish-$stub$sfx.out"
+	got=$(sed -n 's/^Value returned is \$[0-9]* = \(-*[0-9]*\)$/\1/p' "$out" | tr '\n' ' ')
+	want=$(sed -n 's/^ground: finish //p' "$run/ground-finish-$stub$sfx.txt" 2>/dev/null |
+		tr ' ' '\n' | sed -n 's/^[a-z_]*=//p' | tr '\n' ' ')
+	if [ -n "$want" ] && [ "$got" = "$want" ] && grep -q "exited normally" "$out"; then
+		ok "finish$lbl from leaf, nonleaf, in_arm, in_thumb, leaf through fp, sw, cz, cond: $got"
+	else
+		not_ok "finish$lbl out of each callee" "got: $got" "want: $want" \
+			"$(grep -E '[Ee]rror|signal' "$out" | head -n 3 | tr '\n' ' ')"
+	fi
 }
 
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
