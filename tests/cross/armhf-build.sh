@@ -14,8 +14,26 @@ for isa in $isas; do
 	xcc -m$isa -O2 -I"$progs" -o "$run/branches-$isa" "$srcdir/tests/cross/progs/branches.c" ||
 		fail99 "cannot cross-compile the target programs with -m$isa"
 	"$triplet-objdump" -d "$run/basic-$isa" >"$run/basic-$isa.dis"
+	"$triplet-objdump" -d "$run/rectarget-$isa" >"$run/rectarget-$isa.dis"
 	"$triplet-objdump" -d "$run/branches-$isa" >"$run/branches-$isa.dis"
 done
+# The USDT program needs <sys/sdt.h>: the host's copy is plain
+# preprocessor and asm (from a private include folder, as for aarch64).
+# Built at -O2, where gcc gives register operands (-4@r4), and at -O0,
+# where it gives memory ones ([r7, #60] in Thumb, [fp, #-8] in ARM).
+sdt_h=
+for d in /usr/include /usr/include/*-linux-gnu; do
+	[ -f "$d/sys/sdt.h" ] && { sdt_h=$d/sys; break; }
+done
+if [ -n "$sdt_h" ]; then
+	mkdir -p "$build/testbed/sdtinc/sys"
+	cp "$sdt_h"/sdt*.h "$build/testbed/sdtinc/sys/"
+	for isa in $isas; do
+		xcc -m$isa -O2 -I"$build/testbed/sdtinc" -o "$run/recsdt-O2-$isa" "$recprogs/recsdt.c" &&
+		xcc -m$isa -O0 -I"$build/testbed/sdtinc" -o "$run/recsdt-O0-$isa" "$recprogs/recsdt.c" ||
+			fail99 "cannot cross-compile recsdt.c with -m$isa"
+	done
+fi
 # probe-trace (the record cases) reads the programs from a sysroot on
 # this host where the guest's /mnt is the run folder.
 sysroot="$build/testbed/sysroot"

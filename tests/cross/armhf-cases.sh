@@ -11,8 +11,9 @@
 # attach/detach cases (debug-cases.sh); stepi, next and finish through
 # every branch form (branches.c).  Under the agent only, per
 # tracepoint strategy (armhf_trace_cases): tracepoints at square's entry
-# and at main's bl to it, and probe-trace record's stress case
-# (record-cases.sh).
+# and at main's bl to it; probe-trace record --connect of arguments,
+# memory and USDT operands in the ARM syntax (armhf_record_cases) and
+# the stress case (record-cases.sh).
 
 # shellcheck source=tests/cross/debug-cases.sh
 . "$srcdir/tests/cross/debug-cases.sh"
@@ -285,11 +286,87 @@ EOF
 	fi
 }
 
+# armhf_record_cases STRATEGY: probe-trace record --connect from this
+# host through the guest's agent (sfx and lbl as armhf_trace_cases set
+# them).  Arguments: rectarget calls compute(i, 2i+1) and
+# checksum("word-i", 6) 20 times; probes at both entries and at
+# call_compute's `bl compute`, where r0 and r1 are compute's arguments
+# already.  USDT: recsdt's rec:tick (3 operands and the string they
+# point to), rec:twice (two sites), rec:guarded (semaphore), built -O2
+# (register operands) and -O0 (memory operands, [r7, #N] / [fp, #-N]);
+# 32-bit values compared as the program printed them.
+armhf_record_cases() {
+	strat=$1
+	set -- $(awk '/<call_compute>:/ { m = 1; print "0x" $1 }
+	     m && /\tbl\t.*<compute>/ { sub(":", "", $1); print "0x" $1; exit }' "$run/rectarget$sfx.dis")
+	[ $# = 2 ] || fail99 "no bl compute in call_compute (objdump of rectarget$sfx)"
+	off=$(printf '%#x' $(($2 - $1)))
+	name=rec-$strat$sfx
+	rec_pt "$name" -e 'compute args=2' -e 'checksum args=2 mem=arg0,6' \
+		-e "call_compute+$off args=2" -- "/mnt/rectarget$sfx" calls "/mnt/$name.ground" 20
+	if [ "$rec_status" = 0 ] &&
+	   python3 "$srcdir/tests/record/reccheck.py" calls "$run/$name.jsonl" \
+		"$run/$name.ground" >"$run/$name.check" 2>&1 &&
+	   python3 - "$run/$name.jsonl" "$run/$name.ground" >>"$run/$name.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+want = [(int(w[1]), int(w[2])) for w in (l.split() for l in open(sys.argv[2]))
+        if w and w[0] == "compute"]
+got = [(f["values"]["arg0"], f["values"]["arg1"]) for f in fr
+       if f["probe"].startswith("call_compute")]
+assert len(want) == 20 and got == want, (got[:3], want[:3])
+print(len(got), "frames at the bl")
+PY
+	then
+		ok "record --connect ($strat)$lbl: compute, checksum (memory) and the bl, 20 calls each, values as printed"
+	else
+		not_ok "record --connect ($strat)$lbl: rectarget calls" "status $rec_status" \
+			"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+	for opt in O2 O0; do
+		prog=recsdt-$opt$sfx
+		if [ ! -x "$run/$prog" ]; then
+			skip_case "record USDT ($strat)$lbl" "no sys/sdt.h on this host (systemtap-sdt-dev)"
+			return
+		fi
+		name=sdt-$strat-$opt$sfx
+		ops=$("$triplet-readelf" -n "$run/$prog" | sed -n 's/^ *Arguments: //p' | sort -u | tr '\n' ' ')
+		rec_pt "$name" -e 'sdt:rec:tick args mem=arg2,6' -e 'sdt:rec:twice' \
+			-e 'sdt:rec:guarded' -- "/mnt/$prog" "/mnt/$name.ground" 25
+		if [ "$rec_status" = 0 ] &&
+		   python3 - "$run/$name.jsonl" "$run/$name.ground" >"$run/$name.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+g = [l.split() for l in open(sys.argv[2])]
+def s32(v):
+    v &= 0xffffffff
+    return v - (1 << 32) if v >> 31 else v
+tick = [f for f in fr if f["probe"] == "sdt:rec:tick"]
+want = [(int(l[1]), int(l[2]), l[3]) for l in g if l[0] == "tick"]
+got = [(s32(f["values"]["arg0"]), s32(f["values"]["arg1"]),
+        bytes.fromhex(f["memory"][0]["bytes"]).decode()) for f in tick]
+assert len(want) == 25 and got == [(i, v, s[:6]) for i, v, s in want], (got[:3], want[:3])
+twice = [s32(f["values"]["arg0"]) for f in fr if f["probe"] == "sdt:rec:twice"]
+assert twice == [int(l[1]) for l in g if l[0] == "twice"], twice
+guarded = [s32(f["values"]["arg0"]) for f in fr if f["probe"] == "sdt:rec:guarded"]
+gw = [int(l[1]) for l in g if l[0] == "guarded"]
+assert len(gw) == 25 and guarded == gw, (guarded, gw)
+print(len(tick), "ticks,", len(twice), "twice (2 sites),", len(guarded), "guarded")
+PY
+		then
+			ok "record --connect ($strat)$lbl: USDT at -$opt ($ops): tick (3 operands + memory), twice (2 sites), guarded (semaphore)"
+		else
+			not_ok "record --connect ($strat)$lbl: USDT at -$opt ($ops)" "status $rec_status" \
+				"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+		fi
+	done
+}
+
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
 # instruction and at main's bl to it, both collecting the registers:
 # each frame holds its probe's address and the argument, 7, in r0, each
 # probe hits once, the program prints what it prints untraced.  Then the
-# stress case of record-cases.sh.
+# record cases: armhf_record_cases and the stress case of record-cases.sh.
 armhf_trace_cases() {
 	strat=$1
 	sfx=-$2 lbl=" [$2]"
@@ -338,6 +415,7 @@ EOF
 	else
 		not_ok "traced program ($strat)$lbl runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
 	fi
+	armhf_record_cases "$strat"
 	case " $stress_full " in
 	*" $strat "*) record_stress "$strat" "$stress_calls"; return ;;
 	esac
