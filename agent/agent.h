@@ -173,6 +173,12 @@ struct thread {
 	uint64_t ws_addr;
 	/* Return probes (retprobe.c): real return addresses, NULL if none. */
 	struct ret_stack *ret;
+	/* A software single-step (step.c): the addresses of its temporary
+	 * breakpoints while the thread runs the instruction, and whether
+	 * its last stop was the step's end. */
+	uint64_t sstep_at[2];
+	unsigned int sstep_n;
+	bool sstep_ended;
 	/* Register cache, valid while stopped. */
 	bool regs_valid, regs_dirty;
 	bool gpr_valid;		/* general registers only (regs_fetch_gpr) */
@@ -220,6 +226,14 @@ struct sw_breakpoint {
 	bool patched;
 	uint8_t patch[16];
 	size_t len;
+	/* The breakpoint instruction written here (arch_ops.bp_insn, or
+	 * the one of gdb's kind where the arch has several: 32-bit ARM's
+	 * A32 and Thumb forms), `insn_len` bytes. */
+	const uint8_t *insn;
+	size_t insn_len;
+	/* Software single-steps (step.c) that wait for a thread here; the
+	 * breakpoint exists for them alone while refs == step_refs. */
+	unsigned int step_refs;
 };
 
 /* One gdb-visible watchpoint or hardware breakpoint (Z1-Z4), kept so the
@@ -409,6 +423,13 @@ void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g);
 /* step.c: the one way the agent single-steps a thread.  Resumes stopped
  * `t` for one instruction with Linux signal `sig` (0: none); 0 or -errno. */
 int thread_step(struct thread *t, int sig);
+/* Software steps (no hw_step): at every wait status of `t` while it has
+ * temporary breakpoints, takes them out; true when the status is the
+ * step's end (a breakpoint trap at one of them). */
+bool thread_step_stopped(struct thread *t, int status);
+/* Whether `pc`, where `t` took a breakpoint trap, holds only other
+ * threads' step breakpoints: t must wait until they are gone. */
+bool thread_step_foreign(struct thread *t, uint64_t pc);
 /* syscall.c: makes thread `t` (stopped) run one system call; *ret gets
  * its result (-errno when it failed).  Returns 0, or -errno when the
  * call could not be made. */
@@ -438,6 +459,8 @@ int mem_region_at(struct process *p, uint64_t addr, struct mem_region *r);
 
 /* breakpoint.c */
 int bp_insert(struct process *p, uint64_t addr, unsigned int kind);
+const uint8_t *bp_insn_of_kind(unsigned int kind, size_t *len);
+bool bp_insn_here(struct process *p, uint64_t addr);
 int bp_remove(struct process *p, uint64_t addr);
 /* gdb's own breakpoints (Z0/z0): counted apart from the probes'. */
 int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind,

@@ -43,21 +43,61 @@ struct sw_breakpoint *bp_find(struct process *p, uint64_t addr)
 	return NULL;
 }
 
-int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
+/*
+ * The breakpoint instruction for gdb's Z0 `kind`: the arch's only one
+ * (bp_insn, whatever the kind), or where it has several (32-bit ARM) the
+ * one the kind names; NULL for a kind it does not know.
+ */
+const uint8_t *bp_insn_of_kind(unsigned int kind, size_t *len)
 {
 	const struct arch_ops *arch = agent.arch;
+
+	if (arch->bp_insn_for_kind)
+		return arch->bp_insn_for_kind(kind, len);
+	*len = arch->bp_len;
+	return arch->bp_insn;
+}
+
+/* Whether memory at `addr` holds one of the arch's breakpoint
+ * instructions. */
+bool bp_insn_here(struct process *p, uint64_t addr)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint8_t buf[16];
+	ssize_t n = mem_read_raw(p, addr, buf, arch->max_insn_len > arch->bp_len ?
+				 arch->max_insn_len : arch->bp_len);
+
+	if (n >= (ssize_t)arch->bp_len && memcmp(buf, arch->bp_insn, arch->bp_len) == 0)
+		return true;
+	if (!arch->bp_insn_for_kind)
+		return false;
+	for (unsigned int kind = 0; kind <= 16; kind++) {
+		size_t len;
+		const uint8_t *insn = arch->bp_insn_for_kind(kind, &len);
+		if (insn && n >= (ssize_t)len && memcmp(buf, insn, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
+{
 	struct sw_breakpoint *b = bp_find(p, addr);
+	size_t ilen;
+	const uint8_t *insn = bp_insn_of_kind(kind, &ilen);
 	ssize_t n;
 
+	if (!insn)
+		return -EINVAL;
 	if (b && b->unmapped) {
 		/* Kept by gdb's reference while its library was away: the
 		 * mapping there now is new, its bytes are read afresh. */
-		if (mem_read_raw(p, addr, b->saved, arch->bp_len) != (ssize_t)arch->bp_len ||
-		    mem_write_raw(p, addr, arch->bp_insn, arch->bp_len) != (ssize_t)arch->bp_len)
+		if (mem_read_raw(p, addr, b->saved, b->insn_len) != (ssize_t)b->insn_len ||
+		    mem_write_raw(p, addr, b->insn, b->insn_len) != (ssize_t)b->insn_len)
 			return -EIO;
-		keeper_site_set(p->pid, addr, b->saved, arch->bp_insn, arch->bp_len);
+		keeper_site_set(p->pid, addr, b->saved, b->insn, b->insn_len);
 		b->unmapped = b->patched = false;
-		b->len = arch->bp_len;
+		b->len = b->insn_len;
 	}
 	if (b) {
 		b->refs++;
@@ -75,15 +115,17 @@ int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
 	if (!b)
 		return -ENOMEM;
 	b->addr = addr;
-	b->len = arch->bp_len;
+	b->insn = insn;
+	b->insn_len = ilen;
+	b->len = ilen;
 	b->refs = 1;
 	n = mem_read_raw(p, addr, b->saved, b->len);
 	if (n != (ssize_t)b->len) {
 		free(b);
 		return n < 0 ? (int)n : -EIO;
 	}
-	keeper_site_set(p->pid, addr, b->saved, arch->bp_insn, b->len);
-	n = mem_write_raw(p, addr, arch->bp_insn, b->len);
+	keeper_site_set(p->pid, addr, b->saved, b->insn, b->len);
+	n = mem_write_raw(p, addr, b->insn, b->len);
 	if (n != (ssize_t)b->len) {
 		keeper_site_clear(p->pid, addr);
 		free(b);
@@ -135,7 +177,7 @@ int bp_remove(struct process *p, uint64_t addr)
 int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len)
 {
 	struct sw_breakpoint *b = bp_find(p, addr);
-	size_t bl = agent.arch->bp_len;
+	size_t bl = b ? b->insn_len : 0;
 
 	if (!b || b->patched || len < bl || len > sizeof(b->saved))
 		return -EINVAL;
@@ -149,7 +191,7 @@ int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len)
 	if (mem_write_raw(p, addr, code, bl) != (ssize_t)bl) {
 		if (len > bl)
 			mem_write_raw(p, addr + bl, b->saved + bl, len - bl);
-		keeper_site_set(p->pid, addr, b->saved, agent.arch->bp_insn, bl);
+		keeper_site_set(p->pid, addr, b->saved, b->insn, bl);
 		return -EIO;
 	}
 	memcpy(b->patch, code, len);
@@ -161,9 +203,8 @@ int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len)
 /* Back from a jump to the breakpoint instruction, in the reverse order. */
 int bp_unpatch(struct process *p, uint64_t addr)
 {
-	const struct arch_ops *arch = agent.arch;
 	struct sw_breakpoint *b = bp_find(p, addr);
-	size_t bl = arch->bp_len;
+	size_t bl = b ? b->insn_len : 0;
 
 	if (!b || !b->patched)
 		return -EINVAL;
@@ -172,13 +213,13 @@ int bp_unpatch(struct process *p, uint64_t addr)
 		b->patched = false;
 		return 0;
 	}
-	if (mem_write_raw(p, addr, arch->bp_insn, bl) != (ssize_t)bl ||
+	if (mem_write_raw(p, addr, b->insn, bl) != (ssize_t)bl ||
 	    (b->len > bl &&
 	     mem_write_raw(p, addr + bl, b->saved + bl, b->len - bl) != (ssize_t)(b->len - bl)))
 		return -EIO;
 	b->len = bl;
 	b->patched = false;
-	keeper_site_set(p->pid, addr, b->saved, arch->bp_insn, bl);
+	keeper_site_set(p->pid, addr, b->saved, b->insn, bl);
 	return 0;
 }
 
@@ -264,6 +305,12 @@ int bp_insert_gdb(struct process *p, uint64_t addr, unsigned int kind,
 	int err;
 
 	if (!b || !b->gdb_refs) {
+		size_t len;
+		if (!bp_insn_of_kind(kind, &len)) {
+			snprintf(why, whylen, "no software breakpoint of kind %u on %s",
+				 kind, agent.arch->name);
+			return -EINVAL;
+		}
 		err = bp_insert(p, addr, kind);
 		if (err < 0) {
 			snprintf(why, whylen, "%s", strerror(-err));
@@ -355,8 +402,21 @@ int bp_clone_all(struct process *from, struct process *to)
 		cb->cond_probe = NULL;
 		cb->conds = NULL;
 		cb->nconds = 0;
+		if (b->step_refs) {
+			/* A software step's breakpoints are the forking
+			 * thread's, not the child's: the child's memory gets
+			 * its bytes back where nothing else holds one. */
+			cb->refs -= b->step_refs;
+			cb->step_refs = 0;
+			if (!cb->refs) {
+				if (!b->unmapped)
+					mem_write_raw(to, cb->addr, cb->saved, cb->len);
+				free(cb);
+				continue;
+			}
+		}
 		keeper_site_set(to->pid, cb->addr, cb->saved,
-				cb->patched ? cb->patch : agent.arch->bp_insn, cb->len);
+				cb->patched ? cb->patch : cb->insn, cb->len);
 		cb->next = to->breakpoints;
 		to->breakpoints = cb;
 		if (!b->nconds)

@@ -540,11 +540,9 @@ static enum wait_outcome probe_hit_finish(struct probe *pr, struct thread *t,
  * reported. */
 static bool breakpoint_gone(struct process *p, uint64_t addr)
 {
-	const struct arch_ops *arch = agent.arch;
-	uint8_t buf[16];
+	uint8_t buf[1];
 
-	return mem_read_raw(p, addr, buf, arch->bp_len) == (ssize_t)arch->bp_len &&
-	       memcmp(buf, arch->bp_insn, arch->bp_len) != 0;
+	return mem_read_raw(p, addr, buf, 1) == 1 && !bp_insn_here(p, addr);
 }
 
 /*
@@ -620,7 +618,9 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	}
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0)
 		return WAIT_REPORT;
-	enum trap_kind kind = agent.ptrace->trap_kind(&si);
+	/* The end of a software single-step is a breakpoint trap. */
+	enum trap_kind kind = t->sstep_ended ? TRAP_KIND_STEP : agent.ptrace->trap_kind(&si);
+	t->sstep_ended = false;
 	/* Asked once: the arch may clear what it reads (x86 DR6).  The
 	 * breakpoint instruction never comes from a hardware point. */
 	bool hw = kind != TRAP_KIND_BREAKPOINT && hw_stopped_by(t, &si, &reason, &addr);
@@ -667,6 +667,14 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 
 		if (pr)
 			return probe_hit(pr, t, b, ev);
+		if (thread_step_foreign(t, pc)) {
+			/* Another thread's software single-step: this one
+			 * waits on the real instruction until it is back. */
+			debug("thread %d waits at another's step at %#llx", t->tid,
+			      (unsigned long long)pc);
+			t->parked = true;
+			return WAIT_PARKED;
+		}
 		if (b && b->gdb_refs && b->nconds) {
 			/* A conditional breakpoint: the agent decides.  A probe
 			 * runs the displaced instruction when gdb is not told. */
@@ -728,6 +736,12 @@ static enum wait_outcome classify(struct thread *t, int status,
 
 	*resume_sig = 0;
 	memset(ev, 0, sizeof(*ev));
+	/* A software single-step's breakpoints go at any stop (step.c). */
+	if (t->sstep_n) {
+		if (WIFSTOPPED(status))
+			regs_invalidate(t);
+		t->sstep_ended = thread_step_stopped(t, status);
+	}
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		bool leader = t->tid == p->pid;
 

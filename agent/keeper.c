@@ -472,18 +472,14 @@ int keeper_install(struct process *p)
 		debug("process %d handles SIGTRAP itself: no handler of ours", p->pid);
 		return 0;
 	}
-	args[0] = 0;
-	args[1] = KH_SIZE;
-	args[2] = PROT_READ | PROT_EXEC;
-	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
-	args[4] = -1;
-	args[5] = 0;
-	int err = inferior_syscall(t, SYS_mmap, args, &ret);
-	if (err < 0 || (ret < 0 && ret > -4096)) {
-		debug("no handler page in %d: %d %ld", p->pid, err, ret);
+	/* inferior_mmap: the arch's mmap (32-bit ARM's is mmap2). */
+	uint64_t page;
+	int err = inferior_mmap(t, 0, KH_SIZE, PROT_READ | PROT_EXEC,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &page);
+	if (err < 0) {
+		debug("no handler page in %d: %s", p->pid, strerror(-err));
 		return -ENOMEM;
 	}
-	uint64_t page = (uint64_t)ret;
 	/* struct kernel_sigaction: handler, flags, restorer, mask. */
 	v = page;
 	memcpy(act, &v, 8);

@@ -125,7 +125,7 @@ ssize_t mem_write(struct process *p, uint64_t addr, const void *buf,
 			shadowed = true;
 		}
 		memcpy(b->saved + (addr + from - b->addr), src + from, to - from);
-		memcpy(tmp + from, (b->patched ? b->patch : agent.arch->bp_insn) +
+		memcpy(tmp + from, (b->patched ? b->patch : b->insn) +
 		       (addr + from - b->addr), to - from);
 	}
 	return mem_write_raw(p, addr, shadowed ? tmp : buf, len);

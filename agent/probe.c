@@ -200,7 +200,10 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 			return err;
 		}
 	}
-	err = bp_insert(p, addr, arch->bp_len);
+	/* The arch's breakpoint for the instruction there (32-bit ARM: the
+	 * instruction set and, in Thumb, the instruction's size). */
+	err = bp_insert(p, addr, arch->bp_kind_at ? arch->bp_kind_at(addr, buf, (size_t)n)
+						  : arch->bp_len);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot write a breakpoint at 0x%llx: %s",
 			 (unsigned long long)addr, strerror(-err));

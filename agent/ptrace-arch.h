@@ -79,6 +79,12 @@ struct ptrace_syscall_abi {
 	 * byte offset, 12 for mmap2's 4096-byte units (32-bit ARM). */
 	long nr_mmap;
 	unsigned int mmap_offset_shift;
+	/* Bits of arch_ops.flags_regnum cleared while the call runs, so that
+	 * `insn` runs in the instruction set it is encoded for (32-bit ARM:
+	 * cpsr.T and ITSTATE, for an A32 svc; the entry point of a Thumb
+	 * program then gives the next 4-aligned address for the site); 0
+	 * where the arch has one instruction set. */
+	uint64_t flags_clear;
 };
 
 /* The debug registers of the CPU, for gdb's Z1-Z4 (breakpoint.c). */
@@ -310,6 +316,11 @@ struct ptrace_arch_ops {
 	 */
 	enum ptrace_ret_addr ret_addr;
 	int ret_link_regnum;
+
+	/* The bit of the flags register (arch_ops.flags_regnum) that selects
+	 * the second instruction set, which insn_decode takes as bit 0 of
+	 * the address (32-bit ARM: cpsr.T, Thumb); 0 where there is one. */
+	uint64_t flags_isa_bit;
 
 	/* The system call convention (data only). */
 	struct ptrace_syscall_abi syscall;

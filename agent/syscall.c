@@ -62,6 +62,12 @@ static int step_over(struct thread *t)
 			return err;
 		if (waitpid(t->tid, &status, __WALL) < 0)
 			return -errno;
+		/* A software step's breakpoints go (step.c). */
+		if (t->sstep_n) {
+			if (WIFSTOPPED(status))
+				regs_invalidate(t);
+			thread_step_stopped(t, status);
+		}
 		if (!WIFSTOPPED(status))
 			return -ESRCH;	/* killed meanwhile */
 		int sig = WSTOPSIG(status);
@@ -83,7 +89,9 @@ static uint64_t syscall_site(struct process *p, uint64_t pc)
 	const struct ptrace_syscall_abi *abi = &agent.ptrace->syscall;
 	uint64_t entry = 0;
 
-	if (!process_auxv(p, AT_ENTRY, &entry) || !entry || entry % abi->insn_len) {
+	if (process_auxv(p, AT_ENTRY, &entry) && abi->flags_clear)
+		entry = (entry + abi->insn_len - 1) / abi->insn_len * abi->insn_len;
+	if (!entry || entry % abi->insn_len) {
 		debug("process %d: no entry point in auxv: the call runs at the thread's pc",
 		      p->pid);
 		return pc;
@@ -132,6 +140,10 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 			regblock_set(arch, blk, abi->arg_regnum[i], (uint64_t)args[i]);
 		if (abi->restart_regnum >= 0)
 			regblock_set(arch, blk, abi->restart_regnum, (uint64_t)-1);
+		if (abi->flags_clear)
+			regblock_set(arch, blk, arch->flags_regnum,
+				     regblock_get(arch, blk, arch->flags_regnum) &
+				     ~abi->flags_clear);
 		t->regs_dirty = true;
 		if ((err = regs_flush(t)) < 0 || (err = step_over(t)) < 0)
 			goto out;

@@ -563,6 +563,25 @@ struct arch_ops {
 	 */
 	int (*pad_step)(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 			const struct arch_mem *mem);
+
+	/*
+	 * Breakpoint instructions other than bp_insn, where the arch has
+	 * several (32-bit ARM: one per instruction set).  Returns the bytes
+	 * for gdb's Z0 `kind` (which is their size as gdb names it: arm 2 the
+	 * T16 udf, 3 the T32 udf.w, 4 the A32 udf) and sets *len, or NULL for
+	 * a kind the arch does not know.  NULL: bp_insn is the only one, and
+	 * every kind means it.
+	 */
+	const uint8_t *(*bp_insn_for_kind)(unsigned int kind, size_t *len);
+
+	/*
+	 * The kind of breakpoint for the instruction at `addr` (bit 0: the
+	 * instruction set, as insn_decode takes it) whose first bytes are
+	 * `buf` (`size` readable): what the agent plants for its own probes
+	 * and the steps of a software single-step.  NULL with
+	 * bp_insn_for_kind.
+	 */
+	unsigned int (*bp_kind_at)(uint64_t addr, const uint8_t *buf, size_t size);
 };
 
 /* ops->insn_decode_in when the arch has one, else insn_decode of the

@@ -136,6 +136,41 @@ static const int arm_arg_regs[] = { 0, 1, 2, 3, -1 };
  * udf #1 (de01) or, over a 32-bit instruction, the T32 udf f7f0 a000
  * (arm.h ARM_BKPT_*): gdb's breakpoint kinds 2, 3 and 4. */
 static const uint8_t arm_udf16[] = { 0xf0, 0x01, 0xf0, 0xe7 };
+static const uint8_t arm_udf1_t16[] = { 0x01, 0xde };
+static const uint8_t arm_udf_t32[] = { 0xf0, 0xf7, 0x00, 0xa0 };
+
+static const uint8_t *arm_bp_insn_for_kind(unsigned int kind, size_t *len)
+{
+	switch (kind) {
+	case ARM_BP_KIND_T16:
+		*len = sizeof(arm_udf1_t16);
+		return arm_udf1_t16;
+	case ARM_BP_KIND_T32:
+		*len = sizeof(arm_udf_t32);
+		return arm_udf_t32;
+	case ARM_BP_KIND_A32:
+		*len = sizeof(arm_udf16);
+		return arm_udf16;
+	default:
+		return NULL;
+	}
+}
+
+/* A32 at an even address; in Thumb the 16-bit udf over a T16
+ * instruction, and the 32-bit one over a T32 instruction (whose second
+ * halfword a 16-bit breakpoint would leave for a step to land in).  Both
+ * cover exactly the instruction, so nothing else is overwritten. */
+static unsigned int arm_bp_kind_at(uint64_t addr, const uint8_t *buf, size_t size)
+{
+	if (!(addr & 1))
+		return ARM_BP_KIND_A32;
+	if (size >= 2) {
+		unsigned int hw1 = buf[0] | (unsigned int)buf[1] << 8;
+		if ((hw1 >> 11) >= 0x1d)
+			return ARM_BP_KIND_T32;
+	}
+	return ARM_BP_KIND_T16;
+}
 
 const struct arch_ops arm_arch_ops = {
 	.name = "arm",
@@ -187,4 +222,6 @@ const struct arch_ops arm_arch_ops = {
 	.xol_reach = (1ull << 24) - 4096,
 
 	.insn_decode_in = arm_op_insn_decode_in,
+	.bp_insn_for_kind = arm_bp_insn_for_kind,
+	.bp_kind_at = arm_bp_kind_at,
 };

@@ -216,6 +216,10 @@ static inline uint32_t arm_pc_value(const struct arm_insn *in)
 #define ARM_BKPT_A32 0xe7f001f0u	/* udf #16: Linux's ARM breakpoint */
 #define ARM_BKPT_T16 0xde01u		/* udf #1: Linux's Thumb breakpoint */
 #define ARM_BKPT_T32 0xf7f0a000u	/* udf.w: Linux's Thumb-2 breakpoint */
+/* gdb's Z0 kinds for them (its arm_breakpoint_kind_from_pc): the size. */
+#define ARM_BP_KIND_T16 2
+#define ARM_BP_KIND_T32 3
+#define ARM_BP_KIND_A32 4
 #define ARM_NOP_A32 0xe320f000u
 struct arm_out {
 	uint8_t *buf;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # build-agent.sh [ARCH] - build a statically linked probe-agent for ARCH
-# (default aarch64) with Debian's cross compiler, in build-ARCH/ beside the
+# (aarch64, the default, or armhf: 32-bit ARM, hard float) with Debian's cross compiler, in build-ARCH/ beside the
 # sources, and print its path as the last line.
 #
 # The agent links libevent_core, libelf (which needs zlib), libiberty and
@@ -8,11 +8,11 @@
 # co-installable with the host's (libevent-dev is not Multi-Arch: same),
 # so they are not installed: `apt-get download` fetches them into a
 # cache, and they are unpacked into a private sysroot that configure is
-# pointed at.  glibc comes with the cross compiler (libc6-dev-arm64-cross).
-# `apt-get download PKG:arm64` needs the architecture known to dpkg
-# (`dpkg --add-architecture arm64; apt-get update`, which
-# `./bootstrap.sh cross aarch64` does); without network the cached debs
-# are used.
+# pointed at.  glibc comes with the cross compiler (libc6-dev-arm64-cross,
+# libc6-dev-armhf-cross).  `apt-get download PKG:arm64` needs the
+# architecture known to dpkg (`dpkg --add-architecture arm64; apt-get
+# update`, which `./bootstrap.sh cross aarch64` does, and armhf alike);
+# without network the cached debs are used.
 #
 # build-ARCH/ holds a copy of the sources, as build-san/ does
 # (tests/check-sanitizers.sh): automake refuses a second build of a tree
@@ -28,7 +28,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 case "$arch" in
 aarch64) triplet=aarch64-linux-gnu debarch=arm64 ;;
-*) echo "build-agent: no cross build for $arch yet (aarch64 only)" >&2; exit 2 ;;
+armhf) triplet=arm-linux-gnueabihf debarch=armhf ;;
+*) echo "build-agent: no cross build for $arch (aarch64 or armhf)" >&2; exit 2 ;;
 esac
 
 if ! command -v "$triplet-gcc" >/dev/null 2>&1; then

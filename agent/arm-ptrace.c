@@ -1,0 +1,418 @@
+/*
+ * arm-ptrace.c - 32-bit ARM registers, traps and debug registers through
+ * ptrace: the arm `struct ptrace_arch_ops` (see ptrace-arch.h).
+ *
+ * The gdb block (arch/arm: r0..r15, cpsr, d0..d31, fpscr; the
+ * arm-with-neon description) comes from two requests:
+ *   PTRACE_GETREGS     struct pt_regs: uregs[18] = r0..r15, cpsr, ORIG_r0
+ *   PTRACE_GETVFPREGS  struct user_vfp: d0..d31 (64-bit), fpscr
+ * A probe hit needs the first alone: one PTRACE_GETREGS, and one
+ * PTRACE_SETREGS when it changed something.  ORIG_r0 is not in gdb's
+ * block and goes back to the kernel as it came.
+ *
+ * Traps: Linux's ARM breakpoints are undefined instructions the kernel
+ * recognises (udf #16 in A32, udf #1 and the T32 udf.w in Thumb; see
+ * arch/arm/arm.h ARM_BKPT_*); each raises SIGTRAP with si_code
+ * TRAP_BRKPT and the pc at the instruction itself (arch/arm/kernel/
+ * ptrace.c, ptrace_break).  There is no single-step request (hw_step
+ * NULL): the agent steps with temporary breakpoints (step.c), whose
+ * trap is a TRAP_BRKPT too.  The debug registers' hits come as
+ * TRAP_HWBKPT (ptrace_hbptriggered), si_addr the address that matched.
+ *
+ * Debug registers: PTRACE_GETHBPREGS / SETHBPREGS, one 32-bit word per
+ * request.  Index 0 is the info word: number of breakpoint slots (bits
+ * 7:0), of watchpoint slots (15:8), the longest watch (23:16, 4 or 8
+ * bytes) and the debug architecture (31:24, 0 = none).  Breakpoint slot
+ * i is the pair of indexes 2i+1 (address) and 2i+2 (control); watchpoint
+ * slot i is -(2i+1) and -(2i+2).  The control word (the kernel's
+ * arch_hw_breakpoint_ctrl): enable (bit 0), privilege (bits 2:1, 2 =
+ * user), type (bits 4:3: 0 execute, 1 load, 2 store, 3 both) and the
+ * byte-address select (bits 12:5, one bit per byte of the aligned word:
+ * 0xf an A32 instruction, 0x3 or 0xc a Thumb one).  The kernel accepts a
+ * control word only with a matching address, so a slot is written
+ * address first, and disabled by writing a control word of 0.
+ */
+#define LOG_DOMAIN "regs"
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "agent/ptrace-arch.h"
+#include "arch/arm/arm.h"
+
+/* The kernel's struct pt_regs (uregs[]) and struct user_vfp. */
+#define ARM_UREGS 18
+#define ARM_ORIG_R0 17
+struct arm_kgpr {
+	uint32_t uregs[ARM_UREGS];
+};
+
+struct arm_kvfp {
+	uint64_t d[32];
+	uint32_t fpscr;
+};
+
+/*
+ * The thread's register cache holds, after the gdb block (328 bytes):
+ *   CACHE_KGPR  the pt_regs as the kernel last gave or took them
+ *   CACHE_KVFP  the user_vfp likewise
+ * A flush builds the kernel's views from the block and writes each one
+ * only if it differs from what the kernel has.
+ */
+#define CACHE_KGPR 512
+#define CACHE_KVFP 640
+#define ARM_REGCACHE 1024
+_Static_assert(CACHE_KGPR + sizeof(struct arm_kgpr) <= CACHE_KVFP,
+	       "the kernel's general registers must fit");
+_Static_assert(CACHE_KVFP + sizeof(struct arm_kvfp) <= ARM_REGCACHE,
+	       "the kernel's vfp registers must fit");
+
+static struct arm_kgpr *kernel_gpr(struct thread *t)
+{
+	return (struct arm_kgpr *)(t->regcache + CACHE_KGPR);
+}
+
+static struct arm_kvfp *kernel_vfp(struct thread *t)
+{
+	return (struct arm_kvfp *)(t->regcache + CACHE_KVFP);
+}
+
+static inline uint8_t *reg_ptr(uint8_t *blk, int regnum)
+{
+	return blk + agent.arch->regs[regnum].offset;
+}
+
+static int preq(int req, pid_t tid, long addr, void *data)
+{
+	return ptrace((enum __ptrace_request)req, tid, (void *)addr, data) < 0 ? -errno : 0;
+}
+
+static unsigned int arm_detect_features(pid_t tid)
+{
+	(void)tid;
+	return 0;	/* one description: core, vfp d0-d31, neon */
+}
+
+static void gpr_from_kernel(uint8_t *blk, const struct arm_kgpr *k)
+{
+	for (int i = 0; i <= ARM_CPSR; i++)
+		memcpy(reg_ptr(blk, ARM_R0 + i), &k->uregs[i], 4);
+}
+
+static void gpr_to_kernel(const uint8_t *blk, struct arm_kgpr *k)
+{
+	for (int i = 0; i <= ARM_CPSR; i++)
+		memcpy(&k->uregs[i], reg_ptr((uint8_t *)blk, ARM_R0 + i), 4);
+}
+
+static void vfp_from_kernel(uint8_t *blk, const struct arm_kvfp *v)
+{
+	for (int i = 0; i < 32; i++)
+		memcpy(reg_ptr(blk, ARM_D0 + i), &v->d[i], 8);
+	memcpy(reg_ptr(blk, ARM_FPSCR), &v->fpscr, 4);
+}
+
+static void vfp_to_kernel(const uint8_t *blk, struct arm_kvfp *v)
+{
+	for (int i = 0; i < 32; i++)
+		memcpy(&v->d[i], reg_ptr((uint8_t *)blk, ARM_D0 + i), 8);
+	memcpy(&v->fpscr, reg_ptr((uint8_t *)blk, ARM_FPSCR), 4);
+}
+
+static int arm_fetch_gpr(struct thread *t)
+{
+	int err = preq(PTRACE_GETREGS, t->tid, 0, kernel_gpr(t));
+
+	if (err < 0)
+		return err;
+	gpr_from_kernel(t->regcache, kernel_gpr(t));
+	return 0;
+}
+
+static int arm_fetch_rest(struct thread *t)
+{
+	int err = preq(PTRACE_GETVFPREGS, t->tid, 0, kernel_vfp(t));
+
+	if (err < 0)
+		return err;
+	vfp_from_kernel(t->regcache, kernel_vfp(t));
+	return 0;
+}
+
+static int arm_flush(struct thread *t)
+{
+	struct arm_kgpr k = *kernel_gpr(t);
+	int err;
+
+	gpr_to_kernel(t->regcache, &k);
+	if (t->regs_pad || memcmp(&k, kernel_gpr(t), sizeof(k)) != 0) {
+		if ((err = preq(PTRACE_SETREGS, t->tid, 0, &k)) < 0)
+			return err;
+		*kernel_gpr(t) = k;
+	}
+	t->regs_pad = false;
+	if (t->regs_valid) {
+		struct arm_kvfp v = *kernel_vfp(t);
+
+		vfp_to_kernel(t->regcache, &v);
+		if (memcmp(&v, kernel_vfp(t), sizeof(v)) != 0) {
+			if ((err = preq(PTRACE_SETVFPREGS, t->tid, 0, &v)) < 0)
+				return err;
+			*kernel_vfp(t) = v;
+		}
+	}
+	return 0;
+}
+
+static int arm_peek_gpr(pid_t tid, unsigned int regnum, uint64_t *value)
+{
+	struct arm_kgpr k;
+	int err;
+
+	if (regnum > ARM_CPSR)
+		return -EINVAL;
+	if ((err = preq(PTRACE_GETREGS, tid, 0, &k)) < 0)
+		return err;
+	*value = k.uregs[regnum];
+	return 0;
+}
+
+static bool arm_is_general(unsigned int regnum)
+{
+	return regnum <= ARM_CPSR;
+}
+
+/* --- traps ---------------------------------------------------------------- */
+
+static enum trap_kind arm_trap_kind(const siginfo_t *si)
+{
+	switch (si->si_code) {
+	case TRAP_BRKPT:
+		return TRAP_KIND_BREAKPOINT;	/* a udf breakpoint, any set */
+	case TRAP_HWBKPT:
+		return TRAP_KIND_HW;
+	default:
+		return TRAP_KIND_OTHER;		/* no hardware step to report */
+	}
+}
+
+/* --- debug registers ------------------------------------------------------ */
+
+#define HBP_ENABLE 1u
+#define HBP_USER (2u << 1)
+
+static int hbp_get(pid_t tid, long idx, uint32_t *v)
+{
+	unsigned long w = 0;
+	int err = preq(PTRACE_GETHBPREGS, tid, idx, &w);
+
+	*v = (uint32_t)w;
+	return err;
+}
+
+static int hbp_set(pid_t tid, long idx, uint32_t v)
+{
+	unsigned long w = v;
+
+	return preq(PTRACE_SETHBPREGS, tid, idx, &w);
+}
+
+/*
+ * The counts from the info word.  A watch slot covers one aligned word
+ * (4 bytes; the kernel takes 8 only where the debug architecture has
+ * wide watchpoints, and the byte mask here is for a word).  Read
+ * watchpoints exist (type load).
+ */
+static void arm_hw_caps(pid_t pid, struct ptrace_hw_caps *caps)
+{
+	uint32_t info = 0;
+
+	memset(caps, 0, sizeof(*caps));
+	if (hbp_get(pid, 0, &info) < 0 || (info >> 24) == 0)
+		return;		/* no debug architecture: no slots */
+	caps->n_break = info & 0xff;
+	caps->n_watch = (info >> 8) & 0xff;
+	if (caps->n_break > 16)
+		caps->n_break = 16;
+	if (caps->n_watch > 16)
+		caps->n_watch = 16;
+	caps->shared = false;
+	caps->max_len = 4;
+	caps->can_read_watch = true;
+}
+
+static uint32_t watch_ctrl(const struct hw_slot *s)
+{
+	uint32_t type;
+	uint32_t bas = ((1u << s->len) - 1) << (s->addr & 3);
+
+	switch (s->kind) {
+	case HW_READ: type = 1; break;
+	case HW_WRITE: type = 2; break;
+	default: type = 3; break;
+	}
+	return (bas & 0xf) << 5 | type << 3 | HBP_USER | HBP_ENABLE;
+}
+
+/* An execute slot: the halfword or word the instruction starts at.  gdb
+ * gives the address without the Thumb bit; a halfword-aligned address
+ * that is not word-aligned is Thumb code (BAS 0xc), a word-aligned one
+ * takes the whole word (0xf), which matches both an A32 instruction and
+ * a Thumb one at its start. */
+static uint32_t break_ctrl(const struct hw_slot *s)
+{
+	uint32_t bas = (s->addr & 2) ? 0xcu : 0xfu;
+
+	return bas << 5 | HBP_USER | HBP_ENABLE;
+}
+
+static int arm_hw_sync(struct thread *t)
+{
+	struct process *p = t->proc;
+	const struct ptrace_hw_caps *c = &p->hw_caps;
+	int err;
+
+	for (unsigned int i = 0; i < c->n_break; i++) {
+		const struct hw_slot *s = &p->slots[i];
+		long a = 2 * (long)i + 1;
+		if (!s->refs) {
+			if ((err = hbp_set(t->tid, a + 1, 0)) < 0)
+				return err;
+			continue;
+		}
+		if ((err = hbp_set(t->tid, a, (uint32_t)s->addr & ~3u)) < 0 ||
+		    (err = hbp_set(t->tid, a + 1, break_ctrl(s))) < 0)
+			return err;
+	}
+	for (unsigned int i = 0; i < c->n_watch; i++) {
+		const struct hw_slot *s = &p->slots[c->n_break + i];
+		long a = -(2 * (long)i + 1);
+		if (!s->refs) {
+			if ((err = hbp_set(t->tid, a - 1, 0)) < 0)
+				return err;
+			continue;
+		}
+		if ((err = hbp_set(t->tid, a, (uint32_t)s->addr & ~3u)) < 0 ||
+		    (err = hbp_set(t->tid, a - 1, watch_ctrl(s))) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* The slot whose hit si_addr reports: an execute slot its word, a watch
+ * slot the word it watches, else the armed watch slot nearest above the
+ * address (an access that starts below the watched bytes). */
+static int arm_hw_fired(struct thread *t, const siginfo_t *si)
+{
+	const struct process *p = t->proc;
+	const struct ptrace_hw_caps *c = &p->hw_caps;
+	uint64_t addr = (uint32_t)(uintptr_t)si->si_addr;
+	int best = -ENOENT;
+	uint64_t best_dist = ~0ull;
+
+	if (si->si_code != TRAP_HWBKPT)
+		return -ENOENT;
+	for (unsigned int i = 0; i < c->n_break; i++)
+		if (p->slots[i].refs && (p->slots[i].addr & ~3ull) == (addr & ~3ull))
+			return (int)i;
+	for (unsigned int i = c->n_break; i < c->n_break + c->n_watch; i++) {
+		const struct hw_slot *s = &p->slots[i];
+		if (!s->refs)
+			continue;
+		if ((s->addr & ~3ull) == (addr & ~3ull))
+			return (int)i;
+		if (s->addr >= addr && s->addr - addr < best_dist) {
+			best_dist = s->addr - addr;
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
+/* --- libthread_db ---------------------------------------------------------- */
+
+/* prgregset_t is the 18-word pt_regs; prfpregset_t the FPA's struct
+ * user_fpregs (PTRACE_GETFPREGS), as glibc's arm procfs.h has them. */
+static int arm_ps_getregs(pid_t lwp, void *regs, bool fp)
+{
+	return preq(fp ? PTRACE_GETFPREGS : PTRACE_GETREGS, lwp, 0, regs);
+}
+
+static int arm_ps_setregs(pid_t lwp, const void *regs, bool fp)
+{
+	return preq(fp ? PTRACE_SETFPREGS : PTRACE_SETREGS, lwp, 0, (void *)regs);
+}
+
+/* The thread pointer is TPIDRURO, whatever libthread_db's index. */
+static int arm_thread_area(pid_t lwp, int idx, uint64_t *base)
+{
+	unsigned long tp = 0;
+	int err;
+
+	(void)idx;
+	if ((err = preq(PTRACE_GET_THREAD_AREA, lwp, 0, &tp)) < 0)
+		return err;
+	*base = tp;
+	return 0;
+}
+
+const struct ptrace_arch_ops ptrace_arch_host = {
+	.word_size = 4,
+	.regcache_size = ARM_REGCACHE,
+	.detect_features = arm_detect_features,
+	.fetch_gpr = arm_fetch_gpr,
+	.fetch_rest = arm_fetch_rest,
+	.flush = arm_flush,
+	.peek_gpr = arm_peek_gpr,
+	.is_general = arm_is_general,
+	.load_pad = NULL,		/* no jump pads yet */
+	.pad_options = NULL,
+	.hw_step = NULL,		/* software steps: step.c */
+	.trap_kind = arm_trap_kind,
+	.hw_caps = arm_hw_caps,
+	.hw_sync = arm_hw_sync,
+	.hw_fired = arm_hw_fired,
+	.hw_works = NULL,
+	.ps_getregs = arm_ps_getregs,
+	.ps_setregs = arm_ps_setregs,
+	.thread_area = arm_thread_area,
+	/* BL and BLX set lr, with the Thumb bit of the caller; retprobe.c
+	 * keeps 8-byte words on the stack and does not carry that bit yet:
+	 * return probes are refused until it does. */
+	.ret_addr = PTRACE_RET_NONE,
+	.ret_link_regnum = -1,
+	/*
+	 * svc #0 in A32 (the injected call runs in ARM state: syscall.c
+	 * clears cpsr.T and ITSTATE for it, flags_clear); r7 = number (EABI),
+	 * r0..r5 arguments, r0 the result.  No restart register: like
+	 * arm64, the kernel decides a restart (pc back, r0 = ORIG_r0) in
+	 * do_signal before the thread stops for the tracer, and putting the
+	 * registers back restarts the program's own call.  At syscall stops
+	 * r7 holds the program's number.  mmap is mmap2: the offset in
+	 * 4096-byte units.
+	 */
+	.flags_isa_bit = ARM_PSR_T,
+	.syscall = {
+		.insn = { 0x00, 0x00, 0x00, 0xef },
+		.insn_len = 4,
+		.nr_regnum = 7,
+		.arg_regnum = { 0, 1, 2, 3, 4, 5 },
+		.ret_regnum = 0,
+		.restart_regnum = -1,
+		.stop_nr_regnum = 7,
+		.nr_mmap = SYS_mmap2,
+		.mmap_offset_shift = 12,
+		.flags_clear = ARM_PSR_T | ARM_PSR_IT_MASK,
+	},
+	/* No keeper handler yet: the agent keeps PTRACE_O_EXITKILL. */
+	.keeper = { .handler = NULL },
+};
