@@ -592,7 +592,7 @@ EOF
 	else
 		not_ok "return probes ($strat): backtrace in saver()" "$(printf '%s\n' "$bt_saver" | head -n 4 | tr '\n' ' ')"
 	fi
-	nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ')
+	nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ') || true
 	if [ "$nrec" = 6 ] && printf '%s\n' "$bt_base" | grep -Eq '^#7 .* in main ' &&
 	   ! printf '%s\n' "$bt_base" | grep -q '?? ()'; then
 		ok "return probes ($strat): backtrace under six probed rec() frames: rec x6, main"
