@@ -425,21 +425,21 @@ EOF
 }
 
 current=$first
-for stub in $strategies; do
-	if [ "$stub" != "$current" ]; then
+for stub_s in $strategies; do
+	if [ "$stub_s" != "$current" ]; then
 		end_agent
-		wait_agent "$stub"
-		current=$stub
+		wait_agent "$stub_s"
+		current=$stub_s
 	fi
-	case $stub in
+	case $stub_s in
 	gdbserver)
 		for isa in $isas; do armhf_debug_cases gdbserver "$isa"; done ;;
 	*)
-		if [ "$stub" = step ]; then
+		if [ "$stub_s" = step ]; then
 			for isa in $isas; do armhf_debug_cases agent "$isa"; done
 			[ "$quick" = 0 ] || continue
 		fi
-		for isa in $isas; do armhf_trace_cases "$stub" "$isa"; done ;;
+		for isa in $isas; do armhf_trace_cases "$stub_s" "$isa"; done ;;
 	esac
 done
 end_agent
