@@ -402,6 +402,24 @@ EOF
 	square=$(fn_addr "$(ground "trace-$strat$sfx" square)")
 	out="$run/trace-$strat$sfx.out"
 	grep '^process ' "$out" | sed "s/^/# trace-$strat$sfx: /" || true
+	# How the agent runs each hit (monitor probes): square's entry by
+	# the strategy forced (step, boost), boosted under emulate, a jump
+	# pad under pad and auto (issue: pads where a branch reaches); the
+	# bl by a pad under pad and auto, as the arch classes it otherwise.
+	case $strat in
+	step|boost) want_sq=$strat want_bl='[a-z]*' ;;
+	emulate) want_sq=boost want_bl='[a-z]*' ;;
+	*) want_sq=pad want_bl=pad ;;
+	esac
+	sq_by=$(sed -n "s/^process [0-9]* $square \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
+	bl_by=$(sed -n "s/^process [0-9]* $bl \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
+	if [ -n "$square" ] && [ -n "$sq_by" ] && [ -n "$bl_by" ] &&
+	   expr "$sq_by" : "$want_sq\$" >/dev/null && expr "$bl_by" : "$want_bl\$" >/dev/null; then
+		ok "tracepoints ($strat)$lbl: square's entry runs by $sq_by, the bl by $bl_by"
+	else
+		not_ok "tracepoints ($strat)$lbl: strategies (want square's entry by $want_sq$([ "$want_bl" = pad ] && echo ", the bl by pad"))" \
+			"square's entry by ${sq_by:-?}, the bl by ${bl_by:-?}"
+	fi
 	if [ -n "$square" ] && grep -q "TP2 pc=$square r0=7\$" "$out" &&
 	   grep -q "TP3 pc=$bl r0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
 		ok "tracepoints ($strat)$lbl: square's entry and main's bl, one frame each, pc and r0 = 7"
