@@ -4,8 +4,8 @@
  * The agent is one libevent loop.  gdb's bytes arrive on the connection
  * (server.c), are framed and parsed by protocol/, and reach a handler
  * (handlers-*.c) as a typed request.  Handlers act on the inferior through
- * inferior.c (processes, threads, ptrace, waitpid outcomes), regs.c, mem.c
- * and breakpoint.c.  A stop of the inferior arrives as SIGCHLD, is turned
+ * the inferior's files (threads.c, wait.c, hit.c, stop.c, resume.c,
+ * attach.c, procfs.c: see inferior.h), regs.c, mem.c and breakpoint.c.  A stop of the inferior arrives as SIGCHLD, is turned
  * into a `struct stop_event`, and, in all-stop mode, stops every other
  * thread before the stop reply goes to gdb.  While only the program can
  * give the agent work (probe hits), the loop waits in waitid() instead of
@@ -68,7 +68,7 @@ enum {
 
 /*
  * What the agent does with a thread's wait status; one outcome per
- * waitpid result (see inferior.c, inferior_classify()).
+ * waitpid result (see wait.c, classify()).
  */
 enum wait_outcome {
 	WAIT_IGNORE,		/* expected stop (our SIGSTOP): keep it stopped */
@@ -261,6 +261,7 @@ struct process {
 	bool hw_caps_known;
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
+	struct xol_free *xol_free;	/* slots of removed probes (xol.c) */
 	struct pad_table *pads;	/* jump pads' shared table (pad.c), or NULL */
 	struct probe *probes;
 	uint64_t ret_tramp;	/* return trampoline (retprobe.c), 0 if none */
@@ -358,7 +359,9 @@ long hot_wait(int fd);
 void handle_request(struct rsp_request *req, struct rsp_buf *reply);
 void format_stop_reply(const struct stop_event *ev, struct rsp_buf *out);
 
-/* inferior.c */
+/* The inferior: attach.c (start, attach, detach, kill), stop.c
+ * (inferior_stop_all), threads.c (the registry), resume.c, wait.c,
+ * procfs.c (thread_core, thread_name). */
 char *program_path(const char *name);
 int inferior_start(char **argv, struct process **out);
 int inferior_attach(pid_t pid, struct process **out);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/hw-slots.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
 #include "protocol/ax.h"
@@ -485,80 +486,6 @@ static enum hw_kind slot_kind(enum rsp_point_type type)
 	}
 }
 
-/* Calls fn for each aligned piece of [addr, addr+len), none longer than
- * the arch's max_len. */
-static int for_each_piece(uint64_t addr, unsigned int len,
-			  int (*fn)(struct process *, uint64_t, unsigned int,
-				    enum hw_kind),
-			  struct process *p, enum hw_kind kind)
-{
-	unsigned int max = caps(p)->max_len ? caps(p)->max_len : 1;
-
-	if (len == 0)
-		len = 1;
-	while (len) {
-		unsigned int size = max;
-		while (size > 1 && ((addr & (size - 1)) || size > len))
-			size /= 2;
-		int err = fn(p, addr, size, kind);
-		if (err < 0)
-			return err;
-		addr += size;
-		len -= size;
-	}
-	return 0;
-}
-
-/* The slots a point of `kind` may take: breakpoints first, watchpoints
- * after them unless the arch has one pool for both (x86 DR0-3). */
-static void slot_range(struct process *p, enum hw_kind kind, unsigned int *from,
-		       unsigned int *to)
-{
-	const struct ptrace_hw_caps *c = caps(p);
-
-	*from = 0;
-	*to = c->n_break;
-	if (!c->shared && kind != HW_EXEC) {
-		*from = c->n_break;
-		*to = c->n_break + c->n_watch;
-	}
-}
-
-static int take_piece(struct process *p, uint64_t addr, unsigned int size,
-		      enum hw_kind kind)
-{
-	unsigned int from, to;
-	int free_slot = -1;
-
-	slot_range(p, kind, &from, &to);
-	for (unsigned int i = from; i < to; i++) {
-		struct hw_slot *s = &p->slots[i];
-		if (s->refs && s->addr == addr && s->len == size && s->kind == kind) {
-			s->refs++;
-			return 0;
-		}
-		if (!s->refs && free_slot < 0)
-			free_slot = i;
-	}
-	if (free_slot < 0)
-		return -ENOSPC;
-	p->slots[free_slot] = (struct hw_slot){ addr, size, kind, 1 };
-	return 0;
-}
-
-static int drop_piece(struct process *p, uint64_t addr, unsigned int size,
-		      enum hw_kind kind)
-{
-	for (int i = 0; i < MAX_HW_SLOTS; i++) {
-		struct hw_slot *s = &p->slots[i];
-		if (s->refs && s->addr == addr && s->len == size && s->kind == kind) {
-			s->refs--;
-			return 0;
-		}
-	}
-	return 0;
-}
-
 static void hw_mark_dirty(struct process *p)
 {
 	for (struct thread *t = p->threads; t; t = t->next)
@@ -585,15 +512,10 @@ int hw_insert(struct process *p, enum rsp_point_type type, uint64_t addr,
 			h->refs++;
 			return 0;
 		}
-	/* All or nothing: a range that does not fit leaves the slots as
-	 * they were. */
-	struct hw_slot before[MAX_HW_SLOTS];
-	memcpy(before, p->slots, sizeof(before));
-	int err = for_each_piece(addr, len, take_piece, p, kind);
-	if (err < 0) {
-		memcpy(p->slots, before, sizeof(before));
+	/* All or nothing (hw-slots.c). */
+	int err = hw_slots_take(p->slots, caps(p), kind, addr, len);
+	if (err < 0)
 		return err;
-	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -620,7 +542,7 @@ int hw_remove(struct process *p, enum rsp_point_type type, uint64_t addr,
 			*pp = h->next;
 			free(h);
 		}
-		for_each_piece(addr, len, drop_piece, p, slot_kind(type));
+		hw_slots_drop(p->slots, caps(p), slot_kind(type), addr, len);
 		hw_mark_dirty(p);
 		return 0;
 	}

@@ -83,6 +83,7 @@
 #include "agent/ipa/ipa-abi.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "agent/pad-ring.h"
 
 /*
  * The shared memory: the table of PAD_ENTRIES entries, then the
@@ -100,7 +101,6 @@
 #define PAD_ENTRIES 256
 #define RING_RECORDS_OFF 4096
 #define RING_RECORDS 4096
-#define PAD_HOLES 64
 #define FRAME_WORDS_MAX 64
 
 #define IPA_DATA_SIZE (256u << 10)
@@ -174,10 +174,11 @@ struct pad_table {
 	bool xsave, fsgsbase;
 	bool failed;			/* could not be set up: no pads */
 	struct pad_code *codes;
-	uint64_t tail;			/* the ring's next record to read */
-	/* Records before tail still being written when last looked at. */
-	uint64_t holes[PAD_HOLES];
-	size_t nholes;
+	struct pad_ring_reader reader;	/* how far pad_drain read the ring */
+	/* The thread a record's registers are loaded into for its owner
+	 * (not one of the process's: the hitting thread went on long
+	 * ago); made by the first drain. */
+	struct thread *standin;
 	/* The in-process collector's memory (PAD_IPA): none until a site
 	 * wants it. */
 	struct ipa_image img;
@@ -598,6 +599,84 @@ static bool all_stopped(struct process *p)
 	return true;
 }
 
+/*
+ * What the pad of `pr` can do of what `collect` asks: it stops at every
+ * hit where the arch has no collector, where gdb has a breakpoint of its
+ * own there (always-inserted), or where the in-process collector cannot
+ * be set up (*ipa_site, *ipa_live: its site, for PAD_IPA).
+ */
+static enum pad_collect pad_mode(struct probe *pr, struct pad_table *pt,
+				 enum pad_collect collect, uint64_t *ipa_site,
+				 bool *ipa_live)
+{
+	struct process *p = pr->proc;
+
+	if (!agent.arch->emit_pad_collect)
+		collect = PAD_STOPS;
+	/* gdb's breakpoint there already (always-inserted): hits must stop. */
+	struct sw_breakpoint *gb = bp_find(p, pr->addr);
+	if (gb && gb->gdb_refs)
+		collect = PAD_STOPS;
+	if (collect == PAD_IPA) {
+		char iwhy[200];
+		if (ipa_site_make(p, pt, pr->addr, ipa_site, ipa_live, iwhy,
+				  sizeof(iwhy)) < 0) {
+			debug("probe at %#llx: no collecting in the process, the pad stops: %s",
+			      (unsigned long long)pr->addr, iwhy);
+			collect = PAD_STOPS;
+		}
+	}
+	return collect;
+}
+
+/* Nothing else may sit in the `inlen` bytes the jump covers: no other
+ * breakpoint, no stopped thread (-EBUSY, said in why). */
+static int window_free(struct probe *pr, size_t inlen, char *why, size_t whylen)
+{
+	struct process *p = pr->proc;
+
+	for (struct sw_breakpoint *b = p->breakpoints; b; b = b->next)
+		if (b->addr > pr->addr && b->addr < pr->addr + inlen) {
+			snprintf(why, whylen, "a breakpoint at 0x%llx is inside the jump's bytes",
+				 (unsigned long long)b->addr);
+			return -EBUSY;
+		}
+	for (struct thread *t = p->threads; t; t = t->next) {
+		uint64_t pc;
+		if (inlen == pr->insn.len || t->state != THREAD_STOPPED)
+			continue;
+		pc = regs_get_pc(t);
+		if (pc > pr->addr && pc < pr->addr + inlen) {
+			snprintf(why, whylen, "thread %d is inside the jump's bytes", t->tid);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/* The bytes that replace the window at the probe: the jump to the pad at
+ * `at`, then breakpoints (a thread that lands there after all traps
+ * rather than runs half an instruction). */
+static int site_code(struct probe *pr, uint64_t at, uint8_t *site, size_t size,
+		     size_t inlen, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	int m = arch->emit_jump(site, size, pr->addr, at);
+
+	if (m < 0) {
+		snprintf(why, whylen, "the pad is out of a jump's reach");
+		return m;
+	}
+	if ((inlen - (size_t)m) % arch->bp_len) {
+		snprintf(why, whylen, "the jump leaves %zu bytes, no whole breakpoint",
+			 inlen - (size_t)m);
+		return -EINVAL;
+	}
+	for (size_t i = (size_t)m; i < inlen; i += arch->bp_len)
+		memcpy(site + i, arch->bp_insn, arch->bp_len);
+	return 0;
+}
+
 static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
 {
@@ -626,23 +705,9 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		return n;
 	}
 	size_t done = 0;
-	if (!arch->emit_pad_collect)
-		collect = PAD_STOPS;
-	/* gdb's breakpoint there already (always-inserted): hits must stop. */
-	struct sw_breakpoint *gb = bp_find(p, pr->addr);
-	if (gb && gb->gdb_refs)
-		collect = PAD_STOPS;
 	uint64_t ipa_site = 0;
 	bool ipa_live = false;
-	if (collect == PAD_IPA) {
-		char iwhy[200];
-		if (ipa_site_make(p, pt, pr->addr, &ipa_site, &ipa_live, iwhy,
-				  sizeof(iwhy)) < 0) {
-			debug("probe at %#llx: no collecting in the process, the pad stops: %s",
-			      (unsigned long long)pr->addr, iwhy);
-			collect = PAD_STOPS;
-		}
-	}
+	collect = pad_mode(pr, pt, collect, &ipa_site, &ipa_live);
 	if (collect != PAD_STOPS) {
 		struct arch_pad_ring r = {
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
@@ -704,41 +769,14 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		return m < 0 ? m : -E2BIG;
 	}
 	n += m;
-	/* Nothing else may sit in the bytes the jump covers. */
-	for (struct sw_breakpoint *b = p->breakpoints; b; b = b->next)
-		if (b->addr > pr->addr && b->addr < pr->addr + inlen) {
-			snprintf(why, whylen, "a breakpoint at 0x%llx is inside the jump's bytes",
-				 (unsigned long long)b->addr);
-			return -EBUSY;
-		}
-	for (struct thread *t = p->threads; t; t = t->next) {
-		uint64_t pc;
-		if (inlen == pr->insn.len || t->state != THREAD_STOPPED)
-			continue;
-		pc = regs_get_pc(t);
-		if (pc > pr->addr && pc < pr->addr + inlen) {
-			snprintf(why, whylen, "thread %d is inside the jump's bytes", t->tid);
-			return -EBUSY;
-		}
-	}
+	if ((err = window_free(pr, inlen, why, whylen)) < 0)
+		return err;
 	if (mem_write_raw(p, at, code, n) != n) {
 		snprintf(why, whylen, "cannot write the pad at 0x%llx", (unsigned long long)at);
 		return -EIO;
 	}
-	m = arch->emit_jump(site, sizeof(site), pr->addr, at);
-	if (m < 0) {
-		snprintf(why, whylen, "the pad is out of a jump's reach");
-		return m;
-	}
-	/* The rest of the window: breakpoints (a thread that lands there
-	 * after all traps rather than runs half an instruction). */
-	if ((inlen - (size_t)m) % arch->bp_len) {
-		snprintf(why, whylen, "the jump leaves %zu bytes, no whole breakpoint",
-			 inlen - (size_t)m);
-		return -EINVAL;
-	}
-	for (size_t i = (size_t)m; i < inlen; i += arch->bp_len)
-		memcpy(site + i, arch->bp_insn, arch->bp_len);
+	if ((err = site_code(pr, at, site, sizeof(site), inlen, why, whylen)) < 0)
+		return err;
 	keeper_code(p->pid, KEEPER_PAD, at + trap_off, pr->addr, 0, 0, -1, l->off_ready);
 	err = bp_patch(p, pr->addr, site, inlen);
 	if (err < 0) {
@@ -1141,18 +1179,31 @@ bool pad_settle(struct thread *t)
 	return moved;
 }
 
-/* The thread a record's registers are loaded into for its owner (not one
- * of p's: the hitting thread went on long ago), shared by the drains. */
-static struct thread *standin_of(struct process *p)
+/* A thread of p's that is none of its threads: records' registers are
+ * loaded into it for their owner (the hitting thread went on long ago).
+ * Its tid is the record's, where the pad stored one, else 0. */
+static struct thread *standin_new(struct process *p)
 {
-	static struct thread standin;
+	struct thread *t = calloc(1, sizeof(*t));
 
-	if (!standin.regcache && !(standin.regcache = calloc(1, regs_cache_size())))
+	if (!t)
 		return NULL;
-	standin.proc = p;
-	standin.state = THREAD_STOPPED;
-	standin.tid = 0;
-	return &standin;
+	if (!(t->regcache = calloc(1, regs_cache_size()))) {
+		free(t);
+		return NULL;
+	}
+	t->proc = p;
+	t->state = THREAD_STOPPED;
+	return t;
+}
+
+static void standin_free(struct thread *t)
+{
+	if (!t)
+		return;
+	ret_thread_free(t);
+	free(t->regcache);
+	free(t);
 }
 
 /* The hit's time a recording pad stored in record `rec`, in us. */
@@ -1212,6 +1263,23 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	return taken;
 }
 
+/* pad_drain's owner callback, for pad_ring_drain. */
+struct drain {
+	struct process *p;
+	struct pad_table *pt;
+	bool (*fn)(struct probe *, struct thread *, uint64_t, const void *,
+		   void *);
+	void *arg;
+};
+
+static bool drain_take(uint64_t pos, uint8_t *rec, void *arg)
+{
+	struct drain *d = arg;
+
+	(void)rec;	/* take_record finds it again by pos */
+	return take_record(d->p, d->pt, pos, d->pt->standin, d->fn, d->arg);
+}
+
 /*
  * The hits the pads of `p` collected in the process, in the order they
  * took their records: `fn` gets the probe and a stand-in thread (not one
@@ -1230,40 +1298,20 @@ int pad_drain(struct process *p,
 			 const void *blocks, void *arg), void *arg)
 {
 	struct pad_table *pt = p->pads;
-	struct thread *standin;
-	int n = 0;
 
 	if (!pt || !pt->local)
 		return 0;
-	if (!(standin = standin_of(p)))
+	if (!pt->standin && !(pt->standin = standin_new(p)))
 		abort();
-	for (size_t i = 0; i < pt->nholes;) {
-		uint64_t pos = pt->holes[i];
-		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
-			if (!take_record(p, pt, pos, standin, fn, arg))
-				return n;
-			pt->holes[i] = pt->holes[--pt->nholes];
-			n++;
-		} else {
-			i++;
-		}
-	}
-	uint64_t head = __atomic_load_n((volatile uint64_t *)(pt->local + ring_off()),
-					__ATOMIC_ACQUIRE);
-	while (pt->tail < head) {
-		uint64_t pos = pt->tail;
-		if (__atomic_load_n(seq_of(record_at(pt, pos)), __ATOMIC_ACQUIRE) == pos + 1) {
-			if (!take_record(p, pt, pos, standin, fn, arg))
-				break;
-			n++;
-		} else if (pt->nholes < PAD_HOLES) {
-			pt->holes[pt->nholes++] = pos;
-		} else {
-			break;
-		}
-		pt->tail++;
-	}
-	return n;
+	struct pad_ring ring = {
+		.records = pt->local + ring_off() + RING_RECORDS_OFF,
+		.head = (const volatile uint64_t *)(pt->local + ring_off()),
+		.record_shift = record_shift(),
+		.nrecords = RING_RECORDS,
+		.off_seq = layout()->off_seq,
+	};
+	struct drain d = { p, pt, fn, arg };
+	return pad_ring_drain(&ring, &pt->reader, drain_take, &d);
 }
 
 /*
@@ -1325,8 +1373,12 @@ int pad_salvage(struct process *p,
 	ntables = old_tables(p, starts, 8);
 	if (ntables <= 0)
 		return ntables;
-	if (!(standin = standin_of(p)) || !(records = malloc(ring_bytes)))
+	if (!(records = malloc(ring_bytes)))
 		return -ENOMEM;
+	if (!(standin = standin_new(p))) {
+		free(records);
+		return -ENOMEM;
+	}
 	for (int k = 0; k < ntables; k++) {
 		uint64_t ring = starts[k] + ring_off(), head;
 		uint64_t base = ring + RING_RECORDS_OFF;
@@ -1360,6 +1412,7 @@ int pad_salvage(struct process *p,
 		}
 	}
 	free(records);
+	standin_free(standin);
 	return taken;
 }
 
@@ -1387,6 +1440,7 @@ static void table_free(struct process *p)
 		munmap(pt->local, shm_size());
 	if (pt->ipa_local)
 		munmap(pt->ipa_local, pt->ipa_size);
+	standin_free(pt->standin);
 	free(pt);
 	p->pads = NULL;
 }

@@ -82,6 +82,7 @@
 #include "agent/agent.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "agent/ret-stack.h"
 
 /* Tracepoint numbers are 1..0x7fff (int16 in frames). */
 #define RET_MAX_NUMBER 0x7fff
@@ -89,26 +90,6 @@
 #define RET_MAX_DEPTH 65536
 /* Bytes of stack searched for the trampoline's copies (link register). */
 #define RET_SCAN_MAX (1u << 20)
-
-struct ret_entry {
-	uint64_t slot;		/* sp at entry: on x86-64 the stack slot of
-				   the return address */
-	uint64_t ret;		/* the real return address */
-	uint64_t entry_ns;	/* CLOCK_MONOTONIC at the entry hit */
-	uint64_t func;		/* the tracepoint's address */
-	uint32_t run;		/* the trace run that pushed it */
-};
-
-struct ret_stack {
-	struct ret_entry *e;
-	size_t n, cap;
-	bool shown;		/* real addresses in the stack while gdb looks */
-	/* Link register: where ret_show wrote real addresses, and which
-	 * (ret_resume puts the trampoline back there only). */
-	uint64_t *shown_at, *shown_val;
-	size_t nshown, shown_cap;
-	uint64_t lr_shown;	/* the real address put in x30, 0 if none */
-};
 
 static uint8_t marks[(RET_MAX_NUMBER + 1) / 8];
 
@@ -195,6 +176,12 @@ static bool holds_tramp(struct process *p, uint64_t slot)
 	return read_word(p, slot, &v) && v == p->ret_tramp;
 }
 
+/* holds_tramp as ret-stack.c asks it (arg: the process). */
+static bool slot_holds_tramp(uint64_t slot, void *arg)
+{
+	return holds_tramp(arg, slot);
+}
+
 /* The keeper's copy of t's entries (keeper.c), after every change. */
 static void mirror(struct thread *t)
 {
@@ -214,16 +201,12 @@ static void mirror(struct thread *t)
 
 static void drop(struct ret_stack *rs, size_t i)
 {
-	memmove(&rs->e[i], &rs->e[i + 1], (rs->n - i - 1) * sizeof(rs->e[0]));
-	rs->n--;
+	ret_stack_drop(rs, i);
 }
 
 static int find_slot(const struct ret_stack *rs, uint64_t slot)
 {
-	for (size_t i = rs->n; i-- > 0;)
-		if (rs->e[i].slot == slot)
-			return (int)i;
-	return -1;
+	return ret_stack_find(rs, slot);
 }
 
 /* --- the trampoline and the unwinder's entry points -------------------- */
@@ -361,12 +344,8 @@ static struct ret_stack *stack_of(struct thread *t)
 static void drop_stale(struct thread *t, struct ret_stack *rs, uint64_t sp,
 		       bool chained)
 {
-	for (size_t i = rs->n; i-- > 0;) {
-		uint64_t s = rs->e[i].slot;
-		if (in_link() ? s < sp || (s == sp && !chained)
-			      : s <= sp && !holds_tramp(t->proc, s))
-			drop(rs, i);
-	}
+	ret_stack_drop_stale_entry(rs, sp, in_link(), chained, slot_holds_tramp,
+				   t->proc);
 }
 
 int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
@@ -476,9 +455,8 @@ static int do_return(struct thread *t, bool record)
 	}
 	/* Newer entries below the slot whose trampoline is gone: longjmp'd.
 	 * Link register: every newer one below it. */
-	for (size_t j = rs->n; j-- > (size_t)i + 1;)
-		if (rs->e[j].slot < slot && (in_link() || !holds_tramp(p, rs->e[j].slot)))
-			drop(rs, j);
+	ret_stack_drop_stale_return(rs, (size_t)i, slot, in_link(),
+				    slot_holds_tramp, p);
 	g.pc = rs->e[i].ret;
 	if (in_link())	/* as `ret` leaves it, untraced */
 		g.gpr[agent.ptrace->ret_link_regnum] = g.pc;

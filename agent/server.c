@@ -9,7 +9,7 @@
  * Bytes from gdb go through the framer (protocol/rsp-frame.c); each packet
  * is acknowledged (until QStartNoAckMode), parsed, handled, and answered.
  * Resume requests are answered later, by the stop reply that
- * inferior.c sends when the program stops.
+ * stop.c sends when the program stops.
  *
  * Replies are written before the handler returns (blocking writes): no
  * output is ever left pending in the agent.  So when gdb's input is all
@@ -39,6 +39,12 @@
 #include "agent/agent.h"
 #include "agent/log.h"
 
+struct queued_stop {
+	struct stop_event ev;
+	struct queued_stop *next;
+};
+
+/* The connection to the client, and what it has not been told yet. */
 struct server {
 	struct evconnlistener *listener;
 	struct event *read_ev;
@@ -53,9 +59,12 @@ struct server {
 	bool had_connection;
 	bool hot;			/* the connection can end a hot wait */
 	unsigned int timers;		/* scheduled on_more_statuses calls */
+	/* Non-stop: stop notifications not yet taken by vStopped. */
+	struct queued_stop *stops, **stops_tail;
+	bool stop_in_flight;		/* %Stop sent, vStopped pending */
 };
 
-static struct server srv = { .in_fd = -1, .out_fd = -1 };
+static struct server srv = { .in_fd = -1, .out_fd = -1, .stops_tail = &srv.stops };
 
 /* "-" and gdbserver's "stdio" both mean gdb's pipe. */
 bool server_is_stdio(void)
@@ -117,12 +126,6 @@ void server_send_stop(const struct stop_event *ev)
  * seen and is answered with the next, or OK.  A stop that comes while gdb
  * is draining is just appended.
  */
-struct queued_stop {
-	struct stop_event ev;
-	struct queued_stop *next;
-};
-static struct queued_stop *stops, **stops_tail = &stops;
-static bool stop_in_flight;
 
 void server_queue_stop_quiet(const struct stop_event *ev)
 {
@@ -131,51 +134,51 @@ void server_queue_stop_quiet(const struct stop_event *ev)
 	if (!q)
 		abort();
 	q->ev = *ev;	/* takes exec_path */
-	*stops_tail = q;
-	stops_tail = &q->next;
+	*srv.stops_tail = q;
+	srv.stops_tail = &q->next;
 }
 
 void server_queue_stop(const struct stop_event *ev)
 {
 	server_queue_stop_quiet(ev);
-	if (stop_in_flight)
+	if (srv.stop_in_flight)
 		return;
 	struct rsp_buf b, framed;
 	rsp_buf_init(&b);
 	rsp_buf_init(&framed);
 	rsp_buf_puts(&b, "Stop:");
-	format_stop_reply(&stops->ev, &b);
+	format_stop_reply(&srv.stops->ev, &b);
 	rsp_frame_notification(&framed, b.data, b.len);
 	if (agent.opt.remote_debug)
 		fprintf(stderr, "notif (\"%s\");\n", b.data);
 	server_write(framed.data, framed.len);
 	rsp_buf_free(&b);
 	rsp_buf_free(&framed);
-	stop_in_flight = true;
+	srv.stop_in_flight = true;
 }
 
 void server_next_stop(struct rsp_buf *reply, bool drop_first)
 {
-	if (drop_first && stops) {
-		struct queued_stop *q = stops;
-		stops = q->next;
-		if (!stops)
-			stops_tail = &stops;
+	if (drop_first && srv.stops) {
+		struct queued_stop *q = srv.stops;
+		srv.stops = q->next;
+		if (!srv.stops)
+			srv.stops_tail = &srv.stops;
 		free(q->ev.exec_path);
 		free(q);
 	}
-	if (stops) {
-		format_stop_reply(&stops->ev, reply);
-		stop_in_flight = true;
+	if (srv.stops) {
+		format_stop_reply(&srv.stops->ev, reply);
+		srv.stop_in_flight = true;
 	} else {
 		rsp_buf_puts(reply, "OK");
-		stop_in_flight = false;
+		srv.stop_in_flight = false;
 	}
 }
 
 bool server_stop_queued(pid_t pid, pid_t tid)
 {
-	for (struct queued_stop *q = stops; q; q = q->next) {
+	for (struct queued_stop *q = srv.stops; q; q = q->next) {
 		const struct stop_event *ev = &q->ev;
 		if (ev->kind == STOP_SIGNAL && ev->tid == tid)
 			return true;
@@ -190,11 +193,11 @@ bool server_stop_queued(pid_t pid, pid_t tid)
 
 void server_drop_stops(pid_t pid, void (*dropped)(const struct stop_event *))
 {
-	struct queued_stop **pp = &stops;
+	struct queued_stop **pp = &srv.stops;
 
 	/* The first stop, once notified, is gdb's to acknowledge: kept, and
 	 * gdb will take care of a fork child it names. */
-	if (stop_in_flight && *pp)
+	if (srv.stop_in_flight && *pp)
 		pp = &(*pp)->next;
 	while (*pp) {
 		struct queued_stop *q = *pp;
@@ -207,21 +210,21 @@ void server_drop_stops(pid_t pid, void (*dropped)(const struct stop_event *))
 		free(q->ev.exec_path);
 		free(q);
 	}
-	stops_tail = &stops;
-	while (*stops_tail)
-		stops_tail = &(*stops_tail)->next;
+	srv.stops_tail = &srv.stops;
+	while (*srv.stops_tail)
+		srv.stops_tail = &(*srv.stops_tail)->next;
 }
 
 void server_clear_stops(void)
 {
-	while (stops) {
-		struct queued_stop *q = stops;
-		stops = q->next;
+	while (srv.stops) {
+		struct queued_stop *q = srv.stops;
+		srv.stops = q->next;
 		free(q->ev.exec_path);
 		free(q);
 	}
-	stops_tail = &stops;
-	stop_in_flight = false;
+	srv.stops_tail = &srv.stops;
+	srv.stop_in_flight = false;
 }
 
 void server_console(const char *text)

@@ -164,10 +164,8 @@ int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot)
  * that address: a thread still in the slot runs the same code. */
 struct xol_free {
 	struct xol_free *next;
-	pid_t pid;
 	uint64_t addr, slot;
 };
-static struct xol_free *free_slots;
 
 void xol_slot_release(struct process *p, uint64_t addr, uint64_t slot)
 {
@@ -175,15 +173,15 @@ void xol_slot_release(struct process *p, uint64_t addr, uint64_t slot)
 
 	if (!f)
 		return;	/* the slot just stays unused */
-	*f = (struct xol_free){ free_slots, p->pid, addr, slot };
-	free_slots = f;
+	*f = (struct xol_free){ p->xol_free, addr, slot };
+	p->xol_free = f;
 }
 
 bool xol_slot_reuse(struct process *p, uint64_t addr, uint64_t *slot)
 {
-	for (struct xol_free **pp = &free_slots; *pp; pp = &(*pp)->next) {
+	for (struct xol_free **pp = &p->xol_free; *pp; pp = &(*pp)->next) {
 		struct xol_free *f = *pp;
-		if (f->pid == p->pid && f->addr == addr && xol_contains(p, f->slot)) {
+		if (f->addr == addr && xol_contains(p, f->slot)) {
 			*slot = f->slot;
 			*pp = f->next;
 			free(f);
@@ -193,16 +191,12 @@ bool xol_slot_reuse(struct process *p, uint64_t addr, uint64_t *slot)
 	return false;
 }
 
-static void forget_free_slots(pid_t pid)
+static void forget_free_slots(struct process *p)
 {
-	for (struct xol_free **pp = &free_slots; *pp;) {
-		struct xol_free *f = *pp;
-		if (f->pid == pid) {
-			*pp = f->next;
-			free(f);
-		} else {
-			pp = &f->next;
-		}
+	while (p->xol_free) {
+		struct xol_free *f = p->xol_free;
+		p->xol_free = f->next;
+		free(f);
 	}
 }
 
@@ -224,7 +218,7 @@ void xol_unmap_all(struct process *p)
 {
 	struct thread *t = process_stopped_thread(p);
 
-	forget_free_slots(p->pid);
+	forget_free_slots(p);
 	while (p->xol_areas) {
 		struct xol_area *a = p->xol_areas;
 		long ret, args[6] = { (long)a->base, XOL_AREA_SIZE };
@@ -238,7 +232,7 @@ void xol_unmap_all(struct process *p)
 
 void xol_forget_all(struct process *p)
 {
-	forget_free_slots(p->pid);
+	forget_free_slots(p);
 	while (p->xol_areas) {
 		struct xol_area *a = p->xol_areas;
 		p->xol_areas = a->next;

@@ -134,7 +134,59 @@ static void print_summary(const struct tfile_reader *t,
 
 enum dump_format { FMT_TEXT, FMT_JSON, FMT_CHROME, FMT_CTF };
 
-int cmd_dump(int argc, char **argv)
+static const char *const who = "probe-trace dump";
+
+/* What the command line asks of dump. */
+struct dump_opts {
+	enum dump_format format;
+	bool summary, force;
+	const char *output;	/* -o: chrome's file, ctf's directory */
+	uint64_t limit;		/* frames printed at most */
+	struct frame_filter ff;
+	const char *file;
+};
+
+/* --format's word, or -1 (said). */
+static int parse_format(const char *word)
+{
+	if (!strcmp(word, "text"))
+		return FMT_TEXT;
+	if (!strcmp(word, "json"))
+		return FMT_JSON;
+	if (!strcmp(word, "chrome"))
+		return FMT_CHROME;
+	if (!strcmp(word, "ctf"))
+		return FMT_CTF;
+	fprintf(stderr, "%s: --format: '%s' is none of text, json, chrome, ctf\n",
+		who, word);
+	return -1;
+}
+
+/* The options that only go together, or not at all; -1 when they do not
+ * (said). */
+static int check_dump_opts(const struct dump_opts *o)
+{
+	if (o->summary && (o->format == FMT_CHROME || o->format == FMT_CTF)) {
+		fprintf(stderr, "%s: --summary and --format=%s exclude each other\n",
+			who, o->format == FMT_CTF ? "ctf" : "chrome");
+		return -1;
+	}
+	if (o->format == FMT_CTF && !o->output) {
+		fprintf(stderr, "%s: --format=ctf needs -o DIR, the directory to "
+			"create\n", who);
+		return -1;
+	}
+	if (o->output && o->format != FMT_CHROME && o->format != FMT_CTF) {
+		fprintf(stderr, "%s: -o is for --format=chrome and --format=ctf\n",
+			who);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parses dump's command line into *o: 0, 1 when --help was answered, -1
+ * on a usage error (said). */
+static int parse_dump_args(int argc, char **argv, struct dump_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -149,56 +201,38 @@ int cmd_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const who = "probe-trace dump";
-	enum dump_format format = FMT_TEXT;
-	bool summary = false, force = false;
-	const char *output = NULL;
-	uint64_t limit = UINT64_MAX, number = 0, filtered = 0;
-	struct frame_filter ff = { 0 };
-	struct tfile_reader *t;
-	struct probe_stats *stats = NULL;
-	int opt, rc = PT_EXIT_OK, r;
+	int opt, f;
 	char *end;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "ho:f", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'j': format = FMT_JSON; break;
+		case 'j': o->format = FMT_JSON; break;
 		case 'F':
-			if (!strcmp(optarg, "text"))
-				format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				format = FMT_JSON;
-			else if (!strcmp(optarg, "chrome"))
-				format = FMT_CHROME;
-			else if (!strcmp(optarg, "ctf"))
-				format = FMT_CTF;
-			else {
-				fprintf(stderr, "%s: --format: '%s' is none of text, "
-					"json, chrome, ctf\n", who, optarg);
-				goto usage_error;
-			}
+			if ((f = parse_format(optarg)) < 0)
+				return -1;
+			o->format = f;
 			break;
-		case 'o': output = optarg; break;
-		case 'f': force = true; break;
-		case 's': summary = true; break;
+		case 'o': o->output = optarg; break;
+		case 'f': o->force = true; break;
+		case 's': o->summary = true; break;
 		case 'n':
-			limit = strtoull(optarg, &end, 10);
+			o->limit = strtoull(optarg, &end, 10);
 			if (*end || !*optarg) {
 				fprintf(stderr, "%s: --limit: '%s' is not a number\n",
 					who, optarg);
-				goto usage_error;
+				return -1;
 			}
 			break;
 		case 'P':
 		case 'T':
 		case 'C':
-			if (frame_filter_add(&ff, opt == 'P' ? 'p' : opt == 'T' ? 't' : 'c',
+			if (frame_filter_add(&o->ff, opt == 'P' ? 'p' : opt == 'T' ? 't' : 'c',
 					     optarg, who) < 0)
-				goto usage_error;
+				return -1;
 			break;
-		case 'h': usage(stdout); frame_filter_free(&ff); return PT_EXIT_OK;
-		default: usage(stderr); goto usage_error;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -1;
 		}
 	}
 	if (optind + 1 != argc) {
@@ -208,40 +242,38 @@ int cmd_dump(int argc, char **argv)
 			fprintf(stderr, "%s: one trace file only, not '%s'\n", who,
 				argv[optind + 1]);
 		usage(stderr);
-		goto usage_error;
+		return -1;
 	}
-	if (summary && (format == FMT_CHROME || format == FMT_CTF)) {
-		fprintf(stderr, "%s: --summary and --format=%s exclude each other\n",
-			who, format == FMT_CTF ? "ctf" : "chrome");
-		goto usage_error;
+	o->file = argv[optind];
+	return check_dump_opts(o);
+}
+
+/* Counts frame v in its probe's statistics (frames, latency). */
+static void count_frame(struct probe_stats *stats, struct tfile_reader *t,
+			struct frame_view *v)
+{
+	struct probe_stats *s = &stats[v->tpnum];
+	int64_t lat;
+
+	s->frames++;
+	if (frame_tsv(v, t, "probe_latency_ns", &lat)) {
+		if (!s->lat_n || lat < s->lat_min)
+			s->lat_min = lat;
+		if (!s->lat_n || lat > s->lat_max)
+			s->lat_max = lat;
+		s->lat_sum += (double)lat;
+		s->lat_n++;
 	}
-	if (format == FMT_CTF && !output) {
-		fprintf(stderr, "%s: --format=ctf needs -o DIR, the directory to "
-			"create\n", who);
-		goto usage_error;
-	}
-	if (output && format != FMT_CHROME && format != FMT_CTF) {
-		fprintf(stderr, "%s: -o is for --format=chrome and --format=ctf\n",
-			who);
-		goto usage_error;
-	}
-	t = malloc(sizeof(*t));
-	if (!t)
-		abort();
-	if (tfile_reader_open(t, argv[optind], who) < 0 ||
-	    frame_filter_check(&ff, t) < 0) {
-		rc = PT_EXIT_FAIL;
-		goto out;
-	}
-	if (format == FMT_CHROME || format == FMT_CTF) {
-		struct export_opts eo = {
-			.output = output, .force = force, .limit = limit,
-			.filter = &ff, .who = who,
-		};
-		rc = format == FMT_CHROME ? export_chrome(t, &eo) : export_ctf(t, &eo);
-		goto out;
-	}
-	stats = calloc(0x8000, sizeof(*stats));
+}
+
+/* Prints (text, JSON) or summarizes the frames of t that pass the
+ * filters; a PT_EXIT_* code. */
+static int dump_frames(struct tfile_reader *t, const struct dump_opts *o)
+{
+	uint64_t number = 0, filtered = 0;
+	struct probe_stats *stats = calloc(0x8000, sizeof(*stats));
+	int rc = PT_EXIT_OK, r;
+
 	if (!stats)
 		abort();
 	if (t->status_line)
@@ -254,25 +286,14 @@ int cmd_dump(int argc, char **argv)
 			rc = PT_EXIT_FAIL;
 		if (r <= 0)
 			break;
-		if (!frame_filter_match(&ff, t, &v)) {
+		if (!frame_filter_match(&o->ff, t, &v)) {
 			filtered++;
 			continue;
 		}
-		if (v.tpnum > 0) {
-			struct probe_stats *s = &stats[v.tpnum];
-			int64_t lat;
-			s->frames++;
-			if (frame_tsv(&v, t, "probe_latency_ns", &lat)) {
-				if (!s->lat_n || lat < s->lat_min)
-					s->lat_min = lat;
-				if (!s->lat_n || lat > s->lat_max)
-					s->lat_max = lat;
-				s->lat_sum += (double)lat;
-				s->lat_n++;
-			}
-		}
-		if (!summary && number < limit) {
-			if (format == FMT_JSON)
+		if (v.tpnum > 0)
+			count_frame(stats, t, &v);
+		if (!o->summary && number < o->limit) {
+			if (o->format == FMT_JSON)
 				frame_print_json(stdout, t, &v);
 			else
 				frame_print_text(stdout, t, &v);
@@ -282,19 +303,43 @@ int cmd_dump(int argc, char **argv)
 	if (t->truncated)
 		fprintf(stderr, "%s: %s ends inside a frame or before "
 			"its end marker: read up to frame %" PRIu64 "\n",
-			who, argv[optind], t->number);
-	if (summary)
-		print_summary(t, stats, number, filtered, format == FMT_JSON);
+			who, o->file, t->number);
+	if (o->summary)
+		print_summary(t, stats, number, filtered, o->format == FMT_JSON);
 	else if (filtered)
 		fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " frames did not "
 			"pass the filters\n", who, filtered, t->number);
-out:
 	free(stats);
+	return rc;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_opts o = { .format = FMT_TEXT, .limit = UINT64_MAX };
+	struct tfile_reader *t;
+	int rc, r = parse_dump_args(argc, argv, &o);
+
+	if (r != 0) {
+		frame_filter_free(&o.ff);
+		return r > 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+	}
+	t = malloc(sizeof(*t));
+	if (!t)
+		abort();
+	if (tfile_reader_open(t, o.file, who) < 0 ||
+	    frame_filter_check(&o.ff, t) < 0) {
+		rc = PT_EXIT_FAIL;
+	} else if (o.format == FMT_CHROME || o.format == FMT_CTF) {
+		struct export_opts eo = {
+			.output = o.output, .force = o.force, .limit = o.limit,
+			.filter = &o.ff, .who = who,
+		};
+		rc = o.format == FMT_CHROME ? export_chrome(t, &eo) : export_ctf(t, &eo);
+	} else {
+		rc = dump_frames(t, &o);
+	}
 	tfile_reader_close(t);
 	free(t);
-	frame_filter_free(&ff);
+	frame_filter_free(&o.ff);
 	return rc;
-usage_error:
-	frame_filter_free(&ff);
-	return PT_EXIT_USAGE;
 }

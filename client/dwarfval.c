@@ -33,24 +33,9 @@
 
 #include "client/dwarfval.h"
 #include "client/elfsym.h"
+#include "client/dwarfval-int.h"
 
-#define DV_MAX_COLLECT 4096	/* bytes of one object collected */
-#define DV_MAX_TYPES 256	/* types described per probe location */
-
-struct dv_module {
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	Dwarf *dw;
-	Dwarf_Addr dwbias;	/* dwfl address = DWARF address + dwbias */
-	Dwarf_Addr link_to_dw;	/* DWARF address = link address + this */
-	Dwarf_CFI *cfi;		/* .eh_frame of the file, else .debug_frame */
-	Dwarf_Addr cfi_bias;
-	char *path;
-};
-
-static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
+int fail(char *err, size_t errsize, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -133,861 +118,6 @@ void dv_collect_free(struct dv_collect *c)
 		ax_emit_free(&c->code[i]);
 	free(c->code);
 	memset(c, 0, sizeof(*c));
-}
-
-/* ---- scopes ---- */
-
-/* The unit around DWARF address a, or NULL. */
-static Dwarf_Die *cu_of(struct dv_module *m, Dwarf_Addr a, Dwarf_Die *cu)
-{
-	Dwarf_Addr bias;
-	Dwarf_Die *d = dwfl_module_addrdie(m->mod, a + m->dwbias, &bias);
-
-	if (!d)
-		return NULL;
-	*cu = *d;
-	return cu;
-}
-
-/*
- * Scopes around DWARF address a, innermost first, the unit last.
- * libdw's dwarf_getscopes follows an inlined copy to its abstract
- * definition's scopes and so loses the function it was inlined into;
- * the probe wants that function (its frame, its parameters), so the
- * tree is walked here: from the unit down through every function,
- * inlined copy and lexical block whose ranges hold a (namespaces and
- * classes, which have no ranges, are looked into).
- * -ENOENT without a function among them.  *fn: the innermost function
- * or inlined copy; *outer: the innermost real (not inlined) function,
- * whose frame the probe is in.
- */
-#define MAX_SCOPES 64
-
-static bool find_inner(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *out,
-		       int depth)
-{
-	Dwarf_Die child;
-
-	if (depth > 8 || dwarf_child(parent, &child) != 0)
-		return false;
-	do {
-		switch (dwarf_tag(&child)) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-			if (dwarf_haspc(&child, a) > 0) {
-				*out = child;
-				return true;
-			}
-			break;
-		case DW_TAG_namespace:
-		case DW_TAG_structure_type:
-		case DW_TAG_class_type:
-			if (find_inner(&child, a, out, depth + 1))
-				return true;
-			break;
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
-}
-
-static int scopes_at(struct dv_module *m, Dwarf_Addr a, Dwarf_Die **scopes,
-		     int *fn, int *outer)
-{
-	Dwarf_Die chain[MAX_SCOPES];
-	int n = 0;
-
-	*scopes = NULL;
-	if (!cu_of(m, a, &chain[0]))
-		return -ENOENT;
-	n = 1;
-	while (n < MAX_SCOPES && find_inner(&chain[n - 1], a, &chain[n], 0))
-		n++;
-	*scopes = calloc((size_t)n, sizeof(**scopes));
-	if (!*scopes)
-		abort();
-	for (int i = 0; i < n; i++)
-		(*scopes)[i] = chain[n - 1 - i];
-	*fn = *outer = -1;
-	for (int i = 0; i < n; i++) {
-		int tag = dwarf_tag(&(*scopes)[i]);
-		if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
-		    *fn < 0)
-			*fn = i;
-		if (tag == DW_TAG_subprogram && *outer < 0)
-			*outer = i;
-	}
-	if (*fn < 0 || *outer < 0) {
-		free(*scopes);
-		*scopes = NULL;
-		return -ENOENT;
-	}
-	return n;
-}
-
-static const char *die_name(Dwarf_Die *d)
-{
-	Dwarf_Attribute a;
-
-	return dwarf_formstring(dwarf_attr_integrate(d, DW_AT_name, &a));
-}
-
-static bool die_type(Dwarf_Die *d, Dwarf_Die *out)
-{
-	Dwarf_Attribute a;
-
-	return dwarf_attr_integrate(d, DW_AT_type, &a) && dwarf_formref_die(&a, out);
-}
-
-/* Does any variable under d have a location list?  (The walk stops at
- * the first.) */
-static bool has_loclist(Dwarf_Die *d, int depth)
-{
-	Dwarf_Die child;
-
-	if (depth > 32 || dwarf_child(d, &child) != 0)
-		return false;
-	do {
-		Dwarf_Attribute a;
-		int tag = dwarf_tag(&child);
-		if ((tag == DW_TAG_formal_parameter || tag == DW_TAG_variable) &&
-		    dwarf_attr(&child, DW_AT_location, &a)) {
-			unsigned form = dwarf_whatform(&a);
-			if (form == DW_FORM_sec_offset || form == DW_FORM_loclistx ||
-			    form == DW_FORM_data4 || form == DW_FORM_data8)
-				return true;
-		}
-		if (dwarf_haschildren(&child) > 0 && has_loclist(&child, depth + 1))
-			return true;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
-}
-
-int dv_after_prologue(struct dv_module *m, uint64_t entry, uint64_t *out)
-{
-	Dwarf_Addr a = entry + m->link_to_dw;
-	Dwarf_Die cu, *scopes = NULL;
-	Dwarf_Lines *lines;
-	Dwarf_Addr low = 0, high = 0;
-	size_t nlines;
-	int fn, outer;
-
-	if (scopes_at(m, a, &scopes, &fn, &outer) < 0)
-		return -ENOENT;
-	if (dwarf_lowpc(&scopes[outer], &low) != 0 || low != a)
-		low = a;
-	if (dwarf_highpc(&scopes[outer], &high) != 0)
-		high = a + 1;
-	free(scopes);
-	*out = entry;
-	if (!cu_of(m, a, &cu))
-		return 0;
-	/* As gdb decides: a unit whose variables have location lists was
-	 * optimized, and its compiler tracked every variable from the
-	 * first instruction on; its "second line" may well be inside a
-	 * loop of the body.  The entry it is. */
-	if (has_loclist(&cu, 0))
-		return 0;
-	if (dwarf_getsrclines(&cu, &lines, &nlines) != 0)
-		return 0;
-	/* The rows are sorted by address: the first one past the entry
-	 * (inside the function, a real line) ends the prologue. */
-	Dwarf_Addr best = 0;
-	for (size_t i = 0; i < nlines; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Addr la;
-		int ln = 0;
-		bool stmt = true;
-		if (!l || dwarf_lineaddr(l, &la) != 0 || la <= low || la >= high)
-			continue;
-		dwarf_lineno(l, &ln);
-		dwarf_linebeginstatement(l, &stmt);
-		if (ln == 0 || !stmt)
-			continue;
-		if (!best || la < best)
-			best = la;
-	}
-	if (best)
-		*out = best - m->link_to_dw;
-	return 0;
-}
-
-/* ---- source lines ---- */
-
-int dv_line_addrs(struct dv_module *m, const char *file, int line,
-		  uint64_t *addrs, size_t max, char *err, size_t errsize)
-{
-	Dwarf_Line **srcs = NULL;
-	size_t nsrcs = 0, n = 0;
-	uint64_t keys[256];
-	int nearest = 0;
-
-	if (dwarf_getsrc_file(m->dw, file, line, 0, &srcs, &nsrcs) != 0 || !nsrcs) {
-		free(srcs);
-		return fail(err, errsize, -ENOENT, "no source file '%s' in the "
-			    "line table of %s", file, m->path);
-	}
-	for (size_t i = 0; i < nsrcs; i++) {
-		Dwarf_Addr a;
-		int ln = 0;
-		dwarf_lineno(srcs[i], &ln);
-		if (ln != line) {
-			nearest = ln;
-			continue;
-		}
-		bool stmt = true;
-		dwarf_linebeginstatement(srcs[i], &stmt);
-		/* a row that is no statement's beginning is an instruction
-		 * scheduled early: the line's state is not there yet */
-		if (!stmt || dwarf_lineaddr(srcs[i], &a) != 0)
-			continue;
-		/* one address per function or inlined copy: the lowest */
-		Dwarf_Die *scopes;
-		int fn, outer;
-		uint64_t key = a;
-		if (scopes_at(m, a, &scopes, &fn, &outer) > 0) {
-			key = dwarf_dieoffset(&scopes[fn]);
-			free(scopes);
-		}
-		size_t k;
-		for (k = 0; k < n; k++)
-			if (keys[k] == key)
-				break;
-		uint64_t link = a - m->link_to_dw;
-		if (k < n) {
-			if (link < addrs[k])
-				addrs[k] = link;
-			continue;
-		}
-		if (n == max || n == sizeof(keys) / sizeof(keys[0])) {
-			free(srcs);
-			return fail(err, errsize, -E2BIG, "%s:%d has code in more "
-				    "than %zu places", file, line, n);
-		}
-		keys[n] = key;
-		addrs[n++] = link;
-	}
-	free(srcs);
-	if (n == 0) {
-		if (nearest)
-			return fail(err, errsize, -ENOENT, "no code at %s:%d (the "
-				    "nearest line with code is %d)", file, line,
-				    nearest);
-		return fail(err, errsize, -ENOENT, "no code at %s:%d", file, line);
-	}
-	return (int)n;
-}
-
-/* ---- registers ---- */
-
-/* gdb's name of DWARF register r of the target's arch, or NULL. */
-static const char *dwarf_reg_name(const char *arch, unsigned r, char *buf,
-				  size_t size)
-{
-	static const char *const x86_64[17] = {
-		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
-	};
-
-	if (arch && strstr(arch, "x86-64")) {
-		if (r < 17)
-			return x86_64[r];
-		if (r >= 17 && r <= 32) {
-			snprintf(buf, size, "xmm%u", r - 17);
-			return buf;
-		}
-		return NULL;
-	}
-	if (arch && strncmp(arch, "aarch64", 7) == 0) {
-		if (r <= 30) {
-			snprintf(buf, size, "x%u", r);
-			return buf;
-		}
-		if (r == 31)
-			return "sp";
-		if (r >= 64 && r <= 95) {
-			snprintf(buf, size, "v%u", r - 64);
-			return buf;
-		}
-	}
-	return NULL;
-}
-
-static int gdb_reg(const struct dv_target *t, unsigned dwreg, char *err,
-		   size_t errsize)
-{
-	char buf[16];
-	const char *name = dwarf_reg_name(t->arch, dwreg, buf, sizeof(buf));
-	int n = name ? t->regnum(t->ctx, name) : -1;
-
-	if (n < 0)
-		return fail(err, errsize, -ENOTSUP, "DWARF register %u has no "
-			    "register of the target (%s)", dwreg,
-			    t->arch ? t->arch : "?");
-	return n;
-}
-
-/* ---- location expressions ---- */
-
-struct place {
-	enum tv_place kind;
-	unsigned int reg;
-	struct ax_emit code;
-	const char *why;	/* TV_NONE: what could not be read */
-	bool tsv_only;		/* TV_VALUE from trace state variables only */
-};
-
-struct loc_ctx {
-	struct dv_module *m;
-	const struct dv_target *t;
-	Dwarf_Addr pc;		/* DWARF address */
-	Dwarf_Die *frame_fn;	/* the real function, for DW_AT_frame_base */
-	int depth;
-};
-
-static int compile_ops(struct loc_ctx *lc, const Dwarf_Op *ops, size_t n,
-		       struct place *pl, char *err, size_t errsize);
-
-static void append_code(struct ax_emit *e, const struct ax_emit *from)
-{
-	for (size_t i = 0; i < from->len; i++) {
-		ax_emit_op(e, (enum ax_opcode)from->code[i]);
-	}
-}
-
-/* Pushes the CFA at the pc. */
-static int emit_cfa(struct loc_ctx *lc, struct ax_emit *e, char *err,
-		    size_t errsize)
-{
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Op *ops;
-	size_t nops;
-	struct place sub = { .kind = TV_MEM };
-
-	if (!lc->m->cfi ||
-	    dwarf_cfi_addrframe(lc->m->cfi, lc->pc - lc->m->link_to_dw + lc->m->cfi_bias,
-				&frame) != 0 ||
-	    dwarf_frame_cfa(frame, &ops, &nops) != 0) {
-		free(frame);
-		return fail(err, errsize, -ENOTSUP, "no call frame information "
-			    "at 0x%" PRIx64, (uint64_t)(lc->pc - lc->m->link_to_dw));
-	}
-	ax_emit_init(&sub.code);
-	int r = compile_ops(lc, ops, nops, &sub, err, errsize);
-	free(frame);
-	if (r == 0 && sub.kind != TV_MEM)
-		r = fail(err, errsize, -ENOTSUP, "a CFA rule this probe cannot compute");
-	if (r == 0)
-		append_code(e, &sub.code);
-	ax_emit_free(&sub.code);
-	return r;
-}
-
-/* Pushes the frame base of the function. */
-static int emit_frame_base(struct loc_ctx *lc, struct ax_emit *e, char *err,
-			   size_t errsize)
-{
-	Dwarf_Attribute a;
-	Dwarf_Op *ops;
-	size_t nops;
-	struct place sub = { .kind = TV_MEM };
-
-	if (!dwarf_attr_integrate(lc->frame_fn, DW_AT_frame_base, &a) ||
-	    dwarf_getlocation_addr(&a, lc->pc, &ops, &nops, 1) != 1)
-		return fail(err, errsize, -ENOTSUP, "no frame base at the probe");
-	ax_emit_init(&sub.code);
-	int r = compile_ops(lc, ops, nops, &sub, err, errsize);
-	if (r == 0 && sub.kind == TV_REG) {
-		/* DW_OP_regN: the register's value is the frame base */
-		ax_emit_reg(e, sub.reg);
-	} else if (r == 0 && sub.kind == TV_MEM) {
-		append_code(e, &sub.code);
-	} else if (r == 0) {
-		r = fail(err, errsize, -ENOTSUP, "a frame base this probe cannot compute");
-	}
-	ax_emit_free(&sub.code);
-	return r;
-}
-
-/*
- * Translates a DWARF location expression.  Result: TV_REG (the value is
- * in a register), TV_MEM (the code pushes its address), TV_VALUE (the
- * code pushes the value) or TV_NONE with pl->why.
- */
-static int compile_ops(struct loc_ctx *lc, const Dwarf_Op *ops, size_t n,
-		       struct place *pl, char *err, size_t errsize)
-{
-	struct ax_emit *e = &pl->code;
-	int r;
-
-	if (++lc->depth > 4) {
-		lc->depth--;
-		return fail(err, errsize, -ELOOP, "location expressions nest too deep");
-	}
-	pl->kind = TV_MEM;
-	if (n == 0) {
-		pl->kind = TV_NONE;
-		pl->why = "optimized out";
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint8_t op = ops[i].atom;
-		int64_t n1 = (int64_t)ops[i].number;
-
-		if (op >= DW_OP_reg0 && op <= DW_OP_reg31) {
-			r = gdb_reg(lc->t, op - DW_OP_reg0, err, errsize);
-			if (r < 0)
-				goto fail;
-			pl->kind = TV_REG;
-			pl->reg = (unsigned)r;
-			if (i + 1 != n) {
-				pl->kind = TV_NONE;
-				pl->why = "in pieces";
-			}
-			goto out;
-		}
-		if (op >= DW_OP_breg0 && op <= DW_OP_breg31) {
-			if ((r = gdb_reg(lc->t, op - DW_OP_breg0, err, errsize)) < 0)
-				goto fail;
-			ax_emit_reg(e, (unsigned)r);
-			ax_emit_const(e, n1);
-			ax_emit_op(e, AX_OP_ADD);
-			continue;
-		}
-		if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
-			ax_emit_const(e, op - DW_OP_lit0);
-			continue;
-		}
-		switch (op) {
-		case DW_OP_regx:
-			if ((r = gdb_reg(lc->t, (unsigned)ops[i].number, err, errsize)) < 0)
-				goto fail;
-			pl->kind = i + 1 == n ? TV_REG : TV_NONE;
-			pl->reg = (unsigned)r;
-			pl->why = "in pieces";
-			goto out;
-		case DW_OP_bregx:
-			if ((r = gdb_reg(lc->t, (unsigned)ops[i].number, err, errsize)) < 0)
-				goto fail;
-			ax_emit_reg(e, (unsigned)r);
-			ax_emit_const(e, (int64_t)ops[i].number2);
-			ax_emit_op(e, AX_OP_ADD);
-			break;
-		case DW_OP_addr:
-			ax_emit_const(e, (int64_t)(ops[i].number - lc->m->link_to_dw +
-						   lc->t->bias));
-			break;
-		case DW_OP_fbreg:
-			if ((r = emit_frame_base(lc, e, err, errsize)) < 0)
-				goto fail;
-			ax_emit_const(e, n1);
-			ax_emit_op(e, AX_OP_ADD);
-			break;
-		case DW_OP_call_frame_cfa:
-			if ((r = emit_cfa(lc, e, err, errsize)) < 0)
-				goto fail;
-			break;
-		case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
-		case DW_OP_const8u: case DW_OP_constu:
-		case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
-		case DW_OP_const8s: case DW_OP_consts:
-			ax_emit_const(e, n1);
-			break;
-		case DW_OP_plus_uconst:
-			ax_emit_const(e, n1);
-			ax_emit_op(e, AX_OP_ADD);
-			break;
-		case DW_OP_plus: ax_emit_op(e, AX_OP_ADD); break;
-		case DW_OP_minus: ax_emit_op(e, AX_OP_SUB); break;
-		case DW_OP_mul: ax_emit_op(e, AX_OP_MUL); break;
-		case DW_OP_and: ax_emit_op(e, AX_OP_BIT_AND); break;
-		case DW_OP_or: ax_emit_op(e, AX_OP_BIT_OR); break;
-		case DW_OP_xor: ax_emit_op(e, AX_OP_BIT_XOR); break;
-		case DW_OP_shl: ax_emit_op(e, AX_OP_LSH); break;
-		case DW_OP_shr: ax_emit_op(e, AX_OP_RSH_UNSIGNED); break;
-		case DW_OP_shra: ax_emit_op(e, AX_OP_RSH_SIGNED); break;
-		case DW_OP_not: ax_emit_op(e, AX_OP_BIT_NOT); break;
-		case DW_OP_dup: ax_emit_op(e, AX_OP_DUP); break;
-		case DW_OP_neg:
-			ax_emit_const(e, -1);
-			ax_emit_op(e, AX_OP_MUL);
-			break;
-		case DW_OP_deref:
-			ax_emit_load(e, 8, 0);
-			break;
-		case DW_OP_deref_size:
-			if (ops[i].number != 1 && ops[i].number != 2 &&
-			    ops[i].number != 4 && ops[i].number != 8) {
-				pl->kind = TV_NONE;
-				pl->why = "an unusual location";
-				goto out;
-			}
-			ax_emit_load(e, (unsigned)ops[i].number, 0);
-			break;
-		case DW_OP_stack_value:
-			pl->kind = TV_VALUE;
-			if (i + 1 != n) {
-				pl->kind = TV_NONE;
-				pl->why = "in pieces";
-			}
-			goto out;
-		case DW_OP_entry_value:
-		case DW_OP_GNU_entry_value:
-			pl->kind = TV_NONE;
-			pl->why = "optimized out (known only at the function's entry)";
-			goto out;
-		case DW_OP_piece:
-		case DW_OP_bit_piece:
-			pl->kind = TV_NONE;
-			pl->why = "in pieces";
-			goto out;
-		default:
-			pl->kind = TV_NONE;
-			pl->why = "a location this probe cannot compute";
-			goto out;
-		}
-	}
-out:
-	lc->depth--;
-	return 0;
-fail:
-	lc->depth--;
-	return r;
-}
-
-/* ---- types ---- */
-
-struct tbuild {
-	struct typed_probe *p;
-	struct {
-		Dwarf_Off off;
-		bool expand;
-		int idx;
-	} map[DV_MAX_TYPES];
-	size_t n;
-};
-
-static uint64_t type_size(Dwarf_Die *t)
-{
-	Dwarf_Word w;
-	Dwarf_Die peeled;
-	int tag;
-
-	if (dwarf_peel_type(t, &peeled) == 0) {
-		tag = dwarf_tag(&peeled);
-		if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type ||
-		    tag == DW_TAG_rvalue_reference_type) {
-			Dwarf_Attribute a;
-			if (dwarf_attr_integrate(&peeled, DW_AT_byte_size, &a) &&
-			    dwarf_formudata(&a, &w) == 0)
-				return w;
-			return 8;
-		}
-	}
-	return dwarf_aggregate_size(t, &w) == 0 ? w : 0;
-}
-
-/* The C spelling of type t: "const struct order *". */
-static void type_name(Dwarf_Die *t, char *buf, size_t size, int depth)
-{
-	Dwarf_Die target;
-	char inner[256];
-	const char *name = die_name(t);
-	bool has_target = die_type(t, &target);
-
-	if (depth > 8) {
-		snprintf(buf, size, "...");
-		return;
-	}
-	switch (dwarf_tag(t)) {
-	case DW_TAG_pointer_type:
-	case DW_TAG_reference_type:
-	case DW_TAG_rvalue_reference_type: {
-		const char *mark = dwarf_tag(t) == DW_TAG_pointer_type ? "*" :
-				   dwarf_tag(t) == DW_TAG_reference_type ? "&" : "&&";
-		if (!has_target)
-			snprintf(buf, size, "void %s", mark);
-		else if (dwarf_tag(&target) == DW_TAG_subroutine_type)
-			snprintf(buf, size, "function %s", mark);
-		else {
-			type_name(&target, inner, sizeof(inner), depth + 1);
-			snprintf(buf, size, "%s %s", inner, mark);
-		}
-		return;
-	}
-	case DW_TAG_const_type:
-	case DW_TAG_volatile_type: {
-		const char *q = dwarf_tag(t) == DW_TAG_const_type ? "const" : "volatile";
-		if (!has_target) {
-			snprintf(buf, size, "%s void", q);
-			return;
-		}
-		type_name(&target, inner, sizeof(inner), depth + 1);
-		if (dwarf_tag(&target) == DW_TAG_pointer_type)
-			snprintf(buf, size, "%s %s", inner, q);
-		else
-			snprintf(buf, size, "%s %s", q, inner);
-		return;
-	}
-	case DW_TAG_restrict_type:
-	case DW_TAG_atomic_type:
-		if (has_target)
-			type_name(&target, buf, size, depth + 1);
-		else
-			snprintf(buf, size, "void");
-		return;
-	case DW_TAG_array_type: {
-		Dwarf_Die child;
-		size_t used;
-		if (has_target)
-			type_name(&target, inner, sizeof(inner), depth + 1);
-		else
-			snprintf(inner, sizeof(inner), "?");
-		used = (size_t)snprintf(buf, size, "%s ", inner);
-		if (dwarf_child(t, &child) == 0) {
-			do {
-				Dwarf_Attribute a;
-				Dwarf_Word w;
-				if (dwarf_tag(&child) != DW_TAG_subrange_type || used >= size)
-					continue;
-				if (dwarf_attr_integrate(&child, DW_AT_count, &a) &&
-				    dwarf_formudata(&a, &w) == 0)
-					used += (size_t)snprintf(buf + used, size - used, "[%" PRIu64 "]", (uint64_t)w);
-				else if (dwarf_attr_integrate(&child, DW_AT_upper_bound, &a) &&
-					 dwarf_formudata(&a, &w) == 0)
-					used += (size_t)snprintf(buf + used, size - used, "[%" PRIu64 "]", (uint64_t)w + 1);
-				else
-					used += (size_t)snprintf(buf + used, size - used, "[]");
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
-		return;
-	}
-	case DW_TAG_structure_type:
-		snprintf(buf, size, "struct %s", name ? name : "{...}");
-		return;
-	case DW_TAG_class_type:
-		snprintf(buf, size, "class %s", name ? name : "{...}");
-		return;
-	case DW_TAG_union_type:
-		snprintf(buf, size, "union %s", name ? name : "{...}");
-		return;
-	case DW_TAG_enumeration_type:
-		snprintf(buf, size, "enum %s", name ? name : "{...}");
-		return;
-	case DW_TAG_subroutine_type:
-		snprintf(buf, size, "function");
-		return;
-	default:
-		snprintf(buf, size, "%s", name ? name : "?");
-		return;
-	}
-}
-
-static int add_type(struct tbuild *b, Dwarf_Die *t, bool expand, int depth);
-
-static bool member_offset(Dwarf_Die *mem, uint64_t *out)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word w;
-	Dwarf_Op *ops;
-	size_t nops;
-
-	*out = 0;
-	if (!dwarf_attr_integrate(mem, DW_AT_data_member_location, &a))
-		return true;	/* union members: at 0 */
-	if (dwarf_formudata(&a, &w) == 0) {
-		*out = w;
-		return true;
-	}
-	if (dwarf_getlocation(&a, &ops, &nops) == 0 && nops == 1 &&
-	    ops[0].atom == DW_OP_plus_uconst) {
-		*out = ops[0].number;
-		return true;
-	}
-	return false;
-}
-
-/* Array dimensions of t (outermost first); how many. */
-static int array_dims(Dwarf_Die *t, uint64_t *dims, int max)
-{
-	Dwarf_Die child;
-	int n = 0;
-
-	if (dwarf_child(t, &child) != 0)
-		return 0;
-	do {
-		Dwarf_Attribute a;
-		Dwarf_Word w;
-		if (dwarf_tag(&child) != DW_TAG_subrange_type || n == max)
-			continue;
-		if (dwarf_attr_integrate(&child, DW_AT_count, &a) &&
-		    dwarf_formudata(&a, &w) == 0)
-			dims[n++] = w;
-		else if (dwarf_attr_integrate(&child, DW_AT_upper_bound, &a) &&
-			 dwarf_formudata(&a, &w) == 0)
-			dims[n++] = w + 1;
-		else
-			dims[n++] = 0;	/* flexible */
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return n;
-}
-
-/*
- * The index of type t in the description, adding it (and what it is
- * made of) if new.  `expand`: a pointer's target is described too (the
- * top level of a value); deeper pointers print as addresses only.
- */
-static int add_type(struct tbuild *b, Dwarf_Die *t, bool expand, int depth)
-{
-	struct typed_probe *p = b->p;
-	char name[256];
-	Dwarf_Die peeled, target;
-	Dwarf_Attribute a;
-	Dwarf_Word w;
-	Dwarf_Off off = dwarf_dieoffset(t);
-	int idx;
-
-	for (size_t i = 0; i < b->n; i++)
-		if (b->map[i].off == off && b->map[i].expand == expand)
-			return b->map[i].idx;
-	type_name(t, name, sizeof(name), 0);
-	if (b->n == DV_MAX_TYPES || depth > 12 || dwarf_peel_type(t, &peeled) != 0)
-		return typed_add_type(p, TY_OPAQUE, name, type_size(t), -1, 0, false);
-	uint64_t size = type_size(t);
-	switch (dwarf_tag(&peeled)) {
-	case DW_TAG_base_type: {
-		enum ty_kind k = TY_OPAQUE;
-		bool sign = false;
-		if (dwarf_attr_integrate(&peeled, DW_AT_encoding, &a) &&
-		    dwarf_formudata(&a, &w) == 0) {
-			switch (w) {
-			case DW_ATE_signed: k = TY_INT; sign = true; break;
-			case DW_ATE_unsigned: k = TY_INT; break;
-			case DW_ATE_signed_char: k = TY_CHAR; sign = true; break;
-			case DW_ATE_unsigned_char: k = TY_CHAR; break;
-			case DW_ATE_UTF: k = TY_CHAR; break;
-			case DW_ATE_boolean: k = TY_BOOL; break;
-			case DW_ATE_float: k = TY_FLOAT; break;
-			default: break;
-			}
-		}
-		idx = typed_add_type(p, k, name, size, -1, 0, sign);
-		break;
-	}
-	case DW_TAG_pointer_type:
-	case DW_TAG_reference_type:
-	case DW_TAG_rvalue_reference_type:
-		idx = typed_add_type(p, TY_PTR, name, size, -1, 0, false);
-		if (expand && die_type(&peeled, &target)) {
-			int ti = add_type(b, &target, false, depth + 1);
-			p->types[idx].target = ti;
-		}
-		break;
-	case DW_TAG_enumeration_type: {
-		Dwarf_Die child, under;
-		bool sign = false;
-		if (die_type(&peeled, &under) && dwarf_peel_type(&under, &under) == 0 &&
-		    dwarf_attr_integrate(&under, DW_AT_encoding, &a) &&
-		    dwarf_formudata(&a, &w) == 0)
-			sign = w == DW_ATE_signed || w == DW_ATE_signed_char;
-		idx = typed_add_type(p, TY_ENUM, name, size, -1, 0, sign);
-		if (dwarf_child(&peeled, &child) == 0) {
-			do {
-				Dwarf_Sword sv;
-				if (dwarf_tag(&child) != DW_TAG_enumerator ||
-				    !dwarf_attr(&child, DW_AT_const_value, &a))
-					continue;
-				if (dwarf_formsdata(&a, &sv) != 0)
-					continue;
-				typed_add_enum(p, idx, sv, die_name(&child) ? die_name(&child) : "?");
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
-		break;
-	}
-	case DW_TAG_structure_type:
-	case DW_TAG_class_type:
-	case DW_TAG_union_type: {
-		Dwarf_Die child;
-		if (dwarf_hasattr(&peeled, DW_AT_declaration)) {
-			idx = typed_add_type(p, TY_OPAQUE, name, 0, -1, 0, false);
-			break;
-		}
-		idx = typed_add_type(p, dwarf_tag(&peeled) == DW_TAG_union_type ?
-				     TY_UNION : TY_STRUCT, name, size, -1, 0, false);
-		/* registered before its members: a member pointing back
-		 * finds it */
-		b->map[b->n].off = off;
-		b->map[b->n].expand = expand;
-		b->map[b->n++].idx = idx;
-		if (dwarf_child(&peeled, &child) == 0) {
-			do {
-				Dwarf_Die mt;
-				uint64_t moff;
-				unsigned bo = 0, bs = 0;
-				if (dwarf_tag(&child) != DW_TAG_member ||
-				    dwarf_hasattr(&child, DW_AT_external) ||
-				    !die_type(&child, &mt) || !member_offset(&child, &moff))
-					continue;
-				if (dwarf_attr_integrate(&child, DW_AT_bit_size, &a) &&
-				    dwarf_formudata(&a, &w) == 0) {
-					bs = (unsigned)w;
-					if (dwarf_attr_integrate(&child, DW_AT_data_bit_offset, &a) &&
-					    dwarf_formudata(&a, &w) == 0) {
-						moff = w / 8;
-						bo = (unsigned)(w % 8);
-					} else if (dwarf_attr_integrate(&child, DW_AT_bit_offset, &a) &&
-						   dwarf_formudata(&a, &w) == 0) {
-						/* DWARF 2/3: from the storage unit's
-						 * most significant bit */
-						uint64_t unit = type_size(&mt) * 8;
-						uint64_t lsb = unit - w - bs;
-						moff += lsb / 8;
-						bo = (unsigned)(lsb % 8);
-					}
-				}
-				int ti = add_type(b, &mt, false, depth + 1);
-				const char *mn = die_name(&child);
-				typed_add_member(p, idx, mn ? mn : "", moff, ti, bo, bs);
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
-		return idx;
-	}
-	case DW_TAG_array_type: {
-		uint64_t dims[8];
-		int nd = array_dims(&peeled, dims, 8);
-		if (!die_type(&peeled, &target) || nd == 0) {
-			idx = typed_add_type(p, TY_OPAQUE, name, size, -1, 0, false);
-			break;
-		}
-		int elem = add_type(b, &target, false, depth + 1);
-		uint64_t esize = p->types[elem].size;
-		/* innermost dimension first: int m[2][3] is 2 of int[3] */
-		for (int d = nd - 1; d >= 0; d--) {
-			char nm[64];
-			esize *= dims[d];
-			if (d)
-				snprintf(nm, sizeof(nm), "%s[%" PRIu64 "]",
-					 p->types[elem].name, dims[d]);
-			elem = typed_add_type(p, TY_ARRAY, d ? nm : name, esize,
-					      elem, dims[d], false);
-		}
-		idx = elem;
-		break;
-	}
-	default:
-		idx = typed_add_type(p, TY_OPAQUE, name, size, -1, 0, false);
-		break;
-	}
-	if (b->n < DV_MAX_TYPES) {
-		b->map[b->n].off = off;
-		b->map[b->n].expand = expand;
-		b->map[b->n++].idx = idx;
-	}
-	return idx;
 }
 
 /* ---- values ---- */
@@ -1252,245 +382,297 @@ static bool find_member(Dwarf_Die *st, const char *name, size_t len,
 	return false;
 }
 
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+/*
+ * A value path being walked (dv_add_path): the value so far, as a place
+ * and a type, and the text left.  `text` is what `s` walks (the path
+ * without its @N), so a message can quote the path up to `s`.
+ */
+struct walk {
+	const char *path;	/* the whole path, as given */
+	const char *text;	/* the path without @N */
+	const char *s;		/* the rest of text */
+	Dwarf_Die type;
+	struct place pl;
+	struct dv_collect *c;
+	char *err;
+	size_t errsize;
+};
+
+/* How much of the path is walked, for messages: "'%.*s'". */
+#define WALKED(w) (int)((w)->s - (w)->text), (w)->text
+
+/* A C++ reference is its object: follow it first. */
+static int walk_reference(struct walk *w, Dwarf_Die *pt)
+{
+	Dwarf_Die target;
+	int r = 0;
+
+	if (!die_type(pt, &target) ||
+	    (r = load_value(&w->pl, 8, w->c, w->err, w->errsize)) < 0) {
+		if (r == 0)
+			r = fail(w->err, w->errsize, -EINVAL, "'%.*s': a "
+				 "reference to nothing", WALKED(w));
+		return r;
+	}
+	w->pl.kind = TV_MEM;
+	w->type = target;
+	return 0;
+}
+
+/* .MEMBER or ->MEMBER: the member's address, from the struct's. */
+static int walk_member(struct walk *w, Dwarf_Die *pt, int tag)
+{
+	bool arrow = w->s[0] == '-';
+	Dwarf_Die st, member;
+	uint64_t off;
+	const char *mname = w->s + (arrow ? 2 : 1);
+	size_t mlen = strspn(mname, NAME_CHARS);
+	int r;
+
+	if (arrow) {
+		if (tag != DW_TAG_pointer_type || !die_type(pt, &st) ||
+		    !peel(&st, &st))
+			return fail(w->err, w->errsize, -EINVAL, "'%.*s' is not a "
+				    "pointer to a struct: no '->'", WALKED(w));
+		if ((r = load_value(&w->pl, 8, w->c, w->err, w->errsize)) < 0)
+			return r;
+		w->pl.kind = TV_MEM;
+	} else {
+		st = *pt;
+		if (w->pl.kind != TV_MEM)
+			return fail(w->err, w->errsize, -ENOTSUP, "'%.*s' is in a "
+				    "register at the probe: its members "
+				    "have no address", WALKED(w));
+	}
+	int stag = dwarf_tag(&st);
+	if (stag != DW_TAG_structure_type && stag != DW_TAG_union_type &&
+	    stag != DW_TAG_class_type)
+		return fail(w->err, w->errsize, -EINVAL, "'%.*s' is not a struct "
+			    "or union", WALKED(w));
+	if (!mlen || !find_member(&st, mname, mlen, &member, &off)) {
+		char sn[256];
+		type_name(&st, sn, sizeof(sn), 0);
+		return fail(w->err, w->errsize, -ENOENT, "%s has no member '%.*s'",
+			    sn, (int)mlen, mname);
+	}
+	if (dwarf_hasattr(&member, DW_AT_bit_size))
+		return fail(w->err, w->errsize, -ENOTSUP, "'%.*s' is a bit-field: "
+			    "name its struct instead",
+			    (int)(mname + mlen - w->text), w->text);
+	ax_emit_const(&w->pl.code, (int64_t)off);
+	ax_emit_op(&w->pl.code, AX_OP_ADD);
+	die_type(&member, &w->type);
+	w->s = mname + mlen;
+	return 0;
+}
+
+/* [N] of an array (bounds checked) or a pointer: the element's address. */
+static int walk_index(struct walk *w, Dwarf_Die *pt, int tag)
+{
+	char *end;
+	unsigned long long idx = strtoull(w->s + 1, &end, 0);
+	Dwarf_Die elem;
+	int r;
+
+	if (end == w->s + 1 || *end != ']')
+		return fail(w->err, w->errsize, -EINVAL, "'%s': expected [NUMBER]",
+			    w->path);
+	if (tag == DW_TAG_array_type) {
+		uint64_t dims[8];
+		int nd = array_dims(pt, dims, 8);
+		if (nd != 1)
+			return fail(w->err, w->errsize, -ENOTSUP, "'%.*s': only "
+				    "one-dimensional arrays can be indexed",
+				    WALKED(w));
+		if (dims[0] && idx >= dims[0])
+			return fail(w->err, w->errsize, -ERANGE, "'%.*s' has %" PRIu64
+				    " elements: [%llu] is out of bounds",
+				    WALKED(w), dims[0], idx);
+		if (w->pl.kind != TV_MEM)
+			return fail(w->err, w->errsize, -ENOTSUP, "'%.*s' has no "
+				    "address at the probe", WALKED(w));
+	} else if (tag == DW_TAG_pointer_type) {
+		if ((r = load_value(&w->pl, 8, w->c, w->err, w->errsize)) < 0)
+			return r;
+		w->pl.kind = TV_MEM;
+	} else {
+		return fail(w->err, w->errsize, -EINVAL, "'%.*s' is neither an "
+			    "array nor a pointer", WALKED(w));
+	}
+	if (!die_type(pt, &elem))
+		return fail(w->err, w->errsize, -EINVAL, "'%.*s' points to void",
+			    WALKED(w));
+	ax_emit_const(&w->pl.code, (int64_t)(idx * type_size(&elem)));
+	ax_emit_op(&w->pl.code, AX_OP_ADD);
+	w->type = elem;
+	w->s = end + 1;
+	return 0;
+}
+
+/* One step of the path: a reference followed, a member, an element. */
+static int walk_step(struct walk *w)
+{
+	Dwarf_Die pt;
+
+	if (w->pl.kind == TV_NONE)
+		return fail(w->err, w->errsize, -ENODATA, "'%.*s' is %s at the probe",
+			    WALKED(w), w->pl.why);
+	if (!peel(&w->type, &pt))
+		return fail(w->err, w->errsize, -EINVAL, "'%.*s': bad type", WALKED(w));
+	int tag = dwarf_tag(&pt);
+	if (tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type)
+		return walk_reference(w, &pt);
+	if (w->s[0] == '.' || (w->s[0] == '-' && w->s[1] == '>'))
+		return walk_member(w, &pt, tag);
+	if (w->s[0] == '[')
+		return walk_index(w, &pt, tag);
+	return fail(w->err, w->errsize, -EINVAL, "'%s': unexpected '%s' (expected "
+		    ".MEMBER, ->MEMBER or [N])", w->path, w->s);
+}
+
+/* PATH@N: N elements from where the walked value points (a pointer) or
+ * starts (an array), recorded as one array value. */
+static int add_elements(struct walk *w, unsigned long long elems,
+			struct typed_probe *p)
+{
+	Dwarf_Die pt, elem;
+	const char *vp = w->text;
+	int r;
+
+	if (!peel(&w->type, &pt) || !die_type(&pt, &elem) ||
+	    (dwarf_tag(&pt) != DW_TAG_pointer_type &&
+	     dwarf_tag(&pt) != DW_TAG_array_type))
+		return fail(w->err, w->errsize, -EINVAL, "'%s': @N needs a pointer "
+			    "or an array", vp);
+	if (dwarf_tag(&pt) == DW_TAG_pointer_type) {
+		if ((r = load_value(&w->pl, 8, w->c, w->err, w->errsize)) < 0)
+			return r;
+	} else if (w->pl.kind != TV_MEM) {
+		return fail(w->err, w->errsize, -ENOTSUP, "'%s' has no address at "
+			    "the probe", vp);
+	}
+	w->pl.kind = TV_MEM;
+	struct tbuild *b = calloc(1, sizeof(*b));
+	if (!b)
+		abort();
+	b->p = p;
+	int ei = add_type(b, &elem, false, 1);
+	free(b);
+	uint64_t esize = p->types[ei].size;
+	char tn[300];
+	snprintf(tn, sizeof(tn), "%s [%llu]", p->types[ei].name, elems);
+	int ai = typed_add_type(p, TY_ARRAY, tn, esize * elems, ei, elems, false);
+	if (esize)
+		collect_mem(w->c, &w->pl, esize * elems);
+	w->c->regs = true;
+	if (w->pl.code.error)
+		return fail(w->err, w->errsize, -ENOMEM, "%s: cannot compile its "
+			    "location", w->path);
+	typed_add_value(p, w->path, ai, TV_MEM, 0, w->pl.code.code,
+			w->pl.code.len, 0);
+	return 0;
+}
+
+/* *PATH: the pointer's target. */
+static int walk_deref(struct walk *w)
+{
+	Dwarf_Die pt, target;
+	int r;
+
+	if (!peel(&w->type, &pt) || dwarf_tag(&pt) != DW_TAG_pointer_type ||
+	    !die_type(&pt, &target))
+		return fail(w->err, w->errsize, -EINVAL, "'%s': only a pointer can "
+			    "be dereferenced", w->path + 1);
+	if ((r = load_value(&w->pl, 8, w->c, w->err, w->errsize)) < 0)
+		return r;
+	w->pl.kind = TV_MEM;
+	w->type = target;
+	return 0;
+}
+
+/* The @N of PATH@N (0 without one) and the path without it (*copy, to be
+ * freed, when there was one). */
+static int split_elements(const char *path, unsigned long long *elems,
+			  char **copy, char *err, size_t errsize)
+{
+	const char *at = strchr(path, '@');
+	char *end;
+
+	*elems = 0;
+	*copy = NULL;
+	if (!at)
+		return 0;
+	*elems = strtoull(at + 1, &end, 10);
+	if (end == at + 1 || *end || *elems == 0 || *elems > 4096)
+		return fail(err, errsize, -EINVAL, "'%s': expected @N with N from "
+			    "1 to 4096 after the value", path);
+	*copy = strndup(path, (size_t)(at - path));
+	if (!*copy)
+		abort();
+	return 0;
+}
+
 int dv_add_path(struct dv_module *m, uint64_t pc, const char *path,
 		const struct dv_target *t, struct typed_probe *p,
 		struct dv_collect *c, char *err, size_t errsize)
 {
 	struct lookup lk;
-	Dwarf_Die var, type, pt;
-	struct place pl;
-	const char *s = path;
+	struct walk w = { .path = path, .text = path, .c = c, .err = err,
+			  .errsize = errsize };
+	Dwarf_Die var;
 	bool star = false;
 	size_t n;
-	unsigned long long elems = 0;
+	unsigned long long elems;
 	char *copy = NULL;
 	int r = lookup_begin(&lk, m, pc, t, err, errsize);
 
 	if (r < 0)
 		return r;
-	ax_emit_init(&pl.code);
+	ax_emit_init(&w.pl.code);
 	/* PATH@N: N elements from where PATH points (a pointer) or starts
 	 * (an array), as gdb's p *ptr@N */
-	const char *at = strchr(path, '@');
-	if (at) {
-		char *end;
-		elems = strtoull(at + 1, &end, 10);
-		if (end == at + 1 || *end || elems == 0 || elems > 4096) {
-			r = fail(err, errsize, -EINVAL, "'%s': expected @N with N from "
-				 "1 to 4096 after the value", path);
-			goto out;
-		}
-		copy = strndup(path, (size_t)(at - path));
-		if (!copy)
-			abort();
-		s = copy;
-	}
-	if (*s == '*') {
+	if ((r = split_elements(path, &elems, &copy, err, errsize)) < 0)
+		goto out;
+	if (copy)
+		w.text = copy;
+	w.s = w.text;
+	if (*w.s == '*') {
 		star = true;
-		s++;
+		w.s++;
 	}
-	n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+	n = strspn(w.s, NAME_CHARS);
 	if (n == 0) {
 		r = fail(err, errsize, -EINVAL, "'%s': expected a name", path);
 		goto out;
 	}
-	if (!find_var(&lk, s, n, &var)) {
+	if (!find_var(&lk, w.s, n, &var)) {
 		r = fail(err, errsize, -ENOENT, "'%.*s' is not a parameter or "
-			 "variable in scope at the probe", (int)n, s);
+			 "variable in scope at the probe", (int)n, w.s);
 		goto out;
 	}
-	if (!die_type(&var, &type)) {
-		r = fail(err, errsize, -EINVAL, "'%.*s' has no type", (int)n, s);
+	if (!die_type(&var, &w.type)) {
+		r = fail(err, errsize, -EINVAL, "'%.*s' has no type", (int)n, w.s);
 		goto out;
 	}
-	ax_emit_free(&pl.code);
-	if ((r = var_place(&lk, &var, &pl, err, errsize)) < 0)
+	ax_emit_free(&w.pl.code);
+	if ((r = var_place(&lk, &var, &w.pl, err, errsize)) < 0)
 		goto out;
-	s += n;
-	while (*s) {
-		if (pl.kind == TV_NONE) {
-			r = fail(err, errsize, -ENODATA, "'%.*s' is %s at the probe",
-				 (int)(s - path), path, pl.why);
+	w.s += n;
+	while (*w.s)
+		if ((r = walk_step(&w)) < 0)
 			goto out;
-		}
-		if (!peel(&type, &pt)) {
-			r = fail(err, errsize, -EINVAL, "'%.*s': bad type", (int)(s - path), path);
-			goto out;
-		}
-		int tag = dwarf_tag(&pt);
-		if (tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type) {
-			/* a C++ reference is its object: follow it first */
-			Dwarf_Die target;
-			if (!die_type(&pt, &target) ||
-			    (r = load_value(&pl, 8, c, err, errsize)) < 0) {
-				if (r == 0)
-					r = fail(err, errsize, -EINVAL, "'%.*s': a "
-						 "reference to nothing", (int)(s - path), path);
-				goto out;
-			}
-			pl.kind = TV_MEM;
-			type = target;
-			continue;
-		}
-		if (s[0] == '.' || (s[0] == '-' && s[1] == '>')) {
-			bool arrow = s[0] == '-';
-			Dwarf_Die st, member;
-			uint64_t off;
-			const char *mname = s + (arrow ? 2 : 1);
-			size_t mlen = strspn(mname, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
-			if (arrow) {
-				if (tag != DW_TAG_pointer_type || !die_type(&pt, &st) ||
-				    !peel(&st, &st)) {
-					r = fail(err, errsize, -EINVAL, "'%.*s' is not a "
-						 "pointer to a struct: no '->'",
-						 (int)(s - path), path);
-					goto out;
-				}
-				if ((r = load_value(&pl, 8, c, err, errsize)) < 0)
-					goto out;
-				pl.kind = TV_MEM;
-			} else {
-				st = pt;
-				if (pl.kind != TV_MEM) {
-					r = fail(err, errsize, -ENOTSUP, "'%.*s' is in a "
-						 "register at the probe: its members "
-						 "have no address", (int)(s - path), path);
-					goto out;
-				}
-			}
-			int stag = dwarf_tag(&st);
-			if (stag != DW_TAG_structure_type && stag != DW_TAG_union_type &&
-			    stag != DW_TAG_class_type) {
-				r = fail(err, errsize, -EINVAL, "'%.*s' is not a struct "
-					 "or union", (int)(s - path), path);
-				goto out;
-			}
-			if (!mlen || !find_member(&st, mname, mlen, &member, &off)) {
-				char sn[256];
-				type_name(&st, sn, sizeof(sn), 0);
-				r = fail(err, errsize, -ENOENT, "%s has no member '%.*s'",
-					 sn, (int)mlen, mname);
-				goto out;
-			}
-			if (dwarf_hasattr(&member, DW_AT_bit_size)) {
-				r = fail(err, errsize, -ENOTSUP, "'%.*s' is a bit-field: "
-					 "name its struct instead", (int)(mname + mlen - path), path);
-				goto out;
-			}
-			ax_emit_const(&pl.code, (int64_t)off);
-			ax_emit_op(&pl.code, AX_OP_ADD);
-			die_type(&member, &type);
-			s = mname + mlen;
-			continue;
-		}
-		if (s[0] == '[') {
-			char *end;
-			unsigned long long idx = strtoull(s + 1, &end, 0);
-			Dwarf_Die elem;
-			if (end == s + 1 || *end != ']') {
-				r = fail(err, errsize, -EINVAL, "'%s': expected [NUMBER]", path);
-				goto out;
-			}
-			if (tag == DW_TAG_array_type) {
-				uint64_t dims[8];
-				int nd = array_dims(&pt, dims, 8);
-				if (nd != 1) {
-					r = fail(err, errsize, -ENOTSUP, "'%.*s': only "
-						 "one-dimensional arrays can be indexed",
-						 (int)(s - path), path);
-					goto out;
-				}
-				if (dims[0] && idx >= dims[0]) {
-					r = fail(err, errsize, -ERANGE, "'%.*s' has %" PRIu64
-						 " elements: [%llu] is out of bounds",
-						 (int)(s - path), path, dims[0], idx);
-					goto out;
-				}
-				if (pl.kind != TV_MEM) {
-					r = fail(err, errsize, -ENOTSUP, "'%.*s' has no "
-						 "address at the probe", (int)(s - path), path);
-					goto out;
-				}
-			} else if (tag == DW_TAG_pointer_type) {
-				if ((r = load_value(&pl, 8, c, err, errsize)) < 0)
-					goto out;
-				pl.kind = TV_MEM;
-			} else {
-				r = fail(err, errsize, -EINVAL, "'%.*s' is neither an "
-					 "array nor a pointer", (int)(s - path), path);
-				goto out;
-			}
-			if (!die_type(&pt, &elem)) {
-				r = fail(err, errsize, -EINVAL, "'%.*s' points to void",
-					 (int)(s - path), path);
-				goto out;
-			}
-			ax_emit_const(&pl.code, (int64_t)(idx * type_size(&elem)));
-			ax_emit_op(&pl.code, AX_OP_ADD);
-			type = elem;
-			s = end + 1;
-			continue;
-		}
-		r = fail(err, errsize, -EINVAL, "'%s': unexpected '%s' (expected "
-			 ".MEMBER, ->MEMBER or [N])", path, s);
-		goto out;
-	}
 	if (elems) {
-		/* the elements: from a pointer's target or an array's start */
-		Dwarf_Die elem;
-		const char *vp = copy;
-		if (!peel(&type, &pt) || !die_type(&pt, &elem) ||
-		    (dwarf_tag(&pt) != DW_TAG_pointer_type &&
-		     dwarf_tag(&pt) != DW_TAG_array_type)) {
-			r = fail(err, errsize, -EINVAL, "'%s': @N needs a pointer or "
-				 "an array", vp);
-			goto out;
-		}
-		if (dwarf_tag(&pt) == DW_TAG_pointer_type) {
-			if ((r = load_value(&pl, 8, c, err, errsize)) < 0)
-				goto out;
-		} else if (pl.kind != TV_MEM) {
-			r = fail(err, errsize, -ENOTSUP, "'%s' has no address at the "
-				 "probe", vp);
-			goto out;
-		}
-		pl.kind = TV_MEM;
-		struct tbuild *b = calloc(1, sizeof(*b));
-		if (!b)
-			abort();
-		b->p = p;
-		int ei = add_type(b, &elem, false, 1);
-		free(b);
-		uint64_t esize = p->types[ei].size;
-		char tn[300];
-		snprintf(tn, sizeof(tn), "%s [%llu]", p->types[ei].name, elems);
-		int ai = typed_add_type(p, TY_ARRAY, tn, esize * elems, ei, elems, false);
-		if (esize)
-			collect_mem(c, &pl, esize * elems);
-		c->regs = true;
-		if (pl.code.error)
-			r = fail(err, errsize, -ENOMEM, "%s: cannot compile its location", path);
-		else
-			typed_add_value(p, path, ai, TV_MEM, 0, pl.code.code, pl.code.len, 0);
+		r = add_elements(&w, elems, p);
 		goto out;
 	}
-	if (star) {
-		Dwarf_Die target;
-		if (!peel(&type, &pt) || dwarf_tag(&pt) != DW_TAG_pointer_type ||
-		    !die_type(&pt, &target)) {
-			r = fail(err, errsize, -EINVAL, "'%s': only a pointer can be "
-				 "dereferenced", path + 1);
-			goto out;
-		}
-		if ((r = load_value(&pl, 8, c, err, errsize)) < 0)
-			goto out;
-		pl.kind = TV_MEM;
-		type = target;
-	}
-	r = add_value(&lk, path, &type, &pl, 0, p, c, err, errsize);
+	if (star && (r = walk_deref(&w)) < 0)
+		goto out;
+	r = add_value(&lk, path, &w.type, &w.pl, 0, p, c, err, errsize);
 out:
 	free(copy);
-	ax_emit_free(&pl.code);
+	ax_emit_free(&w.pl.code);
 	free(lk.scopes);
 	return r;
 }

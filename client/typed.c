@@ -517,6 +517,149 @@ static void put_json_key(struct printer *pr, const char *s)
 	rsp_buf_puts(pr->out, "\":");
 }
 
+static void put_object(struct printer *pr, const struct ty *t,
+		       const uint8_t *b, size_t avail, int depth);
+
+static void put_float(struct printer *pr, const struct ty *t, const uint8_t *b)
+{
+	struct rsp_buf *o = pr->out;
+	double d;
+
+	if (t->size == 4) {
+		float f;
+		memcpy(&f, b, 4);
+		d = f;
+	} else if (t->size == 8) {
+		memcpy(&d, b, 8);
+	} else {
+		rsp_buf_puts(o, pr->json ? "null" : "<long double>");
+		return;
+	}
+	if (!isfinite(d))
+		rsp_buf_printf(o, pr->json ? "\"%g\"" : "%g", d);
+	else
+		rsp_buf_printf(o, t->size == 4 ? "%.9g" : "%.17g", d);
+}
+
+/* An enum by its enumerator's name, or its number when none has it. */
+static void put_enum(struct printer *pr, const struct ty *t, const uint8_t *b)
+{
+	struct rsp_buf *o = pr->out;
+	uint64_t v = le(b, t->size);
+	int64_t sv = t->is_signed ? sign_extend(v, t->size) : (int64_t)v;
+	const char *name = NULL;
+
+	for (size_t k = 0; k < t->nenums; k++)
+		if (t->enums[k].value == sv)
+			name = t->enums[k].name;
+	if (name && pr->json)
+		rsp_buf_printf(o, "\"%s\"", name);
+	else if (name)
+		rsp_buf_puts(o, name);
+	else
+		rsp_buf_printf(o, "%" PRId64, sv);
+}
+
+/* A bit-field: its bits from the member's offset, sign-extended for a
+ * signed type, printed as an object of the member's type. */
+static void put_bitfield(struct printer *pr, const struct ty_member *m,
+			 const struct ty *mt, const uint8_t *b, size_t avail,
+			 int depth)
+{
+	uint64_t first = m->offset + m->bit_offset / 8;
+	unsigned shift = m->bit_offset % 8;
+	size_t need = (shift + m->bit_size + 7) / 8;
+
+	if (first + need > avail || need > 9) {
+		put_unavailable(pr);
+		return;
+	}
+	uint8_t w[16] = { 0 };
+	memcpy(w, b + first, need);
+	unsigned __int128 x = 0;
+	for (size_t i = need; i-- > 0;)
+		x = (x << 8) | w[i];
+	uint64_t bits = (uint64_t)(x >> shift);
+	if (m->bit_size < 64)
+		bits &= (1ull << m->bit_size) - 1;
+	if (mt->is_signed && m->bit_size < 64 &&
+	    (bits >> (m->bit_size - 1)) & 1)
+		bits |= ~0ull << m->bit_size;
+	uint8_t tmp[8];
+	for (int i = 0; i < 8; i++)
+		tmp[i] = (uint8_t)(bits >> (8 * i));
+	put_object(pr, mt, tmp, mt->size <= 8 ? mt->size : 0, depth + 1);
+}
+
+/* {a=1, b=2} or {"a":1,"b":2}. */
+static void put_struct(struct printer *pr, const struct ty *t,
+		       const uint8_t *b, size_t avail, int depth)
+{
+	struct rsp_buf *o = pr->out;
+
+	if (depth >= TYPED_MAX_DEPTH) {
+		rsp_buf_puts(o, pr->json ? "null" : "{...}");
+		return;
+	}
+	rsp_buf_putc(o, '{');
+	for (size_t k = 0; k < t->nmembers; k++) {
+		const struct ty_member *m = &t->members[k];
+		const struct ty *mt = type_of(pr, m->type);
+		if (k)
+			rsp_buf_puts(o, pr->json ? "," : ", ");
+		if (pr->json)
+			put_json_key(pr, m->name);
+		else
+			rsp_buf_printf(o, "%s=", m->name);
+		if (m->bit_size && mt)
+			put_bitfield(pr, m, mt, b, avail, depth);
+		else if (m->offset >= avail)
+			put_unavailable(pr);
+		else
+			put_object(pr, mt, b + m->offset,
+				   (size_t)(avail - m->offset), depth + 1);
+	}
+	rsp_buf_putc(o, '}');
+}
+
+/* A char array as a string; any other array element by element, up to
+ * TYPED_MAX_ELEMS. */
+static void put_array(struct printer *pr, const struct ty *t,
+		      const uint8_t *b, size_t avail, int depth)
+{
+	struct rsp_buf *o = pr->out;
+	const struct ty *et = type_of(pr, t->target);
+
+	if (!et || et->size == 0) {
+		rsp_buf_puts(o, pr->json ? "null" : "{...}");
+		return;
+	}
+	if (et->kind == TY_CHAR && et->size == 1) {
+		size_t n = t->count < avail ? t->count : avail;
+		if (!n && t->count)
+			put_unavailable(pr);
+		else
+			put_string(pr, b, n, n == t->count);
+		return;
+	}
+	rsp_buf_putc(o, pr->json ? '[' : '{');
+	for (uint64_t i = 0; i < t->count; i++) {
+		if (i)
+			rsp_buf_puts(o, pr->json ? "," : ", ");
+		if (i == TYPED_MAX_ELEMS) {
+			rsp_buf_puts(o, pr->json ? "null" : "...");
+			break;
+		}
+		uint64_t off = i * et->size;
+		if (off >= avail)
+			put_unavailable(pr);
+		else
+			put_object(pr, et, b + off, (size_t)(avail - off),
+				   depth + 1);
+	}
+	rsp_buf_putc(o, pr->json ? ']' : '}');
+}
+
 /*
  * One object of type t whose bytes are b[0, avail): avail < t->size
  * means the frame holds only the first avail bytes.
@@ -559,126 +702,23 @@ static void put_object(struct printer *pr, const struct ty *t,
 	case TY_BOOL:
 		rsp_buf_puts(o, le(b, t->size) ? "true" : "false");
 		break;
-	case TY_FLOAT: {
-		double d;
-		if (t->size == 4) {
-			float f;
-			memcpy(&f, b, 4);
-			d = f;
-		} else if (t->size == 8) {
-			memcpy(&d, b, 8);
-		} else {
-			rsp_buf_puts(o, pr->json ? "null" : "<long double>");
-			break;
-		}
-		if (!isfinite(d))
-			rsp_buf_printf(o, pr->json ? "\"%g\"" : "%g", d);
-		else
-			rsp_buf_printf(o, t->size == 4 ? "%.9g" : "%.17g", d);
+	case TY_FLOAT:
+		put_float(pr, t, b);
 		break;
-	}
 	case TY_PTR:
 		rsp_buf_printf(o, pr->json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64,
 			       le(b, t->size));
 		break;
-	case TY_ENUM: {
-		v = le(b, t->size);
-		int64_t sv = t->is_signed ? sign_extend(v, t->size) : (int64_t)v;
-		const char *name = NULL;
-		for (size_t k = 0; k < t->nenums; k++)
-			if (t->enums[k].value == sv)
-				name = t->enums[k].name;
-		if (name && pr->json)
-			rsp_buf_printf(o, "\"%s\"", name);
-		else if (name)
-			rsp_buf_puts(o, name);
-		else
-			rsp_buf_printf(o, "%" PRId64, sv);
+	case TY_ENUM:
+		put_enum(pr, t, b);
 		break;
-	}
 	case TY_STRUCT:
 	case TY_UNION:
-		if (depth >= TYPED_MAX_DEPTH) {
-			rsp_buf_puts(o, pr->json ? "null" : "{...}");
-			break;
-		}
-		rsp_buf_putc(o, '{');
-		for (size_t k = 0; k < t->nmembers; k++) {
-			const struct ty_member *m = &t->members[k];
-			const struct ty *mt = type_of(pr, m->type);
-			if (k)
-				rsp_buf_puts(o, pr->json ? "," : ", ");
-			if (pr->json)
-				put_json_key(pr, m->name);
-			else
-				rsp_buf_printf(o, "%s=", m->name);
-			if (m->bit_size && mt) {
-				/* a bit-field: its bits from the member's offset */
-				uint64_t first = m->offset + m->bit_offset / 8;
-				unsigned shift = m->bit_offset % 8;
-				size_t need = (shift + m->bit_size + 7) / 8;
-				if (first + need > avail || need > 9) {
-					put_unavailable(pr);
-					continue;
-				}
-				uint8_t w[16] = { 0 };
-				memcpy(w, b + first, need);
-				unsigned __int128 x = 0;
-				for (size_t i = need; i-- > 0;)
-					x = (x << 8) | w[i];
-				uint64_t bits = (uint64_t)(x >> shift);
-				if (m->bit_size < 64)
-					bits &= (1ull << m->bit_size) - 1;
-				if (mt->is_signed && m->bit_size < 64 &&
-				    (bits >> (m->bit_size - 1)) & 1)
-					bits |= ~0ull << m->bit_size;
-				uint8_t tmp[8];
-				for (int i = 0; i < 8; i++)
-					tmp[i] = (uint8_t)(bits >> (8 * i));
-				put_object(pr, mt, tmp, mt->size <= 8 ? mt->size : 0,
-					   depth + 1);
-				continue;
-			}
-			if (m->offset >= avail)
-				put_unavailable(pr);
-			else
-				put_object(pr, mt, b + m->offset,
-					   (size_t)(avail - m->offset), depth + 1);
-		}
-		rsp_buf_putc(o, '}');
+		put_struct(pr, t, b, avail, depth);
 		break;
-	case TY_ARRAY: {
-		const struct ty *et = type_of(pr, t->target);
-		if (!et || et->size == 0) {
-			rsp_buf_puts(o, pr->json ? "null" : "{...}");
-			break;
-		}
-		if (et->kind == TY_CHAR && et->size == 1) {
-			size_t n = t->count < avail ? t->count : avail;
-			if (!n && t->count)
-				put_unavailable(pr);
-			else
-				put_string(pr, b, n, n == t->count);
-			break;
-		}
-		rsp_buf_putc(o, pr->json ? '[' : '{');
-		for (uint64_t i = 0; i < t->count; i++) {
-			if (i)
-				rsp_buf_puts(o, pr->json ? "," : ", ");
-			if (i == TYPED_MAX_ELEMS) {
-				rsp_buf_puts(o, pr->json ? "null" : "...");
-				break;
-			}
-			uint64_t off = i * et->size;
-			if (off >= avail)
-				put_unavailable(pr);
-			else
-				put_object(pr, et, b + off, (size_t)(avail - off),
-					   depth + 1);
-		}
-		rsp_buf_putc(o, pr->json ? ']' : '}');
+	case TY_ARRAY:
+		put_array(pr, t, b, avail, depth);
 		break;
-	}
 	case TY_OPAQUE:
 	default:
 		if (pr->json)

@@ -974,6 +974,168 @@ static int vm_printf(struct ax_vm *vm, const struct ax_insn *insn,
 }
 #endif /* AX_NO_MESSAGES */
 
+/*
+ * The interpreter's less common opcode groups, out of vm_run's switch
+ * so that it reads as the table of the common ones.  Each is static
+ * inline: the switch stays one jump table with the stack pointer in a
+ * register, as before.  Each returns 0 or vm_fail's result.
+ */
+
+/* The checks before each instruction: the end, the step budget, a
+ * decodable opcode, and the stack depth it needs and leaves. */
+static inline int vm_check(struct ax_vm *vm, enum ax_error e,
+			   const struct ax_insn *insn, size_t sp)
+{
+	if (e == AX_ERR_BAD_OPCODE)
+		return vm_fail(vm, e, 0, "bad bytecode 0x%02x", insn->op);
+	if (e)
+		return vm_fail(vm, e, 0, "truncated %s", ax_ops[insn->op].name);
+	if (sp < insn->need)
+		return vm_fail(vm, AX_ERR_UNDERFLOW, 0, "stack underflow (%s)",
+			       ax_ops[insn->op].name);
+	if ((long)sp + insn->delta > AX_STACK_MAX)
+		return vm_fail(vm, AX_ERR_OVERFLOW, 0, "stack overflow (%s)",
+			       ax_ops[insn->op].name);
+	return 0;
+}
+
+/* div_signed, rem_signed, div_unsigned, rem_unsigned: a b -> a OP b. */
+static inline int vm_divide(struct ax_vm *vm, uint8_t op, uint64_t *stack,
+			    size_t *sp)
+{
+	uint64_t a = stack[*sp - 2], b = stack[*sp - 1];
+	uint64_t *top = &stack[*sp - 2];
+
+	if (b == 0)
+		return vm_fail(vm, AX_ERR_DIV_ZERO, 0, "divide by zero");
+	(*sp)--;
+	if (op == AX_OP_DIV_UNSIGNED)
+		*top = a / b;
+	else if (op == AX_OP_REM_UNSIGNED)
+		*top = a % b;
+	else if ((int64_t)b == -1)
+		/* INT64_MIN / -1 wraps to INT64_MIN, and
+		 * x % -1 is 0: defined here, UB in C. */
+		*top = op == AX_OP_DIV_SIGNED ? -a : 0;
+	else if (op == AX_OP_DIV_SIGNED)
+		*top = (uint64_t)((int64_t)a / (int64_t)b);
+	else
+		*top = (uint64_t)((int64_t)a % (int64_t)b);
+	return 0;
+}
+
+/* ext N (sign-extend from bit N) and zero_ext N, on *top. */
+static inline int vm_extend(struct ax_vm *vm, const struct ax_insn *insn,
+			    uint64_t *top)
+{
+	if (insn->op == AX_OP_ZERO_EXT) {
+		if (insn->imm < 64)
+			*top &= (1ull << insn->imm) - 1;
+		return 0;
+	}
+	if (insn->imm == 0)	/* the verifier refuses it */
+		return vm_fail(vm, AX_ERR_BAD_OPCODE, 0, "ext 0 is undefined");
+	if (insn->imm < 64) {
+		uint64_t m = 1ull << (insn->imm - 1);
+		*top &= (m << 1) - 1;
+		*top = (*top ^ m) - m;
+	}
+	return 0;
+}
+
+/* goto and if_goto (its condition popped already: `taken`): moves the pc,
+ * or leaves it for the next instruction. */
+static inline int vm_jump(struct ax_vm *vm, const struct ax_insn *insn,
+			  bool taken)
+{
+	if (!taken) {
+		vm->pc += insn->size;
+		return 0;
+	}
+	if (insn->imm >= vm->len)
+		return vm_fail(vm, AX_ERR_INVALID_GOTO, 0, "invalid goto %u",
+			       (unsigned)insn->imm);
+	vm->pc = insn->imm;
+	return 0;
+}
+
+/* reg N: pushes register N's value into *value. */
+static inline int vm_reg(struct ax_vm *vm, const struct ax_insn *insn,
+			 uint64_t *value)
+{
+	const struct ax_ctx *ctx = vm->ctx;
+	int r = ctx->read_reg ? ctx->read_reg(ctx, (unsigned)insn->imm, value)
+			      : -ENOSYS;
+
+	if (r < 0)
+		return vm_fail(vm, AX_ERR_REGISTER, -r, "bad register number %u",
+			       (unsigned)insn->imm);
+	return 0;
+}
+
+/* getv, setv, tracev: trace state variable N through the context.
+ * getv pushes its value; setv sets it from the top (kept). */
+static inline int vm_state_var(struct ax_vm *vm, const struct ax_insn *insn,
+			       uint64_t *stack, size_t *sp)
+{
+	const struct ax_ctx *ctx = vm->ctx;
+	unsigned num = (unsigned)insn->imm;
+	int64_t v = 0;
+	int r;
+
+	switch (insn->op) {
+	case AX_OP_GETV:
+		r = ctx->tsv_get ? ctx->tsv_get(ctx, num, &v) : -ENOSYS;
+		if (r < 0)
+			break;
+		stack[(*sp)++] = (uint64_t)v;
+		return 0;
+	case AX_OP_SETV:
+		r = ctx->tsv_set ? ctx->tsv_set(ctx, num, (int64_t)stack[*sp - 1])
+				 : -ENOSYS;
+		break;
+	default:	/* AX_OP_TRACEV */
+		r = ctx->trace_tsv ? ctx->trace_tsv(ctx, num) : -ENOSYS;
+		if (r < 0 && r != -ENOENT)
+			return vm_fail(vm, AX_ERR_COLLECT, -r, "cannot collect "
+				       "trace state variable %u", num);
+		break;
+	}
+	if (r < 0)
+		return vm_fail(vm, AX_ERR_TSV, -r, "unknown trace state "
+			       "variable %u", num);
+	return 0;
+}
+
+/* trace (addr len), trace_quick N (addr, kept) and tracenz (addr
+ * limit): memory into the frame. */
+static inline int vm_collect(struct ax_vm *vm, const struct ax_insn *insn,
+			     uint64_t *stack, size_t *sp)
+{
+	if (insn->op == AX_OP_TRACE_QUICK)
+		return vm_trace(vm, stack[*sp - 1], insn->imm);
+	*sp -= 2;
+	if (insn->op == AX_OP_TRACE)
+		return vm_trace(vm, stack[*sp], stack[*sp + 1]);
+	return vm_tracenz(vm, stack[*sp], stack[*sp + 1]);
+}
+
+/* end: the value on top, if any, is the result; a condition must have
+ * one. */
+static inline int vm_end(struct ax_vm *vm, const uint64_t *stack, size_t sp,
+			 bool cond)
+{
+	if (sp) {
+		vm->res->value = stack[sp - 1];
+		vm->res->has_value = true;
+	} else if (cond) {
+		return vm_fail(vm, AX_ERR_EMPTY_STACK, 0,
+			       "empty stack at end of condition");
+	}
+	vm->res->pc = vm->pc;
+	return 0;
+}
+
 static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 		  struct ax_result *res, bool cond)
 {
@@ -1000,20 +1162,8 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 				       budget);
 		res->steps++;
 		e = ax_decode(code, len, vm.pc, &insn);
-		if (e == AX_ERR_BAD_OPCODE)
-			return vm_fail(&vm, e, 0, "bad bytecode 0x%02x",
-				       insn.op);
-		if (e)
-			return vm_fail(&vm, e, 0, "truncated %s",
-				       ax_ops[insn.op].name);
-		if (sp < insn.need)
-			return vm_fail(&vm, AX_ERR_UNDERFLOW, 0,
-				       "stack underflow (%s)",
-				       ax_ops[insn.op].name);
-		if ((long)sp + insn.delta > AX_STACK_MAX)
-			return vm_fail(&vm, AX_ERR_OVERFLOW, 0,
-				       "stack overflow (%s)",
-				       ax_ops[insn.op].name);
+		if ((r = vm_check(&vm, e, &insn, sp)))
+			return r;
 
 #define TOP stack[sp - 1]
 #define NEXT stack[sp - 2]
@@ -1027,24 +1177,8 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 		case AX_OP_REM_SIGNED:
 		case AX_OP_DIV_UNSIGNED:
 		case AX_OP_REM_UNSIGNED:
-			if (TOP == 0)
-				return vm_fail(&vm, AX_ERR_DIV_ZERO, 0,
-					       "divide by zero");
-			a = NEXT;
-			b = TOP;
-			sp--;
-			if (insn.op == AX_OP_DIV_UNSIGNED)
-				TOP = a / b;
-			else if (insn.op == AX_OP_REM_UNSIGNED)
-				TOP = a % b;
-			else if ((int64_t)b == -1)
-				/* INT64_MIN / -1 wraps to INT64_MIN, and
-				 * x % -1 is 0: defined here, UB in C. */
-				TOP = insn.op == AX_OP_DIV_SIGNED ? -a : 0;
-			else if (insn.op == AX_OP_DIV_SIGNED)
-				TOP = (uint64_t)((int64_t)a / (int64_t)b);
-			else
-				TOP = (uint64_t)((int64_t)a % (int64_t)b);
+			if ((r = vm_divide(&vm, insn.op, stack, &sp)))
+				return r;
 			break;
 		case AX_OP_LSH: BINOP(b >= 64 ? 0 : a << b); break;
 		case AX_OP_RSH_UNSIGNED: BINOP(b >= 64 ? 0 : a >> b); break;
@@ -1056,16 +1190,9 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 			      : a >> (b >= 64 ? 63 : b));
 			break;
 		case AX_OP_TRACE:
-			a = NEXT;
-			b = TOP;
-			sp -= 2;
-			r = vm_trace(&vm, a, b);
-			if (r)
-				return r;
-			break;
 		case AX_OP_TRACE_QUICK:
-			r = vm_trace(&vm, TOP, insn.imm);
-			if (r)
+		case AX_OP_TRACENZ:
+			if ((r = vm_collect(&vm, &insn, stack, &sp)))
 				return r;
 			break;
 		case AX_OP_LOG_NOT: TOP = !TOP; break;
@@ -1077,18 +1204,9 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 		case AX_OP_LESS_SIGNED: BINOP((int64_t)a < (int64_t)b); break;
 		case AX_OP_LESS_UNSIGNED: BINOP(a < b); break;
 		case AX_OP_EXT:
-			if (insn.imm == 0)	/* the verifier refuses it */
-				return vm_fail(&vm, AX_ERR_BAD_OPCODE, 0,
-					       "ext 0 is undefined");
-			if (insn.imm < 64) {
-				uint64_t m = 1ull << (insn.imm - 1);
-				TOP &= (m << 1) - 1;
-				TOP = (TOP ^ m) - m;
-			}
-			break;
 		case AX_OP_ZERO_EXT:
-			if (insn.imm < 64)
-				TOP &= (1ull << insn.imm) - 1;
+			if ((r = vm_extend(&vm, &insn, &TOP)))
+				return r;
 			break;
 		case AX_OP_REF8:
 		case AX_OP_REF16:
@@ -1102,21 +1220,12 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 		case AX_OP_IF_GOTO:
 			a = TOP;
 			sp--;
-			if (a) {
-				if (insn.imm >= len)
-					return vm_fail(&vm, AX_ERR_INVALID_GOTO,
-						       0, "invalid goto %u",
-						       (unsigned)insn.imm);
-				vm.pc = insn.imm;
-				continue;
-			}
-			break;
+			if ((r = vm_jump(&vm, &insn, a != 0)))
+				return r;
+			continue;
 		case AX_OP_GOTO:
-			if (insn.imm >= len)
-				return vm_fail(&vm, AX_ERR_INVALID_GOTO, 0,
-					       "invalid goto %u",
-					       (unsigned)insn.imm);
-			vm.pc = insn.imm;
+			if ((r = vm_jump(&vm, &insn, true)))
+				return r;
 			continue;
 		case AX_OP_CONST8:
 		case AX_OP_CONST16:
@@ -1124,69 +1233,20 @@ static int vm_run(const uint8_t *code, size_t len, const struct ax_ctx *ctx,
 		case AX_OP_CONST64:
 			stack[sp++] = insn.imm;	/* zero-extended */
 			break;
-		case AX_OP_REG: {
-			r = ctx->read_reg ? ctx->read_reg(ctx, (unsigned)insn.imm,
-							  &a) : -ENOSYS;
-			if (r < 0)
-				return vm_fail(&vm, AX_ERR_REGISTER, -r,
-					       "bad register number %u",
-					       (unsigned)insn.imm);
+		case AX_OP_REG:
+			if ((r = vm_reg(&vm, &insn, &a)))
+				return r;
 			stack[sp++] = a;
 			break;
-		}
 		case AX_OP_END:
-			if (sp) {
-				res->value = TOP;
-				res->has_value = true;
-			} else if (cond) {
-				return vm_fail(&vm, AX_ERR_EMPTY_STACK, 0,
-					       "empty stack at end of "
-					       "condition");
-			}
-			res->pc = vm.pc;
-			return 0;
+			return vm_end(&vm, stack, sp, cond);
 		case AX_OP_DUP: stack[sp] = TOP; sp++; break;
 		case AX_OP_POP: sp--; break;
 		case AX_OP_SWAP: a = TOP; TOP = NEXT; NEXT = a; break;
-		case AX_OP_GETV: {
-			int64_t v = 0;
-			r = ctx->tsv_get ? ctx->tsv_get(ctx, (unsigned)insn.imm,
-							&v) : -ENOSYS;
-			if (r < 0)
-				return vm_fail(&vm, AX_ERR_TSV, -r,
-					       "unknown trace state variable "
-					       "%u", (unsigned)insn.imm);
-			stack[sp++] = (uint64_t)v;
-			break;
-		}
+		case AX_OP_GETV:
 		case AX_OP_SETV:
-			r = ctx->tsv_set ? ctx->tsv_set(ctx, (unsigned)insn.imm,
-							(int64_t)TOP) : -ENOSYS;
-			if (r < 0)
-				return vm_fail(&vm, AX_ERR_TSV, -r,
-					       "unknown trace state variable "
-					       "%u", (unsigned)insn.imm);
-			break;
 		case AX_OP_TRACEV:
-			r = ctx->trace_tsv ? ctx->trace_tsv(ctx,
-							    (unsigned)insn.imm)
-					   : -ENOSYS;
-			if (r == -ENOENT)
-				return vm_fail(&vm, AX_ERR_TSV, ENOENT,
-					       "unknown trace state variable "
-					       "%u", (unsigned)insn.imm);
-			if (r < 0)
-				return vm_fail(&vm, AX_ERR_COLLECT, -r,
-					       "cannot collect trace state "
-					       "variable %u",
-					       (unsigned)insn.imm);
-			break;
-		case AX_OP_TRACENZ:
-			a = NEXT;
-			b = TOP;
-			sp -= 2;
-			r = vm_tracenz(&vm, a, b);
-			if (r)
+			if ((r = vm_state_var(&vm, &insn, stack, &sp)))
 				return r;
 			break;
 		case AX_OP_PICK:

@@ -307,11 +307,161 @@ static int decode_vex(struct x86_64_insn *in, struct cursor *c, uint8_t esc)
 	return 0;
 }
 
+/* Legacy prefixes, then at most one REX which must come last; *b: the
+ * first byte after them. */
+static int decode_prefixes(struct x86_64_insn *in, struct cursor *c,
+			   uint8_t *b)
+{
+	unsigned int pfx;
+	int err;
+
+	for (;;) {
+		if ((err = take(c, b)))
+			return err;
+		if ((pfx = legacy_prefix(*b))) {
+			in->prefixes |= pfx;
+			in->rex = 0;	/* a REX followed by a prefix is ignored */
+			continue;
+		}
+		if ((*b & 0xf0) == 0x40) {
+			in->rex = *b;
+			in->rex_off = c->pos - 1;
+			continue;
+		}
+		return 0;
+	}
+}
+
+/*
+ * The opcode, whose first byte b follows the prefixes: its map (one
+ * byte, 0f, 0f38, 0f3a, 3DNow!, VEX/XOP/EVEX's), its byte, and *shape,
+ * the letter of the opcode tables saying what follows it.
+ */
+static int decode_opcode(struct x86_64_insn *in, struct cursor *c, uint8_t b,
+			 char *shape)
+{
+	int err;
+
+	in->map = X86_64_MAP_1BYTE;
+	in->opcode = b;
+	in->opcode_off = c->pos - 1;
+	*shape = x86_64_shape_1byte[b];
+
+	if (*shape == 'V') {
+		/* 8f is pop r/m unless the next byte says XOP map 8..10 */
+		if (b == 0x8f) {
+			if (c->pos >= c->size)
+				return -ENODATA;
+			if ((c->buf[c->pos] & 0x1f) < 8)
+				goto have_opcode;
+		}
+		in->vex_off = c->pos - 1;
+		if ((err = decode_vex(in, c, b)))
+			return err;
+		if ((err = take(c, &in->opcode)))
+			return err;
+		in->opcode_off = c->pos - 1;
+		*shape = x86_64_map_shape(in->map, in->opcode);
+		/* VEX-family opcodes take a ModRM, plus an imm8 where
+		 * the legacy form has one; vzeroupper / vzeroall alone
+		 * have neither. */
+		if (in->map == X86_64_MAP_0F && in->opcode == 0x77)
+			*shape = '.';
+		else if (*shape != 'B' && *shape != 'Z')
+			*shape = 'm';
+		return 0;
+	}
+	if (*shape == 'E') {
+		if ((err = take(c, &b)))
+			return err;
+		in->map = X86_64_MAP_0F;
+		in->opcode = b;
+		in->opcode_off = c->pos - 1;
+		*shape = x86_64_shape_0f[b];
+		if (*shape == 'E') {
+			if (b == 0x0f) {
+				/* 3DNow!: ModRM, then the real opcode as imm8 */
+				in->map = X86_64_MAP_3DNOW;
+				*shape = 'B';
+			} else {
+				in->map = b == 0x38 ? X86_64_MAP_0F38 :
+						      X86_64_MAP_0F3A;
+				if ((err = take(c, &in->opcode)))
+					return err;
+				in->opcode_off = c->pos - 1;
+				*shape = x86_64_map_shape(in->map,
+							  in->opcode);
+			}
+		}
+	}
+have_opcode:
+	if (in->map == X86_64_MAP_1BYTE)
+		*shape = in->opcode == 0x8f ? 'm' : x86_64_shape_1byte[in->opcode];
+	return 0;
+}
+
+/* The immediates (and branch displacements) that shape says follow the
+ * opcode and ModRM. */
+static int decode_immediates(struct x86_64_insn *in, struct cursor *c,
+			     char shape)
+{
+	int err = 0;
+
+	switch (shape) {
+	case 'b': case 'B':
+		err = decode_imm(in, c, 1, false);
+		break;
+	case 'j':
+		err = decode_imm(in, c, 1, false);
+		in->is_rel_branch = true;
+		break;
+	case 'z': case 'Z':
+		if (in->map == X86_64_MAP_XOPA)
+			err = decode_imm(in, c, 4, false);
+		else
+			err = decode_imm(in, c, in->opsize == 2 ? 2 : 4, false);
+		break;
+	case 'X':
+		err = decode_imm(in, c, in->opsize == 2 ? 2 : 4, false);
+		in->is_rel_branch = in->modrm == 0xf8;	/* xbegin */
+		break;
+	case 'J':
+		/* 66 makes a near branch rel16 on AMD (objdump's model) */
+		err = decode_imm(in, c, in->opsize == 2 ? 2 : 4, false);
+		in->is_rel_branch = true;
+		break;
+	case 'w':
+		err = decode_imm(in, c, 2, false);
+		break;
+	case 'e':
+		if (!(err = decode_imm(in, c, 2, false)))
+			err = decode_imm(in, c, 1, true);
+		break;
+	case 'v':
+		err = decode_imm(in, c, in->opsize, false);
+		break;
+	case 'a':
+		err = decode_imm(in, c, in->adsize, false);
+		break;
+	case 'g':
+		if (((in->modrm >> 3) & 7) < 2)
+			err = decode_imm(in, c, in->opcode == 0xf6 ? 1 :
+					 in->opsize == 2 ? 2 : 4, false);
+		break;
+	case 'k':
+		if (in->prefixes & (X86_64_PFX_OPSIZE | X86_64_PFX_REPNE)) {
+			if (!(err = decode_imm(in, c, 1, false)))
+				err = decode_imm(in, c, 1, true);
+		}
+		break;
+	}
+	return err;
+}
+
 int x86_64_decode(struct x86_64_insn *in, const uint8_t *buf, size_t size,
 		  uint64_t addr)
 {
 	struct cursor c = { buf, size, 0 };
-	unsigned int pfx;
 	uint8_t b;
 	char shape;
 	int err;
@@ -320,79 +470,10 @@ int x86_64_decode(struct x86_64_insn *in, const uint8_t *buf, size_t size,
 	in->addr = addr;
 	in->base = in->index = -1;
 
-	/* Legacy prefixes, then at most one REX which must come last. */
-	for (;;) {
-		if ((err = take(&c, &b)))
-			return err;
-		if ((pfx = legacy_prefix(b))) {
-			in->prefixes |= pfx;
-			in->rex = 0;	/* a REX followed by a prefix is ignored */
-			continue;
-		}
-		if ((b & 0xf0) == 0x40) {
-			in->rex = b;
-			in->rex_off = c.pos - 1;
-			continue;
-		}
-		break;
-	}
-
-	in->map = X86_64_MAP_1BYTE;
-	in->opcode = b;
-	in->opcode_off = c.pos - 1;
-	shape = x86_64_shape_1byte[b];
-
-	if (shape == 'V') {
-		/* 8f is pop r/m unless the next byte says XOP map 8..10 */
-		if (b == 0x8f) {
-			if (c.pos >= size)
-				return -ENODATA;
-			if ((buf[c.pos] & 0x1f) < 8)
-				goto have_opcode;
-		}
-		in->vex_off = c.pos - 1;
-		if ((err = decode_vex(in, &c, b)))
-			return err;
-		if ((err = take(&c, &in->opcode)))
-			return err;
-		in->opcode_off = c.pos - 1;
-		shape = x86_64_map_shape(in->map, in->opcode);
-		/* VEX-family opcodes take a ModRM, plus an imm8 where
-		 * the legacy form has one; vzeroupper / vzeroall alone
-		 * have neither. */
-		if (in->map == X86_64_MAP_0F && in->opcode == 0x77)
-			shape = '.';
-		else if (shape != 'B' && shape != 'Z')
-			shape = 'm';
-		goto have_shape;
-	}
-	if (shape == 'E') {
-		if ((err = take(&c, &b)))
-			return err;
-		in->map = X86_64_MAP_0F;
-		in->opcode = b;
-		in->opcode_off = c.pos - 1;
-		shape = x86_64_shape_0f[b];
-		if (shape == 'E') {
-			if (b == 0x0f) {
-				/* 3DNow!: ModRM, then the real opcode as imm8 */
-				in->map = X86_64_MAP_3DNOW;
-				shape = 'B';
-			} else {
-				in->map = b == 0x38 ? X86_64_MAP_0F38 :
-						      X86_64_MAP_0F3A;
-				if ((err = take(&c, &in->opcode)))
-					return err;
-				in->opcode_off = c.pos - 1;
-				shape = x86_64_map_shape(in->map,
-							 in->opcode);
-			}
-		}
-	}
-have_opcode:
-	if (in->map == X86_64_MAP_1BYTE)
-		shape = in->opcode == 0x8f ? 'm' : x86_64_shape_1byte[in->opcode];
-have_shape:
+	if ((err = decode_prefixes(in, &c, &b)))
+		return err;
+	if ((err = decode_opcode(in, &c, b, &shape)))
+		return err;
 	if (shape == 'x' || shape == 'p')
 		return -EILSEQ;
 
@@ -415,56 +496,7 @@ have_shape:
 			return err;
 		break;
 	}
-
-	switch (shape) {
-	case 'b': case 'B':
-		err = decode_imm(in, &c, 1, false);
-		break;
-	case 'j':
-		err = decode_imm(in, &c, 1, false);
-		in->is_rel_branch = true;
-		break;
-	case 'z': case 'Z':
-		if (in->map == X86_64_MAP_XOPA)
-			err = decode_imm(in, &c, 4, false);
-		else
-			err = decode_imm(in, &c, in->opsize == 2 ? 2 : 4, false);
-		break;
-	case 'X':
-		err = decode_imm(in, &c, in->opsize == 2 ? 2 : 4, false);
-		in->is_rel_branch = in->modrm == 0xf8;	/* xbegin */
-		break;
-	case 'J':
-		/* 66 makes a near branch rel16 on AMD (objdump's model) */
-		err = decode_imm(in, &c, in->opsize == 2 ? 2 : 4, false);
-		in->is_rel_branch = true;
-		break;
-	case 'w':
-		err = decode_imm(in, &c, 2, false);
-		break;
-	case 'e':
-		if (!(err = decode_imm(in, &c, 2, false)))
-			err = decode_imm(in, &c, 1, true);
-		break;
-	case 'v':
-		err = decode_imm(in, &c, in->opsize, false);
-		break;
-	case 'a':
-		err = decode_imm(in, &c, in->adsize, false);
-		break;
-	case 'g':
-		if (((in->modrm >> 3) & 7) < 2)
-			err = decode_imm(in, &c, in->opcode == 0xf6 ? 1 :
-					 in->opsize == 2 ? 2 : 4, false);
-		break;
-	case 'k':
-		if (in->prefixes & (X86_64_PFX_OPSIZE | X86_64_PFX_REPNE)) {
-			if (!(err = decode_imm(in, &c, 1, false)))
-				err = decode_imm(in, &c, 1, true);
-		}
-		break;
-	}
-	if (err)
+	if ((err = decode_immediates(in, &c, shape)))
 		return err;
 
 	in->len = c.pos;

@@ -452,164 +452,211 @@ static bool record_parts_fit(const struct arch_pad_ring *r, unsigned int image)
 	return true;
 }
 
-int x86_64_emit_pad_collect(uint8_t *out, size_t size,
-			    const struct arch_pad_ring *r, size_t *done)
+/*
+ * The in-process collector's question, before anything else:
+ *
+ *   fc                      cld             the ABI's (rflags saved)
+ *   48 bf <site>            movabs $site,%rdi
+ *   48 89 de                mov %rbx,%rsi   the frame, on the stack
+ *   ba 12 00 00 00          mov $18,%edx
+ *   48 b8 <wants>           movabs $wants,%rax
+ *   ff d0                   call *%rax
+ *   85 c0                   test %eax,%eax
+ *   0f 84 <skip>            je skip         no record at all
+ *
+ * Returns where skip's rel32 is, to be patched.
+ */
+static size_t emit_ipa_wants(struct x86_64_out *o, const struct arch_pad_ring *r)
+{
+	static const uint8_t frame_arg[] = { 0x48, 0x89, 0xde, 0xba, 18, 0, 0, 0 };
+	static const uint8_t test_je[] = { 0xff, 0xd0, 0x85, 0xc0, 0x0f, 0x84 };
+	size_t skip_at;
+
+	x86_64_put8(o, 0xfc);
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0xbf);
+	x86_64_put64(o, r->ipa_site);
+	x86_64_put(o, frame_arg, sizeof(frame_arg));
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0xb8);
+	x86_64_put64(o, r->ipa_wants);
+	x86_64_put(o, test_je, sizeof(test_je));
+	skip_at = o->len;
+	x86_64_put32(o, 0);		/* patched by the caller */
+	return skip_at;
+}
+
+/* The ring's claim, from `movabs $ring,%r13` to `mov %rsi,%r14` (see
+ * above).  Returns where the `jl full` is, whose rel32 is patched once
+ * the code is complete. */
+static size_t emit_claim_record(struct x86_64_out *o,
+				const struct arch_pad_ring *r)
 {
 	static const uint8_t load_head[] = { 0x49, 0x8b, 0x45, 0x00, 0x89, 0xc2,
 					     0x81, 0xe2 };
-	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 	static const uint8_t cas[] = { 0x48, 0x8d, 0x50, 0x01, 0xf0, 0x49, 0x0f,
 				       0xb1, 0x55, 0x00 };
 	static const uint8_t take[] = { 0x49, 0x89, 0xc4, 0x49, 0x89, 0xf6 };
+	size_t retry, jl_at;
+
+	x86_64_put8(o, 0x49);
+	x86_64_put8(o, 0xbd);
+	x86_64_put64(o, r->ring);
+	retry = o->len;
+	x86_64_put(o, load_head, sizeof(load_head));
+	x86_64_put32(o, r->nrecords - 1);
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0xc1);
+	x86_64_put8(o, 0xe2);
+	x86_64_put8(o, r->record_shift);
+	x86_64_put8(o, 0x49);
+	x86_64_put8(o, 0x8d);
+	x86_64_put8(o, 0xb4);
+	x86_64_put8(o, 0x15);
+	x86_64_put32(o, r->off_records);
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0x8b);
+	x86_64_put8(o, 0x8e);
+	x86_64_put32(o, r->off_seq);
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0x29);
+	x86_64_put8(o, 0xc1);
+	/* Near: the state stores (the bases by system call, the time and
+	 * the tid) can take the record's code past a short jump's reach. */
+	jl_at = o->len;
+	x86_64_put8(o, 0x0f);
+	x86_64_put8(o, 0x8c);
+	x86_64_put32(o, 0);		/* patched by the caller */
+	x86_64_put8(o, 0x7f);
+	x86_64_put8(o, (uint8_t)(retry - (o->len + 1)));
+	x86_64_put(o, cas, sizeof(cas));
+	x86_64_put8(o, 0x75);
+	x86_64_put8(o, (uint8_t)(retry - (o->len + 1)));
+	x86_64_put(o, take, sizeof(take));
+	return jl_at;
+}
+
+/*
+ * The record's thread and time:
+ *
+ *   b8 ba 00 00 00 0f 05    gettid
+ *   41 89 86 <tid>          mov %eax,tid(%r14)
+ *   31 ff                   xor %edi,%edi          CLOCK_REALTIME
+ *   49 8d b6 <time>         lea time(%r14),%rsi
+ *   b8 e4 00 00 00 0f 05    clock_gettime          (r12, r14 kept)
+ */
+static void emit_time_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
+{
+	static const uint8_t gettid_only[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
+					       0x41, 0x89, 0x86 };
+	static const uint8_t clock_arg[] = { 0x31, 0xff, 0x49, 0x8d, 0xb6 };
+	static const uint8_t clock_call[] = { 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05 };
+
+	x86_64_put(o, gettid_only, sizeof(gettid_only));
+	x86_64_put32(o, r->off_tid);
+	x86_64_put(o, clock_arg, sizeof(clock_arg));
+	x86_64_put32(o, r->off_time);
+	x86_64_put(o, clock_call, sizeof(clock_call));
+}
+
+/*
+ * The in-process collector's call on the claimed record:
+ *
+ *   48 bf <site>            movabs $site,%rdi
+ *   49 8d b6 <frame>        lea frame(%r14),%rsi
+ *   ba 12 00 00 00          mov $18,%edx
+ *   49 8d 8e <blocks>       lea blocks(%r14),%rcx
+ *   41 b8 <size>            mov $size,%r8d
+ *   48 b8 <call>            movabs $call,%rax
+ *   ff d0                   call *%rax     (rsp 16-aligned by the save)
+ *   41 89 c5                mov %eax,%r13d  the verdict
+ *
+ * The callee keeps rbx, r12 and r14; the rest are reloaded from the
+ * frame.  It uses general registers only (the image is built so), as
+ * the restore does not reload SSE/AVX.
+ */
+static void emit_ipa_call(struct x86_64_out *o, const struct arch_pad_ring *r)
+{
+	static const uint8_t frame_arg[] = { 0x49, 0x8d, 0xb6 };
+	static const uint8_t blocks_arg[] = { 0x49, 0x8d, 0x8e };
+	static const uint8_t call[] = { 0xff, 0xd0, 0x41, 0x89, 0xc5 };
+
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0xbf);
+	x86_64_put64(o, r->ipa_site);
+	x86_64_put(o, frame_arg, sizeof(frame_arg));
+	x86_64_put32(o, r->off_frame);
+	x86_64_put8(o, 0xba);
+	x86_64_put32(o, 18);
+	x86_64_put(o, blocks_arg, sizeof(blocks_arg));
+	x86_64_put32(o, r->off_blocks);
+	x86_64_put8(o, 0x41);
+	x86_64_put8(o, 0xb8);
+	x86_64_put32(o, r->blocks_size);
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0xb8);
+	x86_64_put64(o, r->ipa_call);
+	x86_64_put(o, call, sizeof(call));
+}
+
+/*
+ * After the publish, with the in-process collector: skip lands here, and
+ * the verdict picks the restore or the hand-off.
+ *
+ *   eb 03                   jmp 1f
+ * skip:
+ *   45 31 ed                xor %r13d,%r13d  (IPA_SKIP)
+ * 1:41 83 fd 03             cmp $IPA_TRAP,%r13d
+ *   0f 85 <done>            jne done      else: the hand-off
+ *
+ * (`skip_at`: where the skip's rel32 is, 0 when there is none.)
+ */
+static void emit_ipa_verdict(struct x86_64_out *o, size_t skip_at)
+{
+	static const uint8_t over[] = { 0xeb, 0x03 };
+	static const uint8_t skip[] = { 0x45, 0x31, 0xed };
+	static const uint8_t cmp_trap[] = { 0x41, 0x83, 0xfd, 0x03, 0x0f, 0x85 };
+
+	x86_64_put(o, over, sizeof(over));
+	if (skip_at && !o->overflow) {
+		uint32_t d = (uint32_t)(o->len - (skip_at + 4));
+		for (int i = 0; i < 4; i++)
+			o->buf[skip_at + i] = (uint8_t)(d >> (8 * i));
+	}
+	x86_64_put(o, skip, sizeof(skip));
+	x86_64_put(o, cmp_trap, sizeof(cmp_trap));
+}
+
+int x86_64_emit_pad_collect(uint8_t *out, size_t size,
+			    const struct arch_pad_ring *r, size_t *done)
+{
+	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 	static const uint8_t publish[] = { 0x49, 0x8d, 0x44, 0x24, 0x01 };
 	struct x86_64_out o = { out, size, 0, 0, false };
 	unsigned int image = r->xsave ? 832 : 512;
-	size_t retry, jl_at;
+	size_t jl_at, skip_at = 0;
 
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
 	    r->record_shift < 6 || r->record_shift > 20 || (r->ring & 63) ||
 	    (r->off_records & 63) || r->off_records < 8 ||
 	    r->off_records > (1u << 30) || !record_parts_fit(r, image))
 		return -EINVAL;
-	size_t skip_at = 0;
-	if (r->ipa_call && r->ipa_wants) {
-		/*
-		 *   fc                      cld             the ABI's (rflags saved)
-		 *   48 bf <site>            movabs $site,%rdi
-		 *   48 89 de                mov %rbx,%rsi   the frame, on the stack
-		 *   ba 12 00 00 00          mov $18,%edx
-		 *   48 b8 <wants>           movabs $wants,%rax
-		 *   ff d0                   call *%rax
-		 *   85 c0                   test %eax,%eax
-		 *   0f 84 <skip>            je skip         no record at all
-		 */
-		static const uint8_t frame_arg[] = { 0x48, 0x89, 0xde, 0xba, 18, 0, 0, 0 };
-		static const uint8_t test_je[] = { 0xff, 0xd0, 0x85, 0xc0, 0x0f, 0x84 };
-		x86_64_put8(&o, 0xfc);
-		x86_64_put8(&o, 0x48);
-		x86_64_put8(&o, 0xbf);
-		x86_64_put64(&o, r->ipa_site);
-		x86_64_put(&o, frame_arg, sizeof(frame_arg));
-		x86_64_put8(&o, 0x48);
-		x86_64_put8(&o, 0xb8);
-		x86_64_put64(&o, r->ipa_wants);
-		x86_64_put(&o, test_je, sizeof(test_je));
-		skip_at = o.len;
-		x86_64_put32(&o, 0);		/* patched below */
-	}
-	x86_64_put8(&o, 0x49);
-	x86_64_put8(&o, 0xbd);
-	x86_64_put64(&o, r->ring);
-	retry = o.len;
-	x86_64_put(&o, load_head, sizeof(load_head));
-	x86_64_put32(&o, r->nrecords - 1);
-	x86_64_put8(&o, 0x48);
-	x86_64_put8(&o, 0xc1);
-	x86_64_put8(&o, 0xe2);
-	x86_64_put8(&o, r->record_shift);
-	x86_64_put8(&o, 0x49);
-	x86_64_put8(&o, 0x8d);
-	x86_64_put8(&o, 0xb4);
-	x86_64_put8(&o, 0x15);
-	x86_64_put32(&o, r->off_records);
-	x86_64_put8(&o, 0x48);
-	x86_64_put8(&o, 0x8b);
-	x86_64_put8(&o, 0x8e);
-	x86_64_put32(&o, r->off_seq);
-	x86_64_put8(&o, 0x48);
-	x86_64_put8(&o, 0x29);
-	x86_64_put8(&o, 0xc1);
-	/* Near: the state stores (the bases by system call, the time and
-	 * the tid) can take the record's code past a short jump's reach. */
-	jl_at = o.len;
-	x86_64_put8(&o, 0x0f);
-	x86_64_put8(&o, 0x8c);
-	x86_64_put32(&o, 0);		/* patched below */
-	x86_64_put8(&o, 0x7f);
-	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
-	x86_64_put(&o, cas, sizeof(cas));
-	x86_64_put8(&o, 0x75);
-	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
-	x86_64_put(&o, take, sizeof(take));
+	if (r->ipa_call && r->ipa_wants)
+		skip_at = emit_ipa_wants(&o, r);
+	jl_at = emit_claim_record(&o, r);
 	put_hit_state(&o, r->off_frame, r->xsave,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
-	if (r->time_tid) {
-		/*
-		 *   b8 ba 00 00 00 0f 05    gettid
-		 *   41 89 86 <tid>          mov %eax,tid(%r14)
-		 *   31 ff                   xor %edi,%edi          CLOCK_REALTIME
-		 *   49 8d b6 <time>         lea time(%r14),%rsi
-		 *   b8 e4 00 00 00 0f 05    clock_gettime          (r12, r14 kept)
-		 */
-		static const uint8_t gettid_only[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
-						       0x41, 0x89, 0x86 };
-		static const uint8_t clock_arg[] = { 0x31, 0xff, 0x49, 0x8d, 0xb6 };
-		static const uint8_t clock_call[] = { 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05 };
-		x86_64_put(&o, gettid_only, sizeof(gettid_only));
-		x86_64_put32(&o, r->off_tid);
-		x86_64_put(&o, clock_arg, sizeof(clock_arg));
-		x86_64_put32(&o, r->off_time);
-		x86_64_put(&o, clock_call, sizeof(clock_call));
-	}
-	if (r->ipa_call) {
-		/*
-		 *   48 bf <site>            movabs $site,%rdi
-		 *   49 8d b6 <frame>        lea frame(%r14),%rsi
-		 *   ba 12 00 00 00          mov $18,%edx
-		 *   49 8d 8e <blocks>       lea blocks(%r14),%rcx
-		 *   41 b8 <size>            mov $size,%r8d
-		 *   48 b8 <call>            movabs $call,%rax
-		 *   ff d0                   call *%rax     (rsp 16-aligned by the save)
-		 *   41 89 c5                mov %eax,%r13d  the verdict
-		 * The callee keeps rbx, r12 and r14; the rest are reloaded
-		 * from the frame.  It uses general registers only (the image
-		 * is built so), as the restore does not reload SSE/AVX.
-		 */
-		static const uint8_t frame_arg[] = { 0x49, 0x8d, 0xb6 };
-		static const uint8_t blocks_arg[] = { 0x49, 0x8d, 0x8e };
-		static const uint8_t call[] = { 0xff, 0xd0, 0x41, 0x89, 0xc5 };
-		x86_64_put8(&o, 0x48);
-		x86_64_put8(&o, 0xbf);
-		x86_64_put64(&o, r->ipa_site);
-		x86_64_put(&o, frame_arg, sizeof(frame_arg));
-		x86_64_put32(&o, r->off_frame);
-		x86_64_put8(&o, 0xba);
-		x86_64_put32(&o, 18);
-		x86_64_put(&o, blocks_arg, sizeof(blocks_arg));
-		x86_64_put32(&o, r->off_blocks);
-		x86_64_put8(&o, 0x41);
-		x86_64_put8(&o, 0xb8);
-		x86_64_put32(&o, r->blocks_size);
-		x86_64_put8(&o, 0x48);
-		x86_64_put8(&o, 0xb8);
-		x86_64_put64(&o, r->ipa_call);
-		x86_64_put(&o, call, sizeof(call));
-	}
+	if (r->time_tid)
+		emit_time_tid(&o, r);
+	if (r->ipa_call)
+		emit_ipa_call(&o, r);
 	x86_64_put(&o, publish, sizeof(publish));
 	x86_64_put(&o, mov_r14, sizeof(mov_r14));
 	x86_64_put32(&o, r->off_seq);
-	if (r->ipa_call) {
-		/*
-		 *   eb 03                   jmp 1f
-		 * skip:
-		 *   45 31 ed                xor %r13d,%r13d  (IPA_SKIP)
-		 * 1:41 83 fd 03             cmp $IPA_TRAP,%r13d
-		 *   0f 85 <done>            jne done      else: the hand-off
-		 */
-		static const uint8_t over[] = { 0xeb, 0x03 };
-		static const uint8_t skip[] = { 0x45, 0x31, 0xed };
-		static const uint8_t cmp_trap[] = { 0x41, 0x83, 0xfd, 0x03, 0x0f, 0x85 };
-		x86_64_put(&o, over, sizeof(over));
-		if (skip_at && !o.overflow) {
-			uint32_t d = (uint32_t)(o.len - (skip_at + 4));
-			for (int i = 0; i < 4; i++)
-				out[skip_at + i] = (uint8_t)(d >> (8 * i));
-		}
-		x86_64_put(&o, skip, sizeof(skip));
-		x86_64_put(&o, cmp_trap, sizeof(cmp_trap));
-	} else {
+	if (r->ipa_call)
+		emit_ipa_verdict(&o, skip_at);
+	else
 		x86_64_put8(&o, 0xe9);
-	}
 	*done = o.len;			/* its rel32: x86_64_patch_branch */
 	x86_64_put32(&o, 0);
 	if (o.overflow)

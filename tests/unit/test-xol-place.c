@@ -128,6 +128,58 @@ static void test_odd_maps(void **state)
 	assert_int_equal(place(&aarch64_arch_ops, NULL, 0, 0x100), XOL_PLACE_FLOOR);
 }
 
+/* A gap of exactly one area takes it; a gap one byte short is passed
+ * over for the nearer of the places around it. */
+static void test_exact_gap(void **state)
+{
+	const struct xol_map_range fits[] = {
+		{ 0x400000, 0x500000 }, { 0x501000, 0x600000 },
+	};
+	const struct xol_map_range short_gap[] = {
+		{ 0x400000, 0x500000 }, { 0x500fff, 0x600000 },
+	};
+
+	(void)state;
+	assert_int_equal(place(&aarch64_arch_ops, fits, 2, 0x500800), 0x500000);
+	assert_int_equal(place(&x86_64_arch_ops, fits, 2, 0x500800), 0x500000);
+	/* below 0x400000 is 0x101800 away, above 0x600000 0xff800 */
+	assert_int_equal(place(&aarch64_arch_ops, short_gap, 2, 0x500800), 0x600000);
+}
+
+/* A jump pad's span is larger than a page and aligned to its size: the
+ * 8 KiB gap beside the probe is too small for 16 KiB; the place below
+ * the mappings is the nearer. */
+static void test_larger_span(void **state)
+{
+	const uint64_t span = 0x4000;
+	const struct xol_map_range m[] = {
+		{ 0x400000, 0x401000 }, { 0x403000, 0x500000 },
+	};
+	uint64_t at = xol_place(m, 2, 0x401800, span, &aarch64_arch_ops);
+
+	(void)state;
+	assert_int_equal(at, 0x3fc000);
+	assert_int_equal(at % span, 0);
+	assert_true(arch_xol_in_reach(&aarch64_arch_ops, 0x401800, at, span));
+}
+
+/* The top of the address space: the last page below XOL_PLACE_TOP is a
+ * place; with everything mapped up to it there is none. */
+static void test_top(void **state)
+{
+	const struct xol_map_range last_page[] = {
+		{ XOL_PLACE_FLOOR, XOL_PLACE_TOP - AREA },
+	};
+	const struct xol_map_range full[] = {
+		{ XOL_PLACE_FLOOR, XOL_PLACE_TOP },
+	};
+
+	(void)state;
+	assert_int_equal(place(&x86_64_arch_ops, last_page, 1, XOL_PLACE_TOP - 0x100000),
+			 XOL_PLACE_TOP - AREA);
+	assert_int_equal(place(&x86_64_arch_ops, full, 1, 0x400000), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +187,9 @@ int main(void)
 		cmocka_unit_test(test_beyond_b),
 		cmocka_unit_test(test_edge),
 		cmocka_unit_test(test_odd_maps),
+		cmocka_unit_test(test_exact_gap),
+		cmocka_unit_test(test_larger_span),
+		cmocka_unit_test(test_top),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,53 @@
+/*
+ * pad-ring.c - draining a jump pad ring (pad-ring.h).
+ */
+#include "config.h"
+
+#include "agent/pad-ring.h"
+
+uint8_t *pad_ring_record(const struct pad_ring *r, uint64_t pos)
+{
+	return r->records + ((size_t)(pos & (r->nrecords - 1)) << r->record_shift);
+}
+
+/* Whether the record of pos is published (written, not taken). */
+static bool published(const struct pad_ring *r, uint64_t pos)
+{
+	const volatile uint64_t *seq =
+		(const volatile uint64_t *)(pad_ring_record(r, pos) + r->off_seq);
+
+	return __atomic_load_n(seq, __ATOMIC_ACQUIRE) == pos + 1;
+}
+
+int pad_ring_drain(const struct pad_ring *r, struct pad_ring_reader *rd,
+		   pad_ring_take_fn *take, void *arg)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < rd->nholes;) {
+		uint64_t pos = rd->holes[i];
+		if (published(r, pos)) {
+			if (!take(pos, pad_ring_record(r, pos), arg))
+				return n;
+			rd->holes[i] = rd->holes[--rd->nholes];
+			n++;
+		} else {
+			i++;
+		}
+	}
+	uint64_t head = __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
+	while (rd->tail < head) {
+		uint64_t pos = rd->tail;
+		if (published(r, pos)) {
+			if (!take(pos, pad_ring_record(r, pos), arg))
+				break;
+			n++;
+		} else if (rd->nholes < PAD_RING_HOLES) {
+			rd->holes[rd->nholes++] = pos;
+		} else {
+			break;
+		}
+		rd->tail++;
+	}
+	return n;
+}
