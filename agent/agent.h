@@ -259,6 +259,10 @@ struct process {
 	struct hw_slot slots[MAX_HW_SLOTS];
 	struct ptrace_hw_caps hw_caps;	/* asked at the first Z1-Z4 */
 	bool hw_caps_known;
+	/* A software step's breakpoints went while threads were parked on
+	 * them (step.c): inferior_status lets those run on once the status
+	 * at hand is dealt with. */
+	bool step_unpark;
 	int execs_to_skip;	/* shell start-up: execs before the program */
 	struct xol_area *xol_areas;
 	struct xol_free *xol_free;	/* slots of removed probes (xol.c) */
@@ -538,6 +542,10 @@ bool process_auxv(struct process *p, uint64_t type, uint64_t *value);
 struct thread *process_stopped_thread(struct process *p);
 bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
 			 uint64_t *size);
+/* 32-bit ARM: 1 when the code at `addr` is Thumb, 0 when it is A32, as
+ * the symbols of the file mapped there say ($t / $a mapping symbols, or
+ * bit 0 of the function around it); -1 when they do not say. */
+int process_isa_at(struct process *p, uint64_t addr);
 int thread_db_tls_address(struct thread *t, uint64_t lm, uint64_t offset,
 			  uint64_t *addr);
 void thread_db_set_search_path(const char *path);

@@ -30,7 +30,9 @@
  * byte-address select (bits 12:5, one bit per byte of the aligned word:
  * 0xf an A32 instruction, 0x3 or 0xc a Thumb one).  The kernel accepts a
  * control word only with a matching address, so a slot is written
- * address first, and disabled by writing a control word of 0.
+ * address first.  A slot is disabled by a control word with the enable
+ * bit clear but its other fields valid: the kernel decodes the length
+ * and type of every control word it is given, and refuses 0 (EINVAL).
  */
 #define LOG_DOMAIN "regs"
 #include "config.h"
@@ -209,6 +211,9 @@ static enum trap_kind arm_trap_kind(const siginfo_t *si)
 
 #define HBP_ENABLE 1u
 #define HBP_USER (2u << 1)
+/* A disabled slot: a word's byte mask and the slot's type, not enabled. */
+#define HBP_OFF_BREAK (0xfu << 5 | HBP_USER)
+#define HBP_OFF_WATCH (0xfu << 5 | 3u << 3 | HBP_USER)
 
 static int hbp_get(pid_t tid, long idx, uint32_t *v)
 {
@@ -285,7 +290,7 @@ static int arm_hw_sync(struct thread *t)
 		const struct hw_slot *s = &p->slots[i];
 		long a = 2 * (long)i + 1;
 		if (!s->refs) {
-			if ((err = hbp_set(t->tid, a + 1, 0)) < 0)
+			if ((err = hbp_set(t->tid, a + 1, HBP_OFF_BREAK)) < 0)
 				return err;
 			continue;
 		}
@@ -297,7 +302,7 @@ static int arm_hw_sync(struct thread *t)
 		const struct hw_slot *s = &p->slots[c->n_break + i];
 		long a = -(2 * (long)i + 1);
 		if (!s->refs) {
-			if ((err = hbp_set(t->tid, a - 1, 0)) < 0)
+			if ((err = hbp_set(t->tid, a - 1, HBP_OFF_WATCH)) < 0)
 				return err;
 			continue;
 		}
@@ -308,9 +313,13 @@ static int arm_hw_sync(struct thread *t)
 	return 0;
 }
 
-/* The slot whose hit si_addr reports: an execute slot its word, a watch
+/*
+ * The slot that fired.  The kernel names it in si_errno (ptrace_hbptriggered:
+ * the number of its address register, 2i+1 for breakpoint i and -(2i+1)
+ * for watchpoint i); else by si_addr: an execute slot its word, a watch
  * slot the word it watches, else the armed watch slot nearest above the
- * address (an access that starts below the watched bytes). */
+ * address (an access that starts below the watched bytes).
+ */
 static int arm_hw_fired(struct thread *t, const siginfo_t *si)
 {
 	const struct process *p = t->proc;
@@ -321,6 +330,13 @@ static int arm_hw_fired(struct thread *t, const siginfo_t *si)
 
 	if (si->si_code != TRAP_HWBKPT)
 		return -ENOENT;
+	int num = si->si_errno;
+	if (num > 0 && (num & 1) && (unsigned int)(num - 1) / 2 < c->n_break &&
+	    p->slots[(num - 1) / 2].refs)
+		return (num - 1) / 2;
+	if (num < 0 && (-num & 1) && (unsigned int)(-num - 1) / 2 < c->n_watch &&
+	    p->slots[c->n_break + (-num - 1) / 2].refs)
+		return (int)c->n_break + (-num - 1) / 2;
 	for (unsigned int i = 0; i < c->n_break; i++)
 		if (p->slots[i].refs && (p->slots[i].addr & ~3ull) == (addr & ~3ull))
 			return (int)i;
@@ -385,11 +401,13 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.ps_getregs = arm_ps_getregs,
 	.ps_setregs = arm_ps_setregs,
 	.thread_area = arm_thread_area,
-	/* BL and BLX set lr, with the Thumb bit of the caller; retprobe.c
-	 * keeps 8-byte words on the stack and does not carry that bit yet:
-	 * return probes are refused until it does. */
-	.ret_addr = PTRACE_RET_NONE,
-	.ret_link_regnum = -1,
+	/* BL and BLX set lr, with the Thumb bit of a Thumb caller.  The
+	 * return trampoline (an A32 udf at a word-aligned address) is
+	 * entered in ARM state by the function's bx lr or pop {pc}, and
+	 * retprobe.c puts the caller's set back from bit 0 of the real
+	 * address (flags_isa_bit). */
+	.ret_addr = PTRACE_RET_LINK,
+	.ret_link_regnum = ARM_LR,
 	/*
 	 * svc #0 in A32 (the injected call runs in ARM state: syscall.c
 	 * clears cpsr.T and ITSTATE for it, flags_clear); r7 = number (EABI),

@@ -160,7 +160,13 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 	pr->addr = addr;
 	pr->on_hit = fn;
 	pr->arg = arg;
-	err = arch->insn_decode(buf, n, addr, &pr->insn);
+	/* Where the arch has two instruction sets (32-bit ARM), bit 0 of the
+	 * address decodes the second (Thumb): gdb gives the address without
+	 * it, the symbols of the file mapped there say which. */
+	uint64_t daddr = addr;
+	if (agent.ptrace->flags_isa_bit && process_isa_at(p, addr) == 1)
+		daddr |= 1;
+	err = arch->insn_decode(buf, n, daddr, &pr->insn);
 	if (err == 0 && pr->insn.strategy == ARCH_REJECT)
 		err = -ENOTSUP;
 	if (err < 0) {
@@ -202,7 +208,7 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 	}
 	/* The arch's breakpoint for the instruction there (32-bit ARM: the
 	 * instruction set and, in Thumb, the instruction's size). */
-	err = bp_insert(p, addr, arch->bp_kind_at ? arch->bp_kind_at(addr, buf, (size_t)n)
+	err = bp_insert(p, addr, arch->bp_kind_at ? arch->bp_kind_at(daddr, buf, (size_t)n)
 						  : arch->bp_len);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot write a breakpoint at 0x%llx: %s",

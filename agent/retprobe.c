@@ -152,9 +152,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Bytes of a return address on the stack: the program's word. */
+#define WORD ((size_t)agent.ptrace->word_size)
+
 static bool read_word(struct process *p, uint64_t addr, uint64_t *v)
 {
-	return mem_read(p, addr, v, 8) == 8;
+	*v = 0;		/* little-endian: a 4-byte word fills the low half */
+	return mem_read(p, addr, v, WORD) == (ssize_t)WORD;
+}
+
+static bool write_word(struct process *p, uint64_t addr, const uint64_t *v)
+{
+	return mem_write(p, addr, v, WORD) == (ssize_t)WORD;
 }
 
 /* The return address is in a link register (aarch64), not at [sp]. */
@@ -166,7 +175,7 @@ static bool in_link(void)
 /* sp after a return, minus sp at the function's entry. */
 static uint64_t ret_pops(void)
 {
-	return in_link() ? 0 : 8;
+	return in_link() ? 0 : WORD;
 }
 
 static bool holds_tramp(struct process *p, uint64_t slot)
@@ -390,7 +399,10 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 		}
 		ret = rs->e[i].ret;
 	} else {
-		if (mem_read(p, ret - sizeof(before), before, sizeof(before)) !=
+		/* The call's bytes end at the return address without its
+		 * instruction-set bit (32-bit ARM's Thumb bit). */
+		uint64_t ret_code = ret & ~(agent.ptrace->flags_isa_bit ? 1ull : 0ull);
+		if (mem_read(p, ret_code - sizeof(before), before, sizeof(before)) !=
 			    (ssize_t)sizeof(before) ||
 		    !arch->follows_call(before, sizeof(before))) {
 			snprintf(why, whylen, "0x%" PRIx64 " is not a function's entry: "
@@ -407,7 +419,7 @@ int ret_entry(struct thread *t, uint64_t func, uint32_t run, char *why,
 			 * instruction runs (and, say, saves it). */
 			regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum,
 				 p->ret_tramp);
-		} else if (mem_write(p, sp, &p->ret_tramp, 8) != 8) {
+		} else if (!write_word(p, sp, &p->ret_tramp)) {
 			snprintf(why, whylen, "cannot write the stack at 0x%" PRIx64, sp);
 			return -EFAULT;
 		}
@@ -460,6 +472,14 @@ static int do_return(struct thread *t, bool record)
 	g.pc = rs->e[i].ret;
 	if (in_link())	/* as `ret` leaves it, untraced */
 		g.gpr[agent.ptrace->ret_link_regnum] = g.pc;
+	if (agent.ptrace->flags_isa_bit) {
+		/* 32-bit ARM: the trampoline runs in ARM state whatever the
+		 * caller's; bit 0 of the real address is the caller's set,
+		 * as `bx lr` would have taken it. */
+		uint64_t isa = agent.ptrace->flags_isa_bit;
+		g.flags = (g.pc & 1) ? g.flags | isa : g.flags & ~isa;
+		g.pc &= ~1ull;
+	}
 	regs_from_gpregs(blk, &g);
 	t->regs_dirty = true;
 	uint64_t now = now_ns();
@@ -570,17 +590,19 @@ static void link_unswap_stack(struct thread *t, uint64_t sp, bool note)
 			 "are left as the trampoline", t->tid, RET_SCAN_MAX);
 		top = sp + RET_SCAN_MAX;
 	}
-	for (uint64_t at = sp & ~(uint64_t)7; at < top; at += sizeof(buf)) {
+	for (uint64_t at = sp & ~(uint64_t)(WORD - 1); at < top; at += sizeof(buf)) {
 		size_t len = top - at < sizeof(buf) ? (size_t)(top - at) : sizeof(buf);
 		ssize_t got = mem_read(p, at, buf, len);
 		if (got <= 0)
 			break;
-		for (size_t k = 0; k < (size_t)got / 8; k++) {
-			if (buf[k] != p->ret_tramp)
+		for (size_t k = 0; k < (size_t)got / WORD; k++) {
+			uint64_t w = 0;
+			memcpy(&w, (uint8_t *)buf + k * WORD, WORD);
+			if (w != p->ret_tramp)
 				continue;
-			uint64_t a = at + k * 8;
+			uint64_t a = at + k * WORD;
 			int i = owner_of(rs, a);
-			if (i < 0 || mem_write(p, a, &rs->e[i].ret, 8) != 8)
+			if (i < 0 || !write_word(p, a, &rs->e[i].ret))
 				continue;
 			if (note)
 				note_shown(rs, a, rs->e[i].ret);
@@ -635,7 +657,7 @@ static void link_resume(struct thread *t, uint64_t sp, uint64_t pc)
 		uint64_t a = rs->shown_at[k];
 		if (a >= sp && (i = owner_of(rs, a)) >= 0 &&
 		    rs->e[i].ret == rs->shown_val[k] && read_word(p, a, &v) &&
-		    v == rs->shown_val[k] && mem_write(p, a, &p->ret_tramp, 8) != 8)
+		    v == rs->shown_val[k] && !write_word(p, a, &p->ret_tramp))
 			log_user("thread %d: cannot put the return trampoline back at "
 				 "0x%" PRIx64 ": that return is not recorded", t->tid, a);
 	}
@@ -681,7 +703,7 @@ void ret_show(struct thread *t)
 	 * frame: left as they are. */
 	for (size_t i = rs->n; i-- > 0;)
 		if (rs->e[i].slot >= sp && holds_tramp(p, rs->e[i].slot))
-			mem_write(p, rs->e[i].slot, &rs->e[i].ret, 8);
+			write_word(p, rs->e[i].slot, &rs->e[i].ret);
 	rs->shown = true;
 }
 
@@ -714,7 +736,7 @@ void ret_resume(struct thread *t)
 		if (!read_word(p, e->slot, &v) || v == p->ret_tramp)
 			continue;	/* not shown (below sp), or a chain's slot */
 		if (e->slot >= sp && v == e->ret) {
-			if (mem_write(p, e->slot, &p->ret_tramp, 8) == 8)
+			if (write_word(p, e->slot, &p->ret_tramp))
 				continue;
 			log_user("thread %d: cannot put the return trampoline back at "
 				 "0x%" PRIx64 ": that return is not recorded", t->tid, e->slot);
@@ -783,7 +805,7 @@ static void restore_thread(struct thread *t)
 		/* Below sp but in the red zone: a popped slot, not a frame. */
 		if (e->slot < sp && e->slot >= sp - agent.arch->red_zone)
 			continue;
-		if (holds_tramp(p, e->slot) && mem_write(p, e->slot, &e->ret, 8) != 8)
+		if (holds_tramp(p, e->slot) && !write_word(p, e->slot, &e->ret))
 			log_user("thread %d: cannot put the return address back at 0x%" PRIx64,
 				 t->tid, e->slot);
 	}

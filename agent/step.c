@@ -28,7 +28,11 @@
  * Other threads run meanwhile and may reach a temporary breakpoint that
  * is not theirs (thread_step_foreign): such a thread is parked, its pc
  * still on the breakpoint, and resumed once the step's breakpoints are
- * gone (inferior_unpark), so it runs the real instruction.  Two threads
+ * gone, so it runs the real instruction: not from here, in the middle of
+ * classifying a status (an all-stop stop may be under way), but by
+ * inferior_status once that status is dealt with and the program runs
+ * on (process.step_unpark); when everything stops instead, gdb's next
+ * resume starts them.  Two threads
  * stepping to the same address share the breakpoint, each with its
  * reference, and each sees its own step end there.
  *
@@ -131,7 +135,7 @@ static void step_clear(struct thread *t, bool write)
 	if (parked) {
 		for (struct thread *o = p->threads; o; o = o->next)
 			if (o->parked && o != t) {
-				inferior_unpark(p);
+				p->step_unpark = true;
 				break;
 			}
 	}

@@ -263,22 +263,21 @@ static bool around(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
 }
 
 /*
- * The function around `addr` in the process: from the ELF symbol tables
- * of the file mapped there (/proc/PID/maps), so a stripped object has
- * none.  Returns true and its start and size in the process.
+ * The ELF file mapped at `addr` in the process (/proc/PID/maps), opened,
+ * and the address in it (its p_vaddr space) that `addr` is.  Returns
+ * the Elf (the caller ends it and closes *fd) or NULL.
  */
-bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
-			 uint64_t *size)
+static Elf *mapped_elf(struct process *p, uint64_t addr, int *fd, uint64_t *vaddr)
 {
 	char path[64], line[4352], file[4096];
 	unsigned long long lo, hi, off;
-	uint64_t vaddr = 0;
-	bool have = false, found = false;
+	bool have = false;
 	FILE *f;
 
+	*vaddr = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
 	if (!(f = fopen(path, "re")))
-		return false;
+		return NULL;
 	while (!have && fgets(line, sizeof(line), f)) {
 		int n = 0;
 		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &n) < 3 ||
@@ -290,12 +289,11 @@ bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
 	}
 	fclose(f);
 	if (!have)
-		return false;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
+		return NULL;
+	if ((*fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
 	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf *elf = elf_begin(*fd, ELF_C_READ, NULL);
 	size_t nph = 0;
 	uint64_t fo = addr - lo + off;
 	if (elf && elf_getphdrnum(elf, &nph) == 0) {
@@ -303,21 +301,91 @@ bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
 			GElf_Phdr ph;
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
 			    fo >= ph.p_offset && fo < ph.p_offset + ph.p_filesz) {
-				vaddr = ph.p_vaddr + (fo - ph.p_offset);
+				*vaddr = ph.p_vaddr + (fo - ph.p_offset);
 				break;
 			}
 		}
 	}
+	if (!elf)
+		close(*fd);
+	return elf;
+}
+
+/*
+ * The function around `addr` in the process: from the ELF symbol tables
+ * of the file mapped there (/proc/PID/maps), so a stripped object has
+ * none.  Returns true and its start and size in the process.
+ */
+bool process_function_at(struct process *p, uint64_t addr, uint64_t *start,
+			 uint64_t *size)
+{
+	uint64_t vaddr;
+	bool found = false;
+	int fd;
+	Elf *elf = mapped_elf(p, addr, &fd, &vaddr);
+
+	if (!elf)
+		return false;
 	struct by_addr q = { vaddr, 0, 0 };
 	if (vaddr && each_symbol(elf, around, &q)) {
 		*start = addr - (vaddr - q.start);
 		*size = q.size;
 		found = true;
 	}
-	if (elf)
-		elf_end(elf);
+	elf_end(elf);
 	close(fd);
 	return found;
+}
+
+/*
+ * 32-bit ARM: which instruction set the code at `vaddr` is, from the
+ * mapping symbols ($a, $t, $d: the nearest at or below it) or else from
+ * the function symbol around it (bit 0 of a Thumb function's value).
+ */
+struct by_isa {
+	uint64_t vaddr;
+	uint64_t map_at;	/* the nearest mapping symbol's value so far */
+	int map;		/* its set: 0 A32, 1 Thumb, -1 data / none */
+	bool have_map;
+	int func;		/* the function's: 0, 1, or -1 none */
+};
+
+static bool isa_sym(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
+{
+	struct by_isa *q = arg;
+	const char *s = elf_strptr(elf, strtab, sym->st_name);
+	uint64_t v = sym->st_value & ~1ull;
+
+	if (GELF_ST_TYPE(sym->st_info) == STT_NOTYPE && s && s[0] == '$' &&
+	    (s[1] == 'a' || s[1] == 't' || s[1] == 'd') && (!s[2] || s[2] == '.')) {
+		if (v <= q->vaddr && (!q->have_map || v >= q->map_at)) {
+			q->have_map = true;
+			q->map_at = v;
+			q->map = s[1] == 't' ? 1 : s[1] == 'a' ? 0 : -1;
+		}
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && q->func < 0 &&
+		   q->vaddr >= v && q->vaddr < v + (sym->st_size ? sym->st_size : 1)) {
+		q->func = (int)(sym->st_value & 1);
+	}
+	return false;
+}
+
+int process_isa_at(struct process *p, uint64_t addr)
+{
+	uint64_t vaddr;
+	int fd;
+	Elf *elf = mapped_elf(p, addr, &fd, &vaddr);
+	struct by_isa q = { vaddr, 0, -1, false, -1 };
+
+	if (!elf)
+		return -1;
+	if (vaddr)
+		each_symbol(elf, isa_sym, &q);
+	elf_end(elf);
+	close(fd);
+	if (q.have_map && q.map >= 0)
+		return q.map;
+	return q.func;
 }
 
 /* Walks the program's link_map chain (see xfer.c): file name and load

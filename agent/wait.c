@@ -481,6 +481,13 @@ enum wait_outcome inferior_status(pid_t tid, int status)
 		break;
 	}
 	}
+	/* Threads parked on a software step's breakpoints that are gone run
+	 * on, unless everything stopped (gdb's resume starts them then). */
+	if (o != WAIT_PROCESS_GONE && proc->step_unpark &&
+	    (agent.non_stop || agent.running)) {
+		proc->step_unpark = false;
+		inferior_unpark(proc);
+	}
 	return o;
 }
 

@@ -854,6 +854,53 @@ static void test_emit(void **state)
 			 0x12345);
 }
 
+/* gdb's Z0 kinds and the agent's own choice: the words Linux traps on,
+ * and a Thumb breakpoint exactly the size of the instruction under it. */
+static void test_breakpoints(void **state)
+{
+	size_t len = 0;
+	const uint8_t *b;
+	/* bl (T32), then adds r0, #1 (T16), then an A32 mov r0, r0 */
+	const uint8_t t32[] = { 0x00, 0xf0, 0x00, 0xf8 };
+	const uint8_t t16[] = { 0x01, 0x30 };
+	const uint8_t a32[] = { 0x00, 0x00, 0xa0, 0xe1 };
+
+	(void)state;
+	b = arm_arch_ops.bp_insn_for_kind(ARM_BP_KIND_A32, &len);
+	assert_non_null(b);
+	assert_int_equal(len, 4);
+	assert_int_equal(b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24, ARM_BKPT_A32);
+	b = arm_arch_ops.bp_insn_for_kind(ARM_BP_KIND_T16, &len);
+	assert_non_null(b);
+	assert_int_equal(len, 2);
+	assert_int_equal(b[0] | b[1] << 8, ARM_BKPT_T16);
+	b = arm_arch_ops.bp_insn_for_kind(ARM_BP_KIND_T32, &len);
+	assert_non_null(b);
+	assert_int_equal(len, 4);
+	/* halfwords in order, each little-endian: f7f0 then a000 */
+	assert_int_equal((uint32_t)(b[0] | b[1] << 8) << 16 | (b[2] | b[3] << 8),
+			 ARM_BKPT_T32);
+	assert_null(arm_arch_ops.bp_insn_for_kind(1, &len));
+	assert_null(arm_arch_ops.bp_insn_for_kind(0, &len));
+	/* The default breakpoint is the A32 one. */
+	assert_memory_equal(arm_arch_ops.bp_insn,
+			    arm_arch_ops.bp_insn_for_kind(ARM_BP_KIND_A32, &len), 4);
+	assert_int_equal(arm_arch_ops.bp_kind_at(BASE, a32, sizeof(a32)), ARM_BP_KIND_A32);
+	assert_int_equal(arm_arch_ops.bp_kind_at(BASE | 1, t32, sizeof(t32)), ARM_BP_KIND_T32);
+	assert_int_equal(arm_arch_ops.bp_kind_at(BASE | 1, t16, sizeof(t16)), ARM_BP_KIND_T16);
+	assert_int_equal(arm_arch_ops.bp_kind_at(BASE | 1, t32, 0), ARM_BP_KIND_T16);
+	/* Each decodes as the UDF the classifier rejects. */
+	struct arch_insn insn;
+	b = arm_arch_ops.bp_insn_for_kind(ARM_BP_KIND_T32, &len);
+	assert_int_equal(arm_arch_ops.insn_decode(b, len, BASE | 1, &insn), 0);
+	assert_int_equal(insn.len, 4);
+	assert_int_equal(insn.strategy, ARCH_REJECT);
+	b = arm_arch_ops.bp_insn_for_kind(ARM_BP_KIND_T16, &len);
+	assert_int_equal(arm_arch_ops.insn_decode(b, len, BASE | 1, &insn), 0);
+	assert_int_equal(insn.len, 2);
+	assert_int_equal(insn.strategy, ARCH_REJECT);
+}
+
 static void test_follows_call(void **state)
 {
 	static const uint8_t a32_bl[] = { 0xfe, 0xfb, 0xff, 0xeb };
@@ -949,6 +996,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive),
 		cmocka_unit_test(test_xol),
 		cmocka_unit_test(test_emit),
+		cmocka_unit_test(test_breakpoints),
 		cmocka_unit_test(test_follows_call),
 		cmocka_unit_test(test_sdt),
 		cmocka_unit_test(test_regs),
