@@ -269,6 +269,11 @@ struct process {
 	struct pad_table *pads;	/* jump pads' shared table (pad.c), or NULL */
 	struct probe *probes;
 	uint64_t ret_tramp;	/* return trampoline (retprobe.c), 0 if none */
+	/* Return probes with no stop (pad.c, struct arch_ret_pad): the
+	 * in-process shadow stacks and their trampoline, 0 if none.  Never
+	 * unmapped: a thread may return through it after the agent left. */
+	uint64_t ret_area, ret_itramp;
+	uint64_t ret_itrap;	/* its trap when the ring is full */
 	bool ret_unwind;	/* unwinder entry points probed */
 	bool fork_child;	/* reported by a fork event, not yet adopted */
 	bool hidden;		/* its fork event has not reached gdb yet */
@@ -601,6 +606,10 @@ struct probe {
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
 	bool pad_ipa_live;	/* PAD_IPA: records hold the thread and time */
+	/* The owner wants returns taken in the pad (PROBE_PAD_RET), and the
+	 * pad does (its entry pushes on the in-process shadow stack). */
+	bool pad_ret_want, pad_ret;
+	bool pad_ret_only;	/* ... and nothing else is done at the entry */
 	/* Hits so far: those that stopped the thread (its breakpoint, or its
 	 * pad's trap), and those a pad recorded in the process (taken from
 	 * the ring).  `monitor probes` shows them. */
@@ -619,6 +628,11 @@ struct probe {
 /* ... and with PROBE_PAD_IPA, the in-process collector runs the site's
  * tracepoints in the pad (PAD_IPA). */
 #define PROBE_PAD_IPA 16u
+/* ... and with PROBE_PAD_RET, the site is a function's entry whose
+ * return the pad takes on the in-process shadow stack (pad_ret_*). */
+#define PROBE_PAD_RET 32u
+/* ... where nothing else happens at the entry (return probes only). */
+#define PROBE_PAD_RET_ONLY 64u
 
 
 int probe_strategy_parse(const char *s);
@@ -655,6 +669,8 @@ bool pad_contains(struct process *p, uint64_t pc);
 bool pad_settle(struct thread *t);
 void pad_fork_child(struct process *c);
 void pad_unmap(struct process *p);
+uint64_t pad_ret_count(const struct process *p, unsigned int off);
+uint64_t pad_ret_recorded(const struct process *p);
 void pad_forget(struct process *p);
 void probe_remove(struct probe *pr);
 /* probe_remove for a probe whose code was unmapped (dlclose): nothing is
@@ -738,15 +754,28 @@ void ret_resume(struct thread *t);
 void ret_restore_process(struct process *p);
 void ret_fork(struct thread *parent, struct process *child);
 void ret_thread_free(struct thread *t);
+/* Whether [sp] of `t` (at a function's entry) is the in-process
+ * trampoline's address: its pad pushed the return. */
+bool ret_pushed_in_pad(struct thread *t);
 /* The address space is gone (exec, exit): forget without touching it. */
 void ret_process_forget(struct process *p);
 /* solib.c: a library came or went (every library event). */
 void ret_libraries_changed(struct process *p);
 
 /* tracepoint.c, for retprobe.c: thread `t` returned from `func` (entered
- * during run `run`) after `latency_ns`; pc is the real return address. */
+ * during run `run`) after `latency_ns`, at `time_us` (CLOCK_REALTIME, the
+ * frame's timestamp: read with the latency's end, so that a slice drawn
+ * from the two ends where the return happened); pc is the real return
+ * address. */
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
-		  uint64_t latency_ns);
+		  uint64_t latency_ns, uint64_t time_us);
+/* A return the trampoline recorded in the process (pad.c): `t` a
+ * stand-in with its registers, `run16` the run's low 16 bits.  False:
+ * no room for it yet. */
+bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
+			uint64_t latency_ns, uint64_t time_us);
+/* The number of the trace run being started or running. */
+uint32_t trace_run_id(void);
 
 /* monitor.c */
 void handle_monitor(const char *cmd, struct rsp_buf *reply);

@@ -786,6 +786,16 @@ static bool thread_fix_pc(pid_t pid, const struct kp_proc *kp, const struct kt *
 				continue;
 			return true;
 		}
+		if (c->kind == KEEPER_RET_ON) {
+			/* Stopped by the in-process trampoline's wait for
+			 * room: on from there (its trap's signal is not the
+			 * program's). */
+			if (c->addr && t->pc == c->addr + after) {
+				f->new_pc = t->pc;
+				return true;
+			}
+			continue;
+		}
 		if (c->kind != KEEPER_STEP || t->pc < c->at || t->pc > c->at + c->xol_len)
 			continue;
 		if (t->pc == c->at || (ko->slot_rewind && t->pc < c->at + c->xol_len))
@@ -956,6 +966,15 @@ static void take_over_process(struct kp_proc *kp)
 			open_pad(fd, &shm->codes[i]);
 		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_IPA)
 			open_ipa(fd, &shm->codes[i]);
+		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_RET_ON) {
+			/* Nobody drains the ring any more: the in-process
+			 * trampoline records nothing, and never waits. */
+			uint64_t off = 0;
+			uint8_t nop = 0x90;
+			mem_rw(fd, shm->codes[i].at, &off, 8, true);
+			if (shm->codes[i].addr && agent.arch->bp_len == 1)
+				mem_rw(fd, shm->codes[i].addr, &nop, 1, true);
+		}
 	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_STACK &&
 			i < KP_THREADS; i++) {
 		struct kp_thread *r = &shm->threads[i];

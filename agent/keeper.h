@@ -49,6 +49,11 @@ enum keeper_code_kind {
 	KEEPER_PAD,	/* a jump pad's trap: at, the int3; aux, the offset
 			 * of the entry's ready word (from %r14) */
 	KEEPER_TRAMP,	/* the return trampoline (an int3) */
+	KEEPER_RET_ON,	/* the in-process trampoline's records-on word:
+			 * at, its address (set to 0 when the agent dies);
+			 * addr, the trampoline's wait for room (an int3
+			 * that becomes a nop; a thread stopped after it
+			 * goes on from there) */
 	KEEPER_IPA,	/* the in-process collector's faulting loads: at,
 			 * the first; insn_len their bytes; addr, their
 			 * fault exit */

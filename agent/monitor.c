@@ -36,8 +36,9 @@ static const char monitor_help[] =
 	"  probes                  list the agent's probes: address, how a hit\n"
 	"                          runs (pad, emulate, boost, step), owner, and\n"
 	"                          the hits that stopped the thread and that a\n"
-	"                          pad recorded in the process, and the\n"
-	"                          unreadable addresses its collector met\n";
+	"                          pad recorded in the process, the\n"
+	"                          unreadable addresses its collector met, and\n"
+	"                          the returns recorded in the process\n";
 
 /* One line per probe of every process: what a hit costs there. */
 static void list_probes(struct rsp_buf *reply)
@@ -62,13 +63,14 @@ static void list_probes(struct rsp_buf *reply)
 					 (unsigned long long)pad_ipa_skipped(pr));
 			if (pr->pad)
 				snprintf(line, sizeof(line),
-					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s), else %s (%s), %s; "
+					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s%s), else %s (%s), %s; "
 					 "hits: %llu stopped, %llu recorded in the process%s\n",
 					 p->pid, (unsigned long long)pr->addr, pr->pad_window,
 					 (unsigned long long)pr->pad,
 					 pr->pad_collect == PAD_IPA ?
 					 "; collects in the process with its collector, no stop" :
 					 pr->pad_collect ? "; collects in the process, no stop" : "",
+					 pr->pad_ret ? "; return pushed in the process, no stop" : "",
 					 arch_strategy_name(pr->strategy),
 					 pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
@@ -80,6 +82,15 @@ static void list_probes(struct rsp_buf *reply)
 					 arch_strategy_name(pr->strategy), pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
 					 (unsigned long long)pr->hits_recorded);
+			server_console(line);
+		}
+		if (p->ret_area) {
+			snprintf(line, sizeof(line), "process %d returns: %llu recorded in the "
+				 "process (no stop), %llu entries left to the agent (table full "
+				 "or too deep), %llu waited for room in the ring (a stop each)\n", p->pid,
+				 (unsigned long long)pad_ret_recorded(p),
+				 (unsigned long long)pad_ret_count(p, RET_PAD_FALLBACKS),
+				 (unsigned long long)pad_ret_count(p, RET_PAD_LOST));
 			server_console(line);
 		}
 		if (pad_ipa_faults(p)) {

@@ -45,6 +45,14 @@
  * A load of the collector that faults is resumed at its exit
  * (pad_ipa_fault): the program sees no signal.
  *
+ * A pad at a function's entry whose return probes need no more than the
+ * registers (pr->pad_ret) first pushes the return on the thread's shadow
+ * stack in the process and points [sp] at the return trampoline (ret_get,
+ * retprobe.c's essay); the trampoline writes the return's record into the
+ * same ring, the drain knows it by its pc (the trampoline) and hands it
+ * to tracepoint.c as a return.  Its latency and time come from the TSC
+ * (tsc_*): the entry and the return read it with no system call.
+ *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it
  * is written traps and is handled the ordinary way, and gdb's reads see
@@ -76,6 +84,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -188,6 +197,10 @@ struct pad_table {
 	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
 	bool ipa_failed;
 	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
+	/* Return probes with no stop: could not be set up in this process
+	 * (no more tries); returns the drain took. */
+	bool ret_failed;
+	uint64_t ret_recorded;
 };
 
 static uint8_t *record_at(struct pad_table *pt, uint64_t pos)
@@ -454,6 +467,211 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
 	return 0;
 }
 
+/* --- return probes with no stop ------------------------------------------- */
+
+/*
+ * The TSC, which the entry pad and the trampoline read (rdtsc: no system
+ * call), against the clocks: the latency in nanoseconds, the return's
+ * time in CLOCK_REALTIME microseconds as a pad's record holds it.  The
+ * rate comes from a short measure when the first area is made, refined
+ * at every drain over the whole time since (constant_tsc: one rate on
+ * every CPU of the machine); a record's time counts from the latest
+ * reading of both clocks (the drain's), so that the rate's error shows
+ * only over the record's age, microseconds at most.
+ */
+static struct {
+	uint64_t tsc0, mono0;		/* the first reading */
+	uint64_t tsc1, real1;		/* the latest */
+	double ticks_per_ns;
+} tscal;
+
+static uint64_t tsc_read(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The TSC and CLOCK_MONOTONIC (and CLOCK_REALTIME, *r) taken together:
+ * retried until the clock readings around the TSC's lie within 2 us (no
+ * preemption in between: the machine may be shared). */
+static void tsc_pair(uint64_t *t, uint64_t *m, uint64_t *r)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t r1 = clock_ns(CLOCK_REALTIME);
+		*t = tsc_read();
+		uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
+		*m = m1 + (m2 - m1) / 2;
+		*r = r1 + (m2 - m1) / 2;
+		if (m2 - m1 < 2000)
+			return;
+	}
+}
+
+static void tsc_calibrate(void)
+{
+	struct timespec gap = { 0, 20000000 };	/* 20 ms */
+	uint64_t t, m, r;
+
+	if (tscal.ticks_per_ns > 0)
+		return;
+	tsc_pair(&tscal.tsc0, &tscal.mono0, &r);
+	nanosleep(&gap, NULL);
+	tsc_pair(&t, &m, &r);
+	tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	tscal.tsc1 = t;
+	tscal.real1 = r;
+	debug("TSC: %.4f ticks per ns", tscal.ticks_per_ns);
+}
+
+static void tsc_refine(void)
+{
+	uint64_t m, t, r;
+
+	if (tscal.ticks_per_ns <= 0)
+		return;
+	tsc_pair(&t, &m, &r);
+	if (m - tscal.mono0 > 100000000u)
+		tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	tscal.tsc1 = t;
+	tscal.real1 = r;
+}
+
+static uint64_t tsc_ns(uint64_t ticks)
+{
+	return tscal.ticks_per_ns > 0 ? (uint64_t)((double)ticks / tscal.ticks_per_ns) : 0;
+}
+
+static uint64_t tsc_real_us(uint64_t t)
+{
+	double d = tscal.ticks_per_ns > 0 ?
+		   ((double)t - (double)tscal.tsc1) / tscal.ticks_per_ns : 0;
+
+	return (uint64_t)(((double)tscal.real1 + d) / 1000.0);
+}
+
+/*
+ * The in-process shadow stacks of `p` and their trampoline (struct
+ * arch_ret_pad): one private anonymous mapping the process makes, whose
+ * first page holds the trampoline (read and execute) and the rest the
+ * stacks.  Private, not the pads' shared memory: a fork child gets a
+ * copy as it gets a copy of its stack, and its returns find their real
+ * addresses there.  Never unmapped while the process lives.  0, or
+ * -errno with the reason in `why` (and no second try).
+ */
+static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct thread *t;
+	uint64_t base = 0, on = 1;
+	uint8_t code[4096];
+	size_t trap_off = 0;
+	long ret;
+	int n, err;
+
+	if (p->ret_area)
+		return 0;
+	if (pt->ret_failed) {
+		snprintf(why, whylen, "no in-process shadow stacks in process %d", p->pid);
+		return -ENOMEM;
+	}
+	if (!arch->emit_ret_entry || !arch->emit_ret_exit || !arch->emit_ret_stamp ||
+	    !arch->emit_pad_collect) {
+		snprintf(why, whylen, "returns trap on %s", arch->name);
+		return -ENOTSUP;
+	}
+	pt->ret_failed = true;
+	if (!(t = process_stopped_thread(p))) {
+		snprintf(why, whylen, "no stopped thread to set up the shadow stacks");
+		return -ESRCH;
+	}
+	err = inferior_mmap(t, 0, 4096 + RET_PAD_AREA_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &base);
+	if (err < 0) {
+		snprintf(why, whylen, "process %d cannot map its shadow stacks: %s",
+			 p->pid, strerror(-err));
+		return err;
+	}
+	const struct arch_pad_layout *l = layout();
+	struct arch_ret_pad r = {
+		.area = base + 4096, .tramp = base, .fsgsbase = pt->fsgsbase,
+		.ring = {
+			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
+			.record_shift = record_shift(), .nrecords = RING_RECORDS,
+			.off_seq = l->off_seq, .off_bases = l->off_bases,
+			.off_frame = l->off_frame, .xsave = pt->xsave,
+			.fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
+			.blocks_size = blocks_size(),
+		},
+	};
+	n = arch->emit_ret_exit(code, sizeof(code), &r, &trap_off);
+	if (n < 0) {
+		snprintf(why, whylen, "cannot build the return trampoline: %s", strerror(-n));
+		err = n;
+	} else if (mem_write_raw(p, base, code, (size_t)n) != n ||
+		   mem_write_raw(p, r.area + RET_PAD_ON, &on, 8) != 8) {
+		snprintf(why, whylen, "cannot write the return trampoline at 0x%llx",
+			 (unsigned long long)base);
+		err = -EIO;
+	} else if ((err = remote_call(t, SYS_mprotect, (long)base, 4096,
+				      PROT_READ | PROT_EXEC, 0, 0, 0, &ret)) < 0) {
+		snprintf(why, whylen, "process %d cannot make the return trampoline "
+			 "executable: %s", p->pid, strerror(-err));
+	}
+	if (err < 0) {
+		remote_call(t, SYS_munmap, (long)base, 4096 + RET_PAD_AREA_SIZE, 0, 0, 0, 0,
+			    &ret);
+		return err;
+	}
+	/* A thread stopped inside it is stepped out like one in a pad. */
+	struct pad_code *c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	*c = (struct pad_code){ pt->codes, base, 0, 0, (size_t)n };
+	pt->codes = c;
+	p->ret_area = r.area;
+	p->ret_itramp = base;
+	p->ret_itrap = base + trap_off;
+	/* Should the agent die, the keeper turns the records off: nobody
+	 * drains the ring then, and a full one must not trap. */
+	keeper_code(p->pid, KEEPER_RET_ON, r.area + RET_PAD_ON, p->ret_itrap, 0, 0, -1, 0);
+	pt->ret_failed = false;
+	tsc_calibrate();
+	debug("return trampoline at %#llx, shadow stacks at %#llx in %d",
+	      (unsigned long long)base, (unsigned long long)r.area, p->pid);
+	return 0;
+}
+
+/* A counter of the in-process shadow stacks' header (RET_PAD_*). */
+uint64_t pad_ret_count(const struct process *p, unsigned int off)
+{
+	uint64_t v = 0;
+
+	if (!p->ret_area || mem_read_raw((struct process *)p, p->ret_area + off, &v, 8) != 8)
+		return 0;
+	return v;
+}
+
+/* Returns the trampoline recorded and the drain took. */
+uint64_t pad_ret_recorded(const struct process *p)
+{
+	return p->pads ? p->pads->ret_recorded : 0;
+}
+
 /*
  * A thread of a traced process stopped with `sig`: if it is SIGSEGV or
  * SIGBUS at one of the collector's loads (ipa_copy), it goes on at the
@@ -537,6 +755,7 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
  * or -errno with the reason in `why`; the probe stays as it was then.
  */
 static bool all_stopped(struct process *p);
+static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen);
 static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen);
 
@@ -708,6 +927,43 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	uint64_t ipa_site = 0;
 	bool ipa_live = false;
 	collect = pad_mode(pr, pt, collect, &ipa_site, &ipa_live);
+	/* The return taken in the pad: the push comes first, right after
+	 * the save; it falls through to the collector (or branches to the
+	 * restore when there is nothing to record at the entry), and sends
+	 * what it cannot push to the hand-off.  Not where gdb has its
+	 * breakpoint (hits must stop there). */
+	struct sw_breakpoint *gb = bp_find(p, pr->addr);
+	bool ret = pr->pad_ret_want && !(gb && gb->gdb_refs);
+	size_t ret_fallback = 0, ret_done = 0;
+	if (ret) {
+		char rwhy[200];
+		if (ret_get(p, pt, rwhy, sizeof(rwhy)) < 0) {
+			debug("probe at %#llx: its returns trap: %s",
+			      (unsigned long long)pr->addr, rwhy);
+			ret = false;
+		}
+	}
+	/* Nothing else at the entry: a push that succeeds goes straight
+	 * to the restore. */
+	bool ret_only = ret && collect == PAD_STOPS && pr->pad_ret_only;
+	if (ret) {
+		struct arch_ret_pad rp = {
+			.area = p->ret_area, .tramp = p->ret_itramp,
+			.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
+			.fsgsbase = pt->fsgsbase,
+		};
+		m = arch->emit_ret_entry(code + n, sizeof(code) - n, &rp, &ret_fallback,
+					 ret_only ? &ret_done : NULL);
+		if (m < 0) {
+			snprintf(why, whylen, "cannot build the pad's return push: %s",
+				 strerror(-m));
+			return m;
+		}
+		ret_fallback += n;
+		if (ret_only)
+			ret_done += n;
+		n += m;
+	}
 	if (collect != PAD_STOPS) {
 		struct arch_pad_ring r = {
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
@@ -731,6 +987,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		done += n;
 		n += m;
 	}
+	if (ret && (m = arch->patch_branch(code, ret_fallback, (size_t)n)) < 0) {
+		snprintf(why, whylen, "cannot link the pad's return push: %s",
+			 strerror(-m));
+		return m;
+	}
 	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
 	if (m < 0) {
 		snprintf(why, whylen, "cannot build the pad's hand-off: %s", strerror(-m));
@@ -742,6 +1003,22 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		snprintf(why, whylen, "cannot link the pad's collector: %s",
 			 strerror(-m));
 		return m;
+	}
+	if (ret_only && (m = arch->patch_branch(code, ret_done, (size_t)n)) < 0) {
+		snprintf(why, whylen, "cannot link the pad's return push: %s",
+			 strerror(-m));
+		return m;
+	}
+	if (ret && !ret_only) {
+		/* The collector and the hand-off come here too: the entry's
+		 * time after the entry frame's. */
+		m = arch->emit_ret_stamp(code + n, sizeof(code) - n);
+		if (m < 0) {
+			snprintf(why, whylen, "cannot build the pad's return stamp: %s",
+				 strerror(-m));
+			return m;
+		}
+		n += m;
 	}
 	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
 	if (m < 0) {
@@ -796,6 +1073,7 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	pr->pad_collect = collect;
 	pr->pad_ipa_site = ipa_site;
 	pr->pad_ipa_live = ipa_live;
+	pr->pad_ret = ret;
 	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
 	      (unsigned long long)at, n);
 	return 0;
@@ -863,6 +1141,7 @@ void pad_detach(struct probe *pr)
 	pr->pad_collect = PAD_STOPS;
 	pr->pad_ipa_site = 0;
 	pr->pad_ipa_live = false;
+	pr->pad_ret = false;
 }
 
 static struct pad_code *code_at(struct process *p, uint64_t pc)
@@ -1086,6 +1365,8 @@ bool pad_settle(struct thread *t)
 		if (!c)
 			break;
 		moved = true;
+		if (p->ret_itrap && pc == p->ret_itrap + arch->bp_pc_after_trap)
+			trace_drain(false);	/* the trampoline waits for room */
 		if (pc == c->trap + arch->bp_pc_after_trap) {
 			uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
 			struct probe *pr = probe_at(p, c->site);
@@ -1215,6 +1496,52 @@ static uint64_t record_time_us(const uint8_t *rec)
 	return (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
 }
 
+/*
+ * A record the return trampoline wrote: the registers as the return
+ * left them (pc: the real return address) and the descriptor (struct
+ * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
+ * the latency and time from the TSC.  `take`: there is a taker (not a
+ * salvage).  False: no room for it yet, the record stays.
+ */
+static bool take_return(struct pad_table *pt, uint64_t pos,
+			struct thread *standin, bool take)
+{
+	uint8_t *rec = record_at(pt, pos);
+	const struct arch_pad_layout *l = layout();
+	const uint8_t *d = rec + blocks_off();
+	uint64_t func_run, ticks, tsc, real;
+	uint32_t tid, magic;
+	bool taken = true;
+
+	memcpy(&func_run, d + RET_REC_FUNC, 8);
+	memcpy(&ticks, d + RET_REC_TICKS, 8);
+	memcpy(&tsc, d + RET_REC_TSC, 8);
+	memcpy(&tid, d + RET_REC_TID, 4);
+	memcpy(&magic, d + RET_REC_MAGIC, 4);
+	memcpy(&real, d + RET_REC_RET, 8);
+	standin->tid = (pid_t)tid;
+	if (take && magic == RET_REC_MAGIC_VALUE &&
+	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
+			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0) {
+		uint8_t *blk = regs_block_gpr(standin);
+		struct arch_gpregs g;
+		if (blk) {
+			regs_to_gpregs(blk, &g);
+			g.pc = real;
+			regs_from_gpregs(blk, &g);
+			taken = trace_drain_return(standin, func_run & ((1ull << 48) - 1),
+						   (uint32_t)(func_run >> 48),
+						   tsc_ns(ticks), tsc_real_us(tsc));
+		}
+	}
+	regs_invalidate(standin);
+	if (taken) {
+		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+		pt->ret_recorded++;
+	}
+	return taken;
+}
+
 /* One published record: to `fn`, then free for its next round. */
 static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 			struct thread *standin,
@@ -1225,6 +1552,8 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	uint8_t *rec = record_at(pt, pos);
 	const struct arch_pad_layout *l = layout();
 	uint64_t site = frame_pc(rec);
+	if (p->ret_itramp && site == p->ret_itramp)
+		return take_return(pt, pos, standin, fn != NULL);
 	struct probe *pr = probe_at(p, site);
 	uint64_t time_us = 0;
 
@@ -1303,6 +1632,8 @@ int pad_drain(struct process *p,
 		return 0;
 	if (!pt->standin && !(pt->standin = standin_new(p)))
 		abort();
+	if (p->ret_area)
+		tsc_refine();
 	struct pad_ring ring = {
 		.records = pt->local + ring_off() + RING_RECORDS_OFF,
 		.head = (const volatile uint64_t *)(pt->local + ring_off()),
@@ -1451,6 +1782,14 @@ void pad_unmap(struct process *p)
 	struct thread *t = process_stopped_thread(p);
 	long ret;
 
+	if (p->ret_area) {
+		/* The trampoline stays (a return may still come through it,
+		 * agent or not), its records stop before the ring goes. */
+		uint64_t off = 0;
+		if (mem_write_raw(p, p->ret_area + RET_PAD_ON, &off, 8) != 8)
+			debug("process %d: cannot stop the return trampoline's records",
+			      p->pid);
+	}
 	if (p->pads && p->pads->remote && t)
 		remote_call(t, SYS_munmap, (long)p->pads->remote, (long)shm_size(),
 			    0, 0, 0, 0, &ret);

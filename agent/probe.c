@@ -222,6 +222,8 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 	    ((flags & PROBE_MAY_PAD) && (agent.opt.tp_strategy == PROBE_AUTO ||
 					 agent.opt.tp_strategy == PROBE_PAD))) {
 		char pwhy[160];
+		pr->pad_ret_want = (flags & PROBE_PAD_RET) != 0;
+		pr->pad_ret_only = (flags & PROBE_PAD_RET_ONLY) != 0;
 		err = pad_attach(pr, !(flags & PROBE_PAD_COLLECT) ? PAD_STOPS :
 				     (flags & PROBE_PAD_IPA) ? PAD_IPA :
 				     (flags & PROBE_PAD_TIME_TID) ? PAD_REGS_TIME_TID : PAD_REGS,

@@ -68,6 +68,40 @@
  *   trampoline back only at the words and in the register it changed.  A
  *   copy in another register (a function that moves x30 elsewhere) is
  *   not seen.
+ *
+ * Returns with no stop (x86-64, pads).  Where the probe is a jump pad at
+ * a function symbol's first instruction and the return probes there need
+ * only registers and variables (tracepoint.c: ret_pad_ok), the pad does
+ * the entry's work itself and the return never traps (pad.c ret_get,
+ * arch emit_ret_entry / emit_ret_exit, struct arch_ret_pad):
+ *
+ *   entry pad:   push {slot = sp, ret = [sp], TSC, func|run} on the
+ *                thread's stack in p->ret_area (keyed by the fs base),
+ *                [sp] = p->ret_itramp; (ordinary tracepoints there: the
+ *                pad's collector, or its hand-off, as before)
+ *   trampoline:  pop newer entries below the slot (longjmp), then every
+ *                entry of the slot (a tail call's chain, innermost
+ *                first): a ring record each, pc field = the trampoline,
+ *                the real address in its descriptor; jmp *real
+ *   drain:       pad.c take_return -> trace_drain_return -> run_site,
+ *                as do_return -> trace_return does for a trapped return
+ *
+ * The same invariants hold for those entries, with the process as their
+ * keeper: the agent's shadow stack and the in-process one are two sets of
+ * entries of one thread (a pad that cannot push sends the hit to the
+ * agent, which pushes here: both kinds can be in one stack, each slot
+ * holding its own trampoline's address).  Whatever puts real addresses
+ * back here puts back theirs too (irestore: restore_thread), gdb's view
+ * shows theirs (ishow / iresume), a thread that ends clears its slot's
+ * tid (iforget).  Where the agent stops caring without reaching a thread (it
+ * runs at tstop; the agent dies), nothing is owed: the trampoline needs
+ * no agent, and its page is never unmapped.  Fork: the area is private,
+ * so the child's copy of its stack has its copy of the entries; a child
+ * the agent lets go gets its real addresses back like the parent's.
+ * What differs from the trap path: staleness at a return is by the slot
+ * alone (newer entries below it go, without the holds-the-trampoline
+ * test), and an entry that finds [sp] already the trampoline but the
+ * newest entry not that slot's, or no room, goes to the agent.
  */
 #define LOG_DOMAIN "tp"
 #include "config.h"
@@ -152,6 +186,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The wall clock of trace frames' timestamps, in microseconds. */
+static uint64_t wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* Bytes of a return address on the stack: the program's word. */
 #define WORD ((size_t)agent.ptrace->word_size)
 
@@ -218,6 +261,203 @@ static int find_slot(const struct ret_stack *rs, uint64_t slot)
 	return ret_stack_find(rs, slot);
 }
 
+/* --- the in-process shadow stacks (pad.c, struct arch_ret_pad) ----------- */
+
+/*
+ * Where the jump pads take returns with no stop (x86-64), a thread's
+ * entries live in the process, in its slot of p->ret_area, found by its
+ * fs base as the pad finds it.  The agent reads and writes them only
+ * while the thread is stopped (or gone): the thread itself is their
+ * only other writer.  What ends the agent's care of a stack or shows
+ * gdb the real addresses does the same to those entries as to its own
+ * (restore_thread, ret_show, ret_resume).
+ */
+struct ientry {
+	uint64_t slot, ret, tsc, func_run;
+};
+
+static int fs_base_regnum(void)
+{
+	static int regnum = -2;
+
+	if (regnum == -2) {
+		regnum = -1;
+		for (unsigned int i = 0; agent.arch->regs[i].name; i++)
+			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
+				regnum = (int)i;
+				break;
+			}
+	}
+	return regnum;
+}
+
+/* The address of t's slot in the area, 0 if it has none. */
+static uint64_t islot_of(struct thread *t)
+{
+	struct process *p = t->proc;
+	int fsr = fs_base_regnum();
+	uint64_t key, k;
+
+	if (!p->ret_area || fsr < 0 || regs_get(t, (unsigned int)fsr, &key) < 0 || !key)
+		return 0;
+	unsigned int i = (unsigned int)((key * 0x9e3779b97f4a7c15ull) >> 56);
+	for (unsigned int tries = 0; tries < RET_PAD_SLOTS; tries++) {
+		uint64_t at = p->ret_area + 4096 + (uint64_t)i * RET_PAD_SLOT_SIZE;
+		if (!read_word(p, at, &k) || !k)
+			return 0;
+		if (k == key)
+			return at;
+		i = (i + 1) & (RET_PAD_SLOTS - 1);
+	}
+	return 0;
+}
+
+/* The entries of the slot at `at`: how many (at most RET_PAD_DEPTH), -1
+ * when unreadable. */
+static int iread(struct process *p, uint64_t at, struct ientry *e)
+{
+	uint32_t n;
+
+	if (mem_read(p, at + 12, &n, 4) != 4)
+		return -1;
+	if (n > RET_PAD_DEPTH)
+		n = RET_PAD_DEPTH;
+	if (n && mem_read(p, at + 64, e, n * sizeof(*e)) != (ssize_t)(n * sizeof(*e)))
+		return -1;
+	return (int)n;
+}
+
+static void iwrite(struct process *p, uint64_t at, const struct ientry *e, uint32_t n)
+{
+	if ((n && mem_write(p, at + 64, e, n * sizeof(*e)) != (ssize_t)(n * sizeof(*e))) ||
+	    mem_write(p, at + 12, &n, 4) != 4)
+		log_user("process %d: cannot write a thread's shadow stack at 0x%" PRIx64,
+			 p->pid, at);
+}
+
+static bool in_itramp(struct process *p, uint64_t pc)
+{
+	return p->ret_itramp && pc >= p->ret_itramp && pc < p->ret_itramp + 4096;
+}
+
+bool ret_pushed_in_pad(struct thread *t)
+{
+	struct process *p = t->proc;
+	uint64_t sp, v;
+
+	return p->ret_itramp &&
+	       regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) == 0 &&
+	       read_word(p, sp, &v) && v == p->ret_itramp;
+}
+
+/*
+ * Stopped thread `t`'s in-process entries: real addresses back in every
+ * slot that holds the trampoline, and none left.  A thread inside the
+ * trampoline first runs out of it (to its real address).
+ */
+static void irestore(struct thread *t)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, sp, v;
+	int n;
+
+	if (!p->ret_area)
+		return;
+	if (in_itramp(p, regs_get_pc(t)))
+		pad_settle(t);
+	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0 ||
+	    regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0)
+		return;
+	for (int i = n; i-- > 0;) {
+		/* Below sp but in the red zone: a popped slot, not a frame. */
+		if (e[i].slot < sp && e[i].slot >= sp - agent.arch->red_zone)
+			continue;
+		if (read_word(p, e[i].slot, &v) && v == p->ret_itramp &&
+		    mem_write(p, e[i].slot, &e[i].ret, 8) != 8)
+			log_user("thread %d: cannot put the return address back at 0x%" PRIx64,
+				 t->tid, e[i].slot);
+	}
+	iwrite(p, at, e, 0);
+	debug("thread %d: %d return addresses of its in-process stack put back",
+	      t->tid, n);
+}
+
+/* gdb looks at `t`: the real addresses in its frames (at or above sp). */
+static bool ishow(struct thread *t, uint64_t sp)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, v;
+	bool shown = false;
+	int n;
+
+	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0)
+		return false;
+	for (int i = n; i-- > 0;)
+		if (e[i].slot >= sp && read_word(p, e[i].slot, &v) && v == p->ret_itramp &&
+		    mem_write(p, e[i].slot, &e[i].ret, 8) == 8)
+			shown = true;
+	return shown;
+}
+
+/* ... and goes on: the trampoline back where ishow took it out; entries
+ * whose frames gdb took away (`return`, a jump) go. */
+static void iresume(struct thread *t, uint64_t sp)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, v;
+	int n, k = 0;
+
+	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (!read_word(p, e[i].slot, &v))
+			continue;
+		if (v != p->ret_itramp) {
+			if (e[i].slot < sp || v != e[i].ret)
+				continue;	/* the frame is gone */
+			if (mem_write(p, e[i].slot, &p->ret_itramp, 8) != 8) {
+				log_user("thread %d: cannot put the return trampoline back at "
+					 "0x%" PRIx64 ": that return is not recorded",
+					 t->tid, e[i].slot);
+				continue;
+			}
+		}
+		e[k++] = e[i];
+	}
+	if (k != n)
+		iwrite(p, at, e, (uint32_t)k);
+}
+
+/*
+ * A thread is gone: its slot's tid is cleared, so that the next thread
+ * with the same TCB address (glibc reuses a joined thread's stack) reads
+ * its own at its next entry.  The entries stay: that next thread may be
+ * running on the slot already (its exit reached the agent late), and
+ * those of a thread that ended inside probed functions go by the
+ * staleness rules.
+ */
+static void iforget(struct thread *t)
+{
+	struct process *p = t->proc;
+	uint32_t w[2];
+
+	if (!p->ret_area || p->exited)
+		return;
+	for (unsigned int i = 0; i < RET_PAD_SLOTS; i++) {
+		uint64_t at = p->ret_area + 4096 + (uint64_t)i * RET_PAD_SLOT_SIZE, k;
+		if (!read_word(p, at, &k))
+			return;
+		if (!k || mem_read(p, at + 8, w, 8) != 8 || w[0] != (uint32_t)t->tid)
+			continue;
+		w[0] = 0;
+		mem_write(p, at + 8, w, 4);
+		return;
+	}
+}
+
 /* --- the trampoline and the unwinder's entry points -------------------- */
 
 /* libgcc_s's entry points that walk the stack by return addresses. */
@@ -235,11 +475,10 @@ static int unwind_hit(struct probe *pr, struct thread *t, void *arg)
 {
 	(void)pr;
 	(void)arg;
-	if (t->ret && t->ret->n) {
+	if (t->ret && t->ret->n)
 		debug("thread %d enters the unwinder: %zu return addresses put back",
 		      t->tid, t->ret->n);
-		restore_thread(t);
-	}
+	restore_thread(t);
 	return 0;
 }
 
@@ -482,7 +721,11 @@ static int do_return(struct thread *t, bool record)
 	}
 	regs_from_gpregs(blk, &g);
 	t->regs_dirty = true;
-	uint64_t now = now_ns();
+	/* The return's time, both clocks at once: the latency ends and the
+	 * frame's timestamp is taken here, not when its collection gets to
+	 * `$trace_timestamp` (later by a varying delay), so that an entry
+	 * timestamp + latency drawn as a slice ends where the return did. */
+	uint64_t now = now_ns(), when = wall_us();
 	/* The chain sharing this slot, newest first. */
 	for (int j = (int)rs->n - 1; j >= 0; j--) {
 		if (rs->e[j].slot != slot)
@@ -490,7 +733,7 @@ static int do_return(struct thread *t, bool record)
 		struct ret_entry e = rs->e[j];
 		drop(rs, (size_t)j);
 		if (record)
-			trace_return(t, e.func, e.run, now - e.entry_ns);
+			trace_return(t, e.func, e.run, now - e.entry_ns, when);
 	}
 	/* The keeper's copy keeps the entries until the next change: the
 	 * new pc is not written yet, and a thread that stays on the
@@ -681,7 +924,7 @@ void ret_show(struct thread *t)
 	struct ret_stack *rs = t->ret;
 	uint8_t *blk;
 
-	if (!rs || !rs->n || rs->shown || !p->ret_tramp)
+	if (rs && rs->shown)
 		return;
 	if (!trace_running()) {
 		/* Left from a run that stopped while the thread ran: for
@@ -694,6 +937,10 @@ void ret_show(struct thread *t)
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
+	if (p->ret_area && ishow(t, sp))
+		stack_of(t)->shown = true;
+	if (!rs || !rs->n || !p->ret_tramp)
+		return;
 	if (in_link()) {
 		link_show(t, sp);
 		rs->shown = true;
@@ -720,11 +967,15 @@ void ret_resume(struct thread *t)
 	uint8_t *blk = regs_block_gpr(t);
 
 	rs->shown = false;
-	if (!blk || !p->ret_tramp)
+	if (!blk)
 		return;
 	struct arch_gpregs g;
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
+	if (p->ret_area)
+		iresume(t, sp);
+	if (!p->ret_tramp)
+		return;
 	if (in_link()) {
 		link_resume(t, sp, g.pc);
 		mirror(t);
@@ -780,6 +1031,7 @@ static void restore_thread(struct thread *t)
 	struct process *p = t->proc;
 	struct ret_stack *rs = t->ret;
 
+	irestore(t);
 	if (!rs || !rs->n || !p->ret_tramp)
 		return;
 	uint64_t pc = regs_get_pc(t);
@@ -816,13 +1068,13 @@ static void restore_thread(struct thread *t)
 void ret_restore_process(struct process *p)
 {
 	for (struct thread *t = p->threads; t; t = t->next) {
-		if (!t->ret || !t->ret->n)
+		if ((!t->ret || !t->ret->n) && !p->ret_area)
 			continue;
 		if (t->state == THREAD_STOPPED)
 			restore_thread(t);
 		else
-			debug("thread %d runs: its %zu return addresses are put back "
-			      "when it returns", t->tid, t->ret->n);
+			debug("thread %d runs: its return addresses are put back "
+			      "when it returns", t->tid);
 	}
 }
 
@@ -832,6 +1084,10 @@ void ret_fork(struct thread *parent, struct process *child)
 	struct thread *ct = child->threads;
 
 	child->ret_tramp = parent->proc->ret_tramp;
+	/* Its private copy of the in-process stacks, at the same place. */
+	child->ret_area = parent->proc->ret_area;
+	child->ret_itramp = parent->proc->ret_itramp;
+	child->ret_itrap = parent->proc->ret_itrap;
 	if (!parent->ret || !parent->ret->n || !ct)
 		return;
 	struct ret_stack *rs = stack_of(ct);
@@ -844,6 +1100,7 @@ void ret_fork(struct thread *parent, struct process *child)
 
 void ret_thread_free(struct thread *t)
 {
+	iforget(t);
 	free_stack(t);
 }
 
@@ -853,4 +1110,7 @@ void ret_process_forget(struct process *p)
 		free_stack(t);
 	p->ret_tramp = 0;
 	p->ret_unwind = false;
+	p->ret_area = 0;
+	p->ret_itramp = 0;
+	p->ret_itrap = 0;
 }

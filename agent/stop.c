@@ -209,7 +209,7 @@ void report(struct thread *t, struct stop_event *ev)
 	/* gdb's backtrace and finish need the real return addresses. */
 	for (struct process *p = agent.processes; p; p = p->next)
 		for (struct thread *o = p->threads; o; o = o->next)
-			if (o->ret && o->state == THREAD_STOPPED &&
+			if ((o->ret || p->ret_area) && o->state == THREAD_STOPPED &&
 			    (!agent.non_stop || o == t))
 				ret_show(o);
 	if (t)

@@ -218,6 +218,8 @@ bool trace_disconnect(void)
 	return false;
 }
 
+static bool ret_pad_ok(uint64_t addr);
+
 /* --- collection ------------------------------------------------------------ */
 
 struct hit {
@@ -608,7 +610,11 @@ static int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	 * (aarch64: x30 in $regs). */
 	run_site(&h, pr->addr, false);
 	struct tp_def *tp = site_return(pr->addr);
-	if (tp && !tr.stop_pending) {
+	if (tp && pr->pad_ret && ret_pushed_in_pad(t)) {
+		/* The pad pushed the return already (this stop is its
+		 * collector's full ring), or could not push a tail call's
+		 * (counted as a fallback there): nothing more here. */
+	} else if (tp && !tr.stop_pending) {
 		/* One shadow entry serves every return probe here. */
 		char why[200];
 		int err = ret_entry(t, pr->addr, tr.run_id, why, sizeof(why));
@@ -763,6 +769,17 @@ static bool registers_and_variables(const uint8_t *code, size_t len)
 	return true;
 }
 
+/* registers_and_variables, where $probe_latency_ns may be read too (a
+ * return's record has it). */
+static bool registers_variables_latency(const uint8_t *code, size_t len)
+{
+	struct ax_info info;
+	char err[128];
+
+	return ax_verify(code, len, &info, err, sizeof(err)) == 0 && !info.reads_mem &&
+	       !info.traces_mem && !info.uses_printf && !info.tsvs_truncated;
+}
+
 /* Trace state variables a tracepoint's earlier actions set. */
 struct ipa_sets {
 	unsigned int n;
@@ -872,8 +889,12 @@ static bool ipa_site_ok(uint64_t addr)
 
 	if (pending_any() && pending_next_at(addr, NULL))
 		return false;
+	bool ret_in_pad = ret_pad_ok(addr);
+
 	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (ret_in_pad && ret_is_marked(tp->number))
+			continue;	/* the trampoline records them */
 		if (tp->step_count || ret_is_marked(tp->number) || ++n > IPA_SITE_PROGS)
 			return false;
 		bool live = false;
@@ -908,9 +929,11 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 			 (unsigned long long)addr);
 		return -EOPNOTSUPP;
 	}
+	bool ret_in_pad = ret_pad_ok(addr);
+
 	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, addr, tp)) {
-		if (!tp->enabled)
+		if (!tp->enabled || (ret_in_pad && ret_is_marked(tp->number)))
 			continue;
 		size_t nact = 0, code = tp->cond_len;
 		bool regs = false, live = false;
@@ -988,9 +1011,13 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 static enum pad_collect recordable(uint64_t addr)
 {
 	enum pad_collect mode = PAD_REGS;
+	bool ret_in_pad = ret_pad_ok(addr), any = false;
 
 	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (ret_in_pad && ret_is_marked(tp->number))
+			continue;	/* the trampoline records them */
+		any = true;
 		if (tp->pass_count || tp->step_count || ret_is_marked(tp->number))
 			return ipa_site_ok(addr) ? PAD_IPA : PAD_STOPS;
 		if (tp->cond) {
@@ -1010,13 +1037,91 @@ static enum pad_collect recordable(uint64_t addr)
 			mode = PAD_REGS_TIME_TID;
 		}
 	}
-	return mode;
+	/* Return probes alone: nothing to record at the entry. */
+	return any ? mode : PAD_STOPS;
+}
+
+/* PROBE_PAD_RET when ret_pad_ok, with PROBE_PAD_RET_ONLY when the
+ * site's tracepoints are all return probes (nothing to do at the entry
+ * but the push). */
+static unsigned int ret_pad_flags(uint64_t addr)
+{
+	if (!ret_pad_ok(addr))
+		return 0;
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp))
+		if (tp->enabled && !ret_is_marked(tp->number))
+			return PROBE_PAD_RET;
+	return PROBE_PAD_RET | PROBE_PAD_RET_ONLY;
+}
+
+/*
+ * Whether the returns of the return probes at `addr` can be taken in the
+ * pad (PROBE_PAD_RET): the arch has the code, `addr` is a function's
+ * first instruction by the symbol table (where [sp] is the return
+ * address; elsewhere the trap path says so), no ordinary tracepoint
+ * there needs a while-stepping, and the return probes' conditions and
+ * actions need no more than the registers, the variables, the thread,
+ * the time and the latency, which the drain has from the record, and no
+ * pass count (the trap path counts it at the hit).
+ */
+static bool ret_pad_ok(uint64_t addr)
+{
+	struct process *p = tr.proc;
+	uint64_t fa = 0, fs = 0;
+	bool any = false;
+
+	if (!p || !agent.arch->emit_ret_entry ||
+	    !(agent.opt.tp_strategy == PROBE_AUTO || agent.opt.tp_strategy == PROBE_PAD) ||
+	    (pending_any() && pending_next_at(addr, NULL)) ||
+	    !process_function_at(p, addr, &fa, &fs) || fa != addr)
+		return false;
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (tp->step_count)
+			return false;
+		if (!ret_is_marked(tp->number))
+			continue;
+		any = true;
+		if (tp->pass_count ||
+		    (tp->cond && !registers_variables_latency(tp->cond, tp->cond_len)))
+			return false;
+		for (size_t i = 0; i < tp->n_actions; i++) {
+			const struct tp_action *a = &tp->actions[i];
+			if (a->while_stepping)
+				return false;
+			if (a->kind == TP_ACTION_REGS)
+				continue;
+			if (a->kind != TP_ACTION_EXPR ||
+			    !registers_variables_latency(a->bytes, a->len))
+				return false;
+		}
+	}
+	return any;
+}
+
+uint32_t trace_run_id(void)
+{
+	return tr.run_id;
+}
+
+bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
+			uint64_t latency_ns, uint64_t time_us)
+{
+	struct hit h = { .t = t, .latency_ns = latency_ns, .time_us = time_us };
+
+	if (tr.running && !room_for_hit())
+		return false;
+	if (!tr.running || run16 != (tr.run_id & 0xffff) || !(h.regs = regs_block_gpr(t)))
+		return true;
+	run_site(&h, func, true);
+	return true;
 }
 
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
-		  uint64_t latency_ns)
+		  uint64_t latency_ns, uint64_t time_us)
 {
-	struct hit h = { .t = t, .latency_ns = latency_ns };
+	struct hit h = { .t = t, .latency_ns = latency_ns, .time_us = time_us };
 
 	if (!tr.running || run != tr.run_id || !(h.regs = regs_block_gpr(t)))
 		return;
@@ -1052,6 +1157,22 @@ void trace_step_frame(struct thread *t)
 static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec,
 		       char *why, size_t whylen)
 {
+	unsigned int rf = ret_pad_flags(tp->addr);
+	bool ret = rf & PROBE_PAD_RET, only = rf & PROBE_PAD_RET_ONLY;
+
+	if (ret != pr->pad_ret_want || only != pr->pad_ret_only) {
+		/* The returns go to the pad, or back to the trap. */
+		pr->pad_ret_want = ret;
+		pr->pad_ret_only = only;
+		if (pr->pad) {
+			trace_drain(false);
+			pad_detach(pr);
+			char pwhy[160];
+			if (pad_attach(pr, rec, pwhy, sizeof(pwhy)) < 0)
+				debug("no pad at %#llx any more: %s",
+				      (unsigned long long)pr->addr, pwhy);
+		}
+	}
 	if (pr->pad_collect != PAD_STOPS &&
 	    (pr->pad_collect < rec || rec == PAD_IPA)) {
 		/* It records less than the new tracepoint needs, or its
@@ -1119,7 +1240,8 @@ static int install(struct tp_def *only, char *why, size_t whylen)
 						     PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
 						     (rec != PAD_STOPS ? PROBE_PAD_COLLECT : 0) |
 						     (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0) |
-						     (rec == PAD_IPA ? PROBE_PAD_IPA : 0),
+						     (rec == PAD_IPA ? PROBE_PAD_IPA : 0) |
+						     ret_pad_flags(tp->addr),
 						     &pr, why, whylen);
 			if (err < 0)
 				return err;
@@ -1166,7 +1288,8 @@ int trace_place(struct process *p, uint32_t number, uint64_t key,
 				 PROBE_MAY_PAD | (tp->fast ? PROBE_NEED_PAD : 0) |
 				 (rec != PAD_STOPS ? PROBE_PAD_COLLECT : 0) |
 				 (rec == PAD_REGS_TIME_TID ? PROBE_PAD_TIME_TID : 0) |
-				 (rec == PAD_IPA ? PROBE_PAD_IPA : 0),
+				 (rec == PAD_IPA ? PROBE_PAD_IPA : 0) |
+				 ret_pad_flags(key),
 				 &pr, why, whylen);
 	if (err < 0)
 		return err;
@@ -1279,13 +1402,14 @@ static int start_run(char *why, size_t whylen)
 	for (struct thread *t = p->threads; t; t = t->next)
 		t->ws_left = 0;
 	pending_start_run();
+	/* Before the probes: the pads that take returns carry it. */
+	tr.run_id++;
 	err = install(NULL, why, whylen);
 	if (err < 0) {
 		remove_probes();
 		return err;
 	}
 	tr.running = tr.ever_run = true;
-	tr.run_id++;
 	tr.start_time = now_usec();
 	tr.stop_time = 0;
 	return 0;

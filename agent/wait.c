@@ -208,6 +208,13 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	case PAD_TRAP_NONE:
 		break;
 	}
+	if (t->proc->ret_itrap &&
+	    regs_get_pc(t) == t->proc->ret_itrap + agent.arch->bp_pc_after_trap) {
+		/* The in-process return trampoline found the ring full: the
+		 * drain makes room, and it tries again as it resumes. */
+		trace_drain(false);
+		return WAIT_RESUME;
+	}
 	if (t->proc->ret_tramp) {
 		/* A return probe's function returned (retprobe.c). */
 		enum wait_outcome o;

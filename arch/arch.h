@@ -245,6 +245,59 @@ struct arch_pad_layout {
 };
 
 /*
+ * Return probes with no stop (x86-64): a per-thread shadow stack in the
+ * process, in memory private to it (a fork child gets its own copy, as
+ * of its stack), found by the thread pointer (the fs base) with no
+ * system call.  At `area`:
+ *
+ *   0      header: RET_PAD_* words (flags and counters, 64-bit each)
+ *   4096   RET_PAD_SLOTS thread slots of 4096 bytes, open addressed
+ *          from a hash of the key: key (fs base, 0 = free; claimed by
+ *          compare-and-swap, never given back while the process lives),
+ *          tid (32 bits, at 8, read once by gettid at the claim), depth
+ *          n (32 bits, at 12), then RET_PAD_DEPTH entries of 32 bytes
+ *          from offset 64: { stack slot, real return address, TSC at
+ *          entry, tracepoint address | run << 48 }.
+ *
+ * The entry pad (emit_ret_entry) pushes an entry and writes `tramp` into
+ * the stack slot; the trampoline (emit_ret_exit, at `tramp`) pops, writes
+ * one ring record per entry of the slot (frame pc = tramp, the other
+ * registers as the return leaves them; the descriptor RET_REC_*, with
+ * the real address, in the record's block area) and jumps to the real
+ * address.  Only the owning thread and, while it is stopped, the agent
+ * write a slot's entries.
+ */
+enum {
+	RET_PAD_ON = 8,		/* header: nonzero while records are taken */
+	RET_PAD_FALLBACKS = 16,	/* entries sent to the agent (table full, deep) */
+	RET_PAD_LOST = 24,	/* returns that waited for room (ring full) */
+	RET_PAD_ORPHANS = 32,	/* trampoline runs with no entry (a bug) */
+	RET_PAD_SLOTS = 256,
+	RET_PAD_SLOT_SIZE = 4096,
+	RET_PAD_DEPTH = 126,
+	RET_PAD_ENTRY_SIZE = 32,
+	RET_PAD_AREA_SIZE = 4096 + RET_PAD_SLOTS * RET_PAD_SLOT_SIZE,
+	/* the return's descriptor, at the record's off_blocks */
+	RET_REC_FUNC = 0,	/* tracepoint address | run << 48 */
+	RET_REC_TICKS = 8,	/* TSC ticks from entry to return */
+	RET_REC_TSC = 16,	/* TSC at the return */
+	RET_REC_TID = 24,	/* 32 bits */
+	RET_REC_MAGIC = 28,	/* 32 bits: RET_REC_MAGIC_VALUE */
+	RET_REC_MAGIC_VALUE = 0x4e544552,	/* "RETN" */
+	RET_REC_RET = 32,	/* the real return address */
+};
+
+struct arch_ret_pad {
+	uint64_t area, tramp;
+	uint64_t func_run;	/* the entry's tracepoint address | run << 48 */
+	bool fsgsbase;		/* rdfsbase, else mov %fs:0 (the TCB's self
+				   pointer the x86-64 TLS ABI requires) */
+	/* emit_ret_exit only: the ring, as struct arch_pad_ring says
+	 * (time_tid, image and ipa_* are not used) */
+	struct arch_pad_ring ring;
+};
+
+/*
  * What the agent does with the instruction at a thread's pc inside a jump
  * pad while it steps the thread out of it (arch_ops.pad_step).
  */
@@ -422,6 +475,42 @@ struct arch_ops {
 	 * branch's reach.  NULL when the arch has no emit_pad_collect.
 	 */
 	int (*patch_branch)(uint8_t *code, size_t at, size_t to);
+
+	/*
+	 * Return probes with no stop (struct arch_ret_pad): the code a jump
+	 * pad runs right after emit_save_regs, at a function's entry, that
+	 * pushes the return on the thread's shadow stack and points [sp] at
+	 * the trampoline.  On success it falls through; where the entry
+	 * cannot be pushed (no slot, too deep) it branches to the offset
+	 * *fallback_at names (patch_branch: the hand-off, where the agent
+	 * takes the return on its own shadow stack).  With done_at, success
+	 * branches to the offset *done_at names instead of falling through.
+	 * Returns the length written, -ENOSPC or -EINVAL; NULL where
+	 * returns always trap.
+	 */
+	int (*emit_ret_entry)(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			      size_t *fallback_at, size_t *done_at);
+
+	/*
+	 * The trampoline itself, to run at r->tramp: saves the registers,
+	 * pops the thread's entries of the slot it returned from (entries
+	 * of frames below it are gone: longjmp), records each, restores
+	 * and jumps to the real address.  A full ring traps at *trap_off
+	 * (the agent drains it, the thread resumes after the trap and tries
+	 * again), unless records are off (RET_PAD_ON: after the agent).
+	 * Returns the length or -errno.
+	 */
+	int (*emit_ret_exit)(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			     size_t *trap_off);
+
+	/*
+	 * Code placed right before the register restore of a pad that
+	 * pushed a return and also records or hands off the entry: the
+	 * pushed entry's time taken again, so that the latency starts no
+	 * earlier than the entry frame's time.  Returns the length or
+	 * -ENOSPC; NULL with emit_ret_entry.
+	 */
+	int (*emit_ret_stamp)(uint8_t *out, size_t size);
 
 	/*
 	 * Looks up the assembler register name of `len` bytes at `name`

@@ -10,6 +10,12 @@
 #   cond        pad, `trace hot if gate == 1`, gate always 0 (the
 #               collector evaluates it; no frame)
 #   cond-trap   the same with --tp-strategy=emulate
+#   ret         pad, an entry probe (`collect $rdi, $rsi`) and a return
+#               probe (`collect $rax, $probe_latency_ns`, monitor
+#               return-probe) at hot: the return taken in the process
+#               (shadow stack and trampoline, no stop), two frames a call
+#   ret-trap    the same with --tp-strategy=emulate (the entry and the
+#               trampoline each stop the thread)
 #
 #   bench/ipa-bench.sh [N]          (default N=100000)
 #
@@ -30,7 +36,7 @@ builddir=${BENCH_BUILDDIR:-$top}
 AGENT=${AGENT:-$builddir/agent/probe-agent}
 GDB=${GDB:-gdb}
 TARGET=$builddir/bench/ipa-target
-CONFIGS="untraced regs mem64 mem64-trap cond cond-trap"
+CONFIGS=${CONFIGS:-"untraced regs mem64 mem64-trap cond cond-trap ret ret-trap"}
 
 die() {
 	printf "\nipa-bench: FRAMEWORK ERROR: %s\n" "$*" >&2
@@ -81,9 +87,34 @@ script "$work/mem64.gdb" "trace hot" 'collect $regs, *b'
 cp "$work/mem64.gdb" "$work/mem64-trap.gdb"
 script "$work/cond.gdb" "trace hot if gate == 1" 'collect $regs'
 cp "$work/cond.gdb" "$work/cond-trap.gdb"
+cat >"$work/ret.gdb" <<GDB
+set pagination off
+set confirm off
+set sysroot /
+break main
+continue
+tvariable \$probe_latency_ns
+trace *hot
+actions
+collect \$rdi, \$rsi
+end
+trace *hot
+actions
+collect \$rax, \$probe_latency_ns
+end
+monitor return-probe 3
+set trace-buffer-size $((2 * N * 1200 + 1048576))
+break bench_done
+tstart
+continue
+monitor probes
+tstatus
+kill
+GDB
+cp "$work/ret.gdb" "$work/ret-trap.gdb"
 
 strategy() { case $1 in *-trap) echo emulate ;; *) echo pad ;; esac; }
-frames_want() { case $1 in cond*) echo 0 ;; *) echo "$N" ;; esac; }
+frames_want() { case $1 in cond*) echo 0 ;; ret*) echo $((2 * N)) ;; *) echo "$N" ;; esac; }
 
 run() {	# $1 = config, $2 = run
 	local cfg=$1 out=$work/$1.$2.out log=$work/$1.$2.log e created stopped

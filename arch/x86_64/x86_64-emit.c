@@ -680,3 +680,619 @@ int x86_64_patch_branch(uint8_t *code, size_t at, size_t to)
 		code[at + i] = (uint8_t)(v >> (8 * i));
 	return 0;
 }
+
+/* --- return probes with no stop (struct arch_ret_pad) ---------------------- */
+
+/* A jcc / jmp rel32 whose target is patched later: the rel32's offset. */
+static size_t put_jcc32(struct x86_64_out *o, uint8_t cc)
+{
+	if (cc == 0xe9) {
+		x86_64_put8(o, 0xe9);
+	} else {
+		x86_64_put8(o, 0x0f);
+		x86_64_put8(o, cc);
+	}
+	x86_64_put32(o, 0);
+	return o->len - 4;
+}
+
+/* Points the rel32 at `at` to offset `to` (forward or back). */
+static void fix32(struct x86_64_out *o, size_t at, size_t to)
+{
+	if (!o->overflow)
+		x86_64_patch_branch(o->buf, at, to);
+}
+
+/* A jcc / jmp rel32 back to offset `to`. */
+static void put_jcc32_to(struct x86_64_out *o, uint8_t cc, size_t to)
+{
+	fix32(o, put_jcc32(o, cc), to);
+}
+
+enum { JE = 0x84, JNE = 0x85, JAE = 0x83, JA = 0x87, JL = 0x8c, JMP = 0xe9 };
+
+/*
+ * The thread's key into %r15 and the first slot to try into %edx, the
+ * area in %r13, the tries left in %r12d:
+ *
+ *   49 bd <area>            movabs $area,%r13
+ *   f3 49 0f ae c7          rdfsbase %r15
+ *     (or 64 4c 8b 3c 25 00 00 00 00   mov %fs:0,%r15)
+ *   4c 89 fa                mov %r15,%rdx
+ *   48 b9 <golden>          movabs $0x9e3779b97f4a7c15,%rcx
+ *   48 0f af d1             imul %rcx,%rdx
+ *   48 c1 ea 38             shr $56,%rdx          the hash's top 8 bits
+ *   41 bc <slots>           mov $slots,%r12d
+ * The key is the TCB address: distinct per live thread, and thread
+ * stacks (which hold the TCB) are megabytes apart, so the low bits are
+ * useless and a multiplicative hash spreads them.
+ */
+static void put_key(struct x86_64_out *o, const struct arch_ret_pad *r)
+{
+	static const uint8_t rdfs_r15[] = { 0xf3, 0x49, 0x0f, 0xae, 0xc7 };
+	static const uint8_t fs0_r15[] = { 0x64, 0x4c, 0x8b, 0x3c, 0x25, 0, 0, 0, 0 };
+	static const uint8_t hash[] = { 0x4c, 0x89, 0xfa, 0x48, 0xb9,
+					0x15, 0x7c, 0x4a, 0x7f, 0xb9, 0x79, 0x37, 0x9e,
+					0x48, 0x0f, 0xaf, 0xd1, 0x48, 0xc1, 0xea, 0x38,
+					0x41, 0xbc };
+
+	x86_64_put8(o, 0x49);
+	x86_64_put8(o, 0xbd);
+	x86_64_put64(o, r->area);
+	if (r->fsgsbase)
+		x86_64_put(o, rdfs_r15, sizeof(rdfs_r15));
+	else
+		x86_64_put(o, fs0_r15, sizeof(fs0_r15));
+	x86_64_put(o, hash, sizeof(hash));
+	x86_64_put32(o, RET_PAD_SLOTS);
+}
+
+/*
+ * Slot %edx of the area into %rsi, its key into %rax:
+ *
+ *   48 89 d6                mov %rdx,%rsi
+ *   48 c1 e6 0c             shl $12,%rsi
+ *   49 8d b4 35 00 10 00 00 lea 4096(%r13,%rsi),%rsi
+ *   48 8b 06                mov (%rsi),%rax
+ */
+static void put_slot(struct x86_64_out *o)
+{
+	static const uint8_t slot[] = { 0x48, 0x89, 0xd6, 0x48, 0xc1, 0xe6, 0x0c,
+					0x49, 0x8d, 0xb4, 0x35, 0x00, 0x10, 0x00, 0x00,
+					0x48, 0x8b, 0x06 };
+
+	x86_64_put(o, slot, sizeof(slot));
+}
+
+/*
+ * The next slot to try, or on to `none` when all were:
+ *
+ *   ff c2                   inc %edx
+ *   81 e2 <slots-1>         and $(slots-1),%edx
+ *   41 ff cc                dec %r12d
+ *   0f 85 <loop>            jnz loop
+ *   e9 <none>               jmp none
+ */
+static size_t put_next_slot(struct x86_64_out *o, size_t loop)
+{
+	static const uint8_t next[] = { 0xff, 0xc2, 0x81, 0xe2 };
+	static const uint8_t dec[] = { 0x41, 0xff, 0xcc };
+
+	x86_64_put(o, next, sizeof(next));
+	x86_64_put32(o, RET_PAD_SLOTS - 1);
+	x86_64_put(o, dec, sizeof(dec));
+	put_jcc32_to(o, JNE, loop);
+	return put_jcc32(o, JMP);
+}
+
+/*
+ * %rdx = the address of entry n-1 (n in %ecx, the slot in %rsi):
+ *
+ *   8d 51 ff                lea -1(%rcx),%edx
+ *   48 c1 e2 05             shl $5,%rdx
+ *   48 8d 54 16 40          lea 64(%rsi,%rdx),%rdx
+ */
+static void put_top(struct x86_64_out *o)
+{
+	static const uint8_t top[] = { 0x8d, 0x51, 0xff, 0x48, 0xc1, 0xe2, 0x05,
+				       0x48, 0x8d, 0x54, 0x16, 0x40 };
+
+	x86_64_put(o, top, sizeof(top));
+}
+
+/* lock incq off(%r13): one of the header's counters. */
+static void put_count(struct x86_64_out *o, unsigned int off)
+{
+	x86_64_put8(o, 0xf0);
+	x86_64_put8(o, 0x49);
+	x86_64_put8(o, 0xff);
+	x86_64_put8(o, 0x45);
+	x86_64_put8(o, (uint8_t)off);
+}
+
+/*
+ * The entry, after emit_save_regs (frame at %rbx, its saved rsp at +56):
+ *
+ *   <put_key>
+ * loop:
+ *   <put_slot>
+ *   4c 39 f8                cmp %r15,%rax
+ *   0f 84 <found>           je found              the thread's slot
+ *   48 85 c0                test %rax,%rax
+ *   0f 85 <next>            jnz next              another thread's
+ *   f0 4c 0f b1 3e          lock cmpxchg %r15,(%rsi)   free: claim it
+ *   0f 85 <loop>            jne loop              taken meanwhile: again
+ *   b8 ba 00 00 00 0f 05    gettid                once in a thread's life
+ *   89 46 08                mov %eax,8(%rsi)
+ *   c7 46 0c 00 00 00 00    movl $0,12(%rsi)      n = 0
+ *   e9 <found>              jmp found
+ * next:
+ *   <put_next_slot: on to fallback>
+ * found:
+ *   83 7e 08 00 75 0a       cmpl $0,8(%rsi); jne 1f   the agent clears the
+ *   b8 ba 00 00 00 0f 05    gettid                tid of a thread that
+ *   89 46 08                mov %eax,8(%rsi)      exited: the next thread
+ *                                                 of that TCB reads its own
+ * 1:8b 4e 0c                mov 12(%rsi),%ecx     n
+ *   48 8b 7b 38             mov 56(%rbx),%rdi     sp at the entry: the slot
+ *   48 8b 07                mov (%rdi),%rax       the return address
+ *   49 b9 <tramp>           movabs $tramp,%r9
+ * stale:                    entries of frames gone (longjmp): at or below
+ *   85 c9                   test %ecx,%ecx        sp, and no trampoline
+ *   0f 84 <fresh>           jz fresh              in their slot any more
+ *   <put_top>
+ *   4c 8b 02                mov (%rdx),%r8
+ *   49 39 f8                cmp %rdi,%r8
+ *   0f 87 <fresh>           ja fresh              above sp: alive
+ *   4d 39 08                cmp %r9,(%r8)
+ *   0f 84 <fresh>           je fresh              another stack's
+ *   ff c9                   dec %ecx
+ *   e9 <stale>              jmp stale
+ * fresh:
+ *   4c 39 c8                cmp %r9,%rax
+ *   0f 85 <push>            jne push
+ *   85 c9 0f 84 <fallback>  test %ecx,%ecx; jz fallback
+ *   <put_top>               a tail call: [sp] is the trampoline already,
+ *   48 39 3a                cmp %rdi,(%rdx)       and the newest entry
+ *   0f 85 <fallback>        jne fallback          must be that slot's
+ *   49 b8 <func_run>        movabs $func_run,%r8
+ *   4c 39 42 18             cmp %r8,24(%rdx)
+ *   0f 85 <other>           jne other
+ *   49 89 d7                mov %rdx,%r15         the same tracepoint's entry
+ *   e9 <end's jmp>          jmp                   of the same slot: this hit
+ *                                                 again (the thread was sent
+ *                                                 back to the probe), pushed
+ *                                                 once; a function that
+ *                                                 tail-calls itself too
+ * other:
+ *   48 8b 42 08             mov 8(%rdx),%rax      its real address
+ * push:
+ *   81 f9 <depth>           cmp $depth,%ecx
+ *   0f 83 <fallback>        jae fallback
+ *   89 ca 48 c1 e2 05       mov %ecx,%edx; shl $5,%rdx
+ *   48 8d 54 16 40          lea 64(%rsi,%rdx),%rdx   entry n
+ *   48 c7 02 ff ff ff ff    movq $-1,(%rdx)       slot: above all (alive)
+ *   44 8d 41 01             lea 1(%rcx),%r8d
+ *   44 89 46 0c             mov %r8d,12(%rsi)     n + 1: a signal handler
+ *                                                 entering a probe now
+ *                                                 pushes above it
+ *   48 89 42 08             mov %rax,8(%rdx)      the real address
+ *   49 89 d0                mov %rdx,%r8
+ *   0f 31 48 c1 e2 20 48 09 d0   rdtsc; shl $32,%rdx; or %rdx,%rax
+ *   49 89 40 10             mov %rax,16(%r8)      the entry's time
+ *   48 b8 <func_run>        movabs $func_run,%rax
+ *   49 89 40 18             mov %rax,24(%r8)
+ *   49 89 38                mov %rdi,(%r8)        the slot: complete
+ *   4c 89 0f                mov %r9,(%rdi)        [sp] = trampoline
+ *   4d 89 c7                mov %r8,%r15          the entry, for the stamp
+ *   e9 <end>                jmp end               (over the fallback, or
+ *                                                 to *done_at)
+ * fallback:
+ *   f0 49 ff 45 10          lock incq FALLBACKS(%r13)
+ *   45 31 ff                xor %r15d,%r15d       no entry: no stamp
+ *   e9 <*fallback_at>       jmp (patched by the caller: the hand-off)
+ * end:
+ */
+int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			  size_t *fallback_at, size_t *done_at)
+{
+	static const uint8_t cmp_key[] = { 0x4c, 0x39, 0xf8 };
+	static const uint8_t test_rax[] = { 0x48, 0x85, 0xc0 };
+	static const uint8_t claim[] = { 0xf0, 0x4c, 0x0f, 0xb1, 0x3e };
+	static const uint8_t tid[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
+				       0x89, 0x46, 0x08,
+				       0xc7, 0x46, 0x0c, 0, 0, 0, 0 };
+	static const uint8_t found_regs[] = { 0x83, 0x7e, 0x08, 0x00, 0x75, 0x0a,
+					      0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
+					      0x89, 0x46, 0x08,
+					      0x8b, 0x4e, 0x0c, 0x48, 0x8b, 0x7b, 0x38,
+					      0x48, 0x8b, 0x07, 0x49, 0xb9 };
+	static const uint8_t test_n[] = { 0x85, 0xc9 };
+	static const uint8_t cmp_slot_sp[] = { 0x4c, 0x8b, 0x02, 0x49, 0x39, 0xf8 };
+	static const uint8_t cmp_tramp[] = { 0x4d, 0x39, 0x08 };
+	static const uint8_t dec_n[] = { 0xff, 0xc9 };
+	static const uint8_t cmp_ret[] = { 0x4c, 0x39, 0xc8 };
+	static const uint8_t chain[] = { 0x48, 0x39, 0x3a };
+	static const uint8_t chain_ret[] = { 0x48, 0x8b, 0x42, 0x08 };
+	static const uint8_t same_cmp[] = { 0x4c, 0x39, 0x42, 0x18 };
+	static const uint8_t same_entry[] = { 0x49, 0x89, 0xd7 };
+	static const uint8_t entry_n[] = { 0x89, 0xca, 0x48, 0xc1, 0xe2, 0x05,
+					   0x48, 0x8d, 0x54, 0x16, 0x40,
+					   0x48, 0xc7, 0x02, 0xff, 0xff, 0xff, 0xff,
+					   0x44, 0x8d, 0x41, 0x01, 0x44, 0x89, 0x46, 0x0c,
+					   0x48, 0x89, 0x42, 0x08, 0x49, 0x89, 0xd0,
+					   0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xd0,
+					   0x49, 0x89, 0x40, 0x10, 0x48, 0xb8 };
+	static const uint8_t entry_end[] = { 0x49, 0x89, 0x40, 0x18, 0x49, 0x89, 0x38,
+					     0x4c, 0x89, 0x0f, 0x4d, 0x89, 0xc7 };
+	static const uint8_t no_entry[] = { 0x45, 0x31, 0xff };
+	struct x86_64_out o = { out, size, 0, 0, false };
+	size_t loop, j_found1, j_next, j_retry, j_found2, j_none, found, stale;
+	size_t j_fresh[3], fresh, j_push, j_fb[3], push, j_end, fb, j_other, j_same, end_jmp;
+
+	if (!r->area || (r->area & 4095) || !r->tramp)
+		return -EINVAL;
+	put_key(&o, r);
+	loop = o.len;
+	put_slot(&o);
+	x86_64_put(&o, cmp_key, sizeof(cmp_key));
+	j_found1 = put_jcc32(&o, JE);
+	x86_64_put(&o, test_rax, sizeof(test_rax));
+	j_next = put_jcc32(&o, JNE);
+	x86_64_put(&o, claim, sizeof(claim));
+	j_retry = put_jcc32(&o, JNE);
+	fix32(&o, j_retry, loop);
+	x86_64_put(&o, tid, sizeof(tid));
+	j_found2 = put_jcc32(&o, JMP);
+	fix32(&o, j_next, o.len);
+	j_none = put_next_slot(&o, loop);
+	found = o.len;
+	fix32(&o, j_found1, found);
+	fix32(&o, j_found2, found);
+	x86_64_put(&o, found_regs, sizeof(found_regs));
+	x86_64_put64(&o, r->tramp);
+	stale = o.len;
+	x86_64_put(&o, test_n, sizeof(test_n));
+	j_fresh[0] = put_jcc32(&o, JE);
+	put_top(&o);
+	x86_64_put(&o, cmp_slot_sp, sizeof(cmp_slot_sp));
+	j_fresh[1] = put_jcc32(&o, JA);
+	x86_64_put(&o, cmp_tramp, sizeof(cmp_tramp));
+	j_fresh[2] = put_jcc32(&o, JE);
+	x86_64_put(&o, dec_n, sizeof(dec_n));
+	put_jcc32_to(&o, JMP, stale);
+	fresh = o.len;
+	for (int i = 0; i < 3; i++)
+		fix32(&o, j_fresh[i], fresh);
+	x86_64_put(&o, cmp_ret, sizeof(cmp_ret));
+	j_push = put_jcc32(&o, JNE);
+	x86_64_put(&o, test_n, sizeof(test_n));
+	j_fb[0] = put_jcc32(&o, JE);
+	put_top(&o);
+	x86_64_put(&o, chain, sizeof(chain));
+	j_fb[1] = put_jcc32(&o, JNE);
+	x86_64_put8(&o, 0x49);
+	x86_64_put8(&o, 0xb8);
+	x86_64_put64(&o, r->func_run);
+	x86_64_put(&o, same_cmp, sizeof(same_cmp));
+	j_other = put_jcc32(&o, JNE);
+	x86_64_put(&o, same_entry, sizeof(same_entry));
+	j_same = put_jcc32(&o, JMP);
+	fix32(&o, j_other, o.len);
+	x86_64_put(&o, chain_ret, sizeof(chain_ret));
+	push = o.len;
+	fix32(&o, j_push, push);
+	x86_64_put8(&o, 0x81);
+	x86_64_put8(&o, 0xf9);
+	x86_64_put32(&o, RET_PAD_DEPTH);
+	j_fb[2] = put_jcc32(&o, JAE);
+	x86_64_put(&o, entry_n, sizeof(entry_n));
+	x86_64_put64(&o, r->func_run);
+	x86_64_put(&o, entry_end, sizeof(entry_end));
+	end_jmp = o.len;
+	j_end = put_jcc32(&o, JMP);
+	fix32(&o, j_same, end_jmp);
+	fb = o.len;
+	fix32(&o, j_none, fb);
+	for (int i = 0; i < 3; i++)
+		fix32(&o, j_fb[i], fb);
+	put_count(&o, RET_PAD_FALLBACKS);
+	x86_64_put(&o, no_entry, sizeof(no_entry));
+	*fallback_at = put_jcc32(&o, JMP);
+	if (done_at)
+		*done_at = j_end;
+	else
+		fix32(&o, j_end, o.len);
+	return finish(&o);
+}
+
+/*
+ * The entry's time again, right before the register restore of a pad
+ * whose entry also records (or hands off): the entry's own frame takes
+ * its time after the push, and the latency must start no earlier than
+ * that frame's time.  %r15 is the entry emit_ret_entry pushed (kept by
+ * the collector and its calls: callee-saved), 0 when it pushed none.
+ *
+ *   4d 85 ff 74 0d          test %r15,%r15; jz 1f
+ *   0f 31 48 c1 e2 20 48 09 d0   rdtsc; shl $32,%rdx; or %rdx,%rax
+ *   49 89 47 10             mov %rax,16(%r15)
+ * 1:
+ */
+int x86_64_emit_ret_stamp(uint8_t *out, size_t size)
+{
+	static const uint8_t stamp[] = { 0x4d, 0x85, 0xff, 0x74, 0x0d,
+					 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xd0,
+					 0x49, 0x89, 0x47, 0x10 };
+	struct x86_64_out o = { out, size, 0, 0, false };
+
+	x86_64_put(&o, stamp, sizeof(stamp));
+	return finish(&o);
+}
+
+/*
+ * The ring's next record for the trampoline, into %r14 (its position in
+ * %r12), the ring in %r13; a full ring jumps to the offset the returned
+ * rel32 is patched with.  As in x86_64_emit_pad_collect:
+ *
+ *   49 bd <ring>            movabs $ring,%r13
+ * 1:49 8b 45 00 89 c2       mov (%r13),%rax; mov %eax,%edx
+ *   81 e2 <n-1>             and $(n-1),%edx
+ *   48 c1 e2 <shift>        shl $shift,%rdx
+ *   49 8d b4 15 <records>   lea records(%r13,%rdx),%rsi
+ *   48 8b 8e <seq>          mov seq(%rsi),%rcx
+ *   48 29 c1                sub %rax,%rcx
+ *   0f 8c <full>            jl full
+ *   0f 8f <1b>              jg 1b
+ *   48 8d 50 01             lea 1(%rax),%rdx
+ *   f0 49 0f b1 55 00       lock cmpxchg %rdx,(%r13)
+ *   0f 85 <1b>              jne 1b
+ *   49 89 c4 49 89 f6       mov %rax,%r12; mov %rsi,%r14
+ */
+static size_t put_ring_claim(struct x86_64_out *o, const struct arch_pad_ring *r)
+{
+	static const uint8_t load_head[] = { 0x49, 0x8b, 0x45, 0x00, 0x89, 0xc2,
+					     0x81, 0xe2 };
+	static const uint8_t cas[] = { 0x48, 0x8d, 0x50, 0x01, 0xf0, 0x49, 0x0f,
+				       0xb1, 0x55, 0x00 };
+	static const uint8_t take[] = { 0x49, 0x89, 0xc4, 0x49, 0x89, 0xf6 };
+	static const uint8_t sub[] = { 0x48, 0x29, 0xc1 };
+	size_t retry, full;
+
+	x86_64_put8(o, 0x49);
+	x86_64_put8(o, 0xbd);
+	x86_64_put64(o, r->ring);
+	retry = o->len;
+	x86_64_put(o, load_head, sizeof(load_head));
+	x86_64_put32(o, r->nrecords - 1);
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0xc1);
+	x86_64_put8(o, 0xe2);
+	x86_64_put8(o, (uint8_t)r->record_shift);
+	x86_64_put8(o, 0x49);
+	x86_64_put8(o, 0x8d);
+	x86_64_put8(o, 0xb4);
+	x86_64_put8(o, 0x15);
+	x86_64_put32(o, r->off_records);
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0x8b);
+	x86_64_put8(o, 0x8e);
+	x86_64_put32(o, r->off_seq);
+	x86_64_put(o, sub, sizeof(sub));
+	full = put_jcc32(o, JL);
+	put_jcc32_to(o, 0x8f, retry);
+	x86_64_put(o, cas, sizeof(cas));
+	put_jcc32_to(o, JNE, retry);
+	x86_64_put(o, take, sizeof(take));
+	return full;
+}
+
+/* mov %rax,off(%r14) / mov %eax,off(%r14) */
+static void put_store_r14(struct x86_64_out *o, bool wide, unsigned int off)
+{
+	x86_64_put8(o, wide ? 0x49 : 0x41);
+	x86_64_put8(o, 0x89);
+	x86_64_put8(o, 0x86);
+	x86_64_put32(o, off);
+}
+
+/*
+ * The trampoline: `ret` brought the thread here with rsp one past the
+ * slot.  Sketch (the key and slot search as in the entry, without the
+ * claim; frame at %rbx after the save, its saved rsp at +56, rip at +128):
+ *
+ *   <emit_save_regs, pc = tramp>
+ *   <put_key>
+ * loop:
+ *   <put_slot>
+ *   4c 39 f8 0f 84 <found>  cmp %r15,%rax; je found
+ *   48 85 c0 0f 84 <orphan> test %rax,%rax; jz orphan   no slot: no entry
+ *   <put_next_slot: on to orphan>
+ * found:
+ *   8b 4e 0c                mov 12(%rsi),%ecx
+ *   48 8b 7b 38 48 83 ef 08 mov 56(%rbx),%rdi; sub $8,%rdi   the slot
+ * pop:                      newer entries below it: frames longjmp'd over
+ *   85 c9 0f 84 <orphan>    test %ecx,%ecx; jz orphan
+ *   <put_top>
+ *   48 39 3a                cmp %rdi,(%rdx)
+ *   0f 83 <mine>            jae mine
+ *   ff c9 89 4e 0c          dec %ecx; mov %ecx,12(%rsi)
+ *   e9 <pop>                jmp pop
+ * mine:
+ *   0f 85 <orphan>          jne orphan            above it: not this one's
+ *   4c 8b 62 08             mov 8(%rdx),%r12      the real address
+ *   0f 31 48 c1 e2 20 48 09 d0 49 89 c2   rdtsc ...; mov %rax,%r10   now
+ * chain:                    each entry of the slot, innermost first
+ *   49 83 7d 08 00          cmpq $0,ON(%r13)
+ *   0f 84 <popped>          je popped             nobody takes records
+ *   56 57 51 41 52 41 55 41 54   push rsi rdi rcx r10 r13 r12
+ *   <put_ring_claim: full -> full>
+ *   <the frame, the x87/SSE(/AVX) image, the bases, as a pad's record>
+ *   48 8b 74 24 28          mov 40(%rsp),%rsi
+ *   8b 4c 24 18             mov 24(%rsp),%ecx
+ *   <put_top>
+ *   48 8b 42 18 <store FUNC>   mov 24(%rdx),%rax
+ *   48 8b 44 24 10 <store TSC> mov 16(%rsp),%rax
+ *   48 2b 42 10 <store TICKS>  sub 16(%rdx),%rax
+ *   8b 46 08 <store TID>       mov 8(%rsi),%eax
+ *   48 8b 04 24 <store RET>    mov (%rsp),%rax       the real address
+ *   41 c7 86 <MAGIC> <value>   movl
+ *   49 8d 44 24 01 <store seq> lea 1(%r12),%rax: published
+ *   41 5c 41 5d 41 5a 59 5f 5e pop r12 r13 r10 rcx rdi rsi
+ *   e9 <popped>
+ * full:
+ *   41 5c 41 5d 41 5a 59 5f 5e pop ...
+ *   f0 49 ff 45 18          lock incq LOST(%r13)  (a count of waits)
+ *   cc                      int3 (*trap_off)      the agent drains the ring
+ *   e9 <chain>              jmp chain             and the record is tried
+ *                                                 again: none is lost
+ * popped:
+ *   ff c9 89 4e 0c          dec %ecx; mov %ecx,12(%rsi)
+ *   85 c9 0f 84 <out>       test %ecx,%ecx; jz out
+ *   <put_top>
+ *   48 39 3a 0f 84 <chain>  cmp %rdi,(%rdx); je chain   a tail call's too
+ * out:
+ *   48 8b 7b 38             mov 56(%rbx),%rdi
+ *   4c 89 67 f8             mov %r12,-8(%rdi)     the real address, in
+ *                                                 the red zone below the
+ *                                                 return's rsp
+ *   <emit_restore_regs>     every register as the return left it
+ *   ff 64 24 f8             jmp *-8(%rsp)         no `ret`: the return
+ *                                                 stack buffer stays
+ *                                                 balanced
+ * orphan:                   cannot happen while the invariants hold
+ *   f0 49 ff 45 20          lock incq ORPHANS(%r13)
+ *   <emit_restore_regs>
+ *   cc                      int3: the agent reports the thread stopped
+ *
+ * A signal's frame goes below the red zone, so -8(%rsp) survives one
+ * arriving before the jmp.
+ */
+int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			 size_t *trap_off)
+{
+	static const uint8_t cmp_key[] = { 0x4c, 0x39, 0xf8 };
+	static const uint8_t test_rax[] = { 0x48, 0x85, 0xc0 };
+	static const uint8_t found_regs[] = { 0x8b, 0x4e, 0x0c, 0x48, 0x8b, 0x7b, 0x38,
+					      0x48, 0x83, 0xef, 0x08 };
+	static const uint8_t test_n[] = { 0x85, 0xc9 };
+	static const uint8_t cmp_slot[] = { 0x48, 0x39, 0x3a };
+	static const uint8_t drop[] = { 0xff, 0xc9, 0x89, 0x4e, 0x0c };
+	static const uint8_t mine[] = { 0x4c, 0x8b, 0x62, 0x08,
+					0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xd0,
+					0x49, 0x89, 0xc2 };
+	static const uint8_t is_on[] = { 0x49, 0x83, 0x7d, RET_PAD_ON, 0x00 };
+	static const uint8_t save[] = { 0x56, 0x57, 0x51, 0x41, 0x52, 0x41, 0x55,
+					0x41, 0x54 };
+	static const uint8_t reload[] = { 0x48, 0x8b, 0x74, 0x24, 0x28,
+					  0x8b, 0x4c, 0x24, 0x18 };
+	static const uint8_t ld_func[] = { 0x48, 0x8b, 0x42, 0x18 };
+	static const uint8_t ld_now[] = { 0x48, 0x8b, 0x44, 0x24, 0x10 };
+	static const uint8_t sub_t0[] = { 0x48, 0x2b, 0x42, 0x10 };
+	static const uint8_t ld_tid[] = { 0x8b, 0x46, 0x08 };
+	static const uint8_t ld_ret[] = { 0x48, 0x8b, 0x04, 0x24 };
+	static const uint8_t publish[] = { 0x49, 0x8d, 0x44, 0x24, 0x01 };
+	static const uint8_t unsave[] = { 0x41, 0x5c, 0x41, 0x5d, 0x41, 0x5a,
+					  0x59, 0x5f, 0x5e };
+	static const uint8_t out_regs[] = { 0x48, 0x8b, 0x7b, 0x38, 0x4c, 0x89, 0x67, 0xf8 };
+	static const uint8_t jmp_real[] = { 0xff, 0x64, 0x24, 0xf8 };
+	struct x86_64_out o = { out, size, 0, r->tramp, false };
+	const struct arch_pad_ring *g = &r->ring;
+	unsigned int image = g->xsave ? 832 : 512;
+	size_t loop, j_found, j_orph[4], found, pop, j_mine, j_popped[2], chain;
+	size_t j_full, full, popped, j_out, out_at;
+	int m;
+
+	if (!r->area || (r->area & 4095) || !r->tramp || !g->nrecords ||
+	    (g->nrecords & (g->nrecords - 1)) || g->record_shift < 6 ||
+	    g->record_shift > 20 || (g->ring & 63) || (g->off_records & 63) ||
+	    g->off_seq < image || g->off_frame < image || g->off_bases < image ||
+	    g->off_blocks < image || g->off_blocks + 40 > (1u << g->record_shift))
+		return -EINVAL;
+	if ((m = x86_64_emit_save_regs(out, size, r->tramp)) < 0)
+		return m;
+	o.len = (size_t)m;
+	put_key(&o, r);
+	loop = o.len;
+	put_slot(&o);
+	x86_64_put(&o, cmp_key, sizeof(cmp_key));
+	j_found = put_jcc32(&o, JE);
+	x86_64_put(&o, test_rax, sizeof(test_rax));
+	j_orph[0] = put_jcc32(&o, JE);
+	j_orph[1] = put_next_slot(&o, loop);
+	found = o.len;
+	fix32(&o, j_found, found);
+	x86_64_put(&o, found_regs, sizeof(found_regs));
+	pop = o.len;
+	x86_64_put(&o, test_n, sizeof(test_n));
+	j_orph[2] = put_jcc32(&o, JE);
+	put_top(&o);
+	x86_64_put(&o, cmp_slot, sizeof(cmp_slot));
+	j_mine = put_jcc32(&o, JAE);
+	x86_64_put(&o, drop, sizeof(drop));
+	put_jcc32_to(&o, JMP, pop);
+	fix32(&o, j_mine, o.len);
+	j_orph[3] = put_jcc32(&o, JNE);
+	x86_64_put(&o, mine, sizeof(mine));
+	chain = o.len;
+	x86_64_put(&o, is_on, sizeof(is_on));
+	j_popped[0] = put_jcc32(&o, JE);
+	x86_64_put(&o, save, sizeof(save));
+	j_full = put_ring_claim(&o, g);
+	put_hit_state(&o, g->off_frame, g->xsave,
+		      g->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, g->off_bases);
+	x86_64_put(&o, reload, sizeof(reload));
+	put_top(&o);
+	x86_64_put(&o, ld_func, sizeof(ld_func));
+	put_store_r14(&o, true, g->off_blocks + RET_REC_FUNC);
+	x86_64_put(&o, ld_now, sizeof(ld_now));
+	put_store_r14(&o, true, g->off_blocks + RET_REC_TSC);
+	x86_64_put(&o, sub_t0, sizeof(sub_t0));
+	put_store_r14(&o, true, g->off_blocks + RET_REC_TICKS);
+	x86_64_put(&o, ld_tid, sizeof(ld_tid));
+	put_store_r14(&o, false, g->off_blocks + RET_REC_TID);
+	x86_64_put(&o, ld_ret, sizeof(ld_ret));
+	put_store_r14(&o, true, g->off_blocks + RET_REC_RET);
+	x86_64_put8(&o, 0x41);
+	x86_64_put8(&o, 0xc7);
+	x86_64_put8(&o, 0x86);
+	x86_64_put32(&o, g->off_blocks + RET_REC_MAGIC);
+	x86_64_put32(&o, RET_REC_MAGIC_VALUE);
+	x86_64_put(&o, publish, sizeof(publish));
+	put_store_r14(&o, true, g->off_seq);
+	x86_64_put(&o, unsave, sizeof(unsave));
+	j_popped[1] = put_jcc32(&o, JMP);
+	full = o.len;
+	fix32(&o, j_full, full);
+	x86_64_put(&o, unsave, sizeof(unsave));
+	put_count(&o, RET_PAD_LOST);
+	*trap_off = o.len;
+	x86_64_put8(&o, 0xcc);
+	put_jcc32_to(&o, JMP, chain);
+	popped = o.len;
+	fix32(&o, j_popped[0], popped);
+	fix32(&o, j_popped[1], popped);
+	x86_64_put(&o, drop, sizeof(drop));
+	x86_64_put(&o, test_n, sizeof(test_n));
+	j_out = put_jcc32(&o, JE);
+	put_top(&o);
+	x86_64_put(&o, cmp_slot, sizeof(cmp_slot));
+	put_jcc32_to(&o, JE, chain);
+	out_at = o.len;
+	fix32(&o, j_out, out_at);
+	x86_64_put(&o, out_regs, sizeof(out_regs));
+	m = x86_64_emit_restore_regs(o.len < size ? out + o.len : out, o.len < size ? size - o.len : 0);
+	if (m < 0)
+		return m;
+	o.len += (size_t)m;
+	x86_64_put(&o, jmp_real, sizeof(jmp_real));
+	size_t orphan = o.len;
+	for (int i = 0; i < 4; i++)
+		fix32(&o, j_orph[i], orphan);
+	put_count(&o, RET_PAD_ORPHANS);
+	m = x86_64_emit_restore_regs(o.len < size ? out + o.len : out, o.len < size ? size - o.len : 0);
+	if (m < 0)
+		return m;
+	o.len += (size_t)m;
+	x86_64_put8(&o, 0xcc);
+	return finish(&o);
+}

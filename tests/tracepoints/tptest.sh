@@ -161,6 +161,45 @@ check_nostops() {	# WHAT
 	check_le "$1: hits recorded in the process" 1 "$recorded"
 }
 
+# Return probes whose returns the pad takes (x86-64): after the hits
+# (list_probes_after), under pad and auto, the probes whose pad pushes
+# returns stopped threads STOPS times in all (default 0: an ordinary
+# tracepoint beside a return probe may stop its entries), and the process
+# line counts RETURNS returns recorded in the process ("-": at least one)
+# with no entry left to the agent; the forced strategies have no such pad.
+check_ret_nostops() {	# WHAT RETURNS [STOPS]
+	is_gdbserver && return 0
+	local after pushed stopped recorded fallbacks
+	after=$(sed -n '/^probes-after-hits$/,$p' "$OUT")
+	pushed=$(printf '%s\n' "$after" | grep -E '^process [0-9]+ 0x[0-9a-f]+ pad \(jump over .*; return pushed in the process, no stop')
+	case $STRAT in
+	pad|auto|"") ;;
+	*)
+		check_eq "$1: pads that push returns under --tp-strategy=$STRAT" \
+			"$(printf '%s' "$pushed" | grep -c .)" 0
+		return 0 ;;
+	esac
+	if [ "$(uname -m)" != x86_64 ]; then
+		ok "$1: returns trap on $(uname -m) (no in-process return probes yet)"
+		return 0
+	fi
+	if [ -z "$pushed" ]; then
+		fail "$1: no pad pushes returns in the process (monitor probes)"
+		return
+	fi
+	stopped=$(printf '%s\n' "$pushed" | sed -En 's/.*hits: ([0-9]+) stopped.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	recorded=$(printf '%s\n' "$after" | sed -En 's/^process [0-9]+ returns: ([0-9]+) recorded in the process.*/\1/p' | head -n1)
+	fallbacks=$(printf '%s\n' "$after" | sed -En 's/^process [0-9]+ returns: .*, ([0-9]+) entries left to the agent.*/\1/p' | head -n1)
+	check_eq "$1: hits that stopped a thread at the return probes' entries" "$stopped" "${3:-0}"
+	if [ "$2" = - ]; then
+		check_le "$1: returns recorded in the process (no stop)" 1 "${recorded:-0}"
+	else
+		check_eq "$1: returns recorded in the process (no stop)" "${recorded:-none}" "$2"
+	fi
+	check_eq "$1: entries left to the agent's trap path" "${fallbacks:-none}" 0
+}
+
 expect_line() {	# ERE
 	if ! grep -Eq -- "$1" "$OUT"; then
 		fail "no output line matches /$1/"

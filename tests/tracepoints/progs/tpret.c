@@ -2,7 +2,7 @@
  * traced, and the values they return, printed as ground truth.
  *
  *   tpret values     compute() returns, recursion, longjmp, latency, fork
- *   tpret threads N  4 threads call tcall() N times each
+ *   tpret threads N  8 threads call tcall() N times each
  *   tpret block      a thread blocks inside blocked() while gdb detaches
  *   tpret exits      threads call pthread_exit() inside exiter()
  */
@@ -188,14 +188,14 @@ static void *worker(void *arg)
 
 static void threads(int n)
 {
-	pthread_t th[4];
+	pthread_t th[8];
 
 	per_thread = n;
 	/* Opens the ground file before the threads race to. */
 	ground("threads n=%d", n);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 8; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(intptr_t)(i + 1));
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 8; i++)
 		pthread_join(th[i], NULL);
 	ground("threads done");	/* MARK:threads-done */
 }
