@@ -1,8 +1,13 @@
 #!/bin/sh
 # bootstrap.sh demo|check|cross ARCH - install what is missing, build, then
 # run the bundled demo (demo) or every test (check), or build a static
-# probe-agent for ARCH (cross aarch64) and print its path as the last line.
+# probe-agent for ARCH (cross aarch64|armhf) and print its path as the last line.
 # For a fresh Debian 12 machine, as root.
+#
+# PROBE_CHECK_ARMHF=1 ./bootstrap.sh check also runs the armhf guest
+# (make check-cross ARCH=armhf) after the aarch64 one.  Off by default
+# until the armhf agent passes it; without the agent it runs the
+# gdbserver:armhf cases and skips the agent's (exit 77).
 set -eu
 cd "$(dirname "$0")"
 
@@ -11,11 +16,21 @@ case "$what" in
 demo|check) ;;
 cross)
 	case "${2:-}" in
-	aarch64) ;;
-	*) echo "usage: $0 cross aarch64" >&2; exit 2 ;;
+	aarch64|armhf) ;;
+	*) echo "usage: $0 cross aarch64|armhf" >&2; exit 2 ;;
 	esac ;;
-*) echo "usage: $0 demo|check|cross aarch64" >&2; exit 2 ;;
+*) echo "usage: $0 demo|check|cross aarch64|armhf" >&2; exit 2 ;;
 esac
+check_armhf=${PROBE_CHECK_ARMHF:-0}
+case $check_armhf in
+0|1) ;;
+*) echo "bootstrap: PROBE_CHECK_ARMHF must be 0 or 1, not '$check_armhf'" >&2; exit 2 ;;
+esac
+# armhf's debs (the agent's libraries, the guest's kernel, busybox and
+# gdbserver) are fetched with apt-get download PKG:armhf.
+with_armhf=0
+[ "$what" = cross ] && [ "${2:-}" = armhf ] && with_armhf=1
+[ "$what" = check ] && [ "$check_armhf" = 1 ] && with_armhf=1
 
 # Debian packages the build and the tests need.
 pkgs="build-essential autoconf automake pkg-config libevent-dev libelf-dev libdw-dev
@@ -39,11 +54,11 @@ esac
 # The 32-bit ARM engine's tests of make check (tests/arch/arm-*): arm
 # objdump and Debian's armhf libc, libm, ld.so and libstdc++ for the
 # differential test, and the cross compiler for its A32 code and for the
-# programs qemu-arm-static (qemu-user-static, above) runs.  No armhf agent
-# is built yet, so `cross` does not need them.
+# programs qemu-arm-static (qemu-user-static, above) runs; `cross armhf`
+# and the armhf guest (PROBE_CHECK_ARMHF=1) need the cross compiler too.
 armhf_pkgs="gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf
       libc6-armhf-cross libc6-dev-armhf-cross libstdc++6-armhf-cross"
-[ "$what" != check ] || pkgs="$pkgs $armhf_pkgs"
+[ "$what" != check ] && [ "$with_armhf" = 0 ] || pkgs="$pkgs $armhf_pkgs"
 # libc's separate debug file (record-stripped.test finds its internal
 # functions through it, by build-id).
 [ "$what" != check ] || pkgs="$pkgs libc6-dbg"
@@ -62,6 +77,24 @@ check|cross)
 	*) need_arm64=yes ;;
 	esac ;;
 esac
+need_armhf=""
+if [ "$with_armhf" = 1 ]; then
+	case " $(echo $foreign) " in
+	*" armhf "*) ;;
+	*) need_armhf=yes ;;
+	esac
+fi
+if [ -n "$need_armhf" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "bootstrap: run as root to add the armhf architecture" >&2
+		exit 1
+	fi
+	echo "bootstrap: adding the armhf architecture (for apt-get download of armhf debs)"
+	dpkg --add-architecture armhf
+	# An update that fails on one mirror (a sync in progress) is
+	# retried once; the lists that did come are used.
+	apt-get update -qq || apt-get update -qq || true
+fi
 if [ -n "$need_arm64" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "bootstrap: run as root to add the arm64 architecture" >&2
@@ -125,6 +158,15 @@ check)
 	make check-cross ARCH=aarch64 || cross_status=$?
 	[ "$cross_status" -eq 0 ] || [ "$cross_status" -eq 77 ] || status=$cross_status
 	echo "bootstrap: the aarch64 guest tests took $(( $(date +%s) - cross_start )) s"
+	# The armhf guest (PROBE_CHECK_ARMHF=1): gdbserver:armhf's cases,
+	# then the agent's, Thumb and ARM (its .trs under build-armhf/).
+	if [ "$check_armhf" = 1 ]; then
+		cross_start=$(date +%s)
+		cross_status=0
+		make check-cross ARCH=armhf || cross_status=$?
+		[ "$cross_status" -eq 0 ] || [ "$cross_status" -eq 77 ] || status=$cross_status
+		echo "bootstrap: the armhf guest tests took $(( $(date +%s) - cross_start )) s"
+	fi
 	# One closing line over every test, from automake's results: the
 	# plain build's, the sanitizer build's, then both.
 	# (grep -c exits 1 when it counts nothing: not an error here)
@@ -142,9 +184,10 @@ check)
 		skip=$(printf '%s\n' "$results" | grep -c '^:test-result: SKIP' || true)
 		echo "$pass passed, $fail failed, $skip skipped"
 	}
-	echo "plain build: $(count . ./build-san ./build-aarch64)"
+	echo "plain build: $(count . ./build-san ./build-aarch64 ./build-armhf)"
 	echo "ASan + UBSan build: $(count ./build-san)"
 	echo "aarch64 guest: $(count ./build-aarch64)"
+	[ "$check_armhf" = 0 ] || echo "armhf guest: $(count ./build-armhf)"
 	count .
 	exit $status ;;
 esac

@@ -609,6 +609,8 @@ struct probe {
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
 	bool pad_ipa_live;	/* PAD_IPA: records hold the thread and time */
+	bool pad_no_image;	/* its records hold the frame only: no x87/SSE/
+				 * AVX (v registers) image */
 	/* The owner wants returns taken in the pad (PROBE_PAD_RET), and the
 	 * pad does (its entry pushes on the in-process shadow stack). */
 	bool pad_ret_want, pad_ret;
@@ -720,6 +722,11 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 		       uint32_t *offs, unsigned int max, char *why, size_t whylen);
 struct ipa_tsvs;
 void trace_ipa_tsvs(struct ipa_tsvs *t);
+/* Whether a hit at `addr` needs registers beyond the pad's frame (x87,
+ * SSE, AVX; aarch64's v registers) for its tracepoints: `collect $regs`
+ * or any register mask, or bytecode that reads such a register.  When
+ * not, a recording pad stores no image of them. */
+bool trace_site_needs_image(uint64_t addr);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 /* The probes of `p` are gone with its address space (exec): the pending
@@ -764,9 +771,12 @@ void ret_process_forget(struct process *p);
 void ret_libraries_changed(struct process *p);
 
 /* trace-run.c, for retprobe.c: thread `t` returned from `func` (entered
- * during run `run`) after `latency_ns`; pc is the real return address. */
+ * during run `run`) after `latency_ns`, at `time_us` (CLOCK_REALTIME, the
+ * frame's timestamp: read with the latency's end, so that a slice drawn
+ * from the two ends where the return happened); pc is the real return
+ * address. */
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
-		  uint64_t latency_ns);
+		  uint64_t latency_ns, uint64_t time_us);
 /* A return the trampoline recorded in the process (pad.c): `t` a
  * stand-in with its registers, `run16` the run's low 16 bits.  False:
  * no room for it yet. */

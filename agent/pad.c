@@ -10,7 +10,8 @@
  * a jump:
  *
  *   site:  jmp pad                      (the rest of the window: breakpoints)
- *   pad:   save the registers           (arch emit_save_regs)
+ *   pad:   [a native condition: false -> the displaced code (emit_pad_cond)]
+ *          save the registers           (arch emit_save_regs)
  *          [take a record of the ring, copy the registers and the
  *           state the frame leaves out (x87/SSE/AVX, aarch64's v
  *           registers) there, go to the restore (emit_pad_collect);
@@ -25,7 +26,11 @@
  * run; the agent maps the same file through /proc/PID/fd).
  *
  * A recording pad (the tracepoints there want registers only) never stops
- * the thread: the agent reads the records later (pad_drain).  Otherwise
+ * the thread: the agent reads the records later (pad_drain).  It stores
+ * what its tracepoints read and no more: the image of the x87/SSE/AVX (v)
+ * registers only where one reads them (trace_site_needs_image), the
+ * hit's thread and time only where one traces them, the time from the
+ * process's vDSO clock_gettime where there is one (vdso_clock).  Otherwise
  * the thread traps in its pad; the agent finds its entry by the tid and
  * has everything the hit needs without PTRACE_GETREGS, GETREGSET or a PC
  * write, and the thread simply continues and frees its entry on its way
@@ -44,6 +49,15 @@
  * hand-off.  The drain hands the blocks to the owner with the registers.
  * A load of the collector that faults is resumed at its exit
  * (pad_ipa_fault): the program sees no signal.
+ *
+ * A site whose one tracepoint has a condition of the simplest shape (one
+ * register or memory word compared with a constant: ax_simple_cond)
+ * starts with that compare in native code (arch emit_pad_cond), before
+ * the register save: a false condition counts itself as skipped and
+ * goes straight to the displaced code, a few instructions in all.  A
+ * true one goes on as above (the collector evaluates the condition again,
+ * as the reference).  A fault of the native load is resumed on the true
+ * path, where the interpreter meets the same fault and says so.
  *
  * A pad at a function's entry whose return probes need no more than the
  * registers (pr->pad_ret) first pushes the return on the thread's shadow
@@ -75,6 +89,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,12 +102,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gelf.h>
+#include <libelf.h>
+
 #include "agent/agent.h"
 #include "agent/ipa-image.h"
 #include "agent/ipa/ipa-abi.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
 #include "agent/pad-ring.h"
+#include "protocol/ax-simple.h"
 
 /*
  * The shared memory: the table of PAD_ENTRIES entries, then the
@@ -175,6 +194,9 @@ struct pad_code {
 	struct pad_code *next;
 	uint64_t addr, trap, site;
 	size_t len;
+	/* A native condition's load, and where a fault there goes on
+	 * (its true path); 0: none. */
+	uint64_t cond_load, cond_take;
 };
 
 struct pad_table {
@@ -197,6 +219,10 @@ struct pad_table {
 	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
 	bool ipa_failed;
 	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
+	/* The process's vDSO clock_gettime, which a pad that stores the
+	 * hit's time calls instead of the system call (0: none found). */
+	uint64_t vdso_clock;
+	bool vdso_looked;
 	/* Return probes with no stop: could not be set up in this process
 	 * (no more tries); returns the drain took. */
 	bool ret_failed;
@@ -467,6 +493,8 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
 	return 0;
 }
 
+static struct pad_code *code_at(struct process *p, uint64_t pc);
+
 /* --- return probes with no stop ------------------------------------------- */
 
 /*
@@ -641,7 +669,7 @@ static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t wh
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, base, 0, 0, (size_t)n };
+	*c = (struct pad_code){ pt->codes, base, 0, 0, (size_t)n, 0, 0 };
 	pt->codes = c;
 	p->ret_area = r.area;
 	p->ret_itramp = base;
@@ -684,11 +712,17 @@ bool pad_ipa_fault(struct thread *t, int sig)
 
 	if ((sig != SIGSEGV && sig != SIGBUS) || !pt || !pt->ipa_local)
 		return false;
-	uint64_t pc = regs_get_pc(t);
-	if (pc < pt->ipa_remote || !ipa_image_fault_fixable(&pt->img, pc - pt->ipa_remote))
+	uint64_t pc = regs_get_pc(t), to;
+	const struct pad_code *c = code_at(t->proc, pc);
+	if (c && c->cond_load && pc == c->cond_load)
+		to = c->cond_take;	/* a native condition's load */
+	else if (pc >= pt->ipa_remote &&
+		 ipa_image_fault_fixable(&pt->img, pc - pt->ipa_remote))
+		to = pt->ipa_remote + pt->img.fault_exit;
+	else
 		return false;
-	if (regs_set(t, (unsigned int)agent.arch->pc_regnum,
-		     pt->ipa_remote + pt->img.fault_exit) < 0 || regs_flush(t) < 0)
+	if (regs_set(t, (unsigned int)agent.arch->pc_regnum, to) < 0 ||
+	    regs_flush(t) < 0)
 		return false;
 	pt->ipa_faults++;
 	debug("thread %d: collector's load at %#llx faulted, resumed at its exit",
@@ -819,6 +853,138 @@ static bool all_stopped(struct process *p)
 }
 
 /*
+ * clock_gettime in the vDSO of `p` (its ELF image, which the kernel maps
+ * at AT_SYSINFO_EHDR): a pad that stores the hit's time calls it, in the
+ * process, instead of making the system call.  Looked up once per
+ * process; 0 when there is none (no vDSO, no such symbol: the pads make
+ * the system call, as before).
+ */
+static uint64_t vdso_clock(struct process *p, struct pad_table *pt)
+{
+	char path[64];
+	uint64_t auxv[2], base = 0;
+	uint8_t *img = NULL;
+	size_t size = 0;
+	Elf *e = NULL;
+	int fd;
+
+	if (pt->vdso_looked)
+		return pt->vdso_clock;
+	pt->vdso_looked = true;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", p->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	while (read(fd, auxv, sizeof(auxv)) == (ssize_t)sizeof(auxv) && auxv[0] != AT_NULL)
+		if (auxv[0] == AT_SYSINFO_EHDR)
+			base = auxv[1];
+	close(fd);
+	FILE *maps;
+	char line[256];
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	if (!base || !(maps = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long lo, hi;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == base &&
+		    strstr(line, "[vdso]"))
+			size = hi - lo;
+	}
+	fclose(maps);
+	if (!size || size > (1u << 20) || !(img = malloc(size)) ||
+	    mem_read_raw(p, base, img, size) != (ssize_t)size)
+		goto out;
+	elf_version(EV_CURRENT);
+	if (!(e = elf_memory((char *)img, size)))
+		goto out;
+	/* The image is linked at its first PT_LOAD's address. */
+	size_t nph;
+	uint64_t link = UINT64_MAX;
+	if (elf_getphdrnum(e, &nph) < 0)
+		goto out;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < link)
+			link = ph.p_vaddr;
+	}
+	Elf_Scn *scn = NULL;
+	while (link != UINT64_MAX && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			if (strcmp(name, "__vdso_clock_gettime") == 0 &&
+			    sym.st_value >= link && sym.st_value - link < size) {
+				pt->vdso_clock = base + (sym.st_value - link);
+				break;
+			}
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	free(img);
+	debug("process %d: vDSO clock_gettime %s%#llx", p->pid,
+	      pt->vdso_clock ? "at " : "not found, ", (unsigned long long)pt->vdso_clock);
+	return pt->vdso_clock;
+}
+
+/*
+ * The native check of the one condition at IPA site `site` (probe at
+ * `pc`), written at `code` when the arch has one and the condition is a
+ * compare it can emit (ax_simple_cond): its length, with the offsets
+ * emit_pad_cond gives; 0 (nothing written) otherwise, and the collector
+ * evaluates the condition as before.  With more tracepoints at the site
+ * the collector decides: a hit wants all their conditions.
+ */
+static int native_cond(struct pad_table *pt, uint64_t site, uint64_t pc,
+		       uint8_t *code, size_t size, size_t *skip, size_t *load,
+		       size_t *take)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct ax_simple_cond sc;
+
+	if (!arch->emit_pad_cond || !arch->patch_branch || site < pt->ipa_remote ||
+	    site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
+		return 0;
+	const struct ipa_site *s = (const struct ipa_site *)
+		(pt->ipa_local + (site - pt->ipa_remote));
+	if (s->nprogs != 1)
+		return 0;
+	const struct ipa_program *pg = (const struct ipa_program *)
+		(pt->ipa_local + s->prog_off[0]);
+	if (!pg->cond_len || ax_simple_cond((const uint8_t *)pg + pg->cond_off,
+					    pg->cond_len, &sc) < 0)
+		return 0;
+	struct arch_pad_cond c = {
+		.mem = sc.mem != 0, .regnum = sc.regnum, .addr = sc.addr,
+		.size = sc.size, .nconv = sc.nconv,
+		.cmp = (enum arch_cond_cmp)sc.op, .imm = (int32_t)sc.imm, .pc = pc,
+		.skip_counter = pt->ipa_remote + pg->counters_off +
+				offsetof(struct ipa_counters, skipped_cond),
+	};
+	for (unsigned int i = 0; i < sc.nconv; i++) {
+		c.conv[i].sign = sc.conv[i].sign != 0;
+		c.conv[i].bits = sc.conv[i].bits;
+	}
+	int n = arch->emit_pad_cond(code, size, &c, skip, load, take);
+	if (n < 0) {
+		debug("probe at %#llx: its condition stays the collector's: %s",
+		      (unsigned long long)pc, strerror(-n));
+		return 0;
+	}
+	debug("probe at %#llx: native condition, %d bytes", (unsigned long long)pc, n);
+	return n;
+}
+
+/*
  * What the pad of `pr` can do of what `collect` asks: it stops at every
  * hit where the arch has no collector, where gdb has a breakpoint of its
  * own there (always-inserted), or where the in-process collector cannot
@@ -916,17 +1082,32 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		.off_ready = l->off_ready, .off_bases = l->off_bases,
 		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 	};
-	/* Its length first (the window's code depends on where it goes). */
-	n = arch->emit_save_regs(code, sizeof(code), pr->addr);
-	if (n < 0) {
-		snprintf(why, whylen, "cannot build the pad's register save: %s",
-			 strerror(-n));
-		return n;
-	}
 	size_t done = 0;
 	uint64_t ipa_site = 0;
 	bool ipa_live = false;
 	collect = pad_mode(pr, pt, collect, &ipa_site, &ipa_live);
+	/* A condition simple enough runs first, natively: a false one
+	 * leaves before the register save (not where the pad also pushes
+	 * returns, which every call needs). */
+	size_t cond_skip = 0, cond_load = 0, cond_take = 0;
+	n = 0;
+	if (collect == PAD_IPA && !pr->pad_ret_want)
+		n = native_cond(pt, ipa_site, pr->addr, code, sizeof(code), &cond_skip,
+				&cond_load, &cond_take);
+	/* The save's length first (the window's code depends on where it
+	 * goes). */
+	m = arch->emit_save_regs(code + n, sizeof(code) - n, pr->addr);
+	if (m < 0) {
+		snprintf(why, whylen, "cannot build the pad's register save: %s",
+			 strerror(-m));
+		return m;
+	}
+	n += m;
+	/* A record needs the image of the registers outside the frame only
+	 * for tracepoints that read them (recording pads are tracepoints'
+	 * only); the hand-off always stores it. */
+	bool no_image = collect != PAD_STOPS &&
+			!trace_site_needs_image(pr->addr);
 	/* The return taken in the pad: the push comes first, right after
 	 * the save; it falls through to the collector (or branches to the
 	 * restore when there is nothing to record at the entry), and sends
@@ -971,8 +1152,9 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
 			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
 			.time_tid = collect == PAD_REGS_TIME_TID || ipa_live,
+			.clock_call = vdso_clock(p, pt),
 			.off_tid = l->off_tid, .off_time = l->off_time,
-			.image = true,
+			.image = !no_image,
 			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
 			.ipa_site = ipa_site,
 			.ipa_wants = ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
@@ -1046,6 +1228,11 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 		return m < 0 ? m : -E2BIG;
 	}
 	n += m;
+	if (cond_skip && (m = arch->patch_branch(code, cond_skip, win_off)) < 0) {
+		snprintf(why, whylen, "cannot link the pad's condition: %s",
+			 strerror(-m));
+		return m;
+	}
 	if ((err = window_free(pr, inlen, why, whylen)) < 0)
 		return err;
 	if (mem_write_raw(p, at, code, n) != n) {
@@ -1064,7 +1251,9 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n };
+	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n,
+				cond_load ? at + cond_load : 0,
+				cond_skip ? at + cond_take : 0 };
 	pt->codes = c;
 	pr->pad = at;
 	pr->pad_len = n;
@@ -1073,9 +1262,10 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	pr->pad_collect = collect;
 	pr->pad_ipa_site = ipa_site;
 	pr->pad_ipa_live = ipa_live;
+	pr->pad_no_image = no_image;
 	pr->pad_ret = ret;
-	debug("pad for %#llx at %#llx, %d bytes", (unsigned long long)pr->addr,
-	      (unsigned long long)at, n);
+	debug("pad for %#llx at %#llx, %d bytes%s", (unsigned long long)pr->addr,
+	      (unsigned long long)at, n, no_image ? ", records without the image" : "");
 	return 0;
 }
 
@@ -1139,6 +1329,7 @@ void pad_detach(struct probe *pr)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
 	pr->pad_collect = PAD_STOPS;
+	pr->pad_no_image = false;
 	pr->pad_ipa_site = 0;
 	pr->pad_ipa_live = false;
 	pr->pad_ret = false;
@@ -1580,8 +1771,9 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	}
 	bool taken = true;
 	if (pr && fn &&
-	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
-			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0)
+	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame),
+			  pr->pad_no_image ? NULL : rec, pt->xsave,
+			  (const uint64_t *)(rec + l->off_bases), false) == 0)
 		taken = fn(pr, standin, time_us, so, arg);
 	regs_invalidate(standin);
 	if (taken) {

@@ -236,7 +236,9 @@ struct ptrace_arch_ops {
 	 * (see regs_load_pad in agent.h for the arguments), marking it
 	 * valid with t->regs_pad set.  `may_fetch`: the arch may ask the
 	 * kernel for what the pad did not save (t is a real stopped
-	 * thread), else it assumes the values every process has.
+	 * thread), else it assumes the values every process has.  `image`
+	 * NULL: the record has none (pad_no_image), those registers read
+	 * as their initial state.
 	 * Returns 0 or -errno.  NULL when the arch has no jump pads.
 	 */
 	int (*load_pad)(struct thread *t, const uint64_t *frame,

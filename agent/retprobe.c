@@ -186,6 +186,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The wall clock of trace frames' timestamps, in microseconds. */
+static uint64_t wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* Bytes of a return address on the stack: the program's word. */
 #define WORD ((size_t)agent.ptrace->word_size)
 
@@ -712,7 +721,11 @@ static int do_return(struct thread *t, bool record)
 	}
 	regs_from_gpregs(blk, &g);
 	t->regs_dirty = true;
-	uint64_t now = now_ns();
+	/* The return's time, both clocks at once: the latency ends and the
+	 * frame's timestamp is taken here, not when its collection gets to
+	 * `$trace_timestamp` (later by a varying delay), so that an entry
+	 * timestamp + latency drawn as a slice ends where the return did. */
+	uint64_t now = now_ns(), when = wall_us();
 	/* The chain sharing this slot, newest first. */
 	for (int j = (int)rs->n - 1; j >= 0; j--) {
 		if (rs->e[j].slot != slot)
@@ -720,7 +733,7 @@ static int do_return(struct thread *t, bool record)
 		struct ret_entry e = rs->e[j];
 		drop(rs, (size_t)j);
 		if (record)
-			trace_return(t, e.func, e.run, now - e.entry_ns);
+			trace_return(t, e.func, e.run, now - e.entry_ns, when);
 	}
 	/* The keeper's copy keeps the entries until the next change: the
 	 * new pc is not written yet, and a thread that stays on the

@@ -28,6 +28,7 @@
 #include "agent/pending.h"
 #include "agent/trace.h"
 #include "protocol/ax.h"
+#include "protocol/ax-simple.h"
 #include "protocol/tbuf.h"
 #include "protocol/tfile.h"
 #include "protocol/tp-status.h"
@@ -206,6 +207,46 @@ static bool ipa_site_ok(uint64_t addr)
 	return n > 0;
 }
 
+/* Bytecode that reads a register the pad's frame does not hold (or
+ * cannot be verified: then assume it may). */
+static bool reads_beyond_frame(const uint8_t *code, size_t len, unsigned int words)
+{
+	struct ax_info info;
+	char err[128];
+
+	if (ax_verify(code, len, &info, err, sizeof(err)) < 0)
+		return true;
+	return info.reg_high || (words < 64 && (info.reg_mask >> words) != 0);
+}
+
+bool trace_site_needs_image(uint64_t addr)
+{
+	const struct arch_pad_layout *l = agent.arch->pad_layout;
+
+	if (!l)
+		return true;
+	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
+	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (tp->cond && reads_beyond_frame(tp->cond, tp->cond_len, l->frame_words))
+			return true;
+		for (size_t i = 0; i < tp->n_actions; i++) {
+			const struct tp_action *a = &tp->actions[i];
+			/* A register block is the whole `g` layout: its
+			 * vector part must be the thread's, whatever the
+			 * mask. */
+			if (a->kind == TP_ACTION_REGS || a->while_stepping)
+				return true;
+			if (a->kind == TP_ACTION_MEM && a->basereg >= 0 &&
+			    (unsigned int)a->basereg >= l->frame_words)
+				return true;
+			if (a->kind == TP_ACTION_EXPR &&
+			    reads_beyond_frame(a->bytes, a->len, l->frame_words))
+				return true;
+		}
+	}
+	return false;
+}
+
 int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 		       uint32_t *offs, unsigned int max, char *why, size_t whylen)
 {
@@ -296,6 +337,17 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
  * counts.  While-stepping, return probes, printf and trace state
  * variables the collector does not run need the thread stopped.
  */
+/* Whether `tp` is the only tracepoint at `addr` and its condition one
+ * the arch's pads check natively (pad.c's native_cond). */
+static bool native_cond_here(uint64_t addr, struct tp_def *tp)
+{
+	struct ax_simple_cond sc;
+
+	return agent.arch->emit_pad_cond && tp_next_at(&tr.store, addr, NULL) == tp &&
+	       !tp_next_at(&tr.store, addr, tp) &&
+	       ax_simple_cond(tp->cond, tp->cond_len, &sc) == 0;
+}
+
 enum pad_collect recordable(uint64_t addr)
 {
 	enum pad_collect mode = PAD_REGS;
@@ -311,6 +363,13 @@ enum pad_collect recordable(uint64_t addr)
 		if (tp->cond) {
 			if (!registers_and_variables(tp->cond, tp->cond_len))
 				return ipa_site_ok(addr) ? PAD_IPA : PAD_STOPS;
+			/* A site's one condition that the pad can check
+			 * natively (on registers too): a false one then
+			 * leaves the pad before anything is saved, where
+			 * PAD_REGS would record every hit for the agent to
+			 * test. */
+			if (native_cond_here(addr, tp) && ipa_site_ok(addr))
+				return PAD_IPA;
 			mode = PAD_REGS_TIME_TID;
 		}
 		for (size_t i = 0; i < tp->n_actions; i++) {
@@ -412,9 +471,11 @@ static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec
 		}
 	}
 	if (pr->pad_collect != PAD_STOPS &&
-	    (pr->pad_collect < rec || rec == PAD_IPA)) {
-		/* It records less than the new tracepoint needs, or its
-		 * collector's programs are those of the site before. */
+	    (pr->pad_collect < rec || rec == PAD_IPA ||
+	     (pr->pad_no_image && trace_site_needs_image(pr->addr)))) {
+		/* It records less than the new tracepoint needs (the
+		 * registers' image too), or its collector's programs are
+		 * those of the site before. */
 		trace_drain(false);
 		pad_detach(pr);
 		char pwhy[160];

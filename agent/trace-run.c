@@ -703,9 +703,9 @@ bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
 }
 
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
-		  uint64_t latency_ns)
+		  uint64_t latency_ns, uint64_t time_us)
 {
-	struct hit h = { .t = t, .latency_ns = latency_ns };
+	struct hit h = { .t = t, .latency_ns = latency_ns, .time_us = time_us };
 
 	if (!tr.running || run != tr.run_id || !(h.regs = regs_block_gpr(t)))
 		return;

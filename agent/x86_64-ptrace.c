@@ -335,9 +335,19 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 	 * XSTATE_BV): the bytes there are an earlier hit's. */
 	uint8_t fx[FXSAVE_SIZE];
 	uint64_t bv = 7;
-	memcpy(fx, image, FXSAVE_SIZE);
-	if (xsave)
-		memcpy(&bv, image + XSAVE_XSTATE_BV_OFFSET, 8);
+	if (image) {
+		memcpy(fx, image, FXSAVE_SIZE);
+		if (xsave)
+			memcpy(&bv, image + XSAVE_XSTATE_BV_OFFSET, 8);
+	} else {
+		/* A record without the image (its tracepoints read no
+		 * such register): every component in its initial state. */
+		static const uint32_t mxcsr_init = 0x1f80;
+		memset(fx, 0, FXSAVE_SIZE);
+		memcpy(fx + 24, &mxcsr_init, 4);
+		bv = 0;
+		xsave = true;
+	}
 	if (!(bv & 1)) {
 		static const uint16_t fcw_init = 0x37f;
 		memset(fx, 0, 24);			/* fcw .. fdp */

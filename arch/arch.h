@@ -202,10 +202,17 @@ struct arch_pad_ring {
 	 * off_time): two system calls in the process. */
 	bool time_tid;
 	unsigned int off_tid, off_time;
+	/* With time_tid and clock_call (x86-64; others ignore it): the
+	 * time comes from calling clock_call(CLOCK_REALTIME, &time), the
+	 * process's vDSO clock_gettime, instead of the system call, on the
+	 * pad's aligned stack; it may clobber the caller-saved registers. */
+	uint64_t clock_call;
 	/* With image the record also gets, at offset 0, the registers
-	 * emit_save_regs leaves out, where the arch does not store them
-	 * anyway (aarch64: v0-v31, fpsr, fpcr: AARCH64_PAD_IMAGE_BYTES);
-	 * x86-64 always stores its x87/SSE/AVX image and ignores it. */
+	 * emit_save_regs leaves out (aarch64: v0-v31, fpsr, fpcr:
+	 * AARCH64_PAD_IMAGE_BYTES; x86-64: the x87/SSE/AVX image, XSAVE
+	 * with xsave, else FXSAVE).  Without it x86-64 stores only the
+	 * XSAVE header's XSTATE_BV, as 0 (with xsave): a reader of the
+	 * record sees every component in its initial state. */
 	bool image;
 	/* With ipa_call (the in-process collector's ipa_collect_site, in
 	 * the process; 0: none, and the arch may have no such call) the
@@ -223,6 +230,34 @@ struct arch_pad_ring {
 	 * it takes a record: 0 goes straight to the restore (every
 	 * condition false: no record, no state stored). */
 	uint64_t ipa_wants;
+};
+
+/*
+ * A jump pad's native condition (arch_ops.emit_pad_cond): one value, a
+ * register (gdb's regnum, as the probe sees it) or `size` bytes at
+ * `addr` (zero-extended), converted in order (sign: ext, else zero_ext,
+ * from `bits`), compared with `imm` (64-bit, signed or not as `cmp`
+ * says).  The same meanings as struct ax_simple_cond, which the agent
+ * turns into this.
+ */
+enum arch_cond_cmp {
+	ARCH_CMP_EQ, ARCH_CMP_NE,
+	ARCH_CMP_LT_S, ARCH_CMP_GE_S, ARCH_CMP_GT_S, ARCH_CMP_LE_S,
+	ARCH_CMP_LT_U, ARCH_CMP_GE_U, ARCH_CMP_GT_U, ARCH_CMP_LE_U,
+};
+
+struct arch_pad_cond {
+	bool mem;
+	unsigned int regnum;
+	uint64_t addr;
+	unsigned int size;		/* 1, 2, 4, 8 */
+	unsigned int nconv;		/* <= 4 */
+	struct { bool sign; unsigned int bits; } conv[4];
+	enum arch_cond_cmp cmp;
+	int32_t imm;
+	uint64_t pc;			/* the probe's address (its pc) */
+	uint64_t skip_counter;		/* a 64-bit word counted up, atomically,
+					 * by every false condition */
 };
 
 /*
@@ -475,6 +510,24 @@ struct arch_ops {
 	 * branch's reach.  NULL when the arch has no emit_pad_collect.
 	 */
 	int (*patch_branch)(uint8_t *code, size_t at, size_t to);
+
+	/*
+	 * Writes a jump pad's condition check, run before emit_save_regs
+	 * (see struct arch_pad_cond): a true condition falls through to the
+	 * code that follows, with every register as at the probe; a false
+	 * one counts itself and branches, the registers as at the probe,
+	 * to the branch's target, which the caller patches with
+	 * patch_branch (*skip: the offset it names), the pad's relocated
+	 * code.  *load is the offset of the memory load (0: none) and
+	 * *take that of the true path: a load that faults is resumed at
+	 * *take by the agent (the full path evaluates the condition and
+	 * says what could not be read).  Returns the length written,
+	 * -ENOSPC, or -EINVAL for what it cannot encode.  NULL when the
+	 * arch has none: conditions run in the in-process collector.
+	 */
+	int (*emit_pad_cond)(uint8_t *out, size_t size,
+			     const struct arch_pad_cond *c, size_t *skip,
+			     size_t *load, size_t *take);
 
 	/*
 	 * Return probes with no stop (struct arch_ret_pad): the code a jump

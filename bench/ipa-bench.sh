@@ -19,7 +19,9 @@
 #
 #   bench/ipa-bench.sh [N]          (default N=100000)
 #
-# Environment: RUNS (5), CPU (1), AGENT, GDB, BENCH_BUILDDIR, KEEP=1.
+# Environment: RUNS (5), CPU (1), AGENT, GDB, BENCH_BUILDDIR, KEEP=1,
+# CONFIGS (a subset of the configurations above, in that order; the
+# untraced loop always runs first).
 # Exit status 0 whatever the numbers; 99 on a framework error (a tool
 # missing, a run without exactly the frames it must create, no timing).
 
@@ -36,7 +38,7 @@ builddir=${BENCH_BUILDDIR:-$top}
 AGENT=${AGENT:-$builddir/agent/probe-agent}
 GDB=${GDB:-gdb}
 TARGET=$builddir/bench/ipa-target
-CONFIGS=${CONFIGS:-"untraced regs mem64 mem64-trap cond cond-trap ret ret-trap"}
+CONFIGS="untraced ${CONFIGS:-regs mem64 mem64-trap cond cond-trap ret ret-trap}"
 
 die() {
 	printf "\nipa-bench: FRAMEWORK ERROR: %s\n" "$*" >&2

@@ -116,6 +116,30 @@ int read_target(struct recorder *r, uint64_t addr, void *out, size_t len)
 	       (ssize_t)len ? 0 : -EFAULT;
 }
 
+/*
+ * The Z0 kind of a breakpoint at the program's entry point, and its
+ * address as Z0 takes it.  Where the arch has one breakpoint (x86-64,
+ * aarch64) any kind means it: 1, as gdb sends on x86-64.  Where it has
+ * several (32-bit ARM), the instruction set is bit 0 of the address
+ * (a Thumb entry point has it set, as its symbol does) and the kind
+ * follows from it and the first bytes there; Z0 takes the address with
+ * bit 0 clear, as gdb sends it.
+ */
+static unsigned int entry_bp_kind(struct recorder *r, uint64_t *at)
+{
+	const struct arch_ops *a = r->tarch;
+	uint64_t addr = *at;
+	uint8_t buf[4];
+	size_t n = sizeof(buf);
+
+	if (!a || !a->bp_kind_at)
+		return 1;
+	*at = addr & ~1ull;
+	if (read_target(r, *at, buf, n) < 0)
+		n = 0;
+	return a->bp_kind_at(addr, buf, n);
+}
+
 /* "...;thread:pPID.TID;..." or "process:PID" in a stop reply. */
 static int stop_pid(const char *stop)
 {
@@ -517,8 +541,10 @@ int learn_target(struct recorder *r)
 	 * the dynamic linker run up to the program's entry point. */
 	if (r->started) {
 		char stop[RSP_MAX_PAYLOAD];
-		if (request_ok(r, "breakpoint at the entry point", "Z0,%llx,1",
-			       (unsigned long long)entry) < 0)
+		uint64_t at = entry;
+		unsigned int kind = entry_bp_kind(r, &at);
+		if (request_ok(r, "breakpoint at the entry point", "Z0,%llx,%u",
+			       (unsigned long long)at, kind) < 0)
 			goto fail;
 		e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "vCont;c");
 		if (e < 0 || strcmp(r->reply.data, "OK") != 0) {
@@ -532,8 +558,8 @@ int learn_target(struct recorder *r)
 				e < 0 ? strerror(-e) : stop);
 			goto fail;
 		}
-		if (request_ok(r, "removing the entry breakpoint", "z0,%llx,1",
-			       (unsigned long long)entry) < 0)
+		if (request_ok(r, "removing the entry breakpoint", "z0,%llx,%u",
+			       (unsigned long long)at, kind) < 0)
 			goto fail;
 	}
 	if (rsp_client_xfer(&r->c, "libraries-svr4", "", &b) == 0)

@@ -249,8 +249,15 @@ static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
 }
 
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
-			  bool xsave, enum bases_how bases, unsigned int off_bases)
+			  bool xsave, bool image, enum bases_how bases,
+			  unsigned int off_bases)
 {
+	/* Without the image, an XSAVE-layout reader still finds its
+	 * header's XSTATE_BV: 0, every component in its initial state.
+	 *   49 c7 86 00 02 00 00 00 00 00 00    movq $0,512(%r14)
+	 */
+	static const uint8_t no_bv[] = { 0x49, 0xc7, 0x86, 0x00, 0x02, 0, 0,
+					 0, 0, 0, 0 };
 	static const uint8_t lea_rdi[] = { 0x48, 0x8d, 0xbe };
 	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
 					0xfc, 0xf3, 0x48, 0xa5 };
@@ -264,10 +271,14 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	x86_64_put(o, lea_rdi, sizeof(lea_rdi));
 	x86_64_put32(o, off_frame);
 	x86_64_put(o, copy, sizeof(copy));
-	if (xsave)
+	if (!image) {
+		if (xsave)
+			x86_64_put(o, no_bv, sizeof(no_bv));
+	} else if (xsave) {
 		x86_64_put(o, xsave64, sizeof(xsave64));
-	else
+	} else {
 		x86_64_put(o, fxsave64, sizeof(fxsave64));
+	}
 	if (bases == BASES_SYSCALL)
 		put_bases_syscall(o, off_bases);
 	if (bases == BASES_FSGSBASE) {
@@ -366,7 +377,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
-	put_hit_state(&o, h->off_frame, h->xsave,
+	put_hit_state(&o, h->off_frame, h->xsave, true,
 		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
@@ -412,6 +423,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   48 8d be <frame>        lea frame(%rsi),%rdi
  *   48 89 de b9 12 00 00 00 fc f3 48 a5    the frame, as in the hand-off
  *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
+ *     (without r->image no xsave64 / fxsave64: movq $0,512(%r14), the
+ *      XSTATE_BV of an XSAVE image, with xsave)
  *     (without fsgsbase: arch_prctl ARCH_GET_FS / ARCH_GET_GS)
  *   49 8d 44 24 01          lea 1(%r12),%rax
  *   49 89 86 <seq>          mov %rax,seq(%r14)     published
@@ -544,6 +557,7 @@ static size_t emit_claim_record(struct x86_64_out *o,
  *   31 ff                   xor %edi,%edi          CLOCK_REALTIME
  *   49 8d b6 <time>         lea time(%r14),%rsi
  *   b8 e4 00 00 00 0f 05    clock_gettime          (r12, r14 kept)
+ *     (with r->clock_call: movabs $vdso,%rax; call *%rax instead)
  */
 static void emit_time_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
 {
@@ -556,7 +570,20 @@ static void emit_time_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
 	x86_64_put32(o, r->off_tid);
 	x86_64_put(o, clock_arg, sizeof(clock_arg));
 	x86_64_put32(o, r->off_time);
-	x86_64_put(o, clock_call, sizeof(clock_call));
+	if (r->clock_call) {
+		/*
+		 *   48 b8 <vdso>    movabs $clock_gettime,%rax
+		 *   ff d0           call *%rax   (vDSO: no system call;
+		 *                   rsp 16-aligned, DF clear; r12, r14 kept)
+		 */
+		x86_64_put8(o, 0x48);
+		x86_64_put8(o, 0xb8);
+		x86_64_put64(o, r->clock_call);
+		x86_64_put8(o, 0xff);
+		x86_64_put8(o, 0xd0);
+	} else {
+		x86_64_put(o, clock_call, sizeof(clock_call));
+	}
 }
 
 /*
@@ -644,7 +671,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	if (r->ipa_call && r->ipa_wants)
 		skip_at = emit_ipa_wants(&o, r);
 	jl_at = emit_claim_record(&o, r);
-	put_hit_state(&o, r->off_frame, r->xsave,
+	put_hit_state(&o, r->off_frame, r->xsave, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
 	if (r->time_tid)
 		emit_time_tid(&o, r);
@@ -1238,7 +1265,7 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	j_popped[0] = put_jcc32(&o, JE);
 	x86_64_put(&o, save, sizeof(save));
 	j_full = put_ring_claim(&o, g);
-	put_hit_state(&o, g->off_frame, g->xsave,
+	put_hit_state(&o, g->off_frame, g->xsave, true,
 		      g->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, g->off_bases);
 	x86_64_put(&o, reload, sizeof(reload));
 	put_top(&o);

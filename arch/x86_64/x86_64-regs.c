@@ -268,6 +268,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_pad_handoff = x86_64_emit_pad_handoff,
 	.emit_pad_collect = x86_64_emit_pad_collect,
 	.patch_branch = x86_64_patch_branch,
+	.emit_pad_cond = x86_64_emit_pad_cond,
 	.emit_ret_entry = x86_64_emit_ret_entry,
 	.emit_ret_exit = x86_64_emit_ret_exit,
 	.emit_ret_stamp = x86_64_emit_ret_stamp,

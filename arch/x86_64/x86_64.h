@@ -166,6 +166,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 			    const struct arch_pad_ring *r, size_t *done);
 int x86_64_patch_branch(uint8_t *code, size_t at, size_t to);
+int x86_64_emit_pad_cond(uint8_t *out, size_t size, const struct arch_pad_cond *c,
+			 size_t *skip, size_t *load, size_t *take);
 int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 			  size_t *fallback_at, size_t *done_at);
 int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,

@@ -981,6 +981,7 @@ static struct arch_pad_ring ring_of(unsigned int nrecords, bool xsave)
 		.record_shift = ENTRY_SHIFT, .nrecords = nrecords,
 		.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
 		.off_frame = OFF_FRAME, .xsave = xsave, .fsgsbase = cpu.fsgsbase,
+		.image = true,
 	};
 
 	return r;

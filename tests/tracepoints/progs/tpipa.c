@@ -12,7 +12,13 @@
  * thread wrote.
  *   ground: check call=I gate=G
  *
- * Both end with ground: done mode=M calls=N sum=S, the same traced or
+ * tpipa cond N: for i = 0..N-1 sets the globals sc (signed char,
+ * i % 7 - 3), us (unsigned short, i * 4099 % 65536) and ll (long long,
+ * i - N / 2), then calls pick_a(i) .. pick_e(i), for conditions on
+ * memory of each width and sign and on a register (the argument).
+ *   ground: pick call=I sc=.. us=.. ll=..
+ *
+ * All end with ground: done mode=M calls=N sum=S, the same traced or
  * not.
  */
 #include <pthread.h>
@@ -38,6 +44,16 @@ __attribute__((noinline)) long check(int i)
 {
 	return (long)gate * 1000 + i;
 }
+
+volatile signed char sc;
+volatile unsigned short us;
+volatile long long ll;
+
+__attribute__((noinline)) long pick_a(long i) { return i + sc; }
+__attribute__((noinline)) long pick_b(long i) { return i + us; }
+__attribute__((noinline)) long pick_c(long i) { return i + ll; }
+__attribute__((noinline)) long pick_d(long i) { return i * 2; }
+__attribute__((noinline)) long pick_e(long i) { return i * 3; }
 
 static void *setter(void *arg)
 {
@@ -89,6 +105,14 @@ int main(int argc, char **argv)
 			sum += check(i);
 		}
 		pthread_join(t, NULL);
+	} else if (strcmp(mode, "cond") == 0) {
+		for (int i = 0; i < n; i++) {
+			sc = (signed char)(i % 7 - 3);
+			us = (unsigned short)(i * 4099 % 65536);
+			ll = i - n / 2;
+			ground("pick call=%d sc=%d us=%d ll=%lld", i, sc, us, ll);
+			sum += pick_a(i) + pick_b(i) + pick_c(i) + pick_d(i) + pick_e(i);
+		}
 	} else {
 		return 2;
 	}

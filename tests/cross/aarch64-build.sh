@@ -1,0 +1,148 @@
+# aarch64-build.sh - sourced by check-cross.sh for ARCH=aarch64: the
+# target programs, cross-compiled statically into $run, and the guest's
+# own start-up for the cases (guest-extra.sh).
+
+progs="$srcdir/tests/integration/progs"
+"$triplet-gcc" -g -O0 -fno-omit-frame-pointer -static -o "$run/basic" \
+	"$progs/basic.c" || fail99 "cannot cross-compile basic.c"
+
+# --- return probes (a64-ret): build -------------------------------------------
+# tests/cross/progs/retprobe.c at -O1, where a leaf keeps x30 in its
+# register and a non-leaf saves it first thing; the cases are
+# retprobe_cases below, run under each strategy's agent.
+"$triplet-gcc" -g -O1 -fno-omit-frame-pointer -static -pthread -I"$progs" \
+	-o "$run/retprobe" "$srcdir/tests/cross/progs/retprobe.c" ||
+	fail99 "cannot cross-compile retprobe.c"
+
+# --- the keeper's chaos case: preparation ---------------------------------------
+# The agent is SIGKILLed at random moments while an 8-thread program hits
+# tracepoints (step, boost, emulate; started by the agent, attached to,
+# and started with a while-stepping action, which single-steps the
+# threads after each hit of work; return probes on work and leaf but
+# with while-stepping); the keeper must leave the program running on to its untraced
+# result and exit status, with its text the file's.  In the guest,
+# keepguest (tests/cross/keepguest.c) runs each kill; on the host, gdb
+# sets the tracepoints.  KEEPER_KILLS (default 20) and KEEPER_SEED
+# (default 1) choose the kills and their delays; KEEPER_NO_KEEPER=1 runs
+# the agents with PROBE_AGENT_NO_KEEPER=1, which must fail.
+keeper_chaos_prepare() {
+	kdir="$run/keeper"
+	mkdir -p "$kdir"
+	"$triplet-gcc" -O1 -static -pthread -o "$kdir/keeptarget" \
+		"$srcdir/tests/keeper/keeptarget.c" &&
+	"$triplet-gcc" -O2 -static -o "$kdir/keepguest" "$srcdir/tests/cross/keepguest.c" ||
+		fail99 "cannot cross-compile the keeper's chaos programs"
+	# The probes: leaf's and bump's entries (mov; adrp: simulated, or
+	# copied as movz/movk), work's entry (stp) and its `bl leaf`.
+	keeper_probes=$("$triplet-objdump" -d "$kdir/keeptarget" | awk '
+		/<(leaf|bump)>:/ { print "0x" $1 }
+		/<work>:/ { print "0x" $1; w = 1; next }
+		w && /\tbl\t.*<leaf>/ { sub(":", "", $1); print "0x" $1; w = 0 }' |
+		sed 's/^0x0*/0x/' | tr '\n' ' ')
+	[ "$(echo $keeper_probes | wc -w)" = 4 ] ||
+		fail99 "keeptarget: leaf, bump, work and its bl not found ($keeper_probes)"
+	# The plan: the executable segment, then one line per kill (n,
+	# started/attached, strategy, delay in microseconds) from the seed.
+	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" "${CROSS_KNOWN_BUGS:-}" \
+		>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case"
+import random, struct, sys
+data = open(sys.argv[1], "rb").read()
+phoff, = struct.unpack_from("<Q", data, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+for i in range(phnum):
+    p_type, p_flags, p_offset, p_vaddr, _, p_filesz, _, _ = \
+        struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
+    if p_type == 1 and p_flags & 1:
+        print("text %#x %#x %d" % (p_vaddr, p_offset, p_filesz))
+        break
+kills, seed = int(sys.argv[2]), int(sys.argv[3])
+known_bugs = sys.argv[4] != ""
+
+for n in range(kills):
+    strategy = ("step", "boost", "emulate", "pad")[n % 4]
+    mode = ("started", "attached", "while-stepping")[n // 3 % 3]
+    delay = random.Random(seed * 100003 + n).randint(0, 250000)
+    # Known bug (doc/aarch64.md): attached to the program, the agent
+    # (or the program) sometimes dies at tstart and the probes never go
+    # in: said as a skip, not run.
+    if mode == "attached" and not known_bugs:
+        print("skip %d %s %s" % (n, mode, strategy))
+        continue
+    print("kill %d %s %s %d" % (n, mode, strategy, delay))
+PY
+	cat >"$kdir/chaos.sh" <<EOF
+# The keeper's chaos case, in the guest (check-cross.sh writes it).
+cd /mnt/keeper
+${KEEPER_NO_KEEPER:+export PROBE_AGENT_NO_KEEPER=1}
+set -- \$(sed -n 's/^text //p' plan)
+taddr=\$1 toff=\$2 tlen=\$3
+./keepguest . -1 plain - 0 \$taddr \$toff \$tlen /mnt/probe-agent ./keeptarget 4000 ||
+	echo "guest: keepguest plain failed"
+sed -n 's/^kill //p' plan | while read n mode strategy delay; do
+	./keepguest . \$n \$mode --tp-strategy=\$strategy \$delay \$taddr \$toff \$tlen \\
+		/mnt/probe-agent ./keeptarget 4000
+done
+echo "guest: keeper chaos done"
+EOF
+}
+[ "$quick" = 1 ] || keeper_chaos_prepare
+
+# --- 1b. the programs of the record and debugging cases ----------------------
+# probe-trace's own test programs (tests/record/progs), which print their
+# ground truth, and threads.c of the integration tests; all static.  The
+# USDT program needs <sys/sdt.h>: systemtap-sdt-dev's header is plain
+# preprocessor and asm, so the host's copy serves the cross compiler
+# too (from a private include folder: the whole host /usr/include
+# would shadow the target's).  probe-trace reads the programs from a
+# sysroot on the host where the guest's /mnt is this run folder.
+recprogs="$srcdir/tests/record/progs"
+xcc() { "$triplet-gcc" -g -static -pthread "$@"; }
+xcc -O0 -fno-omit-frame-pointer -o "$run/rectarget" "$recprogs/rectarget.c" &&
+xcc -O0 -fno-omit-frame-pointer -o "$run/recstress" "$recprogs/recstress.c" &&
+xcc -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads" "$progs/threads.c" ||
+	fail99 "cannot cross-compile the record and thread programs"
+sdt_h=
+for d in /usr/include /usr/include/*-linux-gnu; do
+	[ -f "$d/sys/sdt.h" ] && { sdt_h=$d/sys; break; }
+done
+if [ -n "$sdt_h" ]; then
+	mkdir -p "$build/testbed/sdtinc/sys"
+	cp "$sdt_h"/sdt*.h "$build/testbed/sdtinc/sys/"
+	xcc -O2 -I"$build/testbed/sdtinc" -o "$run/recsdt" "$recprogs/recsdt.c" ||
+		fail99 "cannot cross-compile recsdt.c"
+fi
+sysroot="$build/testbed/sysroot"
+rm -rf "$sysroot"
+mkdir -p "$sysroot"
+ln -s "$run" "$sysroot/mnt"
+probe_trace="$srcdir/client/probe-trace"
+# The stress counts: CROSS_STRESS_THREADS threads x CROSS_STRESS_CALLS
+# calls of one probed function under the strategies named in
+# CROSS_STRESS_FULL, and x CROSS_STRESS_SHORT_CALLS under the others of
+# CROSS_STRESS_STRATEGIES: 8 x 100000 under every strategy takes too long
+# here (times in doc/testing.md).
+stress_threads=${CROSS_STRESS_THREADS:-8}
+stress_calls=${CROSS_STRESS_CALLS:-100000}
+stress_short=${CROSS_STRESS_SHORT_CALLS:-10000}
+stress_full=${CROSS_STRESS_FULL-pad auto}
+stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
+# What the guest does for these cases before the agents start: the
+# untraced stress run (the output every traced one must equal), and a
+# watcher that starts the attach case's program, not under any agent,
+# when the host asks for it (attach.go).
+cat >"$run/guest-extra.sh" <<EOF
+for c in $stress_calls $stress_short 1000; do
+	t0=\$(date +%s)
+	./recstress calls $stress_threads \$c /mnt/stress-untraced-\$c.out
+	echo "guest: untraced recstress $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
+done
+(
+	while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
+	sh -c 'echo \$\$ >/mnt/attach.pid.tmp; exec ./rectarget loop /mnt/attach.ground' &
+	while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
+	mv /mnt/attach.pid.tmp /mnt/attach.pid
+	wait \$!
+	echo \$? >/mnt/attach.status
+) &
+EOF
+

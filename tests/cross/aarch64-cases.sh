@@ -1,0 +1,833 @@
+# aarch64-cases.sh - sourced by check-cross.sh for ARCH=aarch64, once the
+# guest is up and the first agent (step) listens: every case, in order,
+# then the guest's exit (guest_exit).
+
+# shellcheck source=tests/cross/debug-cases.sh
+. "$srcdir/tests/cross/debug-cases.sh"
+# shellcheck source=tests/cross/record-cases.sh
+. "$srcdir/tests/cross/record-cases.sh"
+sfx= lbl=
+
+# Breakpoint at a function's first instruction, registers, one
+# instruction step, backtrace, and the exit status.
+gdb_case break <<'EOF'
+break *square
+run exit 3
+info registers pc x0
+printf "BRK pc=%#lx x0=%ld\n", $pc, $x0
+stepi
+printf "STEP pc=%#lx\n", $pc
+bt
+delete
+continue
+EOF
+square=$(ground break square)
+out="$run/break.out"
+if [ -z "$square" ]; then
+	not_ok "break: the program printed its addresses" "$(tail -n 5 "$out")"
+else
+	if grep -q "BRK pc=$square x0=7\$" "$out" &&
+	   grep -Eq "^x0 +0x7 +7" "$out"; then
+		ok "break *square: pc = square ($square), x0 = 7 as the program passed it"
+	else
+		not_ok "break *square: pc and x0" "$(grep -E 'BRK|^pc|^x0' "$out" | tr '\n' ' ')"
+	fi
+	step=$(printf '%#x' $((square + 4)))
+	if grep -q "STEP pc=$step\$" "$out"; then
+		ok "stepi: pc = square + 4"
+	else
+		not_ok "stepi: pc = square + 4 ($step)" "$(grep STEP "$out")"
+	fi
+	if grep -Eq "^#0 .*square" "$out" && grep -Eq "^#1 .*main" "$out"; then
+		ok "backtrace: square called from main"
+	else
+		not_ok "backtrace" "$(grep '^#' "$out" | tr '\n' ' ')"
+	fi
+fi
+if grep -q "exited with code 03" "$out" && grep -q "ground: exiting with 3" "$run/ground-break.txt"; then
+	ok "continue to the end: exit code 3"
+else
+	not_ok "exit code 3" "$(grep -i 'exited\|error' "$out" | tr '\n' ' ')"
+fi
+
+# Stepping over a system call instruction: arm64 ends that step with a
+# bare SIGTRAP from the syscall exit path, not TRAP_TRACE.  The agent must
+# report it as the end of the step and not hand a SIGTRAP to the program.
+svc=$("$triplet-objdump" -d "$run/basic" |
+	awk '/<(__)?getpid>:/ { m = 1 } m && /\tsvc\t/ { sub(":", "", $1); print "0x" $1; exit }')
+[ -n "$svc" ] || fail99 "no svc in getpid (objdump)"
+gdb_case svc <<EOF
+break *$svc
+run
+stepi
+printf "SVC pc=%#lx x0=%ld\n", \$pc, \$x0
+delete
+continue
+EOF
+out="$run/svc.out"
+pid=$(ground svc pid)
+after=$(printf '%#x' $((svc + 4)))
+if [ -n "$pid" ] && grep -q "SVC pc=$after x0=$pid\$" "$out"; then
+	ok "stepi over svc: pc = svc + 4, x0 = getpid() = $pid"
+else
+	not_ok "stepi over svc ($svc, pid $pid)" "$(grep -E 'SVC|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+if grep -q "exited normally" "$out" && ! grep -q "SIGTRAP" "$out"; then
+	ok "after the step over svc the program runs to its end, no SIGTRAP"
+else
+	not_ok "after the step over svc" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+
+# while-stepping across the same system call: a tracepoint on the
+# instruction before the svc, stepping 3 instructions (svc, ret, back in
+# main); every step, the one over svc included, is a frame, and none
+# stops the program.
+before=$(printf '%#x' $((svc - 4)))
+gdb_case ws <<EOF
+break main
+run
+trace *$before
+actions
+collect \$regs
+while-stepping 3
+collect \$regs
+end
+end
+tstart
+break checkpoint
+continue
+tstop
+tstatus
+tfind 0
+printf "WS0 pc=%#lx\n", \$pc
+tfind 2
+printf "WS2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+out="$run/ws.out"
+pid=$(ground ws pid)
+if grep -q "Collected 4 trace frames" "$out" && grep -q "WS0 pc=$before\$" "$out" &&
+   grep -q "WS2 pc=$after x0=$pid\$" "$out" && grep -q "exited normally" "$out"; then
+	ok "while-stepping over svc: 4 frames, the step past svc with x0 = getpid()"
+else
+	not_ok "while-stepping over svc" "$(grep -E 'WS[02]|Collected|signal|SIGTRAP|[Ee]rror' "$out" | head -n 6 | tr '\n' ' ')"
+fi
+
+# Hardware points (NT_ARM_HW_BREAK / NT_ARM_HW_WATCH): a hardware
+# breakpoint, a write watchpoint on `counter` (level3 adds to it) and a
+# read watchpoint on `set_me` (read by the printout after checkpoint);
+# aarch64 has read watchpoints, so gdb sends Z3 for them.
+gdb_case hw <<'EOF'
+break main
+run
+hbreak *square
+continue
+printf "HB pc=%#lx x0=%ld\n", $pc, $x0
+delete
+watch counter
+continue
+printf "WATCH counter=%d\n", counter
+delete
+rwatch set_me
+continue
+printf "RWATCH set_me=%d\n", set_me
+delete
+continue
+EOF
+square=$(ground hw square)
+out="$run/hw.out"
+if [ -n "$square" ] && grep -q "HB pc=$square x0=7\$" "$out"; then
+	ok "hbreak *square: stops there with x0 = 7"
+else
+	not_ok "hbreak *square ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+counter=$(ground hw counter)
+if [ -n "$counter" ] && grep -q "WATCH counter=$counter\$" "$out" &&
+   grep -q "New value = $counter" "$out"; then
+	ok "watch counter: stops when level3 writes $counter"
+else
+	not_ok "watch counter (the program says $counter)" \
+		"$(grep -E 'WATCH|New value|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+# "Value = " is printed when the watchpoint stops the program, not when
+# it is set.
+if grep -q "RWATCH set_me=7\$" "$out" && grep -q "^Value = 7" "$out"; then
+	ok "rwatch set_me: stops when the program reads it"
+else
+	not_ok "rwatch set_me" "$(grep -E 'RWATCH|atchpoint|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+fi
+if grep -q "exited normally" "$out"; then
+	ok "the program runs to its end after the hardware points"
+else
+	not_ok "the program runs to its end after the hardware points" "$(tail -n 3 "$out" | tr '\n' ' ')"
+fi
+
+# --- debugging cases: threads, awatch, attach and detach ---------------------
+# (debug-cases.sh)
+for threads_run in $(seq 1 "$threads_runs"); do
+	debug_threads
+done
+debug_awatch
+debug_attach
+if [ "$quick" = 1 ]; then
+	end_agent
+	guest_exit
+fi
+
+# --- probe-trace record --connect, per strategy ------------------------------
+# Arguments: rectarget calls compute(i, 2i+1) and checksum("word-i", 6)
+# 20 times and prints each call; probes at both entries (the first
+# instruction, `sub sp`, is boosted by the arch) and at call_compute's
+# `bl compute` (simulated under emulate and auto), where x0 and x1 are
+# compute's arguments already.
+record_args() {
+	strat=$1
+	rec_pt "rec-$strat" -e 'compute args=2' -e 'checksum args=2 mem=arg0,6' \
+		-e "call_compute+$rec_bl_off args=2" \
+		-- /mnt/rectarget calls "/mnt/rec-$strat.ground" 20
+	if [ "$rec_status" = 0 ] &&
+	   python3 "$srcdir/tests/record/reccheck.py" calls "$run/rec-$strat.jsonl" \
+		"$run/rec-$strat.ground" >"$run/rec-$strat.check" 2>&1 &&
+	   python3 - "$run/rec-$strat.jsonl" "$run/rec-$strat.ground" >>"$run/rec-$strat.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+want = [(int(w[1]), int(w[2])) for w in (l.split() for l in open(sys.argv[2]))
+        if w and w[0] == "compute"]
+got = [(f["values"]["arg0"], f["values"]["arg1"]) for f in fr
+       if f["probe"].startswith("call_compute")]
+assert len(want) == 20 and got == want, (got[:3], want[:3])
+print(len(got), "frames at the bl")
+PY
+	then
+		ok "record --connect ($strat): compute, checksum (memory) and the bl, 20 calls each, values as printed"
+	else
+		not_ok "record --connect ($strat): rectarget calls" "status $rec_status" \
+			"$(cat "$run/rec-$strat.err" "$run/rec-$strat.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
+# USDT: recsdt fires rec:tick(i, -3i, "tick-i") at one site, rec:twice(i)
+# at two, rec:guarded(i) only while its semaphore is raised; the
+# operands are those of aarch64 gcc -O2 (registers, sp-relative memory,
+# constants), read by the aarch64 operand parser.
+record_sdt() {
+	strat=$1
+	if [ ! -x "$run/recsdt" ]; then
+		ok "record USDT ($strat) # SKIP no sys/sdt.h on this host (systemtap-sdt-dev)"
+		return
+	fi
+	rec_pt "sdt-$strat" -e 'sdt:rec:tick args mem=arg2,6' -e 'sdt:rec:twice' \
+		-e 'sdt:rec:guarded' -- /mnt/recsdt "/mnt/sdt-$strat.ground" 25
+	if [ "$rec_status" = 0 ] &&
+	   python3 - "$run/sdt-$strat.jsonl" "$run/sdt-$strat.ground" >"$run/sdt-$strat.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+g = [l.split() for l in open(sys.argv[2])]
+def s64(v): return v - (1 << 64) if v >= 1 << 63 else v
+tick = [f for f in fr if f["probe"] == "sdt:rec:tick"]
+want = [(int(l[1]), int(l[2]), l[3]) for l in g if l[0] == "tick"]
+got = [(f["values"]["arg0"], s64(f["values"]["arg1"]),
+        bytes.fromhex(f["memory"][0]["bytes"]).decode()) for f in tick]
+assert len(want) == 25 and got == [(i, v, s[:6]) for i, v, s in want], (got[:3], want[:3])
+twice = [f["values"]["arg0"] for f in fr if f["probe"] == "sdt:rec:twice"]
+assert twice == [int(l[1]) for l in g if l[0] == "twice"], twice
+guarded = [f["values"]["arg0"] for f in fr if f["probe"] == "sdt:rec:guarded"]
+gw = [int(l[1]) for l in g if l[0] == "guarded"]
+assert len(gw) == 25 and guarded == gw, (guarded, gw)
+print(len(tick), "ticks,", len(twice), "twice (2 sites),", len(guarded), "guarded")
+PY
+	then
+		ok "record --connect ($strat): USDT tick (3 operands + memory), twice (2 sites), guarded (semaphore)"
+	else
+		not_ok "record --connect ($strat): USDT" "status $rec_status" \
+			"$(cat "$run/sdt-$strat.err" "$run/sdt-$strat.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
+rec_bl=$("$triplet-objdump" -d "$run/rectarget" |
+	awk '/<call_compute>:/ { m = 1; print "0x" $1 }
+	     m && /\tbl\t.*<compute>/ { sub(":", "", $1); print "0x" $1; exit }')
+set -- $rec_bl
+[ $# = 2 ] || fail99 "no bl compute in call_compute (objdump)"
+rec_bl_off=$(printf '%#x' $(($2 - $1)))
+
+record_cases() {
+	record_args "$1"
+	record_sdt "$1"
+	case " $stress_full " in
+	*" $1 "*) record_stress "$1" "$stress_calls"; return ;;
+	esac
+	case " $stress_strategies " in
+	*" $1 "*) record_stress "$1" "$stress_short" ;;
+	esac
+}
+
+# Leaving pads (pad and auto): 8 threads of recstress call hit() 1000
+# times each under a tracepoint collecting $regs there, and a breakpoint
+# at the same address whose condition the agent evaluates (thread 3's
+# 500th call) stops them all while the others run in their pads (with
+# gdb's breakpoint there, every hit goes through the pad's hand-off and
+# its BRK).  The agent steps each one out of its pad, or back to the
+# probe where the step would not make progress (an exclusive claim):
+# no thread may show a pc in a pad (gdb prints such a frame as `?? ()`);
+# afterwards every call is one frame (none lost, none twice) and the
+# output is the untraced run's.
+pad_settle_case() {
+	strat=$1
+	name=settle-$strat
+	rm -f "$run/$name.res"
+	cat >"$run/$name.gdb" <<EOF
+set pagination off
+set confirm off
+set architecture $gdbarch
+set sysroot $run
+file $run/recstress
+target extended-remote 127.0.0.1:$port
+set remote exec-file /mnt/recstress
+set startup-with-shell off
+set breakpoint condition-evaluation target
+break main
+run calls 8 1000 /mnt/$name.res
+set trace-buffer-size 16000000
+trace hit
+actions
+collect \$regs
+end
+tstart
+break hit if t == 3 && i == 500
+continue
+printf "SETTLE t=%ld i=%ld\\n", t, i
+info threads
+monitor probes
+delete
+break fopen
+continue
+tstop
+tstatus
+delete
+continue
+EOF
+	timeout 300 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+	out="$run/$name.out"
+	threads=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c 'Thread [0-9]*\.[0-9]*') || true
+	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
+	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
+	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
+	   grep -q ' pad (jump over 4 bytes' "$out"; then
+		ok "pads ($strat): all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
+	else
+		not_ok "pads ($strat): threads stopped while in pads" \
+			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced-1000.out" "$run/$name.res" &&
+	   grep -q "exited normally" "$out"; then
+		ok "pads ($strat): 8 x 1000 calls = $frames frames, output as untraced, the program ends"
+	else
+		not_ok "pads ($strat): every call one frame, output as untraced" \
+			"frames ${frames:-none}, $(cmp "$run/stress-untraced-1000.out" "$run/$name.res" 2>&1)" \
+			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
+# ftrace_case: gdb's fast tracepoints (FastTracepoints+): `ftrace` at the
+# same two sites asks for a jump pad or an error; each must collect its
+# one hit with the probe's pc and x0 = 7, and the program run as untraced.
+ftrace_case() {
+	gdb_case ftrace <<EOF
+break main
+run
+ftrace *square
+actions
+collect \$regs
+end
+ftrace *$bl
+actions
+collect \$regs
+end
+tstart
+monitor probes
+break checkpoint
+continue
+tstop
+tstatus
+tfind tracepoint 2
+printf "TP2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+tfind tracepoint 3
+printf "TP3 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+	square=$(ground ftrace square)
+	out="$run/ftrace.out"
+	pads=$(grep -c '^process [0-9]* 0x[0-9a-f]* pad (jump over 4 bytes' "$out") || true
+	if [ -n "$square" ] && [ "$pads" = 2 ] && grep -q "TP2 pc=$square x0=7\$" "$out" &&
+	   grep -q "TP3 pc=$bl x0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out" &&
+	   grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-ftrace.txt"; then
+		ok "ftrace at square's entry and main's bl: 2 pads, one frame each, pc and x0 = 7, the program as untraced"
+	else
+		not_ok "ftrace at square ($square) and bl ($bl)" "$pads pads" \
+			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not|[Ff]ast' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+}
+
+# Tracepoints, once per strategy (one agent each): at square's first
+# instruction (`sub sp, sp, ...`: the arch boosts it) and at main's
+# `bl square` (simulated), both collecting the registers.  Each frame must
+# hold its probe's address and the argument, 7, in x0, each probe must hit
+# once, and the program must print what it prints untraced.
+bl=$("$triplet-objdump" -d "$run/basic" |
+	awk '/<main>:/ { m = 1 } m && /\tbl\t.*<square>/ { sub(":", "", $1); print "0x" $1; exit }')
+[ -n "$bl" ] || fail99 "no bl square in main (objdump)"
+# --- return probes (a64-ret): cases ---------------------------------------------
+# retprobe_cases STRATEGY: gdb tracepoints at the entries of
+# tests/cross/progs/retprobe.c, every one a return probe (`monitor
+# return-probe N`).  Each return frame must hold the program's own value
+# in x0 and, as its pc, an address right after a `bl` to the probed
+# function (decoded from the code there); the frames come in the order of
+# the program's printout.  The entries cover a leaf (x30 never leaves the
+# register), functions that save x30 with stp, recursion, longjmp out of a
+# probed frame, a tail call (`b leaf` with x30 already the trampoline) and
+# four threads.  During the run gdb stops inside probed functions, where
+# x30 or the saved slots hold the trampoline: backtrace must show the real
+# callers and `finish` the value.  Then `probe-trace record --connect`
+# records leaf%return and rec%return from this host (auto only).
+retprobe_callee() {	# ADDR: the function the bl at ADDR - 4 calls, or ?
+	case $1 in
+	0x[0-9a-f]*) ;;
+	*) echo '?'; return 0 ;;
+	esac
+	at=$(printf '%x' $(($1 - 4)))
+	awk -v at="$at:" '$1 == at && $3 == "bl" { c = $5; gsub(/[<>]/, "", c); print c; f = 1; exit }
+		END { if (!f) print "?" }' "$run/retprobe.dis"
+}
+
+retprobe_gdb() {	# NAME: like gdb_case, for the program retprobe
+	name=$1
+	rm -f "$run/ground-$name.txt"
+	{
+		echo "set pagination off"
+		echo "set confirm off"
+		echo "set architecture $gdbarch"
+		echo "set sysroot $run"
+		echo "file $run/retprobe"
+		echo "target extended-remote 127.0.0.1:$port"
+		echo "set remote exec-file /mnt/retprobe"
+		echo "set startup-with-shell off"
+		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
+		cat
+	} >"$run/$name.gdb"
+	timeout 180 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+}
+
+retprobe_first() {	# FUNC: its first instruction, as objdump shows it
+	"$triplet-objdump" -d "$run/retprobe" |
+		awk -v f="<$1>:" '$2 == f { m = 1; next } m && NF { print; exit }'
+}
+
+retprobe_cases() {
+	strat=$1
+	name=ret-$strat
+	if [ "$strat" = step ]; then
+		# The shapes the cases rely on, from the code itself.
+		if ! retprobe_first leaf | grep -q 'sp' &&
+		   retprobe_first saver | grep -q 'stp.*x29, x30, \[sp' &&
+		   retprobe_first rec | grep -q 'stp.*x29, x30, \[sp' &&
+		   retprobe_first tail_call | grep -q '	b	'; then
+			ok "return probes: leaf() does not touch the stack, saver() and rec() save x30 first, tail_call() is a b"
+		else
+			not_ok "return probes: the shapes of retprobe's functions" \
+				"$(retprobe_first leaf) / $(retprobe_first saver) / $(retprobe_first tail_call)"
+		fi
+	fi
+	# leaf's ret, where gdb steps into the trampoline.
+	leafret=$("$triplet-objdump" -d "$run/retprobe" |
+		awk '/<leaf>:/ { m = 1 } m && $3 == "ret" { sub(":", "", $1); print "0x" $1; exit }')
+	{ echo "set \$leafret = ${leafret:-0}"; cat <<'EOF'; } | retprobe_gdb "$name"
+break main
+run
+trace *leaf
+actions
+collect $regs
+end
+trace *saver
+actions
+collect $regs
+end
+trace *rec
+actions
+collect $regs
+end
+trace *jumper
+actions
+collect $regs
+end
+trace *tail_call
+actions
+collect $regs
+end
+trace *tcall
+actions
+collect $regs
+end
+trace *leaf
+actions
+collect $regs
+end
+monitor return-probe 2
+monitor return-probe 3
+monitor return-probe 4
+monitor return-probe 5
+monitor return-probe 6
+monitor return-probe 7
+tstart
+break *leaf+4
+continue
+printf "=== BT-LEAF x30=%#lx\n", $x30
+bt
+finish
+delete $bpnum
+break *$leafret
+continue
+stepi
+printf "=== STEPRET pc=%#lx x0=%d x30=%#lx\n", $pc, $x0, $x30
+delete $bpnum
+break *saver+8
+continue
+printf "=== BT-SAVER\n"
+bt
+finish
+delete $bpnum
+break *base
+continue
+printf "=== BT-BASE\n"
+bt
+delete $bpnum
+printf "=== BT-END\n"
+break done
+continue
+tstop
+tstatus
+tfind start
+while $trace_frame != -1
+printf "RF tp=%d x0=%d pc=%#lx x30=%#lx\n", $tracepoint, $x0, $pc, $x30
+tfind
+end
+tfind none
+delete
+continue
+EOF
+	out="$run/$name.out"
+	grd="$run/ground-$name.txt"
+	# Frames in return order, but the threads' (tp 7), as
+	# "TP X0 CALLEE", CALLEE the function the bl before the pc calls.
+	# Tracepoint 8, an ordinary one at leaf's entry beside return probe
+	# 2, records x0 = x and, through x30, the bl that called leaf: it
+	# collects before the agent puts the trampoline in x30.  In the tail
+	# call, tail_call's entry already did: x30 there is the trampoline.
+	sed -n 's/^ground: //p' "$grd" 2>/dev/null | while read -r what a b c; do
+		case $what in
+		leaf) echo "8 ${a#x=} leaf"; echo "2 ${b#value=} leaf" ;;
+		saver) echo "8 $((${a#x=} + 1)) leaf"; echo "2 ${b#inner=} leaf"; echo "3 ${c#value=} saver" ;;
+		rec) echo "4 ${b#value=} rec" ;;
+		jump) case $b in value=*) echo "5 ${b#value=} jumper" ;; esac ;;
+		tail) echo "8 13 ?"; echo "2 ${a#value=} tail_call"; echo "6 ${a#value=} tail_call" ;;
+		esac
+	done >"$run/$name.want"
+	"$triplet-objdump" -d "$run/retprobe" >"$run/retprobe.dis"
+	: >"$run/$name.got"
+	: >"$run/$name.thr"
+	grep '^RF ' "$out" | while read -r _ tp x0 pc x30; do
+		tp=${tp#tp=} x0=${x0#x0=} pc=${pc#pc=}
+		[ "$tp" != 8 ] || pc=${x30#x30=}
+		callee=$(retprobe_callee "$pc")
+		if [ "$tp" = 7 ]; then
+			echo "$x0 $callee" >>"$run/$name.thr"
+		else
+			echo "$tp $x0 $callee" >>"$run/$name.got"
+		fi
+	done
+	if [ -s "$run/$name.want" ] && diff "$run/$name.want" "$run/$name.got" >"$run/$name.diff"; then
+		ok "return probes ($strat): $(wc -l <"$run/$name.want") frames, x0 and the caller's bl as the program says, in order (leaf, saver, recursion, longjmp, tail call; leaf's entries with x30 the program's)"
+	else
+		not_ok "return probes ($strat): return frames" "$(head -n 8 "$run/$name.diff" | tr '\n' ' ')" \
+			"$(grep -E 'Collected|[Ee]rror|stopped by' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	sed -n 's/^ground: tcall .* value=\([0-9-]*\)$/\1 tcall/p' "$grd" 2>/dev/null | sort >"$run/$name.thr.want"
+	sort "$run/$name.thr" >"$run/$name.thr.got"
+	if [ "$(wc -l <"$run/$name.thr.want")" -eq 80 ] && cmp -s "$run/$name.thr.want" "$run/$name.thr.got"; then
+		ok "return probes ($strat): 4 threads, 80 returns of tcall, each value once, each after a bl tcall"
+	else
+		not_ok "return probes ($strat): threads" \
+			"want $(wc -l <"$run/$name.thr.want") got $(wc -l <"$run/$name.thr.got")" \
+			"$(diff "$run/$name.thr.want" "$run/$name.thr.got" | head -n 4 | tr '\n' ' ')"
+	fi
+	# gdb's view while the trampoline is in x30 (leaf) or in saved
+	# slots (saver, and six rec frames under base).
+	bt_leaf=$(sed -n '/^=== BT-LEAF/,/^Value returned/p' "$out")
+	bt_saver=$(sed -n '/^=== BT-SAVER/,/^Value returned/p' "$out")
+	bt_base=$(sed -n '/^=== BT-BASE/,/^=== BT-END/p' "$out")
+	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null)
+	saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$grd" 2>/dev/null)
+	caller=$(printf '%s\n' "$bt_leaf" | sed -n 's/^#1 *0x0*\([0-9a-f]*\) in main .*/0x\1/p' | head -n 1)
+	if printf '%s\n' "$bt_leaf" | grep -Eq '^#0 .*leaf' && [ -n "$caller" ] &&
+	   printf '%s\n' "$bt_leaf" | grep -q "BT-LEAF x30=$caller\$"; then
+		ok "return probes ($strat): stopped in leaf(), x30 and backtrace show main ($caller), not the trampoline"
+	else
+		not_ok "return probes ($strat): backtrace in leaf()" "$(printf '%s\n' "$bt_leaf" | head -n 4 | tr '\n' ' ')"
+	fi
+	leaf1=$(sed -n 's/^ground: leaf x=1 value=//p' "$grd" 2>/dev/null)
+	if [ -n "$caller" ] && grep -q "^=== STEPRET pc=$caller x0=$leaf1 x30=$caller\$" "$out"; then
+		ok "return probes ($strat): stepi over leaf()'s ret ends in main ($caller), x0 = $leaf1, x30 = pc"
+	else
+		not_ok "return probes ($strat): stepi over ret" "$(grep -E 'STEPRET|SIGTRAP|signal' "$out" | head -n 3 | tr '\n' ' ')"
+	fi
+	if printf '%s\n' "$bt_saver" | grep -Eq '^#1 .* in main '; then
+		ok "return probes ($strat): stopped in saver() after its stp, backtrace shows main"
+	else
+		not_ok "return probes ($strat): backtrace in saver()" "$(printf '%s\n' "$bt_saver" | head -n 4 | tr '\n' ' ')"
+	fi
+	nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ') || true
+	if [ "$nrec" = 6 ] && printf '%s\n' "$bt_base" | grep -Eq '^#7 .* in main ' &&
+	   ! printf '%s\n' "$bt_base" | grep -q '?? ()'; then
+		ok "return probes ($strat): backtrace under six probed rec() frames: rec x6, main"
+	else
+		not_ok "return probes ($strat): backtrace in base()" "$(printf '%s\n' "$bt_base" | head -n 9 | tr '\n' ' ')"
+	fi
+	if [ -n "$leaf0" ] && [ -n "$saver0" ] &&
+	   [ "$(grep -c '^Value returned is ' "$out")" = 2 ] &&
+	   grep -q "^Value returned is \$[0-9]* = $leaf0\$" "$out" &&
+	   grep -q "^Value returned is \$[0-9]* = $saver0\$" "$out"; then
+		ok "return probes ($strat): finish from leaf() and saver() returns $leaf0 and $saver0"
+	else
+		not_ok "return probes ($strat): finish" "$(grep -E '^Value returned|Run till' "$out" | tr '\n' ' ')"
+	fi
+	if grep -q "^ground: check ok" "$grd" 2>/dev/null && grep -q "exited normally" "$out"; then
+		ok "return probes ($strat): the program's values are its own, it runs to its end"
+	else
+		not_ok "return probes ($strat): the program" "$(grep -E 'mismatch|check' "$grd" 2>/dev/null | head -n 3 | tr '\n' ' ')" \
+			"$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+	[ "$strat" = auto ] || return 0
+	retprobe_record "$grd"
+}
+
+# retprobe_record GROUND: `probe-trace record` on this host, through the
+# guest's agent, of leaf%return and rec%return; the values must be those
+# GROUND (the same program's printout under gdb) says, in order.  The
+# recorder reads x0 whole: an int's -3 is 0xfffffffd, compared modulo 2^32.
+retprobe_record() {
+	pt="$srcdir/client/probe-trace"
+	if [ ! -x "$pt" ]; then
+		not_ok "probe-trace record: no $pt (make it first)"
+		return 0
+	fi
+	# $sysroot's mnt is the run folder (section 1b), retprobe in it.
+	# The agent keeps gdb's environment for the runs after: this run
+	# appends its own printout to GROUND.
+	cp "$1" "$run/ret-record.ground" 2>/dev/null || : >"$run/ret-record.ground"
+	timeout 120 "$pt" record -q --connect "127.0.0.1:$port" --sysroot "$sysroot" \
+		-o "$run/ret-record.tfile" -e 'leaf%return' -e 'rec%return' \
+		-- /mnt/retprobe >"$run/ret-record.out" 2>&1 || true
+	timeout 60 "$pt" dump "$run/ret-record.tfile" >"$run/ret-record.dump" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# ret-record: /" "$run/ret-record.out" "$run/ret-record.dump"
+	sed -n 's/^ground: //p' "$run/ret-record.ground" | while read -r what a b _; do
+		case $what in
+		leaf) echo "leaf%return ${b#value=}" ;;
+		saver) echo "leaf%return ${b#inner=}" ;;
+		rec) echo "rec%return ${b#value=}" ;;
+		tail) echo "leaf%return ${a#value=}" ;;
+		esac
+	done >"$run/ret-record.want"
+	timeout 60 "$pt" dump --json "$run/ret-record.tfile" 2>/dev/null | python3 -c '
+import json, sys
+for l in sys.stdin:
+    f = json.loads(l)
+    v = f["values"]["retval"] & 0xffffffff
+    print(f["probe"], v - (1 << 32) if v >> 31 else v)
+' >"$run/ret-record.got" 2>&1 || true
+	if [ -s "$run/ret-record.want" ] && diff "$run/ret-record.want" "$run/ret-record.got" >"$run/ret-record.diff"; then
+		ok "probe-trace record --connect: $(wc -l <"$run/ret-record.want") returns of leaf%return and rec%return, values and order as the program says"
+	else
+		not_ok "probe-trace record --connect: leaf%return, rec%return" \
+			"$(head -n 6 "$run/ret-record.diff" | tr '\n' ' ')" "$(head -n 3 "$run/ret-record.out" | tr '\n' ' ')"
+	fi
+}
+
+for strat in step boost emulate pad auto; do
+	if [ "$strat" != step ]; then
+		end_agent
+		wait_agent "$strat"
+	fi
+	gdb_case "trace-$strat" <<EOF
+break main
+run
+trace *square
+actions
+collect \$regs
+end
+trace *$bl
+actions
+collect \$regs
+end
+tstart
+monitor probes
+break checkpoint
+continue
+monitor probes
+tstop
+tstatus
+tfind tracepoint 2
+printf "TP2 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+tfind tracepoint 3
+printf "TP3 pc=%#lx x0=%ld\n", \$pc, \$x0
+tfind none
+delete
+continue
+EOF
+	square=$(ground "trace-$strat" square)
+	out="$run/trace-$strat.out"
+	# How the agent runs each hit (monitor probes): forced by step and
+	# boost; emulate takes the arch's class (bl simulated, sub boosted);
+	# pad and auto put a jump pad at both (registers only: it records
+	# the hit in the process, no stop).
+	pad_rx='pad (jump over 4 bytes to 0x[0-9a-f]*; collects in the process, no stop)'
+	case $strat in
+	step|boost) want_sq=$strat want_bl=$strat ;;
+	emulate) want_sq=boost want_bl=emulate ;;
+	pad|auto) want_sq=$pad_rx want_bl=$pad_rx ;;
+	esac
+	got_bl=$(sed -n "s/^process [0-9]* $bl \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
+	if grep -q " $square $want_sq" "$out" && grep -q " $bl $want_bl" "$out"; then
+		ok "tracepoints ($strat): square's entry runs by ${want_sq%% (*}, the bl by $got_bl"
+	else
+		not_ok "tracepoints ($strat): strategies" "$(grep '^process' "$out" | tr '\n' ' ')"
+	fi
+	# At the checkpoint, past both hits: a pad's hit never stopped the
+	# thread (the second `monitor probes`); the others' stopped it once.
+	case $strat in
+	pad|auto) want_stops=0 ;;
+	*) want_stops=1 ;;
+	esac
+	stops=$(sed -n "s/^process [0-9]* \($square\|$bl\) .*; hits: \([0-9]*\) stopped.*/\2/p" "$out" |
+		tail -n 2 | tr '\n' ' ')
+	if [ "$stops" = "$want_stops $want_stops " ]; then
+		ok "tracepoints ($strat): the hits stopped the thread $want_stops time(s) at each probe"
+	else
+		not_ok "tracepoints ($strat): stops per probe" "want $want_stops each, got '$stops'"
+	fi
+	if [ -n "$square" ] && grep -q "TP2 pc=$square x0=7\$" "$out" &&
+	   grep -q "TP3 pc=$bl x0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
+		ok "tracepoints ($strat): square's entry and main's bl, one frame each, pc and x0 = 7"
+	else
+		not_ok "tracepoints ($strat) at square ($square) and bl ($bl)" \
+			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-trace-$strat.txt" &&
+	   grep -q "ground: done" "$run/ground-trace-$strat.txt"; then
+		ok "traced program ($strat) computes as untraced and runs to its end"
+	else
+		not_ok "traced program ($strat) runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+	case $strat in
+	pad) ftrace_case; pad_settle_case "$strat" ;;
+	auto) pad_settle_case "$strat" ;;
+	esac
+	retprobe_cases "$strat"	# a64-ret
+	# probe-trace record --connect under the same agent.
+	record_cases "$strat"
+done
+end_agent
+
+# --- the keeper's chaos case: the kills --------------------------------------------
+# Per kill: wait for keepguest's readyN, connect gdb, set the tracepoints
+# and start them; keepguest kills the agent and writes doneN.
+keeper_chaos_run() {
+	kdir="$run/keeper"
+	kstart=$(date +%s)
+	set -- $keeper_probes
+	sed -n 's/^kill //p' "$kdir/plan" >"$kdir/kills"
+	while read -r kn kmode kstrat kdelay; do
+		waited=0
+		until [ -f "$kdir/ready$kn" ] || [ -f "$kdir/done$kn" ]; do
+			waited=$((waited + 1))
+			if [ "$waited" -gt 1200 ] || ! kill -0 "$qpid" 2>/dev/null; then
+				not_ok "keeper chaos $((kn + 1)) ($kmode $kstrat): the guest never got ready"
+				return
+			fi
+			sleep 0.1
+		done
+		{
+			echo "set pagination off"
+			echo "set confirm off"
+			echo "set architecture $gdbarch"
+			echo "set remotetimeout 30"
+			echo "target remote 127.0.0.1:$port"
+			for a in "$@"; do
+				printf 'trace *%s\nactions\ncollect $regs\n' "$a"
+				# work's entry (the third): four steps after each hit
+				if [ "$kmode" = while-stepping ] && [ "$a" = "$3" ]; then
+					printf 'while-stepping 4\ncollect $pc\nend\n'
+				fi
+				printf 'end\n'
+			done
+			# work's return (a non-leaf: it saves the trampoline's
+			# address in its frame) and leaf's (which keeps it in
+			# x30), but not with while-stepping.
+			if [ "$kmode" != while-stepping ]; then
+				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
+				echo "monitor return-probe 5"
+				echo "monitor return-probe 6"
+			fi
+			echo "tstart"
+			echo "continue"
+		} >"$kdir/gdb$kn.cmd"
+		timeout 150 gdb-multiarch -batch -nx -x "$kdir/gdb$kn.cmd" \
+			>"$kdir/gdb$kn.out" 2>&1 </dev/null &
+		gpid=$!
+		waited=0
+		until [ -f "$kdir/done$kn" ]; do
+			waited=$((waited + 1))
+			if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
+				break
+			fi
+			sleep 0.1
+		done
+		kill "$gpid" 2>/dev/null || true
+		wait "$gpid" 2>/dev/null || true
+		what="keeper chaos $((kn + 1)): $kmode $kstrat, SIGKILL after $((kdelay / 1000)) ms"
+		res=$(cat "$kdir/done$kn" 2>/dev/null) || res="not ok: no result from the guest"
+		case $res in
+		ok*) ok "$what${res#ok}" ;;
+		*) not_ok "$what" "${res#not ok: }" \
+			"$(grep -E '[Ee]rror|Remote|Tracepoint' "$kdir/gdb$kn.out" | head -n 3 | tr '\n' ' ')" \
+			"$(grep -v '^$' "$kdir/agent$kn" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
+		esac
+	done <"$kdir/kills"
+	# What the keepers did: threads given a fix-up record, single steps
+	# disarmed by re-attaching (doc/keeper.md, "On aarch64").
+	moved=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
+		sed -n 's/^keeper: process [0-9]*: .*, \([0-9]*\) threads moved$/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	disarmed=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
+		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) single steps disarmed.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	sed -n 's/^skip //p' "$kdir/plan" >"$kdir/skips"
+	while read -r kn kmode kstrat; do
+		n=$((n + 1))
+		echo "ok $n - keeper chaos $((kn + 1)): $kmode $kstrat # SKIP known bug: attached, the agent may die at tstart (doc/aarch64.md; CROSS_KNOWN_BUGS=1 runs it)"
+		echo ":test-result: SKIP keeper chaos $((kn + 1)): $kmode $kstrat" >>"$trs"
+	done <"$kdir/skips"
+	echo "# keeper chaos: $(wc -l <"$kdir/kills") kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $moved threads moved, $disarmed single steps disarmed"
+}
+keeper_chaos_run
+
+# --- 5. power off ---------------------------------------------------------------
+guest_exit
+

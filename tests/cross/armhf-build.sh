@@ -1,0 +1,88 @@
+# armhf-build.sh - sourced by check-cross.sh for ARCH=armhf: the target
+# programs, cross-compiled statically into $run twice, NAME-thumb with
+# -mthumb (Debian's default) and NAME-arm with -marm (glibc itself is
+# Debian's, Thumb-2, in both), and the guest's own start-up for the cases
+# (guest-extra.sh).
+progs="$srcdir/tests/integration/progs"
+recprogs="$srcdir/tests/record/progs"
+xcc() { "$triplet-gcc" -g -static -pthread "$@"; }
+for isa in $isas; do
+	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/basic-$isa" "$progs/basic.c" &&
+	xcc -m$isa -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads-$isa" "$progs/threads.c" &&
+	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/rectarget-$isa" "$recprogs/rectarget.c" &&
+	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/recstress-$isa" "$recprogs/recstress.c" &&
+	xcc -m$isa -O2 -I"$progs" -o "$run/branches-$isa" "$srcdir/tests/cross/progs/branches.c" ||
+		fail99 "cannot cross-compile the target programs with -m$isa"
+	"$triplet-objdump" -d "$run/basic-$isa" >"$run/basic-$isa.dis"
+	"$triplet-objdump" -d "$run/rectarget-$isa" >"$run/rectarget-$isa.dis"
+	"$triplet-objdump" -d "$run/branches-$isa" >"$run/branches-$isa.dis"
+done
+# The USDT program needs <sys/sdt.h>: the host's copy is plain
+# preprocessor and asm (from a private include folder, as for aarch64).
+# Built at -O2, where gcc gives register operands (-4@r4), and at -O0,
+# where it gives memory ones ([r7, #60] in Thumb, [fp, #-8] in ARM).
+sdt_h=
+for d in /usr/include /usr/include/*-linux-gnu; do
+	[ -f "$d/sys/sdt.h" ] && { sdt_h=$d/sys; break; }
+done
+if [ -n "$sdt_h" ]; then
+	mkdir -p "$build/testbed/sdtinc/sys"
+	cp "$sdt_h"/sdt*.h "$build/testbed/sdtinc/sys/"
+	for isa in $isas; do
+		xcc -m$isa -O2 -I"$build/testbed/sdtinc" -o "$run/recsdt-O2-$isa" "$recprogs/recsdt.c" &&
+		xcc -m$isa -O0 -I"$build/testbed/sdtinc" -o "$run/recsdt-O0-$isa" "$recprogs/recsdt.c" ||
+			fail99 "cannot cross-compile recsdt.c with -m$isa"
+	done
+fi
+# probe-trace (the record cases) reads the programs from a sysroot on
+# this host where the guest's /mnt is the run folder.
+sysroot="$build/testbed/sysroot"
+rm -rf "$sysroot"
+mkdir -p "$sysroot"
+ln -s "$run" "$sysroot/mnt"
+probe_trace="$srcdir/client/probe-trace"
+# The stress counts, as for aarch64 (check-cross.sh's header): every
+# strategy's run is checked against the untraced run of the same build.
+# armhf runs each twice (Thumb and ARM): the full 8 x 100,000 under auto
+# only (the strategy users get), 8 x 2,000 under the others, so that
+# the run can keep within its 15 minutes (doc/testing.md).
+stress_threads=${CROSS_STRESS_THREADS:-8}
+stress_calls=${CROSS_STRESS_CALLS:-100000}
+stress_short=${CROSS_STRESS_SHORT_CALLS:-2000}
+stress_full=${CROSS_STRESS_FULL-auto}
+stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
+# What the guest does before the stubs start: the untraced runs of
+# branches (what walk() returns without a debugger), the untraced stress runs
+# (only when the agent runs: nothing else compares with them), and a
+# watcher that starts an attach case's program, under no stub, each time
+# the host asks for one (attach.go names the program).
+{
+	for isa in $isas; do
+		echo "ITEST_GROUND=/mnt/branches-untraced-$isa.txt ./branches-$isa"
+	done
+	if [ "$with_agent" = 1 ] && [ "$quick" = 0 ]; then
+		for isa in $isas; do
+			cat <<EOF
+for c in $stress_calls $stress_short 1000; do
+	t0=\$(date +%s)
+	./recstress-$isa calls $stress_threads \$c /mnt/stress-untraced-$isa-\$c.out
+	echo "guest: untraced recstress-$isa $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
+done
+EOF
+		done
+	fi
+	cat <<'EOF'
+(
+	while :; do
+		while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
+		prog=$(cat /mnt/attach.go)
+		rm -f /mnt/attach.go
+		sh -c 'echo $$ >/mnt/attach.pid.tmp; exec ./'"$prog"' loop /mnt/attach.ground' &
+		while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
+		mv /mnt/attach.pid.tmp /mnt/attach.pid
+		wait $!
+		echo $? >/mnt/attach.status
+	done
+) &
+EOF
+} >"$run/guest-extra.sh"

@@ -1,0 +1,292 @@
+# lib.sh - sourced by check-cross.sh: what the test bed does the same way
+# for every architecture.  The arch's own build and case files
+# (ARCH-build.sh, ARCH-cases.sh) and the shared case files
+# (debug-cases.sh, record-cases.sh) use these functions and variables.
+#
+#   cross_arch_config ARCH   the arch's settings (below), or exit 2
+#   cross_initramfs          kernel and initramfs from Debian's debs, cached
+#   cross_stage_gdbserver    Debian's gdbserver for the guest, in $run/lib
+#   cross_boot               the guest's script, qemu started ($qpid, $port)
+#   wait_agent S / end_agent the stub of strategy S listens / exits
+#   ok / not_ok / skip_case  one TAP line (and one .trs line)
+#   gdb_case / gdb_case_prog one gdb-multiarch session against the stub
+#   ground NAME KEY          a value of the program's printout
+#   guest_exit               the verdict
+
+# cross_arch_config ARCH: sets triplet, debarch, kflavour (the kernel
+# package's flavour, linux-image-FLAVOUR), qemu, machine, gdbarch, tty,
+# archdir (the arch's folder under arch/), ld_so (the guest's dynamic
+# loader, for gdbserver) and isas (the instruction sets the target
+# programs are built for: empty for one build with the defaults).
+cross_arch_config() {
+	case "$1" in
+	aarch64)
+		triplet=aarch64-linux-gnu debarch=arm64 kflavour=arm64 qemu=qemu-system-aarch64
+		machine="-M virt -cpu cortex-a57" gdbarch=aarch64 tty=ttyAMA0
+		archdir=aarch64 ld_so=ld-linux-aarch64.so.1 isas= ;;
+	armhf)
+		# Debian's armmp kernel is not LPAE: highmem=off keeps the
+		# virt machine's devices below 4 GiB.  -marm and -mthumb:
+		# Debian's gcc defaults to Thumb-2, both are run.
+		triplet=arm-linux-gnueabihf debarch=armhf kflavour=armmp qemu=qemu-system-arm
+		machine="-M virt,highmem=off -cpu cortex-a15" gdbarch=arm tty=ttyAMA0
+		archdir=arm ld_so=ld-linux-armhf.so.3 isas="thumb arm" ;;
+	*)
+		echo "check-cross: no test bed for $1 (aarch64 or armhf)" >&2
+		exit 2 ;;
+	esac
+}
+
+# --- the kernel and the initramfs -------------------------------------------
+# Debian's own kernel (linux-image-$kflavour) and busybox-static debs in
+# a cache, and from them an initramfs: busybox, the modules for
+# virtio-mmio networking and 9p, and an /init that mounts the host's run
+# folder over 9p at /mnt and runs /mnt/guest.sh.  Rebuilt only when the
+# debs change.  Sets boot (the folder holding vmlinuz and initrd.gz).
+cross_initramfs() {
+	debs="$cache/debs-$debarch"
+	mkdir -p "$debs"
+	# shellcheck source=tests/cross/fetch-debs.sh
+	. "$srcdir/tests/cross/fetch-debs.sh"
+	kpkg=$(apt-cache depends "linux-image-$kflavour:$debarch" 2>/dev/null |
+		awk '/Depends: linux-image-/ { sub(":.*", "", $2); print $2; exit }') || kpkg=
+	if [ -z "$kpkg" ]; then
+		# No package lists: the newest kernel already cached.
+		kpkg=$(cd "$debs" && ls linux-image-*-"$kflavour"_*.deb 2>/dev/null |
+			sort -V | tail -n 1 | sed 's/_.*//') || kpkg=
+		[ -n "$kpkg" ] || fail99 "no kernel package: dpkg --add-architecture $debarch; apt-get update"
+	fi
+	fetch_debs "$debs" "$debarch" "$kpkg" busybox-static ||
+		fail99 "cannot fetch the guest's debs"
+	kdeb=$(ls "$debs/${kpkg}"_*.deb)
+	bdeb=$(ls "$debs"/busybox-static_*.deb)
+	kver=${kpkg#linux-image-}
+	boot="$cache/boot-$debarch"
+	stamp="$boot/.debs"
+	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$kdeb $bdeb" ]; then
+		echo "# building the initramfs for $kver"
+		rm -rf "$boot"
+		mkdir -p "$boot/root"
+		root="$boot/root"
+		mods="virtio_mmio failover net_failover virtio_net netfs fscache 9pnet 9pnet_virtio 9p"
+		mkdir -p "$boot/k" "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" \
+			"$root/lib/modules" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" \
+			"$root/mnt" "$root/etc"
+		dpkg-deb --fsys-tarfile "$kdeb" |
+			tar -C "$boot/k" -xf - --wildcards "./boot/vmlinuz-*" \
+				$(for m in $mods; do printf '*/%s.ko ' "$m"; done)
+		mv "$boot/k/boot/vmlinuz-$kver" "$boot/vmlinuz"
+		for m in $mods; do
+			find "$boot/k" -name "$m.ko" -exec cp {} "$root/lib/modules/" \;
+			[ -f "$root/lib/modules/$m.ko" ] || fail99 "no $m.ko in $kdeb"
+		done
+		dpkg-deb --fsys-tarfile "$bdeb" | tar -C "$boot/k" -xf - ./bin/busybox
+		cp "$boot/k/bin/busybox" "$root/bin/busybox"
+		printf '127.0.0.1 localhost\n' >"$root/etc/hosts"
+		# Modules in dependency order (no depmod on the host); the virtio
+		# devices are the MMIO ones, so virtio_mmio is the only transport.
+		cat >"$root/init" <<EOF
+#!/bin/busybox sh
+/bin/busybox --install -s
+mount -t devtmpfs dev /dev
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs tmp /tmp
+for m in $mods; do insmod /lib/modules/\$m.ko || echo "init: insmod \$m failed"; done
+ip link set lo up
+ip addr add 10.0.2.15/24 dev eth0
+ip link set eth0 up
+if mount -t 9p -o trans=virtio,version=9p2000.L share /mnt; then
+	sh /mnt/guest.sh
+	rc=\$?
+else
+	rc=99
+fi
+echo "GUEST_EXIT rc=\$rc"
+poweroff -f
+EOF
+		chmod +x "$root/init"
+		(cd "$root" && find . | cpio -o -H newc --quiet | gzip -9) >"$boot/initrd.gz"
+		rm -rf "$boot/k"
+		echo "$kdeb $bdeb" >"$stamp"
+	fi
+}
+
+# cross_stage_gdbserver: Debian's gdbserver for $debarch and the
+# libraries it links, in $run (gdbserver) and $run/lib, run in the guest
+# through their own loader ($run/lib/$ld_so).  Sets gdbserver_version.
+cross_stage_gdbserver() {
+	debs="$cache/debs-$debarch"
+	mkdir -p "$debs"
+	# shellcheck source=tests/cross/fetch-debs.sh
+	. "$srcdir/tests/cross/fetch-debs.sh"
+	fetch_debs "$debs" "$debarch" gdbserver libc6 libstdc++6 libgcc-s1 ||
+		fail99 "cannot fetch gdbserver:$debarch and its libraries"
+	gsroot="$build/testbed/gdbserver-root"
+	rm -rf "$gsroot"
+	mkdir -p "$gsroot" "$run/lib"
+	for p in gdbserver libc6 libstdc++6 libgcc-s1; do
+		dpkg-deb -x "$(ls "$debs/${p}"_*.deb | head -n 1)" "$gsroot" ||
+			fail99 "cannot unpack $p:$debarch"
+	done
+	for f in "$ld_so" libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1; do
+		src=$(find "$gsroot" -name "$f" | head -n 1)
+		[ -n "$src" ] || fail99 "no $f in the $debarch debs"
+		cp -L "$src" "$run/lib/$f"
+	done
+	cp "$gsroot/usr/bin/gdbserver" "$run/gdbserver"
+	rm -rf "$gsroot"
+	gdbserver_version=$(dpkg-deb -f "$(ls "$debs"/gdbserver_*.deb | head -n 1)" Version)
+}
+
+# --- boot -------------------------------------------------------------------------
+# cross_boot: writes the guest's script, which runs one stub after the
+# other, as $run/strategies lists them (a tracepoint strategy: the agent
+# with it; `gdbserver`: Debian's gdbserver --multi), and starts qemu
+# with the guest's port 1234 forwarded to a free port on 127.0.0.1.
+cross_boot() {
+	cat >"$run/guest.sh" <<'EOF'
+# Runs in the guest, from /mnt (the host's run folder over 9p).
+cd /mnt
+echo "guest: $(uname -r) $(uname -m)"
+# The record and debugging cases' own start-up (guest-extra.sh, written
+# by section 1b).
+[ -f /mnt/guest-extra.sh ] && . /mnt/guest-extra.sh
+# One agent per tracepoint strategy, one after the other: the host ends
+# each with `monitor exit`.  The debugging cases run under the first.
+for s in $(cat /mnt/strategies); do
+	case $s in
+	gdbserver)
+		/mnt/lib/LD_SO --library-path /mnt/lib /mnt/gdbserver --multi 0.0.0.0:1234 \
+			>/mnt/agent-$s.log 2>&1
+		echo "guest: gdbserver exited with $?" ;;
+	*)
+		./probe-agent --multi --tp-strategy=$s --debug=pad 0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
+		echo "guest: probe-agent --tp-strategy=$s exited with $?" ;;
+	esac
+done
+# The keeper's chaos case (keeper_chaos_run drives it from the host).
+if [ -f /mnt/keeper/chaos.sh ]; then sh /mnt/keeper/chaos.sh; fi
+EOF
+	sed -i "s/LD_SO/$ld_so/" "$run/guest.sh"
+	# A free port on 127.0.0.1 for the forward.
+	port=$(tlib_free_port)
+	console="$build/testbed/console.log"
+	rm -f "$console"
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	timeout "$timeout_s" "$qemu" $machine -smp 1 -m 512 -nodefaults -display none \
+		-no-reboot -monitor none -serial "file:$console" \
+		-kernel "$boot/vmlinuz" -initrd "$boot/initrd.gz" \
+		-append "console=$tty panic=-1 quiet" \
+		-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$port-:1234" \
+		-device virtio-net-device,netdev=n0 \
+		-fsdev "local,id=fs0,path=$run,security_model=none" \
+		-device virtio-9p-device,fsdev=fs0,mount_tag=share &
+	qpid=$!
+	trap cleanup EXIT
+}
+cleanup() { kill "$qpid" 2>/dev/null || true; }
+
+# wait_agent STRATEGY: until that agent says "Listening on port".
+wait_agent() {
+	tlib_wait_line "$run/agent-$1.log" "Listening on port" 120 "$qpid" && return 0
+	cat "$console" >&2 2>/dev/null || true
+	kill -0 "$qpid" 2>/dev/null || fail99 "the guest stopped before the agent ($1) listened"
+	fail99 "no agent ($1) after 120 s"
+}
+
+# end_agent: the agent of the current strategy exits (the guest script
+# then starts the next one, or powers off after the last).
+end_agent() {
+	printf 'set architecture %s\ntarget extended-remote 127.0.0.1:%s\nmonitor exit\n' \
+		"$gdbarch" "$port" >"$run/exit.gdb"
+	timeout 60 gdb-multiarch -batch -nx -x "$run/exit.gdb" >"$run/exit.out" 2>&1 || true
+}
+
+# --- TAP ----------------------------------------------------------------------------
+# One line per case in automake's .trs form as well, for the closing
+# count of ./bootstrap.sh check.
+cross_tap_init() {
+	trs="$build/testbed/cases.trs"
+	: >"$trs"
+	n=0
+	failed=0
+	passed=0
+}
+ok() {
+	n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"
+	echo ":test-result: PASS $1" >>"$trs"
+}
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	echo ":test-result: FAIL $1" >>"$trs"
+	shift
+	for line in "$@"; do echo "#   $line"; done
+}
+skip_case() {	# WHAT WHY
+	n=$((n + 1)); echo "ok $n - $1 # SKIP $2"
+	echo ":test-result: SKIP $1" >>"$trs"
+}
+
+# guest_exit: waits for the guest to power off, says how it ended and
+# exits with the verdict (section 5; CROSS_QUICK=1 comes here early).
+# With $cross_skip set (the agent is not built for this arch) and no
+# case failed, the verdict is 77, a skip, with that reason.
+guest_exit() {
+	waited=0
+	while kill -0 "$qpid" 2>/dev/null && [ "$waited" -lt 600 ]; do
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	if grep -q "GUEST_EXIT rc=0" "$console" 2>/dev/null; then
+		ok "the guest ran its script and powered off"
+	else
+		not_ok "guest exit" "$(tail -n 5 "$console" 2>/dev/null | tr '\n' ' ')"
+	fi
+	echo "1..$n"
+	echo "# whole boot: $(($(date +%s) - start)) s"
+	echo "check-cross: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ] || exit 1
+	if [ -n "${cross_skip:-}" ]; then
+		echo "check-cross: SKIP: $cross_skip"
+		exit 77
+	fi
+	exit 0
+}
+
+# --- gdb sessions -------------------------------------------------------------------
+# gdb_case_prog NAME PROG: runs gdb-multiarch on $run/NAME.gdb (after a
+# common prologue that connects and names the program PROG of the run
+# folder); its transcript is $run/NAME.out, the program's ground lines
+# $run/ground-NAME.txt.
+gdb_case_prog() {
+	name=$1
+	prog=$2
+	rm -f "$run/ground-$name.txt"
+	{
+		echo "set pagination off"
+		echo "set confirm off"
+		echo "set architecture $gdbarch"
+		echo "set sysroot $run"
+		echo "file $run/$prog"
+		echo "target extended-remote 127.0.0.1:$port"
+		echo "set remote exec-file /mnt/$prog"
+		echo "set startup-with-shell off"
+		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
+		cat
+	} >"$run/$name.gdb"
+	timeout 120 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+}
+
+# gdb_case NAME: gdb_case_prog on basic (basic$sfx: the build for the
+# instruction set of the cases being run).
+gdb_case() {
+	gdb_case_prog "$1" "basic${sfx:-}"
+}
+
+# ground NAME KEY: the value of KEY=... in the program's printout.
+ground() {
+	sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$run/ground-$1.txt" 2>/dev/null | head -n 1
+}

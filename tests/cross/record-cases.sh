@@ -1,0 +1,76 @@
+# record-cases.sh - sourced by the arch's case file: probe-trace record
+# --connect from this host through the guest's agent, the parts that need
+# nothing of the arch (rec_pt, the stress case).  $sfx and $lbl as in
+# debug-cases.sh.
+
+# probe-trace runs here, on the host, and connects to the guest's agent
+# (`--connect 127.0.0.1:PORT`, the forwarded port) which runs the program
+# in the guest; it reads the program's symbols from the sysroot where
+# /mnt is this run folder.  Called once per strategy, under that
+# strategy's agent.  rec_pt NAME ARGS...: one recording, its dump in
+# $run/NAME.jsonl, its messages in $run/NAME.err.
+rec_pt() {
+	name=$1
+	shift
+	rm -f "$run/$name.tfile" "$run/$name.jsonl"
+	# (set -e: every command here that may fail is tested)
+	rec_status=0
+	timeout "${rec_timeout:-120}" "$probe_trace" record -q -o "$run/$name.tfile" \
+		--connect "127.0.0.1:$port" --sysroot "$sysroot" "$@" >"$run/$name.err" 2>&1 ||
+		rec_status=$?
+	[ -n "${REC_NO_DUMP:-}" ] ||
+		"$probe_trace" dump --json "$run/$name.tfile" >"$run/$name.jsonl" 2>>"$run/$name.err" || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.err"
+}
+
+# Stress: recstress, stress_threads threads each calling hit(t, i)
+# CALLS times (record_stress STRATEGY CALLS); every call must be a frame (none lost: the default
+# --on-full=wait), as many as the program counted, with arguments that
+# are calls it made, and its output byte for byte the untraced run's.
+record_stress() {
+	strat=$1
+	calls=$2
+	total=$((stress_threads * calls))
+	t0=$(date +%s)
+	rec_timeout=${CROSS_STRESS_TIMEOUT:-600} REC_NO_DUMP=1 rec_pt "stress-$strat$sfx" -e 'hit args=2' \
+		-- "/mnt/recstress$sfx" calls "$stress_threads" "$calls" "/mnt/stress-$strat$sfx.out"
+	secs=$(($(date +%s) - t0))
+	echo "# stress ($strat)$lbl: $stress_threads x $calls calls recorded in $secs s"
+	"$probe_trace" dump --summary --json "$run/stress-$strat$sfx.tfile" >"$run/stress-$strat$sfx.summary" 2>&1 || true
+	# Every frame's arguments must be a call the program made: each
+	# (thread, i) once.
+	counts=$("$probe_trace" dump --json "$run/stress-$strat$sfx.tfile" 2>/dev/null |
+		python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+p = [p for p in s["probes"] if p["probe"] == "hit"]
+frames, lost = (p[0]["frames"], p[0].get("lost", 0)) if p else (0, 0)
+threads, calls = int(sys.argv[2]), int(sys.argv[3])
+seen = set()
+n = bad = 0
+for l in sys.stdin:
+    v = json.loads(l)["values"]
+    n += 1
+    c = (v["arg0"], v["arg1"])
+    if not (0 <= c[0] < threads and 0 <= c[1] < calls) or c in seen:
+        bad += 1
+    seen.add(c)
+print(frames, lost, n, bad)
+' "$run/stress-$strat$sfx.summary" "$stress_threads" "$calls" 2>&1) || counts="? ? ? ?"
+	read -r frames lost dumped bad <<EOF
+$counts
+EOF
+	prog_total=$(sed -n 's/^total \([0-9]*\) sum .*/\1/p' "$run/stress-$strat$sfx.out" 2>/dev/null) || true
+	if [ "$rec_status" = 0 ] && cmp -s "$run/stress-untraced$sfx-$calls.out" "$run/stress-$strat$sfx.out" &&
+	   [ "$prog_total" = "$total" ] && [ "$frames" = "$total" ] && [ "$dumped" = "$total" ] &&
+	   [ "$lost" = 0 ] && [ "$bad" = 0 ]; then
+		ok "record stress ($strat)$lbl: $stress_threads x $calls calls = $frames frames, none lost, output as untraced ($secs s)"
+	else
+		not_ok "record stress ($strat)$lbl: $total calls" \
+			"status $rec_status, program total ${prog_total:-none}, frames $counts (frames lost dumped bad)" \
+			"$(cmp "$run/stress-untraced$sfx-$calls.out" "$run/stress-$strat$sfx.out" 2>&1)" \
+			"$(tail -n 3 "$run/stress-$strat$sfx.err" | tr '\n' ' ')"
+	fi
+	rm -f "$run/stress-$strat$sfx.tfile"
+}
+
