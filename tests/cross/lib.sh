@@ -213,6 +213,7 @@ cross_tap_init() {
 	n=0
 	failed=0
 	passed=0
+	todo=0
 }
 ok() {
 	n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"
@@ -222,6 +223,15 @@ not_ok() {
 	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
 	echo ":test-result: FAIL $1" >>"$trs"
 	shift
+	for line in "$@"; do echo "#   $line"; done
+}
+# todo_case WHAT WHY [DETAIL...]: a case of a feature the arch does not
+# have yet, failing as it must until it does: TAP's TODO, automake's
+# XFAIL, counted apart and named in the closing line, never as passed.
+todo_case() {
+	n=$((n + 1)); todo=$((todo + 1)); echo "not ok $n - $1 # TODO $2"
+	echo ":test-result: XFAIL $1" >>"$trs"
+	shift 2
 	for line in "$@"; do echo "#   $line"; done
 }
 skip_case() {	# WHAT WHY
@@ -246,7 +256,7 @@ guest_exit() {
 	fi
 	echo "1..$n"
 	echo "# whole boot: $(($(date +%s) - start)) s"
-	echo "check-cross: $passed passed, $failed failed"
+	echo "check-cross: $passed passed, $failed failed$([ "$todo" -eq 0 ] || echo ", $todo not yet supported (TODO)")"
 	[ "$failed" -eq 0 ] || exit 1
 	if [ -n "${cross_skip:-}" ]; then
 		echo "check-cross: SKIP: $cross_skip"
