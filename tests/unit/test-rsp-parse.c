@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -92,21 +93,9 @@ static void add_note(struct text *t, const char *label, const char *s)
 
 static const char *const resume_letters = "cstr";
 
-static void describe(const struct rsp_request *req, struct text *t)
+/* Session and thread requests: strings, pids, ptids, flags, signal sets. */
+static bool describe_session(const struct rsp_request *req, struct text *t)
 {
-	t->len = 0;
-	t->s[0] = '\0';
-	switch (req->kind) {
-	case RSP_REQ_UNKNOWN:
-		add(t, "unknown");
-		return;
-	case RSP_REQ_INVALID:
-		add(t, "invalid");
-		return;
-	default:
-		break;
-	}
-	add(t, "%s", rsp_req_name(req->kind));
 	switch (req->kind) {
 	case RSP_REQ_QSUPPORTED:
 	case RSP_REQ_QSYMBOL:
@@ -141,6 +130,34 @@ static void describe(const struct rsp_request *req, struct text *t)
 		add(t, " op=%c ", req->u.set_thread.op);
 		add_ptid(t, req->u.set_thread.ptid);
 		break;
+	case RSP_REQ_NONSTOP:
+	case RSP_REQ_THREAD_EVENTS:
+	case RSP_REQ_DISABLE_RANDOMIZATION:
+	case RSP_REQ_STARTUP_WITH_SHELL:
+	case RSP_REQ_AGENT:
+		add(t, " flag=%d", req->u.flag);
+		break;
+	case RSP_REQ_PASS_SIGNALS:
+	case RSP_REQ_PROGRAM_SIGNALS:
+		add(t, " sigs=");
+		add_list(t, req->u.sigs.set, 256);
+		break;
+	case RSP_REQ_CATCH_SYSCALLS:
+		add(t, " enable=%d any=%d nr=", req->u.syscalls.enable,
+		    req->u.syscalls.any);
+		for (size_t i = 0; i < req->u.syscalls.count; i++)
+			add(t, "%s%x", i ? "," : "", req->u.syscalls.nr[i]);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Memory, register and host file requests. */
+static bool describe_memory(const struct rsp_request *req, struct text *t)
+{
+	switch (req->kind) {
 	case RSP_REQ_XFER:
 		add(t, " object=%s %s annex=[%s] offset=%" PRIx64,
 		    req->u.xfer.object, req->u.xfer.write ? "write" : "read",
@@ -170,24 +187,6 @@ static void describe(const struct rsp_request *req, struct text *t)
 		    req->u.mem.len);
 		add_hex(t, req->u.mem.data, req->u.mem.len);
 		break;
-	case RSP_REQ_NONSTOP:
-	case RSP_REQ_THREAD_EVENTS:
-	case RSP_REQ_DISABLE_RANDOMIZATION:
-	case RSP_REQ_STARTUP_WITH_SHELL:
-	case RSP_REQ_AGENT:
-		add(t, " flag=%d", req->u.flag);
-		break;
-	case RSP_REQ_PASS_SIGNALS:
-	case RSP_REQ_PROGRAM_SIGNALS:
-		add(t, " sigs=");
-		add_list(t, req->u.sigs.set, 256);
-		break;
-	case RSP_REQ_CATCH_SYSCALLS:
-		add(t, " enable=%d any=%d nr=", req->u.syscalls.enable,
-		    req->u.syscalls.any);
-		for (size_t i = 0; i < req->u.syscalls.count; i++)
-			add(t, "%s%x", i ? "," : "", req->u.syscalls.nr[i]);
-		break;
 	case RSP_REQ_WRITE_REGS:
 		add(t, " data=");
 		add_hex(t, req->u.data.data, req->u.data.len);
@@ -198,35 +197,6 @@ static void describe(const struct rsp_request *req, struct text *t)
 	case RSP_REQ_WRITE_REG:
 		add(t, " regnum=%x value=", req->u.reg.regnum);
 		add_hex(t, req->u.reg.value, req->u.reg.len);
-		break;
-	case RSP_REQ_VCONT:
-		for (size_t i = 0; i < req->u.vcont.count; i++) {
-			const struct rsp_resume_action *a =
-				&req->u.vcont.actions[i];
-			add(t, " %c", resume_letters[a->kind]);
-			if (a->signal)
-				add(t, "%02x", a->signal);
-			if (a->kind == RSP_RESUME_RANGE)
-				add(t, "[%" PRIx64 ",%" PRIx64 ")",
-				    a->range_start, a->range_end);
-			add(t, ":");
-			add_ptid(t, a->ptid);
-		}
-		if (req->u.vcont.legacy)
-			add(t, " legacy");
-		break;
-	case RSP_REQ_VRUN:
-		add(t, " argc=%zu", req->u.argv.argc);
-		for (size_t i = 0; i < req->u.argv.argc; i++)
-			add(t, " [%s]", req->u.argv.argv[i]);
-		assert_null(req->u.argv.argv[req->u.argv.argc]);
-		break;
-	case RSP_REQ_INSERT_POINT:
-	case RSP_REQ_REMOVE_POINT:
-		add(t, " type=%d addr=%" PRIx64 " kind=%x", req->u.point.type,
-		    req->u.point.addr, req->u.point.kind);
-		if (req->u.point.cond_and_cmds)
-			add(t, " tail=[%s]", req->u.point.cond_and_cmds);
 		break;
 	case RSP_REQ_VFILE: {
 		static const char *const ops[] = {
@@ -266,6 +236,55 @@ static void describe(const struct rsp_request *req, struct text *t)
 		}
 		break;
 	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Execution control: resumption, vRun and break/watchpoints. */
+static bool describe_execution(const struct rsp_request *req, struct text *t)
+{
+	switch (req->kind) {
+	case RSP_REQ_VCONT:
+		for (size_t i = 0; i < req->u.vcont.count; i++) {
+			const struct rsp_resume_action *a =
+				&req->u.vcont.actions[i];
+			add(t, " %c", resume_letters[a->kind]);
+			if (a->signal)
+				add(t, "%02x", a->signal);
+			if (a->kind == RSP_RESUME_RANGE)
+				add(t, "[%" PRIx64 ",%" PRIx64 ")",
+				    a->range_start, a->range_end);
+			add(t, ":");
+			add_ptid(t, a->ptid);
+		}
+		if (req->u.vcont.legacy)
+			add(t, " legacy");
+		break;
+	case RSP_REQ_VRUN:
+		add(t, " argc=%zu", req->u.argv.argc);
+		for (size_t i = 0; i < req->u.argv.argc; i++)
+			add(t, " [%s]", req->u.argv.argv[i]);
+		assert_null(req->u.argv.argv[req->u.argv.argc]);
+		break;
+	case RSP_REQ_INSERT_POINT:
+	case RSP_REQ_REMOVE_POINT:
+		add(t, " type=%d addr=%" PRIx64 " kind=%x", req->u.point.type,
+		    req->u.point.addr, req->u.point.kind);
+		if (req->u.point.cond_and_cmds)
+			add(t, " tail=[%s]", req->u.point.cond_and_cmds);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Tracepoint and trace state variable definitions. */
+static bool describe_trace_def(const struct rsp_request *req, struct text *t)
+{
+	switch (req->kind) {
 	case RSP_REQ_TDP:
 		add(t, " n=%x addr=%" PRIx64 " %c step=%" PRIx64 " pass=%"
 		    PRIx64, req->u.tdp.number, req->u.tdp.addr,
@@ -320,6 +339,16 @@ static void describe(const struct rsp_request *req, struct text *t)
 			    req->u.tro.ranges[i].start,
 			    req->u.tro.ranges[i].end);
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Trace run control, frames and buffer requests. */
+static bool describe_trace_run(const struct rsp_request *req, struct text *t)
+{
+	switch (req->kind) {
 	case RSP_REQ_TDISCONNECTED:
 	case RSP_REQ_TBUFFER_CIRCULAR:
 	case RSP_REQ_PROBE_FULL_WAIT:
@@ -389,8 +418,29 @@ static void describe(const struct rsp_request *req, struct text *t)
 		    req->u.pending.offset, req->u.pending.sym, req->u.pending.lib);
 		break;
 	default:
+		return false;
+	}
+	return true;
+}
+
+static void describe(const struct rsp_request *req, struct text *t)
+{
+	t->len = 0;
+	t->s[0] = '\0';
+	switch (req->kind) {
+	case RSP_REQ_UNKNOWN:
+		add(t, "unknown");
+		return;
+	case RSP_REQ_INVALID:
+		add(t, "invalid");
+		return;
+	default:
 		break;
 	}
+	add(t, "%s", rsp_req_name(req->kind));
+	if (!describe_session(req, t) && !describe_memory(req, t) &&
+	    !describe_execution(req, t) && !describe_trace_def(req, t))
+		describe_trace_run(req, t);
 }
 
 /* --- The tables ----------------------------------------------------------- */
