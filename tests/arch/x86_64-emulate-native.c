@@ -364,6 +364,7 @@ static void gen_modrm_reg(struct gen *g, unsigned int w, uint8_t op, int reg,
 #define ALL_ARITH (CF | PF | AF | ZF | SF | OF)
 #define LOGIC (CF | PF | ZF | SF | OF)
 
+/* Grouped in this order by generate(): stack, branch, move, alu. */
 enum form {
 	F_PUSH, F_POP, F_PUSH_IMM, F_NOP, F_JMP, F_CALL, F_JCC, F_RET, F_LOOP,
 	F_IND, F_MOV_RR, F_MOV_LOAD, F_MOV_IMM, F_LEA, F_ALU_RR, F_CMP_RR,
@@ -378,16 +379,9 @@ static const char *const form_names[F_NFORMS] = {
 	"cmp/test mem8,reg8", "alu imm,reg", "cmp/test imm,mem",
 };
 
-static void generate(enum form f, struct gen *g, struct arch_gpregs *r)
+/* Stack operations and the no-op family. */
+static void gen_stack(enum form f, struct gen *g, int a)
 {
-	static const uint8_t alu_ops[] = { 0x01, 0x03, 0x09, 0x0b, 0x21, 0x23,
-					   0x29, 0x2b, 0x31, 0x33 };
-	static const uint8_t grp1[] = { 0, 1, 4, 5, 6, 7 };
-	unsigned int w = rndn(2) ? 8 : 4;
-	int a = rndn(16), b = rndn(16);
-	uint8_t op[2];
-
-	g->flag_mask = ALL_ARITH;
 	switch (f) {
 	case F_PUSH:
 	case F_POP:
@@ -418,6 +412,20 @@ static void generate(enum form f, struct gen *g, struct arch_gpregs *r)
 			put(g, nops[k][1 + i]);
 		break;
 	}
+	default:
+		break;
+	}
+}
+
+/*
+ * Relative, conditional, looping and indirect branches, and returns: each
+ * lands on LAND1_AT.
+ */
+static void gen_branch(enum form f, struct gen *g, struct arch_gpregs *r, int a)
+{
+	uint8_t op[2];
+
+	switch (f) {
 	case F_JMP:
 	case F_CALL:
 	case F_JCC: {
@@ -479,6 +487,18 @@ static void generate(enum form f, struct gen *g, struct arch_gpregs *r)
 		}
 		break;
 	}
+	default:
+		break;
+	}
+}
+
+/* Register, memory and immediate moves, and lea. */
+static void gen_move(enum form f, struct gen *g, struct arch_gpregs *r,
+		     unsigned int w, int a, int b)
+{
+	uint8_t op[2];
+
+	switch (f) {
 	case F_MOV_RR:
 		gen_modrm_reg(g, w, rndn(2) ? 0x89 : 0x8b, a, b, 0);
 		break;
@@ -510,6 +530,21 @@ static void generate(enum form f, struct gen *g, struct arch_gpregs *r)
 				r->gpr[i] = keep.gpr[i];
 		break;
 	}
+	default:
+		break;
+	}
+}
+
+/* Arithmetic, logic, compare and test in register, memory and immediate forms. */
+static void gen_alu(enum form f, struct gen *g, struct arch_gpregs *r,
+		    unsigned int w, int a, int b)
+{
+	static const uint8_t alu_ops[] = { 0x01, 0x03, 0x09, 0x0b, 0x21, 0x23,
+					   0x29, 0x2b, 0x31, 0x33 };
+	static const uint8_t grp1[] = { 0, 1, 4, 5, 6, 7 };
+	uint8_t op[2];
+
+	switch (f) {
 	case F_ALU_RR:
 		op[0] = alu_ops[rndn(sizeof(alu_ops))];
 		if (op[0] >= 0x09 && op[0] <= 0x33 && op[0] != 0x29 && op[0] != 0x2b)
@@ -583,9 +618,30 @@ static void generate(enum form f, struct gen *g, struct arch_gpregs *r)
 		}
 		break;
 	}
-	case F_NFORMS:
+	default:
 		break;
 	}
+}
+
+/*
+ * Draws one instruction of form f into g and sets up r for it. The width
+ * and the two register numbers are drawn first for every form, so that a
+ * seed gives the same sequence whatever the form.
+ */
+static void generate(enum form f, struct gen *g, struct arch_gpregs *r)
+{
+	unsigned int w = rndn(2) ? 8 : 4;
+	int a = rndn(16), b = rndn(16);
+
+	g->flag_mask = ALL_ARITH;
+	if (f <= F_NOP)
+		gen_stack(f, g, a);
+	else if (f <= F_IND)
+		gen_branch(f, g, r, a);
+	else if (f <= F_LEA)
+		gen_move(f, g, r, w, a, b);
+	else
+		gen_alu(f, g, r, w, a, b);
 	g->form = form_names[f];
 }
 
