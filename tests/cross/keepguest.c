@@ -180,14 +180,21 @@ static pid_t spawn(char **argv, const char *out)
 	return pid;
 }
 
-int main(int argc, char **argv)
-{
-	char g[256], go[256], out[256], alog[256], ready[256], done[256], tmp[300];
-	char rest[128], want[128] = "", pidbuf[32];
-	pid_t prog = 0, agent = 0;
-	int status;
-	bool killed = false;
+/* One kill: the arguments, the files that signal the host, what happened. */
+struct run {
+	char g[256], go[256], out[256], alog[256], ready[256], done[256];
+	const char *mode, *strategy;
+	char *agent_path, *target, *rounds;
+	long delay;
+	unsigned long taddr, tlen;
+	char want[128];		/* the untraced result line */
+	pid_t prog, agent;
+	bool killed;
+};
 
+/* Reads the arguments and TARGET's text; the exit status on failure. */
+static int setup(struct run *r, int argc, char **argv)
+{
 	if (argc != 12) {
 		fprintf(stderr, "usage: keepguest DIR N MODE STRATEGY DELAY_US TEXT_ADDR "
 			"TEXT_OFF TEXT_LEN AGENT TARGET ROUNDS\n");
@@ -195,144 +202,215 @@ int main(int argc, char **argv)
 	}
 	dir = argv[1];
 	n = atoi(argv[2]);
-	const char *mode = argv[3], *strategy = argv[4];
-	long delay = atol(argv[5]);
-	unsigned long taddr = strtoul(argv[6], NULL, 0), toff = strtoul(argv[7], NULL, 0);
-	unsigned long tlen = strtoul(argv[8], NULL, 0);
-	char *agent_path = argv[9], *target = argv[10], *rounds = argv[11];
+	r->mode = argv[3];
+	r->strategy = argv[4];
+	r->delay = atol(argv[5]);
+	r->taddr = strtoul(argv[6], NULL, 0);
+	unsigned long toff = strtoul(argv[7], NULL, 0);
+	r->tlen = strtoul(argv[8], NULL, 0);
+	r->agent_path = argv[9];
+	r->target = argv[10];
+	r->rounds = argv[11];
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	path(g, sizeof(g), "g");
-	path(go, sizeof(go), "go");
-	path(out, sizeof(out), "out");
-	path(alog, sizeof(alog), "agent");
-	path(ready, sizeof(ready), "ready");
-	path(done, sizeof(done), "done");
-	text_file = malloc(tlen);
-	int tf = open(target, O_RDONLY);
-	if (!text_file || tf < 0 || pread(tf, text_file, tlen, (off_t)toff) != (ssize_t)tlen) {
-		fprintf(stderr, "keepguest: cannot read %s\n", target);
+	path(r->g, sizeof(r->g), "g");
+	path(r->go, sizeof(r->go), "go");
+	path(r->out, sizeof(r->out), "out");
+	path(r->alog, sizeof(r->alog), "agent");
+	path(r->ready, sizeof(r->ready), "ready");
+	path(r->done, sizeof(r->done), "done");
+	text_file = malloc(r->tlen);
+	int tf = open(r->target, O_RDONLY);
+	if (!text_file || tf < 0 ||
+	    pread(tf, text_file, r->tlen, (off_t)toff) != (ssize_t)r->tlen) {
+		fprintf(stderr, "keepguest: cannot read %s\n", r->target);
 		return 99;
 	}
 	close(tf);
+	return 0;
+}
 
-	if (!strcmp(mode, "plain")) {
-		char *pargv[] = { target, g, go, rounds, out, NULL };
-		snprintf(tmp, sizeof(tmp), "%s.start", go);
-		touch(tmp);
-		snprintf(tmp, sizeof(tmp), "%s.exit", go);
-		touch(tmp);
-		prog = spawn(pargv, "/dev/null");
-		waitpid(prog, &status, 0);
-		if (!has_line(out, "result ", rest, sizeof(rest)) || !WIFEXITED(status) ||
-		    WEXITSTATUS(status) != 7)
-			return 99;
-		snprintf(tmp, sizeof(tmp), "%s/plain.result", dir);
-		FILE *f = fopen(tmp, "w");
-		fprintf(f, "%s\n", rest);
-		fclose(f);
-		return 0;
-	}
+/* MODE "plain": runs TARGET untraced and keeps its result line. */
+static int run_plain(struct run *r)
+{
+	char *pargv[] = { r->target, r->g, r->go, r->rounds, r->out, NULL };
+	char tmp[300], rest[128];
+	int status;
+
+	snprintf(tmp, sizeof(tmp), "%s.start", r->go);
+	touch(tmp);
+	snprintf(tmp, sizeof(tmp), "%s.exit", r->go);
+	touch(tmp);
+	r->prog = spawn(pargv, "/dev/null");
+	waitpid(r->prog, &status, 0);
+	if (!has_line(r->out, "result ", rest, sizeof(rest)) || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 7)
+		return 99;
 	snprintf(tmp, sizeof(tmp), "%s/plain.result", dir);
-	has_line(tmp, "", want, sizeof(want));
+	FILE *f = fopen(tmp, "w");
+	fprintf(f, "%s\n", rest);
+	fclose(f);
+	return 0;
+}
 
-	if (!strcmp(mode, "attached")) {
-		char *pargv[] = { target, g, go, rounds, out, NULL };
-		prog = spawn(pargv, "/dev/null");
+/* Starts the agent: on TARGET, or attaching to TARGET started here. */
+static void start_agent(struct run *r)
+{
+	char pidbuf[32];
+
+	if (!strcmp(r->mode, "attached")) {
+		char *pargv[] = { r->target, r->g, r->go, r->rounds, r->out, NULL };
+		r->prog = spawn(pargv, "/dev/null");
 		double end = now() + 30;
-		while (!has_line(g, "pid ", NULL, 0) && now() < end)
+		while (!has_line(r->g, "pid ", NULL, 0) && now() < end)
 			sleep_us(1000);
-		snprintf(pidbuf, sizeof(pidbuf), "%d", prog);
-		char *aargv[] = { agent_path, (char *)strategy, "--attach", "0.0.0.0:1234",
-				  pidbuf, NULL };
-		agent = spawn(aargv, alog);
+		snprintf(pidbuf, sizeof(pidbuf), "%d", r->prog);
+		char *aargv[] = { r->agent_path, (char *)r->strategy, "--attach",
+				  "0.0.0.0:1234", pidbuf, NULL };
+		r->agent = spawn(aargv, r->alog);
 	} else {
-		char *aargv[] = { agent_path, (char *)strategy, "--no-startup-with-shell",
-				  "0.0.0.0:1234", target, g, go, rounds, out, NULL };
-		agent = spawn(aargv, alog);
+		char *aargv[] = { r->agent_path, (char *)r->strategy,
+				  "--no-startup-with-shell", "0.0.0.0:1234", r->target,
+				  r->g, r->go, r->rounds, r->out, NULL };
+		r->agent = spawn(aargv, r->alog);
 	}
+}
+
+/*
+ * Tells the host to connect, waits for the program and its probes, then
+ * starts the calls; false (with the problem noted) if that fails.
+ */
+static bool start_calls(struct run *r)
+{
+	char tmp[300], rest[128];
+
 	/* Up to the host's gdb: the tracepoints, tstart, continue. */
 	double end = now() + 30;
-	while (!has_line(alog, "Listening on port", NULL, 0) && now() < end && !exited(agent, NULL))
+	while (!has_line(r->alog, "Listening on port", NULL, 0) && now() < end &&
+	       !exited(r->agent, NULL))
 		sleep_us(1000);
-	touch(ready);
+	touch(r->ready);
 	end = now() + 60;
-	while (!prog && now() < end && !exited(agent, NULL)) {
-		if (has_line(g, "pid ", rest, sizeof(rest)))
-			prog = atoi(rest);
+	while (!r->prog && now() < end && !exited(r->agent, NULL)) {
+		if (has_line(r->g, "pid ", rest, sizeof(rest)))
+			r->prog = atoi(rest);
 		sleep_us(1000);
 	}
-	if (!prog) {
+	if (!r->prog) {
 		problem("the program did not start");
-		goto out;
+		return false;
 	}
 	/* The probes are in once the text differs from the file. */
-	while (text_diff(prog, taddr, tlen, NULL) <= 0 && now() < end && !exited(agent, NULL))
+	while (text_diff(r->prog, r->taddr, r->tlen, NULL) <= 0 && now() < end &&
+	       !exited(r->agent, NULL))
 		sleep_us(2000);
-	if (text_diff(prog, taddr, tlen, NULL) <= 0) {
+	if (text_diff(r->prog, r->taddr, r->tlen, NULL) <= 0) {
 		problem("the probes never went in (see gdb's output)");
-		goto out;
+		return false;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.start", go);
+	snprintf(tmp, sizeof(tmp), "%s.start", r->go);
 	touch(tmp);
-	while (!has_line(g, "running", NULL, 0) && now() < end && !exited(prog, NULL))
+	while (!has_line(r->g, "running", NULL, 0) && now() < end && !exited(r->prog, NULL))
 		sleep_us(1000);
-	sleep_us(delay);
-	if (!exited(agent, NULL) && kill(agent, SIGKILL) == 0)
-		killed = true;
-	end = now() + 60;
-	while (!has_line(g, "calls done", NULL, 0) && !exited(prog, NULL) && now() < end)
+	return true;
+}
+
+/* Kills the agent mid-run; the program must finish its calls unpatched. */
+static void kill_agent(struct run *r)
+{
+	sleep_us(r->delay);
+	if (!exited(r->agent, NULL) && kill(r->agent, SIGKILL) == 0)
+		r->killed = true;
+	double end = now() + 60;
+	while (!has_line(r->g, "calls done", NULL, 0) && !exited(r->prog, NULL) && now() < end)
 		sleep_us(2000);
-	if (has_line(g, "calls done", NULL, 0)) {
-		end = now() + 10;
-		while (tracer_of(prog) > 0 && now() < end)
-			sleep_us(2000);
-		long first = 0, d = text_diff(prog, taddr, tlen, &first);
-		if (d < 0)
-			problem("its text cannot be read: it ended early");
-		else if (d > 0)
-			problem("%ld patched bytes left, first at %#lx", d, first);
-	} else {
+	if (!has_line(r->g, "calls done", NULL, 0)) {
 		problem("no \"calls done\"");
+		return;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.exit", go);
-	touch(tmp);
-	end = now() + 30;
-	while (!exited(prog, &status) && now() < end)
+	end = now() + 10;
+	while (tracer_of(r->prog) > 0 && now() < end)
 		sleep_us(2000);
-	if (!exited(prog, &status)) {
+	long first = 0, d = text_diff(r->prog, r->taddr, r->tlen, &first);
+	if (d < 0)
+		problem("its text cannot be read: it ended early");
+	else if (d > 0)
+		problem("%ld patched bytes left, first at %#lx", d, first);
+}
+
+/* Lets the program exit: status 7 and the untraced result, twice. */
+static void check_exit(struct run *r)
+{
+	char tmp[300], rest[128];
+	int status;
+
+	snprintf(tmp, sizeof(tmp), "%s.exit", r->go);
+	touch(tmp);
+	double end = now() + 30;
+	while (!exited(r->prog, &status) && now() < end)
+		sleep_us(2000);
+	if (!exited(r->prog, &status)) {
 		problem("the program did not exit");
-		kill(prog, SIGKILL);
+		kill(r->prog, SIGKILL);
 	} else if (WIFSIGNALED(status)) {
 		problem("killed by signal %d", WTERMSIG(status));
 	} else if (WEXITSTATUS(status) != 7) {
 		problem("exit status %d", WEXITSTATUS(status));
 	}
-	if (!has_line(g, "result ", rest, sizeof(rest)) || strcmp(rest, want))
-		problem("ground result \"%s\", expected \"%s\"", has_line(g, "result ", rest, sizeof(rest)) ? rest : "", want);
-	if (!has_line(out, "result ", rest, sizeof(rest)) || strcmp(rest, want))
-		problem("printed result \"%s\", expected \"%s\"", has_line(out, "result ", rest, sizeof(rest)) ? rest : "", want);
-out:
-	/* An agent that ended before the kill: how (a crash shows here). */
+	if (!has_line(r->g, "result ", rest, sizeof(rest)) || strcmp(rest, r->want))
+		problem("ground result \"%s\", expected \"%s\"",
+			has_line(r->g, "result ", rest, sizeof(rest)) ? rest : "", r->want);
+	if (!has_line(r->out, "result ", rest, sizeof(rest)) || strcmp(rest, r->want))
+		problem("printed result \"%s\", expected \"%s\"",
+			has_line(r->out, "result ", rest, sizeof(rest)) ? rest : "", r->want);
+}
+
+/* Ends what is left and writes DIR/doneN. */
+static void report(struct run *r)
+{
+	char tmp[300];
 	int ast;
-	if (!killed && agent && exited(agent, &ast))
+
+	/* An agent that ended before the kill: how (a crash shows here). */
+	if (!r->killed && r->agent && exited(r->agent, &ast))
 		problem("the agent ended by itself: %s %d", WIFSIGNALED(ast) ? "signal" : "status",
 			WIFSIGNALED(ast) ? WTERMSIG(ast) : WEXITSTATUS(ast));
-	if (agent && !exited(agent, NULL)) {
-		kill(agent, SIGKILL);
-		end = now() + 10;
-		while (!exited(agent, NULL) && now() < end)
+	if (r->agent && !exited(r->agent, NULL)) {
+		kill(r->agent, SIGKILL);
+		double end = now() + 10;
+		while (!exited(r->agent, NULL) && now() < end)
 			sleep_us(2000);
 	}
-	if (prog && !exited(prog, NULL))
-		kill(prog, SIGKILL);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", done);
+	if (r->prog && !exited(r->prog, NULL))
+		kill(r->prog, SIGKILL);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", r->done);
 	FILE *f = fopen(tmp, "w");
 	if (problems[0])
-		fprintf(f, "not ok: %s%s\n", problems, killed ? "" : "(the agent was gone before the kill)");
+		fprintf(f, "not ok: %s%s\n", problems,
+			r->killed ? "" : "(the agent was gone before the kill)");
 	else
-		fprintf(f, "ok%s\n", killed ? "" : " (the agent was gone before the kill)");
+		fprintf(f, "ok%s\n", r->killed ? "" : " (the agent was gone before the kill)");
 	fclose(f);
-	rename(tmp, done);
+	rename(tmp, r->done);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .prog = 0 };
+	char tmp[300];
+	int rc = setup(&r, argc, argv);
+
+	if (rc)
+		return rc;
+	if (!strcmp(r.mode, "plain"))
+		return run_plain(&r);
+	snprintf(tmp, sizeof(tmp), "%s/plain.result", dir);
+	has_line(tmp, "", r.want, sizeof(r.want));
+	start_agent(&r);
+	if (start_calls(&r)) {
+		kill_agent(&r);
+		check_exit(&r);
+	}
+	report(&r);
 	return 0;
 }
