@@ -54,6 +54,9 @@
  * whatever the bytes say.  Each case runs in a child process under an
  * alarm, so a crash or a hang (a lost entry) is a failure of that case.
  *
+ * The collector cases are in x86_64-pad-exec-ring.c; what the two files
+ * share is declared in x86_64-pad-exec.h.
+ *
  * Exit 0 pass, 1 failure, 77 no RWX memory, 99 harness.
  */
 #include "config.h"
@@ -75,74 +78,13 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "arch/arch.h"
-
-#define PAGE 0x1000
-
-/* The agent's table layout: 1 KiB entries, image at 0. */
-#define ENTRY_SHIFT 10
-#define OFF_OWNER 832
-#define OFF_READY 836
-#define OFF_BASES 840
-#define OFF_FRAME 856
-#define IMAGE_SIZE 832		/* XSAVE, rfbm 7: legacy 512, header 64, AVX 256 */
-
-/* Image offsets (FXSAVE layout = XSAVE legacy area). */
-#define IMG_FCW 0
-#define IMG_MXCSR 24
-#define IMG_XMM 160
-#define IMG_XSTATE_BV 512
-#define IMG_YMM_HI 576
-
-/* The agent's ring: head at 0, records of the entries' layout from 4096. */
-#define OFF_SEQ 832
-#define OFF_RECORDS 4096
-#define RING_MAX_RECORDS 16
-
-#define BASES_UNTOUCHED 0xb5b5b5b5b5b5b5b5ull
-#define FAKE_OWNER 0x7fffffffu	/* above any pid_max: never a real tid */
-
-#define THREADS 4
-#define THREAD_CALLS 20000
-
-/* gdb order of the frame and of call_state.in / .out */
-enum { R_RAX, R_RBX, R_RCX, R_RDX, R_RSI, R_RDI, R_RBP, R_RSP,
-       R_R8, R_R9, R_R10, R_R11, R_R12, R_R13, R_R14, R_R15,
-       R_RIP, R_FLAGS, NFRAME };
+#include "x86_64-pad-exec.h"
 
 static const char *const reg_names[NFRAME] = {
 	"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "eflags",
 };
 
-/*
- * What pad_call reads and writes; the offsets are spelled out in the
- * assembly below and checked here.
- */
-struct call_state {
-	uint64_t in[NFRAME];	/*    0: GPRs to load (rsp, rip unused), rflags */
-	uint64_t out[NFRAME];	/*  144: GPRs after the return, rsp, rflags */
-	uint64_t target;	/*  288: the function to call */
-	uint64_t call_rsp;	/*  296: %rsp at the call instruction */
-	uint64_t avx;		/*  304: load / store ymm (else xmm) */
-	uint64_t unused;	/*  312 */
-	uint8_t vin[16][32];	/*  320: ymm0-15 (xmm: the low 16 bytes) */
-	uint8_t vout[16][32];	/*  832 */
-	uint64_t redzone[16];	/* 1344: [call_rsp - 136, call_rsp - 8) after */
-};
-
-_Static_assert(offsetof(struct call_state, out) == 144, "out");
-_Static_assert(offsetof(struct call_state, target) == 288, "target");
-_Static_assert(offsetof(struct call_state, call_rsp) == 296, "call_rsp");
-_Static_assert(offsetof(struct call_state, avx) == 304, "avx");
-_Static_assert(offsetof(struct call_state, vin) == 320, "vin");
-_Static_assert(offsetof(struct call_state, vout) == 832, "vout");
-_Static_assert(offsetof(struct call_state, redzone) == 1344, "redzone");
-
-/* Red-zone pattern: the qword at call_rsp - 8 - 8 * (k + 1) holds RZ + k. */
-#define RZ 0x5a5a0000a5a50000ull
-
-void pad_call(struct call_state *st);
 extern const uint8_t padx_start[], padx_end[];
 extern const uint8_t padx_lea[], padx_lea_end[];
 extern const uint8_t padx_rip[], padx_rip_end[];
@@ -296,53 +238,27 @@ __asm__(
 	"padx_end:\n"
 	"	.text\n");
 
-enum fn_kind { FN_LEA, FN_RIP, FN_FRAME };
-
-struct fn_desc {
-	const char *name;
-	enum fn_kind kind;
-	const uint8_t *src, *src_end;	/* pristine bytes in .rodata */
-	size_t window;			/* bytes the 5-byte window covers */
-};
-
-static const struct fn_desc fns[] = {
+const struct fn_desc fns[] = {
 	{ "lea", FN_LEA, padx_lea, padx_lea_end, 5 },
 	{ "rip", FN_RIP, padx_rip, padx_rip_end, 7 },
 	{ "frame", FN_FRAME, padx_frame, padx_frame_end, 9 },
 };
 
-static const struct arch_ops *ops = &x86_64_arch_ops;
-static uint8_t *code_page, *pad_page, *table, *ring_mem;
+const struct arch_ops *ops = &x86_64_arch_ops;
+uint8_t *code_page, *pad_page, *ring_mem;
+static uint8_t *table;
 
-/* The pad under test; written only while a single thread runs. */
-static struct {
-	uint64_t fn;
-	uint64_t trap_rip;	/* right after the int3 */
-	struct arch_pad_handoff h;
-	struct arch_pad_ring r;	/* the ring, when the pad collects */
-} cfg;
+struct pad_cfg cfg;
 
-/* One SIGTRAP, as the handler (the "agent") saw it. */
-struct hit {
-	uint64_t frame[NFRAME];
-	uint8_t image[IMAGE_SIZE];
-	uint64_t bases[2];
-	unsigned int entry;
-	uint64_t rip, rsp, rbx, r14;
-	bool frame_matches_rbx;		/* entry frame == the stack frame */
-	uint64_t fs, gs;		/* ARCH_GET_FS / _GS in the handler */
-	bool from_ring;			/* a collector's record: no trap context */
-};
-
-static __thread struct hit last_hit;
-static __thread unsigned long thread_hits;
-static unsigned long total_hits;
+__thread struct hit last_hit;
+__thread unsigned long thread_hits;
+unsigned long total_hits;
 static unsigned long moved_on;	/* claims past the thread's first entry */
 
-static __thread int t_checks, t_failures;
-static int print_budget = 40;
+__thread int t_checks, t_failures;
+int print_budget = 40;
 
-static uint64_t A(const void *p)
+uint64_t A(const void *p)
 {
 	return (uint64_t)(uintptr_t)p;
 }
@@ -357,7 +273,7 @@ static uint32_t *entry_word(unsigned int i, unsigned int off)
 	return (uint32_t *)(table + ((size_t)i << ENTRY_SHIFT) + off);
 }
 
-static bool check(bool ok, const char *what, const char *name)
+bool check(bool ok, const char *what, const char *name)
 {
 	t_checks++;
 	if (!ok) {
@@ -432,14 +348,7 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 	__atomic_store_n(entry_word(h->entry, OFF_READY), PAD_DONE, __ATOMIC_RELEASE);
 }
 
-/* CPU and kernel features the cases depend on. */
-static struct {
-	bool avx;		/* AVX usable: OSXSAVE, AVX, XCR0 has SSE|AVX */
-	bool fsgsbase;		/* HWCAP2_FSGSBASE: rdfsbase allowed */
-	bool ymm_at_576;	/* CPUID.(0xd,2).ebx */
-	uint32_t mxcsr;
-	uint16_t fcw;
-} cpu;
+struct pad_cpu cpu;
 
 static void probe_cpu(void)
 {
@@ -470,8 +379,8 @@ static uint64_t fn_addr(const struct fn_desc *f)
  * Fresh copy of the functions, the pad for `f` and `h` in pad_page, and
  * the jump into it over f's first bytes.  Returns 0 or a negative errno.
  */
-static int build_pad(const struct fn_desc *f, const struct arch_pad_handoff *h,
-		     const struct arch_pad_ring *r, const char *name)
+int build_pad(const struct fn_desc *f, const struct arch_pad_handoff *h,
+	      const struct arch_pad_ring *r, const char *name)
 {
 	uint64_t fn = fn_addr(f);
 	uint8_t jmp[16];
@@ -532,7 +441,7 @@ static int build_pad(const struct fn_desc *f, const struct arch_pad_handoff *h,
 }
 
 /* An empty table; images poisoned (XSTATE_BV 0) so stale data cannot pass. */
-static void reset_table(unsigned int nentries)
+void reset_table(unsigned int nentries)
 {
 	for (unsigned int i = 0; i < nentries; i++) {
 		uint8_t *e = table + ((size_t)i << ENTRY_SHIFT);
@@ -545,8 +454,8 @@ static void reset_table(unsigned int nentries)
 	}
 }
 
-static struct arch_pad_handoff handoff(unsigned int nentries, bool xsave,
-				       bool fsgsbase)
+struct arch_pad_handoff handoff(unsigned int nentries, bool xsave,
+				bool fsgsbase)
 {
 	struct arch_pad_handoff h = {
 		.table = A(table), .entry_shift = ENTRY_SHIFT,
@@ -570,8 +479,8 @@ static uint64_t mix(uint64_t x)
 #define FLAGS_SET 0xed7ull	/* CF PF AF ZF SF IF DF OF | 2 */
 #define FLAGS_CLEAR 0x202ull
 
-static void prepare(struct call_state *st, const struct fn_desc *f,
-		    uint64_t seed)
+void prepare(struct call_state *st, const struct fn_desc *f,
+	     uint64_t seed)
 {
 	memset(st, 0, sizeof(*st));
 	for (int r = 0; r < 16; r++)
@@ -594,8 +503,8 @@ static uint64_t expected_rax(const struct fn_desc *f, const struct call_state *s
 }
 
 /* What the caller sees: only rax changed, nothing else, red zone kept. */
-static void check_return(const struct fn_desc *f, const struct call_state *st,
-			 const char *name)
+void check_return(const struct fn_desc *f, const struct call_state *st,
+		  const char *name)
 {
 	check(st->out[R_RAX] == expected_rax(f, st), "result in rax", name);
 	for (int r = 1; r < 16; r++) {
@@ -642,8 +551,8 @@ static void image_read(const struct hit *h, int comp, size_t off, void *buf,
 }
 
 /* What the agent saw in the entry and in the trapped context. */
-static void check_hit(const struct fn_desc *f, const struct call_state *st,
-		      const struct hit *h, const char *name)
+void check_hit(const struct fn_desc *f, const struct call_state *st,
+	       const struct hit *h, const char *name)
 {
 	uint64_t entry_rsp = st->call_rsp - 8;
 	uint64_t frame = entry_rsp - 128 - 8 * NFRAME;
@@ -711,8 +620,8 @@ static void check_hit(const struct fn_desc *f, const struct call_state *st,
 }
 
 /* Every entry free, except those deliberately held by FAKE_OWNER. */
-static void check_table(unsigned int nentries, unsigned int fake_mask,
-			const char *name)
+void check_table(unsigned int nentries, unsigned int fake_mask,
+		 const char *name)
 {
 	for (unsigned int i = 0; i < nentries; i++) {
 		uint32_t owner = *entry_word(i, OFF_OWNER);
@@ -764,12 +673,6 @@ static int case_native(const void *arg)
 	return 0;
 }
 
-struct mode {
-	const struct fn_desc *f;
-	bool xsave, fsgsbase;
-	uint8_t *pages;		/* functions, then the pad */
-};
-
 static int case_mode(const void *arg)
 {
 	const struct mode *m = arg;
@@ -799,7 +702,7 @@ static int case_mode(const void *arg)
 	return 0;
 }
 
-static bool default_xsave(void)
+bool default_xsave(void)
 {
 	return cpu.avx;
 }
@@ -882,7 +785,7 @@ static int case_full(const void *arg)
 	return 0;
 }
 
-static int stress_checks, stress_failures;
+int stress_checks, stress_failures;
 
 static void *stress_thread(void *p)
 {
@@ -934,440 +837,13 @@ static int case_threads(const void *arg)
 	return 0;
 }
 
-/* ---- The in-process collector: a ring of records, no stop. ---- */
-
-static uint8_t *record_at(uint64_t pos)
-{
-	return ring_mem + OFF_RECORDS +
-	       ((size_t)(pos & (cfg.r.nrecords - 1)) << ENTRY_SHIFT);
-}
-
-static uint64_t *seq_of(uint8_t *rec)
-{
-	return (uint64_t *)(rec + OFF_SEQ);
-}
-
-static uint64_t ring_head(void)
-{
-	return __atomic_load_n((uint64_t *)ring_mem, __ATOMIC_ACQUIRE);
-}
-
-/* A record's data poisoned as reset_table poisons an entry; seq untouched. */
-static void poison_record(uint8_t *e)
-{
-	memset(e, 0xee, IMAGE_SIZE);
-	*(uint64_t *)(e + IMG_XSTATE_BV) = 0;
-	((uint64_t *)(e + OFF_BASES))[0] = BASES_UNTOUCHED;
-	((uint64_t *)(e + OFF_BASES))[1] = BASES_UNTOUCHED;
-	memset(e + OFF_FRAME, 0, 8 * NFRAME);
-}
-
-/* An empty ring of `n` records: head 0, record i free for position i. */
-static void reset_ring(unsigned int n)
-{
-	memset(ring_mem, 0, OFF_RECORDS + ((size_t)RING_MAX_RECORDS << ENTRY_SHIFT));
-	for (unsigned int i = 0; i < n; i++) {
-		uint8_t *e = ring_mem + OFF_RECORDS + ((size_t)i << ENTRY_SHIFT);
-
-		poison_record(e);
-		*seq_of(e) = i;
-	}
-}
-
-static struct arch_pad_ring ring_of(unsigned int nrecords, bool xsave)
-{
-	struct arch_pad_ring r = {
-		.ring = A(ring_mem), .off_records = OFF_RECORDS,
-		.record_shift = ENTRY_SHIFT, .nrecords = nrecords,
-		.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
-		.off_frame = OFF_FRAME, .xsave = xsave, .fsgsbase = cpu.fsgsbase,
-		.image = true,
-	};
-
-	return r;
-}
-
-/*
- * The agent's side of the ring: the record of position `pos`, if it is
- * published (seq == pos + 1), copied into *h (fs and gs: what the
- * producing thread had), poisoned and handed back (seq = pos + nrecords).
- */
-static bool ring_take(uint64_t pos, struct hit *h, uint64_t fs, uint64_t gs)
-{
-	uint8_t *e = record_at(pos);
-
-	if (__atomic_load_n(seq_of(e), __ATOMIC_ACQUIRE) != pos + 1)
-		return false;
-	memset(h, 0, sizeof(*h));
-	memcpy(h->frame, e + OFF_FRAME, sizeof(h->frame));
-	memcpy(h->image, e, IMAGE_SIZE);
-	memcpy(h->bases, e + OFF_BASES, sizeof(h->bases));
-	h->from_ring = true;
-	h->fs = fs;
-	h->gs = gs;
-	poison_record(e);
-	__atomic_store_n(seq_of(e), pos + cfg.r.nrecords, __ATOMIC_RELEASE);
-	return true;
-}
-
-/* Consumes `n` records from *pos on, checked against st[0 .. n). */
-static void ring_consume(const struct fn_desc *f, const struct call_state *st,
-			 unsigned int n, uint64_t *pos, uint64_t fs, uint64_t gs,
-			 const char *name)
-{
-	for (unsigned int k = 0; k < n; k++, (*pos)++) {
-		struct hit hit;
-
-		if (check(ring_take(*pos, &hit, fs, gs),
-			  "record published (seq = pos + 1)", name))
-			check_hit(f, &st[k], &hit, name);
-	}
-	check(*seq_of(record_at(*pos)) == *pos,
-	      "the next record still free (seq = pos)", name);
-}
-
-/* A gs base worth comparing in this thread; returns the old one. */
-static uint64_t set_gs(uint64_t gs)
-{
-	uint64_t old = 0;
-
-	syscall(SYS_arch_prctl, ARCH_GET_GS, &old);
-	syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)gs);
-	return old;
-}
-
-static uint64_t get_fs(void)
-{
-	uint64_t fs = 0;
-
-	syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
-	return fs;
-}
-
-#define COLLECT_RECORDS 16
-#define COLLECT_CALLS 12
-
-/*
- * Collect + hand-off for one function: 2 rounds of 12 calls into a
- * 16-record ring (the second wraps around), each round with no SIGTRAP,
- * then consumed and checked.
- */
-static int case_collect(const void *arg)
-{
-	const struct mode *m = arg;
-	struct arch_pad_handoff h = handoff(16, m->xsave, cpu.fsgsbase);
-	struct arch_pad_ring r = ring_of(COLLECT_RECORDS, m->xsave);
-	static struct call_state st[COLLECT_CALLS];
-	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
-	char name[96];
-
-	snprintf(name, sizeof(name), "%s collect %s @%p", m->f->name,
-		 m->xsave ? "xsave" : "fxsave", (void *)m->pages);
-	code_page = m->pages;
-	pad_page = m->pages + PAGE;
-	reset_table(16);
-	reset_ring(COLLECT_RECORDS);
-	if (build_pad(m->f, &h, &r, name))
-		return 0;
-	old_gs = set_gs(gs);
-	for (uint64_t round = 0; round < 2; round++) {
-		for (unsigned int k = 0; k < COLLECT_CALLS; k++) {
-			prepare(&st[k], m->f, round * COLLECT_CALLS + k + 1);
-			pad_call(&st[k]);
-			check_return(m->f, &st[k], name);
-		}
-		check(thread_hits == 0, "no SIGTRAP while the ring has room", name);
-		check(ring_head() == pos + COLLECT_CALLS, "head = the calls so far", name);
-		ring_consume(m->f, st, COLLECT_CALLS, &pos, fs, gs, name);
-	}
-	check_table(16, 0, name);
-	set_gs(old_gs);
-	return 0;
-}
-
-/*
- * A 4-record ring, 10 calls and nobody consuming: 4 records, then 6
- * hand-offs (one SIGTRAP each, the ring untouched); consumed; then 4
- * calls go to the ring again.
- */
-static int case_ring_full(const void *arg)
-{
-	const struct fn_desc *f = &fns[FN_LEA];
-	struct arch_pad_handoff h = handoff(16, default_xsave(), cpu.fsgsbase);
-	struct arch_pad_ring r = ring_of(4, default_xsave());
-	static struct call_state st[14];
-	const char *name = "4 records, 10 calls";
-	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
-
-	reset_table(16);
-	reset_ring(4);
-	if (build_pad(f, &h, &r, name))
-		return 0;
-	old_gs = set_gs(gs);
-	for (unsigned int k = 0; k < 14; k++) {
-		unsigned long before = thread_hits;
-
-		if (k == 10) {
-			check(ring_head() == 4, "head stays at 4 while the ring is full",
-			      name);
-			ring_consume(f, st, 4, &pos, fs, gs, name);
-			name = "4 records, 4 calls after consuming";
-		}
-		memset(&last_hit, 0, sizeof(last_hit));
-		prepare(&st[k], f, k + 1);
-		pad_call(&st[k]);
-		check_return(f, &st[k], name);
-		if (k < 4 || k >= 10)
-			check(thread_hits == before, "no SIGTRAP while the ring has room",
-			      name);
-		else if (check(thread_hits == before + 1,
-			       "ring full: one SIGTRAP (the hand-off)", name))
-			check_hit(f, &st[k], &last_hit, name);
-		check_table(16, 0, name);
-	}
-	check(ring_head() == 8, "head = 8 records in all", name);
-	ring_consume(f, st + 10, 4, &pos, fs, gs, name);
-	check(thread_hits == 6, "6 SIGTRAPs in all", name);
-	set_gs(old_gs);
-	return 0;
-}
-
-#define THREAD_RECORDS 8
-
-/* The 4-producer, 1-consumer case; thread t is 1 .. THREADS. */
-static struct {
-	uint64_t fs[THREADS + 1], gs[THREADS + 1];
-	uint64_t call_rsp[THREADS + 1];		/* by the producer */
-	uint64_t rsp_seen[THREADS + 1];		/* in its records */
-	unsigned long traps[THREADS + 1];
-	uint8_t seen[THREADS + 1][THREAD_CALLS];	/* records + hand-offs */
-	int done;
-	uint64_t records;
-} mt;
-
-static uint64_t mt_seed(unsigned int t, unsigned int i)
-{
-	return (uint64_t)t * 1000003u + i;
-}
-
-static uint64_t mt_arg(unsigned int t, unsigned int i)
-{
-	return (uint64_t)t << 32 | i;
-}
-
-static void *ring_producer(void *p)
-{
-	const struct fn_desc *f = &fns[FN_LEA];
-	unsigned int t = (unsigned int)(uintptr_t)p;
-	struct call_state st;
-	char name[48];
-
-	snprintf(name, sizeof(name), "ring producer [%u]", t);
-	/* before the first record: the consumer reads them after its seq */
-	set_gs(A(&mt.seen[t][0]));
-	__atomic_store_n(&mt.gs[t], A(&mt.seen[t][0]), __ATOMIC_RELEASE);
-	__atomic_store_n(&mt.fs[t], get_fs(), __ATOMIC_RELEASE);
-	for (unsigned int i = 0; i < THREAD_CALLS; i++) {
-		unsigned long before = thread_hits;
-
-		prepare(&st, f, mt_seed(t, i));
-		st.in[R_RDI] = mt_arg(t, i);
-		pad_call(&st);
-		check_return(f, &st, name);
-		if (i == 0)
-			mt.call_rsp[t] = st.call_rsp;
-		else
-			check(st.call_rsp == mt.call_rsp[t], "the same rsp every call", name);
-		if (thread_hits == before + 1) {	/* the ring was full */
-			check_hit(f, &st, &last_hit, name);
-			__atomic_fetch_add(&mt.seen[t][i], 1, __ATOMIC_RELAXED);
-		} else {
-			check(thread_hits == before, "at most one SIGTRAP per call", name);
-		}
-	}
-	mt.traps[t] = thread_hits;
-	__atomic_fetch_add(&stress_checks, t_checks, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&stress_failures, t_failures, __ATOMIC_RELAXED);
-	return NULL;
-}
-
-/*
- * Drains the ring in order while the producers run, each record checked
- * against the call its %rdi names; stops when the producers are done
- * and the ring is empty.
- */
-static void *ring_consumer(void *p)
-{
-	const struct fn_desc *f = &fns[FN_LEA];
-	const char *name = "ring consumer";
-	uint64_t pos = 0;
-
-	(void)p;
-	for (;;) {
-		/* read first: done then means every record is published */
-		bool done = __atomic_load_n(&mt.done, __ATOMIC_ACQUIRE);
-		struct call_state st;
-		struct hit hit;
-		unsigned int t, i;
-
-		if (!ring_take(pos, &hit, 0, 0)) {
-			if (done) {
-				check(ring_head() == pos,
-				      "every position taken was published", name);
-				break;
-			}
-			/* no sched_yield: the 4 producers would starve
-			 * the consumer, and a full ring proves little */
-			__builtin_ia32_pause();
-			continue;
-		}
-		pos++;
-		t = (unsigned int)(hit.frame[R_RDI] >> 32);
-		i = (uint32_t)hit.frame[R_RDI];
-		if (!check(t >= 1 && t <= THREADS && i < THREAD_CALLS,
-			   "record rdi = a (thread, call) passed", name))
-			continue;
-		__atomic_fetch_add(&mt.seen[t][i], 1, __ATOMIC_RELAXED);
-		hit.fs = __atomic_load_n(&mt.fs[t], __ATOMIC_ACQUIRE);
-		hit.gs = __atomic_load_n(&mt.gs[t], __ATOMIC_ACQUIRE);
-		prepare(&st, f, mt_seed(t, i));
-		st.in[R_RDI] = mt_arg(t, i);
-		/* the producer's rsp is compared once it is joined */
-		if (!mt.rsp_seen[t])
-			mt.rsp_seen[t] = hit.frame[R_RSP];
-		st.call_rsp = mt.rsp_seen[t] + 8;
-		check_hit(f, &st, &hit, name);
-	}
-	mt.records = pos;
-	__atomic_fetch_add(&stress_checks, t_checks, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&stress_failures, t_failures, __ATOMIC_RELAXED);
-	return NULL;
-}
-
-/* 4 threads x 20000 calls, an 8-record ring drained meanwhile. */
-static int case_ring_threads(const void *arg)
-{
-	struct arch_pad_handoff h = handoff(4, default_xsave(), cpu.fsgsbase);
-	struct arch_pad_ring r = ring_of(THREAD_RECORDS, default_xsave());
-	const char *name = "ring: 4 threads x 20000, 8 records, 1 consumer";
-	pthread_t t[THREADS], c;
-	unsigned long lost = 0, twice = 0, traps = 0;
-
-	reset_table(4);
-	reset_ring(THREAD_RECORDS);
-	if (build_pad(&fns[FN_LEA], &h, &r, name))
-		return 0;
-	if (pthread_create(&c, NULL, ring_consumer, NULL)) {
-		printf("ERROR: pthread_create\n");
-		return 99;
-	}
-	for (uintptr_t i = 0; i < THREADS; i++) {
-		if (pthread_create(&t[i], NULL, ring_producer, (void *)(i + 1))) {
-			printf("ERROR: pthread_create\n");
-			return 99;
-		}
-	}
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(t[i], NULL);
-	__atomic_store_n(&mt.done, 1, __ATOMIC_RELEASE);
-	pthread_join(c, NULL);
-	t_checks += stress_checks;
-	t_failures += stress_failures;
-
-	for (unsigned int k = 1; k <= THREADS; k++) {
-		traps += mt.traps[k];
-		for (unsigned int i = 0; i < THREAD_CALLS; i++) {
-			lost += mt.seen[k][i] == 0;
-			twice += mt.seen[k][i] > 1;
-		}
-		if (mt.rsp_seen[k])
-			check(mt.rsp_seen[k] == mt.call_rsp[k] - 8,
-			      "record rsp = the producer's return slot", name);
-	}
-	check(traps == total_hits, "hand-offs = SIGTRAPs", name);
-	check(mt.records + traps == THREADS * THREAD_CALLS,
-	      "records + hand-offs = calls", name);
-	check(lost == 0, "no call lost", name);
-	check(twice == 0, "no call seen twice", name);
-	check(mt.records >= THREAD_RECORDS, "the ring took at least its size", name);
-	check(*(uint64_t *)ring_mem == mt.records, "head = the records consumed", name);
-	check_table(4, 0, name);
-	printf("  %lu records, %lu hand-offs (ring full), %lu lost, %lu twice\n",
-	       (unsigned long)mt.records, traps, lost, twice);
-	return 0;
-}
-
-/* What emit_pad_collect must refuse (nothing runs). */
-static int case_collect_args(const void *arg)
-{
-	const char *name = "emit_pad_collect arguments";
-	struct arch_pad_ring r = ring_of(8, true), bad;
-	static const unsigned int not_pow2[] = { 0, 3, 6, 12, 4097 };
-	uint8_t buf[1024];
-	size_t done = 0;
-	int n;
-
-	if (!check(ops->emit_pad_collect != NULL, "x86-64 has a collector", name))
-		return 0;
-	for (int xs = 0; xs <= 1; xs++) {
-		r.xsave = xs;
-		n = ops->emit_pad_collect(buf, sizeof(buf), &r, &done);
-		check(n > 0 && done + 4 <= (size_t)n, "a valid ring is accepted", name);
-		for (unsigned int a = 1; a < 64; a <<= 1) {
-			bad = r;
-			bad.ring += a;
-			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
-			      "-EINVAL: ring not 64-byte aligned", name);
-			bad = r;
-			bad.off_records += a;
-			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
-			      "-EINVAL: records not 64-byte aligned", name);
-		}
-		for (size_t k = 0; k < sizeof(not_pow2) / sizeof(not_pow2[0]); k++) {
-			bad = r;
-			bad.nrecords = not_pow2[k];
-			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
-			      "-EINVAL: nrecords not a power of two", name);
-		}
-		/* Parts of the record that overlap or leave it. */
-		static const struct { unsigned int seq, bases, frame; const char *what; } parts[] = {
-			{ 1020, 840, 856, "seq past the record" },
-			{ 836, 840, 856, "seq not 8-aligned" },
-			{ 864, 840, 856, "seq inside the frame" },
-			{ 832, 1020, 856, "bases past the record" },
-			{ 832, 840, 848, "bases inside the frame" },
-			{ 0x80000000u, 840, 856, "seq offset negative as disp32" },
-			{ 832, 840, 900, "frame past the record" },
-		};
-		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
-			bad = r;
-			bad.off_seq = parts[k].seq;
-			bad.off_bases = parts[k].bases;
-			bad.off_frame = parts[k].frame;
-			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
-			      parts[k].what, name);
-		}
-		/* Without fsgsbase the bases come from arch_prctl: longer code. */
-		bad = r;
-		bad.fsgsbase = true;
-		int with = ops->emit_pad_collect(buf, sizeof(buf), &bad, &done);
-		bad.fsgsbase = false;
-		int without = ops->emit_pad_collect(buf, sizeof(buf), &bad, &done);
-		check(with > 0 && without > with,
-		      "no fsgsbase: accepted, the bases read by system calls", name);
-		check(ops->emit_pad_collect(buf, 16, &r, &done) == -ENOSPC,
-		      "-ENOSPC: 16 bytes", name);
-	}
-	return 0;
-}
-
 /*
  * Runs `fn` in a child under an alarm; the child reports its counts
  * through a pipe.  Returns false when the case failed.
  */
 static int all_checks, all_failures;
 
-static bool run_case(const char *title, int (*fn)(const void *), const void *arg)
+bool run_case(const char *title, int (*fn)(const void *), const void *arg)
 {
 	int p[2], status, counts[2] = { 0, 0 };
 	pid_t pid;
@@ -1504,37 +980,7 @@ int main(void)
 		 case_full, NULL);
 	run_case("4 threads x 20000 calls, 2 entries", case_threads, NULL);
 
-	run_case("emit_pad_collect: misaligned ring, nrecords not a power of two",
-		 case_collect_args, NULL);
-	if (!cpu.fsgsbase)
-		printf("collector cases read the bases by arch_prctl: "
-		       "HWCAP2_FSGSBASE not set\n");
-	{
-		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-			for (int xs = cpu.avx ? 1 : 0; xs >= 0; xs--) {
-				struct mode m = { &fns[i], xs, true, pages };
-
-				snprintf(title, sizeof(title),
-					 "%s: collect + hand-off, %s, 2 x 12 calls, 16 records",
-					 fns[i].name, xs ? "xsave" : "fxsave");
-				run_case(title, case_collect, &m);
-			}
-		}
-		for (int xs = cpu.avx ? 1 : 0; low && xs >= 0; xs--) {
-			for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-				struct mode m = { &fns[i], xs, true, low };
-
-				snprintf(title, sizeof(title),
-					 "%s: collect + hand-off below 2 GiB, %s, 2 x 12 calls",
-					 fns[i].name, xs ? "xsave" : "fxsave");
-				run_case(title, case_collect, &m);
-			}
-		}
-		run_case("collect: 4 records, 10 calls (6 hand-offs), consumed, 4 more",
-			 case_ring_full, NULL);
-		run_case("collect: 4 threads x 20000 calls, 8 records, a consumer thread",
-			 case_ring_threads, NULL);
-	}
+	run_collector_cases(pages, low);
 
 	printf("%d checks, %d failures\n", all_checks, all_failures);
 	return all_failures ? 1 : 0;

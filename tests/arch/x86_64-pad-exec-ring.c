@@ -1,0 +1,480 @@
+/*
+ * x86_64-pad-exec-ring.c - the jump pad test's in-process collector
+ * cases: emit_pad_collect between the save and the hand-off writes
+ * records into a ring that the cases consume as the agent does (see
+ * x86_64-pad-exec.c for the whole test).
+ */
+#include "config.h"
+
+#include <asm/prctl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "x86_64-pad-exec.h"
+
+/* ---- The in-process collector: a ring of records, no stop. ---- */
+
+static uint8_t *record_at(uint64_t pos)
+{
+	return ring_mem + OFF_RECORDS +
+	       ((size_t)(pos & (cfg.r.nrecords - 1)) << ENTRY_SHIFT);
+}
+
+static uint64_t *seq_of(uint8_t *rec)
+{
+	return (uint64_t *)(rec + OFF_SEQ);
+}
+
+static uint64_t ring_head(void)
+{
+	return __atomic_load_n((uint64_t *)ring_mem, __ATOMIC_ACQUIRE);
+}
+
+/* A record's data poisoned as reset_table poisons an entry; seq untouched. */
+static void poison_record(uint8_t *e)
+{
+	memset(e, 0xee, IMAGE_SIZE);
+	*(uint64_t *)(e + IMG_XSTATE_BV) = 0;
+	((uint64_t *)(e + OFF_BASES))[0] = BASES_UNTOUCHED;
+	((uint64_t *)(e + OFF_BASES))[1] = BASES_UNTOUCHED;
+	memset(e + OFF_FRAME, 0, 8 * NFRAME);
+}
+
+/* An empty ring of `n` records: head 0, record i free for position i. */
+static void reset_ring(unsigned int n)
+{
+	memset(ring_mem, 0, OFF_RECORDS + ((size_t)RING_MAX_RECORDS << ENTRY_SHIFT));
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t *e = ring_mem + OFF_RECORDS + ((size_t)i << ENTRY_SHIFT);
+
+		poison_record(e);
+		*seq_of(e) = i;
+	}
+}
+
+static struct arch_pad_ring ring_of(unsigned int nrecords, bool xsave)
+{
+	struct arch_pad_ring r = {
+		.ring = A(ring_mem), .off_records = OFF_RECORDS,
+		.record_shift = ENTRY_SHIFT, .nrecords = nrecords,
+		.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
+		.off_frame = OFF_FRAME, .xsave = xsave, .fsgsbase = cpu.fsgsbase,
+		.image = true,
+	};
+
+	return r;
+}
+
+/*
+ * The agent's side of the ring: the record of position `pos`, if it is
+ * published (seq == pos + 1), copied into *h (fs and gs: what the
+ * producing thread had), poisoned and handed back (seq = pos + nrecords).
+ */
+static bool ring_take(uint64_t pos, struct hit *h, uint64_t fs, uint64_t gs)
+{
+	uint8_t *e = record_at(pos);
+
+	if (__atomic_load_n(seq_of(e), __ATOMIC_ACQUIRE) != pos + 1)
+		return false;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->frame, e + OFF_FRAME, sizeof(h->frame));
+	memcpy(h->image, e, IMAGE_SIZE);
+	memcpy(h->bases, e + OFF_BASES, sizeof(h->bases));
+	h->from_ring = true;
+	h->fs = fs;
+	h->gs = gs;
+	poison_record(e);
+	__atomic_store_n(seq_of(e), pos + cfg.r.nrecords, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Consumes `n` records from *pos on, checked against st[0 .. n). */
+static void ring_consume(const struct fn_desc *f, const struct call_state *st,
+			 unsigned int n, uint64_t *pos, uint64_t fs, uint64_t gs,
+			 const char *name)
+{
+	for (unsigned int k = 0; k < n; k++, (*pos)++) {
+		struct hit hit;
+
+		if (check(ring_take(*pos, &hit, fs, gs),
+			  "record published (seq = pos + 1)", name))
+			check_hit(f, &st[k], &hit, name);
+	}
+	check(*seq_of(record_at(*pos)) == *pos,
+	      "the next record still free (seq = pos)", name);
+}
+
+/* A gs base worth comparing in this thread; returns the old one. */
+static uint64_t set_gs(uint64_t gs)
+{
+	uint64_t old = 0;
+
+	syscall(SYS_arch_prctl, ARCH_GET_GS, &old);
+	syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)gs);
+	return old;
+}
+
+static uint64_t get_fs(void)
+{
+	uint64_t fs = 0;
+
+	syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
+	return fs;
+}
+
+#define COLLECT_RECORDS 16
+#define COLLECT_CALLS 12
+
+/*
+ * Collect + hand-off for one function: 2 rounds of 12 calls into a
+ * 16-record ring (the second wraps around), each round with no SIGTRAP,
+ * then consumed and checked.
+ */
+static int case_collect(const void *arg)
+{
+	const struct mode *m = arg;
+	struct arch_pad_handoff h = handoff(16, m->xsave, cpu.fsgsbase);
+	struct arch_pad_ring r = ring_of(COLLECT_RECORDS, m->xsave);
+	static struct call_state st[COLLECT_CALLS];
+	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s collect %s @%p", m->f->name,
+		 m->xsave ? "xsave" : "fxsave", (void *)m->pages);
+	code_page = m->pages;
+	pad_page = m->pages + PAGE;
+	reset_table(16);
+	reset_ring(COLLECT_RECORDS);
+	if (build_pad(m->f, &h, &r, name))
+		return 0;
+	old_gs = set_gs(gs);
+	for (uint64_t round = 0; round < 2; round++) {
+		for (unsigned int k = 0; k < COLLECT_CALLS; k++) {
+			prepare(&st[k], m->f, round * COLLECT_CALLS + k + 1);
+			pad_call(&st[k]);
+			check_return(m->f, &st[k], name);
+		}
+		check(thread_hits == 0, "no SIGTRAP while the ring has room", name);
+		check(ring_head() == pos + COLLECT_CALLS, "head = the calls so far", name);
+		ring_consume(m->f, st, COLLECT_CALLS, &pos, fs, gs, name);
+	}
+	check_table(16, 0, name);
+	set_gs(old_gs);
+	return 0;
+}
+
+/*
+ * A 4-record ring, 10 calls and nobody consuming: 4 records, then 6
+ * hand-offs (one SIGTRAP each, the ring untouched); consumed; then 4
+ * calls go to the ring again.
+ */
+static int case_ring_full(const void *arg)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	struct arch_pad_handoff h = handoff(16, default_xsave(), cpu.fsgsbase);
+	struct arch_pad_ring r = ring_of(4, default_xsave());
+	static struct call_state st[14];
+	const char *name = "4 records, 10 calls";
+	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
+
+	reset_table(16);
+	reset_ring(4);
+	if (build_pad(f, &h, &r, name))
+		return 0;
+	old_gs = set_gs(gs);
+	for (unsigned int k = 0; k < 14; k++) {
+		unsigned long before = thread_hits;
+
+		if (k == 10) {
+			check(ring_head() == 4, "head stays at 4 while the ring is full",
+			      name);
+			ring_consume(f, st, 4, &pos, fs, gs, name);
+			name = "4 records, 4 calls after consuming";
+		}
+		memset(&last_hit, 0, sizeof(last_hit));
+		prepare(&st[k], f, k + 1);
+		pad_call(&st[k]);
+		check_return(f, &st[k], name);
+		if (k < 4 || k >= 10)
+			check(thread_hits == before, "no SIGTRAP while the ring has room",
+			      name);
+		else if (check(thread_hits == before + 1,
+			       "ring full: one SIGTRAP (the hand-off)", name))
+			check_hit(f, &st[k], &last_hit, name);
+		check_table(16, 0, name);
+	}
+	check(ring_head() == 8, "head = 8 records in all", name);
+	ring_consume(f, st + 10, 4, &pos, fs, gs, name);
+	check(thread_hits == 6, "6 SIGTRAPs in all", name);
+	set_gs(old_gs);
+	return 0;
+}
+
+#define THREAD_RECORDS 8
+
+/* The 4-producer, 1-consumer case; thread t is 1 .. THREADS. */
+static struct {
+	uint64_t fs[THREADS + 1], gs[THREADS + 1];
+	uint64_t call_rsp[THREADS + 1];		/* by the producer */
+	uint64_t rsp_seen[THREADS + 1];		/* in its records */
+	unsigned long traps[THREADS + 1];
+	uint8_t seen[THREADS + 1][THREAD_CALLS];	/* records + hand-offs */
+	int done;
+	uint64_t records;
+} mt;
+
+static uint64_t mt_seed(unsigned int t, unsigned int i)
+{
+	return (uint64_t)t * 1000003u + i;
+}
+
+static uint64_t mt_arg(unsigned int t, unsigned int i)
+{
+	return (uint64_t)t << 32 | i;
+}
+
+static void *ring_producer(void *p)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	unsigned int t = (unsigned int)(uintptr_t)p;
+	struct call_state st;
+	char name[48];
+
+	snprintf(name, sizeof(name), "ring producer [%u]", t);
+	/* before the first record: the consumer reads them after its seq */
+	set_gs(A(&mt.seen[t][0]));
+	__atomic_store_n(&mt.gs[t], A(&mt.seen[t][0]), __ATOMIC_RELEASE);
+	__atomic_store_n(&mt.fs[t], get_fs(), __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < THREAD_CALLS; i++) {
+		unsigned long before = thread_hits;
+
+		prepare(&st, f, mt_seed(t, i));
+		st.in[R_RDI] = mt_arg(t, i);
+		pad_call(&st);
+		check_return(f, &st, name);
+		if (i == 0)
+			mt.call_rsp[t] = st.call_rsp;
+		else
+			check(st.call_rsp == mt.call_rsp[t], "the same rsp every call", name);
+		if (thread_hits == before + 1) {	/* the ring was full */
+			check_hit(f, &st, &last_hit, name);
+			__atomic_fetch_add(&mt.seen[t][i], 1, __ATOMIC_RELAXED);
+		} else {
+			check(thread_hits == before, "at most one SIGTRAP per call", name);
+		}
+	}
+	mt.traps[t] = thread_hits;
+	__atomic_fetch_add(&stress_checks, t_checks, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&stress_failures, t_failures, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/*
+ * Drains the ring in order while the producers run, each record checked
+ * against the call its %rdi names; stops when the producers are done
+ * and the ring is empty.
+ */
+static void *ring_consumer(void *p)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	const char *name = "ring consumer";
+	uint64_t pos = 0;
+
+	(void)p;
+	for (;;) {
+		/* read first: done then means every record is published */
+		bool done = __atomic_load_n(&mt.done, __ATOMIC_ACQUIRE);
+		struct call_state st;
+		struct hit hit;
+		unsigned int t, i;
+
+		if (!ring_take(pos, &hit, 0, 0)) {
+			if (done) {
+				check(ring_head() == pos,
+				      "every position taken was published", name);
+				break;
+			}
+			/* no sched_yield: the 4 producers would starve
+			 * the consumer, and a full ring proves little */
+			__builtin_ia32_pause();
+			continue;
+		}
+		pos++;
+		t = (unsigned int)(hit.frame[R_RDI] >> 32);
+		i = (uint32_t)hit.frame[R_RDI];
+		if (!check(t >= 1 && t <= THREADS && i < THREAD_CALLS,
+			   "record rdi = a (thread, call) passed", name))
+			continue;
+		__atomic_fetch_add(&mt.seen[t][i], 1, __ATOMIC_RELAXED);
+		hit.fs = __atomic_load_n(&mt.fs[t], __ATOMIC_ACQUIRE);
+		hit.gs = __atomic_load_n(&mt.gs[t], __ATOMIC_ACQUIRE);
+		prepare(&st, f, mt_seed(t, i));
+		st.in[R_RDI] = mt_arg(t, i);
+		/* the producer's rsp is compared once it is joined */
+		if (!mt.rsp_seen[t])
+			mt.rsp_seen[t] = hit.frame[R_RSP];
+		st.call_rsp = mt.rsp_seen[t] + 8;
+		check_hit(f, &st, &hit, name);
+	}
+	mt.records = pos;
+	__atomic_fetch_add(&stress_checks, t_checks, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&stress_failures, t_failures, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* 4 threads x 20000 calls, an 8-record ring drained meanwhile. */
+static int case_ring_threads(const void *arg)
+{
+	struct arch_pad_handoff h = handoff(4, default_xsave(), cpu.fsgsbase);
+	struct arch_pad_ring r = ring_of(THREAD_RECORDS, default_xsave());
+	const char *name = "ring: 4 threads x 20000, 8 records, 1 consumer";
+	pthread_t t[THREADS], c;
+	unsigned long lost = 0, twice = 0, traps = 0;
+
+	reset_table(4);
+	reset_ring(THREAD_RECORDS);
+	if (build_pad(&fns[FN_LEA], &h, &r, name))
+		return 0;
+	if (pthread_create(&c, NULL, ring_consumer, NULL)) {
+		printf("ERROR: pthread_create\n");
+		return 99;
+	}
+	for (uintptr_t i = 0; i < THREADS; i++) {
+		if (pthread_create(&t[i], NULL, ring_producer, (void *)(i + 1))) {
+			printf("ERROR: pthread_create\n");
+			return 99;
+		}
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	__atomic_store_n(&mt.done, 1, __ATOMIC_RELEASE);
+	pthread_join(c, NULL);
+	t_checks += stress_checks;
+	t_failures += stress_failures;
+
+	for (unsigned int k = 1; k <= THREADS; k++) {
+		traps += mt.traps[k];
+		for (unsigned int i = 0; i < THREAD_CALLS; i++) {
+			lost += mt.seen[k][i] == 0;
+			twice += mt.seen[k][i] > 1;
+		}
+		if (mt.rsp_seen[k])
+			check(mt.rsp_seen[k] == mt.call_rsp[k] - 8,
+			      "record rsp = the producer's return slot", name);
+	}
+	check(traps == total_hits, "hand-offs = SIGTRAPs", name);
+	check(mt.records + traps == THREADS * THREAD_CALLS,
+	      "records + hand-offs = calls", name);
+	check(lost == 0, "no call lost", name);
+	check(twice == 0, "no call seen twice", name);
+	check(mt.records >= THREAD_RECORDS, "the ring took at least its size", name);
+	check(*(uint64_t *)ring_mem == mt.records, "head = the records consumed", name);
+	check_table(4, 0, name);
+	printf("  %lu records, %lu hand-offs (ring full), %lu lost, %lu twice\n",
+	       (unsigned long)mt.records, traps, lost, twice);
+	return 0;
+}
+
+/* What emit_pad_collect must refuse (nothing runs). */
+static int case_collect_args(const void *arg)
+{
+	const char *name = "emit_pad_collect arguments";
+	struct arch_pad_ring r = ring_of(8, true), bad;
+	static const unsigned int not_pow2[] = { 0, 3, 6, 12, 4097 };
+	uint8_t buf[1024];
+	size_t done = 0;
+	int n;
+
+	if (!check(ops->emit_pad_collect != NULL, "x86-64 has a collector", name))
+		return 0;
+	for (int xs = 0; xs <= 1; xs++) {
+		r.xsave = xs;
+		n = ops->emit_pad_collect(buf, sizeof(buf), &r, &done);
+		check(n > 0 && done + 4 <= (size_t)n, "a valid ring is accepted", name);
+		for (unsigned int a = 1; a < 64; a <<= 1) {
+			bad = r;
+			bad.ring += a;
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      "-EINVAL: ring not 64-byte aligned", name);
+			bad = r;
+			bad.off_records += a;
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      "-EINVAL: records not 64-byte aligned", name);
+		}
+		for (size_t k = 0; k < sizeof(not_pow2) / sizeof(not_pow2[0]); k++) {
+			bad = r;
+			bad.nrecords = not_pow2[k];
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      "-EINVAL: nrecords not a power of two", name);
+		}
+		/* Parts of the record that overlap or leave it. */
+		static const struct { unsigned int seq, bases, frame; const char *what; } parts[] = {
+			{ 1020, 840, 856, "seq past the record" },
+			{ 836, 840, 856, "seq not 8-aligned" },
+			{ 864, 840, 856, "seq inside the frame" },
+			{ 832, 1020, 856, "bases past the record" },
+			{ 832, 840, 848, "bases inside the frame" },
+			{ 0x80000000u, 840, 856, "seq offset negative as disp32" },
+			{ 832, 840, 900, "frame past the record" },
+		};
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+			bad = r;
+			bad.off_seq = parts[k].seq;
+			bad.off_bases = parts[k].bases;
+			bad.off_frame = parts[k].frame;
+			check(ops->emit_pad_collect(buf, sizeof(buf), &bad, &done) == -EINVAL,
+			      parts[k].what, name);
+		}
+		/* Without fsgsbase the bases come from arch_prctl: longer code. */
+		bad = r;
+		bad.fsgsbase = true;
+		int with = ops->emit_pad_collect(buf, sizeof(buf), &bad, &done);
+		bad.fsgsbase = false;
+		int without = ops->emit_pad_collect(buf, sizeof(buf), &bad, &done);
+		check(with > 0 && without > with,
+		      "no fsgsbase: accepted, the bases read by system calls", name);
+		check(ops->emit_pad_collect(buf, 16, &r, &done) == -ENOSPC,
+		      "-ENOSPC: 16 bytes", name);
+	}
+	return 0;
+}
+
+/* Runs the collector cases; low: the pages below 2 GiB, or NULL. */
+void run_collector_cases(uint8_t *pages, uint8_t *low)
+{
+	char title[128];
+
+	run_case("emit_pad_collect: misaligned ring, nrecords not a power of two",
+		 case_collect_args, NULL);
+	if (!cpu.fsgsbase)
+		printf("collector cases read the bases by arch_prctl: "
+		       "HWCAP2_FSGSBASE not set\n");
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		for (int xs = cpu.avx ? 1 : 0; xs >= 0; xs--) {
+			struct mode m = { &fns[i], xs, true, pages };
+
+			snprintf(title, sizeof(title),
+				 "%s: collect + hand-off, %s, 2 x 12 calls, 16 records",
+				 fns[i].name, xs ? "xsave" : "fxsave");
+			run_case(title, case_collect, &m);
+		}
+	}
+	for (int xs = cpu.avx ? 1 : 0; low && xs >= 0; xs--) {
+		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+			struct mode m = { &fns[i], xs, true, low };
+
+			snprintf(title, sizeof(title),
+				 "%s: collect + hand-off below 2 GiB, %s, 2 x 12 calls",
+				 fns[i].name, xs ? "xsave" : "fxsave");
+			run_case(title, case_collect, &m);
+		}
+	}
+	run_case("collect: 4 records, 10 calls (6 hand-offs), consumed, 4 more",
+		 case_ring_full, NULL);
+	run_case("collect: 4 threads x 20000 calls, 8 records, a consumer thread",
+		 case_ring_threads, NULL);
+}
