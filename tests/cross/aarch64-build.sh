@@ -111,21 +111,10 @@ if [ -n "$sdt_h" ]; then
 	xcc -O2 -I"$build/testbed/sdtinc" -o "$run/recsdt" "$recprogs/recsdt.c" ||
 		fail99 "cannot cross-compile recsdt.c"
 fi
-sysroot="$build/testbed/sysroot"
-rm -rf "$sysroot"
-mkdir -p "$sysroot"
-ln -s "$run" "$sysroot/mnt"
-probe_trace="$srcdir/client/probe-trace"
-# The stress counts: CROSS_STRESS_THREADS threads x CROSS_STRESS_CALLS
-# calls of one probed function under the strategies named in
-# CROSS_STRESS_FULL, and x CROSS_STRESS_SHORT_CALLS under the others of
-# CROSS_STRESS_STRATEGIES: 8 x 100000 under every strategy takes too long
-# here (times in doc/testing.md).
-stress_threads=${CROSS_STRESS_THREADS:-8}
-stress_calls=${CROSS_STRESS_CALLS:-100000}
-stress_short=${CROSS_STRESS_SHORT_CALLS:-10000}
-stress_full=${CROSS_STRESS_FULL-pad auto}
-stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
+# The record cases' sysroot and the stress counts (lib.sh): 8 x 100000
+# under every strategy takes too long here, so the full count under pad
+# and auto only, 10000 calls under the others (times in doc/testing.md).
+cross_record_setup 10000 "pad auto"
 # What the guest does for these cases before the agents start: the
 # untraced stress run (the output every traced one must equal), and a
 # watcher that starts the attach case's program, not under any agent,

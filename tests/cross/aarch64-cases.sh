@@ -144,25 +144,7 @@ else
 	not_ok "hbreak *square ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
 fi
 counter=$(ground hw counter)
-if [ -n "$counter" ] && grep -q "WATCH counter=$counter\$" "$out" &&
-   grep -q "New value = $counter" "$out"; then
-	ok "watch counter: stops when level3 writes $counter"
-else
-	not_ok "watch counter (the program says $counter)" \
-		"$(grep -E 'WATCH|New value|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
-fi
-# "Value = " is printed when the watchpoint stops the program, not when
-# it is set.
-if grep -q "RWATCH set_me=7\$" "$out" && grep -q "^Value = 7" "$out"; then
-	ok "rwatch set_me: stops when the program reads it"
-else
-	not_ok "rwatch set_me" "$(grep -E 'RWATCH|atchpoint|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
-fi
-if grep -q "exited normally" "$out"; then
-	ok "the program runs to its end after the hardware points"
-else
-	not_ok "the program runs to its end after the hardware points" "$(tail -n 3 "$out" | tr '\n' ' ')"
-fi
+hw_watch_checks "$out" "$counter"
 
 # --- debugging cases: threads, awatch, attach and detach ---------------------
 # (debug-cases.sh)
@@ -407,22 +389,7 @@ retprobe_callee() {	# ADDR: the function the bl at ADDR - 4 calls, or ?
 }
 
 retprobe_gdb() {	# NAME: like gdb_case, for the program retprobe
-	name=$1
-	rm -f "$run/ground-$name.txt"
-	{
-		echo "set pagination off"
-		echo "set confirm off"
-		echo "set architecture $gdbarch"
-		echo "set sysroot $run"
-		echo "file $run/retprobe"
-		echo "target extended-remote 127.0.0.1:$port"
-		echo "set remote exec-file /mnt/retprobe"
-		echo "set startup-with-shell off"
-		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
-		cat
-	} >"$run/$name.gdb"
-	timeout 180 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
-	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+	gdb_case_prog "$1" retprobe 180
 }
 
 retprobe_first() {	# FUNC: its first instruction, as objdump shows it

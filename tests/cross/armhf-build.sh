@@ -34,23 +34,12 @@ if [ -n "$sdt_h" ]; then
 			fail99 "cannot cross-compile recsdt.c with -m$isa"
 	done
 fi
-# probe-trace (the record cases) reads the programs from a sysroot on
-# this host where the guest's /mnt is the run folder.
-sysroot="$build/testbed/sysroot"
-rm -rf "$sysroot"
-mkdir -p "$sysroot"
-ln -s "$run" "$sysroot/mnt"
-probe_trace="$srcdir/client/probe-trace"
-# The stress counts, as for aarch64 (check-cross.sh's header): every
+# The record cases' sysroot and the stress counts (lib.sh): every
 # strategy's run is checked against the untraced run of the same build.
 # armhf runs each twice (Thumb and ARM): the full 8 x 100,000 under auto
 # only (the strategy users get), 8 x 2,000 under the others, so that
 # the run can keep within its 15 minutes (doc/testing.md).
-stress_threads=${CROSS_STRESS_THREADS:-8}
-stress_calls=${CROSS_STRESS_CALLS:-100000}
-stress_short=${CROSS_STRESS_SHORT_CALLS:-2000}
-stress_full=${CROSS_STRESS_FULL-auto}
-stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
+cross_record_setup 2000 auto
 # What the guest does before the stubs start: the untraced runs of
 # branches (what walk() returns without a debugger), the untraced stress runs
 # (only when the agent runs: nothing else compares with them), and a

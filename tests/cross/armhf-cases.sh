@@ -133,23 +133,7 @@ EOF
 		not_ok "hbreak *square$lbl ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
 	fi
 	counter=$(ground "hw$sfx" counter)
-	if [ -n "$counter" ] && grep -q "WATCH counter=$counter\$" "$out" &&
-	   grep -q "New value = $counter" "$out"; then
-		ok "watch counter$lbl: stops when level3 writes $counter"
-	else
-		not_ok "watch counter$lbl (the program says $counter)" \
-			"$(grep -E 'WATCH|New value|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
-	fi
-	if grep -q "RWATCH set_me=7\$" "$out" && grep -q "^Value = 7" "$out"; then
-		ok "rwatch set_me$lbl: stops when the program reads it"
-	else
-		not_ok "rwatch set_me$lbl" "$(grep -E 'RWATCH|atchpoint|[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
-	fi
-	if grep -q "exited normally" "$out"; then
-		ok "the program runs to its end after the hardware points$lbl"
-	else
-		not_ok "the program runs to its end after the hardware points$lbl" "$(tail -n 3 "$out" | tr '\n' ' ')"
-	fi
+	hw_watch_checks "$out" "$counter" "$lbl"
 
 	for threads_run in $(seq 1 "$threads_runs"); do
 		debug_threads

@@ -266,10 +266,10 @@ guest_exit() {
 }
 
 # --- gdb sessions -------------------------------------------------------------------
-# gdb_case_prog NAME PROG: runs gdb-multiarch on $run/NAME.gdb (after a
-# common prologue that connects and names the program PROG of the run
-# folder); its transcript is $run/NAME.out, the program's ground lines
-# $run/ground-NAME.txt.
+# gdb_case_prog NAME PROG [TIMEOUT]: runs gdb-multiarch on $run/NAME.gdb
+# (after a common prologue that connects and names the program PROG of
+# the run folder) for at most TIMEOUT seconds (120); its transcript is
+# $run/NAME.out, the program's ground lines $run/ground-NAME.txt.
 gdb_case_prog() {
 	name=$1
 	prog=$2
@@ -286,7 +286,7 @@ gdb_case_prog() {
 		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
 		cat
 	} >"$run/$name.gdb"
-	timeout 120 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	timeout "${3:-120}" gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
 	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
 }
 
@@ -299,4 +299,50 @@ gdb_case() {
 # ground NAME KEY: the value of KEY=... in the program's printout.
 ground() {
 	sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$run/ground-$1.txt" 2>/dev/null | head -n 1
+}
+
+# hw_watch_checks OUT COUNTER [LABEL]: the write watchpoint on `counter`
+# (the program printed COUNTER) and the read watchpoint on `set_me` of the
+# hardware points case whose transcript is OUT stopped where they must,
+# and the program then ran to its end; LABEL ends each case's name.
+hw_watch_checks() {
+	_out=$1 _counter=$2 _lbl=${3:-}
+	if [ -n "$_counter" ] && grep -q "WATCH counter=$_counter\$" "$_out" &&
+	   grep -q "New value = $_counter" "$_out"; then
+		ok "watch counter$_lbl: stops when level3 writes $_counter"
+	else
+		not_ok "watch counter$_lbl (the program says $_counter)" \
+			"$(grep -E 'WATCH|New value|[Ee]rror|Could not' "$_out" | head -n 4 | tr '\n' ' ')"
+	fi
+	# "Value = " is printed when the watchpoint stops the program, not
+	# when it is set.
+	if grep -q "RWATCH set_me=7\$" "$_out" && grep -q "^Value = 7" "$_out"; then
+		ok "rwatch set_me$_lbl: stops when the program reads it"
+	else
+		not_ok "rwatch set_me$_lbl" "$(grep -E 'RWATCH|atchpoint|[Ee]rror|Could not' "$_out" | head -n 4 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$_out"; then
+		ok "the program runs to its end after the hardware points$_lbl"
+	else
+		not_ok "the program runs to its end after the hardware points$_lbl" "$(tail -n 3 "$_out" | tr '\n' ' ')"
+	fi
+}
+
+# cross_record_setup SHORT FULL: the sysroot probe-trace (the record
+# cases) reads the programs from, where the guest's /mnt is the run
+# folder, and the stress counts: CROSS_STRESS_THREADS threads x
+# CROSS_STRESS_CALLS calls under the strategies in CROSS_STRESS_FULL
+# (default FULL) and x CROSS_STRESS_SHORT_CALLS (default SHORT) under the
+# others of CROSS_STRESS_STRATEGIES.
+cross_record_setup() {
+	sysroot="$build/testbed/sysroot"
+	rm -rf "$sysroot"
+	mkdir -p "$sysroot"
+	ln -s "$run" "$sysroot/mnt"
+	probe_trace="$srcdir/client/probe-trace"
+	stress_threads=${CROSS_STRESS_THREADS:-8}
+	stress_calls=${CROSS_STRESS_CALLS:-100000}
+	stress_short=${CROSS_STRESS_SHORT_CALLS:-$1}
+	stress_full=${CROSS_STRESS_FULL-$2}
+	stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
 }
