@@ -166,28 +166,7 @@ fi
 # compute's arguments already.
 record_args() {
 	strat=$1
-	rec_pt "rec-$strat" -e 'compute args=2' -e 'checksum args=2 mem=arg0,6' \
-		-e "call_compute+$rec_bl_off args=2" \
-		-- /mnt/rectarget calls "/mnt/rec-$strat.ground" 20
-	if [ "$rec_status" = 0 ] &&
-	   python3 "$srcdir/tests/record/reccheck.py" calls "$run/rec-$strat.jsonl" \
-		"$run/rec-$strat.ground" >"$run/rec-$strat.check" 2>&1 &&
-	   python3 - "$run/rec-$strat.jsonl" "$run/rec-$strat.ground" >>"$run/rec-$strat.check" 2>&1 <<'PY'
-import json, sys
-fr = [json.loads(l) for l in open(sys.argv[1])]
-want = [(int(w[1]), int(w[2])) for w in (l.split() for l in open(sys.argv[2]))
-        if w and w[0] == "compute"]
-got = [(f["values"]["arg0"], f["values"]["arg1"]) for f in fr
-       if f["probe"].startswith("call_compute")]
-assert len(want) == 20 and got == want, (got[:3], want[:3])
-print(len(got), "frames at the bl")
-PY
-	then
-		ok "record --connect ($strat): compute, checksum (memory) and the bl, 20 calls each, values as printed"
-	else
-		not_ok "record --connect ($strat): rectarget calls" "status $rec_status" \
-			"$(cat "$run/rec-$strat.err" "$run/rec-$strat.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
-	fi
+	record_calls "$strat" "rec-$strat" rectarget "$rec_bl_off"
 }
 
 # USDT: recsdt fires rec:tick(i, -3i, "tick-i") at one site, rec:twice(i)

@@ -285,28 +285,7 @@ armhf_record_cases() {
 	     m && /\tbl\t.*<compute>/ { sub(":", "", $1); print "0x" $1; exit }' "$run/rectarget$sfx.dis")
 	[ $# = 2 ] || fail99 "no bl compute in call_compute (objdump of rectarget$sfx)"
 	off=$(printf '%#x' $(($2 - $1)))
-	name=rec-$strat$sfx
-	rec_pt "$name" -e 'compute args=2' -e 'checksum args=2 mem=arg0,6' \
-		-e "call_compute+$off args=2" -- "/mnt/rectarget$sfx" calls "/mnt/$name.ground" 20
-	if [ "$rec_status" = 0 ] &&
-	   python3 "$srcdir/tests/record/reccheck.py" calls "$run/$name.jsonl" \
-		"$run/$name.ground" >"$run/$name.check" 2>&1 &&
-	   python3 - "$run/$name.jsonl" "$run/$name.ground" >>"$run/$name.check" 2>&1 <<'PY'
-import json, sys
-fr = [json.loads(l) for l in open(sys.argv[1])]
-want = [(int(w[1]), int(w[2])) for w in (l.split() for l in open(sys.argv[2]))
-        if w and w[0] == "compute"]
-got = [(f["values"]["arg0"], f["values"]["arg1"]) for f in fr
-       if f["probe"].startswith("call_compute")]
-assert len(want) == 20 and got == want, (got[:3], want[:3])
-print(len(got), "frames at the bl")
-PY
-	then
-		ok "record --connect ($strat)$lbl: compute, checksum (memory) and the bl, 20 calls each, values as printed"
-	else
-		not_ok "record --connect ($strat)$lbl: rectarget calls" "status $rec_status" \
-			"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
-	fi
+	record_calls "$strat" "rec-$strat$sfx" "rectarget$sfx" "$off"
 	for opt in O2 O0; do
 		prog=recsdt-$opt$sfx
 		if [ ! -x "$run/$prog" ]; then

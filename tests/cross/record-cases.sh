@@ -23,6 +23,37 @@ rec_pt() {
 	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.err"
 }
 
+# record_calls STRAT NAME PROG BL_OFF: rectarget (PROG, in /mnt) calls
+# compute(i, 2i+1) and checksum("word-i", 6) 20 times and prints each
+# call; probes at both entries and at call_compute+BL_OFF, its `bl
+# compute`, where the first two argument registers hold compute's
+# arguments already.  Every frame must carry the values the program
+# printed.
+record_calls() {
+	strat=$1 name=$2
+	rec_pt "$name" -e 'compute args=2' -e 'checksum args=2 mem=arg0,6' \
+		-e "call_compute+$4 args=2" -- "/mnt/$3" calls "/mnt/$name.ground" 20
+	if [ "$rec_status" = 0 ] &&
+	   python3 "$srcdir/tests/record/reccheck.py" calls "$run/$name.jsonl" \
+		"$run/$name.ground" >"$run/$name.check" 2>&1 &&
+	   python3 - "$run/$name.jsonl" "$run/$name.ground" >>"$run/$name.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+want = [(int(w[1]), int(w[2])) for w in (l.split() for l in open(sys.argv[2]))
+        if w and w[0] == "compute"]
+got = [(f["values"]["arg0"], f["values"]["arg1"]) for f in fr
+       if f["probe"].startswith("call_compute")]
+assert len(want) == 20 and got == want, (got[:3], want[:3])
+print(len(got), "frames at the bl")
+PY
+	then
+		ok "record --connect ($strat)${lbl:-}: compute, checksum (memory) and the bl, 20 calls each, values as printed"
+	else
+		not_ok "record --connect ($strat)${lbl:-}: rectarget calls" "status $rec_status" \
+			"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
 # Stress: recstress, stress_threads threads each calling hit(t, i)
 # CALLS times (record_stress STRATEGY CALLS); every call must be a frame (none lost: the default
 # --on-full=wait), as many as the program counted, with arguments that
