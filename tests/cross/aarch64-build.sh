@@ -101,13 +101,7 @@ xcc -O0 -fno-omit-frame-pointer -o "$run/rectarget" "$recprogs/rectarget.c" &&
 xcc -O0 -fno-omit-frame-pointer -o "$run/recstress" "$recprogs/recstress.c" &&
 xcc -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads" "$progs/threads.c" ||
 	fail99 "cannot cross-compile the record and thread programs"
-sdt_h=
-for d in /usr/include /usr/include/*-linux-gnu; do
-	[ -f "$d/sys/sdt.h" ] && { sdt_h=$d/sys; break; }
-done
-if [ -n "$sdt_h" ]; then
-	mkdir -p "$build/testbed/sdtinc/sys"
-	cp "$sdt_h"/sdt*.h "$build/testbed/sdtinc/sys/"
+if cross_sdt_include; then
 	xcc -O2 -I"$build/testbed/sdtinc" -o "$run/recsdt" "$recprogs/recsdt.c" ||
 		fail99 "cannot cross-compile recsdt.c"
 fi

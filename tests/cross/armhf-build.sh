@@ -21,13 +21,7 @@ done
 # preprocessor and asm (from a private include folder, as for aarch64).
 # Built at -O2, where gcc gives register operands (-4@r4), and at -O0,
 # where it gives memory ones ([r7, #60] in Thumb, [fp, #-8] in ARM).
-sdt_h=
-for d in /usr/include /usr/include/*-linux-gnu; do
-	[ -f "$d/sys/sdt.h" ] && { sdt_h=$d/sys; break; }
-done
-if [ -n "$sdt_h" ]; then
-	mkdir -p "$build/testbed/sdtinc/sys"
-	cp "$sdt_h"/sdt*.h "$build/testbed/sdtinc/sys/"
+if cross_sdt_include; then
 	for isa in $isas; do
 		xcc -m$isa -O2 -I"$build/testbed/sdtinc" -o "$run/recsdt-O2-$isa" "$recprogs/recsdt.c" &&
 		xcc -m$isa -O0 -I"$build/testbed/sdtinc" -o "$run/recsdt-O0-$isa" "$recprogs/recsdt.c" ||

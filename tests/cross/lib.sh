@@ -346,3 +346,17 @@ cross_record_setup() {
 	stress_full=${CROSS_STRESS_FULL-$2}
 	stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
 }
+
+# cross_sdt_include: the host's <sys/sdt.h> (plain preprocessor and asm,
+# so it serves the cross compiler too) copied to the private include
+# folder $build/testbed/sdtinc (the whole host /usr/include would shadow
+# the target's); false when the host has none (systemtap-sdt-dev).
+cross_sdt_include() {
+	sdt_h=
+	for d in /usr/include /usr/include/*-linux-gnu; do
+		[ -f "$d/sys/sdt.h" ] && { sdt_h=$d/sys; break; }
+	done
+	[ -n "$sdt_h" ] || return 1
+	mkdir -p "$build/testbed/sdtinc/sys"
+	cp "$sdt_h"/sdt*.h "$build/testbed/sdtinc/sys/"
+}
