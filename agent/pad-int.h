@@ -50,6 +50,7 @@
 #define IPA_PROGS_MAX (16u << 10)	/* a site's programs, together */
 
 #define PAD_CODE_MAX 1024
+#define PAD_SITE_MAX 16	/* the bytes a jump and its breakpoints cover, at most */
 #define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
 
 static inline const struct arch_pad_layout *layout(void)

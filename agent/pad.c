@@ -725,164 +725,200 @@ static int site_code(struct probe *pr, uint64_t at, uint8_t *site, size_t size,
 	return 0;
 }
 
-static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
-		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
-{
-	const struct arch_ops *arch = agent.arch;
-	struct process *p = pr->proc;
+/*
+ * A pad being built by attach: its code so far and where its parts
+ * start (offsets in `code`), what it was built for, and the branches
+ * still to link.
+ */
+struct pad_build {
+	struct probe *pr;
 	struct pad_table *pt;
-	uint8_t code[PAD_CODE_MAX], site[16];
-	size_t trap_off, inlen;
-	uint64_t at;
-	int n, m, err;
+	enum pad_collect collect;
+	uint64_t ipa_site;
+	bool ipa_live, no_image;
+	bool ret, ret_only;		/* the return pushed; nothing else */
+	uint8_t code[PAD_CODE_MAX];
+	size_t n;			/* the code's length so far */
+	size_t cond_skip, cond_load, cond_take;	/* native condition */
+	size_t ret_fallback, ret_done;	/* the return push's branches */
+	size_t done;			/* the collector's branch */
+	size_t trap_off, win_off;
+	size_t inlen;			/* the window's length at the site */
+	uint64_t at;			/* where the pad goes */
+};
 
-	if (!(pt = table_get(p, why, whylen)))
-		return -ENOMEM;
-	const struct arch_pad_layout *l = layout();
-	struct arch_pad_handoff h = {
-		.table = pt->remote, .entry_shift = l->entry_shift,
-		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
-		.off_ready = l->off_ready, .off_bases = l->off_bases,
-		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-	};
-	size_t done = 0;
-	uint64_t ipa_site = 0;
-	bool ipa_live = false;
-	collect = pad_mode(pr, pt, collect, &ipa_site, &ipa_live);
-	/* A condition simple enough runs first, natively: a false one
-	 * leaves before the register save (not where the pad also pushes
-	 * returns, which every call needs). */
-	size_t cond_skip = 0, cond_load = 0, cond_take = 0;
-	n = 0;
-	if (collect == PAD_IPA && !pr->pad_ret_want)
-		n = native_cond(pt, ipa_site, pr->addr, code, sizeof(code), &cond_skip,
-				&cond_load, &cond_take);
-	/* The save's length first (the window's code depends on where it
-	 * goes). */
-	m = arch->emit_save_regs(code + n, sizeof(code) - n, pr->addr);
+/* b's code grew by `m` bytes, or failed to (-errno): says why. */
+static int grown(struct pad_build *b, int m, const char *what, char *why, size_t whylen)
+{
 	if (m < 0) {
-		snprintf(why, whylen, "cannot build the pad's register save: %s",
-			 strerror(-m));
+		snprintf(why, whylen, "cannot build the pad's %s: %s", what, strerror(-m));
 		return m;
 	}
-	n += m;
-	/* A record needs the image of the registers outside the frame only
-	 * for tracepoints that read them (recording pads are tracepoints'
-	 * only); the hand-off always stores it. */
-	bool no_image = collect != PAD_STOPS &&
-			!trace_site_needs_image(pr->addr);
-	/* The return taken in the pad: the push comes first, right after
-	 * the save; it falls through to the collector (or branches to the
-	 * restore when there is nothing to record at the entry), and sends
-	 * what it cannot push to the hand-off.  Not where gdb has its
-	 * breakpoint (hits must stop there). */
+	b->n += (size_t)m;
+	return 0;
+}
+
+/* Links the branch at `from` in b's code to `to`, or says why not. */
+static int linked(struct pad_build *b, size_t from, size_t to, const char *what,
+		  char *why, size_t whylen)
+{
+	int m = agent.arch->patch_branch(b->code, from, to);
+
+	if (m < 0) {
+		snprintf(why, whylen, "cannot link the pad's %s: %s", what, strerror(-m));
+		return m;
+	}
+	return 0;
+}
+
+/* The pad's start: a condition simple enough, natively (a false one
+ * leaves before the register save; not where the pad also pushes
+ * returns, which every call needs), then the register save. */
+static int build_entry(struct pad_build *b, char *why, size_t whylen)
+{
+	if (b->collect == PAD_IPA && !b->pr->pad_ret_want)
+		b->n = (size_t)native_cond(b->pt, b->ipa_site, b->pr->addr, b->code,
+					   sizeof(b->code), &b->cond_skip,
+					   &b->cond_load, &b->cond_take);
+	return grown(b, agent.arch->emit_save_regs(b->code + b->n, sizeof(b->code) - b->n,
+						   b->pr->addr),
+		     "register save", why, whylen);
+}
+
+/*
+ * The return taken in the pad: the push comes first, right after the
+ * save; it falls through to the collector (or branches to the restore
+ * when there is nothing to record at the entry), and sends what it
+ * cannot push to the hand-off.  Not where gdb has its breakpoint (hits
+ * must stop there), nor where the process has no shadow stacks.
+ */
+static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
+{
+	struct probe *pr = b->pr;
+	struct process *p = pr->proc;
 	struct sw_breakpoint *gb = bp_find(p, pr->addr);
-	bool ret = pr->pad_ret_want && !(gb && gb->gdb_refs);
-	size_t ret_fallback = 0, ret_done = 0;
-	if (ret) {
+
+	b->ret = pr->pad_ret_want && !(gb && gb->gdb_refs);
+	if (b->ret) {
 		char rwhy[200];
-		if (pad_ret_get(p, pt, rwhy, sizeof(rwhy)) < 0) {
+		if (pad_ret_get(p, b->pt, rwhy, sizeof(rwhy)) < 0) {
 			debug("probe at %#llx: its returns trap: %s",
 			      (unsigned long long)pr->addr, rwhy);
-			ret = false;
+			b->ret = false;
 		}
 	}
+	if (!b->ret)
+		return 0;
 	/* Nothing else at the entry: a push that succeeds goes straight
 	 * to the restore. */
-	bool ret_only = ret && collect == PAD_STOPS && pr->pad_ret_only;
-	if (ret) {
-		struct arch_ret_pad rp = {
-			.area = p->ret_area, .tramp = p->ret_itramp,
-			.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
-			.fsgsbase = pt->fsgsbase,
-		};
-		m = arch->emit_ret_entry(code + n, sizeof(code) - n, &rp, &ret_fallback,
-					 ret_only ? &ret_done : NULL);
-		if (m < 0) {
-			snprintf(why, whylen, "cannot build the pad's return push: %s",
-				 strerror(-m));
-			return m;
-		}
-		ret_fallback += n;
-		if (ret_only)
-			ret_done += n;
-		n += m;
-	}
-	if (collect != PAD_STOPS) {
-		struct arch_pad_ring r = {
-			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
-			.record_shift = record_shift(), .nrecords = RING_RECORDS,
-			.off_seq = l->off_seq, .off_bases = l->off_bases,
-			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-			.time_tid = collect == PAD_REGS_TIME_TID || ipa_live,
-			.clock_call = vdso_clock(p, pt),
-			.off_tid = l->off_tid, .off_time = l->off_time,
-			.image = !no_image,
-			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
-			.ipa_site = ipa_site,
-			.ipa_wants = ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
-			.off_blocks = blocks_off(), .blocks_size = blocks_size(),
-		};
-		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
-		if (m < 0) {
-			snprintf(why, whylen, "cannot build the pad's collector: %s",
-				 strerror(-m));
-			return m;
-		}
-		done += n;
-		n += m;
-	}
-	if (ret && (m = arch->patch_branch(code, ret_fallback, (size_t)n)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's return push: %s",
-			 strerror(-m));
-		return m;
-	}
-	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
-	if (m < 0) {
-		snprintf(why, whylen, "cannot build the pad's hand-off: %s", strerror(-m));
-		return m;
-	}
-	trap_off += n;
-	n += m;
-	if (collect != PAD_STOPS && (m = arch->patch_branch(code, done, n)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's collector: %s",
-			 strerror(-m));
-		return m;
-	}
-	if (ret_only && (m = arch->patch_branch(code, ret_done, (size_t)n)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's return push: %s",
-			 strerror(-m));
-		return m;
-	}
-	if (ret && !ret_only) {
-		/* The collector and the hand-off come here too: the entry's
-		 * time after the entry frame's. */
-		m = arch->emit_ret_stamp(code + n, sizeof(code) - n);
-		if (m < 0) {
-			snprintf(why, whylen, "cannot build the pad's return stamp: %s",
-				 strerror(-m));
-			return m;
-		}
-		n += m;
-	}
-	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
-	if (m < 0) {
-		snprintf(why, whylen, "cannot build the pad's register restore: %s",
-			 strerror(-m));
-		return m;
-	}
-	n += m;
-	/* The window, relocated, plus the jump back. */
-	err = xol_span_alloc(p, pr->addr, n + arch->pad_window_max, &at);
+	b->ret_only = b->collect == PAD_STOPS && pr->pad_ret_only;
+	struct arch_ret_pad rp = {
+		.area = p->ret_area, .tramp = p->ret_itramp,
+		.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
+		.fsgsbase = b->pt->fsgsbase,
+	};
+	size_t at = b->n;
+	int err = grown(b, agent.arch->emit_ret_entry(b->code + b->n, sizeof(b->code) - b->n,
+						      &rp, &b->ret_fallback,
+						      b->ret_only ? &b->ret_done : NULL),
+			"return push", why, whylen);
+	b->ret_fallback += at;
+	if (b->ret_only)
+		b->ret_done += at;
+	return err;
+}
+
+/* A recording pad's (or a collector's) record of the hit in the ring;
+ * a full ring falls through to the hand-off. */
+static int build_collect(struct pad_build *b, char *why, size_t whylen)
+{
+	struct pad_table *pt = b->pt;
+	const struct arch_pad_layout *l = layout();
+
+	if (b->collect == PAD_STOPS)
+		return 0;
+	struct arch_pad_ring r = {
+		.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
+		.record_shift = record_shift(), .nrecords = RING_RECORDS,
+		.off_seq = l->off_seq, .off_bases = l->off_bases,
+		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
+		.time_tid = b->collect == PAD_REGS_TIME_TID || b->ipa_live,
+		.clock_call = vdso_clock(b->pr->proc, pt),
+		.off_tid = l->off_tid, .off_time = l->off_time,
+		.image = !b->no_image,
+		.ipa_call = b->ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
+		.ipa_site = b->ipa_site,
+		.ipa_wants = b->ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
+		.off_blocks = blocks_off(), .blocks_size = blocks_size(),
+	};
+	size_t at = b->n;
+	int err = grown(b, agent.arch->emit_pad_collect(b->code + b->n,
+							sizeof(b->code) - b->n, &r, &b->done),
+			"collector", why, whylen);
+	b->done += at;
+	return err;
+}
+
+/* The hand-off (claim an entry, trap), the return's stamp, the register
+ * restore, and the branches of the parts before linked to them. */
+static int build_tail(struct pad_build *b, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	const struct arch_pad_layout *l = layout();
+	struct arch_pad_handoff h = {
+		.table = b->pt->remote, .entry_shift = l->entry_shift,
+		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
+		.off_ready = l->off_ready, .off_bases = l->off_bases,
+		.off_frame = l->off_frame, .xsave = b->pt->xsave,
+		.fsgsbase = b->pt->fsgsbase,
+	};
+	size_t at;
+	int err;
+
+	if (b->ret && (err = linked(b, b->ret_fallback, b->n, "return push",
+				    why, whylen)) < 0)
+		return err;
+	at = b->n;
+	if ((err = grown(b, arch->emit_pad_handoff(b->code + b->n, sizeof(b->code) - b->n,
+						   &h, &b->trap_off),
+			 "hand-off", why, whylen)) < 0)
+		return err;
+	b->trap_off += at;
+	if (b->collect != PAD_STOPS &&
+	    (err = linked(b, b->done, b->n, "collector", why, whylen)) < 0)
+		return err;
+	if (b->ret_only &&
+	    (err = linked(b, b->ret_done, b->n, "return push", why, whylen)) < 0)
+		return err;
+	/* The collector and the hand-off come here too: the entry's time
+	 * after the entry frame's. */
+	if (b->ret && !b->ret_only &&
+	    (err = grown(b, arch->emit_ret_stamp(b->code + b->n, sizeof(b->code) - b->n),
+			 "return stamp", why, whylen)) < 0)
+		return err;
+	return grown(b, arch->emit_restore_regs(b->code + b->n, sizeof(b->code) - b->n),
+		     "register restore", why, whylen);
+}
+
+/* The pad's place within the jump's reach, and the window (the code the
+ * jump covers), relocated there, plus the jump back. */
+static int build_window(struct pad_build *b, const uint8_t *func, uint64_t func_size,
+			uint64_t func_addr, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct probe *pr = b->pr;
+	int m, err;
+
+	err = xol_span_alloc(pr->proc, pr->addr, b->n + arch->pad_window_max, &b->at);
 	if (err < 0) {
 		snprintf(why, whylen, "no room for a pad within reach");
 		return err;
 	}
-	size_t win_off = n;
+	b->win_off = b->n;
 	m = arch->relocate_window(func, func_size, func_addr, pr->addr,
-				  arch->pad_jump_len, at + n, code + n,
-				  sizeof(code) - n, &inlen);
-	if (m < 0 || inlen > sizeof(site)) {
+				  arch->pad_jump_len, b->at + b->n, b->code + b->n,
+				  sizeof(b->code) - b->n, &b->inlen);
+	if (m < 0 || b->inlen > PAD_SITE_MAX) {
 		snprintf(why, whylen, "the code at the probe cannot run in a pad: %s",
 			 m == -EXDEV ? "a branch lands inside the jump's bytes" :
 			 m == -ERANGE ? "the function ends first" :
@@ -890,22 +926,34 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			 m < 0 ? strerror(-m) : "the window is too long");
 		return m < 0 ? m : -E2BIG;
 	}
-	n += m;
-	if (cond_skip && (m = arch->patch_branch(code, cond_skip, win_off)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's condition: %s",
-			 strerror(-m));
-		return m;
-	}
-	if ((err = window_free(pr, inlen, why, whylen)) < 0)
+	b->n += (size_t)m;
+	if (b->cond_skip &&
+	    (err = linked(b, b->cond_skip, b->win_off, "condition", why, whylen)) < 0)
 		return err;
-	if (mem_write_raw(p, at, code, n) != n) {
-		snprintf(why, whylen, "cannot write the pad at 0x%llx", (unsigned long long)at);
+	return 0;
+}
+
+/* The pad written, the jump over the site, and the probe told of it. */
+static int install(struct pad_build *b, char *why, size_t whylen)
+{
+	struct probe *pr = b->pr;
+	struct process *p = pr->proc;
+	struct pad_table *pt = b->pt;
+	uint8_t site[PAD_SITE_MAX];
+	int err;
+
+	if ((err = window_free(pr, b->inlen, why, whylen)) < 0)
+		return err;
+	if (mem_write_raw(p, b->at, b->code, b->n) != (ssize_t)b->n) {
+		snprintf(why, whylen, "cannot write the pad at 0x%llx",
+			 (unsigned long long)b->at);
 		return -EIO;
 	}
-	if ((err = site_code(pr, at, site, sizeof(site), inlen, why, whylen)) < 0)
+	if ((err = site_code(pr, b->at, site, sizeof(site), b->inlen, why, whylen)) < 0)
 		return err;
-	keeper_code(p->pid, KEEPER_PAD, at + trap_off, pr->addr, 0, 0, -1, l->off_ready);
-	err = bp_patch(p, pr->addr, site, inlen);
+	keeper_code(p->pid, KEEPER_PAD, b->at + b->trap_off, pr->addr, 0, 0, -1,
+		    layout()->off_ready);
+	err = bp_patch(p, pr->addr, site, b->inlen);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot write the jump at 0x%llx: %s",
 			 (unsigned long long)pr->addr, strerror(-err));
@@ -914,22 +962,50 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n,
-				cond_load ? at + cond_load : 0,
-				cond_skip ? at + cond_take : 0 };
+	*c = (struct pad_code){ pt->codes, b->at, b->at + b->trap_off, pr->addr, b->n,
+				b->cond_load ? b->at + b->cond_load : 0,
+				b->cond_skip ? b->at + b->cond_take : 0 };
 	pt->codes = c;
-	pr->pad = at;
-	pr->pad_len = n;
-	pr->pad_window = inlen;
-	pr->pad_resume = at + win_off;
-	pr->pad_collect = collect;
-	pr->pad_ipa_site = ipa_site;
-	pr->pad_ipa_live = ipa_live;
-	pr->pad_no_image = no_image;
-	pr->pad_ret = ret;
-	debug("pad for %#llx at %#llx, %d bytes%s", (unsigned long long)pr->addr,
-	      (unsigned long long)at, n, no_image ? ", records without the image" : "");
+	pr->pad = b->at;
+	pr->pad_len = b->n;
+	pr->pad_window = b->inlen;
+	pr->pad_resume = b->at + b->win_off;
+	pr->pad_collect = b->collect;
+	pr->pad_ipa_site = b->ipa_site;
+	pr->pad_ipa_live = b->ipa_live;
+	pr->pad_no_image = b->no_image;
+	pr->pad_ret = b->ret;
+	debug("pad for %#llx at %#llx, %zu bytes%s", (unsigned long long)pr->addr,
+	      (unsigned long long)b->at, b->n,
+	      b->no_image ? ", records without the image" : "");
 	return 0;
+}
+
+/*
+ * The pad of `pr`, built in steps: its entry (native condition, register
+ * save), the return push, the record in the ring, the hand-off and the
+ * restore, the relocated window; then written, and the site patched.
+ */
+static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
+		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
+{
+	struct pad_build build = { .pr = pr }, *b = &build;
+	int err;
+
+	if (!(b->pt = table_get(pr->proc, why, whylen)))
+		return -ENOMEM;
+	b->collect = pad_mode(pr, b->pt, collect, &b->ipa_site, &b->ipa_live);
+	/* A record needs the image of the registers outside the frame only
+	 * for tracepoints that read them (recording pads are tracepoints'
+	 * only); the hand-off always stores it. */
+	b->no_image = b->collect != PAD_STOPS && !trace_site_needs_image(pr->addr);
+	if ((err = build_entry(b, why, whylen)) < 0 ||
+	    (err = build_ret_push(b, why, whylen)) < 0 ||
+	    (err = build_collect(b, why, whylen)) < 0 ||
+	    (err = build_tail(b, why, whylen)) < 0 ||
+	    (err = build_window(b, func, func_size, func_addr, why, whylen)) < 0)
+		return err;
+	return install(b, why, whylen);
 }
 
 /*
