@@ -8,32 +8,17 @@
 #define LOG_DOMAIN "pad"
 #include "config.h"
 
-#include <elf.h>
 #include <errno.h>
-#include <stddef.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <gelf.h>
-#include <libelf.h>
 
 #include "agent/agent.h"
-#include "agent/ipa-image.h"
-#include "agent/ipa/ipa-abi.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
-#include "agent/pad-ring.h"
-#include "protocol/ax-simple.h"
-
 #include "agent/pad-int.h"
 
 /* --- return probes with no stop ------------------------------------------- */

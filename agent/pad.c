@@ -116,10 +116,9 @@
 #include "agent/ipa/ipa-abi.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "agent/pad-int.h"
 #include "agent/pad-ring.h"
 #include "protocol/ax-simple.h"
-
-#include "agent/pad-int.h"
 
 /*
  * The entry thread `tid` owns in state `ready` (PAD_READY, PAD_DONE),
