@@ -650,7 +650,8 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 		       void *arg, unsigned int flags, struct probe **out,
 		       char *why, size_t whylen);
 
-/* pad.c: jump pads, a probe's zero-syscall way in (see there) */
+/* pad.c, pad-ret.c, pad-step.c, pad-drain.c: jump pads, a probe's
+ * zero-syscall way in (pad.c's essay; pad-int.h says which file holds what) */
 int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t whylen);
 int pad_drain(struct process *p,
 	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
@@ -777,7 +778,7 @@ void ret_libraries_changed(struct process *p);
  * address. */
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
 		  uint64_t latency_ns, uint64_t time_us);
-/* A return the trampoline recorded in the process (pad.c): `t` a
+/* A return the trampoline recorded in the process (pad-drain.c): `t` a
  * stand-in with its registers, `run16` the run's low 16 bits.  False:
  * no room for it yet. */
 bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,

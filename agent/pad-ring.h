@@ -1,5 +1,5 @@
 /*
- * pad-ring.h - the agent's reading side of a jump pad ring (pad.c).
+ * pad-ring.h - the agent's reading side of a jump pad ring (pad-drain.c).
  *
  * The pads of a process are writers of one ring in memory shared with
  * the agent: a writer claims position `pos` by moving the head on

@@ -61,7 +61,7 @@
  *
  * A pad at a function's entry whose return probes need no more than the
  * registers (pr->pad_ret) first pushes the return on the thread's shadow
- * stack in the process and points [sp] at the return trampoline (ret_get,
+ * stack in the process and points [sp] at the return trampoline (pad_ret_get,
  * retprobe.c's essay); the trampoline writes the return's record into the
  * same ring, the drain knows it by its pc (the trampoline) and hands it
  * to tracepoint.c as a return.  Its latency and time come from the TSC
@@ -83,6 +83,12 @@
  * no /proc/PID/fd), or the arch has none (its arch_ops and ptrace ops
  * say): the probe stays a breakpoint.  The layout of the shared memory
  * is the arch's (struct arch_pad_layout).
+ *
+ * This file places pads: the shared memory, the collector's memory and
+ * sites, a probe's pad and the code over its site, detach and teardown.
+ * Threads in pads are pad-step.c's, the ring's drain and salvage
+ * pad-drain.c's, returns in the process pad-ret.c's; pad-int.h holds
+ * what they share.
  */
 #define LOG_DOMAIN "pad"
 #include "config.h"
@@ -110,145 +116,9 @@
 #include "agent/ipa/ipa-abi.h"
 #include "agent/keeper.h"
 #include "agent/log.h"
+#include "agent/pad-int.h"
 #include "agent/pad-ring.h"
 #include "protocol/ax-simple.h"
-
-/*
- * The shared memory: the table of PAD_ENTRIES entries, then the
- * collector's ring: a page for its head, then records laid out as
- * entries (struct arch_pad_layout: the arch's), with the sequence word
- * where an entry has its owner.  A record is twice an entry: the second
- * half is the block area the in-process collector fills (PAD_IPA).
- *
- * The in-process collector (agent/ipa/, PAD_IPA) has memory of its own,
- * a second memfd: its image (ipa_image_place), read and execute in the
- * process, then its data (the sites, the programs and their counters),
- * read-write, given out in order and never reused while the process
- * lives: IPA_DATA_SIZE bytes serve a few hundred sites.
- */
-#define PAD_ENTRIES 256
-#define RING_RECORDS_OFF 4096
-#define RING_RECORDS 4096
-#define FRAME_WORDS_MAX 64
-
-#define IPA_DATA_SIZE (256u << 10)
-#define IPA_PROGS_MAX (16u << 10)	/* a site's programs, together */
-
-#define PAD_CODE_MAX 1024
-#define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
-
-static const struct arch_pad_layout *layout(void)
-{
-	return agent.arch->pad_layout;
-}
-
-static size_t table_size(void)
-{
-	return (size_t)PAD_ENTRIES << layout()->entry_shift;
-}
-
-/* The ring's offset in the shared memory (after the table). */
-static size_t ring_off(void)
-{
-	return table_size();
-}
-
-/* A ring record: an entry's layout, then the block area. */
-static unsigned int record_shift(void)
-{
-	return layout()->entry_shift + 1;
-}
-
-static unsigned int blocks_off(void)
-{
-	return 1u << layout()->entry_shift;
-}
-
-static unsigned int blocks_size(void)
-{
-	return (1u << record_shift()) - blocks_off();
-}
-
-static size_t ring_records_bytes(void)
-{
-	return (size_t)RING_RECORDS << record_shift();
-}
-
-static size_t shm_size(void)
-{
-	return table_size() + RING_RECORDS_OFF + ring_records_bytes();
-}
-
-/* The probe's address a frame holds. */
-static uint64_t frame_pc(const uint8_t *e)
-{
-	uint64_t pc;
-
-	memcpy(&pc, e + layout()->off_frame + 8 * layout()->frame_pc, 8);
-	return pc;
-}
-
-/* Code of a pad, kept until the process goes (threads may still be in
- * it after its probe is removed). */
-struct pad_code {
-	struct pad_code *next;
-	uint64_t addr, trap, site;
-	size_t len;
-	/* A native condition's load, and where a fault there goes on
-	 * (its true path); 0: none. */
-	uint64_t cond_load, cond_take;
-};
-
-struct pad_table {
-	uint64_t remote;		/* where the process maps it */
-	uint8_t *local;			/* where the agent does */
-	bool xsave, fsgsbase;
-	bool failed;			/* could not be set up: no pads */
-	struct pad_code *codes;
-	struct pad_ring_reader reader;	/* how far pad_drain read the ring */
-	/* The thread a record's registers are loaded into for its owner
-	 * (not one of the process's: the hitting thread went on long
-	 * ago); made by the first drain. */
-	struct thread *standin;
-	/* The in-process collector's memory (PAD_IPA): none until a site
-	 * wants it. */
-	struct ipa_image img;
-	uint64_t ipa_remote;
-	uint8_t *ipa_local;
-	size_t ipa_size, ipa_used;
-	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
-	bool ipa_failed;
-	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
-	/* The process's vDSO clock_gettime, which a pad that stores the
-	 * hit's time calls instead of the system call (0: none found). */
-	uint64_t vdso_clock;
-	bool vdso_looked;
-	/* Return probes with no stop: could not be set up in this process
-	 * (no more tries); returns the drain took. */
-	bool ret_failed;
-	uint64_t ret_recorded;
-};
-
-static uint8_t *record_at(struct pad_table *pt, uint64_t pos)
-{
-	return pt->local + ring_off() + RING_RECORDS_OFF +
-	       ((size_t)(pos & (RING_RECORDS - 1)) << record_shift());
-}
-
-static volatile uint64_t *seq_of(uint8_t *rec)
-{
-	return (volatile uint64_t *)(rec + layout()->off_seq);
-}
-
-static volatile uint32_t *word(uint8_t *e, unsigned int off)
-{
-	return (volatile uint32_t *)(e + off);
-}
-
-static uint8_t *entry_at(struct pad_table *pt, unsigned int i)
-{
-	return pt->local + ((size_t)i << layout()->entry_shift);
-}
 
 /*
  * The entry thread `tid` owns in state `ready` (PAD_READY, PAD_DONE),
@@ -258,7 +128,7 @@ static uint8_t *entry_at(struct pad_table *pt, unsigned int i)
  * the trapped pad uses is in its entry register (arch_ops.pad_entry_regnum:
  * x86-64 r14, aarch64 x20), read then.
  */
-static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
+uint8_t *pad_owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
 {
 	uint8_t *found = NULL;
 
@@ -283,7 +153,7 @@ static uint8_t *owned_entry(struct pad_table *pt, pid_t tid, uint32_t ready)
 	return found;
 }
 
-static int remote_call(struct thread *t, long nr, long a0, long a1, long a2,
+int pad_remote_call(struct thread *t, long nr, long a0, long a1, long a2,
 		       long a3, long a4, long a5, long *ret)
 {
 	long args[6] = { a0, a1, a2, a3, a4, a5 };
@@ -318,9 +188,9 @@ static int shm_map(struct process *p, const char *name, size_t size,
 		snprintf(why, whylen, "cannot write below the stack of thread %d", t->tid);
 		return -EFAULT;
 	}
-	err = remote_call(t, SYS_memfd_create, (long)name_at, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+	err = pad_remote_call(t, SYS_memfd_create, (long)name_at, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
 	if (err == 0)
-		err = remote_call(t, SYS_ftruncate, fd, (long)size, 0, 0, 0, 0, &ret);
+		err = pad_remote_call(t, SYS_ftruncate, fd, (long)size, 0, 0, 0, 0, &ret);
 	if (err == 0)
 		err = inferior_mmap(t, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED,
 				    (int)fd, 0, &addr);
@@ -334,7 +204,7 @@ static int shm_map(struct process *p, const char *name, size_t size,
 	if (lfd < 0) {
 		err = -errno;
 		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
-		remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
+		pad_remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
 	*local = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
@@ -343,14 +213,14 @@ static int shm_map(struct process *p, const char *name, size_t size,
 		err = -errno;
 		*local = NULL;
 		snprintf(why, whylen, "cannot map %s: %s", name, strerror(errno));
-		remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
+		pad_remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
 	*remote = addr;
 	err = 0;
 close_remote:
 	if (fd >= 0)
-		remote_call(t, SYS_close, fd, 0, 0, 0, 0, 0, &ret);
+		pad_remote_call(t, SYS_close, fd, 0, 0, 0, 0, 0, &ret);
 	return err;
 }
 
@@ -416,13 +286,13 @@ static int ipa_get(struct process *p, struct pad_table *pt, char *why,
 		snprintf(why, whylen, "%s", pt->img.error);
 	else if (!(t = process_stopped_thread(p)))
 		err = -ESRCH;
-	else if ((err = remote_call(t, SYS_mprotect, (long)pt->ipa_remote, (long)image,
+	else if ((err = pad_remote_call(t, SYS_mprotect, (long)pt->ipa_remote, (long)image,
 				    PROT_READ | PROT_EXEC, 0, 0, 0, &ret)) < 0)
 		snprintf(why, whylen, "process %d cannot make the collector executable: %s",
 			 p->pid, strerror(-err));
 	if (err < 0) {
 		if ((t = process_stopped_thread(p)))
-			remote_call(t, SYS_munmap, (long)pt->ipa_remote, (long)pt->ipa_size,
+			pad_remote_call(t, SYS_munmap, (long)pt->ipa_remote, (long)pt->ipa_size,
 				    0, 0, 0, 0, &ret);
 		munmap(pt->ipa_local, pt->ipa_size);
 		pt->ipa_local = NULL;
@@ -493,213 +363,6 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
 	return 0;
 }
 
-static struct pad_code *code_at(struct process *p, uint64_t pc);
-
-/* --- return probes with no stop ------------------------------------------- */
-
-/*
- * The TSC, which the entry pad and the trampoline read (rdtsc: no system
- * call), against the clocks: the latency in nanoseconds, the return's
- * time in CLOCK_REALTIME microseconds as a pad's record holds it.  The
- * rate comes from a short measure when the first area is made, refined
- * at every drain over the whole time since (constant_tsc: one rate on
- * every CPU of the machine); a record's time counts from the latest
- * reading of both clocks (the drain's), so that the rate's error shows
- * only over the record's age, microseconds at most.
- */
-static struct {
-	uint64_t tsc0, mono0;		/* the first reading */
-	uint64_t tsc1, real1;		/* the latest */
-	double ticks_per_ns;
-} tscal;
-
-static uint64_t tsc_read(void)
-{
-#if defined(__x86_64__)
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-#else
-	return 0;
-#endif
-}
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The TSC and CLOCK_MONOTONIC (and CLOCK_REALTIME, *r) taken together:
- * retried until the clock readings around the TSC's lie within 2 us (no
- * preemption in between: the machine may be shared). */
-static void tsc_pair(uint64_t *t, uint64_t *m, uint64_t *r)
-{
-	for (int i = 0; i < 1000; i++) {
-		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
-		uint64_t r1 = clock_ns(CLOCK_REALTIME);
-		*t = tsc_read();
-		uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
-		*m = m1 + (m2 - m1) / 2;
-		*r = r1 + (m2 - m1) / 2;
-		if (m2 - m1 < 2000)
-			return;
-	}
-}
-
-static void tsc_calibrate(void)
-{
-	struct timespec gap = { 0, 20000000 };	/* 20 ms */
-	uint64_t t, m, r;
-
-	if (tscal.ticks_per_ns > 0)
-		return;
-	tsc_pair(&tscal.tsc0, &tscal.mono0, &r);
-	nanosleep(&gap, NULL);
-	tsc_pair(&t, &m, &r);
-	tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
-	tscal.tsc1 = t;
-	tscal.real1 = r;
-	debug("TSC: %.4f ticks per ns", tscal.ticks_per_ns);
-}
-
-static void tsc_refine(void)
-{
-	uint64_t m, t, r;
-
-	if (tscal.ticks_per_ns <= 0)
-		return;
-	tsc_pair(&t, &m, &r);
-	if (m - tscal.mono0 > 100000000u)
-		tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
-	tscal.tsc1 = t;
-	tscal.real1 = r;
-}
-
-static uint64_t tsc_ns(uint64_t ticks)
-{
-	return tscal.ticks_per_ns > 0 ? (uint64_t)((double)ticks / tscal.ticks_per_ns) : 0;
-}
-
-static uint64_t tsc_real_us(uint64_t t)
-{
-	double d = tscal.ticks_per_ns > 0 ?
-		   ((double)t - (double)tscal.tsc1) / tscal.ticks_per_ns : 0;
-
-	return (uint64_t)(((double)tscal.real1 + d) / 1000.0);
-}
-
-/*
- * The in-process shadow stacks of `p` and their trampoline (struct
- * arch_ret_pad): one private anonymous mapping the process makes, whose
- * first page holds the trampoline (read and execute) and the rest the
- * stacks.  Private, not the pads' shared memory: a fork child gets a
- * copy as it gets a copy of its stack, and its returns find their real
- * addresses there.  Never unmapped while the process lives.  0, or
- * -errno with the reason in `why` (and no second try).
- */
-static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen)
-{
-	const struct arch_ops *arch = agent.arch;
-	struct thread *t;
-	uint64_t base = 0, on = 1;
-	uint8_t code[4096];
-	size_t trap_off = 0;
-	long ret;
-	int n, err;
-
-	if (p->ret_area)
-		return 0;
-	if (pt->ret_failed) {
-		snprintf(why, whylen, "no in-process shadow stacks in process %d", p->pid);
-		return -ENOMEM;
-	}
-	if (!arch->emit_ret_entry || !arch->emit_ret_exit || !arch->emit_ret_stamp ||
-	    !arch->emit_pad_collect) {
-		snprintf(why, whylen, "returns trap on %s", arch->name);
-		return -ENOTSUP;
-	}
-	pt->ret_failed = true;
-	if (!(t = process_stopped_thread(p))) {
-		snprintf(why, whylen, "no stopped thread to set up the shadow stacks");
-		return -ESRCH;
-	}
-	err = inferior_mmap(t, 0, 4096 + RET_PAD_AREA_SIZE, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &base);
-	if (err < 0) {
-		snprintf(why, whylen, "process %d cannot map its shadow stacks: %s",
-			 p->pid, strerror(-err));
-		return err;
-	}
-	const struct arch_pad_layout *l = layout();
-	struct arch_ret_pad r = {
-		.area = base + 4096, .tramp = base, .fsgsbase = pt->fsgsbase,
-		.ring = {
-			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
-			.record_shift = record_shift(), .nrecords = RING_RECORDS,
-			.off_seq = l->off_seq, .off_bases = l->off_bases,
-			.off_frame = l->off_frame, .xsave = pt->xsave,
-			.fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
-			.blocks_size = blocks_size(),
-		},
-	};
-	n = arch->emit_ret_exit(code, sizeof(code), &r, &trap_off);
-	if (n < 0) {
-		snprintf(why, whylen, "cannot build the return trampoline: %s", strerror(-n));
-		err = n;
-	} else if (mem_write_raw(p, base, code, (size_t)n) != n ||
-		   mem_write_raw(p, r.area + RET_PAD_ON, &on, 8) != 8) {
-		snprintf(why, whylen, "cannot write the return trampoline at 0x%llx",
-			 (unsigned long long)base);
-		err = -EIO;
-	} else if ((err = remote_call(t, SYS_mprotect, (long)base, 4096,
-				      PROT_READ | PROT_EXEC, 0, 0, 0, &ret)) < 0) {
-		snprintf(why, whylen, "process %d cannot make the return trampoline "
-			 "executable: %s", p->pid, strerror(-err));
-	}
-	if (err < 0) {
-		remote_call(t, SYS_munmap, (long)base, 4096 + RET_PAD_AREA_SIZE, 0, 0, 0, 0,
-			    &ret);
-		return err;
-	}
-	/* A thread stopped inside it is stepped out like one in a pad. */
-	struct pad_code *c = calloc(1, sizeof(*c));
-	if (!c)
-		abort();
-	*c = (struct pad_code){ pt->codes, base, 0, 0, (size_t)n, 0, 0 };
-	pt->codes = c;
-	p->ret_area = r.area;
-	p->ret_itramp = base;
-	p->ret_itrap = base + trap_off;
-	/* Should the agent die, the keeper turns the records off: nobody
-	 * drains the ring then, and a full one must not trap. */
-	keeper_code(p->pid, KEEPER_RET_ON, r.area + RET_PAD_ON, p->ret_itrap, 0, 0, -1, 0);
-	pt->ret_failed = false;
-	tsc_calibrate();
-	debug("return trampoline at %#llx, shadow stacks at %#llx in %d",
-	      (unsigned long long)base, (unsigned long long)r.area, p->pid);
-	return 0;
-}
-
-/* A counter of the in-process shadow stacks' header (RET_PAD_*). */
-uint64_t pad_ret_count(const struct process *p, unsigned int off)
-{
-	uint64_t v = 0;
-
-	if (!p->ret_area || mem_read_raw((struct process *)p, p->ret_area + off, &v, 8) != 8)
-		return 0;
-	return v;
-}
-
-/* Returns the trampoline recorded and the drain took. */
-uint64_t pad_ret_recorded(const struct process *p)
-{
-	return p->pads ? p->pads->ret_recorded : 0;
-}
-
 /*
  * A thread of a traced process stopped with `sig`: if it is SIGSEGV or
  * SIGBUS at one of the collector's loads (ipa_copy), it goes on at the
@@ -713,7 +376,7 @@ bool pad_ipa_fault(struct thread *t, int sig)
 	if ((sig != SIGSEGV && sig != SIGBUS) || !pt || !pt->ipa_local)
 		return false;
 	uint64_t pc = regs_get_pc(t), to;
-	const struct pad_code *c = code_at(t->proc, pc);
+	const struct pad_code *c = pad_code_at(t->proc, pc);
 	if (c && c->cond_load && pc == c->cond_load)
 		to = c->cond_take;	/* a native condition's load */
 	else if (pc >= pt->ipa_remote &&
@@ -789,7 +452,6 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
  * or -errno with the reason in `why`; the probe stays as it was then.
  */
 static bool all_stopped(struct process *p);
-static int ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen);
 static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen);
 
@@ -1062,164 +724,200 @@ static int site_code(struct probe *pr, uint64_t at, uint8_t *site, size_t size,
 	return 0;
 }
 
-static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
-		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
-{
-	const struct arch_ops *arch = agent.arch;
-	struct process *p = pr->proc;
+/*
+ * A pad being built by attach: its code so far and where its parts
+ * start (offsets in `code`), what it was built for, and the branches
+ * still to link.
+ */
+struct pad_build {
+	struct probe *pr;
 	struct pad_table *pt;
-	uint8_t code[PAD_CODE_MAX], site[16];
-	size_t trap_off, inlen;
-	uint64_t at;
-	int n, m, err;
+	enum pad_collect collect;
+	uint64_t ipa_site;
+	bool ipa_live, no_image;
+	bool ret, ret_only;		/* the return pushed; nothing else */
+	uint8_t code[PAD_CODE_MAX];
+	size_t n;			/* the code's length so far */
+	size_t cond_skip, cond_load, cond_take;	/* native condition */
+	size_t ret_fallback, ret_done;	/* the return push's branches */
+	size_t done;			/* the collector's branch */
+	size_t trap_off, win_off;
+	size_t inlen;			/* the window's length at the site */
+	uint64_t at;			/* where the pad goes */
+};
 
-	if (!(pt = table_get(p, why, whylen)))
-		return -ENOMEM;
-	const struct arch_pad_layout *l = layout();
-	struct arch_pad_handoff h = {
-		.table = pt->remote, .entry_shift = l->entry_shift,
-		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
-		.off_ready = l->off_ready, .off_bases = l->off_bases,
-		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-	};
-	size_t done = 0;
-	uint64_t ipa_site = 0;
-	bool ipa_live = false;
-	collect = pad_mode(pr, pt, collect, &ipa_site, &ipa_live);
-	/* A condition simple enough runs first, natively: a false one
-	 * leaves before the register save (not where the pad also pushes
-	 * returns, which every call needs). */
-	size_t cond_skip = 0, cond_load = 0, cond_take = 0;
-	n = 0;
-	if (collect == PAD_IPA && !pr->pad_ret_want)
-		n = native_cond(pt, ipa_site, pr->addr, code, sizeof(code), &cond_skip,
-				&cond_load, &cond_take);
-	/* The save's length first (the window's code depends on where it
-	 * goes). */
-	m = arch->emit_save_regs(code + n, sizeof(code) - n, pr->addr);
+/* b's code grew by `m` bytes, or failed to (-errno): says why. */
+static int grown(struct pad_build *b, int m, const char *what, char *why, size_t whylen)
+{
 	if (m < 0) {
-		snprintf(why, whylen, "cannot build the pad's register save: %s",
-			 strerror(-m));
+		snprintf(why, whylen, "cannot build the pad's %s: %s", what, strerror(-m));
 		return m;
 	}
-	n += m;
-	/* A record needs the image of the registers outside the frame only
-	 * for tracepoints that read them (recording pads are tracepoints'
-	 * only); the hand-off always stores it. */
-	bool no_image = collect != PAD_STOPS &&
-			!trace_site_needs_image(pr->addr);
-	/* The return taken in the pad: the push comes first, right after
-	 * the save; it falls through to the collector (or branches to the
-	 * restore when there is nothing to record at the entry), and sends
-	 * what it cannot push to the hand-off.  Not where gdb has its
-	 * breakpoint (hits must stop there). */
+	b->n += (size_t)m;
+	return 0;
+}
+
+/* Links the branch at `from` in b's code to `to`, or says why not. */
+static int linked(struct pad_build *b, size_t from, size_t to, const char *what,
+		  char *why, size_t whylen)
+{
+	int m = agent.arch->patch_branch(b->code, from, to);
+
+	if (m < 0) {
+		snprintf(why, whylen, "cannot link the pad's %s: %s", what, strerror(-m));
+		return m;
+	}
+	return 0;
+}
+
+/* The pad's start: a condition simple enough, natively (a false one
+ * leaves before the register save; not where the pad also pushes
+ * returns, which every call needs), then the register save. */
+static int build_entry(struct pad_build *b, char *why, size_t whylen)
+{
+	if (b->collect == PAD_IPA && !b->pr->pad_ret_want)
+		b->n = (size_t)native_cond(b->pt, b->ipa_site, b->pr->addr, b->code,
+					   sizeof(b->code), &b->cond_skip,
+					   &b->cond_load, &b->cond_take);
+	return grown(b, agent.arch->emit_save_regs(b->code + b->n, sizeof(b->code) - b->n,
+						   b->pr->addr),
+		     "register save", why, whylen);
+}
+
+/*
+ * The return taken in the pad: the push comes first, right after the
+ * save; it falls through to the collector (or branches to the restore
+ * when there is nothing to record at the entry), and sends what it
+ * cannot push to the hand-off.  Not where gdb has its breakpoint (hits
+ * must stop there), nor where the process has no shadow stacks.
+ */
+static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
+{
+	struct probe *pr = b->pr;
+	struct process *p = pr->proc;
 	struct sw_breakpoint *gb = bp_find(p, pr->addr);
-	bool ret = pr->pad_ret_want && !(gb && gb->gdb_refs);
-	size_t ret_fallback = 0, ret_done = 0;
-	if (ret) {
+
+	b->ret = pr->pad_ret_want && !(gb && gb->gdb_refs);
+	if (b->ret) {
 		char rwhy[200];
-		if (ret_get(p, pt, rwhy, sizeof(rwhy)) < 0) {
+		if (pad_ret_get(p, b->pt, rwhy, sizeof(rwhy)) < 0) {
 			debug("probe at %#llx: its returns trap: %s",
 			      (unsigned long long)pr->addr, rwhy);
-			ret = false;
+			b->ret = false;
 		}
 	}
+	if (!b->ret)
+		return 0;
 	/* Nothing else at the entry: a push that succeeds goes straight
 	 * to the restore. */
-	bool ret_only = ret && collect == PAD_STOPS && pr->pad_ret_only;
-	if (ret) {
-		struct arch_ret_pad rp = {
-			.area = p->ret_area, .tramp = p->ret_itramp,
-			.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
-			.fsgsbase = pt->fsgsbase,
-		};
-		m = arch->emit_ret_entry(code + n, sizeof(code) - n, &rp, &ret_fallback,
-					 ret_only ? &ret_done : NULL);
-		if (m < 0) {
-			snprintf(why, whylen, "cannot build the pad's return push: %s",
-				 strerror(-m));
-			return m;
-		}
-		ret_fallback += n;
-		if (ret_only)
-			ret_done += n;
-		n += m;
-	}
-	if (collect != PAD_STOPS) {
-		struct arch_pad_ring r = {
-			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
-			.record_shift = record_shift(), .nrecords = RING_RECORDS,
-			.off_seq = l->off_seq, .off_bases = l->off_bases,
-			.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-			.time_tid = collect == PAD_REGS_TIME_TID || ipa_live,
-			.clock_call = vdso_clock(p, pt),
-			.off_tid = l->off_tid, .off_time = l->off_time,
-			.image = !no_image,
-			.ipa_call = ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
-			.ipa_site = ipa_site,
-			.ipa_wants = ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
-			.off_blocks = blocks_off(), .blocks_size = blocks_size(),
-		};
-		m = arch->emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
-		if (m < 0) {
-			snprintf(why, whylen, "cannot build the pad's collector: %s",
-				 strerror(-m));
-			return m;
-		}
-		done += n;
-		n += m;
-	}
-	if (ret && (m = arch->patch_branch(code, ret_fallback, (size_t)n)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's return push: %s",
-			 strerror(-m));
-		return m;
-	}
-	m = arch->emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap_off);
-	if (m < 0) {
-		snprintf(why, whylen, "cannot build the pad's hand-off: %s", strerror(-m));
-		return m;
-	}
-	trap_off += n;
-	n += m;
-	if (collect != PAD_STOPS && (m = arch->patch_branch(code, done, n)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's collector: %s",
-			 strerror(-m));
-		return m;
-	}
-	if (ret_only && (m = arch->patch_branch(code, ret_done, (size_t)n)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's return push: %s",
-			 strerror(-m));
-		return m;
-	}
-	if (ret && !ret_only) {
-		/* The collector and the hand-off come here too: the entry's
-		 * time after the entry frame's. */
-		m = arch->emit_ret_stamp(code + n, sizeof(code) - n);
-		if (m < 0) {
-			snprintf(why, whylen, "cannot build the pad's return stamp: %s",
-				 strerror(-m));
-			return m;
-		}
-		n += m;
-	}
-	m = arch->emit_restore_regs(code + n, sizeof(code) - n);
-	if (m < 0) {
-		snprintf(why, whylen, "cannot build the pad's register restore: %s",
-			 strerror(-m));
-		return m;
-	}
-	n += m;
-	/* The window, relocated, plus the jump back. */
-	err = xol_span_alloc(p, pr->addr, n + arch->pad_window_max, &at);
+	b->ret_only = b->collect == PAD_STOPS && pr->pad_ret_only;
+	struct arch_ret_pad rp = {
+		.area = p->ret_area, .tramp = p->ret_itramp,
+		.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
+		.fsgsbase = b->pt->fsgsbase,
+	};
+	size_t at = b->n;
+	int err = grown(b, agent.arch->emit_ret_entry(b->code + b->n, sizeof(b->code) - b->n,
+						      &rp, &b->ret_fallback,
+						      b->ret_only ? &b->ret_done : NULL),
+			"return push", why, whylen);
+	b->ret_fallback += at;
+	if (b->ret_only)
+		b->ret_done += at;
+	return err;
+}
+
+/* A recording pad's (or a collector's) record of the hit in the ring;
+ * a full ring falls through to the hand-off. */
+static int build_collect(struct pad_build *b, char *why, size_t whylen)
+{
+	struct pad_table *pt = b->pt;
+	const struct arch_pad_layout *l = layout();
+
+	if (b->collect == PAD_STOPS)
+		return 0;
+	struct arch_pad_ring r = {
+		.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
+		.record_shift = record_shift(), .nrecords = RING_RECORDS,
+		.off_seq = l->off_seq, .off_bases = l->off_bases,
+		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
+		.time_tid = b->collect == PAD_REGS_TIME_TID || b->ipa_live,
+		.clock_call = vdso_clock(b->pr->proc, pt),
+		.off_tid = l->off_tid, .off_time = l->off_time,
+		.image = !b->no_image,
+		.ipa_call = b->ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
+		.ipa_site = b->ipa_site,
+		.ipa_wants = b->ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
+		.off_blocks = blocks_off(), .blocks_size = blocks_size(),
+	};
+	size_t at = b->n;
+	int err = grown(b, agent.arch->emit_pad_collect(b->code + b->n,
+							sizeof(b->code) - b->n, &r, &b->done),
+			"collector", why, whylen);
+	b->done += at;
+	return err;
+}
+
+/* The hand-off (claim an entry, trap), the return's stamp, the register
+ * restore, and the branches of the parts before linked to them. */
+static int build_tail(struct pad_build *b, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	const struct arch_pad_layout *l = layout();
+	struct arch_pad_handoff h = {
+		.table = b->pt->remote, .entry_shift = l->entry_shift,
+		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
+		.off_ready = l->off_ready, .off_bases = l->off_bases,
+		.off_frame = l->off_frame, .xsave = b->pt->xsave,
+		.fsgsbase = b->pt->fsgsbase,
+	};
+	size_t at;
+	int err;
+
+	if (b->ret && (err = linked(b, b->ret_fallback, b->n, "return push",
+				    why, whylen)) < 0)
+		return err;
+	at = b->n;
+	if ((err = grown(b, arch->emit_pad_handoff(b->code + b->n, sizeof(b->code) - b->n,
+						   &h, &b->trap_off),
+			 "hand-off", why, whylen)) < 0)
+		return err;
+	b->trap_off += at;
+	if (b->collect != PAD_STOPS &&
+	    (err = linked(b, b->done, b->n, "collector", why, whylen)) < 0)
+		return err;
+	if (b->ret_only &&
+	    (err = linked(b, b->ret_done, b->n, "return push", why, whylen)) < 0)
+		return err;
+	/* The collector and the hand-off come here too: the entry's time
+	 * after the entry frame's. */
+	if (b->ret && !b->ret_only &&
+	    (err = grown(b, arch->emit_ret_stamp(b->code + b->n, sizeof(b->code) - b->n),
+			 "return stamp", why, whylen)) < 0)
+		return err;
+	return grown(b, arch->emit_restore_regs(b->code + b->n, sizeof(b->code) - b->n),
+		     "register restore", why, whylen);
+}
+
+/* The pad's place within the jump's reach, and the window (the code the
+ * jump covers), relocated there, plus the jump back. */
+static int build_window(struct pad_build *b, const uint8_t *func, uint64_t func_size,
+			uint64_t func_addr, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct probe *pr = b->pr;
+	int m, err;
+
+	err = xol_span_alloc(pr->proc, pr->addr, b->n + arch->pad_window_max, &b->at);
 	if (err < 0) {
 		snprintf(why, whylen, "no room for a pad within reach");
 		return err;
 	}
-	size_t win_off = n;
+	b->win_off = b->n;
 	m = arch->relocate_window(func, func_size, func_addr, pr->addr,
-				  arch->pad_jump_len, at + n, code + n,
-				  sizeof(code) - n, &inlen);
-	if (m < 0 || inlen > sizeof(site)) {
+				  arch->pad_jump_len, b->at + b->n, b->code + b->n,
+				  sizeof(b->code) - b->n, &b->inlen);
+	if (m < 0 || b->inlen > PAD_SITE_MAX) {
 		snprintf(why, whylen, "the code at the probe cannot run in a pad: %s",
 			 m == -EXDEV ? "a branch lands inside the jump's bytes" :
 			 m == -ERANGE ? "the function ends first" :
@@ -1227,22 +925,34 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 			 m < 0 ? strerror(-m) : "the window is too long");
 		return m < 0 ? m : -E2BIG;
 	}
-	n += m;
-	if (cond_skip && (m = arch->patch_branch(code, cond_skip, win_off)) < 0) {
-		snprintf(why, whylen, "cannot link the pad's condition: %s",
-			 strerror(-m));
-		return m;
-	}
-	if ((err = window_free(pr, inlen, why, whylen)) < 0)
+	b->n += (size_t)m;
+	if (b->cond_skip &&
+	    (err = linked(b, b->cond_skip, b->win_off, "condition", why, whylen)) < 0)
 		return err;
-	if (mem_write_raw(p, at, code, n) != n) {
-		snprintf(why, whylen, "cannot write the pad at 0x%llx", (unsigned long long)at);
+	return 0;
+}
+
+/* The pad written, the jump over the site, and the probe told of it. */
+static int install(struct pad_build *b, char *why, size_t whylen)
+{
+	struct probe *pr = b->pr;
+	struct process *p = pr->proc;
+	struct pad_table *pt = b->pt;
+	uint8_t site[PAD_SITE_MAX];
+	int err;
+
+	if ((err = window_free(pr, b->inlen, why, whylen)) < 0)
+		return err;
+	if (mem_write_raw(p, b->at, b->code, b->n) != (ssize_t)b->n) {
+		snprintf(why, whylen, "cannot write the pad at 0x%llx",
+			 (unsigned long long)b->at);
 		return -EIO;
 	}
-	if ((err = site_code(pr, at, site, sizeof(site), inlen, why, whylen)) < 0)
+	if ((err = site_code(pr, b->at, site, sizeof(site), b->inlen, why, whylen)) < 0)
 		return err;
-	keeper_code(p->pid, KEEPER_PAD, at + trap_off, pr->addr, 0, 0, -1, l->off_ready);
-	err = bp_patch(p, pr->addr, site, inlen);
+	keeper_code(p->pid, KEEPER_PAD, b->at + b->trap_off, pr->addr, 0, 0, -1,
+		    layout()->off_ready);
+	err = bp_patch(p, pr->addr, site, b->inlen);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot write the jump at 0x%llx: %s",
 			 (unsigned long long)pr->addr, strerror(-err));
@@ -1251,22 +961,50 @@ static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *fun
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, at, at + trap_off, pr->addr, (size_t)n,
-				cond_load ? at + cond_load : 0,
-				cond_skip ? at + cond_take : 0 };
+	*c = (struct pad_code){ pt->codes, b->at, b->at + b->trap_off, pr->addr, b->n,
+				b->cond_load ? b->at + b->cond_load : 0,
+				b->cond_skip ? b->at + b->cond_take : 0 };
 	pt->codes = c;
-	pr->pad = at;
-	pr->pad_len = n;
-	pr->pad_window = inlen;
-	pr->pad_resume = at + win_off;
-	pr->pad_collect = collect;
-	pr->pad_ipa_site = ipa_site;
-	pr->pad_ipa_live = ipa_live;
-	pr->pad_no_image = no_image;
-	pr->pad_ret = ret;
-	debug("pad for %#llx at %#llx, %d bytes%s", (unsigned long long)pr->addr,
-	      (unsigned long long)at, n, no_image ? ", records without the image" : "");
+	pr->pad = b->at;
+	pr->pad_len = b->n;
+	pr->pad_window = b->inlen;
+	pr->pad_resume = b->at + b->win_off;
+	pr->pad_collect = b->collect;
+	pr->pad_ipa_site = b->ipa_site;
+	pr->pad_ipa_live = b->ipa_live;
+	pr->pad_no_image = b->no_image;
+	pr->pad_ret = b->ret;
+	debug("pad for %#llx at %#llx, %zu bytes%s", (unsigned long long)pr->addr,
+	      (unsigned long long)b->at, b->n,
+	      b->no_image ? ", records without the image" : "");
 	return 0;
+}
+
+/*
+ * The pad of `pr`, built in steps: its entry (native condition, register
+ * save), the return push, the record in the ring, the hand-off and the
+ * restore, the relocated window; then written, and the site patched.
+ */
+static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
+		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen)
+{
+	struct pad_build build = { .pr = pr }, *b = &build;
+	int err;
+
+	if (!(b->pt = table_get(pr->proc, why, whylen)))
+		return -ENOMEM;
+	b->collect = pad_mode(pr, b->pt, collect, &b->ipa_site, &b->ipa_live);
+	/* A record needs the image of the registers outside the frame only
+	 * for tracepoints that read them (recording pads are tracepoints'
+	 * only); the hand-off always stores it. */
+	b->no_image = b->collect != PAD_STOPS && !trace_site_needs_image(pr->addr);
+	if ((err = build_entry(b, why, whylen)) < 0 ||
+	    (err = build_ret_push(b, why, whylen)) < 0 ||
+	    (err = build_collect(b, why, whylen)) < 0 ||
+	    (err = build_tail(b, why, whylen)) < 0 ||
+	    (err = build_window(b, func, func_size, func_addr, why, whylen)) < 0)
+		return err;
+	return install(b, why, whylen);
 }
 
 /*
@@ -1335,7 +1073,7 @@ void pad_detach(struct probe *pr)
 	pr->pad_ret = false;
 }
 
-static struct pad_code *code_at(struct process *p, uint64_t pc)
+struct pad_code *pad_code_at(struct process *p, uint64_t pc)
 {
 	if (!p->pads)
 		return NULL;
@@ -1347,7 +1085,7 @@ static struct pad_code *code_at(struct process *p, uint64_t pc)
 
 bool pad_contains(struct process *p, uint64_t pc)
 {
-	return code_at(p, pc) != NULL;
+	return pad_code_at(p, pc) != NULL;
 }
 
 /* The probe whose pad starts at `pc`: a thread single-stepped its jump. */
@@ -1357,586 +1095,6 @@ struct probe *pad_entered(struct process *p, uint64_t pc)
 		if (pr->pad && pr->pad == pc)
 			return pr;
 	return NULL;
-}
-
-static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
-{
-	return regs_load_pad(t, (const uint64_t *)(e + layout()->off_frame), e, pt->xsave,
-			     pt->fsgsbase ? (const uint64_t *)(e + layout()->off_bases) : NULL,
-			     true);
-}
-
-/*
- * Where the trap leaves the pc on itself (aarch64's BRK:
- * bp_pc_after_trap 0), a thread resumed as it is would trap again.
- */
-static bool trap_stays(void)
-{
-	return agent.arch->bp_pc_after_trap < agent.arch->bp_len;
-}
-
-/* Thread t, stopped at a pad's trap with its entry marked done, runs on
- * through the pad from the instruction after the trap. */
-static void run_on(struct thread *t)
-{
-	const struct arch_ops *arch = agent.arch;
-	uint64_t pc;
-
-	regs_invalidate(t);
-	if (!trap_stays())
-		return;
-	pc = regs_get_pc(t);
-	if (!pc || regs_set(t, (unsigned int)arch->pc_regnum,
-			    pc - arch->bp_pc_after_trap + arch->bp_len) < 0)
-		debug("thread %d: cannot move past its pad's trap", t->tid);
-}
-
-static void release(uint8_t *e)
-{
-	__atomic_store_n(word(e, layout()->off_ready), PAD_FREE, __ATOMIC_RELAXED);
-	__atomic_store_n(word(e, layout()->off_owner), 0, __ATOMIC_RELEASE);
-}
-
-/*
- * A SIGTRAP of `t`: whether it is a pad's.  PAD_TRAP_HIT: the registers
- * of the hit are in t's cache and *pr is the probe; the caller handles
- * the hit, then pad_continue (the thread runs on in the pad) or
- * pad_leave.  PAD_TRAP_RESUME: a pad whose probe is gone (the thread
- * runs on through it).  PAD_TRAP_NONE: not a pad's.
- */
-enum pad_trap pad_trap(struct thread *t, struct probe **pr)
-{
-	struct pad_table *pt = t->proc->pads;
-	uint8_t *e = pt && pt->local ? owned_entry(pt, t->tid, PAD_READY) : NULL;
-
-	if (!e) {
-		/* A vfork child runs its parent's pads, in shared memory. */
-		for (struct process *o = agent.processes; o; o = o->next) {
-			if (o == t->proc || !o->pads || !o->pads->local)
-				continue;
-			if ((e = owned_entry(o->pads, t->tid, PAD_READY))) {
-				debug("thread %d ran a pad of process %d", t->tid, o->pid);
-				__atomic_store_n(word(e, layout()->off_ready), PAD_DONE,
-						 __ATOMIC_RELEASE);
-				run_on(t);
-				return PAD_TRAP_RESUME;
-			}
-		}
-		return PAD_TRAP_NONE;
-	}
-	*pr = probe_at(t->proc, frame_pc(e));
-	if (!*pr || !(*pr)->pad || load(t, pt, e) < 0) {
-		__atomic_store_n(word(e, layout()->off_ready), PAD_DONE, __ATOMIC_RELEASE);
-		run_on(t);
-		return PAD_TRAP_RESUME;
-	}
-	t->pad_entry = e;	/* pad_continue or pad_leave frees it */
-	return PAD_TRAP_HIT;
-}
-
-/*
- * After a hit: the thread runs on in its pad.  Where the trap stays on
- * itself, the thread instead takes the frame's registers (its cache
- * since the hit) with its pc at the pad's copy of the displaced code,
- * which jumps back: one register write instead of a read and a write to
- * move the pc past the trap, and the entry is freed here.
- */
-void pad_continue(struct thread *t)
-{
-	uint8_t *e = t->pad_entry ? t->pad_entry
-				  : owned_entry(t->proc->pads, t->tid, PAD_READY);
-
-	t->pad_entry = NULL;
-	if (e && trap_stays() && t->regs_pad) {
-		struct probe *pr = probe_at(t->proc, regs_get_pc(t));
-		if (pr && pr->pad &&
-		    regs_set(t, (unsigned int)agent.arch->pc_regnum, pr->pad_resume) == 0 &&
-		    regs_flush(t) == 0) {
-			release(e);
-			return;
-		}
-	}
-	if (e)
-		__atomic_store_n(word(e, layout()->off_ready), PAD_DONE, __ATOMIC_RELEASE);
-	run_on(t);
-}
-
-/*
- * After a hit, or on the way out of a pad at its trap: the thread gets
- * the registers it had at the probe (its cache, loaded from the entry),
- * PC included, and the entry is freed.  The displaced instruction has
- * not run.
- */
-int pad_leave(struct thread *t)
-{
-	struct pad_table *pt = t->proc->pads;
-	uint8_t *e = t->pad_entry;
-	int err;
-
-	t->pad_entry = NULL;
-	if (!e)
-		e = owned_entry(pt, t->tid, PAD_READY);
-	if (!e)
-		e = owned_entry(pt, t->tid, PAD_DONE);
-	if (!e || !t->regs_pad)
-		return -ENOENT;
-	t->regs_dirty = true;
-	err = regs_flush(t);
-	if (err < 0) {
-		debug("thread %d: cannot leave its pad: %s", t->tid, strerror(-err));
-		return err;
-	}
-	release(e);
-	return 0;
-}
-
-static int mem_cb_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	return mem_read_raw(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
-}
-
-static int mem_cb_write(void *ctx, uint64_t addr, const void *buf, size_t len)
-{
-	return mem_write_raw(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
-}
-
-/*
- * A thread stopped in pad code `c` where a step makes no progress (the
- * arch's pad_step said so): back at the probe with the registers of the
- * frame at `frame_at`, the hit not taken (it comes again when the thread
- * runs on).  Nothing of the hit is published yet there.
- */
-static int rewind_to_probe(struct thread *t, const struct pad_code *c,
-			   uint64_t frame_at)
-{
-	static const uint8_t no_image[1024];
-	const struct arch_pad_layout *l = layout();
-	uint64_t frame[FRAME_WORDS_MAX];
-	size_t n = (size_t)l->frame_words * 8;
-	int err;
-
-	if (l->frame_words > FRAME_WORDS_MAX || l->image_bytes > sizeof(no_image))
-		return -E2BIG;
-	if (mem_read_raw(t->proc, frame_at, frame, n) != (ssize_t)n)
-		return -EFAULT;
-	if (frame[l->frame_pc] != c->site)
-		return -EINVAL;
-	if ((err = regs_load_pad(t, frame, no_image, false, NULL, true)) < 0)
-		return err;
-	t->regs_dirty = true;
-	return regs_flush(t);
-}
-
-/*
- * A stopped thread inside a pad goes back to the original code: gdb is
- * told of its stop, or the pad goes.  At the trap, with its entry still
- * its own, it takes the registers of the entry at the probe (a hit not
- * yet handled is handled first); anywhere else it is single-stepped to
- * the trap or out, or, where the arch says a step cannot go on (an
- * exclusive pair before the hit is published), put back at the probe
- * with its frame.  Signals that come meanwhile are queued again.
- * Returns true if it moved.
- */
-bool pad_settle(struct thread *t)
-{
-	const struct arch_ops *arch = agent.arch;
-	struct process *p = t->proc;
-	struct pad_table *pt = p->pads;
-	siginfo_t kept[4];
-	int nkept = 0;
-	bool moved = false;
-
-	if (!pt || !pt->local)
-		return false;
-	for (int steps = 0; steps < 100000; steps++) {
-		uint64_t pc = regs_get_pc(t);
-		struct pad_code *c = code_at(p, pc);
-		int status;
-
-		if (!c)
-			break;
-		moved = true;
-		if (p->ret_itrap && pc == p->ret_itrap + arch->bp_pc_after_trap)
-			trace_drain(false);	/* the trampoline waits for room */
-		if (pc == c->trap + arch->bp_pc_after_trap) {
-			uint8_t *e = owned_entry(pt, t->tid, PAD_READY);
-			struct probe *pr = probe_at(p, c->site);
-
-			/* A hit that must wait is not taken: the thread
-			 * hits the probe again once out. */
-			bool taken = true;
-			if (e && pr && pr->pad && load(t, pt, e) == 0 && pr->on_hit &&
-			    t->probe_skip != c->site)
-				taken = pr->on_hit(pr, t, pr->arg) != PROBE_HIT_WAIT;
-			if (!e)
-				e = owned_entry(pt, t->tid, PAD_DONE);
-			if (e && (t->regs_pad || load(t, pt, e) == 0)) {
-				if (pad_leave(t) == 0) {
-					if (taken)
-						t->probe_skip = c->site;
-					break;
-				}
-			}
-			regs_invalidate(t);
-			if (trap_stays()) {
-				/* Stepped, the trap would only trap again. */
-				run_on(t);
-				if (regs_flush(t) < 0)
-					break;
-				continue;
-			}
-		}
-		/* What a step cannot do there, the arch does or says. */
-		uint8_t insn[ARCH_INSN_MAX];
-		size_t len = c->addr + c->len - pc;
-		if (len > arch->max_insn_len)
-			len = arch->max_insn_len;
-		if (len > sizeof(insn))
-			len = sizeof(insn);
-		uint8_t *blk = regs_block_gpr(t);
-		if (!blk || mem_read_raw(p, pc, insn, len) != (ssize_t)len)
-			break;
-		struct arch_gpregs g;
-		struct arch_mem mem = { p, mem_cb_read, mem_cb_write };
-		regs_to_gpregs(blk, &g);
-		int how = arch->pad_step(insn, len, &g, &mem);
-		if (how == ARCH_PAD_DONE) {
-			regs_from_gpregs(blk, &g);
-			t->regs_dirty = true;
-			if (regs_flush(t) < 0)
-				break;
-			continue;
-		}
-		if (how == ARCH_PAD_REWIND) {
-			int err = rewind_to_probe(t, c, g.gpr[arch->pad_frame_regnum]);
-			if (err < 0) {
-				debug("thread %d: cannot go back from its pad at %#llx: %s",
-				      t->tid, (unsigned long long)pc, strerror(-err));
-				regs_invalidate(t);
-			} else {
-				debug("thread %d: back from its pad at %#llx to the probe",
-				      t->tid, (unsigned long long)pc);
-			}
-			break;
-		}
-		if (how < 0 || thread_step(t, 0) < 0)
-			break;
-		regs_invalidate(t);
-		/* Looked at first: an exit stays for the main loop to reap. */
-		siginfo_t si = { 0 };
-		if (waitid(P_PID, t->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0)
-			break;
-		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED) {
-			debug("thread %d ended while leaving a pad", t->tid);
-			t->state = THREAD_RUNNING;
-			break;
-		}
-		if (waitpid(t->tid, &status, __WALL) != t->tid)
-			break;
-		int sig = WSTOPSIG(status);
-		if (sig == SIGTRAP || (status >> 16))
-			continue;
-		if (sig == SIGSTOP && t->stop_expected) {
-			t->stop_expected = false;
-			continue;
-		}
-		if (nkept < 4 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &kept[nkept]) == 0)
-			nkept++;
-	}
-	for (int i = 0; i < nkept; i++)
-		syscall(SYS_rt_tgsigqueueinfo, p->pid, t->tid, kept[i].si_signo, &kept[i]);
-	if (moved)
-		debug("thread %d left a pad at %#llx", t->tid,
-		      (unsigned long long)regs_get_pc(t));
-	return moved;
-}
-
-/* A thread of p's that is none of its threads: records' registers are
- * loaded into it for their owner (the hitting thread went on long ago).
- * Its tid is the record's, where the pad stored one, else 0. */
-static struct thread *standin_new(struct process *p)
-{
-	struct thread *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return NULL;
-	if (!(t->regcache = calloc(1, regs_cache_size()))) {
-		free(t);
-		return NULL;
-	}
-	t->proc = p;
-	t->state = THREAD_STOPPED;
-	return t;
-}
-
-static void standin_free(struct thread *t)
-{
-	if (!t)
-		return;
-	ret_thread_free(t);
-	free(t->regcache);
-	free(t);
-}
-
-/* The hit's time a recording pad stored in record `rec`, in us. */
-static uint64_t record_time_us(const uint8_t *rec)
-{
-	int64_t ts[2];
-
-	memcpy(ts, rec + layout()->off_time, 16);
-	return (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
-}
-
-/*
- * A record the return trampoline wrote: the registers as the return
- * left them (pc: the real return address) and the descriptor (struct
- * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
- * the latency and time from the TSC.  `take`: there is a taker (not a
- * salvage).  False: no room for it yet, the record stays.
- */
-static bool take_return(struct pad_table *pt, uint64_t pos,
-			struct thread *standin, bool take)
-{
-	uint8_t *rec = record_at(pt, pos);
-	const struct arch_pad_layout *l = layout();
-	const uint8_t *d = rec + blocks_off();
-	uint64_t func_run, ticks, tsc, real;
-	uint32_t tid, magic;
-	bool taken = true;
-
-	memcpy(&func_run, d + RET_REC_FUNC, 8);
-	memcpy(&ticks, d + RET_REC_TICKS, 8);
-	memcpy(&tsc, d + RET_REC_TSC, 8);
-	memcpy(&tid, d + RET_REC_TID, 4);
-	memcpy(&magic, d + RET_REC_MAGIC, 4);
-	memcpy(&real, d + RET_REC_RET, 8);
-	standin->tid = (pid_t)tid;
-	if (take && magic == RET_REC_MAGIC_VALUE &&
-	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
-			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0) {
-		uint8_t *blk = regs_block_gpr(standin);
-		struct arch_gpregs g;
-		if (blk) {
-			regs_to_gpregs(blk, &g);
-			g.pc = real;
-			regs_from_gpregs(blk, &g);
-			taken = trace_drain_return(standin, func_run & ((1ull << 48) - 1),
-						   (uint32_t)(func_run >> 48),
-						   tsc_ns(ticks), tsc_real_us(tsc));
-		}
-	}
-	regs_invalidate(standin);
-	if (taken) {
-		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
-		pt->ret_recorded++;
-	}
-	return taken;
-}
-
-/* One published record: to `fn`, then free for its next round. */
-static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
-			struct thread *standin,
-			bool (*fn)(struct probe *, struct thread *, uint64_t,
-				   const void *, void *),
-			void *arg)
-{
-	uint8_t *rec = record_at(pt, pos);
-	const struct arch_pad_layout *l = layout();
-	uint64_t site = frame_pc(rec);
-	if (p->ret_itramp && site == p->ret_itramp)
-		return take_return(pt, pos, standin, fn != NULL);
-	struct probe *pr = probe_at(p, site);
-	uint64_t time_us = 0;
-
-	standin->tid = 0;
-	if (pr && (pr->pad_collect == PAD_REGS_TIME_TID ||
-		   (pr->pad_collect == PAD_IPA && pr->pad_ipa_live))) {
-		uint32_t tid;
-		memcpy(&tid, rec + l->off_tid, 4);
-		standin->tid = (pid_t)tid;
-		time_us = record_time_us(rec);
-	}
-	/* The collector's verdict: nothing to record (a false condition,
-	 * past the pass count), or the hit went on to the hand-off. */
-	const struct ipa_site_out *so = NULL;
-	if (pr && pr->pad_collect == PAD_IPA) {
-		so = (const struct ipa_site_out *)(rec + blocks_off());
-		if (so->verdict == IPA_SKIP || so->verdict == IPA_TRAP ||
-		    so->len > blocks_size() - sizeof(*so)) {
-			/* Counted by the collector (pad_ipa_skipped), or as
-			 * the stop it became. */
-			__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
-			return true;
-		}
-	}
-	bool taken = true;
-	if (pr && fn &&
-	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame),
-			  pr->pad_no_image ? NULL : rec, pt->xsave,
-			  (const uint64_t *)(rec + l->off_bases), false) == 0)
-		taken = fn(pr, standin, time_us, so, arg);
-	regs_invalidate(standin);
-	if (taken) {
-		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
-		if (pr)
-			pr->hits_recorded++;
-	}
-	return taken;
-}
-
-/* pad_drain's owner callback, for pad_ring_drain. */
-struct drain {
-	struct process *p;
-	struct pad_table *pt;
-	bool (*fn)(struct probe *, struct thread *, uint64_t, const void *,
-		   void *);
-	void *arg;
-};
-
-static bool drain_take(uint64_t pos, uint8_t *rec, void *arg)
-{
-	struct drain *d = arg;
-
-	(void)rec;	/* take_record finds it again by pos */
-	return take_record(d->p, d->pt, pos, d->pt->standin, d->fn, d->arg);
-}
-
-/*
- * The hits the pads of `p` collected in the process, in the order they
- * took their records: `fn` gets the probe and a stand-in thread (not one
- * of p's: the hitting thread went on long ago) whose register cache holds
- * the hit's registers.  A record still being written is passed over and
- * taken by a later call: its writer may be stopped, or even gone for good
- * (a signal handler that never returned), which must not hold up the
- * rest.  Such a record's place in the ring stays taken, and once the ring
- * comes round to it the pads stop at every hit instead, losing none.
- * When `fn` refuses a record (no room for it yet), it stays in the ring
- * and the drain ends: the next call starts from it.
- * Returns the number of records taken.
- */
-int pad_drain(struct process *p,
-	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
-			 const void *blocks, void *arg), void *arg)
-{
-	struct pad_table *pt = p->pads;
-
-	if (!pt || !pt->local)
-		return 0;
-	if (!pt->standin && !(pt->standin = standin_new(p)))
-		abort();
-	if (p->ret_area)
-		tsc_refine();
-	struct pad_ring ring = {
-		.records = pt->local + ring_off() + RING_RECORDS_OFF,
-		.head = (const volatile uint64_t *)(pt->local + ring_off()),
-		.record_shift = record_shift(),
-		.nrecords = RING_RECORDS,
-		.off_seq = layout()->off_seq,
-	};
-	struct drain d = { p, pt, fn, arg };
-	return pad_ring_drain(&ring, &pt->reader, drain_take, &d);
-}
-
-/*
- * The shared tables an earlier agent left in `p` (it died: the keeper put
- * the program back and left the table mapped, with the records its ring
- * still held), found by the memfd's name in the process's mappings; the
- * table of this agent's own pads is not one of them.  Fills `starts`
- * with their addresses; returns how many, or -errno.
- */
-static int old_tables(struct process *p, uint64_t *starts, int max)
-{
-	char path[64], line[512];
-	FILE *f;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	if (!(f = fopen(path, "re")))
-		return -errno;
-	while (n < max && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		if (!strstr(line, "/memfd:probe-agent-pads") ||
-		    sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi - lo != shm_size() ||
-		    (p->pads && p->pads->remote == lo))
-			continue;
-		starts[n++] = lo;
-	}
-	fclose(f);
-	return n;
-}
-
-/*
- * Salvage: the records an earlier agent's recording pads published in
- * `p` and that agent never took, oldest first, each to `fn` with its site
- * and a stand-in thread whose registers are the hit's (the record's tid
- * and time too, valid where the pad stored them; x86-64 pads always
- * store the bases, by rdfsbase or arch_prctl).  The ring is read
- * through the process's memory (this agent has no mapping of it), and
- * every record handed over is marked taken there, so that a second
- * salvage does not see it again.  Records still claimed but unwritten
- * (a writer stopped or gone) are left.  Returns the records handed over,
- * or -errno.
- */
-int pad_salvage(struct process *p,
-		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
-			   uint64_t time_us, void *arg), void *arg)
-{
-	struct thread *standin;
-	const struct arch_pad_layout *l = layout();
-	size_t ring_bytes;
-	uint64_t starts[8];
-	bool xsave = false, fsgsbase = false;
-	uint8_t *records;
-	int ntables, taken = 0;
-
-	if (!l || !agent.ptrace->pad_options)
-		return 0;	/* no pads on this arch: none left either */
-	ring_bytes = ring_records_bytes();
-	agent.ptrace->pad_options(p, &xsave, &fsgsbase);
-	ntables = old_tables(p, starts, 8);
-	if (ntables <= 0)
-		return ntables;
-	if (!(records = malloc(ring_bytes)))
-		return -ENOMEM;
-	if (!(standin = standin_new(p))) {
-		free(records);
-		return -ENOMEM;
-	}
-	for (int k = 0; k < ntables; k++) {
-		uint64_t ring = starts[k] + ring_off(), head;
-		uint64_t base = ring + RING_RECORDS_OFF;
-
-		if (mem_read_raw(p, ring, &head, 8) != 8 ||
-		    mem_read_raw(p, base, records, ring_bytes) != (ssize_t)ring_bytes) {
-			debug("table at %#llx in %d: unreadable", (unsigned long long)starts[k],
-			      p->pid);
-			continue;
-		}
-		for (uint64_t pos = head > RING_RECORDS ? head - RING_RECORDS : 0;
-		     pos < head; pos++) {
-			size_t off = (size_t)(pos & (RING_RECORDS - 1)) << record_shift();
-			uint8_t *rec = records + off;
-			uint64_t seq, done = pos + RING_RECORDS;
-			uint32_t tid;
-
-			memcpy(&seq, rec + l->off_seq, 8);
-			if (seq != pos + 1)
-				continue;	/* taken, or never written */
-			memcpy(&tid, rec + l->off_tid, 4);
-			standin->tid = 0;
-			if (regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec, xsave,
-					  (const uint64_t *)(rec + l->off_bases), false) == 0) {
-				fn(frame_pc(rec), standin,
-				   (pid_t)tid, record_time_us(rec), arg);
-				taken++;
-			}
-			regs_invalidate(standin);
-			mem_write_raw(p, base + off + l->off_seq, &done, 8);
-		}
-	}
-	free(records);
-	standin_free(standin);
-	return taken;
 }
 
 /* A fork child's copy of the sites: breakpoints again (its memory). */
@@ -1963,7 +1121,7 @@ static void table_free(struct process *p)
 		munmap(pt->local, shm_size());
 	if (pt->ipa_local)
 		munmap(pt->ipa_local, pt->ipa_size);
-	standin_free(pt->standin);
+	pad_standin_free(pt->standin);
 	free(pt);
 	p->pads = NULL;
 }
@@ -1983,10 +1141,10 @@ void pad_unmap(struct process *p)
 			      p->pid);
 	}
 	if (p->pads && p->pads->remote && t)
-		remote_call(t, SYS_munmap, (long)p->pads->remote, (long)shm_size(),
+		pad_remote_call(t, SYS_munmap, (long)p->pads->remote, (long)shm_size(),
 			    0, 0, 0, 0, &ret);
 	if (p->pads && p->pads->ipa_local && t)
-		remote_call(t, SYS_munmap, (long)p->pads->ipa_remote,
+		pad_remote_call(t, SYS_munmap, (long)p->pads->ipa_remote,
 			    (long)p->pads->ipa_size, 0, 0, 0, 0, &ret);
 	table_free(p);
 }

@@ -72,7 +72,7 @@
  * Returns with no stop (x86-64, pads).  Where the probe is a jump pad at
  * a function symbol's first instruction and the return probes there need
  * only registers and variables (tracepoint.c: ret_pad_ok), the pad does
- * the entry's work itself and the return never traps (pad.c ret_get,
+ * the entry's work itself and the return never traps (pad-ret.c pad_ret_get,
  * arch emit_ret_entry / emit_ret_exit, struct arch_ret_pad):
  *
  *   entry pad:   push {slot = sp, ret = [sp], TSC, func|run} on the
@@ -83,7 +83,7 @@
  *                entry of the slot (a tail call's chain, innermost
  *                first): a ring record each, pc field = the trampoline,
  *                the real address in its descriptor; jmp *real
- *   drain:       pad.c take_return -> trace_drain_return -> run_site,
+ *   drain:       pad-drain.c take_return -> trace_drain_return -> run_site,
  *                as do_return -> trace_return does for a trapped return
  *
  * The same invariants hold for those entries, with the process as their
@@ -261,7 +261,7 @@ static int find_slot(const struct ret_stack *rs, uint64_t slot)
 	return ret_stack_find(rs, slot);
 }
 
-/* --- the in-process shadow stacks (pad.c, struct arch_ret_pad) ----------- */
+/* --- the in-process shadow stacks (pad-ret.c, struct arch_ret_pad) ----------- */
 
 /*
  * Where the jump pads take returns with no stop (x86-64), a thread's

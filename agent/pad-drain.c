@@ -1,0 +1,308 @@
+/*
+ * pad-drain.c - the ring's records to their owner: a recording pad's
+ * hits and the return trampoline's returns (pad_drain), loaded into a
+ * stand-in thread for the owner's callback, and records a gone agent
+ * left in an old table salvaged by a new one (pad_salvage).  The ring's
+ * order and holes are pad-ring.c's.
+ */
+#define LOG_DOMAIN "pad"
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/ipa/ipa-abi.h"
+#include "agent/log.h"
+#include "agent/pad-int.h"
+
+/* A thread of p's that is none of its threads: records' registers are
+ * loaded into it for their owner (the hitting thread went on long ago).
+ * Its tid is the record's, where the pad stored one, else 0. */
+static struct thread *standin_new(struct process *p)
+{
+	struct thread *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (!(t->regcache = calloc(1, regs_cache_size()))) {
+		free(t);
+		return NULL;
+	}
+	t->proc = p;
+	t->state = THREAD_STOPPED;
+	return t;
+}
+
+void pad_standin_free(struct thread *t)
+{
+	if (!t)
+		return;
+	ret_thread_free(t);
+	free(t->regcache);
+	free(t);
+}
+
+/* The hit's time a recording pad stored in record `rec`, in us. */
+static uint64_t record_time_us(const uint8_t *rec)
+{
+	int64_t ts[2];
+
+	memcpy(ts, rec + layout()->off_time, 16);
+	return (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
+}
+
+/*
+ * A record the return trampoline wrote: the registers as the return
+ * left them (pc: the real return address) and the descriptor (struct
+ * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
+ * the latency and time from the TSC.  `take`: there is a taker (not a
+ * salvage).  False: no room for it yet, the record stays.
+ */
+static bool take_return(struct pad_table *pt, uint64_t pos,
+			struct thread *standin, bool take)
+{
+	uint8_t *rec = record_at(pt, pos);
+	const struct arch_pad_layout *l = layout();
+	const uint8_t *d = rec + blocks_off();
+	uint64_t func_run, ticks, tsc, real;
+	uint32_t tid, magic;
+	bool taken = true;
+
+	memcpy(&func_run, d + RET_REC_FUNC, 8);
+	memcpy(&ticks, d + RET_REC_TICKS, 8);
+	memcpy(&tsc, d + RET_REC_TSC, 8);
+	memcpy(&tid, d + RET_REC_TID, 4);
+	memcpy(&magic, d + RET_REC_MAGIC, 4);
+	memcpy(&real, d + RET_REC_RET, 8);
+	standin->tid = (pid_t)tid;
+	if (take && magic == RET_REC_MAGIC_VALUE &&
+	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
+			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0) {
+		uint8_t *blk = regs_block_gpr(standin);
+		struct arch_gpregs g;
+		if (blk) {
+			regs_to_gpregs(blk, &g);
+			g.pc = real;
+			regs_from_gpregs(blk, &g);
+			taken = trace_drain_return(standin, func_run & ((1ull << 48) - 1),
+						   (uint32_t)(func_run >> 48),
+						   pad_tsc_ns(ticks), pad_tsc_real_us(tsc));
+		}
+	}
+	regs_invalidate(standin);
+	if (taken) {
+		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+		pt->ret_recorded++;
+	}
+	return taken;
+}
+
+/* One published record: to `fn`, then free for its next round. */
+static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
+			struct thread *standin,
+			bool (*fn)(struct probe *, struct thread *, uint64_t,
+				   const void *, void *),
+			void *arg)
+{
+	uint8_t *rec = record_at(pt, pos);
+	const struct arch_pad_layout *l = layout();
+	uint64_t site = frame_pc(rec);
+	if (p->ret_itramp && site == p->ret_itramp)
+		return take_return(pt, pos, standin, fn != NULL);
+	struct probe *pr = probe_at(p, site);
+	uint64_t time_us = 0;
+
+	standin->tid = 0;
+	if (pr && (pr->pad_collect == PAD_REGS_TIME_TID ||
+		   (pr->pad_collect == PAD_IPA && pr->pad_ipa_live))) {
+		uint32_t tid;
+		memcpy(&tid, rec + l->off_tid, 4);
+		standin->tid = (pid_t)tid;
+		time_us = record_time_us(rec);
+	}
+	/* The collector's verdict: nothing to record (a false condition,
+	 * past the pass count), or the hit went on to the hand-off. */
+	const struct ipa_site_out *so = NULL;
+	if (pr && pr->pad_collect == PAD_IPA) {
+		so = (const struct ipa_site_out *)(rec + blocks_off());
+		if (so->verdict == IPA_SKIP || so->verdict == IPA_TRAP ||
+		    so->len > blocks_size() - sizeof(*so)) {
+			/* Counted by the collector (pad_ipa_skipped), or as
+			 * the stop it became. */
+			__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+			return true;
+		}
+	}
+	bool taken = true;
+	if (pr && fn &&
+	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame),
+			  pr->pad_no_image ? NULL : rec, pt->xsave,
+			  (const uint64_t *)(rec + l->off_bases), false) == 0)
+		taken = fn(pr, standin, time_us, so, arg);
+	regs_invalidate(standin);
+	if (taken) {
+		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
+		if (pr)
+			pr->hits_recorded++;
+	}
+	return taken;
+}
+
+/* pad_drain's owner callback, for pad_ring_drain. */
+struct drain {
+	struct process *p;
+	struct pad_table *pt;
+	bool (*fn)(struct probe *, struct thread *, uint64_t, const void *,
+		   void *);
+	void *arg;
+};
+
+static bool drain_take(uint64_t pos, uint8_t *rec, void *arg)
+{
+	struct drain *d = arg;
+
+	(void)rec;	/* take_record finds it again by pos */
+	return take_record(d->p, d->pt, pos, d->pt->standin, d->fn, d->arg);
+}
+
+/*
+ * The hits the pads of `p` collected in the process, in the order they
+ * took their records: `fn` gets the probe and a stand-in thread (not one
+ * of p's: the hitting thread went on long ago) whose register cache holds
+ * the hit's registers.  A record still being written is passed over and
+ * taken by a later call: its writer may be stopped, or even gone for good
+ * (a signal handler that never returned), which must not hold up the
+ * rest.  Such a record's place in the ring stays taken, and once the ring
+ * comes round to it the pads stop at every hit instead, losing none.
+ * When `fn` refuses a record (no room for it yet), it stays in the ring
+ * and the drain ends: the next call starts from it.
+ * Returns the number of records taken.
+ */
+int pad_drain(struct process *p,
+	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
+			 const void *blocks, void *arg), void *arg)
+{
+	struct pad_table *pt = p->pads;
+
+	if (!pt || !pt->local)
+		return 0;
+	if (!pt->standin && !(pt->standin = standin_new(p)))
+		abort();
+	if (p->ret_area)
+		pad_tsc_refine();
+	struct pad_ring ring = {
+		.records = pt->local + ring_off() + RING_RECORDS_OFF,
+		.head = (const volatile uint64_t *)(pt->local + ring_off()),
+		.record_shift = record_shift(),
+		.nrecords = RING_RECORDS,
+		.off_seq = layout()->off_seq,
+	};
+	struct drain d = { p, pt, fn, arg };
+	return pad_ring_drain(&ring, &pt->reader, drain_take, &d);
+}
+
+/*
+ * The shared tables an earlier agent left in `p` (it died: the keeper put
+ * the program back and left the table mapped, with the records its ring
+ * still held), found by the memfd's name in the process's mappings; the
+ * table of this agent's own pads is not one of them.  Fills `starts`
+ * with their addresses; returns how many, or -errno.
+ */
+static int old_tables(struct process *p, uint64_t *starts, int max)
+{
+	char path[64], line[512];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		if (!strstr(line, "/memfd:probe-agent-pads") ||
+		    sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi - lo != shm_size() ||
+		    (p->pads && p->pads->remote == lo))
+			continue;
+		starts[n++] = lo;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Salvage: the records an earlier agent's recording pads published in
+ * `p` and that agent never took, oldest first, each to `fn` with its site
+ * and a stand-in thread whose registers are the hit's (the record's tid
+ * and time too, valid where the pad stored them; x86-64 pads always
+ * store the bases, by rdfsbase or arch_prctl).  The ring is read
+ * through the process's memory (this agent has no mapping of it), and
+ * every record handed over is marked taken there, so that a second
+ * salvage does not see it again.  Records still claimed but unwritten
+ * (a writer stopped or gone) are left.  Returns the records handed over,
+ * or -errno.
+ */
+int pad_salvage(struct process *p,
+		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
+			   uint64_t time_us, void *arg), void *arg)
+{
+	struct thread *standin;
+	const struct arch_pad_layout *l = layout();
+	size_t ring_bytes;
+	uint64_t starts[8];
+	bool xsave = false, fsgsbase = false;
+	uint8_t *records;
+	int ntables, taken = 0;
+
+	if (!l || !agent.ptrace->pad_options)
+		return 0;	/* no pads on this arch: none left either */
+	ring_bytes = ring_records_bytes();
+	agent.ptrace->pad_options(p, &xsave, &fsgsbase);
+	ntables = old_tables(p, starts, 8);
+	if (ntables <= 0)
+		return ntables;
+	if (!(records = malloc(ring_bytes)))
+		return -ENOMEM;
+	if (!(standin = standin_new(p))) {
+		free(records);
+		return -ENOMEM;
+	}
+	for (int k = 0; k < ntables; k++) {
+		uint64_t ring = starts[k] + ring_off(), head;
+		uint64_t base = ring + RING_RECORDS_OFF;
+
+		if (mem_read_raw(p, ring, &head, 8) != 8 ||
+		    mem_read_raw(p, base, records, ring_bytes) != (ssize_t)ring_bytes) {
+			debug("table at %#llx in %d: unreadable", (unsigned long long)starts[k],
+			      p->pid);
+			continue;
+		}
+		for (uint64_t pos = head > RING_RECORDS ? head - RING_RECORDS : 0;
+		     pos < head; pos++) {
+			size_t off = (size_t)(pos & (RING_RECORDS - 1)) << record_shift();
+			uint8_t *rec = records + off;
+			uint64_t seq, done = pos + RING_RECORDS;
+			uint32_t tid;
+
+			memcpy(&seq, rec + l->off_seq, 8);
+			if (seq != pos + 1)
+				continue;	/* taken, or never written */
+			memcpy(&tid, rec + l->off_tid, 4);
+			standin->tid = 0;
+			if (regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec, xsave,
+					  (const uint64_t *)(rec + l->off_bases), false) == 0) {
+				fn(frame_pc(rec), standin,
+				   (pid_t)tid, record_time_us(rec), arg);
+				taken++;
+			}
+			regs_invalidate(standin);
+			mem_write_raw(p, base + off + l->off_seq, &done, 8);
+		}
+	}
+	free(records);
+	pad_standin_free(standin);
+	return taken;
+}
+

@@ -1,0 +1,228 @@
+/*
+ * pad-ret.c - return probes with no stop: the in-process shadow stacks
+ * and the return trampoline a function's entry pad sends returns to
+ * (pad_ret_get; retprobe.c's essay tells the scheme), their counters,
+ * and the TSC measured against the clocks, which gives a return record
+ * its latency and time (pad-drain.c reads them).
+ */
+#define LOG_DOMAIN "pad"
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "agent/agent.h"
+#include "agent/keeper.h"
+#include "agent/log.h"
+#include "agent/pad-int.h"
+
+/* --- return probes with no stop ------------------------------------------- */
+
+/*
+ * The TSC, which the entry pad and the trampoline read (rdtsc: no system
+ * call), against the clocks: the latency in nanoseconds, the return's
+ * time in CLOCK_REALTIME microseconds as a pad's record holds it.  The
+ * rate comes from a short measure when the first area is made, refined
+ * at every drain over the whole time since (constant_tsc: one rate on
+ * every CPU of the machine); a record's time counts from the latest
+ * reading of both clocks (the drain's), so that the rate's error shows
+ * only over the record's age, microseconds at most.
+ */
+static struct {
+	uint64_t tsc0, mono0;		/* the first reading */
+	uint64_t tsc1, real1;		/* the latest */
+	double ticks_per_ns;
+} tscal;
+
+static uint64_t tsc_read(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The TSC and CLOCK_MONOTONIC (and CLOCK_REALTIME, *r) taken together:
+ * retried until the clock readings around the TSC's lie within 2 us (no
+ * preemption in between: the machine may be shared). */
+static void tsc_pair(uint64_t *t, uint64_t *m, uint64_t *r)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t r1 = clock_ns(CLOCK_REALTIME);
+		*t = tsc_read();
+		uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
+		*m = m1 + (m2 - m1) / 2;
+		*r = r1 + (m2 - m1) / 2;
+		if (m2 - m1 < 2000)
+			return;
+	}
+}
+
+static void tsc_calibrate(void)
+{
+	struct timespec gap = { 0, 20000000 };	/* 20 ms */
+	uint64_t t, m, r;
+
+	if (tscal.ticks_per_ns > 0)
+		return;
+	tsc_pair(&tscal.tsc0, &tscal.mono0, &r);
+	nanosleep(&gap, NULL);
+	tsc_pair(&t, &m, &r);
+	tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	tscal.tsc1 = t;
+	tscal.real1 = r;
+	debug("TSC: %.4f ticks per ns", tscal.ticks_per_ns);
+}
+
+void pad_tsc_refine(void)
+{
+	uint64_t m, t, r;
+
+	if (tscal.ticks_per_ns <= 0)
+		return;
+	tsc_pair(&t, &m, &r);
+	if (m - tscal.mono0 > 100000000u)
+		tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	tscal.tsc1 = t;
+	tscal.real1 = r;
+}
+
+uint64_t pad_tsc_ns(uint64_t ticks)
+{
+	return tscal.ticks_per_ns > 0 ? (uint64_t)((double)ticks / tscal.ticks_per_ns) : 0;
+}
+
+uint64_t pad_tsc_real_us(uint64_t t)
+{
+	double d = tscal.ticks_per_ns > 0 ?
+		   ((double)t - (double)tscal.tsc1) / tscal.ticks_per_ns : 0;
+
+	return (uint64_t)(((double)tscal.real1 + d) / 1000.0);
+}
+
+/*
+ * The in-process shadow stacks of `p` and their trampoline (struct
+ * arch_ret_pad): one private anonymous mapping the process makes, whose
+ * first page holds the trampoline (read and execute) and the rest the
+ * stacks.  Private, not the pads' shared memory: a fork child gets a
+ * copy as it gets a copy of its stack, and its returns find their real
+ * addresses there.  Never unmapped while the process lives.  0, or
+ * -errno with the reason in `why` (and no second try).
+ */
+int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct thread *t;
+	uint64_t base = 0, on = 1;
+	uint8_t code[4096];
+	size_t trap_off = 0;
+	long ret;
+	int n, err;
+
+	if (p->ret_area)
+		return 0;
+	if (pt->ret_failed) {
+		snprintf(why, whylen, "no in-process shadow stacks in process %d", p->pid);
+		return -ENOMEM;
+	}
+	if (!arch->emit_ret_entry || !arch->emit_ret_exit || !arch->emit_ret_stamp ||
+	    !arch->emit_pad_collect) {
+		snprintf(why, whylen, "returns trap on %s", arch->name);
+		return -ENOTSUP;
+	}
+	pt->ret_failed = true;
+	if (!(t = process_stopped_thread(p))) {
+		snprintf(why, whylen, "no stopped thread to set up the shadow stacks");
+		return -ESRCH;
+	}
+	err = inferior_mmap(t, 0, 4096 + RET_PAD_AREA_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &base);
+	if (err < 0) {
+		snprintf(why, whylen, "process %d cannot map its shadow stacks: %s",
+			 p->pid, strerror(-err));
+		return err;
+	}
+	const struct arch_pad_layout *l = layout();
+	struct arch_ret_pad r = {
+		.area = base + 4096, .tramp = base, .fsgsbase = pt->fsgsbase,
+		.ring = {
+			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
+			.record_shift = record_shift(), .nrecords = RING_RECORDS,
+			.off_seq = l->off_seq, .off_bases = l->off_bases,
+			.off_frame = l->off_frame, .xsave = pt->xsave,
+			.fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
+			.blocks_size = blocks_size(),
+		},
+	};
+	n = arch->emit_ret_exit(code, sizeof(code), &r, &trap_off);
+	if (n < 0) {
+		snprintf(why, whylen, "cannot build the return trampoline: %s", strerror(-n));
+		err = n;
+	} else if (mem_write_raw(p, base, code, (size_t)n) != n ||
+		   mem_write_raw(p, r.area + RET_PAD_ON, &on, 8) != 8) {
+		snprintf(why, whylen, "cannot write the return trampoline at 0x%llx",
+			 (unsigned long long)base);
+		err = -EIO;
+	} else if ((err = pad_remote_call(t, SYS_mprotect, (long)base, 4096,
+				      PROT_READ | PROT_EXEC, 0, 0, 0, &ret)) < 0) {
+		snprintf(why, whylen, "process %d cannot make the return trampoline "
+			 "executable: %s", p->pid, strerror(-err));
+	}
+	if (err < 0) {
+		pad_remote_call(t, SYS_munmap, (long)base, 4096 + RET_PAD_AREA_SIZE, 0, 0, 0, 0,
+			    &ret);
+		return err;
+	}
+	/* A thread stopped inside it is stepped out like one in a pad. */
+	struct pad_code *c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	*c = (struct pad_code){ pt->codes, base, 0, 0, (size_t)n, 0, 0 };
+	pt->codes = c;
+	p->ret_area = r.area;
+	p->ret_itramp = base;
+	p->ret_itrap = base + trap_off;
+	/* Should the agent die, the keeper turns the records off: nobody
+	 * drains the ring then, and a full one must not trap. */
+	keeper_code(p->pid, KEEPER_RET_ON, r.area + RET_PAD_ON, p->ret_itrap, 0, 0, -1, 0);
+	pt->ret_failed = false;
+	tsc_calibrate();
+	debug("return trampoline at %#llx, shadow stacks at %#llx in %d",
+	      (unsigned long long)base, (unsigned long long)r.area, p->pid);
+	return 0;
+}
+
+/* A counter of the in-process shadow stacks' header (RET_PAD_*). */
+uint64_t pad_ret_count(const struct process *p, unsigned int off)
+{
+	uint64_t v = 0;
+
+	if (!p->ret_area || mem_read_raw((struct process *)p, p->ret_area + off, &v, 8) != 8)
+		return 0;
+	return v;
+}
+
+/* Returns the trampoline recorded and the drain took. */
+uint64_t pad_ret_recorded(const struct process *p)
+{
+	return p->pads ? p->pads->ret_recorded : 0;
+}
+

@@ -1,0 +1,312 @@
+/*
+ * pad-step.c - threads in jump pads: a hand-off trap found by its entry
+ * (pad_trap), the thread run on through its pad (pad_continue), or taken
+ * out of it with the pc back at the probe, by its saved frame or by
+ * steps, whenever it must stop where gdb can see it (pad_leave,
+ * pad_settle).  gdb never sees a pad address (pad.c's essay).
+ */
+#define LOG_DOMAIN "pad"
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "agent/pad-int.h"
+
+static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
+{
+	return regs_load_pad(t, (const uint64_t *)(e + layout()->off_frame), e, pt->xsave,
+			     pt->fsgsbase ? (const uint64_t *)(e + layout()->off_bases) : NULL,
+			     true);
+}
+
+/*
+ * Where the trap leaves the pc on itself (aarch64's BRK:
+ * bp_pc_after_trap 0), a thread resumed as it is would trap again.
+ */
+static bool trap_stays(void)
+{
+	return agent.arch->bp_pc_after_trap < agent.arch->bp_len;
+}
+
+/* Thread t, stopped at a pad's trap with its entry marked done, runs on
+ * through the pad from the instruction after the trap. */
+static void run_on(struct thread *t)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint64_t pc;
+
+	regs_invalidate(t);
+	if (!trap_stays())
+		return;
+	pc = regs_get_pc(t);
+	if (!pc || regs_set(t, (unsigned int)arch->pc_regnum,
+			    pc - arch->bp_pc_after_trap + arch->bp_len) < 0)
+		debug("thread %d: cannot move past its pad's trap", t->tid);
+}
+
+static void release(uint8_t *e)
+{
+	__atomic_store_n(word(e, layout()->off_ready), PAD_FREE, __ATOMIC_RELAXED);
+	__atomic_store_n(word(e, layout()->off_owner), 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * A SIGTRAP of `t`: whether it is a pad's.  PAD_TRAP_HIT: the registers
+ * of the hit are in t's cache and *pr is the probe; the caller handles
+ * the hit, then pad_continue (the thread runs on in the pad) or
+ * pad_leave.  PAD_TRAP_RESUME: a pad whose probe is gone (the thread
+ * runs on through it).  PAD_TRAP_NONE: not a pad's.
+ */
+enum pad_trap pad_trap(struct thread *t, struct probe **pr)
+{
+	struct pad_table *pt = t->proc->pads;
+	uint8_t *e = pt && pt->local ? pad_owned_entry(pt, t->tid, PAD_READY) : NULL;
+
+	if (!e) {
+		/* A vfork child runs its parent's pads, in shared memory. */
+		for (struct process *o = agent.processes; o; o = o->next) {
+			if (o == t->proc || !o->pads || !o->pads->local)
+				continue;
+			if ((e = pad_owned_entry(o->pads, t->tid, PAD_READY))) {
+				debug("thread %d ran a pad of process %d", t->tid, o->pid);
+				__atomic_store_n(word(e, layout()->off_ready), PAD_DONE,
+						 __ATOMIC_RELEASE);
+				run_on(t);
+				return PAD_TRAP_RESUME;
+			}
+		}
+		return PAD_TRAP_NONE;
+	}
+	*pr = probe_at(t->proc, frame_pc(e));
+	if (!*pr || !(*pr)->pad || load(t, pt, e) < 0) {
+		__atomic_store_n(word(e, layout()->off_ready), PAD_DONE, __ATOMIC_RELEASE);
+		run_on(t);
+		return PAD_TRAP_RESUME;
+	}
+	t->pad_entry = e;	/* pad_continue or pad_leave frees it */
+	return PAD_TRAP_HIT;
+}
+
+/*
+ * After a hit: the thread runs on in its pad.  Where the trap stays on
+ * itself, the thread instead takes the frame's registers (its cache
+ * since the hit) with its pc at the pad's copy of the displaced code,
+ * which jumps back: one register write instead of a read and a write to
+ * move the pc past the trap, and the entry is freed here.
+ */
+void pad_continue(struct thread *t)
+{
+	uint8_t *e = t->pad_entry ? t->pad_entry
+				  : pad_owned_entry(t->proc->pads, t->tid, PAD_READY);
+
+	t->pad_entry = NULL;
+	if (e && trap_stays() && t->regs_pad) {
+		struct probe *pr = probe_at(t->proc, regs_get_pc(t));
+		if (pr && pr->pad &&
+		    regs_set(t, (unsigned int)agent.arch->pc_regnum, pr->pad_resume) == 0 &&
+		    regs_flush(t) == 0) {
+			release(e);
+			return;
+		}
+	}
+	if (e)
+		__atomic_store_n(word(e, layout()->off_ready), PAD_DONE, __ATOMIC_RELEASE);
+	run_on(t);
+}
+
+/*
+ * After a hit, or on the way out of a pad at its trap: the thread gets
+ * the registers it had at the probe (its cache, loaded from the entry),
+ * PC included, and the entry is freed.  The displaced instruction has
+ * not run.
+ */
+int pad_leave(struct thread *t)
+{
+	struct pad_table *pt = t->proc->pads;
+	uint8_t *e = t->pad_entry;
+	int err;
+
+	t->pad_entry = NULL;
+	if (!e)
+		e = pad_owned_entry(pt, t->tid, PAD_READY);
+	if (!e)
+		e = pad_owned_entry(pt, t->tid, PAD_DONE);
+	if (!e || !t->regs_pad)
+		return -ENOENT;
+	t->regs_dirty = true;
+	err = regs_flush(t);
+	if (err < 0) {
+		debug("thread %d: cannot leave its pad: %s", t->tid, strerror(-err));
+		return err;
+	}
+	release(e);
+	return 0;
+}
+
+static int mem_cb_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read_raw(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int mem_cb_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	return mem_write_raw(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/*
+ * A thread stopped in pad code `c` where a step makes no progress (the
+ * arch's pad_step said so): back at the probe with the registers of the
+ * frame at `frame_at`, the hit not taken (it comes again when the thread
+ * runs on).  Nothing of the hit is published yet there.
+ */
+static int rewind_to_probe(struct thread *t, const struct pad_code *c,
+			   uint64_t frame_at)
+{
+	static const uint8_t no_image[1024];
+	const struct arch_pad_layout *l = layout();
+	uint64_t frame[FRAME_WORDS_MAX];
+	size_t n = (size_t)l->frame_words * 8;
+	int err;
+
+	if (l->frame_words > FRAME_WORDS_MAX || l->image_bytes > sizeof(no_image))
+		return -E2BIG;
+	if (mem_read_raw(t->proc, frame_at, frame, n) != (ssize_t)n)
+		return -EFAULT;
+	if (frame[l->frame_pc] != c->site)
+		return -EINVAL;
+	if ((err = regs_load_pad(t, frame, no_image, false, NULL, true)) < 0)
+		return err;
+	t->regs_dirty = true;
+	return regs_flush(t);
+}
+
+/*
+ * A stopped thread inside a pad goes back to the original code: gdb is
+ * told of its stop, or the pad goes.  At the trap, with its entry still
+ * its own, it takes the registers of the entry at the probe (a hit not
+ * yet handled is handled first); anywhere else it is single-stepped to
+ * the trap or out, or, where the arch says a step cannot go on (an
+ * exclusive pair before the hit is published), put back at the probe
+ * with its frame.  Signals that come meanwhile are queued again.
+ * Returns true if it moved.
+ */
+bool pad_settle(struct thread *t)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct process *p = t->proc;
+	struct pad_table *pt = p->pads;
+	siginfo_t kept[4];
+	int nkept = 0;
+	bool moved = false;
+
+	if (!pt || !pt->local)
+		return false;
+	for (int steps = 0; steps < 100000; steps++) {
+		uint64_t pc = regs_get_pc(t);
+		struct pad_code *c = pad_code_at(p, pc);
+		int status;
+
+		if (!c)
+			break;
+		moved = true;
+		if (p->ret_itrap && pc == p->ret_itrap + arch->bp_pc_after_trap)
+			trace_drain(false);	/* the trampoline waits for room */
+		if (pc == c->trap + arch->bp_pc_after_trap) {
+			uint8_t *e = pad_owned_entry(pt, t->tid, PAD_READY);
+			struct probe *pr = probe_at(p, c->site);
+
+			/* A hit that must wait is not taken: the thread
+			 * hits the probe again once out. */
+			bool taken = true;
+			if (e && pr && pr->pad && load(t, pt, e) == 0 && pr->on_hit &&
+			    t->probe_skip != c->site)
+				taken = pr->on_hit(pr, t, pr->arg) != PROBE_HIT_WAIT;
+			if (!e)
+				e = pad_owned_entry(pt, t->tid, PAD_DONE);
+			if (e && (t->regs_pad || load(t, pt, e) == 0)) {
+				if (pad_leave(t) == 0) {
+					if (taken)
+						t->probe_skip = c->site;
+					break;
+				}
+			}
+			regs_invalidate(t);
+			if (trap_stays()) {
+				/* Stepped, the trap would only trap again. */
+				run_on(t);
+				if (regs_flush(t) < 0)
+					break;
+				continue;
+			}
+		}
+		/* What a step cannot do there, the arch does or says. */
+		uint8_t insn[ARCH_INSN_MAX];
+		size_t len = c->addr + c->len - pc;
+		if (len > arch->max_insn_len)
+			len = arch->max_insn_len;
+		if (len > sizeof(insn))
+			len = sizeof(insn);
+		uint8_t *blk = regs_block_gpr(t);
+		if (!blk || mem_read_raw(p, pc, insn, len) != (ssize_t)len)
+			break;
+		struct arch_gpregs g;
+		struct arch_mem mem = { p, mem_cb_read, mem_cb_write };
+		regs_to_gpregs(blk, &g);
+		int how = arch->pad_step(insn, len, &g, &mem);
+		if (how == ARCH_PAD_DONE) {
+			regs_from_gpregs(blk, &g);
+			t->regs_dirty = true;
+			if (regs_flush(t) < 0)
+				break;
+			continue;
+		}
+		if (how == ARCH_PAD_REWIND) {
+			int err = rewind_to_probe(t, c, g.gpr[arch->pad_frame_regnum]);
+			if (err < 0) {
+				debug("thread %d: cannot go back from its pad at %#llx: %s",
+				      t->tid, (unsigned long long)pc, strerror(-err));
+				regs_invalidate(t);
+			} else {
+				debug("thread %d: back from its pad at %#llx to the probe",
+				      t->tid, (unsigned long long)pc);
+			}
+			break;
+		}
+		if (how < 0 || thread_step(t, 0) < 0)
+			break;
+		regs_invalidate(t);
+		/* Looked at first: an exit stays for the main loop to reap. */
+		siginfo_t si = { 0 };
+		if (waitid(P_PID, t->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0)
+			break;
+		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED) {
+			debug("thread %d ended while leaving a pad", t->tid);
+			t->state = THREAD_RUNNING;
+			break;
+		}
+		if (waitpid(t->tid, &status, __WALL) != t->tid)
+			break;
+		int sig = WSTOPSIG(status);
+		if (sig == SIGTRAP || (status >> 16))
+			continue;
+		if (sig == SIGSTOP && t->stop_expected) {
+			t->stop_expected = false;
+			continue;
+		}
+		if (nkept < 4 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &kept[nkept]) == 0)
+			nkept++;
+	}
+	for (int i = 0; i < nkept; i++)
+		syscall(SYS_rt_tgsigqueueinfo, p->pid, t->tid, kept[i].si_signo, &kept[i]);
+	if (moved)
+		debug("thread %d left a pad at %#llx", t->tid,
+		      (unsigned long long)regs_get_pc(t));
+	return moved;
+}
+
