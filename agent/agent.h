@@ -672,6 +672,9 @@ void pad_continue(struct thread *t);
 int pad_leave(struct thread *t);
 struct probe *pad_entered(struct process *p, uint64_t pc);
 bool pad_contains(struct process *p, uint64_t pc);
+/* Whether `pc` is in code a pad calls (the vDSO's clock_gettime, the
+ * in-process collector): pad_settle steps a thread out of there too. */
+bool pad_in_callee(struct process *p, uint64_t pc);
 bool pad_settle(struct thread *t);
 void pad_fork_child(struct process *c);
 void pad_unmap(struct process *p);

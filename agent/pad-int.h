@@ -138,6 +138,7 @@ struct pad_table {
 	/* The process's vDSO clock_gettime, which a pad that stores the
 	 * hit's time calls instead of the system call (0: none found). */
 	uint64_t vdso_clock;
+	uint64_t vdso_lo, vdso_hi;	/* the [vdso] mapping it lies in */
 	bool vdso_looked;
 	/* Return probes with no stop: could not be set up in this process
 	 * (no more tries); returns the drain took. */

@@ -196,6 +196,65 @@ static int rewind_to_probe(struct thread *t, const struct pad_code *c,
  * with its frame.  Signals that come meanwhile are queued again.
  * Returns true if it moved.
  */
+/*
+ * Whether `pc` lies in code a pad calls: the vDSO (a pad that stores the
+ * hit's time calls its clock_gettime) or the in-process collector's
+ * image.  A thread stopped there is inside a pad all the same: its
+ * return address is in the pad.
+ */
+static bool in_pad_callee(const struct pad_table *pt, uint64_t pc)
+{
+	if (!pt)
+		return false;
+	if (pt->vdso_clock && pc >= pt->vdso_lo && pc < pt->vdso_hi)
+		return true;
+	return pt->ipa_local && pc >= pt->ipa_remote &&
+	       pc < pt->ipa_remote + pt->img.size;
+}
+
+/*
+ * One instruction of `t`, and its stop taken.  A signal that comes
+ * meanwhile is kept in `kept` (up to 4) to be queued again.  <0: the
+ * thread cannot be stepped, or ended.
+ */
+static int step_wait(struct thread *t, siginfo_t kept[4], int *nkept)
+{
+	int status;
+
+	if (thread_step(t, 0) < 0)
+		return -1;
+	regs_invalidate(t);
+	/* Looked at first: an exit stays for the main loop to reap. */
+	siginfo_t si = { 0 };
+	if (waitid(P_PID, t->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0)
+		return -1;
+	if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED) {
+		debug("thread %d ended while leaving a pad", t->tid);
+		t->state = THREAD_RUNNING;
+		return -1;
+	}
+	if (waitpid(t->tid, &status, __WALL) != t->tid)
+		return -1;
+	int sig = WSTOPSIG(status);
+	if (sig == SIGTRAP || (status >> 16))
+		return 0;
+	if (sig == SIGSTOP && t->stop_expected) {
+		t->stop_expected = false;
+		return 0;
+	}
+	/* The collector's load of an unreadable address: on at its exit. */
+	if (pad_ipa_fault(t, sig))
+		return 0;
+	if (*nkept < 4 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &kept[*nkept]) == 0)
+		(*nkept)++;
+	return 0;
+}
+
+bool pad_in_callee(struct process *p, uint64_t pc)
+{
+	return in_pad_callee(p->pads, pc);
+}
+
 bool pad_settle(struct thread *t)
 {
 	const struct arch_ops *arch = agent.arch;
@@ -210,8 +269,17 @@ bool pad_settle(struct thread *t)
 	for (int steps = 0; steps < 100000; steps++) {
 		uint64_t pc = regs_get_pc(t);
 		struct pad_code *c = pad_code_at(p, pc);
-		int status;
 
+		if (!c && in_pad_callee(pt, pc)) {
+			/* In code a pad calls (the vDSO's clock_gettime, the
+			 * collector): stepped until it returns, into the pad
+			 * (then settled as any) or into the program's own
+			 * code if the program was the caller. */
+			moved = true;
+			if (step_wait(t, kept, &nkept) < 0)
+				break;
+			continue;
+		}
 		if (!c)
 			break;
 		moved = true;
@@ -278,29 +346,8 @@ bool pad_settle(struct thread *t)
 			}
 			break;
 		}
-		if (how < 0 || thread_step(t, 0) < 0)
+		if (how < 0 || step_wait(t, kept, &nkept) < 0)
 			break;
-		regs_invalidate(t);
-		/* Looked at first: an exit stays for the main loop to reap. */
-		siginfo_t si = { 0 };
-		if (waitid(P_PID, t->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0)
-			break;
-		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED) {
-			debug("thread %d ended while leaving a pad", t->tid);
-			t->state = THREAD_RUNNING;
-			break;
-		}
-		if (waitpid(t->tid, &status, __WALL) != t->tid)
-			break;
-		int sig = WSTOPSIG(status);
-		if (sig == SIGTRAP || (status >> 16))
-			continue;
-		if (sig == SIGSTOP && t->stop_expected) {
-			t->stop_expected = false;
-			continue;
-		}
-		if (nkept < 4 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &kept[nkept]) == 0)
-			nkept++;
 	}
 	for (int i = 0; i < nkept; i++)
 		syscall(SYS_rt_tgsigqueueinfo, p->pid, t->tid, kept[i].si_signo, &kept[i]);

@@ -585,6 +585,8 @@ static uint64_t vdso_clock(struct process *p, struct pad_table *pt)
 			if (strcmp(name, "__vdso_clock_gettime") == 0 &&
 			    sym.st_value >= link && sym.st_value - link < size) {
 				pt->vdso_clock = base + (sym.st_value - link);
+				pt->vdso_lo = base;
+				pt->vdso_hi = base + size;
 				break;
 			}
 		}
@@ -1132,15 +1134,26 @@ void pad_unmap(struct process *p)
 	struct thread *t = process_stopped_thread(p);
 	long ret;
 
+	bool keep_ring = false;
+
 	if (p->ret_area) {
 		/* The trampoline stays (a return may still come through it,
-		 * agent or not), its records stop before the ring goes. */
+		 * agent or not) and records nothing more, and never waits for
+		 * room: nobody drains the ring now.  The ring stays mapped
+		 * too: a thread stopped between the trampoline's look at
+		 * RET_PAD_ON and its record writes that record when it runs
+		 * on, after the agent is gone. */
 		uint64_t off = 0;
+		uint8_t nop = 0x90;
 		if (mem_write_raw(p, p->ret_area + RET_PAD_ON, &off, 8) != 8)
 			debug("process %d: cannot stop the return trampoline's records",
 			      p->pid);
+		if (p->ret_itrap && agent.arch->bp_len == 1 &&
+		    mem_write_raw(p, p->ret_itrap, &nop, 1) != 1)
+			debug("process %d: cannot take out the trampoline's wait", p->pid);
+		keep_ring = true;
 	}
-	if (p->pads && p->pads->remote && t)
+	if (p->pads && p->pads->remote && t && !keep_ring)
 		pad_remote_call(t, SYS_munmap, (long)p->pads->remote, (long)shm_size(),
 			    0, 0, 0, 0, &ret);
 	if (p->pads && p->pads->ipa_local && t)

@@ -407,6 +407,8 @@ bool probe_fix_pc(struct thread *t)
 	if (!p->xol_areas)
 		return false;
 	pc = regs_get_pc(t);
+	if (pad_in_callee(p, pc))
+		return pad_settle(t);
 	if (!xol_contains(p, pc))
 		return false;
 	if (pad_contains(p, pc))
