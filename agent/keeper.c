@@ -407,6 +407,27 @@ static bool sigtrap_default(pid_t pid)
 }
 
 /*
+ * The kernel's struct sigaction in the program: handler, flags,
+ * restorer, each a word of the program's size (8, or 4 on 32-bit ARM),
+ * then the 8-byte mask.
+ */
+static uint64_t sigaction_word(const uint8_t *act, int i)
+{
+	unsigned int w = agent.ptrace->word_size;
+	uint64_t v = 0;
+
+	memcpy(&v, act + (size_t)i * w, w);	/* little-endian */
+	return v;
+}
+
+static void sigaction_set(uint8_t *act, int i, uint64_t v)
+{
+	unsigned int w = agent.ptrace->word_size;
+
+	memcpy(act + (size_t)i * w, &v, w);
+}
+
+/*
  * A handler left by an earlier agent's keeper (the program was traced,
  * its agent died, and it is traced again): taken over, its records
  * cleared.  The program's current SIGTRAP action is read into memory
@@ -414,15 +435,13 @@ static bool sigtrap_default(pid_t pid)
  */
 static int reuse_handler(struct process *p, struct thread *t, struct kp_proc *kp)
 {
-	uint8_t *blk = regs_block_gpr(t);
 	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
 	uint8_t act[32], code[KEEPER_PAGE_DFL];
 	uint64_t sp, page;
 	long ret, args[6];
 
-	if (!blk)
+	if (regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0)
 		return -ESRCH;
-	memcpy(&sp, blk + agent.arch->regs[agent.arch->sp_regnum].offset, 8);
 	uint64_t at = (sp - 2048) & ~(uint64_t)15;
 	args[0] = SIGTRAP;
 	args[1] = 0;
@@ -431,7 +450,7 @@ static int reuse_handler(struct process *p, struct thread *t, struct kp_proc *kp
 	if (inferior_syscall(t, SYS_rt_sigaction, args, &ret) < 0 || ret != 0 ||
 	    mem_read_raw(p, at, act, sizeof(act)) != (ssize_t)sizeof(act))
 		return -EIO;
-	memcpy(&page, act, 8);
+	page = sigaction_word(act, 0);
 	if (ko->handler_len > sizeof(code) ||
 	    mem_read_raw(p, page, code, ko->handler_len) != (ssize_t)ko->handler_len ||
 	    memcmp(code, ko->handler, ko->handler_len) != 0)
@@ -459,7 +478,6 @@ int keeper_install(struct process *p)
 	struct thread *t;
 	long ret, args[6];
 	uint8_t act[32] = { 0 };
-	uint64_t v;
 
 	if (!shm || !ko->handler || !(kp = proc_of(p->pid, false)) || kp->handler || kp->tried)
 		return 0;
@@ -480,13 +498,11 @@ int keeper_install(struct process *p)
 		debug("no handler page in %d: %s", p->pid, strerror(-err));
 		return -ENOMEM;
 	}
-	/* struct kernel_sigaction: handler, flags, restorer, mask. */
-	v = page;
-	memcpy(act, &v, 8);
-	v = SA_SIGINFO | SA_RESTART | 0x04000000 /* SA_RESTORER */;
-	memcpy(act + 8, &v, 8);
-	v = page + ko->restorer;
-	memcpy(act + 16, &v, 8);
+	/* struct kernel_sigaction: handler, flags, restorer, mask.  An A32
+	 * handler and restorer on 32-bit ARM: bit 0 of each is clear. */
+	sigaction_set(act, 0, page);
+	sigaction_set(act, 1, SA_SIGINFO | SA_RESTART | 0x04000000 /* SA_RESTORER */);
+	sigaction_set(act, 2, page + ko->restorer);
 	uint8_t table[16] = { 0 };
 	memcpy(table + 8, &shm->magic, 8);
 	kp->magic = shm->magic;
@@ -570,19 +586,26 @@ static char task_state(pid_t pid, pid_t tid, int *exit_code)
 static bool task_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 {
 	char path[64], buf[256];
-	unsigned long long v[8];
+	unsigned long long v[9];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return false;
-	int n = sscanf(buf, "%lld %llx %llx %llx %llx %llx %llx %llx",
-		       (long long *)&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	/*
+	 * "-1 sp pc" outside a system call, "nr a0..a5 sp pc" in one.  On
+	 * 32-bit ARM the number is the thread's last call's even at a
+	 * breakpoint's trap (thread_info.abi_syscall is not reset): nine
+	 * values there too, and sp and pc are always the last two.
+	 */
+	int n = sscanf(buf, "%lld %llx %llx %llx %llx %llx %llx %llx %llx",
+		       (long long *)&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+		       &v[8]);
 	if (n == 3) {		/* -1 sp pc: not in a system call */
 		*sp = v[1];
 		*pc = v[2];
 		return true;
 	}
-	if (n == 8 || n == 9) {
+	if (n == 9) {
 		*sp = v[n - 2];
 		*pc = v[n - 1];
 		return true;
@@ -885,31 +908,33 @@ static void sleep_ms(long ms)
 static void restore_link_copies(int fd, pid_t pid, const struct kp_proc *kp,
 				const struct kp_thread *r)
 {
-	static uint64_t words[LINK_SCAN_MAX / 8];
+	static uint8_t words[LINK_SCAN_MAX];
+	const unsigned int w = agent.ptrace->word_size;	/* 8, or 4 (32-bit ARM) */
 	uint64_t sp, pc, top = 0;
 	int fixed = 0;
 
 	if (!task_regs(pid, r->tid, &sp, &pc))
 		return;
-	sp &= ~(uint64_t)7;
+	sp &= ~(uint64_t)(w - 1);
 	for (uint32_t k = 0; k < r->nret; k++)
 		if (r->ret_slot[k] > top)
 			top = r->ret_slot[k];
 	if (top <= sp)
 		return;
-	size_t n = (top - sp) / 8 < LINK_SCAN_MAX / 8 ? (top - sp) / 8 : LINK_SCAN_MAX / 8;
-	if (!mem_rw(fd, sp, words, n * 8, false))
+	size_t n = (top - sp) / w < LINK_SCAN_MAX / w ? (top - sp) / w : LINK_SCAN_MAX / w;
+	if (!mem_rw(fd, sp, words, n * w, false))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t a = sp + 8 * i, best = 0, ret = 0;
-		if (words[i] != kp->tramp)
+		uint64_t a = sp + w * i, best = 0, ret = 0, word = 0;
+		memcpy(&word, words + w * i, w);	/* little-endian */
+		if (word != kp->tramp)
 			continue;
 		for (uint32_t k = 0; k < r->nret; k++)
 			if (r->ret_slot[k] > a && (!best || r->ret_slot[k] < best)) {
 				best = r->ret_slot[k];
 				ret = r->ret_addr[k];
 			}
-		if (best && mem_rw(fd, a, &ret, 8, true))
+		if (best && mem_rw(fd, a, &ret, w, true))
 			fixed++;
 	}
 	debug("thread %d: %d copies of the trampoline's address restored", r->tid, fixed);
