@@ -44,9 +44,11 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/arm-keeper-handler.h"
 #include "agent/log.h"
 #include "agent/ptrace-arch.h"
 #include "arch/arm/arm.h"
@@ -381,6 +383,31 @@ static int arm_thread_area(pid_t lwp, int idx, uint64_t *base)
 	return 0;
 }
 
+/* --- the keeper ------------------------------------------------------------ */
+
+/*
+ * The keeper's SIGTRAP handler is in arm-keeper-handler.h (shared with
+ * its test, tests/keeper/arm-keeper-handler.sh): the ucontext and
+ * siginfo offsets it uses are glibc's here.
+ */
+_Static_assert(offsetof(ucontext_t, uc_mcontext.arm_r0) == ARM_KEEPER_UC_R0, "ucontext r0");
+_Static_assert(offsetof(ucontext_t, uc_mcontext.arm_pc) == ARM_KEEPER_UC_PC, "the handler's uc pc");
+_Static_assert(offsetof(ucontext_t, uc_mcontext.arm_cpsr) == ARM_KEEPER_UC_CPSR, "the handler's uc cpsr");
+_Static_assert(offsetof(siginfo_t, si_code) == 8 && offsetof(siginfo_t, si_pid) == 12 &&
+	       offsetof(siginfo_t, si_value) == 20, "the handler's siginfo fields");
+_Static_assert(KEEPER_PAGE_TABLE == 1024 && KEEPER_PAGE_DFL == 992,
+	       "the handler's add operands");
+_Static_assert(sizeof(arm_keeper_handler) == ARM_KEEPER_RESTORER + 8,
+	       "the restorer is the handler's last two words");
+
+/* r0..r14 (gdb 0-14) are uc_mcontext's arm_r0.. arm_lr; the pc is not taken. */
+static int arm_uc_gpr_offset(int regnum)
+{
+	if (regnum < 0 || regnum > ARM_LR)
+		return -1;
+	return ARM_KEEPER_UC_R0 + 4 * regnum;
+}
+
 const struct ptrace_arch_ops ptrace_arch_host = {
 	.word_size = 4,
 	.regcache_size = ARM_REGCACHE,
@@ -431,6 +458,16 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.mmap_offset_shift = 12,
 		.flags_clear = ARM_PSR_T | ARM_PSR_IT_MASK,
 	},
-	/* No keeper handler yet: the agent keeps PTRACE_O_EXITKILL. */
-	.keeper = { .handler = NULL },
+	.keeper = {
+		.handler = (const uint8_t *)arm_keeper_handler,
+		.handler_len = sizeof(arm_keeper_handler),
+		.restorer = ARM_KEEPER_RESTORER,
+		.uc_gpr_offset = arm_uc_gpr_offset,
+		.reg_only_if = true,	/* lr only if it holds the trampoline */
+		.slot_rewind = false,	/* one instruction, then the branch
+					 * back or the breakpoint */
+		.step_sticks = false,	/* no hardware step */
+		/* Jump pads (pad_open, pad_fix) and the collector's
+		 * faulting loads (ipa_open): none on 32-bit ARM yet. */
+	},
 };
