@@ -411,6 +411,90 @@ EOF
 	esac
 }
 
+# --- the keeper's chaos case: the kills --------------------------------------------
+# Per build and kill (armhf-build.sh planned them): wait for keepguest's
+# readyN, connect gdb-multiarch with the build's file, set the tracepoints
+# and start them; keepguest kills the agent and writes doneN.  With
+# while-stepping, work's entry steps 4 instructions after each hit; the
+# other modes add return probes on work (it saves lr in its frame) and
+# leaf (it keeps lr).
+keeper_chaos_run() {
+	kstart=$(date +%s)
+	nkills=0
+	for isa in $isas; do
+		kdir="$run/keeper/$isa"
+		set -- $(cat "$kdir/probes")
+		sed -n 's/^kill //p' "$kdir/plan" >"$kdir/kills"
+		while read -r kn kmode kstrat kdelay; do
+			nkills=$((nkills + 1))
+			what="keeper chaos [$isa] $((kn + 1)): $kmode $kstrat"
+			waited=0
+			until [ -f "$kdir/ready$kn" ] || [ -f "$kdir/done$kn" ]; do
+				waited=$((waited + 1))
+				if [ "$waited" -gt 1200 ] || ! kill -0 "$qpid" 2>/dev/null; then
+					not_ok "$what: the guest never got ready"
+					return
+				fi
+				sleep 0.1
+			done
+			{
+				echo "set pagination off"
+				echo "set confirm off"
+				echo "set architecture $gdbarch"
+				echo "set remotetimeout 30"
+				echo "file $kdir/keeptarget"
+				echo "target remote 127.0.0.1:$port"
+				for a in "$@"; do
+					printf 'trace *%s\nactions\ncollect $regs\n' "$a"
+					if [ "$kmode" = while-stepping ] && [ "$a" = "$3" ]; then
+						printf 'while-stepping 4\ncollect $pc\nend\n'
+					fi
+					printf 'end\n'
+				done
+				if [ "$kmode" != while-stepping ]; then
+					printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
+					echo "monitor return-probe 5"
+					echo "monitor return-probe 6"
+				fi
+				echo "tstart"
+				echo "continue"
+			} >"$kdir/gdb$kn.cmd"
+			timeout 150 gdb-multiarch -batch -nx -x "$kdir/gdb$kn.cmd" \
+				>"$kdir/gdb$kn.out" 2>&1 </dev/null &
+			gpid=$!
+			waited=0
+			until [ -f "$kdir/done$kn" ]; do
+				waited=$((waited + 1))
+				if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
+					break
+				fi
+				sleep 0.1
+			done
+			kill "$gpid" 2>/dev/null || true
+			wait "$gpid" 2>/dev/null || true
+			res=$(cat "$kdir/done$kn" 2>/dev/null) || res="not ok: no result from the guest"
+			what="$what, SIGKILL after $((kdelay / 1000)) ms"
+			case $res in
+			ok*) ok "$what${res#ok}" ;;
+			*) not_ok "$what" "${res#not ok: }" \
+				"$(grep -E '[Ee]rror|Remote|Tracepoint' "$kdir/gdb$kn.out" | head -n 3 | tr '\n' ' ')" \
+				"$(grep -v '^$' "$kdir/agent$kn" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
+			esac
+		done <"$kdir/kills"
+	done
+	# What the keepers did: threads given a fix-up record, sites restored.
+	moved=$(cat "$run"/keeper/*/agent[0-9]* 2>/dev/null |
+		sed -n 's/^keeper: process [0-9]*: .*, \([0-9]*\) threads moved$/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	sites=$(cat "$run"/keeper/*/agent[0-9]* 2>/dev/null |
+		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) sites restored.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	echo "# keeper chaos: $nkills kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $sites sites restored, $moved threads moved"
+}
+
+# CROSS_KEEPER_ONLY=1: each agent starts and exits without its cases,
+# and the keeper's chaos case runs (for working on the keeper).
+keeper_only=${CROSS_KEEPER_ONLY:-0}
 current=$first
 for stub_s in $strategies; do
 	if [ "$stub_s" != "$current" ]; then
@@ -418,6 +502,7 @@ for stub_s in $strategies; do
 		wait_agent "$stub_s"
 		current=$stub_s
 	fi
+	[ "$keeper_only" = 0 ] || continue
 	case $stub_s in
 	gdbserver)
 		for isa in $isas; do armhf_debug_cases gdbserver "$isa"; done ;;
@@ -431,6 +516,7 @@ for stub_s in $strategies; do
 done
 end_agent
 [ -z "$cross_skip" ] || skip_case "probe-agent's cases" "$cross_skip"
+[ ! -f "$run/keeper/chaos.sh" ] || keeper_chaos_run
 
 # --- 5. power off ---------------------------------------------------------------
 guest_exit

@@ -50,7 +50,9 @@
 # 1200) bounds the whole boot; V=1 prints every gdb transcript;
 # CROSS_QUICK=1 runs only the debugging cases, under the first agent (no
 # tracepoints, records or keeper chaos: about a minute);
-# CROSS_THREADS_RUNS=N (default 3) runs the threads case N times.
+# CROSS_THREADS_RUNS=N (default 3) runs the threads case N times;
+# CROSS_KEEPER_ONLY=1 (armhf) runs the keeper's chaos case alone (each
+# agent starts and exits without its cases).
 set -eu
 arch=${1:-${ARCH:-aarch64}}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -88,6 +90,12 @@ for tool in "$qemu" "$triplet-gcc" gdb-multiarch cpio dpkg-deb; do
 done
 quick=${CROSS_QUICK:-0}
 case $quick in 0|1) ;; *) fail99 "CROSS_QUICK must be 0 or 1, not '$quick'" ;; esac
+case ${CROSS_KEEPER_ONLY:-0} in
+0) ;;
+1) [ "$arch" = armhf ] || fail99 "CROSS_KEEPER_ONLY is armhf's (aarch64 runs every case)"
+   [ "$quick" = 0 ] || fail99 "CROSS_KEEPER_ONLY=1 and CROSS_QUICK=1: the quick run has no keeper chaos" ;;
+*) fail99 "CROSS_KEEPER_ONLY must be 0 or 1, not '$CROSS_KEEPER_ONLY'" ;;
+esac
 threads_runs=${CROSS_THREADS_RUNS:-3}
 case $threads_runs in
 ''|*[!0-9]*|0) fail99 "CROSS_THREADS_RUNS must be a positive number, not '$threads_runs'" ;;
