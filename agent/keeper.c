@@ -37,10 +37,11 @@
  * fix-up records from inside the thread, through the signal's ucontext,
  * ignores the magic kick, re-runs a trap on a restored site (no longer a
  * breakpoint there) and, for any other SIGTRAP, restores the default
- * action and raises it again: the program's own int3 or BRK still kills
- * it as before.  The handler's code, the ucontext offsets and the pads'
+ * action and raises it again: the program's own int3, BRK or udf still
+ * kills it as before.  The handler's code, the ucontext offsets and the pads'
  * fix-ups are the arch's (ptrace_arch_ops.keeper); where the trap leaves
- * the pc (after the breakpoint on x86-64, at it on aarch64) comes from
+ * the pc (after the breakpoint on x86-64, at it on aarch64 and 32-bit
+ * ARM) comes from
  * arch_ops.bp_pc_after_trap.
  *
  * What the keeper knows comes from memory it shares with the agent (an
@@ -593,9 +594,10 @@ static bool task_regs(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 		return false;
 	/*
 	 * "-1 sp pc" outside a system call, "nr a0..a5 sp pc" in one.  On
-	 * 32-bit ARM the number is the thread's last call's even at a
-	 * breakpoint's trap (thread_info.abi_syscall is not reset): nine
-	 * values there too, and sp and pc are always the last two.
+	 * 32-bit ARM the number may be the thread's last call's even at a
+	 * breakpoint's trap (syscall_get_nr reads thread_info.abi_syscall,
+	 * which nothing resets): nine values there too.  sp and pc are the
+	 * last two of either form.
 	 */
 	int n = sscanf(buf, "%lld %llx %llx %llx %llx %llx %llx %llx %llx",
 		       (long long *)&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
@@ -727,8 +729,8 @@ static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
  * pc after it) stands after the site's trap (the instruction has not run:
  * back to the site) rather than after the agent ran the instruction (a
  * one-byte instruction emulated or boosted: leave it).  Where the trap
- * leaves the pc at the breakpoint (aarch64's BRK), a thread at a site is
- * right as it is: it runs the restored instruction.
+ * leaves the pc at the breakpoint (aarch64's BRK, 32-bit ARM's udf), a
+ * thread at a site is right as it is: it runs the restored instruction.
  */
 static bool after_trap(const struct kt *t)
 {
