@@ -689,7 +689,7 @@ struct fix {
 	uint64_t pad[2];
 };
 
-static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
+static const struct kp_site *trap_site_at(pid_t pid, uint64_t addr)
 {
 	for (int i = 0; i < KP_SITES; i++) {
 		const struct kp_site *s = &shm->sites[i];
@@ -740,7 +740,7 @@ static bool thread_fix_pc(pid_t pid, const struct kp_proc *kp, const struct kt *
 	struct kp_thread *r = thread_rec(t->tid, false);
 
 	*f = (struct fix){ .tid = t->tid, .expect = t->pc };
-	if (after && t->pc >= after && (s = int3_site_at(pid, t->pc - after)) &&
+	if (after && t->pc >= after && (s = trap_site_at(pid, t->pc - after)) &&
 	    after_trap(t)) {
 		f->new_pc = s->addr;
 		return true;
