@@ -442,6 +442,7 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 		return NULL;
 	}
 	agent.ptrace->pad_options(p, &pt->xsave, &pt->fsgsbase);
+	pad_tid_reset(p);	/* entered when they next run */
 	debug("table at %#llx in %d (xsave %d, fsgsbase %d)",
 	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fsgsbase);
 	return pt;
@@ -838,13 +839,20 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 
 	if (b->collect == PAD_STOPS)
 		return 0;
+	bool time_tid = b->collect == PAD_REGS_TIME_TID || b->ipa_live;
+	if (time_tid && pad_tsc_usable()) {
+		pad_tsc_calibrate();
+		pt->tsc_time = true;
+	}
 	struct arch_pad_ring r = {
 		.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
 		.record_shift = record_shift(), .nrecords = RING_RECORDS,
 		.off_seq = l->off_seq, .off_bases = l->off_bases,
 		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-		.time_tid = b->collect == PAD_REGS_TIME_TID || b->ipa_live,
-		.clock_call = vdso_clock(b->pr->proc, pt),
+		.time_tid = time_tid,
+		.clock_call = time_tid && !pt->tsc_time ? vdso_clock(b->pr->proc, pt) : 0,
+		.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,
+		.tsc_time = time_tid && pt->tsc_time,
 		.off_tid = l->off_tid, .off_time = l->off_time,
 		.image = !b->no_image,
 		.ipa_call = b->ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
@@ -1126,6 +1134,7 @@ static void table_free(struct process *p)
 	pad_standin_free(pt->standin);
 	free(pt);
 	p->pads = NULL;
+	pad_tid_reset(p);
 }
 
 /* Detach: the process unmaps the table (its threads are out of pads). */
