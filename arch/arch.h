@@ -242,6 +242,10 @@ struct arch_pad_ring {
 	 */
 	uint64_t tid_table;
 	bool tsc_time;
+	/* x86-64 (others ignore it): with prefetch > 0 the pad asks for the
+	 * lines of the record `prefetch` positions on (prefetchw), which
+	 * the hit after next will write. */
+	unsigned int prefetch;
 };
 
 /*

@@ -722,6 +722,62 @@ static void emit_ipa_verdict(struct x86_64_out *o, size_t skip_at)
 	x86_64_put(o, cmp_trap, sizeof(cmp_trap));
 }
 
+/*
+ * The lines the next record's hit will write, asked for now with the
+ * intent to write (a record is written once per round of the ring,
+ * megabytes apart: its lines are long out of the caches, and each store
+ * to one would wait for it), `ahead` records on from this one:
+ *
+ *   41 0f 0d 8e <disp32>    prefetchw disp(%r14)
+ *
+ * The image's lines (the XSAVE header's alone without it), the parts
+ * after it, and the first two of the block area with the collector.
+ * Past the ring's end (its last records) it names other memory of the
+ * table or none: a prefetch does not fault.
+ */
+static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
+			  unsigned int image, unsigned int ahead)
+{
+	static const uint8_t prefetchw[] = { 0x41, 0x0f, 0x0d, 0x8e };
+	unsigned int lo = r->off_seq, hi = r->off_seq;
+	uint32_t at = (uint32_t)ahead << r->record_shift;
+
+	/* The parts past the image: seq, bases, frame, tid, time. */
+	const unsigned int parts[][2] = {
+		{ r->off_bases, 16 }, { r->off_frame, 18 * 8 },
+		{ r->off_tid, r->time_tid ? 4 : 0 }, { r->off_time, r->time_tid ? 16 : 0 },
+	};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (!parts[i][1])
+			continue;
+		if (parts[i][0] < lo)
+			lo = parts[i][0];
+		if (parts[i][0] + parts[i][1] > hi)
+			hi = parts[i][0] + parts[i][1];
+	}
+	hi = hi > lo + 8 ? hi : lo + 8;
+	/* XSAVE always writes the legacy area and the header (576 bytes);
+	 * the AVX halves only when they are in use. */
+	unsigned int img_hi = !r->image ? 0 : r->xsave ? 576 : 512;
+	for (unsigned int l = 0; l < img_hi && l < image; l += 64) {
+		x86_64_put(o, prefetchw, sizeof(prefetchw));
+		x86_64_put32(o, at + l);
+	}
+	if (!r->image && r->xsave) {
+		x86_64_put(o, prefetchw, sizeof(prefetchw));
+		x86_64_put32(o, at + 512);
+	}
+	for (unsigned int l = lo & ~63u; l < hi; l += 64) {
+		x86_64_put(o, prefetchw, sizeof(prefetchw));
+		x86_64_put32(o, at + l);
+	}
+	if (r->ipa_call)
+		for (unsigned int l = 0; l < 128; l += 64) {
+			x86_64_put(o, prefetchw, sizeof(prefetchw));
+			x86_64_put32(o, at + r->off_blocks + l);
+		}
+}
+
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 			    const struct arch_pad_ring *r, size_t *done)
 {
@@ -739,6 +795,8 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	if (r->ipa_call && r->ipa_wants)
 		skip_at = emit_ipa_wants(&o, r);
 	jl_at = emit_claim_record(&o, r);
+	if (r->prefetch)
+		emit_prefetch(&o, r, image, r->prefetch);
 	put_hit_state(&o, r->off_frame, r->xsave, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
 	if (r->time_tid)
