@@ -34,6 +34,9 @@
  * entries (struct arch_pad_layout: the arch's), with the sequence word
  * where an entry has its owner.  A record is twice an entry: the second
  * half is the block area the in-process collector fills (PAD_IPA).
+ * Then the thread id table the pads read (pad-tid.c, PAD_TID_* in
+ * arch/arch.h).  A record's time is a CLOCK_REALTIME timespec, or the
+ * TSC with PAD_TIME_TSC where the timespec's tv_nsec would be.
  *
  * The in-process collector (agent/ipa/, PAD_IPA) has memory of its own,
  * a second memfd: its image (ipa_image_place), read and execute in the
