@@ -52,7 +52,7 @@
 #define IPA_DATA_SIZE (256u << 10)
 #define IPA_PROGS_MAX (16u << 10)	/* a site's programs, together */
 
-#define PAD_CODE_MAX 1024
+#define PAD_CODE_MAX 2048	/* a pad's code while it is built, at most */
 #define PAD_SITE_MAX 16	/* the bytes a jump and its breakpoints cover, at most */
 #define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
 
