@@ -244,6 +244,7 @@ set pagination off
 set confirm off
 set architecture $gdbarch
 set sysroot $run
+set remotetimeout 30
 file $run/recstress
 target extended-remote 127.0.0.1:$port
 set remote exec-file /mnt/recstress

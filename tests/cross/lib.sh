@@ -279,6 +279,9 @@ gdb_case_prog() {
 		echo "set confirm off"
 		echo "set architecture $gdbarch"
 		echo "set sysroot $run"
+		# The guest runs under emulation: a reply may take longer
+		# than gdb's default 2 s when the host is busy.
+		echo "set remotetimeout 30"
 		echo "file $run/$prog"
 		echo "target extended-remote 127.0.0.1:$port"
 		echo "set remote exec-file /mnt/$prog"
