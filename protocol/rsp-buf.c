@@ -108,18 +108,28 @@ static bool rsp_needs_escape(uint8_t c)
 	return c == '#' || c == '$' || c == '}' || c == '*';
 }
 
+/*
+ * Binary payloads (qprobe.frames streams megabytes of trace frames) are
+ * mostly bytes that need no escape: the runs between two special bytes
+ * are copied whole, not a byte at a time.
+ */
 void rsp_buf_put_escaped(struct rsp_buf *b, const void *data, size_t len)
 {
 	const uint8_t *p = data;
+	size_t i = 0;
 
 	rsp_buf_reserve(b, 2 * len);
-	for (size_t i = 0; i < len; i++) {
-		if (rsp_needs_escape(p[i])) {
-			b->data[b->len++] = '}';
-			b->data[b->len++] = p[i] ^ 0x20;
-		} else {
-			b->data[b->len++] = p[i];
-		}
+	while (i < len) {
+		size_t j = i;
+		while (j < len && !rsp_needs_escape(p[j]))
+			j++;
+		memcpy(b->data + b->len, p + i, j - i);
+		b->len += j - i;
+		if (j == len)
+			break;
+		b->data[b->len++] = '}';
+		b->data[b->len++] = p[j] ^ 0x20;
+		i = j + 1;
 	}
 	b->data[b->len] = '\0';
 }
@@ -212,16 +222,26 @@ ssize_t rsp_hex_decode(const char *hex, size_t hexlen, void *out,
 
 ssize_t rsp_unescape(char *data, size_t len)
 {
-	size_t o = 0;
+	/* Nothing moves up to the first escape: find it at once. */
+	char *first = memchr(data, '}', len);
+	size_t o, i;
 
-	for (size_t i = 0; i < len; i++) {
+	if (!first)
+		return (ssize_t)len;
+	o = i = (size_t)(first - data);
+	while (i < len) {
 		if (data[i] == '}') {
 			if (++i == len)
 				return -EINVAL;
-			data[o++] = data[i] ^ 0x20;
-		} else {
-			data[o++] = data[i];
+			data[o++] = data[i++] ^ 0x20;
+			continue;
 		}
+		/* The run up to the next escape, in one move. */
+		char *next = memchr(data + i, '}', len - i);
+		size_t n = next ? (size_t)(next - (data + i)) : len - i;
+		memmove(data + o, data + i, n);
+		o += n;
+		i += n;
 	}
-	return o;
+	return (ssize_t)o;
 }
