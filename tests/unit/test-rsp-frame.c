@@ -461,6 +461,36 @@ static void test_buf_escaped_round_trip(void **state)
 	}
 	assert_int_equal(rsp_unescape(b.data, b.len), 256);
 	assert_memory_equal(b.data, all, 256);
+
+	/* Escaping looks at 8 bytes at a time: each special byte at each
+	 * place of 40, among neighbours one off from the specials (a borrow
+	 * in the word test must not hide or invent one), against escaping a
+	 * byte at a time. */
+	static const uint8_t special[] = { '#', '$', '}', '*' };
+	static const uint8_t near[] = { 0x22, 0x25, 0x7c, 0x7e, 0x29, 0x2b, 0x00, 0xff };
+	for (size_t k = 0; k < sizeof(special); k++) {
+		for (size_t at = 0; at < 40; at++) {
+			uint8_t in[40], want[80];
+			size_t wn = 0;
+			for (size_t i = 0; i < sizeof(in); i++)
+				in[i] = near[(i + at) % sizeof(near)];
+			in[at] = special[k];
+			if (at + 9 < sizeof(in))
+				in[at + 9] = special[(k + 1) % sizeof(special)];
+			for (size_t i = 0; i < sizeof(in); i++) {
+				bool esc = in[i] == '#' || in[i] == '$' || in[i] == '}' || in[i] == '*';
+				if (esc)
+					want[wn++] = '}';
+				want[wn++] = esc ? in[i] ^ 0x20 : in[i];
+			}
+			rsp_buf_reset(&b);
+			rsp_buf_put_escaped(&b, in, sizeof(in));
+			assert_int_equal(b.len, wn);
+			assert_memory_equal(b.data, want, wn);
+			assert_int_equal(rsp_unescape(b.data, b.len), sizeof(in));
+			assert_memory_equal(b.data, in, sizeof(in));
+		}
+	}
 	rsp_buf_free(&b);
 }
 
