@@ -62,8 +62,8 @@ static void stream_frames(uint64_t max, struct rsp_buf *reply)
 	 * byte but seldom does: frames are added whole while even their
 	 * worst case fits, so a reply carries close to a packet's worth of
 	 * frames (half of that, always assuming the worst, made twice the
-	 * round trips); the piece that may not fit is cut to what surely
-	 * does and ends the reply. */
+	 * round trips).  The reply ends before a frame that may not fit;
+	 * one that alone may not fit is cut to what surely does. */
 	const size_t limit = RSP_MAX_PAYLOAD - 16;
 	struct tbuf_frame f;
 	uint64_t sent = 0;
@@ -85,7 +85,10 @@ static void stream_frames(uint64_t max, struct rsp_buf *reply)
 		if (n > max - sent)
 			n = (size_t)(max - sent);
 		if (n > room) {
-			if (!room)
+			/* Whole frames while any fit: the client writes them
+			 * from the reply as they are.  A frame a reply cannot
+			 * hold goes in pieces. */
+			if (sent || !room)
 				break;
 			n = room;
 			max = sent + n;	/* the last piece of this reply */
