@@ -563,6 +563,49 @@ static void test_buf_put_ptid(void **state)
 	rsp_buf_free(&b);
 }
 
+/* The checksum and the framer take words at a time: against a byte at a
+ * time, on pseudo-random payloads of every length up to 2100 (past the
+ * 128-word flush of the checksum's lanes), with framing bytes in them
+ * escaped as a sender does. */
+static void test_wordwise_sums(void **state)
+{
+	static uint8_t raw[2100];
+	uint32_t x = 12345;
+	struct rsp_buf esc, framed;
+	struct rsp_framer f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		x = x * 1103515245u + 12345u;
+		raw[i] = (uint8_t)(x >> 16);
+	}
+	rsp_buf_init(&esc);
+	rsp_buf_init(&framed);
+	rsp_framer_init(&f);
+	for (size_t len = 0; len <= sizeof(raw); len += (len < 64 ? 1 : 37)) {
+		uint8_t want = 0;
+		for (size_t i = 0; i < len; i++)
+			want += raw[i];
+		assert_int_equal(rsp_checksum(raw, len), want);
+		for (size_t at = 0; at < 8 && at < len; at++)
+			assert_int_equal(rsp_checksum(raw + at, len - at),
+					 (uint8_t)(want - rsp_checksum(raw, at)));
+		rsp_buf_reset(&esc);
+		rsp_buf_put_escaped(&esc, raw, len);
+		rsp_buf_reset(&framed);
+		rsp_frame(&framed, esc.data, esc.len);
+		size_t used;
+		assert_int_equal(rsp_framer_feed(&f, (const uint8_t *)framed.data, framed.len,
+						 &used), RSP_EV_PACKET);
+		assert_int_equal(used, framed.len);
+		assert_int_equal(f.len, esc.len);
+		assert_memory_equal(f.payload, esc.data, esc.len);
+	}
+	rsp_framer_free(&f);
+	rsp_buf_free(&esc);
+	rsp_buf_free(&framed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_buf_error),
 		cmocka_unit_test(test_frame_encoder),
 		cmocka_unit_test(test_buf_put_ptid),
+		cmocka_unit_test(test_wordwise_sums),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
