@@ -1128,6 +1128,32 @@ static void take_over(void)
 			take_over_process(&shm->procs[i]);
 }
 
+/*
+ * Whether the agent now stands in its exit stop, though the stop K waited
+ * for was another.  A SIGKILL that comes while K holds the agent in a
+ * signal-delivery stop (the hot wait's SIGIO and SIGALRM make those
+ * frequent) wakes it from that stop, and it runs on into its exit stop
+ * before K has resumed it: K's PTRACE_CONT, meant for the signal, would
+ * then let the agent exit, and its threads' traps go to the program.  So
+ * K looks at the stop before every resume.  PTRACE_GETSIGINFO fails with
+ * ESRCH while the agent runs (between the two stops: K's resume would fail
+ * too, and the next wait finds the exit stop) and with EINVAL in a group
+ * stop; in the exit stop it gives the event's own code.
+ */
+static bool agent_exiting(pid_t agent_pid)
+{
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, agent_pid, NULL, &si) < 0)
+		return false;
+	return si.si_signo == SIGTRAP && si.si_code == (SIGTRAP | (PTRACE_EVENT_EXIT << 8));
+}
+
+/* PROBE_AGENT_KEEPER_DELAY_US: K pauses this long after each stop of the
+ * agent it waited for, before it looks at the stop again and resumes the
+ * agent.  A test widens the window above with it; 0 otherwise. */
+static long resume_delay_us;
+
 static void keeper_main(pid_t agent_pid, int ready_fd)
 {
 	int status;
@@ -1149,12 +1175,18 @@ static void keeper_main(pid_t agent_pid, int ready_fd)
 		_exit(1);
 	close(ready_fd);
 	for (;;) {
-		if (waitpid(agent_pid, &status, __WALL) < 0)
+		if (waitpid(agent_pid, &status, __WALL) < 0) {
+			log_always("keeper: lost the agent: %s", strerror(errno));
 			_exit(0);
-		if (WIFEXITED(status) || WIFSIGNALED(status))
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			log_always("keeper: the agent ended (status %#x) without its exit stop", status);
 			_exit(0);
+		}
 		int event = status >> 16, sig = WSTOPSIG(status);
-		if (event == PTRACE_EVENT_EXIT)
+		if (resume_delay_us && event != PTRACE_EVENT_EXIT)
+			usleep((useconds_t)resume_delay_us);
+		if (event == PTRACE_EVENT_EXIT || agent_exiting(agent_pid))
 			break;
 		if (event == PTRACE_EVENT_STOP) {
 			/* A group stop of the agent (^Z): it stays stopped. */
@@ -1185,6 +1217,9 @@ int keeper_start(void)
 
 	if (getenv("PROBE_AGENT_NO_KEEPER"))
 		return 0;
+	const char *delay = getenv("PROBE_AGENT_KEEPER_DELAY_US");
+	if (delay)
+		resume_delay_us = strtol(delay, NULL, 10) > 0 ? strtol(delay, NULL, 10) : 0;
 	if (!agent.ptrace->keeper.handler) {
 		/* No handler for this arch: the agent runs without a
 		 * keeper, and a program it started dies with it
