@@ -1129,24 +1129,28 @@ static void take_over(void)
 }
 
 /*
- * Whether the agent now stands in its exit stop, though the stop K waited
- * for was another.  A SIGKILL that comes while K holds the agent in a
+ * What became of the stop K waited for, just before K resumes the agent
+ * from it.  A SIGKILL that comes while K holds the agent in a
  * signal-delivery stop (the hot wait's SIGIO and SIGALRM make those
- * frequent) wakes it from that stop, and it runs on into its exit stop
- * before K has resumed it: K's PTRACE_CONT, meant for the signal, would
- * then let the agent exit, and its threads' traps go to the program.  So
- * K looks at the stop before every resume.  PTRACE_GETSIGINFO fails with
- * ESRCH while the agent runs (between the two stops: K's resume would fail
- * too, and the next wait finds the exit stop) and with EINVAL in a group
- * stop; in the exit stop it gives the event's own code.
+ * frequent) wakes it from that stop, and it runs on into its exit stop:
+ * K's PTRACE_CONT, meant for the signal, would resume it from the exit
+ * stop, the agent would exit, and its threads' traps would go to the
+ * program.  PTRACE_GETSIGINFO tells: the exit event's own code in the
+ * exit stop; ESRCH while the agent runs, which only a SIGKILL does to a
+ * tracee held in a stop (K then waits again, for the exit stop); EINVAL in
+ * a group stop.
  */
-static bool agent_exiting(pid_t agent_pid)
+enum agent_stop { AGENT_HELD, AGENT_EXITING, AGENT_RUNNING };
+
+static enum agent_stop agent_stop_now(pid_t agent_pid)
 {
 	siginfo_t si;
 
 	if (ptrace(PTRACE_GETSIGINFO, agent_pid, NULL, &si) < 0)
-		return false;
-	return si.si_signo == SIGTRAP && si.si_code == (SIGTRAP | (PTRACE_EVENT_EXIT << 8));
+		return errno == ESRCH ? AGENT_RUNNING : AGENT_HELD;
+	if (si.si_signo == SIGTRAP && si.si_code == (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
+		return AGENT_EXITING;
+	return AGENT_HELD;
 }
 
 /* PROBE_AGENT_KEEPER_DELAY_US: K pauses this long after each stop of the
@@ -1184,10 +1188,15 @@ static void keeper_main(pid_t agent_pid, int ready_fd)
 			_exit(0);
 		}
 		int event = status >> 16, sig = WSTOPSIG(status);
-		if (resume_delay_us && event != PTRACE_EVENT_EXIT)
-			usleep((useconds_t)resume_delay_us);
-		if (event == PTRACE_EVENT_EXIT || agent_exiting(agent_pid))
+		if (event == PTRACE_EVENT_EXIT)
 			break;
+		if (resume_delay_us)
+			usleep((useconds_t)resume_delay_us);
+		enum agent_stop now = agent_stop_now(agent_pid);
+		if (now == AGENT_EXITING)
+			break;
+		if (now == AGENT_RUNNING)
+			continue;
 		if (event == PTRACE_EVENT_STOP) {
 			/* A group stop of the agent (^Z): it stays stopped. */
 			if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)

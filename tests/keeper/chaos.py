@@ -206,7 +206,16 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     except RuntimeError as e:
         problems.append(str(e) + " (state %s)" % proc_status(pid).get("State"))
     if not problems and "calls done" in ground_lines(g):
-        # Its text must be the file's: no breakpoint, no jump left.
+        # Its text must be the file's: no breakpoint, no jump left.  After
+        # a kill the recorder salvages the ring with a new agent, which
+        # attaches, runs system calls in the program (their instruction
+        # written at its entry point for the while) and detaches: the
+        # text is read once the recorder is done.
+        if killed:
+            try:
+                wait_for(lambda: rec.poll() is not None, "the recorder's end")
+            except RuntimeError as e:
+                problems.append(str(e))
         wait_for(lambda: proc_status(pid).get("TracerPid", "0") == "0", "untraced")
         try:
             with open("/proc/%d/mem" % pid, "rb") as m:
@@ -353,6 +362,12 @@ def main():
     if sshd:
         sshd.terminate()
         sshd.wait()
+    # CHAOS_TOLERATE=N: up to N failed runs are reported but pass (a test
+    # that measures a rate, keeper-race.test); 0 by default.
+    tolerate = int(os.environ.get("CHAOS_TOLERATE", "0"))
+    if fails and fails <= tolerate:
+        print("# %d failures, within the %d this test tolerates" % (fails, tolerate))
+        return 0
     return 1 if fails else 0
 
 
