@@ -122,10 +122,10 @@ struct pad_table {
 	bool failed;			/* could not be set up: no pads */
 	struct pad_code *codes;
 	struct pad_ring_reader reader;	/* how far pad_drain read the ring */
-	/* The thread a record's registers are loaded into for its owner
-	 * (not one of the process's: the hitting thread went on long
+	/* The register block a record is loaded into for its owner (a
+	 * register source with no thread: the hitting thread went on long
 	 * ago); made by the first drain. */
-	struct thread *standin;
+	uint8_t *rec_regs;
 	/* The in-process collector's memory (PAD_IPA): none until a site
 	 * wants it. */
 	struct ipa_image img;
@@ -179,8 +179,5 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 void pad_tsc_refine(void);
 uint64_t pad_tsc_ns(uint64_t ticks);
 uint64_t pad_tsc_real_us(uint64_t t);
-
-/* pad-drain.c */
-void pad_standin_free(struct thread *t);
 
 #endif
