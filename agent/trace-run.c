@@ -640,8 +640,9 @@ fail:
 
 /* One hit a jump pad recorded in the process (pad_drain): `src` its
  * registers (no thread behind them), with the in-process collector's
- * groups in `blocks` (PAD_IPA), else to be run here on the registers.  False: no room for it yet
- * (wait-for-room mode), the record stays in the ring. */
+ * groups in `blocks` (PAD_IPA), else to be run here on the registers.
+ * False: no room for it yet (wait-for-room mode), the record stays in
+ * the ring. */
 static bool drain_hit(struct probe *pr, struct regsrc *src, uint64_t time_us,
 		      const void *blocks, void *arg)
 {
