@@ -240,44 +240,67 @@ static int a64_peek_gpr(pid_t tid, unsigned int regnum, uint64_t *value)
  * rest of pstate is the kernel's (read once if this thread has not been
  * read yet; BTYPE is 0 after the B that entered the pad), and the v
  * registers, fpsr and fpcr of a stopped thread are the kernel's, read
- * when asked for.  A record of the collector (may_fetch false: no thread
- * to ask) has them in its image: v0-v31, fpsr at 512, fpcr at 516.  The
- * thread's own general registers are the pad's: t->regs_pad makes a
- * flush write them all.
+ * when asked for.  The thread's own general registers are the pad's:
+ * t->regs_pad makes a flush write them all.
  */
 #define PSTATE_KEPT (~0xf0000c00ull)	/* all but NZCV and BTYPE */
 
+static void frame_to_kernel(struct user_regs_struct *ur, const uint64_t *frame)
+{
+	for (int i = 0; i <= A64_LR; i++)
+		ur->regs[i] = frame[i];
+	ur->sp = frame[A64_SP];
+	ur->pc = frame[A64_PC];
+	ur->pstate = (ur->pstate & PSTATE_KEPT) | (frame[A64_CPSR] & 0xf0000000ull);
+}
+
 static int a64_load_pad(struct thread *t, const uint64_t *frame,
-			const uint8_t *image, bool xsave, const uint64_t *bases,
-			bool may_fetch)
+			const uint8_t *image, bool xsave, const uint64_t *bases)
 {
 	struct user_regs_struct ur;
 	int err;
 
+	(void)image;
 	(void)xsave;
 	(void)bases;
 	regs_invalidate(t);
-	if (may_fetch && kernel_gpr(t)->pc == 0 &&
+	if (kernel_gpr(t)->pc == 0 &&
 	    (err = getregset(t->tid, NT_PRSTATUS, kernel_gpr(t), sizeof(ur))) < 0)
 		return err;
 	ur = *kernel_gpr(t);
-	for (int i = 0; i <= A64_LR; i++)
-		ur.regs[i] = frame[i];
-	ur.sp = frame[A64_SP];
-	ur.pc = frame[A64_PC];
-	ur.pstate = (ur.pstate & PSTATE_KEPT) | (frame[A64_CPSR] & 0xf0000000ull);
+	frame_to_kernel(&ur, frame);
 	gpr_from_kernel(t->regcache, &ur);
 	t->gpr_valid = true;
-	if (!may_fetch && image) {
-		struct user_fpsimd_struct fp;
-		memset(&fp, 0, sizeof(fp));
+	t->regs_pad = true;
+	return 0;
+}
+
+/*
+ * A record of the ring, which no stopped thread stands behind: the rest
+ * of pstate reads 0 (EL0t, no mask that user space could see change),
+ * and the collector's image holds v0-v31, fpsr at 512 and fpcr at 516;
+ * without one they read as their initial state, zero.
+ */
+static int a64_load_record(uint8_t *blk, unsigned int features,
+			   const uint64_t *frame, const uint8_t *image,
+			   bool xsave, const uint64_t *bases)
+{
+	struct user_regs_struct ur;
+	struct user_fpsimd_struct fp;
+
+	(void)features;
+	(void)xsave;
+	(void)bases;
+	memset(&ur, 0, sizeof(ur));
+	frame_to_kernel(&ur, frame);
+	gpr_from_kernel(blk, &ur);
+	memset(&fp, 0, sizeof(fp));
+	if (image) {
 		memcpy(fp.vregs, image, sizeof(fp.vregs));
 		memcpy(&fp.fpsr, image + 512, 4);
 		memcpy(&fp.fpcr, image + 516, 4);
-		fp_from_kernel(t->regcache, &fp);
-		t->regs_valid = true;
 	}
-	t->regs_pad = true;
+	fp_from_kernel(blk, &fp);
 	return 0;
 }
 
@@ -600,6 +623,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.peek_gpr = a64_peek_gpr,
 	.is_general = a64_is_general,
 	.load_pad = a64_load_pad,
+	.load_record = a64_load_record,
 	.pad_options = a64_pad_options,
 	.hw_step = a64_hw_step,
 	.trap_kind = a64_trap_kind,

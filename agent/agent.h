@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "agent/ptrace-arch.h"
+#include "agent/regsrc.h"
 #include "arch/arch.h"
 #include "protocol/rsp.h"
 #include "protocol/rsp-request.h"
@@ -186,11 +187,6 @@ struct thread {
 	/* The cache holds the registers a jump pad saved (the state at the
 	 * probe), not the thread's own, which are the pad's (pad.c). */
 	bool regs_pad;
-	/* A stand-in for records' registers (pad-drain.c), written by no
-	 * one but load_pad; pad_fp_initial: its last load was a record
-	 * without an image, so everything beyond the general registers
-	 * already holds the initial state the next such load would write. */
-	bool standin, pad_fp_initial;
 	uint8_t *pad_entry;	/* ... from this table entry (agent's view) */
 	/* Its entry in the pads' thread id table (pad-tid.c): its thread
 	 * pointer then (tp_key), and whether a vfork child of it runs on
@@ -443,8 +439,19 @@ int regs_set_pc(struct thread *t, uint64_t pc);
 size_t regs_cache_size(void);
 unsigned int regs_detect_features(pid_t tid);
 void regs_invalidate(struct thread *t);
+/* A jump pad's saved registers into stopped t's cache (`frame` its words,
+ * `image` its FP/vector image, `bases` x86-64's fs/gs bases or NULL);
+ * the registers the pad did not save are the kernel's.  0 or -errno. */
 int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
-		  bool xsave, const uint64_t *bases, bool may_fetch);
+		  bool xsave, const uint64_t *bases);
+/* A record of p's pads' ring into block `blk` (regs_cache_size() bytes
+ * suffice), every register, for no thread (ptrace_arch_ops.load_record);
+ * `image` NULL: those registers in their initial state.  0 or -errno. */
+int regs_load_record(const struct process *p, uint8_t *blk, const uint64_t *frame,
+		     const uint8_t *image, bool xsave, const uint64_t *bases);
+/* A hit's registers from stopped t (regsrc.h), its general registers
+ * fetched.  0 or -errno (-ESRCH: gone). */
+int regsrc_thread(struct regsrc *s, struct thread *t);
 void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g);
 void regs_from_gpregs(uint8_t *blk, const struct arch_gpregs *g);
 /* step.c: the one way the agent single-steps a thread.  Resumes stopped
@@ -664,13 +671,13 @@ int probe_insert_flags(struct process *p, uint64_t addr,
  * zero-syscall way in (pad.c's essay; pad-int.h says which file holds what) */
 int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t whylen);
 int pad_drain(struct process *p,
-	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
+	      bool (*fn)(struct probe *pr, struct regsrc *src, uint64_t time_us,
 			 const void *blocks, void *arg), void *arg);
 bool pad_ipa_fault(struct thread *t, int sig);
 uint64_t pad_ipa_faults(const struct process *p);
 uint64_t pad_ipa_skipped(const struct probe *pr);
 int pad_salvage(struct process *p,
-		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
+		void (*fn)(uint64_t site, struct regsrc *src, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg);
 void pad_detach(struct probe *pr);
 void pad_before_step(struct probe *pr);
@@ -795,10 +802,10 @@ void ret_libraries_changed(struct process *p);
  * address. */
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
 		  uint64_t latency_ns, uint64_t time_us);
-/* A return the trampoline recorded in the process (pad-drain.c): `t` a
- * stand-in with its registers, `run16` the run's low 16 bits.  False:
- * no room for it yet. */
-bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
+/* A return the trampoline recorded in the process (pad-drain.c): `src`
+ * its registers (no thread behind them, pc the real return address),
+ * `run16` the run's low 16 bits.  False: no room for it yet. */
+bool trace_drain_return(struct regsrc *src, uint64_t func, uint32_t run16,
 			uint64_t latency_ns, uint64_t time_us);
 /* The number of the trace run being started or running. */
 uint32_t trace_run_id(void);

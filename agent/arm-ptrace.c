@@ -402,6 +402,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.peek_gpr = arm_peek_gpr,
 	.is_general = arm_is_general,
 	.load_pad = NULL,		/* no jump pads yet */
+	.load_record = NULL,
 	.pad_options = NULL,
 	.hw_step = NULL,		/* software steps: step.c */
 	.trap_kind = arm_trap_kind,

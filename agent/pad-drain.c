@@ -1,9 +1,10 @@
 /*
  * pad-drain.c - the ring's records to their owner: a recording pad's
- * hits and the return trampoline's returns (pad_drain), loaded into a
- * stand-in thread for the owner's callback, and records a gone agent
- * left in an old table salvaged by a new one (pad_salvage).  The ring's
- * order and holes are pad-ring.c's.
+ * hits and the return trampoline's returns (pad_drain), each loaded into
+ * a register block and handed over as a register source (regsrc.h) with
+ * no thread behind it, and records a gone agent left in an old table
+ * salvaged by a new one (pad_salvage).  The ring's order and holes are
+ * pad-ring.c's.
  */
 #define LOG_DOMAIN "pad"
 #include "config.h"
@@ -18,32 +19,27 @@
 #include "agent/log.h"
 #include "agent/pad-int.h"
 
-/* A thread of p's that is none of its threads: records' registers are
- * loaded into it for their owner (the hitting thread went on long ago).
- * Its tid is the record's, where the pad stored one, else 0. */
-static struct thread *standin_new(struct process *p)
+/* A block the records of a ring are loaded into (every register of the
+ * arch's largest set); NULL when there is no memory for it. */
+static uint8_t *record_block(void)
 {
-	struct thread *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return NULL;
-	if (!(t->regcache = calloc(1, regs_cache_size()))) {
-		free(t);
-		return NULL;
-	}
-	t->proc = p;
-	t->state = THREAD_STOPPED;
-	t->standin = true;
-	return t;
+	return calloc(1, regs_cache_size());
 }
 
-void pad_standin_free(struct thread *t)
+/* Record `rec`'s registers into `blk` and `src` (its image left out
+ * where `image` is false), with the hitting thread's id `tid`. */
+static int load_record(struct process *p, uint8_t *blk, const uint8_t *rec,
+		       bool image, bool xsave, pid_t tid, struct regsrc *src)
 {
-	if (!t)
-		return;
-	ret_thread_free(t);
-	free(t->regcache);
-	free(t);
+	const struct arch_pad_layout *l = layout();
+	int err = regs_load_record(p, blk, (const uint64_t *)(rec + l->off_frame),
+				   image ? rec : NULL, xsave,
+				   (const uint64_t *)(rec + l->off_bases));
+
+	if (err < 0)
+		return err;
+	regsrc_record(src, agent.arch, p->features, p, blk, tid);
+	return 0;
 }
 
 /* The hit's time a recording pad stored in record `rec`, in us: a
@@ -67,14 +63,14 @@ static uint64_t record_time_us(const uint8_t *rec)
  * the latency and time from the TSC.  `take`: there is a taker (not a
  * salvage).  False: no room for it yet, the record stays.
  */
-static bool take_return(struct pad_table *pt, uint64_t pos,
-			struct thread *standin, bool take)
+static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
+			bool take)
 {
 	uint8_t *rec = record_at(pt, pos);
-	const struct arch_pad_layout *l = layout();
 	const uint8_t *d = rec + blocks_off();
 	uint64_t func_run, ticks, tsc, real;
 	uint32_t tid, magic;
+	struct regsrc src;
 	bool taken = true;
 
 	memcpy(&func_run, d + RET_REC_FUNC, 8);
@@ -83,22 +79,16 @@ static bool take_return(struct pad_table *pt, uint64_t pos,
 	memcpy(&tid, d + RET_REC_TID, 4);
 	memcpy(&magic, d + RET_REC_MAGIC, 4);
 	memcpy(&real, d + RET_REC_RET, 8);
-	standin->tid = (pid_t)tid;
 	if (take && magic == RET_REC_MAGIC_VALUE &&
-	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec,
-			  pt->xsave, (const uint64_t *)(rec + l->off_bases), false) == 0) {
-		uint8_t *blk = regs_block_gpr(standin);
+	    load_record(p, pt->rec_regs, rec, true, pt->xsave, (pid_t)tid, &src) == 0) {
 		struct arch_gpregs g;
-		if (blk) {
-			regs_to_gpregs(blk, &g);
-			g.pc = real;
-			regs_from_gpregs(blk, &g);
-			taken = trace_drain_return(standin, func_run & ((1ull << 48) - 1),
-						   (uint32_t)(func_run >> 48),
-						   pad_tsc_ns(ticks), pad_tsc_real_us(tsc));
-		}
+		regs_to_gpregs(src.blk, &g);
+		g.pc = real;
+		regs_from_gpregs(src.blk, &g);
+		taken = trace_drain_return(&src, func_run & ((1ull << 48) - 1),
+					   (uint32_t)(func_run >> 48),
+					   pad_tsc_ns(ticks), pad_tsc_real_us(tsc));
 	}
-	regs_invalidate(standin);
 	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
 		pt->ret_recorded++;
@@ -108,8 +98,7 @@ static bool take_return(struct pad_table *pt, uint64_t pos,
 
 /* One published record: to `fn`, then free for its next round. */
 static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
-			struct thread *standin,
-			bool (*fn)(struct probe *, struct thread *, uint64_t,
+			bool (*fn)(struct probe *, struct regsrc *, uint64_t,
 				   const void *, void *),
 			void *arg)
 {
@@ -117,16 +106,16 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	const struct arch_pad_layout *l = layout();
 	uint64_t site = frame_pc(rec);
 	if (p->ret_itramp && site == p->ret_itramp)
-		return take_return(pt, pos, standin, fn != NULL);
+		return take_return(p, pt, pos, fn != NULL);
 	struct probe *pr = probe_at(p, site);
 	uint64_t time_us = 0;
+	pid_t tid = 0;
 
-	standin->tid = 0;
 	if (pr && (pr->pad_collect == PAD_REGS_TIME_TID ||
 		   (pr->pad_collect == PAD_IPA && pr->pad_ipa_live))) {
-		uint32_t tid;
-		memcpy(&tid, rec + l->off_tid, 4);
-		standin->tid = (pid_t)tid;
+		uint32_t rec_tid;
+		memcpy(&rec_tid, rec + l->off_tid, 4);
+		tid = (pid_t)rec_tid;
 		time_us = record_time_us(rec);
 	}
 	/* The collector's verdict: nothing to record (a false condition,
@@ -143,12 +132,10 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 		}
 	}
 	bool taken = true;
+	struct regsrc src;
 	if (pr && fn &&
-	    regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame),
-			  pr->pad_no_image ? NULL : rec, pt->xsave,
-			  (const uint64_t *)(rec + l->off_bases), false) == 0)
-		taken = fn(pr, standin, time_us, so, arg);
-	regs_invalidate(standin);
+	    load_record(p, pt->rec_regs, rec, !pr->pad_no_image, pt->xsave, tid, &src) == 0)
+		taken = fn(pr, &src, time_us, so, arg);
 	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
 		if (pr)
@@ -161,7 +148,7 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 struct drain {
 	struct process *p;
 	struct pad_table *pt;
-	bool (*fn)(struct probe *, struct thread *, uint64_t, const void *,
+	bool (*fn)(struct probe *, struct regsrc *, uint64_t, const void *,
 		   void *);
 	void *arg;
 };
@@ -171,7 +158,7 @@ static bool drain_take(uint64_t pos, uint8_t *rec, void *arg)
 	struct drain *d = arg;
 
 	(void)rec;	/* take_record finds it again by pos */
-	return take_record(d->p, d->pt, pos, d->pt->standin, d->fn, d->arg);
+	return take_record(d->p, d->pt, pos, d->fn, d->arg);
 }
 
 /* The span of a record every take reads: sequence word, registers,
@@ -197,9 +184,10 @@ static void hot_part(struct pad_ring *r)
 
 /*
  * The hits the pads of `p` collected in the process, in the order they
- * took their records: `fn` gets the probe and a stand-in thread (not one
- * of p's: the hitting thread went on long ago) whose register cache holds
- * the hit's registers.  A record still being written is passed over and
+ * took their records: `fn` gets the probe and the hit's registers, a
+ * register source with no thread behind it (the hitting thread went on
+ * long ago; its id is the source's tid where the pad stored one), valid
+ * for the call.  A record still being written is passed over and
  * taken by a later call: its writer may be stopped, or even gone for good
  * (a signal handler that never returned), which must not hold up the
  * rest.  Such a record's place in the ring stays taken, and once the ring
@@ -209,14 +197,14 @@ static void hot_part(struct pad_ring *r)
  * Returns the number of records taken.
  */
 int pad_drain(struct process *p,
-	      bool (*fn)(struct probe *pr, struct thread *t, uint64_t time_us,
+	      bool (*fn)(struct probe *pr, struct regsrc *src, uint64_t time_us,
 			 const void *blocks, void *arg), void *arg)
 {
 	struct pad_table *pt = p->pads;
 
 	if (!pt || !pt->local)
 		return 0;
-	if (!pt->standin && !(pt->standin = standin_new(p)))
+	if (!pt->rec_regs && !(pt->rec_regs = record_block()))
 		abort();
 	if (p->ret_area || pt->tsc_time)
 		pad_tsc_refine();
@@ -263,8 +251,9 @@ static int old_tables(struct process *p, uint64_t *starts, int max)
 /*
  * Salvage: the records an earlier agent's recording pads published in
  * `p` and that agent never took, oldest first, each to `fn` with its site
- * and a stand-in thread whose registers are the hit's (the record's tid
- * and time too, valid where the pad stored them; x86-64 pads always
+ * and the hit's registers, a register source with no thread behind it and
+ * tid 0 (the record's tid and time come apart, valid where the pad stored
+ * them; x86-64 pads always
  * store the bases, by rdfsbase or arch_prctl).  The ring is read
  * through the process's memory (this agent has no mapping of it), and
  * every record handed over is marked taken there, so that a second
@@ -273,10 +262,10 @@ static int old_tables(struct process *p, uint64_t *starts, int max)
  * or -errno.
  */
 int pad_salvage(struct process *p,
-		void (*fn)(uint64_t site, struct thread *t, pid_t tid,
+		void (*fn)(uint64_t site, struct regsrc *src, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg)
 {
-	struct thread *standin;
+	uint8_t *blk;
 	const struct arch_pad_layout *l = layout();
 	size_t ring_bytes;
 	uint64_t starts[8];
@@ -293,7 +282,7 @@ int pad_salvage(struct process *p,
 		return ntables;
 	if (!(records = malloc(ring_bytes)))
 		return -ENOMEM;
-	if (!(standin = standin_new(p))) {
+	if (!(blk = record_block())) {
 		free(records);
 		return -ENOMEM;
 	}
@@ -318,19 +307,16 @@ int pad_salvage(struct process *p,
 			if (seq != pos + 1)
 				continue;	/* taken, or never written */
 			memcpy(&tid, rec + l->off_tid, 4);
-			standin->tid = 0;
-			if (regs_load_pad(standin, (const uint64_t *)(rec + l->off_frame), rec, xsave,
-					  (const uint64_t *)(rec + l->off_bases), false) == 0) {
-				fn(frame_pc(rec), standin,
-				   (pid_t)tid, record_time_us(rec), arg);
+			struct regsrc src;
+			if (load_record(p, blk, rec, true, xsave, 0, &src) == 0) {
+				fn(frame_pc(rec), &src, (pid_t)tid, record_time_us(rec), arg);
 				taken++;
 			}
-			regs_invalidate(standin);
 			mem_write_raw(p, base + off + l->off_seq, &done, 8);
 		}
 	}
 	free(records);
-	pad_standin_free(standin);
+	free(blk);
 	return taken;
 }
 

@@ -135,10 +135,10 @@ struct pad_table {
 	struct pad_code *codes;
 	struct pad_ring_reader reader;	/* how far pad_drain read the ring */
 	bool tsc_time;			/* recording pads stamp hits with the TSC */
-	/* The thread a record's registers are loaded into for its owner
-	 * (not one of the process's: the hitting thread went on long
+	/* The register block a record is loaded into for its owner (a
+	 * register source with no thread: the hitting thread went on long
 	 * ago); made by the first drain. */
-	struct thread *standin;
+	uint8_t *rec_regs;
 	/* The in-process collector's memory (PAD_IPA): none until a site
 	 * wants it. */
 	struct ipa_image img;
@@ -198,8 +198,5 @@ uint64_t pad_tsc_real_us(uint64_t t);
 void pad_tid_reset(struct process *p);
 bool pad_tid_usable(const struct pad_table *pt);
 bool pad_tsc_usable(void);
-
-/* pad-drain.c */
-void pad_standin_free(struct thread *t);
 
 #endif

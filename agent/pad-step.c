@@ -21,8 +21,7 @@
 static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
 {
 	return regs_load_pad(t, (const uint64_t *)(e + layout()->off_frame), e, pt->xsave,
-			     pt->fsgsbase ? (const uint64_t *)(e + layout()->off_bases) : NULL,
-			     true);
+			     pt->fsgsbase ? (const uint64_t *)(e + layout()->off_bases) : NULL);
 }
 
 /*
@@ -180,7 +179,7 @@ static int rewind_to_probe(struct thread *t, const struct pad_code *c,
 		return -EFAULT;
 	if (frame[l->frame_pc] != c->site)
 		return -EINVAL;
-	if ((err = regs_load_pad(t, frame, no_image, false, NULL, true)) < 0)
+	if ((err = regs_load_pad(t, frame, no_image, false, NULL)) < 0)
 		return err;
 	t->regs_dirty = true;
 	return regs_flush(t);

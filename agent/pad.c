@@ -1160,7 +1160,7 @@ static void table_free(struct process *p)
 		munmap(pt->local, shm_size());
 	if (pt->ipa_local)
 		munmap(pt->ipa_local, pt->ipa_size);
-	pad_standin_free(pt->standin);
+	free(pt->rec_regs);
 	free(pt);
 	p->pads = NULL;
 	pad_tid_reset(p);

@@ -232,25 +232,35 @@ struct ptrace_arch_ops {
 	bool (*is_general)(unsigned int regnum);
 
 	/*
-	 * Loads into t's cache the registers a jump pad saved for a hit
-	 * (see regs_load_pad in agent.h for the arguments), marking it
-	 * valid with t->regs_pad set.  `may_fetch`: the arch may ask the
-	 * kernel for what the pad did not save (t is a real stopped
-	 * thread), else it assumes the values every process has.  `image`
-	 * NULL: the record has none (pad_no_image), those registers read
-	 * as their initial state.
-	 * Returns 0 or -errno.  NULL when the arch has no jump pads.
+	 * Loads into stopped thread t's cache the registers a jump pad saved
+	 * for its hit (see regs_load_pad in agent.h for the arguments),
+	 * marking it valid with t->regs_pad set.  What the pad did not save
+	 * is the kernel's (the arch may ask it, once).  Returns 0 or -errno.
+	 * NULL when the arch has no jump pads.
 	 */
 	int (*load_pad)(struct thread *t, const uint64_t *frame,
-			const uint8_t *image, bool xsave, const uint64_t *bases,
-			bool may_fetch);
+			const uint8_t *image, bool xsave, const uint64_t *bases);
+
+	/*
+	 * The same for a record of the pads' ring, which no stopped thread
+	 * stands behind (the hitting thread went on long ago): fills every
+	 * register of gdb block `blk` (regblock_size_for(features) bytes),
+	 * what the pad did not save with the value every process has;
+	 * `image` NULL: the record has none (pad_no_image), those registers
+	 * read as their initial state.  Makes no system call.  Returns 0 or
+	 * -errno; NULL when load_pad is.
+	 */
+	int (*load_record)(uint8_t *blk, unsigned int features,
+			   const uint64_t *frame, const uint8_t *image, bool xsave,
+			   const uint64_t *bases);
 
 	/*
 	 * The arch's choices for the pads of process `p` (pad.c), passed to
-	 * the emitters and to load_pad: *xsave, the image is XSAVE's (else
-	 * FXSAVE's), and *fsgsbase, the pad reads the thread-pointer bases
-	 * itself (x86-64: AVX and HWCAP2_FSGSBASE).  Both false where the
-	 * arch has no such choice (aarch64).  NULL when load_pad is.
+	 * the emitters, load_pad and load_record: *xsave, the image is
+	 * XSAVE's (else FXSAVE's), and *fsgsbase, the pad reads the
+	 * thread-pointer bases itself (x86-64: AVX and HWCAP2_FSGSBASE).
+	 * Both false where the arch has no such choice (aarch64).  NULL when
+	 * load_pad is.
 	 */
 	void (*pad_options)(struct process *p, bool *xsave, bool *fsgsbase);
 

@@ -9,6 +9,9 @@
  * block and mark it dirty; the thread gets them back (regs_flush) before
  * it runs, or at once for the PC, which a detach or kill must not lose.
  * A resume invalidates everything: the kernel's view is the truth again.
+ * A probe hit reads the cache through a register source (regsrc.c,
+ * regsrc_thread), as the collection of a jump pad's record reads the
+ * block that record was loaded into (regs_load_record).
  *
  * How the kernel's views become the block is per arch (ptrace-arch.h);
  * which register is where, and how wide, is the arch's table (arch.h).
@@ -23,6 +26,7 @@
 #include "agent/agent.h"
 #include "agent/log.h"
 #include "agent/regblock.h"
+#include "agent/regsrc.h"
 
 unsigned int regs_detect_features(pid_t tid)
 {
@@ -158,11 +162,45 @@ int regs_set_pc(struct thread *t, uint64_t pc)
 }
 
 int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
-		  bool xsave, const uint64_t *bases, bool may_fetch)
+		  bool xsave, const uint64_t *bases)
 {
 	if (!agent.ptrace->load_pad)
 		return -ENOSYS;
-	return agent.ptrace->load_pad(t, frame, image, xsave, bases, may_fetch);
+	return agent.ptrace->load_pad(t, frame, image, xsave, bases);
+}
+
+int regs_load_record(const struct process *p, uint8_t *blk, const uint64_t *frame,
+		     const uint8_t *image, bool xsave, const uint64_t *bases)
+{
+	if (!agent.ptrace->load_record)
+		return -ENOSYS;
+	return agent.ptrace->load_record(blk, p->features, frame, image, xsave, bases);
+}
+
+/* A thread source's fetch (regsrc.h): the rest of t's cache. */
+static int thread_fetch_rest(struct regsrc *s)
+{
+	return regs_fetch(s->t);
+}
+
+int regsrc_thread(struct regsrc *s, struct thread *t)
+{
+	int err;
+
+	if ((err = regs_fetch_gpr(t)) < 0)
+		return err;
+	*s = (struct regsrc){
+		.arch = agent.arch,
+		.features = t->proc->features,
+		.proc = t->proc,
+		.t = t,
+		.tid = t->tid,
+		.blk = t->regcache,
+		.complete = false,
+		.is_general = agent.ptrace->is_general,
+		.fetch_rest = thread_fetch_rest,
+	};
+	return 0;
 }
 
 void regs_to_gpregs(const uint8_t *blk, struct arch_gpregs *g)

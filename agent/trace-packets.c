@@ -145,21 +145,20 @@ struct salvage {
  * pad's would have been taken, for the tracepoints defined at its site
  * now.  A site whose tracepoints need more than the registers (memory:
  * its values now are not the hit's) or none at all takes nothing. */
-static void salvage_hit(uint64_t site, struct thread *t, pid_t tid,
+static void salvage_hit(uint64_t site, struct regsrc *src, pid_t tid,
 			uint64_t time_us, void *arg)
 {
 	struct salvage *sv = arg;
-	struct hit h = { .t = t };
+	struct hit h = { .src = src };
 	enum pad_collect mode = recordable(site);
 	uint64_t before = tr.tb.created;
 
-	if (!tp_next_at(&tr.store, site, NULL) || mode == PAD_STOPS || mode == PAD_IPA ||
-	    !(h.regs = regs_block_gpr(t))) {
+	if (!tp_next_at(&tr.store, site, NULL) || mode == PAD_STOPS || mode == PAD_IPA) {
 		sv->unmatched++;
 		return;
 	}
 	if (mode == PAD_REGS_TIME_TID) {
-		t->tid = tid;
+		src->tid = tid;
 		h.time_us = time_us;
 	}
 	run_tracepoints(&h, site, false, NULL);

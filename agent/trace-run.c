@@ -173,13 +173,13 @@ static int ctx_read_reg(const struct ax_ctx *ctx, unsigned regnum, uint64_t *val
 {
 	const struct hit *h = ctx->opaque;
 
-	return regs_read_gdb(h->t, regnum, value);
+	return regsrc_read(h->src, regnum, value);
 }
 
 static long ctx_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf, size_t len)
 {
 	const struct hit *h = ctx->opaque;
-	return (long)mem_read(h->t->proc, addr, buf, len);
+	return (long)mem_read(h->src->proc, addr, buf, len);
 }
 
 /*
@@ -213,7 +213,7 @@ int64_t tsv_live_value(const struct tsv_def *v, const struct hit *h)
 	case TSV_TIMESTAMP:
 		return h && h->time_us ? (int64_t)h->time_us : (int64_t)now_usec();
 	case TSV_THREAD:
-		return h ? h->t->tid : v->value;
+		return h ? h->src->tid : v->value;
 	case TSV_LATENCY:
 		return h ? (int64_t)h->latency_ns : v->value;
 	}
@@ -248,7 +248,7 @@ static int collect_mem(struct hit *h, uint64_t addr, uint64_t len)
 		len = tr.tb.size;	/* more could never fit */
 	while (len) {
 		size_t want = len < COLLECT_CHUNK ? len : COLLECT_CHUNK;
-		ssize_t n = mem_read(h->t->proc, addr, collect_buf, want);
+		ssize_t n = mem_read(h->src->proc, addr, collect_buf, want);
 		if (n <= 0)
 			return 0;	/* unreadable: left out, gdb shows <unavailable> */
 		int err = tbuf_add_mem(&tr.tb, addr, collect_buf, n);
@@ -320,6 +320,7 @@ static int collect_frame(struct hit *h, bool stepping)
 {
 	struct tp_def *tp = h->tp;
 	struct ax_ctx ctx;
+	const uint8_t *blk;
 	bool want_regs = false;
 	size_t size;
 	int err;
@@ -332,8 +333,8 @@ static int collect_frame(struct hit *h, bool stepping)
 	err = tbuf_frame_begin(&tr.tb, (int16_t)tp->number);
 	if (err < 0)
 		return err;
-	if (want_regs && (!regs_block(h->t) ||
-			  (err = tbuf_add_regs(&tr.tb, h->regs)) < 0)) {
+	if (want_regs && (!(blk = regsrc_block(h->src)) ||
+			  (err = tbuf_add_regs(&tr.tb, blk)) < 0)) {
 		if (!err)
 			err = -ESRCH;
 		goto fail;
@@ -452,7 +453,7 @@ bool site_runs(const struct tp_def *tp, const struct pending *pl)
 void run_tracepoints(struct hit *h, uint64_t addr, bool returning,
 			    const struct pending *pl)
 {
-	struct thread *t = h->t;
+	struct thread *t = h->src->t;	/* NULL: a record */
 
 	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, addr, tp)) {
@@ -487,7 +488,7 @@ void run_tracepoints(struct hit *h, uint64_t addr, bool returning,
 			continue;
 		}
 		tp->hit_count++;
-		if (tp->step_count && !t->ws_left) {
+		if (tp->step_count && t && !t->ws_left) {
 			t->ws_left = tp->step_count;
 			t->ws_number = tp->number;
 			t->ws_addr = tp->addr;
@@ -530,8 +531,8 @@ static struct tp_def *site_return(uint64_t addr)
  */
 int trace_hit(struct probe *pr, struct thread *t, void *arg)
 {
-	struct hit h = { .t = t };
-	uint8_t *regs;
+	struct regsrc src;
+	struct hit h = { .src = &src };
 
 	/* Hits the pads recorded come first (a full ring sends a hit here). */
 	trace_drain(false);
@@ -539,10 +540,8 @@ int trace_hit(struct probe *pr, struct thread *t, void *arg)
 		tr.parked_hits++;
 		return PROBE_HIT_WAIT;
 	}
-	regs = regs_block_gpr(t);
-	if (!tr.running || !regs)
+	if (!tr.running || regsrc_thread(&src, t) < 0)
 		return 0;
-	h.regs = regs;
 	/* The ordinary tracepoints here first: their frames hold the
 	 * return address the program put there, not the trampoline's
 	 * (aarch64: x30 in $regs). */
@@ -590,8 +589,13 @@ static void ipa_frame(struct hit *h, const struct ipa_group *g, uint64_t addr)
 		collection_failed(tp, err);
 		return;
 	}
-	if ((g->flags & IPA_PROG_REGS) && (err = tbuf_add_regs(&tr.tb, h->regs)) < 0)
+	const uint8_t *blk = NULL;
+	if ((g->flags & IPA_PROG_REGS) &&
+	    (!(blk = regsrc_block(h->src)) || (err = tbuf_add_regs(&tr.tb, blk)) < 0)) {
+		if (!blk)
+			err = -ESRCH;
 		goto fail;
+	}
 	while (b + sizeof(struct ipa_block) <= end) {
 		const struct ipa_block *k = (const struct ipa_block *)b;
 		if (k->size < sizeof(*k) || k->size > (size_t)(end - b))
@@ -608,7 +612,7 @@ static void ipa_frame(struct hit *h, const struct ipa_group *g, uint64_t addr)
 			if (v->live == IPA_TSV_TIMESTAMP) {
 				value = (int64_t)h->time_us;
 			} else if (v->live == IPA_TSV_THREAD) {
-				value = h->t->tid;
+				value = h->src->tid;
 			} else {
 				/* The value the hit set, as the agent's would be. */
 				struct tsv_def *d = tsv_find(&tr.store, v->number);
@@ -636,19 +640,19 @@ fail:
 	collection_failed(tp, err);
 }
 
-/* One hit a jump pad recorded in the process (pad_drain), with the
- * in-process collector's groups in `blocks` (PAD_IPA), else to be run
- * here on the recorded registers.  False: no room for it yet
- * (wait-for-room mode), the record stays in the ring. */
-static bool drain_hit(struct probe *pr, struct thread *t, uint64_t time_us,
+/* One hit a jump pad recorded in the process (pad_drain): `src` its
+ * registers (no thread behind them), with the in-process collector's
+ * groups in `blocks` (PAD_IPA), else to be run here on the registers.
+ * False: no room for it yet (wait-for-room mode), the record stays in
+ * the ring. */
+static bool drain_hit(struct probe *pr, struct regsrc *src, uint64_t time_us,
 		      const void *blocks, void *arg)
 {
-	struct hit h = { .t = t, .time_us = time_us };
+	struct hit h = { .src = src, .time_us = time_us };
 
 	if (tr.running && !room_for_hit())
 		return false;
-	if (!tr.running || pr->owner != PROBE_OWNER_TRACE ||
-	    !(h.regs = regs_block_gpr(t)))
+	if (!tr.running || pr->owner != PROBE_OWNER_TRACE)
 		return true;
 	if (blocks) {
 		const struct ipa_site_out *so = blocks;
@@ -691,14 +695,14 @@ uint32_t trace_run_id(void)
 	return tr.run_id;
 }
 
-bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
+bool trace_drain_return(struct regsrc *src, uint64_t func, uint32_t run16,
 			uint64_t latency_ns, uint64_t time_us)
 {
-	struct hit h = { .t = t, .latency_ns = latency_ns, .time_us = time_us };
+	struct hit h = { .src = src, .latency_ns = latency_ns, .time_us = time_us };
 
 	if (tr.running && !room_for_hit())
 		return false;
-	if (!tr.running || run16 != (tr.run_id & 0xffff) || !(h.regs = regs_block_gpr(t)))
+	if (!tr.running || run16 != (tr.run_id & 0xffff))
 		return true;
 	run_site(&h, func, true);
 	return true;
@@ -707,9 +711,10 @@ bool trace_drain_return(struct thread *t, uint64_t func, uint32_t run16,
 void trace_return(struct thread *t, uint64_t func, uint32_t run,
 		  uint64_t latency_ns, uint64_t time_us)
 {
-	struct hit h = { .t = t, .latency_ns = latency_ns, .time_us = time_us };
+	struct regsrc src;
+	struct hit h = { .src = &src, .latency_ns = latency_ns, .time_us = time_us };
 
-	if (!tr.running || run != tr.run_id || !(h.regs = regs_block_gpr(t)))
+	if (!tr.running || run != tr.run_id || regsrc_thread(&src, t) < 0)
 		return;
 	run_site(&h, func, true);
 }
@@ -720,11 +725,12 @@ void trace_return(struct thread *t, uint64_t func, uint32_t run,
 void trace_step_frame(struct thread *t)
 {
 	struct tp_def *tp = tp_find(&tr.store, t->ws_number, t->ws_addr);
-	struct hit h = { .t = t, .tp = tp };
+	struct regsrc src;
+	struct hit h = { .src = &src, .tp = tp };
 
 	if (t->ws_left)
 		t->ws_left--;
-	if (!tr.running || !tp || !(h.regs = regs_block_gpr(t))) {
+	if (!tr.running || !tp || regsrc_thread(&src, t) < 0) {
 		t->ws_left = 0;
 		return;
 	}

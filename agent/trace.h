@@ -83,9 +83,10 @@ static inline void set_string(char **dst, const char *src)
 /* Scratch for one memory collection (64 KiB pieces). */
 extern uint8_t collect_buf[COLLECT_CHUNK];
 
+/* One hit being collected: its registers, process and thread id come
+ * from `src`, a stopped thread's or a pad record's alike. */
 struct hit {
-	struct thread *t;
-	const uint8_t *regs;		/* the thread's register block */
+	struct regsrc *src;
 	struct tp_def *tp;
 	int err;			/* collection failure (-ENOSPC ...) */
 	uint64_t latency_ns;		/* return probe: entry to return */

@@ -295,34 +295,22 @@ static int x86_64_fetch_rest(struct thread *t)
 }
 
 /*
- * The registers a jump pad saved for a hit (pad.c): `frame` holds the 16
- * general registers in gdb order, rip and rflags; `image` the FXSAVE64
- * or XSAVE64 (x87, SSE, AVX) image; `bases` fs_base and gs_base, or NULL
- * when the pad cannot read them.  What the pad does not save (segment
- * selectors, and then the bases) cannot differ from the kernel's view:
- * taken from the thread's last PTRACE_GETREGS, read once if there was
- * none.  The thread's own registers are the pad's: t->regs_pad makes a
- * flush write them all.
+ * The registers a jump pad saved for a hit (pad.c), into gdb block `blk`
+ * of a process with regset `features`: `frame` holds the 16 general
+ * registers in gdb order, rip and rflags; `image` the FXSAVE64 or
+ * XSAVE64 (x87, SSE, AVX) image, NULL when the record has none (its
+ * tracepoints read no such register: every component reads as its
+ * initial state); `bases` fs_base and gs_base, or NULL when the pad
+ * cannot read them.  What the pad does not save (segment selectors, and
+ * then the bases) is `kview`'s.  The FXSAVE image as used goes to `fx`.
  */
-static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
-			   const uint8_t *image, bool xsave,
-			   const uint64_t *bases, bool may_fetch)
+static void pad_to_block(uint8_t *blk, unsigned int features,
+			 const struct user_regs_struct *kview,
+			 const uint64_t *frame, const uint8_t *image, bool xsave,
+			 const uint64_t *bases, uint8_t fx[FXSAVE_SIZE], bool fp_initial)
 {
-	uint8_t *blk = t->regcache;
-	struct user_regs_struct ur;
+	struct user_regs_struct ur = *kview;
 
-	regs_invalidate(t);
-	if (kernel_gpr(t)->cs == 0 && may_fetch &&
-	    ptrace(PTRACE_GETREGS, t->tid, NULL, kernel_gpr(t)) < 0)
-		return -errno;
-	if (kernel_gpr(t)->cs == 0) {
-		/* A record of the in-process collector, for no particular
-		 * stopped thread: the selectors of every 64-bit process. */
-		memset(kernel_gpr(t), 0, sizeof(*kernel_gpr(t)));
-		kernel_gpr(t)->cs = 0x33;	/* __USER_CS */
-		kernel_gpr(t)->ss = 0x2b;	/* __USER_DS */
-	}
-	ur = *kernel_gpr(t);
 	for (int i = 0; i <= R_EFLAGS; i++)
 		memcpy((uint8_t *)&ur + gpr_offset[i], &frame[i], 8);
 	ur.orig_rax = (unsigned long long)-1;	/* not in a system call */
@@ -331,20 +319,16 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 		ur.gs_base = bases[1];
 	}
 	gpr_from_kernel(blk, &ur);
-	if (!image && t->standin && t->pad_fp_initial)
-		goto done;	/* the rest is the initial state already */
-	t->pad_fp_initial = !image && t->standin;
+	if (!image && fp_initial)
+		return;		/* the rest is the initial state already */
 	/* XSAVE may skip a component in its initial state (its bit clear in
 	 * XSTATE_BV): the bytes there are an earlier hit's. */
-	uint8_t fx[FXSAVE_SIZE];
 	uint64_t bv = 7;
 	if (image) {
 		memcpy(fx, image, FXSAVE_SIZE);
 		if (xsave)
 			memcpy(&bv, image + XSAVE_XSTATE_BV_OFFSET, 8);
 	} else {
-		/* A record without the image (its tracepoints read no
-		 * such register): every component in its initial state. */
 		static const uint32_t mxcsr_init = 0x1f80;
 		memset(fx, 0, FXSAVE_SIZE);
 		memcpy(fx + 24, &mxcsr_init, 4);
@@ -359,9 +343,8 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 	}
 	if (!(bv & 2))
 		memset(fx + 160, 0, 256);		/* xmm0-15 */
-	memcpy(blk + CACHE_FXSAVE, fx, FXSAVE_SIZE);
 	fp_from_fxsave(blk, fx);
-	if (t->proc->features & ARCH_FEAT_AVX) {
+	if (features & ARCH_FEAT_AVX) {
 		if (!xsave)
 			bv = 0;
 		if (bv & 4)
@@ -369,12 +352,58 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 		else
 			memset(reg_ptr(blk, R_YMM0H), 0, 256);
 	}
+}
+
+/*
+ * A hit's registers for stopped thread t (pad_to_block): what the pad
+ * does not save cannot differ from the kernel's view, taken from the
+ * thread's last PTRACE_GETREGS, read once if there was none.  The
+ * thread's own registers are the pad's: t->regs_pad makes a flush write
+ * them all.
+ */
+static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
+			   const uint8_t *image, bool xsave,
+			   const uint64_t *bases)
+{
+	uint8_t *blk = t->regcache;
+
+	regs_invalidate(t);
+	if (kernel_gpr(t)->cs == 0 &&
+	    ptrace(PTRACE_GETREGS, t->tid, NULL, kernel_gpr(t)) < 0)
+		return -errno;
+	pad_to_block(blk, t->proc->features, kernel_gpr(t), frame, image, xsave,
+		     bases, blk + CACHE_FXSAVE, false);
 	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(),
 	       regs_block_size(t->proc) - gpr_end());
-done:
 	t->gpr_valid = true;
 	t->regs_valid = true;
 	t->regs_pad = true;
+	return 0;
+}
+
+/*
+ * A record of the ring, which no stopped thread stands behind: the
+ * selectors are those of every 64-bit process.  A recording's records
+ * mostly carry no image, and each such one would load the same initial
+ * x87/SSE/AVX state (1.5 KiB of stores): where the block's last load was
+ * such a record (remembered by address, and checked by its control words,
+ * which a block loaded any other way or new would not hold) only the
+ * general registers are loaded.
+ */
+static int x86_64_load_record(uint8_t *blk, unsigned int features,
+			      const uint64_t *frame, const uint8_t *image,
+			      bool xsave, const uint64_t *bases)
+{
+	static const uint8_t *initial_blk;
+	struct user_regs_struct every = { .cs = 0x33, .ss = 0x2b };	/* __USER_CS, __USER_DS */
+	uint8_t fx[FXSAVE_SIZE];
+	uint32_t fcw = 0, mxcsr = 0;
+
+	memcpy(&fcw, reg_ptr(blk, R_FCTRL), 4);
+	memcpy(&mxcsr, reg_ptr(blk, R_MXCSR), 4);
+	bool initial = blk == initial_blk && fcw == 0x37f && mxcsr == 0x1f80;
+	pad_to_block(blk, features, &every, frame, image, xsave, bases, fx, initial);
+	initial_blk = image ? NULL : blk;
 	return 0;
 }
 
@@ -846,6 +875,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.peek_gpr = x86_64_peek_gpr,
 	.is_general = x86_64_is_general,
 	.load_pad = x86_64_load_pad,
+	.load_record = x86_64_load_record,
 	.pad_options = x86_64_pad_options,
 	.hw_step = x86_64_hw_step,
 	.trap_kind = x86_64_trap_kind,
