@@ -193,6 +193,63 @@ static bool arm_is_general(unsigned int regnum)
 	return regnum <= ARM_CPSR;
 }
 
+/*
+ * The registers a jump pad saved for a hit (arch/arm/arm-pad.c): `frame`
+ * holds r0-r12, sp, lr, pc (the probe, bit 0 clear) and cpsr as 64-bit
+ * words, cpsr with the flags `mrs` sees (N, Z, C, V, Q, GE) and T for a
+ * Thumb site.  The rest of cpsr (mode, E, A, I, F; ITSTATE is 0 at a
+ * probe a pad serves) is the kernel's, read once if this thread has not
+ * been read yet; ORIG_r0 too.  d0-d31 and fpscr of a stopped thread are
+ * the kernel's, read when asked for.  A record of the collector
+ * (may_fetch false: no thread to ask) has them in its image: d0-d31,
+ * fpscr at 256; its cpsr is a user-mode one.  The thread's own general
+ * registers are the pad's: t->regs_pad makes a flush write them all.
+ */
+#define CPSR_FROM_PAD (0xf80f0000u | ARM_PSR_T)	/* NZCVQ, GE, T */
+#define CPSR_USER 0x10u
+
+static int arm_load_pad(struct thread *t, const uint64_t *frame,
+			const uint8_t *image, bool xsave, const uint64_t *bases,
+			bool may_fetch)
+{
+	struct arm_kgpr k;
+	int err;
+
+	(void)xsave;
+	(void)bases;
+	regs_invalidate(t);
+	if (may_fetch && kernel_gpr(t)->uregs[ARM_CPSR] == 0 &&
+	    (err = preq(PTRACE_GETREGS, t->tid, 0, kernel_gpr(t))) < 0)
+		return err;
+	k = *kernel_gpr(t);
+	if (!may_fetch && !k.uregs[ARM_CPSR])
+		k.uregs[ARM_CPSR] = CPSR_USER;
+	for (int i = 0; i <= ARM_PC; i++)
+		k.uregs[i] = (uint32_t)frame[i];
+	k.uregs[ARM_CPSR] = (k.uregs[ARM_CPSR] & ~(CPSR_FROM_PAD | ARM_PSR_IT_MASK)) |
+			    ((uint32_t)frame[ARM_CPSR] & CPSR_FROM_PAD);
+	gpr_from_kernel(t->regcache, &k);
+	t->gpr_valid = true;
+	if (!may_fetch && image) {
+		struct arm_kvfp v;
+		memset(&v, 0, sizeof(v));
+		memcpy(v.d, image, sizeof(v.d));
+		memcpy(&v.fpscr, image + 256, 4);
+		vfp_from_kernel(t->regcache, &v);
+		t->regs_valid = true;
+	}
+	t->regs_pad = true;
+	return 0;
+}
+
+/* No choices: the pads' layout is fixed (arm-pad.c). */
+static void arm_pad_options(struct process *p, bool *xsave, bool *fsgsbase)
+{
+	(void)p;
+	*xsave = false;
+	*fsgsbase = false;
+}
+
 /* --- traps ---------------------------------------------------------------- */
 
 static enum trap_kind arm_trap_kind(const siginfo_t *si)
@@ -390,8 +447,8 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.flush = arm_flush,
 	.peek_gpr = arm_peek_gpr,
 	.is_general = arm_is_general,
-	.load_pad = NULL,		/* no jump pads yet */
-	.pad_options = NULL,
+	.load_pad = arm_load_pad,
+	.pad_options = arm_pad_options,
 	.hw_step = NULL,		/* software steps: step.c */
 	.trap_kind = arm_trap_kind,
 	.hw_caps = arm_hw_caps,
