@@ -25,7 +25,8 @@
  *                    mark it ready, udf #16; wait for PAD_DONE, free it
  *          restore   every register back from the frame
  *   win:   [ldr pc, [pc, #-4] ; .word win+8|1]   Thumb: back into Thumb
- *          the displaced instruction(s), copied (boost class only)
+ *          the displaced instruction(s), copied (the boost class), or
+ *          a direct branch as loads of lr and the pc from literals
  *          b A+len / b.w A+len|1 (or ldr pc, = beyond reach)
  *
  * The frame keeps the agent's layout of 64-bit words (the high halves
@@ -532,19 +533,116 @@ int arm_emit_pad_handoff(uint8_t *out, size_t size, const struct arch_pad_handof
 	return finish(&o);
 }
 
-/* Whether the instruction at `at` (Thumb when `thumb`) of the function
- * can be copied into a pad as it is (the boost class, no scratch). */
+/* Whether the Thumb instruction at `at` lies inside an IT block, from
+ * the function's start (as arm_op_insn_decode_in walks it). */
+static bool thumb_in_it(const uint8_t *func, size_t func_size, uint64_t start,
+			uint64_t at)
+{
+	unsigned int it = 0;
+
+	for (size_t off = 0; off < at - start && off + 2 <= func_size;) {
+		uint16_t hw = (uint16_t)(func[off] | func[off + 1] << 8);
+
+		if ((hw & 0xff00) == 0xbf00 && (hw & 0xf))
+			it = hw & 0xff;
+		else
+			it = arm_in_it(it) ? arm_it_advance(it) : 0;
+		off += arm_thumb_len(hw);
+	}
+	return arm_in_it(it);
+}
+
+/*
+ * The instruction at `at` (Thumb when `thumb`) of the function, if a
+ * pad can run it: copied as it is (the boost class, *branch false), or
+ * a direct branch it rewrites (*branch true): B and BL with any A32
+ * condition, BLX label, and Thumb's unconditional B, B.W, BL and BLX
+ * outside an IT block.  -EILSEQ for the rest.
+ */
 static int window_insn(const uint8_t *func, size_t func_size, uint64_t func_addr,
-		       uint64_t at, bool thumb, struct arch_insn *ai)
+		       uint64_t at, bool thumb, struct arch_insn *ai, bool *branch)
 {
 	int err = arm_op_insn_decode_in(func, func_size, func_addr | (thumb ? 1 : 0),
 					at | (thumb ? 1 : 0), ai);
+	const struct arm_insn *in = arm_priv(ai);
 
+	*branch = false;
 	if (err < 0)
 		return err == -EILSEQ || err == -EINVAL ? -EILSEQ : err;
-	if (ai->strategy != ARCH_BOOST || arm_priv(ai)->op != ARM_OP_OTHER)
+	if (ai->strategy == ARCH_BOOST && in->op == ARM_OP_OTHER)
+		return 0;
+	if (ai->strategy != ARCH_EMULATE)
 		return -EILSEQ;
+	switch (in->op) {
+	case ARM_OP_B:
+		if (thumb && in->cond != COND_AL)
+			return -EILSEQ;
+		break;
+	case ARM_OP_BL:
+	case ARM_OP_BLX_IMM:
+		break;
+	default:
+		return -EILSEQ;
+	}
+	if (thumb && thumb_in_it(func, func_size, func_addr & ~1ull, at))
+		return -EILSEQ;
+	*branch = true;
 	return 0;
+}
+
+/*
+ * A direct branch of the window, at the pad: lr (BL, BLX) and the pc
+ * loaded from literals, which interworks on bit 0 of the target and
+ * writes no other register (A32 keeps the instruction's condition: a
+ * failing one goes on to the branch back):
+ *
+ *   A32:    ldr<c> lr, =A+4         Thumb:  ldr.w lr, =(A+len)|1
+ *           ldr<c> pc, =target              ldr.w pc, =target
+ *           [b A+4]                         [nop]   the literals 4-aligned
+ *           .word A+4, target               .word (A+len)|1, target
+ */
+static void put_branch(struct arm_out *o, const struct arm_insn *in, bool thumb,
+		       uint64_t ret)
+{
+	bool link = in->op != ARM_OP_B;
+	uint32_t cond = thumb ? COND_AL : in->cond;
+	size_t at_lr = o->len, at_pc, lits;
+
+	if (link) {
+		if (thumb)
+			arm_put_t32(o, 0xf8dfe000u);		/* ldr.w lr, [pc, #x] */
+		else
+			arm_put32(o, cond << 28 | 0x059fe000u);	/* ldr<c> lr, [pc, #x] */
+	}
+	at_pc = o->len;
+	if (thumb)
+		arm_put_t32(o, 0xf8dff000u);			/* ldr.w pc, [pc, #x] */
+	else
+		arm_put32(o, cond << 28 | 0x059ff000u);		/* ldr<c> pc, [pc, #x] */
+	if (cond != COND_AL)
+		arm_emit_jump_from(o, false, ret);
+	if ((o->at + o->len) & 2)
+		arm_put16(o, 0xbf00);
+	lits = o->len;
+	if (link)
+		arm_put32(o, (uint32_t)ret | (thumb ? 1 : 0));
+	arm_put32(o, in->target);
+	if (o->overflow)
+		return;
+	/* The literals' offsets: from the pc each load reads (A32: its
+	 * address + 8; Thumb: Align(address + 4, 4)). */
+	for (int k = link ? 0 : 1; k < 2; k++) {
+		size_t ins = k ? at_pc : at_lr;
+		uint64_t base = thumb ? ((o->at + ins + 4) & ~3ull) : o->at + ins + 8;
+		uint32_t off = (uint32_t)(o->at + lits + (link && k ? 4 : 0) - base);
+		if (thumb) {
+			o->buf[ins + 2] = (uint8_t)(o->buf[ins + 2] | off);
+			o->buf[ins + 3] = (uint8_t)(o->buf[ins + 3] | off >> 8);
+		} else {
+			o->buf[ins] = (uint8_t)off;
+			o->buf[ins + 1] = (uint8_t)(o->buf[ins + 1] | off >> 8);
+		}
+	}
 }
 
 /* Whether a direct branch of the Thumb function lands on `inside`. */
@@ -577,19 +675,21 @@ static bool thumb_branch_to(const uint8_t *func, size_t func_size, uint64_t star
  * word, like every instruction); at a Thumb one the B.W's 4 bytes, that
  * is a 32-bit instruction, or a 16-bit one and the instruction after it
  * (then no direct branch of the function may land on that second one:
- * -EXDEV).  Each instruction of the window must run unchanged from
- * another address (the boost class): what a slot would simulate or
- * step with a scratch register, and what is rejected anyway, cannot be
- * in a pad (-EILSEQ).  The copy is followed by the branch back to the
- * end of the window; a Thumb window is entered from the pad's A32 by an
- * interworking `ldr pc`, so `to` must be 4-aligned there.
+ * -EXDEV).  Each instruction of the window runs from the pad unchanged
+ * (the boost class) or, a direct branch (B, BL, BLX label) that ends
+ * the window, rewritten to load lr and the pc (put_branch).  What a slot
+ * would step with a scratch register, the other simulated forms and
+ * what is rejected anyway cannot be in a pad (-EILSEQ).  The copy is
+ * followed by the branch back to the end of the window; a Thumb window
+ * is entered from the pad's A32 by an interworking `ldr pc`, so `to`
+ * must be 4-aligned there.
  */
 int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_addr,
 			uint64_t from, size_t min_len, uint64_t to, uint8_t *out,
 			size_t size, size_t *inlen)
 {
 	struct arm_out o = { out, size, 0, to, false };
-	bool thumb = from & 1;
+	bool thumb = from & 1, branch = false;
 	uint64_t at = from & ~1ull, start = func_addr & ~1ull;
 	struct arch_insn ai;
 	struct arm_slot slot;
@@ -606,17 +706,27 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 		arm_put32(&o, (uint32_t)(to + 8) | 1);
 	}
 	while (len < 4) {
-		if ((err = window_insn(func, func_size, func_addr, at + len, thumb, &ai)) < 0)
+		if ((err = window_insn(func, func_size, func_addr, at + len, thumb, &ai,
+				       &branch)) < 0)
 			return err;
 		if (len && thumb_branch_to(func, func_size, start, at + len))
 			return -EXDEV;
+		if (branch) {
+			/* It leaves: nothing after it can be in the window. */
+			if (len + ai.len < 4)
+				return -EILSEQ;
+			len += ai.len;
+			put_branch(&o, arm_priv(&ai), thumb, at + len);
+			break;
+		}
 		if ((err = arm_relocate(arm_priv(&ai), &o, &slot)) < 0 || slot.step)
 			return -EILSEQ;
 		len += ai.len;
 		if (len < 4 && at + len - start + 2 > func_size)
 			return -ERANGE;
 	}
-	arm_emit_jump_from(&o, thumb, (at + len) | (thumb ? 1 : 0));
+	if (!branch)
+		arm_emit_jump_from(&o, thumb, (at + len) | (thumb ? 1 : 0));
 	*inlen = len;
 	return finish(&o);
 }

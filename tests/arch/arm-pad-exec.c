@@ -18,8 +18,11 @@
  * values; sp inside a stack buffer).  Sites: A32 `add r0, r0, r1`; A32
  * `addsne r2, r3, #5` (conditional, sets the flags); a Thumb window of
  * two 16-bit instructions `add r0, r1 ; mov r2, r3`; a Thumb 32-bit
- * `add.w r4, r5, r6, lsl #3` at an address 2 mod 4.  Checks, for 300
- * random states each: the run ends at the udf after the site with every
+ * `add.w r4, r5, r6, lsl #3` at an address 2 mod 4; A32 `blne` (lr and
+ * the pc from literals under the condition); Thumb `push {r4, lr}`
+ * then `bl`, a window of 6 bytes.  Checks, for 300
+ * random states each: the run ends at the udf after the site (or at the
+ * branch's target, with lr) with every
  * register as the same code gives in place (sp included, the stack
  * above sp untouched), the record's sequence word is its position + 1,
  * its frame holds r0-r12, sp, lr, pc (the site), cpsr's NZCV and T as at
@@ -79,6 +82,9 @@ static const struct site sites[] = {
 	{ "a32 addsne", false, 128, { 0x05, 0x20, 0x93, 0x12 }, 4 },	/* addsne r2, r3, #5 */
 	{ "t16 pair", true, 192, { 0x08, 0x44, 0x1a, 0x46 }, 4 },	/* add r0, r1; mov r2, r3 */
 	{ "t32 at 2 mod 4", true, 258, { 0x05, 0xeb, 0xc6, 0x04 }, 4 },	/* add.w r4, r5, r6, lsl #3 */
+	{ "a32 blne", false, 320, { 0x3e, 0x00, 0x00, 0x1b }, 4 },	/* blne .+0x100 */
+	/* push {r4, lr}; bl .+0xfe (the bl's own address + 0xfe) */
+	{ "t16 push, t32 bl", true, 400, { 0x10, 0xb5, 0x00, 0xf0, 0x7d, 0xf8 }, 6 },
 };
 
 static void fill_udf(uint8_t *p, size_t n, bool thumb)
@@ -222,8 +228,9 @@ static void one_site(const struct site *s, uint8_t *site_page, uint8_t *pad_page
 		__builtin___clear_cache((char *)site_page, (char *)site_page + PAGE);
 		in.r[15] = at;
 		arm_run(&in, &ref);
-		if (ref.r[15] != at + s->len) {
-			fail(s, "the original code did not end after itself", &in, &ref, NULL);
+		if (ref.r[15] != at + s->len && ref.r[15] != at + 0x100) {
+			fail(s, "the original code did not end after itself or at its "
+			     "branch's target", &in, &ref, NULL);
 			continue;
 		}
 		arm_emit_jump(site_page + s->off, 4, at | (s->thumb ? 1 : 0),

@@ -984,10 +984,12 @@ static void test_pad_collect_handoff(void **state)
 
 /*
  * The window: an A32 instruction of the boost class copied with a B
- * back; a simulated one (bl) or one a slot steps refused; in Thumb the
+ * back; a bl or blne as loads of lr and the pc; one a slot steps
+ * (ldr r1, [pc, r2]) refused; in Thumb the
  * switch from A32 (ldr pc, =win+8|1), then a 32-bit instruction, or a
  * 16-bit one and the next (both whole, no branch into the second),
- * and b.w back to the end, whose length says the jump's window.
+ * and b.w back to the end, whose length says the jump's window; a
+ * branch ends a window, never starts one of two.
  */
 static void test_pad_window(void **state)
 {
@@ -1011,7 +1013,41 @@ static void test_pad_window(void **state)
 	assert_int_equal(w32(out), 0xe0800001u);
 	assert_int_equal(arm_arch_ops.insn_decode(out + 4, 4, BASE + 0x1004, &back), 0);
 	assert_int_equal(arm_priv(&back)->target, BASE + 4);
-	assert_int_equal(arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE + 4, 4,
+	/* bl: lr and the pc from literals */
+	n = arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE + 4, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(n, 16);
+	assert_int_equal(w32(out), 0xe59fe000u);		/* ldr lr, [pc] */
+	assert_int_equal(w32(out + 4), 0xe59ff000u);		/* ldr pc, [pc] */
+	assert_int_equal(w32(out + 8), BASE + 8);
+	assert_int_equal(w32(out + 12), BASE + 4);
+	/* blne: the same loads conditional, then the branch back */
+	static const uint8_t blne[] = { 0x3e, 0x00, 0x00, 0x1b };
+	n = arm_arch_ops.relocate_window(blne, 4, BASE, BASE, 4, BASE + 0x1000, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(n, 20);
+	assert_int_equal(w32(out), 0x159fe004u);		/* ldrne lr, [pc, #4] */
+	assert_int_equal(w32(out + 4), 0x159ff004u);		/* ldrne pc, [pc, #4] */
+	assert_int_equal(arm_arch_ops.insn_decode(out + 8, 4, BASE + 0x1008, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, BASE + 4);
+	assert_int_equal(w32(out + 12), BASE + 4);
+	assert_int_equal(w32(out + 16), BASE + 0x100);
+	/* Thumb push {r4, lr}; bl <+0x100>: a window of 6 */
+	static const uint8_t tbl[] = { 0x10, 0xb5, 0x00, 0xf0, 0x7d, 0xf8 };
+	n = arm_arch_ops.relocate_window(tbl, sizeof(tbl), BASE | 1, BASE | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(n, 28);
+	assert_int_equal(inlen, 6);
+	assert_int_equal(out[8] | out[9] << 8, 0xb510);
+	assert_int_equal(out[10] | out[11] << 8, 0xf8df);	/* ldr.w lr, [pc, #8] */
+	assert_int_equal(out[12] | out[13] << 8, 0xe008);
+	assert_int_equal(out[14] | out[15] << 8, 0xf8df);	/* ldr.w pc, [pc, #8] */
+	assert_int_equal(out[16] | out[17] << 8, 0xf008);
+	assert_int_equal(w32(out + 20), (BASE + 6) | 1);
+	assert_int_equal(w32(out + 24), (BASE + 0x100) | 1);
+	/* a B.W first would leave the instruction after it in the window */
+	static const uint8_t tb[] = { 0x00, 0xe0, 0x00, 0xbf };	/* b .+4; nop */
+	assert_int_equal(arm_arch_ops.relocate_window(tb, sizeof(tb), BASE | 1, BASE | 1, 4,
 						      BASE + 0x1000, out, sizeof(out), &inlen),
 			 -EILSEQ);
 	assert_int_equal(arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE + 8, 4,
