@@ -25,8 +25,9 @@
  *                    mark it ready, udf #16; wait for PAD_DONE, free it
  *          restore   every register back from the frame
  *   win:   [ldr pc, [pc, #-4] ; .word win+8|1]   Thumb: back into Thumb
- *          the displaced instruction(s), copied (the boost class), or
- *          a direct branch as loads of lr and the pc from literals
+ *          the displaced instruction(s), copied (the boost class), a
+ *          direct branch as loads of lr and the pc from literals, a
+ *          literal load or ADR from the pad's literal of its address
  *          b A+len / b.w A+len|1 (or ldr pc, = beyond reach)
  *
  * The frame keeps the agent's layout of 64-bit words (the high halves
@@ -552,21 +553,33 @@ static bool thumb_in_it(const uint8_t *func, size_t func_size, uint64_t start,
 	return arm_in_it(it);
 }
 
+/* How the window runs an instruction of the site. */
+enum window_kind {
+	W_COPY,		/* unchanged: the boost class */
+	W_BRANCH,	/* a direct branch: lr and pc from literals (put_branch) */
+	W_LITERAL,	/* a literal load or ADR: the address (the value) from a
+			 * literal of the pad (put_literal) */
+	W_NOTHING,	/* a NOP or a literal PLD / PLI (a hint): nothing */
+};
+
 /*
  * The instruction at `at` (Thumb when `thumb`) of the function, if a
- * pad can run it: copied as it is (the boost class, *branch false), or
- * a direct branch it rewrites (*branch true): B and BL with any A32
- * condition, BLX label, and Thumb's unconditional B, B.W, BL and BLX
- * outside an IT block.  -EILSEQ for the rest.
+ * pad can run it: copied as it is (the boost class), a direct branch it
+ * rewrites (B and BL with any A32 condition, BLX label, and Thumb's
+ * unconditional B, B.W, BL and BLX), or a literal load to a register
+ * other than the pc (LDR, LDRB, LDRH, LDRSB, LDRSH, LDRD) or an ADR,
+ * rewritten, none of the last two kinds inside an IT block.  -EILSEQ for
+ * the rest.
  */
 static int window_insn(const uint8_t *func, size_t func_size, uint64_t func_addr,
-		       uint64_t at, bool thumb, struct arch_insn *ai, bool *branch)
+		       uint64_t at, bool thumb, struct arch_insn *ai,
+		       enum window_kind *kind)
 {
 	int err = arm_op_insn_decode_in(func, func_size, func_addr | (thumb ? 1 : 0),
 					at | (thumb ? 1 : 0), ai);
 	const struct arm_insn *in = arm_priv(ai);
 
-	*branch = false;
+	*kind = W_COPY;
 	if (err < 0)
 		return err == -EILSEQ || err == -EINVAL ? -EILSEQ : err;
 	if (ai->strategy == ARCH_BOOST && in->op == ARM_OP_OTHER)
@@ -577,17 +590,116 @@ static int window_insn(const uint8_t *func, size_t func_size, uint64_t func_addr
 	case ARM_OP_B:
 		if (thumb && in->cond != COND_AL)
 			return -EILSEQ;
+		*kind = W_BRANCH;
 		break;
 	case ARM_OP_BL:
 	case ARM_OP_BLX_IMM:
+		*kind = W_BRANCH;
 		break;
+	case ARM_OP_LDR_LIT:
+		if (in->rt == 15 || (in->size == 8 && in->rt2 == 15))
+			return -EILSEQ;
+		*kind = W_LITERAL;
+		break;
+	case ARM_OP_ADR:
+		if (in->rd == 15)
+			return -EILSEQ;
+		*kind = W_LITERAL;
+		break;
+	case ARM_OP_NOP:
+	case ARM_OP_PLD_LIT:
+		*kind = W_NOTHING;
+		return 0;
 	default:
 		return -EILSEQ;
 	}
 	if (thumb && thumb_in_it(func, func_size, func_addr & ~1ull, at))
 		return -EILSEQ;
-	*branch = true;
 	return 0;
+}
+
+/* A literal of the window, placed after its code: the load at `ins`
+ * reads it. */
+struct pending_lit {
+	size_t ins;
+	uint32_t value;
+};
+
+/*
+ * A literal load or ADR at the pad: its register loaded with the
+ * literal's address (ADR: the value) from a literal of the pad, then,
+ * for a load, the load from that register (no other register written;
+ * an A32 condition on both):
+ *
+ *   A32:    ldr<c>  rt, =addr           Thumb:  ldr.w  rt, =addr
+ *           ldr<c>{b,h,sb,sh,d} rt, [rt]        ldr{b,h,sb,sh,d}.w rt, [rt]
+ */
+static void put_literal(struct arm_out *o, const struct arm_insn *in, bool thumb,
+			struct pending_lit *lit)
+{
+	bool adr = in->op == ARM_OP_ADR;
+	unsigned int rt = adr ? in->rd : in->rt, c = thumb ? COND_AL : in->cond;
+	uint32_t a32, t32;
+
+	lit->ins = o->len;
+	lit->value = in->target;
+	if (thumb)
+		arm_put_t32(o, 0xf8df0000u | rt << 12);		/* ldr.w rt, [pc, #x] */
+	else
+		arm_put32(o, c << 28 | 0x059f0000u | rt << 12);	/* ldr<c> rt, [pc, #x] */
+	if (adr)
+		return;
+	switch (in->size) {
+	case 1:
+		a32 = in->sign ? 0x01d000d0u : 0x05d00000u;
+		t32 = in->sign ? 0xf9900000u : 0xf8900000u;
+		break;
+	case 2:
+		a32 = in->sign ? 0x01d000f0u : 0x01d000b0u;
+		t32 = in->sign ? 0xf9b00000u : 0xf8b00000u;
+		break;
+	case 8:
+		a32 = 0x01c000d0u;			/* ldrd rt, rt+1, [rt] */
+		t32 = 0xe9d00000u | (uint32_t)in->rt2 << 8;
+		break;
+	default:
+		a32 = 0x05900000u;
+		t32 = 0xf8d00000u;
+		break;
+	}
+	if (thumb)
+		arm_put_t32(o, t32 | rt << 16 | rt << 12);
+	else
+		arm_put32(o, c << 28 | a32 | rt << 16 | rt << 12);
+}
+
+/* The pending literals after the window's code (4-aligned), and the
+ * loads' offsets to them (A32: from the load's address + 8; Thumb: from
+ * Align(its address + 4, 4)). */
+static void put_pending(struct arm_out *o, bool thumb, const struct pending_lit *lit,
+			unsigned int n)
+{
+	if (!n)
+		return;
+	if ((o->at + o->len) & 2)
+		arm_put16(o, 0xbf00);
+	for (unsigned int i = 0; i < n; i++) {
+		size_t at = o->len;
+		uint64_t base = thumb ? ((o->at + lit[i].ins + 4) & ~3ull)
+				      : o->at + lit[i].ins + 8;
+		uint32_t off = (uint32_t)(o->at + at - base);
+
+		arm_put32(o, lit[i].value);
+		if (o->overflow || off > 0xfff)
+			continue;
+		if (thumb) {
+			o->buf[lit[i].ins + 2] = (uint8_t)(o->buf[lit[i].ins + 2] | off);
+			o->buf[lit[i].ins + 3] = (uint8_t)(o->buf[lit[i].ins + 3] | off >> 8);
+		} else {
+			o->buf[lit[i].ins] = (uint8_t)off;
+			o->buf[lit[i].ins + 1] = (uint8_t)(o->buf[lit[i].ins + 1] | off >> 8);
+		}
+	}
 }
 
 /*
@@ -676,8 +788,11 @@ static bool thumb_branch_to(const uint8_t *func, size_t func_size, uint64_t star
  * is a 32-bit instruction, or a 16-bit one and the instruction after it
  * (then no direct branch of the function may land on that second one:
  * -EXDEV).  Each instruction of the window runs from the pad unchanged
- * (the boost class) or, a direct branch (B, BL, BLX label) that ends
- * the window, rewritten to load lr and the pc (put_branch).  What a slot
+ * (the boost class), or rewritten: a direct branch (B, BL, BLX label)
+ * that ends the window, as loads of lr and the pc (put_branch); a
+ * literal load or ADR, as a load of its register from the pad's own
+ * literal (put_literal); a NOP (a USDT site) or a literal PLD is left
+ * out.  What a slot
  * would step with a scratch register, the other simulated forms and
  * what is rejected anyway cannot be in a pad (-EILSEQ).  The copy is
  * followed by the branch back to the end of the window; a Thumb window
@@ -693,6 +808,9 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 	uint64_t at = from & ~1ull, start = func_addr & ~1ull;
 	struct arch_insn ai;
 	struct arm_slot slot;
+	struct pending_lit lit[2];
+	unsigned int nlit = 0;
+	enum window_kind kind;
 	size_t len = 0;
 	int err;
 
@@ -707,19 +825,24 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 	}
 	while (len < 4) {
 		if ((err = window_insn(func, func_size, func_addr, at + len, thumb, &ai,
-				       &branch)) < 0)
+				       &kind)) < 0)
 			return err;
 		if (len && thumb_branch_to(func, func_size, start, at + len))
 			return -EXDEV;
-		if (branch) {
+		if (kind == W_BRANCH) {
 			/* It leaves: nothing after it can be in the window. */
 			if (len + ai.len < 4)
 				return -EILSEQ;
 			len += ai.len;
 			put_branch(&o, arm_priv(&ai), thumb, at + len);
+			branch = true;
 			break;
 		}
-		if ((err = arm_relocate(arm_priv(&ai), &o, &slot)) < 0 || slot.step)
+		if (kind == W_LITERAL)
+			put_literal(&o, arm_priv(&ai), thumb, &lit[nlit++]);
+		else if (kind == W_NOTHING)
+			;
+		else if ((err = arm_relocate(arm_priv(&ai), &o, &slot)) < 0 || slot.step)
 			return -EILSEQ;
 		len += ai.len;
 		if (len < 4 && at + len - start + 2 > func_size)
@@ -727,6 +850,7 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 	}
 	if (!branch)
 		arm_emit_jump_from(&o, thumb, (at + len) | (thumb ? 1 : 0));
+	put_pending(&o, thumb, lit, nlit);
 	*inlen = len;
 	return finish(&o);
 }

@@ -20,7 +20,9 @@
  * two 16-bit instructions `add r0, r1 ; mov r2, r3`; a Thumb 32-bit
  * `add.w r4, r5, r6, lsl #3` at an address 2 mod 4; A32 `blne` (lr and
  * the pc from literals under the condition); Thumb `push {r4, lr}`
- * then `bl`, a window of 6 bytes.  Checks, for 300
+ * then `bl`, a window of 6 bytes; literal loads (A32 `ldrsh`, `ldrne`,
+ * Thumb `ldr` after a USDT nop, `adr` then `ldrd`) from the pad's
+ * literal of the address.  Checks, for 300
  * random states each: the run ends at the udf after the site (or at the
  * branch's target, with lr) with every
  * register as the same code gives in place (sp included, the stack
@@ -85,6 +87,12 @@ static const struct site sites[] = {
 	{ "a32 blne", false, 320, { 0x3e, 0x00, 0x00, 0x1b }, 4 },	/* blne .+0x100 */
 	/* push {r4, lr}; bl .+0xfe (the bl's own address + 0xfe) */
 	{ "t16 push, t32 bl", true, 400, { 0x10, 0xb5, 0x00, 0xf0, 0x7d, 0xf8 }, 6 },
+	{ "a32 ldrsh literal", false, 640, { 0xf6, 0x30, 0xdf, 0xe1 }, 4 },	/* ldrsh r3, [pc, #6] */
+	{ "a32 ldrne literal", false, 704, { 0x10, 0x40, 0x1f, 0x15 }, 4 },	/* ldrne r4, [pc, #-16] */
+	/* nop; ldr r7, [pc, #112] (a USDT site) */
+	{ "t16 nop, ldr literal", true, 770, { 0x00, 0xbf, 0x1c, 0x4f }, 4 },
+	/* adr r3, #16; ldrd r0, r1, [pc, #8] */
+	{ "t16 adr, t32 ldrd literal", true, 900, { 0x04, 0xa3, 0xdf, 0xe9, 0x02, 0x01 }, 6 },
 };
 
 static void fill_udf(uint8_t *p, size_t n, bool thumb)

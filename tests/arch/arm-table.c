@@ -1045,6 +1045,21 @@ static void test_pad_window(void **state)
 	assert_int_equal(out[16] | out[17] << 8, 0xf008);
 	assert_int_equal(w32(out + 20), (BASE + 6) | 1);
 	assert_int_equal(w32(out + 24), (BASE + 0x100) | 1);
+	/* nop (left out); ldr r7, [pc, #112]: ldr.w r7, =lit; ldr.w r7, [r7] */
+	static const uint8_t tlit[] = { 0x00, 0xbf, 0x1c, 0x4f };
+	n = arm_arch_ops.relocate_window(tlit, sizeof(tlit), BASE | 1, BASE | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(n, 8 + 8 + 4 + 4);
+	assert_int_equal(out[8] | out[9] << 8, 0xf8df);		/* ldr.w r7, [pc, #8] */
+	assert_int_equal(out[10] | out[11] << 8, 0x7008);
+	assert_int_equal(out[12] | out[13] << 8, 0xf8d7);	/* ldr.w r7, [r7] */
+	assert_int_equal(out[14] | out[15] << 8, 0x7000);
+	assert_int_equal(w32(out + 20), ((BASE + 2 + 4) & ~3u) + 112);
+	/* ldr pc, [pc, #4] stays out */
+	static const uint8_t ldrpc[] = { 0x04, 0xf0, 0x9f, 0xe5 };
+	assert_int_equal(arm_arch_ops.relocate_window(ldrpc, 4, BASE, BASE, 4, BASE + 0x1000,
+						      out, sizeof(out), &inlen), -EILSEQ);
 	/* a B.W first would leave the instruction after it in the window */
 	static const uint8_t tb[] = { 0x00, 0xe0, 0x00, 0xbf };	/* b .+4; nop */
 	assert_int_equal(arm_arch_ops.relocate_window(tb, sizeof(tb), BASE | 1, BASE | 1, 4,

@@ -367,27 +367,39 @@ EOF
 	grep '^process ' "$out" | sed "s/^/# trace-$strat$sfx: /" || true
 	# How the agent runs each hit (monitor probes): square's entry by
 	# the strategy forced (step, boost), boosted under emulate, a jump
-	# pad under pad and auto (issue: pads where a branch reaches); the
-	# bl by a pad under pad and auto, as the arch classes it otherwise.
+	# pad under pad and auto; the bl by a pad under pad and auto (its
+	# window loads lr and the pc), as the arch classes it otherwise.  A
+	# pad records the hit in the process (registers only): no stop.
 	case $strat in
 	step|boost) want_sq=$strat want_bl='[a-z]*' ;;
 	emulate) want_sq=boost want_bl='[a-z]*' ;;
 	*) want_sq=pad want_bl=pad ;;
 	esac
+	pad_rx='pad (jump over [46] bytes to 0x[0-9a-f]*; collects in the process, no stop)'
 	sq_by=$(sed -n "s/^process [0-9]* $square \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
 	bl_by=$(sed -n "s/^process [0-9]* $bl \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
 	if [ -n "$square" ] && [ -n "$sq_by" ] && [ -n "$bl_by" ] &&
-	   expr "$sq_by" : "$want_sq\$" >/dev/null && expr "$bl_by" : "$want_bl\$" >/dev/null; then
+	   expr "$sq_by" : "$want_sq\$" >/dev/null && expr "$bl_by" : "$want_bl\$" >/dev/null &&
+	   { [ "$want_sq" != pad ] ||
+	     { grep -q "^process [0-9]* $square $pad_rx" "$out" &&
+	       grep -q "^process [0-9]* $bl $pad_rx" "$out"; }; }; then
 		ok "tracepoints ($strat)$lbl: square's entry runs by $sq_by, the bl by $bl_by"
-	elif [ "$want_sq" = pad ] && [ -n "$sq_by" ] && [ "$sq_by" != pad ] && [ "$bl_by" != pad ]; then
-		# The agent has no jump pads on 32-bit ARM yet: it runs
-		# these hits by a stopping strategy (the frames are checked
-		# below all the same).
-		todo_case "tracepoints ($strat)$lbl: square's entry and the bl by pad" \
-			"no jump pads on 32-bit ARM yet" "square's entry by $sq_by, the bl by ${bl_by:-?}"
 	else
-		not_ok "tracepoints ($strat)$lbl: strategies (want square's entry by $want_sq$([ "$want_bl" = pad ] && echo ", the bl by pad"))" \
-			"square's entry by ${sq_by:-?}, the bl by ${bl_by:-?}"
+		not_ok "tracepoints ($strat)$lbl: strategies (want square's entry by $want_sq$([ "$want_bl" = pad ] && echo ", the bl by pad, collecting in the process"))" \
+			"$(grep '^process' "$out" | tr '\n' ' ')"
+	fi
+	# At the checkpoint, past both hits: a pad's hit never stopped the
+	# thread; the others' stopped it once.
+	case $strat in
+	pad|auto) want_stops=0 ;;
+	*) want_stops=1 ;;
+	esac
+	stops=$(sed -n "s/^process [0-9]* \($square\|$bl\) .*; hits: \([0-9]*\) stopped.*/\2/p" "$out" |
+		tail -n 2 | tr '\n' ' ')
+	if [ -n "$square" ] && [ "$stops" = "$want_stops $want_stops " ]; then
+		ok "tracepoints ($strat)$lbl: the hits stopped the thread $want_stops time(s) at each probe"
+	else
+		not_ok "tracepoints ($strat)$lbl: stops per probe" "want $want_stops each, got '$stops'"
 	fi
 	if [ -n "$square" ] && grep -q "TP2 pc=$square r0=7\$" "$out" &&
 	   grep -q "TP3 pc=$bl r0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
