@@ -31,8 +31,8 @@
  * the site, its tid the thread's; once the
  * 2-record ring is full (not consumed), the next run ends at the
  * hand-off's udf with r5 the entry it claimed (owner the thread's id,
- * ready 1, the frame the same) and the program's registers restorable
- * from the frame.
+ * ready 1, the frame the same) and r4 the frame.  Then 4 threads x 3000
+ * calls through one recording pad (threads_case).
  *
  * Exit 0 pass, 1 failure, 99 harness.
  */
@@ -40,6 +40,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,113 @@ static void one_site(const struct site *s, uint8_t *site_page, uint8_t *pad_page
 	}
 }
 
+/*
+ * Threads: an A32 function `add r0, r0, r1; bx lr` whose add jumps to a
+ * recording pad, called by THREADS threads THREAD_CALLS times each with
+ * (t, i); the ring has room for every call.  Each call must return t + i
+ * and each (t, i) be in exactly one record, published (seq = position +
+ * 1), with the function's address as its pc: the claims are atomic.
+ */
+#define THREADS 4
+#define THREAD_CALLS 3000
+#define MT_RECORDS 16384
+
+static uint8_t *mt_ring;
+static uint32_t (*mt_fn)(uint32_t, uint32_t);
+static int mt_bad;
+
+static void *mt_thread(void *arg)
+{
+	uint32_t t = (uint32_t)(uintptr_t)arg;
+
+	for (uint32_t i = 0; i < THREAD_CALLS; i++)
+		if (mt_fn(t, i) != t + i)
+			__atomic_add_fetch(&mt_bad, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void threads_case(uint8_t *site_page, uint8_t *pad_page)
+{
+	const struct arch_pad_layout *l = &arm_pad_layout;
+	static const uint8_t fn[] = { 0x01, 0x00, 0x80, 0xe0, 0x1e, 0xff, 0x2f, 0xe1 };
+	uint8_t code[1024];
+	size_t n, done, inlen;
+	uint32_t at = A(site_page);
+	struct arch_pad_ring r = {
+		.ring = A(mt_ring), .off_records = 4096, .record_shift = 11,
+		.nrecords = MT_RECORDS, .off_seq = l->off_seq, .off_frame = l->off_frame,
+		.off_bases = l->off_bases, .time_tid = true, .off_tid = l->off_tid,
+		.off_time = l->off_time, .image = true,
+	};
+	pthread_t th[THREADS];
+	static uint8_t seen[THREADS][THREAD_CALLS];
+	int m, bad = 0;
+
+	for (unsigned int i = 0; i < MT_RECORDS; i++)
+		memcpy(mt_ring + 4096 + ((size_t)i << 11) + l->off_seq, &(uint64_t){ i }, 8);
+	fill_udf(site_page, PAGE, false);
+	memcpy(site_page, fn, sizeof(fn));
+	n = (size_t)arm_emit_save_regs(code, sizeof(code), at);
+	m = arm_emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
+	if (m < 0)
+		goto fail;
+	done += n;
+	n += (size_t)m;
+	/* A full ring would be a bug here: the hand-off's place traps. */
+	code[n] = 0xf0; code[n + 1] = 0x01; code[n + 2] = 0xf0; code[n + 3] = 0xe7;
+	n += 4;
+	if ((m = arm_patch_branch(code, done, n)) < 0)
+		goto fail;
+	n += (size_t)arm_emit_restore_regs(code + n, sizeof(code) - n);
+	m = arm_relocate_window(fn, sizeof(fn), at, at, 4, A(pad_page) + n, code + n,
+				sizeof(code) - n, &inlen);
+	if (m < 0)
+		goto fail;
+	n += (size_t)m;
+	memcpy(pad_page, code, n);
+	if (arm_emit_jump(site_page, 4, at, A(pad_page)) != 4)
+		goto fail;
+	__builtin___clear_cache((char *)region, (char *)region + REGION);
+	mt_fn = (uint32_t (*)(uint32_t, uint32_t))(uintptr_t)at;
+	for (uintptr_t t = 0; t < THREADS; t++)
+		if (pthread_create(&th[t], NULL, mt_thread, (void *)t) != 0)
+			goto fail;
+	for (int t = 0; t < THREADS; t++)
+		pthread_join(th[t], NULL);
+	for (unsigned int pos = 0; pos < THREADS * THREAD_CALLS; pos++) {
+		const uint8_t *rec = mt_ring + 4096 + ((size_t)pos << 11);
+		uint64_t seq, f[NW];
+		memcpy(&seq, rec + l->off_seq, 8);
+		memcpy(f, rec + l->off_frame, sizeof(f));
+		if (seq != pos + 1 || f[ARM_PC] != at || f[0] >= THREADS ||
+		    f[1] >= THREAD_CALLS || seen[f[0]][f[1]]++) {
+			if (bad++ < 3)
+				printf("FAIL threads: record %u: seq %llu, pc %#llx, r0 %llu, "
+				       "r1 %llu\n", pos, (unsigned long long)seq,
+				       (unsigned long long)f[ARM_PC], (unsigned long long)f[0],
+				       (unsigned long long)f[1]);
+		}
+	}
+	uint64_t head;
+	memcpy(&head, mt_ring, 8);
+	if (head != THREADS * THREAD_CALLS) {
+		printf("FAIL threads: the head is %llu, not %d\n", (unsigned long long)head,
+		       THREADS * THREAD_CALLS);
+		bad++;
+	}
+	if (mt_bad) {
+		printf("FAIL threads: %d calls returned a wrong sum\n", mt_bad);
+		bad++;
+	}
+	printf("%d threads x %d calls through one pad: %d records checked, %d bad\n",
+	       THREADS, THREAD_CALLS, THREADS * THREAD_CALLS, bad);
+	failures += bad;
+	return;
+fail:
+	printf("ERROR: cannot build or run the threads' pad (%d)\n", m);
+	exit(99);
+}
+
 int main(void)
 {
 	if (arm_run_init() < 0) {
@@ -301,6 +409,13 @@ int main(void)
 	}
 	for (unsigned int i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
 		one_site(&sites[i], region, region + 8 * PAGE);
+	mt_ring = mmap(NULL, 4096 + ((size_t)MT_RECORDS << 11), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mt_ring == MAP_FAILED) {
+		perror("mmap");
+		return 99;
+	}
+	threads_case(region + 16 * PAGE, region + 20 * PAGE);
 	printf("%d runs through pads, %d failures\n", compared, failures);
 	return failures ? 1 : 0;
 }

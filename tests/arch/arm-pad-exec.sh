@@ -21,7 +21,7 @@ libc=$("$cc" -print-file-name=libc.a)
 out="$top_builddir/tests/arch/arm-pad-exec.arm"
 s=$top_srcdir
 # shellcheck disable=SC2086
-"$cc" -static -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter ${ARM_CFLAGS:-} \
+"$cc" -static -pthread -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter ${ARM_CFLAGS:-} \
 	-I"$s" -I"$top_builddir" -o "$out" "$s/tests/arch/arm-pad-exec.c" \
 	"$s/tests/arch/arm-run.c" \
 	"$s"/arch/*.c "$s"/arch/arm/*.c "$s"/arch/aarch64/*.c "$s"/arch/x86_64/*.c ||
