@@ -325,6 +325,64 @@ PY
 	done
 }
 
+# armhf_pad_settle_case STRATEGY: leaving pads.  8 threads of recstress
+# call hit() 1000 times each under a tracepoint collecting $regs there,
+# and a breakpoint at the same address whose condition the agent
+# evaluates (thread 3's 500th call) stops them all while the others run
+# in their pads (with gdb's breakpoint there, every hit goes through the
+# pad's hand-off and its udf).  The agent steps each one out of its pad
+# in software, or back to the probe at an ldrex/strex of a claim: no
+# thread may show a pc in a pad (gdb prints such a frame as `?? ()`);
+# afterwards every call is one frame and the output is the untraced
+# run's.
+armhf_pad_settle_case() {
+	strat=$1
+	name=settle-$strat$sfx
+	rm -f "$run/$name.res"
+	gdb_case_prog "$name" "recstress$sfx" 300 <<EOF
+set breakpoint condition-evaluation target
+break main
+run calls 8 1000 /mnt/$name.res
+set trace-buffer-size 16000000
+trace hit
+actions
+collect \$regs
+end
+tstart
+break hit if t == 3 && i == 500
+continue
+printf "SETTLE t=%ld i=%ld\\n", t, i
+info threads
+monitor probes
+delete
+break fopen
+continue
+tstop
+tstatus
+delete
+continue
+EOF
+	out="$run/$name.out"
+	threads=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c 'Thread [0-9]*\.[0-9]*') || true
+	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
+	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
+	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
+	   grep -q ' pad (jump over [46] bytes' "$out"; then
+		ok "pads ($strat)$lbl: all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
+	else
+		not_ok "pads ($strat)$lbl: threads stopped while in pads" \
+			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced$sfx-1000.out" "$run/$name.res" &&
+	   grep -q "exited normally" "$out"; then
+		ok "pads ($strat)$lbl: 8 x 1000 calls = $frames frames, output as untraced, the program ends"
+	else
+		not_ok "pads ($strat)$lbl: every call one frame, output as untraced" \
+			"frames ${frames:-none}, $(cmp "$run/stress-untraced$sfx-1000.out" "$run/$name.res" 2>&1)" \
+			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
 # instruction and at main's bl to it, both collecting the registers:
 # each frame holds its probe's address and the argument, 7, in r0, each
@@ -414,6 +472,7 @@ EOF
 	else
 		not_ok "traced program ($strat)$lbl runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
 	fi
+	[ "$strat" != pad ] || armhf_pad_settle_case "$strat"
 	armhf_record_cases "$strat"
 	case " $stress_full " in
 	*" $strat "*) record_stress "$strat" "$stress_calls"; return ;;
