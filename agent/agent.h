@@ -187,6 +187,11 @@ struct thread {
 	 * probe), not the thread's own, which are the pad's (pad.c). */
 	bool regs_pad;
 	uint8_t *pad_entry;	/* ... from this table entry (agent's view) */
+	/* Its entry in the pads' thread id table (pad-tid.c): its thread
+	 * pointer then (tp_key), and whether a vfork child of it runs on
+	 * its memory (and thread pointer) now. */
+	bool tp_noted, tp_vfork;
+	uint64_t tp_key;
 	uint8_t *regcache;
 };
 
@@ -682,6 +687,10 @@ void pad_unmap(struct process *p);
 uint64_t pad_ret_count(const struct process *p, unsigned int off);
 uint64_t pad_ret_recorded(const struct process *p);
 void pad_forget(struct process *p);
+/* The pads' thread id table (pad-tid.c). */
+void pad_tid_note(struct thread *t);
+void pad_tid_gone(struct thread *t);
+void pad_tid_vfork(struct thread *t, bool running);
 void probe_remove(struct probe *pr);
 /* probe_remove for a probe whose code was unmapped (dlclose): nothing is
  * written where it was, the memory may be another mapping's by now. */

@@ -1128,6 +1128,36 @@ static void take_over(void)
 			take_over_process(&shm->procs[i]);
 }
 
+/*
+ * What became of the stop K waited for, just before K resumes the agent
+ * from it.  A SIGKILL that comes while K holds the agent in a
+ * signal-delivery stop (the hot wait's SIGIO and SIGALRM make those
+ * frequent) wakes it from that stop, and it runs on into its exit stop:
+ * K's PTRACE_CONT, meant for the signal, would resume it from the exit
+ * stop, the agent would exit, and its threads' traps would go to the
+ * program.  PTRACE_GETSIGINFO tells: the exit event's own code in the
+ * exit stop; ESRCH while the agent runs, which only a SIGKILL does to a
+ * tracee held in a stop (K then waits again, for the exit stop); EINVAL in
+ * a group stop.
+ */
+enum agent_stop { AGENT_HELD, AGENT_EXITING, AGENT_RUNNING };
+
+static enum agent_stop agent_stop_now(pid_t agent_pid)
+{
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, agent_pid, NULL, &si) < 0)
+		return errno == ESRCH ? AGENT_RUNNING : AGENT_HELD;
+	if (si.si_signo == SIGTRAP && si.si_code == (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
+		return AGENT_EXITING;
+	return AGENT_HELD;
+}
+
+/* PROBE_AGENT_KEEPER_DELAY_US: K pauses this long after each stop of the
+ * agent it waited for, before it looks at the stop again and resumes the
+ * agent.  A test widens the window above with it; 0 otherwise. */
+static long resume_delay_us;
+
 static void keeper_main(pid_t agent_pid, int ready_fd)
 {
 	int status;
@@ -1149,13 +1179,24 @@ static void keeper_main(pid_t agent_pid, int ready_fd)
 		_exit(1);
 	close(ready_fd);
 	for (;;) {
-		if (waitpid(agent_pid, &status, __WALL) < 0)
+		if (waitpid(agent_pid, &status, __WALL) < 0) {
+			log_always("keeper: lost the agent: %s", strerror(errno));
 			_exit(0);
-		if (WIFEXITED(status) || WIFSIGNALED(status))
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			log_always("keeper: the agent ended (status %#x) without its exit stop", status);
 			_exit(0);
+		}
 		int event = status >> 16, sig = WSTOPSIG(status);
 		if (event == PTRACE_EVENT_EXIT)
 			break;
+		if (resume_delay_us)
+			usleep((useconds_t)resume_delay_us);
+		enum agent_stop now = agent_stop_now(agent_pid);
+		if (now == AGENT_EXITING)
+			break;
+		if (now == AGENT_RUNNING)
+			continue;
 		if (event == PTRACE_EVENT_STOP) {
 			/* A group stop of the agent (^Z): it stays stopped. */
 			if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
@@ -1185,6 +1226,9 @@ int keeper_start(void)
 
 	if (getenv("PROBE_AGENT_NO_KEEPER"))
 		return 0;
+	const char *delay = getenv("PROBE_AGENT_KEEPER_DELAY_US");
+	if (delay)
+		resume_delay_us = strtol(delay, NULL, 10) > 0 ? strtol(delay, NULL, 10) : 0;
 	if (!agent.ptrace->keeper.handler) {
 		/* No handler for this arch: the agent runs without a
 		 * keeper, and a program it started dies with it

@@ -45,12 +45,17 @@ void pad_standin_free(struct thread *t)
 	free(t);
 }
 
-/* The hit's time a recording pad stored in record `rec`, in us. */
+/* The hit's time a recording pad stored in record `rec`, in us: a
+ * CLOCK_REALTIME timespec, or the TSC (its tv_nsec PAD_TIME_TSC). */
 static uint64_t record_time_us(const uint8_t *rec)
 {
 	int64_t ts[2];
 
 	memcpy(ts, rec + layout()->off_time, 16);
+	if (ts[1] == PAD_TIME_TSC) {
+		pad_tsc_calibrate();	/* done already, but for a salvage */
+		return pad_tsc_real_us((uint64_t)ts[0]);
+	}
 	return (uint64_t)ts[0] * 1000000 + (uint64_t)ts[1] / 1000;
 }
 
@@ -191,7 +196,7 @@ int pad_drain(struct process *p,
 		return 0;
 	if (!pt->standin && !(pt->standin = standin_new(p)))
 		abort();
-	if (p->ret_area)
+	if (p->ret_area || pt->tsc_time)
 		pad_tsc_refine();
 	struct pad_ring ring = {
 		.records = pt->local + ring_off() + RING_RECORDS_OFF,

@@ -34,6 +34,9 @@
  * entries (struct arch_pad_layout: the arch's), with the sequence word
  * where an entry has its owner.  A record is twice an entry: the second
  * half is the block area the in-process collector fills (PAD_IPA).
+ * Then the thread id table the pads read (pad-tid.c, PAD_TID_* in
+ * arch/arch.h).  A record's time is a CLOCK_REALTIME timespec, or the
+ * TSC with PAD_TIME_TSC where the timespec's tv_nsec would be.
  *
  * The in-process collector (agent/ipa/, PAD_IPA) has memory of its own,
  * a second memfd: its image (ipa_image_place), read and execute in the
@@ -49,7 +52,7 @@
 #define IPA_DATA_SIZE (256u << 10)
 #define IPA_PROGS_MAX (16u << 10)	/* a site's programs, together */
 
-#define PAD_CODE_MAX 1024
+#define PAD_CODE_MAX 2048	/* a pad's code while it is built, at most */
 #define PAD_SITE_MAX 16	/* the bytes a jump and its breakpoints cover, at most */
 #define PAD_FUNC_MAX (4u << 20)	/* functions scanned for branches, at most */
 
@@ -90,9 +93,18 @@ static inline size_t ring_records_bytes(void)
 	return (size_t)RING_RECORDS << record_shift();
 }
 
-static inline size_t shm_size(void)
+/* The thread id table pads read (PAD_TID_* in arch/arch.h), after the
+ * ring's records. */
+static inline size_t tids_off(void)
 {
 	return table_size() + RING_RECORDS_OFF + ring_records_bytes();
+}
+
+#define TIDS_BYTES (((size_t)PAD_TID_ENTRIES * 16 + 4095) & ~(size_t)4095)
+
+static inline size_t shm_size(void)
+{
+	return tids_off() + TIDS_BYTES;
 }
 
 /* The probe's address a frame holds. */
@@ -122,6 +134,7 @@ struct pad_table {
 	bool failed;			/* could not be set up: no pads */
 	struct pad_code *codes;
 	struct pad_ring_reader reader;	/* how far pad_drain read the ring */
+	bool tsc_time;			/* recording pads stamp hits with the TSC */
 	/* The thread a record's registers are loaded into for its owner
 	 * (not one of the process's: the hitting thread went on long
 	 * ago); made by the first drain. */
@@ -176,9 +189,15 @@ struct pad_code *pad_code_at(struct process *p, uint64_t pc);
 
 /* pad-ret.c */
 int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen);
+void pad_tsc_calibrate(void);
 void pad_tsc_refine(void);
 uint64_t pad_tsc_ns(uint64_t ticks);
 uint64_t pad_tsc_real_us(uint64_t t);
+
+/* pad-tid.c */
+void pad_tid_reset(struct process *p);
+bool pad_tid_usable(const struct pad_table *pt);
+bool pad_tsc_usable(void);
 
 /* pad-drain.c */
 void pad_standin_free(struct thread *t);

@@ -76,7 +76,7 @@ static void tsc_pair(uint64_t *t, uint64_t *m, uint64_t *r)
 	}
 }
 
-static void tsc_calibrate(void)
+void pad_tsc_calibrate(void)
 {
 	struct timespec gap = { 0, 20000000 };	/* 20 ms */
 	uint64_t t, m, r;
@@ -204,7 +204,7 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 	 * drains the ring then, and a full one must not trap. */
 	keeper_code(p->pid, KEEPER_RET_ON, r.area + RET_PAD_ON, p->ret_itrap, 0, 0, -1, 0);
 	pt->ret_failed = false;
-	tsc_calibrate();
+	pad_tsc_calibrate();
 	debug("return trampoline at %#llx, shadow stacks at %#llx in %d",
 	      (unsigned long long)base, (unsigned long long)r.area, p->pid);
 	return 0;

@@ -442,6 +442,7 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 		return NULL;
 	}
 	agent.ptrace->pad_options(p, &pt->xsave, &pt->fsgsbase);
+	pad_tid_reset(p);	/* entered when they next run */
 	debug("table at %#llx in %d (xsave %d, fsgsbase %d)",
 	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fsgsbase);
 	return pt;
@@ -525,6 +526,17 @@ static bool all_stopped(struct process *p)
 		if (t->state != THREAD_STOPPED)
 			return false;
 	return true;
+}
+
+/* How many records on a recording pad prefetches the lines it will
+ * write (arch_pad_ring.prefetch): two, which measured best on the 2-CPU
+ * machine of bench/README.md (`collect *b` 300-330 ns a hit against
+ * 400-470 without); PROBE_PAD_PREFETCH=N to measure others (0: none). */
+static unsigned int pad_prefetch_ahead(void)
+{
+	const char *e = getenv("PROBE_PAD_PREFETCH");
+
+	return e && *e >= '0' && *e <= '9' ? (unsigned int)atoi(e) % 16 : 2;
 }
 
 /*
@@ -854,6 +866,22 @@ static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
 	return err;
 }
 
+/* Whether a tracepoint of IPA site `site` has a condition: only then
+ * does its pad ask ipa_site_wants before it takes a record (without
+ * one every hit is recorded, and the question is a call for nothing). */
+static bool site_has_cond(struct pad_table *pt, uint64_t site)
+{
+	if (!site || site < pt->ipa_remote ||
+	    site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
+		return site != 0;
+	const struct ipa_site *s = (const struct ipa_site *)
+		(pt->ipa_local + (site - pt->ipa_remote));
+	for (uint32_t i = 0; i < s->nprogs && i < IPA_SITE_PROGS; i++)
+		if (((const struct ipa_program *)(pt->ipa_local + s->prog_off[i]))->cond_len)
+			return true;
+	return false;
+}
+
 /* A recording pad's (or a collector's) record of the hit in the ring;
  * a full ring falls through to the hand-off. */
 static int build_collect(struct pad_build *b, char *why, size_t whylen)
@@ -863,18 +891,27 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 
 	if (b->collect == PAD_STOPS)
 		return 0;
+	bool time_tid = b->collect == PAD_REGS_TIME_TID || b->ipa_live;
+	if (time_tid && pad_tsc_usable()) {
+		pad_tsc_calibrate();
+		pt->tsc_time = true;
+	}
 	struct arch_pad_ring r = {
 		.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
 		.record_shift = record_shift(), .nrecords = RING_RECORDS,
 		.off_seq = l->off_seq, .off_bases = l->off_bases,
 		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
-		.time_tid = b->collect == PAD_REGS_TIME_TID || b->ipa_live,
-		.clock_call = vdso_clock(b->pr->proc, pt),
+		.time_tid = time_tid,
+		.clock_call = time_tid && !pt->tsc_time ? vdso_clock(b->pr->proc, pt) : 0,
+		.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,
+		.tsc_time = time_tid && pt->tsc_time,
+		.prefetch = pad_prefetch_ahead(),
 		.off_tid = l->off_tid, .off_time = l->off_time,
 		.image = !b->no_image,
 		.ipa_call = b->ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
 		.ipa_site = b->ipa_site,
-		.ipa_wants = b->ipa_site ? pt->ipa_remote + pt->img.site_wants : 0,
+		.ipa_wants = site_has_cond(pt, b->ipa_site) ?
+			     pt->ipa_remote + pt->img.site_wants : 0,
 		.off_blocks = blocks_off(), .blocks_size = blocks_size(),
 	};
 	size_t at = b->n;
@@ -1151,6 +1188,7 @@ static void table_free(struct process *p)
 	pad_standin_free(pt->standin);
 	free(pt);
 	p->pads = NULL;
+	pad_tid_reset(p);
 }
 
 /* Detach: the process unmaps the table (its threads are out of pads). */

@@ -53,6 +53,9 @@ int resume_thread(struct thread *t, bool step, int sig)
 	 * single-steps whatever gdb asked. */
 	if (!one && agent.catch_syscalls)
 		req = PTRACE_SYSCALL;
+	/* Entered in the pads' thread id table before it runs. */
+	if (!t->tp_noted && t->proc->pads)
+		pad_tid_note(t);
 	regs_invalidate(t);
 	if (one)
 		err = thread_step(t, sig);

@@ -134,6 +134,7 @@ void thread_remove(struct thread *t)
 		agent.thread_iter = NULL;
 	debug("thread %d removed", t->tid);
 	keeper_thread_gone(t->tid);
+	pad_tid_gone(t);
 	ret_thread_free(t);
 	free(t->regcache);
 	free(t);

@@ -121,6 +121,8 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 		struct process *c = adopt_fork_child(p, (pid_t)msg);
 		if (!vfork)
 			pad_fork_child(c);	/* a vfork child shares the memory */
+		else
+			pad_tid_vfork(t, true);	/* ... and t's thread pointer */
 		ret_fork(t, c);
 
 		if ((vfork && agent.report_vfork) || (!vfork && agent.report_fork)) {
@@ -133,6 +135,7 @@ static enum wait_outcome classify_event(struct thread *t, int status,
 		return WAIT_RESUME;
 	}
 	case PTRACE_EVENT_VFORK_DONE:
+		pad_tid_vfork(t, false);
 		if (agent.report_vfork) {
 			fill_signal_stop(t, ev, SIGTRAP);
 			ev->reason = REASON_VFORK_DONE;

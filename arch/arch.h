@@ -230,7 +230,40 @@ struct arch_pad_ring {
 	 * it takes a record: 0 goes straight to the restore (every
 	 * condition false: no record, no state stored). */
 	uint64_t ipa_wants;
+	/*
+	 * x86-64 (others ignore them), with time_tid.  tid_table: the
+	 * agent's table of thread ids by thread pointer (PAD_TID_*
+	 * below), which a pad with fsgsbase reads instead of making the
+	 * gettid system call; a thread it does not name (key not found,
+	 * or its tid 0: more than one thread has that thread pointer)
+	 * still makes the call.  tsc_time: the time is the TSC (rdtsc) in
+	 * the first 8 bytes at off_time and PAD_TIME_TSC in the next 8,
+	 * where a timespec's tv_nsec would be; the agent converts it.
+	 */
+	uint64_t tid_table;
+	bool tsc_time;
+	/* x86-64 (others ignore it): with prefetch > 0 the pad asks for the
+	 * lines of the record `prefetch` positions on (prefetchw), which
+	 * the hit after next will write. */
+	unsigned int prefetch;
 };
+
+/*
+ * The thread id table a pad reads (arch_pad_ring.tid_table): entries of
+ * 16 bytes, { key: the thread pointer (x86-64 fs_base), 64 bits; tid,
+ * 32 bits; 32 bits unused }.  A thread pointer's entry is among the
+ * PAD_TID_PROBES entries from index (key * PAD_TID_HASH) >> (64 -
+ * PAD_TID_BITS), with no wrap (the table has PAD_TID_PROBES - 1 more
+ * entries at its end).  Key 0: free; PAD_TID_GONE: free, but a search
+ * goes on past it.  Only the agent writes it, and only entries of
+ * threads that cannot run then (stopped, or gone).
+ */
+#define PAD_TID_BITS 10
+#define PAD_TID_PROBES 8
+#define PAD_TID_ENTRIES ((1u << PAD_TID_BITS) + PAD_TID_PROBES - 1)
+#define PAD_TID_HASH 0x9e3779b97f4a7c15ull
+#define PAD_TID_GONE 1ull
+#define PAD_TIME_TSC (-1ll)
 
 /*
  * A jump pad's native condition (arch_ops.emit_pad_cond): one value, a

@@ -550,10 +550,70 @@ static size_t emit_claim_record(struct x86_64_out *o,
 }
 
 /*
- * The record's thread and time:
+ * The record's thread: from the agent's table by the thread pointer
+ * (r->tid_table, with fsgsbase), or by the system call where the table
+ * does not name the thread (see PAD_TID_* in arch.h):
  *
- *   b8 ba 00 00 00 0f 05    gettid
- *   41 89 86 <tid>          mov %eax,tid(%r14)
+ *   f3 48 0f ae c0          rdfsbase %rax          the key
+ *   48 89 c2                mov %rax,%rdx
+ *   48 b9 <PAD_TID_HASH>    movabs $hash,%rcx
+ *   48 0f af d1             imul %rcx,%rdx
+ *   48 c1 ea <64-bits>      shr $(64-bits),%rdx    first entry to look at
+ *   48 c1 e2 04             shl $4,%rdx
+ *   48 b9 <table>           movabs $table,%rcx
+ *   48 01 ca                add %rcx,%rdx
+ *   b9 <probes>             mov $PAD_TID_PROBES,%ecx
+ * 1:48 39 02                cmp %rax,(%rdx)
+ *   74 0a                   je 2f
+ *   48 83 c2 10             add $16,%rdx
+ *   ff c9 75 f3             dec %ecx; jnz 1b
+ *   eb 07                   jmp 3f                 not there
+ * 2:8b 42 08                mov 8(%rdx),%eax
+ *   85 c0 75 07             test %eax,%eax; jnz 4f  0: shared thread pointer
+ * 3:b8 ba 00 00 00 0f 05    gettid
+ * 4:41 89 86 <tid>          mov %eax,tid(%r14)
+ *
+ * Without the table only the last two.  Clobbers rax, rcx, rdx (and the
+ * system call's rcx, r11), all in the frame by now.
+ */
+static void emit_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
+{
+	static const uint8_t key[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0, 0x48, 0x89, 0xc2,
+				       0x48, 0xb9 };
+	static const uint8_t hash[] = { 0x48, 0x0f, 0xaf, 0xd1, 0x48, 0xc1, 0xea };
+	static const uint8_t scale[] = { 0x48, 0xc1, 0xe2, 0x04, 0x48, 0xb9 };
+	static const uint8_t search[] = { 0x48, 0x01, 0xca, 0xb9, PAD_TID_PROBES, 0, 0, 0,
+					  0x48, 0x39, 0x02, 0x74, 0x0a,
+					  0x48, 0x83, 0xc2, 0x10, 0xff, 0xc9, 0x75, 0xf3,
+					  0xeb, 0x07,
+					  0x8b, 0x42, 0x08, 0x85, 0xc0, 0x75, 0x07 };
+	static const uint8_t gettid[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
+					  0x41, 0x89, 0x86 };
+
+	if (r->tid_table && r->fsgsbase) {
+		x86_64_put(o, key, sizeof(key));
+		x86_64_put64(o, PAD_TID_HASH);
+		x86_64_put(o, hash, sizeof(hash));
+		x86_64_put8(o, 64 - PAD_TID_BITS);
+		x86_64_put(o, scale, sizeof(scale));
+		x86_64_put64(o, r->tid_table);
+		x86_64_put(o, search, sizeof(search));
+	}
+	x86_64_put(o, gettid, sizeof(gettid));
+	x86_64_put32(o, r->off_tid);
+}
+
+/*
+ * The record's time.  With r->tsc_time the TSC, which the agent turns
+ * into the clock (no call at all):
+ *
+ *   0f 31                   rdtsc
+ *   48 c1 e2 20 48 09 d0    shl $32,%rdx; or %rdx,%rax
+ *   49 89 86 <time>         mov %rax,time(%r14)
+ *   49 c7 86 <time+8> ff ff ff ff   movq $PAD_TIME_TSC,time+8(%r14)
+ *
+ * Otherwise a CLOCK_REALTIME timespec:
+ *
  *   31 ff                   xor %edi,%edi          CLOCK_REALTIME
  *   49 8d b6 <time>         lea time(%r14),%rsi
  *   b8 e4 00 00 00 0f 05    clock_gettime          (r12, r14 kept)
@@ -561,13 +621,21 @@ static size_t emit_claim_record(struct x86_64_out *o,
  */
 static void emit_time_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
 {
-	static const uint8_t gettid_only[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
-					       0x41, 0x89, 0x86 };
+	static const uint8_t tsc[] = { 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09,
+				       0xd0, 0x49, 0x89, 0x86 };
+	static const uint8_t tsc_mark[] = { 0x49, 0xc7, 0x86 };
 	static const uint8_t clock_arg[] = { 0x31, 0xff, 0x49, 0x8d, 0xb6 };
 	static const uint8_t clock_call[] = { 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05 };
 
-	x86_64_put(o, gettid_only, sizeof(gettid_only));
-	x86_64_put32(o, r->off_tid);
+	emit_tid(o, r);
+	if (r->tsc_time) {
+		x86_64_put(o, tsc, sizeof(tsc));
+		x86_64_put32(o, r->off_time);
+		x86_64_put(o, tsc_mark, sizeof(tsc_mark));
+		x86_64_put32(o, r->off_time + 8);
+		x86_64_put32(o, (uint32_t)PAD_TIME_TSC);
+		return;
+	}
 	x86_64_put(o, clock_arg, sizeof(clock_arg));
 	x86_64_put32(o, r->off_time);
 	if (r->clock_call) {
@@ -654,6 +722,62 @@ static void emit_ipa_verdict(struct x86_64_out *o, size_t skip_at)
 	x86_64_put(o, cmp_trap, sizeof(cmp_trap));
 }
 
+/*
+ * The lines the next record's hit will write, asked for now with the
+ * intent to write (a record is written once per round of the ring,
+ * megabytes apart: its lines are long out of the caches, and each store
+ * to one would wait for it), `ahead` records on from this one:
+ *
+ *   41 0f 0d 8e <disp32>    prefetchw disp(%r14)
+ *
+ * The image's lines (the XSAVE header's alone without it), the parts
+ * after it, and the first two of the block area with the collector.
+ * Past the ring's end (its last records) it names other memory of the
+ * table or none: a prefetch does not fault.
+ */
+static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
+			  unsigned int image, unsigned int ahead)
+{
+	static const uint8_t prefetchw[] = { 0x41, 0x0f, 0x0d, 0x8e };
+	unsigned int lo = r->off_seq, hi = r->off_seq;
+	uint32_t at = (uint32_t)ahead << r->record_shift;
+
+	/* The parts past the image: seq, bases, frame, tid, time. */
+	const unsigned int parts[][2] = {
+		{ r->off_bases, 16 }, { r->off_frame, 18 * 8 },
+		{ r->off_tid, r->time_tid ? 4 : 0 }, { r->off_time, r->time_tid ? 16 : 0 },
+	};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (!parts[i][1])
+			continue;
+		if (parts[i][0] < lo)
+			lo = parts[i][0];
+		if (parts[i][0] + parts[i][1] > hi)
+			hi = parts[i][0] + parts[i][1];
+	}
+	hi = hi > lo + 8 ? hi : lo + 8;
+	/* XSAVE always writes the legacy area and the header (576 bytes);
+	 * the AVX halves only when they are in use. */
+	unsigned int img_hi = !r->image ? 0 : r->xsave ? 576 : 512;
+	for (unsigned int l = 0; l < img_hi && l < image; l += 64) {
+		x86_64_put(o, prefetchw, sizeof(prefetchw));
+		x86_64_put32(o, at + l);
+	}
+	if (!r->image && r->xsave) {
+		x86_64_put(o, prefetchw, sizeof(prefetchw));
+		x86_64_put32(o, at + 512);
+	}
+	for (unsigned int l = lo & ~63u; l < hi; l += 64) {
+		x86_64_put(o, prefetchw, sizeof(prefetchw));
+		x86_64_put32(o, at + l);
+	}
+	if (r->ipa_call)
+		for (unsigned int l = 0; l < 128; l += 64) {
+			x86_64_put(o, prefetchw, sizeof(prefetchw));
+			x86_64_put32(o, at + r->off_blocks + l);
+		}
+}
+
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 			    const struct arch_pad_ring *r, size_t *done)
 {
@@ -671,6 +795,8 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	if (r->ipa_call && r->ipa_wants)
 		skip_at = emit_ipa_wants(&o, r);
 	jl_at = emit_claim_record(&o, r);
+	if (r->prefetch)
+		emit_prefetch(&o, r, image, r->prefetch);
 	put_hit_state(&o, r->off_frame, r->xsave, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
 	if (r->time_tid)

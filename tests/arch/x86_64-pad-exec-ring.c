@@ -379,6 +379,101 @@ static int case_ring_threads(const void *arg)
 	return 0;
 }
 
+/* The thread and time parts of a record (the agent's x86-64 layout). */
+#define OFF_TID 1000
+#define OFF_TIME 1008
+
+/* The agent's thread id table (PAD_TID_*), in this process. */
+static struct { uint64_t key; uint32_t tid, unused; } tids[PAD_TID_ENTRIES]
+	__attribute__((aligned(64)));
+
+static uint64_t tsc_now(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/*
+ * A record's thread from the table by the thread pointer, or from the
+ * kernel where the table does not name the thread; its time from the
+ * TSC.  One call per table state:
+ *   empty: gettid;  the thread pointer -> FAKE_OWNER: FAKE_OWNER (the
+ *   table is what the pad read);  -> 0 (shared): gettid;  the entry one
+ *   further on, past another key: FAKE_OWNER;  the key PAD_TID_PROBES
+ *   entries on: gettid (out of the search).
+ * Each with prefetch 0 and 2 (the code differs, the record must not).
+ */
+static int case_collect_tid(const void *arg)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	unsigned int ahead = *(const unsigned int *)arg;
+	struct arch_pad_handoff h = handoff(16, default_xsave(), cpu.fsgsbase);
+	struct arch_pad_ring r = ring_of(4, default_xsave());
+	struct call_state st;
+	uint64_t fs = get_fs(), pos = 0;
+	uint32_t me = (uint32_t)syscall(SYS_gettid);
+	char name[64];
+	static const struct { int at; uint32_t tid; bool fake; const char *what; } states[] = {
+		{ -1, 0, false, "no entry: gettid" },
+		{ 0, FAKE_OWNER, true, "its entry: the table's tid" },
+		{ 0, 0, false, "its entry, tid 0: gettid" },
+		{ 1, FAKE_OWNER, true, "one entry on: the table's tid" },
+		{ PAD_TID_PROBES, FAKE_OWNER, false, "past the search: gettid" },
+	};
+
+	snprintf(name, sizeof(name), "tid table, prefetch %u", ahead);
+	if (!cpu.fsgsbase)
+		printf("  (no fsgsbase: the pad makes the system call; checked so)\n");
+	r.time_tid = true;
+	r.off_tid = OFF_TID;
+	r.off_time = OFF_TIME;
+	r.tid_table = A(tids);
+	r.tsc_time = true;
+	r.prefetch = ahead;
+	reset_table(16);
+	uint64_t gs = A(&print_budget), old_gs = set_gs(gs);
+	unsigned int first = (unsigned int)((fs * PAD_TID_HASH) >> (64 - PAD_TID_BITS));
+	for (size_t k = 0; k < sizeof(states) / sizeof(states[0]); k++) {
+		reset_ring(4);
+		pos = 0;
+		memset(tids, 0, sizeof(tids));
+		if (states[k].at >= 0) {
+			for (int j = 0; j < states[k].at; j++)
+				tids[first + j].key = fs + 4096 * (j + 1);	/* others */
+			tids[first + states[k].at].key = fs;
+			tids[first + states[k].at].tid = states[k].tid;
+		}
+		if (build_pad(f, &h, &r, name))
+			break;
+		prepare(&st, f, k + 1);
+		uint64_t t0 = tsc_now();
+		pad_call(&st);
+		uint64_t t1 = tsc_now();
+		check_return(f, &st, name);
+		uint8_t *e = record_at(pos);
+		uint32_t tid;
+		int64_t ts[2];
+		memcpy(&tid, e + OFF_TID, 4);
+		memcpy(ts, e + OFF_TIME, 16);
+		uint32_t want = states[k].fake && cpu.fsgsbase ? FAKE_OWNER : me;
+		if (!check(*seq_of(e) == pos + 1, "record published", name) ||
+		    !check(tid == want, states[k].what, name))
+			printf("  %s: tid %u, expected %u\n", states[k].what, tid, want);
+		if (!check(ts[1] == PAD_TIME_TSC && (uint64_t)ts[0] >= t0 &&
+			   (uint64_t)ts[0] <= t1, "the time: the TSC during the call", name))
+			printf("  time %lld %lld, the call between TSC %llu and %llu\n",
+			       (long long)ts[0], (long long)ts[1],
+			       (unsigned long long)t0, (unsigned long long)t1);
+		struct hit hit;
+		if (check(ring_take(pos, &hit, fs, gs), "record taken", name))
+			check_hit(f, &st, &hit, name);
+	}
+	set_gs(old_gs);
+	return 0;
+}
+
 /* What emit_pad_collect must refuse (nothing runs). */
 static int case_collect_args(const void *arg)
 {
@@ -477,4 +572,11 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 		 case_ring_full, NULL);
 	run_case("collect: 4 threads x 20000 calls, 8 records, a consumer thread",
 		 case_ring_threads, NULL);
+	static const unsigned int ahead[] = { 0, 2 };
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(title, sizeof(title),
+			 "collect: the thread from the tid table, the time from the TSC, "
+			 "prefetch %u", ahead[i]);
+		run_case(title, case_collect_tid, &ahead[i]);
+	}
 }

@@ -33,6 +33,12 @@ PROBES = ["-e", "work args=2", "-e", "work%return", "-e", "leaf", "-e", "bump"]
 STRATEGIES = os.environ.get("CHAOS_STRATEGIES", "step boost emulate pad auto").split()
 TIMEOUT = 60
 JOBS = int(os.environ.get("CHAOS_JOBS", "2"))
+# CHAOS_MODES: which of started, attached, gdb (all by default).
+MODES = os.environ.get("CHAOS_MODES", "started attached gdb").split()
+# CHAOS_STORM=1: the agent gets SIGWINCH after SIGWINCH from the moment the
+# program runs until the kill, so that the kill mostly finds it in a
+# signal-delivery stop its keeper holds.
+STORM = os.environ.get("CHAOS_STORM") == "1"
 SSHD = os.environ.get("CHAOS_SSHD")
 SSH = os.environ.get("CHAOS_SSH")
 
@@ -181,7 +187,10 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     if SSH:
         # The recorder's ssh client: the connection, not the agent.
         tracer = ssh_client_of(rec.pid)
+    storm = Storm(tracer) if STORM and tracer and not SSH else None
     time.sleep(rnd.uniform(0, 0.25))
+    if storm:
+        storm.stop()
     killed = False
     if tracer:
         try:
@@ -197,7 +206,16 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     except RuntimeError as e:
         problems.append(str(e) + " (state %s)" % proc_status(pid).get("State"))
     if not problems and "calls done" in ground_lines(g):
-        # Its text must be the file's: no breakpoint, no jump left.
+        # Its text must be the file's: no breakpoint, no jump left.  After
+        # a kill the recorder salvages the ring with a new agent, which
+        # attaches, runs system calls in the program (their instruction
+        # written at its entry point for the while) and detaches: the
+        # text is read once the recorder is done.
+        if killed:
+            try:
+                wait_for(lambda: rec.poll() is not None, "the recorder's end")
+            except RuntimeError as e:
+                problems.append(str(e))
         wait_for(lambda: proc_status(pid).get("TracerPid", "0") == "0", "untraced")
         try:
             with open("/proc/%d/mem" % pid, "rb") as m:
@@ -242,6 +260,28 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     return killed, problems
 
 
+class Storm:
+    """Signals `pid` with SIGWINCH (ignored by the agent, but each one is a
+    stop its tracer must resume it from) until stop()."""
+
+    def __init__(self, pid):
+        import threading
+        self.pid, self.done = pid, False
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+
+    def run(self):
+        while not self.done:
+            try:
+                os.kill(self.pid, signal.SIGWINCH)
+            except ProcessLookupError:
+                return
+
+    def stop(self):
+        self.done = True
+        self.thread.join()
+
+
 def ssh_client_of(pid):
     """The ssh process among the descendants of `pid` (0 if none): the
     recorder runs the agent command through sh."""
@@ -278,9 +318,11 @@ def run(n, want_out, want_status):
     # Every strategy with probe-trace, started and attached, and (one
     # round in five) under gdb with while-stepping.
     strategy = STRATEGIES[n % len(STRATEGIES)]
-    mode = (0, 1, 0, 1, 2)[n // len(STRATEGIES) % 5]
-    if SSH:
-        mode = n // len(STRATEGIES) % 2    # no gdb over ssh here
+    kinds = [k for k in ("started", "attached", "started", "attached", "gdb")
+             if k in MODES and not (SSH and k == "gdb")]   # no gdb over ssh here
+    if not kinds:
+        raise SystemExit("Bail out! CHAOS_MODES names none of started, attached, gdb")
+    mode = ("started", "attached", "gdb").index(kinds[n // len(STRATEGIES) % len(kinds)])
     attach, use_gdb = mode == 1, mode == 2
     what = "%s %s" % (["started", "attached", "gdb while-stepping"][mode], strategy)
     try:
@@ -320,6 +362,12 @@ def main():
     if sshd:
         sshd.terminate()
         sshd.wait()
+    # CHAOS_TOLERATE=N: up to N failed runs are reported but pass (a test
+    # that measures a rate, keeper-race.test); 0 by default.
+    tolerate = int(os.environ.get("CHAOS_TOLERATE", "0"))
+    if fails and fails <= tolerate:
+        print("# %d failures, within the %d this test tolerates" % (fails, tolerate))
+        return 0
     return 1 if fails else 0
 
 

@@ -1,0 +1,218 @@
+/*
+ * pad-tid.c - the thread id table of a process's pads: who is hitting,
+ * without asking the kernel.
+ *
+ * A recording pad whose records name their thread (probe-trace's
+ * frames, a traced $_thread-like variable) needs the hitting thread's
+ * id.  gettid is a system call, the dearest part of such a hit; the
+ * thread pointer (x86-64: fs_base, read by rdfsbase) costs nothing, and
+ * is distinct per live thread as long as each has its own TLS.  So the
+ * agent keeps, in the pads' shared memory, a table from thread pointer
+ * to tid (layout: PAD_TID_* in arch/arch.h), and the pad looks its
+ * thread up there; where the table does not name it, it still makes
+ * the system call.  Only the agent writes the table, and only for
+ * threads that cannot run while it does:
+ *
+ *  - a thread is entered when the agent resumes it (resume_thread): every
+ *    thread runs only after that, the first time after its creation
+ *    (clone stops a traced thread before its first instruction) or the
+ *    agent's attach, or after the table was made (threads that ran
+ *    before then: the pads ask the kernel until their next resume);
+ *  - a thread pointer that more than one thread has (a clone without
+ *    CLONE_SETTLS, a vfork child running on its parent's memory and
+ *    TLS, from PTRACE_EVENT_VFORK to PTRACE_EVENT_VFORK_DONE) gets tid 0:
+ *    the pads ask the kernel; when one of them goes, the other gets
+ *    its tid back;
+ *  - a thread that is gone leaves its entry PAD_TID_GONE, so that a new
+ *    thread with the same TCB (glibc reuses the stacks of joined
+ *    threads) is entered afresh.  A record a thread wrote holds its tid
+ *    already: how late the drain reads it does not matter;
+ *  - a fork child gets the table (shared memory) but no pads: its sites
+ *    are breakpoints again (pad_fork_child), and it never reads it.
+ *
+ * What it cannot see: a thread that moves its own thread pointer
+ * (arch_prctl(ARCH_SET_FS) or wrfsbase, after the agent entered it) to
+ * another live thread's would be recorded as that thread.  No libc does
+ * that; green-thread runtimes that swap TLS would.
+ */
+#define LOG_DOMAIN "pad"
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "agent/pad-int.h"
+
+struct tid_entry {
+	uint64_t key;
+	uint32_t tid;
+	uint32_t unused;
+};
+
+static struct tid_entry *tid_table(struct pad_table *pt)
+{
+	return (struct tid_entry *)(pt->local + tids_off());
+}
+
+/* The gdb regnum of the thread pointer, -1 when the arch has none. */
+static int tp_regnum(void)
+{
+	static int regnum = -2;
+
+	if (regnum == -2) {
+		regnum = -1;
+		for (unsigned int i = 0; agent.arch->regs[i].name; i++)
+			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
+				regnum = (int)i;
+				break;
+			}
+	}
+	return regnum;
+}
+
+/* Whether recording pads of `pt`'s process can read the table: the arch
+ * reads the thread pointer with no system call (x86-64 with fsgsbase). */
+bool pad_tid_usable(const struct pad_table *pt)
+{
+	return pt->local && pt->fsgsbase && tp_regnum() >= 0;
+}
+
+/* The live threads of p with thread pointer `key` (a vfork child running
+ * on one's counts as one more), and one of their tids. */
+static unsigned int holders(struct process *p, uint64_t key, pid_t *tid)
+{
+	unsigned int n = 0;
+
+	for (struct thread *t = p->threads; t; t = t->next) {
+		if (!t->tp_noted || t->tp_key != key)
+			continue;
+		n += 1 + t->tp_vfork;
+		*tid = t->tid;
+	}
+	return n;
+}
+
+/* Makes the table's entry of `key` say what p's threads say now. */
+static void entry_update(struct process *p, struct pad_table *pt, uint64_t key)
+{
+	struct tid_entry *e = tid_table(pt) +
+			      ((key * PAD_TID_HASH) >> (64 - PAD_TID_BITS));
+	struct tid_entry *mine = NULL, *free_e = NULL;
+	pid_t tid = 0;
+	unsigned int n = holders(p, key, &tid);
+
+	for (unsigned int i = 0; i < PAD_TID_PROBES; i++) {
+		uint64_t k = __atomic_load_n(&e[i].key, __ATOMIC_RELAXED);
+		if (k == key) {
+			mine = &e[i];
+			break;
+		}
+		if (!free_e && (k == 0 || k == PAD_TID_GONE))
+			free_e = &e[i];
+	}
+	if (n == 0) {
+		if (mine) {
+			__atomic_store_n(&mine->tid, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&mine->key, PAD_TID_GONE, __ATOMIC_RELEASE);
+		}
+		return;
+	}
+	if (n > 1)
+		tid = 0;	/* shared: the pads ask the kernel */
+	if (!mine) {
+		if (!free_e) {
+			debug("process %d: no room in the thread id table for %#llx "
+			      "(its pads ask the kernel)", p->pid, (unsigned long long)key);
+			return;
+		}
+		/* The tid before the key: a reader that finds the key finds
+		 * the tid with it. */
+		__atomic_store_n(&free_e->tid, (uint32_t)tid, __ATOMIC_RELAXED);
+		__atomic_store_n(&free_e->key, key, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&mine->tid, (uint32_t)tid, __ATOMIC_RELEASE);
+}
+
+/* Thread t, about to run: entered, if it is not yet. */
+void pad_tid_note(struct thread *t)
+{
+	struct process *p = t->proc;
+	struct pad_table *pt = p->pads;
+	int reg = tp_regnum();
+	uint64_t key = 0;
+
+	if (t->tp_noted || !pt || !pad_tid_usable(pt) || reg < 0 ||
+	    regs_get(t, (unsigned int)reg, &key) < 0)
+		return;
+	t->tp_noted = true;
+	t->tp_key = key;
+	/* No TLS at all (fs_base 0), or a value no thread pointer has:
+	 * the pads find no entry and ask the kernel. */
+	if (key == 0 || key == PAD_TID_GONE)
+		return;
+	entry_update(p, pt, key);
+	debug("thread %d: thread pointer %#llx in the tid table", t->tid,
+	      (unsigned long long)key);
+}
+
+/* Thread t is gone (out of its process's list already, or about to be). */
+void pad_tid_gone(struct thread *t)
+{
+	struct process *p = t->proc;
+	struct pad_table *pt = p->pads;
+
+	if (!t->tp_noted)
+		return;
+	t->tp_noted = false;
+	t->tp_vfork = false;
+	if (pt && pt->local && t->tp_key && t->tp_key != PAD_TID_GONE)
+		entry_update(p, pt, t->tp_key);
+}
+
+/* Thread t made a vfork child that runs on its memory (running), or
+ * that child exec'd or exited (PTRACE_EVENT_VFORK_DONE). */
+void pad_tid_vfork(struct thread *t, bool running)
+{
+	struct process *p = t->proc;
+	struct pad_table *pt = p->pads;
+
+	t->tp_vfork = running;
+	if (t->tp_noted && pt && pt->local && t->tp_key && t->tp_key != PAD_TID_GONE)
+		entry_update(p, pt, t->tp_key);
+}
+
+/* A new table (or none any more): every thread is entered afresh. */
+void pad_tid_reset(struct process *p)
+{
+	for (struct thread *t = p->threads; t; t = t->next)
+		t->tp_noted = false;
+}
+
+/* Whether the TSC can stamp a hit for the agent to turn into the time:
+ * x86-64, one constant rate on every CPU, counting in deep sleep too. */
+bool pad_tsc_usable(void)
+{
+#if defined(__x86_64__)
+	static int usable = -1;
+	char line[8192];
+	FILE *f;
+
+	if (usable >= 0)
+		return usable;
+	usable = 0;
+	if (!(f = fopen("/proc/cpuinfo", "re")))
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5)) {
+			usable = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+			break;
+		}
+	fclose(f);
+	return usable;
+#else
+	return false;
+#endif
+}
