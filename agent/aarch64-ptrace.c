@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/hw-slots.h"
 #include "agent/log.h"
 #include "agent/ptrace-arch.h"
 
@@ -404,33 +405,14 @@ static int a64_hw_sync(struct thread *t)
  * address.  A data access may start below the watched bytes (a 16-byte
  * stp over an 8-byte watch) and the address the CPU reports is then
  * somewhere in the access: a slot whose doubleword holds the address
- * wins, else the armed watch slot nearest above it.
+ * wins, else the armed watch slot nearest above it (hw_slots_hit).
  */
 static int a64_hw_fired(struct thread *t, const siginfo_t *si)
 {
-	const struct process *p = t->proc;
-	const struct ptrace_hw_caps *c = &p->hw_caps;
-	uint64_t addr = (uint64_t)(uintptr_t)si->si_addr;
-	int best = -ENOENT;
-	uint64_t best_dist = ~0ull;
-
 	if (si->si_code != TRAP_HWBKPT)
 		return -ENOENT;
-	for (unsigned int i = 0; i < c->n_break; i++)
-		if (p->slots[i].refs && (p->slots[i].addr & ~3ull) == (addr & ~3ull))
-			return (int)i;
-	for (unsigned int i = c->n_break; i < c->n_break + c->n_watch; i++) {
-		const struct hw_slot *s = &p->slots[i];
-		if (!s->refs)
-			continue;
-		if ((s->addr & ~7ull) == (addr & ~7ull))
-			return (int)i;
-		if (s->addr >= addr && s->addr - addr < best_dist) {
-			best_dist = s->addr - addr;
-			best = (int)i;
-		}
-	}
-	return best;
+	return hw_slots_hit(t->proc->slots, &t->proc->hw_caps,
+			    (uint64_t)(uintptr_t)si->si_addr, 8);
 }
 
 /* --- libthread_db ------------------------------------------------------- */

@@ -186,6 +186,11 @@ struct thread {
 	/* The cache holds the registers a jump pad saved (the state at the
 	 * probe), not the thread's own, which are the pad's (pad.c). */
 	bool regs_pad;
+	/* A stand-in for records' registers (pad-drain.c), written by no
+	 * one but load_pad; pad_fp_initial: its last load was a record
+	 * without an image, so everything beyond the general registers
+	 * already holds the initial state the next such load would write. */
+	bool standin, pad_fp_initial;
 	uint8_t *pad_entry;	/* ... from this table entry (agent's view) */
 	/* Its entry in the pads' thread id table (pad-tid.c): its thread
 	 * pointer then (tp_key), and whether a vfork child of it runs on

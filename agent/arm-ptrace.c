@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/hw-slots.h"
 #include "agent/log.h"
 #include "agent/ptrace-arch.h"
 #include "arch/arm/arm.h"
@@ -375,15 +376,12 @@ static int arm_hw_sync(struct thread *t)
  * the number of its address register, 2i+1 for breakpoint i and -(2i+1)
  * for watchpoint i); else by si_addr: an execute slot its word, a watch
  * slot the word it watches, else the armed watch slot nearest above the
- * address (an access that starts below the watched bytes).
+ * address (an access that starts below the watched bytes; hw_slots_hit).
  */
 static int arm_hw_fired(struct thread *t, const siginfo_t *si)
 {
 	const struct process *p = t->proc;
 	const struct ptrace_hw_caps *c = &p->hw_caps;
-	uint64_t addr = (uint32_t)(uintptr_t)si->si_addr;
-	int best = -ENOENT;
-	uint64_t best_dist = ~0ull;
 
 	if (si->si_code != TRAP_HWBKPT)
 		return -ENOENT;
@@ -394,21 +392,7 @@ static int arm_hw_fired(struct thread *t, const siginfo_t *si)
 	if (num < 0 && (-num & 1) && (unsigned int)(-num - 1) / 2 < c->n_watch &&
 	    p->slots[c->n_break + (-num - 1) / 2].refs)
 		return (int)c->n_break + (-num - 1) / 2;
-	for (unsigned int i = 0; i < c->n_break; i++)
-		if (p->slots[i].refs && (p->slots[i].addr & ~3ull) == (addr & ~3ull))
-			return (int)i;
-	for (unsigned int i = c->n_break; i < c->n_break + c->n_watch; i++) {
-		const struct hw_slot *s = &p->slots[i];
-		if (!s->refs)
-			continue;
-		if ((s->addr & ~3ull) == (addr & ~3ull))
-			return (int)i;
-		if (s->addr >= addr && s->addr - addr < best_dist) {
-			best_dist = s->addr - addr;
-			best = (int)i;
-		}
-	}
-	return best;
+	return hw_slots_hit(p->slots, c, (uint32_t)(uintptr_t)si->si_addr, 4);
 }
 
 /* --- libthread_db ---------------------------------------------------------- */

@@ -13,7 +13,11 @@
  * would (inferior_status()), and goes on waiting while the statuses are
  * internal events the thread was resumed from (WAIT_RESUME).  Anything else
  * (a stop for gdb, an exit, a thread gone, no thread running any more) and
- * it returns to the loop.
+ * it returns to the loop.  A hot wait that took no status at all (the
+ * client's input or the tick ended it) makes server_run wait in the loop
+ * until the next SIGCHLD: while probe-trace drains the pads' frames the
+ * program seldom stops, the client asks all the time, and arming a wait
+ * for each request cost more than the request.
  *
  * gdb's input ends the wait at once: for its duration the connection is
  * O_ASYNC, so input raises SIGIO.  The handler may jump out of the wait

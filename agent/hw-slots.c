@@ -104,3 +104,27 @@ void hw_slots_drop(struct hw_slot *slots, const struct ptrace_hw_caps *c,
 {
 	for_each_piece(addr, len, drop_piece, slots, c, kind);
 }
+
+int hw_slots_hit(const struct hw_slot *slots, const struct ptrace_hw_caps *c,
+		 uint64_t addr, unsigned int gran)
+{
+	uint64_t mask = ~(uint64_t)(gran - 1);
+	uint64_t best_dist = ~0ull;
+	int best = -ENOENT;
+
+	for (unsigned int i = 0; i < c->n_break; i++)
+		if (slots[i].refs && (slots[i].addr & ~3ull) == (addr & ~3ull))
+			return (int)i;
+	for (unsigned int i = c->n_break; i < c->n_break + c->n_watch; i++) {
+		const struct hw_slot *s = &slots[i];
+		if (!s->refs)
+			continue;
+		if ((s->addr & mask) == (addr & mask))
+			return (int)i;
+		if (s->addr >= addr && s->addr - addr < best_dist) {
+			best_dist = s->addr - addr;
+			best = (int)i;
+		}
+	}
+	return best;
+}

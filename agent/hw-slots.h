@@ -26,4 +26,16 @@ int hw_slots_take(struct hw_slot *slots, const struct ptrace_hw_caps *c,
 void hw_slots_drop(struct hw_slot *slots, const struct ptrace_hw_caps *c,
 		   enum hw_kind kind, uint64_t addr, unsigned int len);
 
+/*
+ * The armed slot a hardware trap names by the address it reports (where
+ * the arch has separate pools, !c->shared): a breakpoint slot whose
+ * instruction word holds `addr`, else a watch slot whose `gran`-byte
+ * granule (a power of two: what one slot's address register aligns to)
+ * holds it, else the watch slot nearest above `addr` (an access that
+ * starts below the watched bytes, a 16-byte store over an 8-byte
+ * watch).  The slot's index, or -ENOENT.
+ */
+int hw_slots_hit(const struct hw_slot *slots, const struct ptrace_hw_caps *c,
+		 uint64_t addr, unsigned int gran);
+
 #endif

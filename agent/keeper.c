@@ -689,7 +689,7 @@ struct fix {
 	uint64_t pad[2];
 };
 
-static const struct kp_site *int3_site_at(pid_t pid, uint64_t addr)
+static const struct kp_site *trap_site_at(pid_t pid, uint64_t addr)
 {
 	for (int i = 0; i < KP_SITES; i++) {
 		const struct kp_site *s = &shm->sites[i];
@@ -740,7 +740,7 @@ static bool thread_fix_pc(pid_t pid, const struct kp_proc *kp, const struct kt *
 	struct kp_thread *r = thread_rec(t->tid, false);
 
 	*f = (struct fix){ .tid = t->tid, .expect = t->pc };
-	if (after && t->pc >= after && (s = int3_site_at(pid, t->pc - after)) &&
+	if (after && t->pc >= after && (s = trap_site_at(pid, t->pc - after)) &&
 	    after_trap(t)) {
 		f->new_pc = s->addr;
 		return true;
@@ -969,11 +969,12 @@ static void take_over_process(struct kp_proc *kp)
 		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_RET_ON) {
 			/* Nobody drains the ring any more: the in-process
 			 * trampoline records nothing, and never waits. */
+			const struct arch_ops *arch = agent.arch;
 			uint64_t off = 0;
-			uint8_t nop = 0x90;
 			mem_rw(fd, shm->codes[i].at, &off, 8, true);
-			if (shm->codes[i].addr && agent.arch->bp_len == 1)
-				mem_rw(fd, shm->codes[i].addr, &nop, 1, true);
+			if (shm->codes[i].addr && arch->nop_insn)
+				mem_rw(fd, shm->codes[i].addr, (void *)arch->nop_insn,
+				       arch->bp_len, true);
 		}
 	for (int i = 0; kp->tramp && agent.ptrace->ret_addr == PTRACE_RET_STACK &&
 			i < KP_THREADS; i++) {

@@ -33,6 +33,7 @@ static struct thread *standin_new(struct process *p)
 	}
 	t->proc = p;
 	t->state = THREAD_STOPPED;
+	t->standin = true;
 	return t;
 }
 
@@ -173,6 +174,27 @@ static bool drain_take(uint64_t pos, uint8_t *rec, void *arg)
 	return take_record(d->p, d->pt, pos, d->pt->standin, d->fn, d->arg);
 }
 
+/* The span of a record every take reads: sequence word, registers,
+ * bases, thread and time (struct pad_ring's hot_off, hot_len). */
+static void hot_part(struct pad_ring *r)
+{
+	const struct arch_pad_layout *l = layout();
+	unsigned int lo = l->off_seq, hi = l->off_seq + 8;
+	const unsigned int at[][2] = {
+		{ l->off_frame, 8 * l->frame_words }, { l->off_tid, 4 }, { l->off_time, 16 },
+		{ l->off_bases, 16 },
+	};
+
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		if (at[i][0] < lo)
+			lo = at[i][0];
+		if (at[i][0] + at[i][1] > hi)
+			hi = at[i][0] + at[i][1];
+	}
+	r->hot_off = lo & ~63u;
+	r->hot_len = hi - r->hot_off;
+}
+
 /*
  * The hits the pads of `p` collected in the process, in the order they
  * took their records: `fn` gets the probe and a stand-in thread (not one
@@ -205,6 +227,7 @@ int pad_drain(struct process *p,
 		.nrecords = RING_RECORDS,
 		.off_seq = layout()->off_seq,
 	};
+	hot_part(&ring);
 	struct drain d = { p, pt, fn, arg };
 	return pad_ring_drain(&ring, &pt->reader, drain_take, &d);
 }

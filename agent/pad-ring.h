@@ -33,6 +33,11 @@ struct pad_ring {
 	unsigned int record_shift;	/* a record is 1 << record_shift bytes */
 	unsigned int nrecords;		/* a power of two */
 	unsigned int off_seq;		/* the sequence word in a record */
+	/* The part of a record every take reads (sequence, registers,
+	 * thread, time): fetched into the cache a few records ahead.  The
+	 * ring is megabytes and the pads wrote it long before, so without
+	 * this every record is a wait for memory.  0: none. */
+	unsigned int hot_off, hot_len;
 };
 
 /* How far the agent read. */

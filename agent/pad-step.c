@@ -213,6 +213,49 @@ static bool in_pad_callee(const struct pad_table *pt, uint64_t pc)
 }
 
 /*
+ * How far above sp a pad's return address may lie while the thread runs
+ * the vDSO's clock_gettime the pad called: more than that function's
+ * frames take.
+ */
+#define VDSO_FRAMES_MAX 1024
+
+/*
+ * Whether `t`, stopped at `pc` in code a pad calls, is there on a pad's
+ * behalf.  The collector: always (only pads call it).  The vDSO: the
+ * program may call clock_gettime itself, and such a thread is not in a
+ * pad at all; a pad's call has left its return address, pad code, on
+ * the stack just above the vDSO's frames (or the collector's address,
+ * where the collector made the call).  A stale word of the program's
+ * that happens to point there only costs steps: the thread is stepped
+ * back to its caller as if a pad had called.  Where the stack cannot
+ * be read, the thread is taken for a pad's too.
+ */
+static bool callee_for_pad(struct thread *t, struct pad_table *pt, uint64_t pc)
+{
+	struct process *p = t->proc;
+	unsigned int w = agent.arch->ptr_size;
+	uint8_t buf[VDSO_FRAMES_MAX];
+	uint64_t sp;
+
+	if (!(pt->vdso_clock && pc >= pt->vdso_lo && pc < pt->vdso_hi))
+		return true;
+	if (regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0)
+		return true;
+	ssize_t n = mem_read_raw(p, sp, buf, sizeof(buf));
+	if (n < (ssize_t)w)
+		return true;
+	for (size_t i = 0; i + w <= (size_t)n; i += w) {
+		uint64_t v = 0;
+		memcpy(&v, buf + i, w);	/* little-endian targets */
+		if (pad_code_at(p, v) ||
+		    (pt->ipa_local && v >= pt->ipa_remote &&
+		     v < pt->ipa_remote + pt->img.size))
+			return true;
+	}
+	return false;
+}
+
+/*
  * One instruction of `t`, and its stop taken.  A signal that comes
  * meanwhile is kept in `kept` (up to 4) to be queued again.  <0: the
  * thread cannot be stepped, or ended.
@@ -266,7 +309,7 @@ bool pad_settle(struct thread *t)
 	struct pad_table *pt = p->pads;
 	siginfo_t kept[4];
 	int nkept = 0;
-	bool moved = false;
+	bool moved = false, for_pad = false;
 
 	if (!pt || !pt->local)
 		return false;
@@ -276,9 +319,11 @@ bool pad_settle(struct thread *t)
 
 		if (!c && in_pad_callee(pt, pc)) {
 			/* In code a pad calls (the vDSO's clock_gettime, the
-			 * collector): stepped until it returns, into the pad
-			 * (then settled as any) or into the program's own
-			 * code if the program was the caller. */
+			 * collector) on a pad's behalf: stepped until it
+			 * returns into the pad, then settled as any.  The
+			 * program's own call of clock_gettime is left be. */
+			if (!for_pad && !(for_pad = callee_for_pad(t, pt, pc)))
+				break;
 			moved = true;
 			if (step_wait(t, kept, &nkept) < 0)
 				break;

@@ -1206,13 +1206,14 @@ void pad_unmap(struct process *p)
 		 * too: a thread stopped between the trampoline's look at
 		 * RET_PAD_ON and its record writes that record when it runs
 		 * on, after the agent is gone. */
+		const struct arch_ops *arch = agent.arch;
 		uint64_t off = 0;
-		uint8_t nop = 0x90;
 		if (mem_write_raw(p, p->ret_area + RET_PAD_ON, &off, 8) != 8)
 			debug("process %d: cannot stop the return trampoline's records",
 			      p->pid);
-		if (p->ret_itrap && agent.arch->bp_len == 1 &&
-		    mem_write_raw(p, p->ret_itrap, &nop, 1) != 1)
+		if (p->ret_itrap && arch->nop_insn &&
+		    mem_write_raw(p, p->ret_itrap, arch->nop_insn, arch->bp_len) !=
+		    (ssize_t)arch->bp_len)
 			debug("process %d: cannot take out the trampoline's wait", p->pid);
 		keep_ring = true;
 	}

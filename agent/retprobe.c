@@ -754,7 +754,7 @@ bool ret_trap(struct thread *t, enum wait_outcome *o)
 	bool stepped = t->stepping || t->step_probe || t->ws_left;
 
 	if (pc == tramp + after && (after || !stepped)) {
-		/* The trampoline's int3. */
+		/* The trampoline's breakpoint. */
 		if (do_return(t, true) < 0) {
 			regs_set_pc(t, tramp);
 			*o = WAIT_REPORT;
@@ -1000,7 +1000,7 @@ void ret_resume(struct thread *t)
 
 /* --- putting real addresses back --------------------------------------- */
 
-/* Stopped after its `ret`, before the trampoline's int3: the return
+/* Stopped after its `ret`, before the trampoline's trap: the return
  * happened, and is recorded like a trap. */
 void ret_fix_pc(struct thread *t)
 {

@@ -58,6 +58,8 @@ struct server {
 	bool deferred;			/* the reply comes later (resume) */
 	bool had_connection;
 	bool hot;			/* the connection can end a hot wait */
+	bool cold;			/* no hot wait until the next SIGCHLD
+					 * (server_run) */
 	unsigned int timers;		/* scheduled on_more_statuses calls */
 	/* Non-stop: stop notifications not yet taken by vStopped. */
 	struct queued_stop *stops, **stops_tail;
@@ -370,6 +372,7 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
 	 * anything left keeps the descriptor readable. */
 	if (read(fd, si, sizeof(si)) < 0 && errno != EAGAIN)
 		debug("signalfd: %s", strerror(errno));
+	srv.cold = false;	/* the program gives work: wait for it hot */
 	if (inferior_sigchld_some(STATUSES_PER_TURN))
 		come_back_for_statuses();
 	if (agent.exit_after_reply && !agent.running)
@@ -607,11 +610,24 @@ static bool hot_wait_ready(void)
  * and only the program can give it work, the wait is in waitid() (see the
  * top of this file).
  */
+/*
+ * After a hot wait that took no status (the client's input or the tick
+ * ended it), the loop waits on its own until the program gives work
+ * again (its next SIGCHLD, on_sigchld).  Arming a hot wait costs some ten
+ * system calls and, when input ends it, a SIGIO (a stop for the keeper
+ * that traces the agent, two more switches): nothing next to a trap per
+ * hit, but most of a request's cost when the program does not stop and
+ * the client asks all the time (probe-trace draining the pads' frames:
+ * one request per 16 KiB).  Statuses meanwhile come through the loop's
+ * SIGCHLD path, as without a hot wait, and the first one makes it hot.
+ */
 void server_run(void)
 {
 	for (;;) {
-		if (hot_wait_ready()) {
+		if (!srv.cold && hot_wait_ready()) {
 			long n = hot_wait(srv.in_fd);
+			if (n == 0)
+				srv.cold = true;
 			if (n < 0) {
 				log_user("Input on fd %d cannot interrupt a wait (%s): "
 					 "waiting in the event loop only",

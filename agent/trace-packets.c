@@ -58,8 +58,13 @@ static int fd_write(void *ctx, const void *data, size_t len)
  */
 static void stream_frames(uint64_t max, struct rsp_buf *reply)
 {
-	/* Escaping may double each byte. */
-	const uint64_t limit = (RSP_MAX_PAYLOAD - 16) / 2;
+	/* The escaped reply stays within a packet.  Escaping may double a
+	 * byte but seldom does: frames are added whole while even their
+	 * worst case fits, so a reply carries close to a packet's worth of
+	 * frames (half of that, always assuming the worst, made twice the
+	 * round trips).  The reply ends before a frame that may not fit;
+	 * one that alone may not fit is cut to what surely does. */
+	const size_t limit = RSP_MAX_PAYLOAD - 16;
 	struct tbuf_frame f;
 	uint64_t sent = 0;
 
@@ -71,14 +76,23 @@ static void stream_frames(uint64_t max, struct rsp_buf *reply)
 		rsp_reply_error(reply, "cannot stream a circular trace buffer");
 		return;
 	}
-	if (max > limit)
-		max = limit;
 	rsp_reply_frames_begin(reply);
-	while (sent < max && tbuf_frame_get(&tr.tb, 0, &f) == 0) {
+	while (sent < max && reply->len < limit &&
+	       tbuf_frame_get(&tr.tb, 0, &f) == 0) {
 		size_t n = f.raw_len - tr.stream_off;
+		size_t room = (limit - reply->len) / 2;
 
 		if (n > max - sent)
 			n = (size_t)(max - sent);
+		if (n > room) {
+			/* Whole frames while any fit: the client writes them
+			 * from the reply as they are.  A frame a reply cannot
+			 * hold goes in pieces. */
+			if (sent || !room)
+				break;
+			n = room;
+			max = sent + n;	/* the last piece of this reply */
+		}
 		rsp_reply_frames_add(reply, f.raw + tr.stream_off, n);
 		sent += n;
 		tr.stream_off += n;

@@ -36,6 +36,7 @@
 #include "agent/pending.h"
 #include "agent/trace.h"
 #include "protocol/ax.h"
+#include "protocol/ax-plan.h"
 #include "protocol/tbuf.h"
 #include "protocol/tfile.h"
 #include "protocol/tp-status.h"
@@ -354,7 +355,8 @@ static int collect_frame(struct hit *h, bool stepping)
 		}
 		case TP_ACTION_EXPR:
 			h->err = 0;
-			if (ax_eval(a->bytes, a->len, &ctx, &res) < 0) {
+			if ((a->plan ? ax_plan_run(a->plan, a->bytes, a->len, &ctx, &res)
+				     : ax_eval(a->bytes, a->len, &ctx, &res)) < 0) {
 				if (h->err) {
 					err = h->err;
 					break;

@@ -331,6 +331,9 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 		ur.gs_base = bases[1];
 	}
 	gpr_from_kernel(blk, &ur);
+	if (!image && t->standin && t->pad_fp_initial)
+		goto done;	/* the rest is the initial state already */
+	t->pad_fp_initial = !image && t->standin;
 	/* XSAVE may skip a component in its initial state (its bit clear in
 	 * XSTATE_BV): the bytes there are an earlier hit's. */
 	uint8_t fx[FXSAVE_SIZE];
@@ -368,6 +371,7 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 	}
 	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(),
 	       regs_block_size(t->proc) - gpr_end());
+done:
 	t->gpr_valid = true;
 	t->regs_valid = true;
 	t->regs_pad = true;

@@ -766,6 +766,15 @@ struct arch_ops {
 	 * bp_insn_for_kind.
 	 */
 	unsigned int (*bp_kind_at)(uint64_t addr, const uint8_t *buf, size_t size);
+
+	/*
+	 * An instruction that does nothing, bp_len bytes of bp_insn's
+	 * instruction set: what takes the place of a trap in the agent's own
+	 * code that must stop no thread any more (the in-process return
+	 * trampoline's wait for room, once nobody drains the ring).  NULL:
+	 * such a trap stays.
+	 */
+	const uint8_t *nop_insn;
 };
 
 /* ops->insn_decode_in when the arch has one, else insn_decode of the

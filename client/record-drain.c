@@ -23,11 +23,58 @@
 #include "client/recorder.h"
 #include "client/rsp-client.h"
 
-/* Takes streamed bytes, writes the whole frames among them. */
+/* The length of the whole frames at the start of `data`. */
+static size_t whole_frames(const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+
+	while (len - off >= 6) {
+		uint32_t size;
+		memcpy(&size, data + off + 2, 4);
+		if (len - off < 6 + (size_t)size)
+			break;
+		off += 6 + size;
+	}
+	return off;
+}
+
+/* Counts the whole frames of `data` (`len` bytes) that the file holds. */
+static void count_frames(struct recorder *r, const uint8_t *data, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		int16_t tpnum;
+		uint32_t size;
+		memcpy(&tpnum, data + off, 2);
+		memcpy(&size, data + off + 2, 4);
+		struct probe *p = probe_of(r, tpnum);
+		if (p)
+			p->frames++;
+		r->frames++;
+		note_thread(r, data + off + 6, size);
+		off += 6 + size;
+	}
+}
+
+/* Takes streamed bytes, writes the whole frames among them.  A reply
+ * that starts with a frame (nothing carried over) and that no filter or
+ * --live needs in r->carry goes to the file from where it is; only the
+ * piece of a frame at its end is kept for the next. */
 static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 {
-	size_t off = 0, whole = 0;
+	size_t whole = 0;
 
+	if (r->carry_len == 0 && !r->keep_tids && !r->keep_comm && !r->live) {
+		whole = whole_frames(data, len);
+		int e = append_frames(r, data, whole);
+		if (e == 0) {
+			count_frames(r, data, whole);
+			name_threads(r);
+		}
+		data += whole;
+		len -= whole;
+		if (e < 0 || len == 0)
+			return e;
+	}
 	if (r->carry_len + len > r->carry_cap) {
 		size_t cap = r->carry_cap ? r->carry_cap : 65536;
 		while (cap < r->carry_len + len)
@@ -39,31 +86,13 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 	}
 	memcpy(r->carry + r->carry_len, data, len);
 	r->carry_len += len;
-	while (r->carry_len - off >= 6) {
-		uint32_t size;
-		memcpy(&size, r->carry + off + 2, 4);
-		if (r->carry_len - off < 6 + (size_t)size)
-			break;
-		off += 6 + size;
-	}
-	whole = off;
+	whole = whole_frames(r->carry, r->carry_len);
 	if (r->keep_tids || r->keep_comm)
 		whole = drop_frames(r, whole);
 	int e = append_frames(r, r->carry, whole);
 	/* Count what the file holds. */
-	for (off = 0; e == 0 && off < whole;) {
-		int16_t tpnum;
-		uint32_t size;
-		memcpy(&tpnum, r->carry + off, 2);
-		memcpy(&size, r->carry + off + 2, 4);
-		struct probe *p = probe_of(r, tpnum);
-		if (p)
-			p->frames++;
-		r->frames++;
-		note_thread(r, r->carry + off + 6, size);
-		off += 6 + size;
-	}
 	if (e == 0) {
+		count_frames(r, r->carry, whole);
 		name_threads(r);
 		if (r->live)
 			print_live(r, whole);

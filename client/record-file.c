@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,27 +175,31 @@ int open_output(struct recorder *r)
 	return 0;
 }
 
-/* Appends whole frames and a new end marker in one write; on failure
+/* Appends whole frames and a new end marker in one write (the frames
+ * from where they are, the marker from a second iovec); on failure
  * puts the previous end marker back, so the file stays valid. */
 int append_frames(struct recorder *r, const uint8_t *data, size_t len)
 {
 	static const uint8_t zero[4];
-	uint8_t *buf;
 	uint64_t at = r->end;
 	ssize_t n;
 
 	if (r->write_failed || len == 0)
 		return r->write_failed ? -EIO : 0;
-	buf = malloc(len + 4);
-	if (!buf)
-		abort();
-	memcpy(buf, data, len);
-	memcpy(buf + len, zero, 4);
 	/* A short write is retried for the rest, to learn the error. */
 	size_t done = 0;
 	int err = 0;
 	while (done < len + 4) {
-		n = pwrite(r->fd, buf + done, len + 4 - done, (off_t)(at + done));
+		struct iovec iov[2];
+		int cnt = 0;
+		if (done < len) {
+			iov[cnt++] = (struct iovec){ (void *)(data + done), len - done };
+			iov[cnt++] = (struct iovec){ (void *)zero, 4 };
+		} else {
+			iov[cnt++] = (struct iovec){ (void *)(zero + (done - len)),
+						     len + 4 - done };
+		}
+		n = pwritev(r->fd, iov, cnt, (off_t)(at + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -203,7 +208,6 @@ int append_frames(struct recorder *r, const uint8_t *data, size_t len)
 		}
 		done += (size_t)n;
 	}
-	free(buf);
 	if (!err) {
 		r->end += len;
 		r->bytes += len;

@@ -58,15 +58,21 @@ uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* One write a message: the program's output shares our stderr, and a
+ * line of ours written in pieces could take one of its in between. */
 void err_msg(const char *fmt, ...)
 {
 	va_list ap;
+	char *msg = NULL;
+	int n;
 
-	fputs("probe-trace record: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n < 0)
+		msg = NULL;
+	fprintf(stderr, "probe-trace record: %s\n", msg ? msg : fmt);
+	free(msg);
 }
 
 static void usage(FILE *out)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/ax-plan.h"
 #include "protocol/tracepoint.h"
 
 static int tp_fail(struct tp_store *s, int err, const char *fmt, ...)
@@ -49,8 +50,10 @@ static void tp_def_free(struct tp_def *tp)
 {
 	if (!tp)
 		return;
-	for (size_t i = 0; i < tp->n_actions; i++)
+	for (size_t i = 0; i < tp->n_actions; i++) {
 		free(tp->actions[i].bytes);
+		free(tp->actions[i].plan);
+	}
 	for (size_t i = 0; i < tp->n_sources; i++)
 		free(tp->sources[i].text);
 	free(tp->actions);
@@ -479,6 +482,8 @@ int tp_add_actions(struct tp_store *s, const struct rsp_request *req,
 			if (!a->bytes)
 				return tp_fail(s, -ENOMEM, "out of memory");
 			a->len = ra->len;
+			if (a->kind == TP_ACTION_EXPR)
+				a->plan = ax_plan_compile(a->bytes, a->len);
 		}
 		tp->n_actions++;
 		tp->def_bytes += ra->len;

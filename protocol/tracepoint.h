@@ -58,6 +58,8 @@ enum tp_action_kind {
 	TP_ACTION_SDATA = 'L',		/* static tracepoint data */
 };
 
+struct ax_plan;
+
 struct tp_action {
 	enum tp_action_kind kind;
 	bool while_stepping;		/* an `S` action */
@@ -66,6 +68,8 @@ struct tp_action {
 	int32_t basereg;		/* M: -1 = absolute */
 	int64_t offset;			/* M: address (basereg -1) or offset */
 	uint64_t mem_len;		/* M */
+	struct ax_plan *plan;		/* X: run without the interpreter
+					 * (ax-plan.h), NULL: ax_eval */
 };
 
 /* One source string, reassembled from its QTDPsrc pieces. */

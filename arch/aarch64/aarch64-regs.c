@@ -210,6 +210,8 @@ static const int aarch64_arg_regs[] = { 0, 1, 2, 3, 4, 5, 6, 7, -1 };
  * user breakpoint; Linux reports it as SIGTRAP / TRAP_BRKPT with the pc
  * still at the BRK. */
 static const uint8_t aarch64_brk0[] = { 0x00, 0x00, 0x20, 0xd4 };
+/* nop (hint #0) */
+static const uint8_t aarch64_nop[] = { 0x1f, 0x20, 0x03, 0xd5 };
 
 const struct arch_ops aarch64_arch_ops = {
 	.name = "aarch64",
@@ -225,6 +227,7 @@ const struct arch_ops aarch64_arch_ops = {
 	.bp_insn = aarch64_brk0,
 	.bp_len = 4,
 	.bp_pc_after_trap = 0,
+	.nop_insn = aarch64_nop,
 
 	.max_insn_len = AARCH64_INSN_LEN,
 	.insn_decode = aarch64_op_insn_decode,

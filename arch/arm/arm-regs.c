@@ -137,6 +137,8 @@ static const int arm_arg_regs[] = { 0, 1, 2, 3, -1 };
  * (arm.h ARM_BKPT_*): gdb's breakpoint kinds 2, 3 and 4. */
 static const uint8_t arm_udf16[] = { 0xf0, 0x01, 0xf0, 0xe7 };
 static const uint8_t arm_udf1_t16[] = { 0x01, 0xde };
+/* A32 nop (hint #0, ARMv6K and later), as long as arm_udf16 */
+static const uint8_t arm_nop[] = { 0x00, 0xf0, 0x20, 0xe3 };
 static const uint8_t arm_udf_t32[] = { 0xf0, 0xf7, 0x00, 0xa0 };
 
 static const uint8_t *arm_bp_insn_for_kind(unsigned int kind, size_t *len)
@@ -186,6 +188,7 @@ const struct arch_ops arm_arch_ops = {
 	.bp_insn = arm_udf16,
 	.bp_len = 4,
 	.bp_pc_after_trap = 0,
+	.nop_insn = arm_nop,
 
 	.max_insn_len = 4,
 	.insn_decode = arm_op_insn_decode,

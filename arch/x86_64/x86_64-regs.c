@@ -226,6 +226,7 @@ static const int x86_64_expedite[] = { 6, 7, 16, -1 };	/* rbp rsp rip */
 /* System V AMD64 ABI: rdi rsi rdx rcx r8 r9, the result in rax. */
 static const int x86_64_arg_regs[] = { 5, 4, 3, 2, 8, 9, -1 };
 static const uint8_t x86_64_int3[] = { 0xcc };
+static const uint8_t x86_64_nop[] = { 0x90 };
 
 /*
  * The pads' entries and records: 1 KiB, the XSAVE image up to AVX (832
@@ -254,6 +255,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.bp_insn = x86_64_int3,
 	.bp_len = 1,
 	.bp_pc_after_trap = 1,
+	.nop_insn = x86_64_nop,
 
 	.max_insn_len = X86_64_MAX_INSN,
 	.insn_decode = x86_64_op_insn_decode,

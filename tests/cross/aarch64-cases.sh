@@ -244,6 +244,7 @@ set pagination off
 set confirm off
 set architecture $gdbarch
 set sysroot $run
+set remotetimeout 30
 file $run/recstress
 target extended-remote 127.0.0.1:$port
 set remote exec-file /mnt/recstress
@@ -610,33 +611,7 @@ for strat in step boost emulate pad auto; do
 		end_agent
 		wait_agent "$strat"
 	fi
-	gdb_case "trace-$strat" <<EOF
-break main
-run
-trace *square
-actions
-collect \$regs
-end
-trace *$bl
-actions
-collect \$regs
-end
-tstart
-monitor probes
-break checkpoint
-continue
-monitor probes
-tstop
-tstatus
-tfind tracepoint 2
-printf "TP2 pc=%#lx x0=%ld\n", \$pc, \$x0
-tfind none
-tfind tracepoint 3
-printf "TP3 pc=%#lx x0=%ld\n", \$pc, \$x0
-tfind none
-delete
-continue
-EOF
+	trace_gdb "trace-$strat" "$bl" x0 "monitor probes"
 	square=$(ground "trace-$strat" square)
 	out="$run/trace-$strat.out"
 	# How the agent runs each hit (monitor probes): forced by step and
@@ -668,19 +643,7 @@ EOF
 	else
 		not_ok "tracepoints ($strat): stops per probe" "want $want_stops each, got '$stops'"
 	fi
-	if [ -n "$square" ] && grep -q "TP2 pc=$square x0=7\$" "$out" &&
-	   grep -q "TP3 pc=$bl x0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
-		ok "tracepoints ($strat): square's entry and main's bl, one frame each, pc and x0 = 7"
-	else
-		not_ok "tracepoints ($strat) at square ($square) and bl ($bl)" \
-			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$out" | head -n 8 | tr '\n' ' ')"
-	fi
-	if grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-trace-$strat.txt" &&
-	   grep -q "ground: done" "$run/ground-trace-$strat.txt"; then
-		ok "traced program ($strat) computes as untraced and runs to its end"
-	else
-		not_ok "traced program ($strat) runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
-	fi
+	trace_checks "trace-$strat" "$strat" "$square" "$bl" x0
 	case $strat in
 	pad) ftrace_case; pad_settle_case "$strat" ;;
 	auto) pad_settle_case "$strat" ;;

@@ -394,32 +394,7 @@ armhf_trace_cases() {
 	bl=$(awk '/<main>:/ { m = 1 } m && /\tbl\t.*<square>/ { sub(":", "", $1); print "0x" $1; exit }' \
 		"$run/basic$sfx.dis")
 	[ -n "$bl" ] || fail99 "no bl square in main (objdump of basic$sfx)"
-	gdb_case "trace-$strat$sfx" <<EOF
-break main
-run
-trace *square
-actions
-collect \$regs
-end
-trace *$bl
-actions
-collect \$regs
-end
-tstart
-break checkpoint
-continue
-monitor probes
-tstop
-tstatus
-tfind tracepoint 2
-printf "TP2 pc=%#lx r0=%ld\n", \$pc, \$r0
-tfind none
-tfind tracepoint 3
-printf "TP3 pc=%#lx r0=%ld\n", \$pc, \$r0
-tfind none
-delete
-continue
-EOF
+	trace_gdb "trace-$strat$sfx" "$bl" r0
 	square=$(fn_addr "$(ground "trace-$strat$sfx" square)")
 	out="$run/trace-$strat$sfx.out"
 	grep '^process ' "$out" | sed "s/^/# trace-$strat$sfx: /" || true
@@ -459,19 +434,7 @@ EOF
 	else
 		not_ok "tracepoints ($strat)$lbl: stops per probe" "want $want_stops each, got '$stops'"
 	fi
-	if [ -n "$square" ] && grep -q "TP2 pc=$square r0=7\$" "$out" &&
-	   grep -q "TP3 pc=$bl r0=7\$" "$out" && grep -q "Collected 2 trace frames" "$out"; then
-		ok "tracepoints ($strat)$lbl: square's entry and main's bl, one frame each, pc and r0 = 7"
-	else
-		not_ok "tracepoints ($strat)$lbl at square ($square) and bl ($bl)" \
-			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$out" | head -n 8 | tr '\n' ' ')"
-	fi
-	if grep -q "exited normally" "$out" && grep -q "ground: sq=49" "$run/ground-trace-$strat$sfx.txt" &&
-	   grep -q "ground: done" "$run/ground-trace-$strat$sfx.txt"; then
-		ok "traced program ($strat)$lbl computes as untraced and runs to its end"
-	else
-		not_ok "traced program ($strat)$lbl runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
-	fi
+	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
 	[ "$strat" != pad ] || armhf_pad_settle_case "$strat"
 	armhf_record_cases "$strat"
 	case " $stress_full " in

@@ -102,6 +102,7 @@ set pagination off
 set confirm off
 set architecture $gdbarch
 set sysroot $run
+set remotetimeout 30
 file $run/rectarget$sfx
 target extended-remote 127.0.0.1:$port
 attach $pid

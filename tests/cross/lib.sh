@@ -279,6 +279,9 @@ gdb_case_prog() {
 		echo "set confirm off"
 		echo "set architecture $gdbarch"
 		echo "set sysroot $run"
+		# The guest runs under emulation: a reply may take longer
+		# than gdb's default 2 s when the host is busy.
+		echo "set remotetimeout 30"
 		echo "file $run/$prog"
 		echo "target extended-remote 127.0.0.1:$port"
 		echo "set remote exec-file /mnt/$prog"
@@ -294,6 +297,65 @@ gdb_case_prog() {
 # instruction set of the cases being run).
 gdb_case() {
 	gdb_case_prog "$1" "basic${sfx:-}"
+}
+
+# trace_gdb NAME BL REG [CMD]: the tracepoints case's session NAME: from
+# main, tracepoints collecting $regs at square's entry and at main's bl
+# to it (address BL), tstart (then CMD), on to checkpoint (`monitor
+# probes` there), and each tracepoint's frame read back: its pc and REG,
+# the first argument register (7 at both), as "TP2 pc=... REG=..." and
+# "TP3 ...".
+trace_gdb() {
+	_cmd=${4:-}
+	gdb_case "$1" <<EOF
+break main
+run
+trace *square
+actions
+collect \$regs
+end
+trace *$2
+actions
+collect \$regs
+end
+tstart${_cmd:+
+$_cmd}
+break checkpoint
+continue
+monitor probes
+tstop
+tstatus
+tfind tracepoint 2
+printf "TP2 pc=%#lx $3=%ld\n", \$pc, \$$3
+tfind none
+tfind tracepoint 3
+printf "TP3 pc=%#lx $3=%ld\n", \$pc, \$$3
+tfind none
+delete
+continue
+EOF
+}
+
+# trace_checks NAME STRAT SQUARE BL REG [LABEL]: trace_gdb's session NAME
+# under tracepoint strategy STRAT has one frame at square (SQUARE, as the
+# program printed it) and one at the bl, each with REG = 7, and the
+# program computed as untraced and ran to its end; LABEL ends each
+# case's name.
+trace_checks() {
+	_out=$run/$1.out _s=$2 _sq=$3 _bl=$4 _reg=$5 _lbl=${6:-}
+	if [ -n "$_sq" ] && grep -q "TP2 pc=$_sq $_reg=7\$" "$_out" &&
+	   grep -q "TP3 pc=$_bl $_reg=7\$" "$_out" && grep -q "Collected 2 trace frames" "$_out"; then
+		ok "tracepoints ($_s)$_lbl: square's entry and main's bl, one frame each, pc and $_reg = 7"
+	else
+		not_ok "tracepoints ($_s)$_lbl at square ($_sq) and bl ($_bl)" \
+			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$_out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$_out" && grep -q "ground: sq=49" "$run/ground-$1.txt" &&
+	   grep -q "ground: done" "$run/ground-$1.txt"; then
+		ok "traced program ($_s)$_lbl computes as untraced and runs to its end"
+	else
+		not_ok "traced program ($_s)$_lbl runs to its end" "$(tail -n 3 "$_out" | tr '\n' ' ')"
+	fi
 }
 
 # ground NAME KEY: the value of KEY=... in the program's printout.

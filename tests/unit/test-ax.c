@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "protocol/ax.h"
+#include "protocol/ax-plan.h"
 #include "protocol/rsp.h"
 
 /* --- The fake target ---------------------------------------------------- */
@@ -1274,6 +1275,86 @@ static void test_disassembler(void **state)
 	assert_string_equal(ax_opcode_name(AX_OP_TRACENZ), "tracenz");
 }
 
+/* --- ax-plan: the recorder's straight-line actions ---------------------- */
+
+static int failing_trace_tsv(const struct ax_ctx *ctx, unsigned num)
+{
+	(void)ctx;
+	(void)num;
+	return -ENOSPC;
+}
+
+/* Runs `h` through the interpreter and through its plan (which must
+ * exist iff `planned`) from the same starting state: same return value,
+ * result, variables and V blocks. */
+static void plan_vs_eval(const char *h, bool planned)
+{
+	struct code c = hex(h);
+	struct ax_plan *plan = ax_plan_compile(c.bytes, c.len);
+	struct ax_result r1, r2;
+	struct fake start = F, after_eval;
+	int rc1, rc2;
+
+	assert_int_equal(plan != NULL, planned);
+	if (!plan)
+		return;
+	F.ntraced_tsv = 0;
+	rc1 = ax_eval(c.bytes, c.len, &F.ctx, &r1);
+	after_eval = F;
+	F = start;
+	F.ntraced_tsv = 0;
+	memset(&r2, 0x5a, sizeof(r2));
+	rc2 = ax_plan_run(plan, c.bytes, c.len, &F.ctx, &r2);
+	assert_int_equal(rc2, rc1);
+	assert_int_equal(r2.error, r1.error);
+	assert_int_equal(r2.sys_errno, r1.sys_errno);
+	assert_int_equal(r2.pc, r1.pc);
+	assert_int_equal(r2.has_value, r1.has_value);
+	assert_string_equal(r2.message, r1.message);
+	if (rc1 == 0)
+		assert_int_equal(r2.steps, r1.steps);
+	assert_int_equal(F.ntraced_tsv, after_eval.ntraced_tsv);
+	assert_memory_equal(F.traced_tsv, after_eval.traced_tsv,
+			    sizeof(F.traced_tsv[0]) * F.ntraced_tsv);
+	for (unsigned i = 0; i < F.ntsv; i++)
+		assert_int_equal(F.tsv[i].value, after_eval.tsv[i].value);
+	free(plan);
+}
+
+static void test_plan(void **state)
+{
+	(void)state;
+	F.regs[5] = 0x1122334455667788ull;
+	F.regs[4] = 42;
+	/* probe-trace's frame: tracev 1; tracev 2; reg 5; setv 3; pop;
+	 * tracev 3; reg 4; setv 5; pop; tracev 5; end */
+	plan_vs_eval("2e00012e0002" "2600052d0003292e0003" "2600042d0005292e0005" "27", true);
+	assert_int_equal(tsv_value(3), 0x1122334455667788ll);
+	assert_int_equal(tsv_value(5), 42);
+	assert_int_equal(F.ntraced_tsv, 4);
+	/* a setv without tracev, a lone tracev */
+	plan_vs_eval("2600052d000329" "27", true);
+	plan_vs_eval("2e0002" "27", true);
+	/* errors where the interpreter has them, the steps before done */
+	plan_vs_eval("2e0001" "2600052d0009292e0009" "27", true);	/* setv 9 */
+	plan_vs_eval("2e0001" "2e0009" "27", true);		/* tracev 9 */
+	plan_vs_eval("2e0001" "2600282d0003292e0003" "27", true);	/* reg 40 */
+	F.ctx.trace_tsv = failing_trace_tsv;
+	plan_vs_eval("2e0001" "27", true);			/* buffer full */
+	F.ctx.trace_tsv = fake_trace_tsv;
+	F.ctx.step_budget = 3;					/* over budget */
+	plan_vs_eval("2e00012e0002" "2600052d0003292e0003" "27", true);
+	F.ctx.step_budget = 0;
+	/* not the shape: the interpreter's */
+	plan_vs_eval("27", false);				/* nothing */
+	plan_vs_eval("2205" "2d000329" "27", false);		/* const8 */
+	plan_vs_eval("2600052d0003" "27", false);		/* setv kept */
+	plan_vs_eval("260005" "220102" "2d000329" "27", false);	/* add */
+	plan_vs_eval("2e0001", false);				/* no end */
+	plan_vs_eval("2e0001" "27" "27", false);		/* after end */
+	plan_vs_eval("2e00", false);				/* truncated */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1310,6 +1391,7 @@ int main(void)
 		T(test_verify_rejects),
 		T(test_verify_info),
 		T(test_disassembler),
+		T(test_plan),
 #undef T
 	};
 

@@ -142,6 +142,32 @@ static void test_separate_pools(void **state)
 	assert_int_equal(s[7].refs + s[8].refs + s[9].refs, 0);
 }
 
+/* Which slot a trap's reported address names: a breakpoint's word, a
+ * watch slot's granule (8 bytes on aarch64, 4 on 32-bit ARM), else the
+ * watch slot nearest above (an access that began below the watch). */
+static void test_hit(void **state)
+{
+	struct hw_slot s[MAX_HW_SLOTS] = { 0 };
+
+	(void)state;
+	assert_int_equal(hw_slots_hit(s, &arm, 0x400000, 8), -ENOENT);
+	assert_int_equal(hw_slots_take(s, &arm, HW_EXEC, 0x400000, 4), 0);
+	assert_int_equal(hw_slots_take(s, &arm, HW_EXEC, 0x400102, 2), 0);
+	assert_int_equal(hw_slots_take(s, &arm, HW_WRITE, 0x9004, 4), 0);
+	assert_int_equal(hw_slots_take(s, &arm, HW_WRITE, 0x9020, 8), 0);
+	assert_int_equal(hw_slots_hit(s, &arm, 0x400000, 8), 0);
+	assert_int_equal(hw_slots_hit(s, &arm, 0x400100, 8), 1);	/* its word */
+	assert_int_equal(hw_slots_hit(s, &arm, 0x400104, 8), -ENOENT);
+	assert_int_equal(hw_slots_hit(s, &arm, 0x9000, 8), 6);	/* its doubleword */
+	assert_int_equal(hw_slots_hit(s, &arm, 0x9000, 4), 6);	/* nearest above */
+	assert_int_equal(hw_slots_hit(s, &arm, 0x9018, 4), 7);	/* nearest above */
+	assert_int_equal(hw_slots_hit(s, &arm, 0x9024, 8), 7);
+	assert_int_equal(hw_slots_hit(s, &arm, 0x9030, 8), -ENOENT);	/* above all */
+	hw_slots_drop(s, &arm, HW_WRITE, 0x9020, 8);
+	assert_int_equal(hw_slots_hit(s, &arm, 0x9018, 4), -ENOENT);	/* 7 is off */
+	assert_int_equal(hw_slots_hit(s, &arm, 0x9001, 4), 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_sharing),
 		cmocka_unit_test(test_all_or_nothing),
 		cmocka_unit_test(test_separate_pools),
+		cmocka_unit_test(test_hit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,8 @@ struct fake {
 static void fake_init(struct fake *f, unsigned int nrecords)
 {
 	memset(f, 0, sizeof(*f));
-	f->ring = (struct pad_ring){ f->mem, &f->head, SHIFT, nrecords, OFF_SEQ };
+	/* Prefetching on: it must change nothing taken. */
+	f->ring = (struct pad_ring){ f->mem, &f->head, SHIFT, nrecords, OFF_SEQ, 0, 64 };
 	/* Free records of round 0: seq = pos, what the agent writes at
 	 * set-up; never pos + 1 of any position. */
 	for (unsigned int i = 0; i < nrecords; i++)

@@ -461,6 +461,36 @@ static void test_buf_escaped_round_trip(void **state)
 	}
 	assert_int_equal(rsp_unescape(b.data, b.len), 256);
 	assert_memory_equal(b.data, all, 256);
+
+	/* Escaping looks at 8 bytes at a time: each special byte at each
+	 * place of 40, among neighbours one off from the specials (a borrow
+	 * in the word test must not hide or invent one), against escaping a
+	 * byte at a time. */
+	static const uint8_t special[] = { '#', '$', '}', '*' };
+	static const uint8_t near[] = { 0x22, 0x25, 0x7c, 0x7e, 0x29, 0x2b, 0x00, 0xff };
+	for (size_t k = 0; k < sizeof(special); k++) {
+		for (size_t at = 0; at < 40; at++) {
+			uint8_t in[40], want[80];
+			size_t wn = 0;
+			for (size_t i = 0; i < sizeof(in); i++)
+				in[i] = near[(i + at) % sizeof(near)];
+			in[at] = special[k];
+			if (at + 9 < sizeof(in))
+				in[at + 9] = special[(k + 1) % sizeof(special)];
+			for (size_t i = 0; i < sizeof(in); i++) {
+				bool esc = in[i] == '#' || in[i] == '$' || in[i] == '}' || in[i] == '*';
+				if (esc)
+					want[wn++] = '}';
+				want[wn++] = esc ? in[i] ^ 0x20 : in[i];
+			}
+			rsp_buf_reset(&b);
+			rsp_buf_put_escaped(&b, in, sizeof(in));
+			assert_int_equal(b.len, wn);
+			assert_memory_equal(b.data, want, wn);
+			assert_int_equal(rsp_unescape(b.data, b.len), sizeof(in));
+			assert_memory_equal(b.data, in, sizeof(in));
+		}
+	}
 	rsp_buf_free(&b);
 }
 
@@ -533,6 +563,49 @@ static void test_buf_put_ptid(void **state)
 	rsp_buf_free(&b);
 }
 
+/* The checksum and the framer take words at a time: against a byte at a
+ * time, on pseudo-random payloads of every length up to 2100 (past the
+ * 128-word flush of the checksum's lanes), with framing bytes in them
+ * escaped as a sender does. */
+static void test_wordwise_sums(void **state)
+{
+	static uint8_t raw[2100];
+	uint32_t x = 12345;
+	struct rsp_buf esc, framed;
+	struct rsp_framer f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		x = x * 1103515245u + 12345u;
+		raw[i] = (uint8_t)(x >> 16);
+	}
+	rsp_buf_init(&esc);
+	rsp_buf_init(&framed);
+	rsp_framer_init(&f);
+	for (size_t len = 0; len <= sizeof(raw); len += (len < 64 ? 1 : 37)) {
+		uint8_t want = 0;
+		for (size_t i = 0; i < len; i++)
+			want += raw[i];
+		assert_int_equal(rsp_checksum(raw, len), want);
+		for (size_t at = 0; at < 8 && at < len; at++)
+			assert_int_equal(rsp_checksum(raw + at, len - at),
+					 (uint8_t)(want - rsp_checksum(raw, at)));
+		rsp_buf_reset(&esc);
+		rsp_buf_put_escaped(&esc, raw, len);
+		rsp_buf_reset(&framed);
+		rsp_frame(&framed, esc.data, esc.len);
+		size_t used;
+		assert_int_equal(rsp_framer_feed(&f, (const uint8_t *)framed.data, framed.len,
+						 &used), RSP_EV_PACKET);
+		assert_int_equal(used, framed.len);
+		assert_int_equal(f.len, esc.len);
+		assert_memory_equal(f.payload, esc.data, esc.len);
+	}
+	rsp_framer_free(&f);
+	rsp_buf_free(&esc);
+	rsp_buf_free(&framed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -558,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_buf_error),
 		cmocka_unit_test(test_frame_encoder),
 		cmocka_unit_test(test_buf_put_ptid),
+		cmocka_unit_test(test_wordwise_sums),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,10 @@
  * With RECDLOPEN_CHURN=1 a second thread opens and closes libm.so.6 over
  * and over while the calls of the first load are made (a library event
  * every few microseconds, none of them the probed library's); it says
- * how many times in the ground file ("churn K").
+ * how many times in the ground file ("churn K").  Half way through those
+ * calls the main thread waits until the other has done a round since
+ * the first call, so that at least one falls among them however fast
+ * the calls and however slow the other thread's start.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -38,11 +41,12 @@
 typedef int64_t (*mix_fn)(int64_t, int64_t);
 
 static volatile int churn_stop;
+static bool churning;
+static long churned;	/* rounds done, atomic */
 
 static void *churn(void *arg)
 {
-	long *count = arg;
-
+	(void)arg;
 	while (!churn_stop) {
 		void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
@@ -50,7 +54,7 @@ static void *churn(void *arg)
 			exit(2);
 		}
 		dlclose(h);
-		(*count)++;
+		__atomic_fetch_add(&churned, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -71,8 +75,12 @@ static int64_t calls(FILE *g, const char *lib, int n, int first, uintptr_t *wher
 	}
 	*where = (uintptr_t)mix;
 	fprintf(g, "load %#lx\n", (unsigned long)*where);
+	long churn0 = __atomic_load_n(&churned, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < n; i++) {
 		int64_t a = first + i, b = 7 * (first + i) + 1;
+		if (churning && i == n / 2)
+			while (__atomic_load_n(&churned, __ATOMIC_ACQUIRE) == churn0)
+				usleep(100);
 		fprintf(g, "late_mix %lld %lld\n", (long long)a, (long long)b);
 		fflush(g);
 		sum += mix(a, b);
@@ -145,9 +153,8 @@ int main(int argc, char **argv)
 	else
 		sleep(1);
 	pthread_t churner;
-	long churned = 0;
-	bool churning = getenv("RECDLOPEN_CHURN") != NULL;
-	if (churning && pthread_create(&churner, NULL, churn, &churned) != 0) {
+	churning = getenv("RECDLOPEN_CHURN") != NULL;
+	if (churning && pthread_create(&churner, NULL, churn, NULL) != 0) {
 		perror("pthread_create");
 		return 2;
 	}
@@ -156,6 +163,7 @@ int main(int argc, char **argv)
 		churn_stop = 1;
 		pthread_join(churner, NULL);
 		fprintf(g, "churn %ld\n", churned);
+		churning = false;
 	}
 	const char *reuse = reuse_check(where);
 	fprintf(g, "reuse %s\n", reuse);

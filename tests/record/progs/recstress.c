@@ -19,12 +19,17 @@
  * writes PREFIX.ready once every one of them runs, and they call only
  * once PREFIX.go exists; after the calls it writes PREFIX.done, and it
  * writes OUT and exits only once PREFIX.exit exists.
+ *
+ * With STRESS_CPU=FILE in the environment it writes its own CPU time,
+ * all threads, user + system, to FILE as "cpu_ns=C" (bench/rec-bench.sh
+ * tells the program's share of a recording from the recorder's).
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,5 +156,17 @@ int main(int argc, char **argv)
 		sum = sum * 1000003 + w[t].sum;
 	}
 	fprintf(out, "total %ld sum %llu\n", calls, (unsigned long long)sum);
+	if (getenv("STRESS_CPU")) {
+		struct rusage ru;
+		FILE *f = fopen(getenv("STRESS_CPU"), "w");
+		if (!f || getrusage(RUSAGE_SELF, &ru) < 0) {
+			perror(getenv("STRESS_CPU"));
+			return 2;
+		}
+		fprintf(f, "cpu_ns=%lld\n",
+			(long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+			(long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000);
+		fclose(f);
+	}
 	return fclose(out) == 0 ? 0 : 1;
 }
