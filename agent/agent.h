@@ -606,6 +606,7 @@ struct probe {
 	enum probe_owner owner;
 	struct process *proc;
 	uint64_t addr;
+	uint64_t code_addr;	/* addr, bit 0 set in Thumb code (32-bit ARM) */
 	struct arch_insn insn;
 	enum arch_strategy strategy;	/* how hits run the displaced insn */
 	uint64_t slot;

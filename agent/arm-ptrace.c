@@ -196,6 +196,84 @@ static bool arm_is_general(unsigned int regnum)
 	return regnum <= ARM_CPSR;
 }
 
+/*
+ * The registers a jump pad saved for a hit (arch/arm/arm-pad.c): `frame`
+ * holds r0-r12, sp, lr, pc (the probe, bit 0 clear) and cpsr as 64-bit
+ * words, cpsr with the flags `mrs` sees (N, Z, C, V, Q, GE) and T for a
+ * Thumb site.  The rest of cpsr (mode, E, A, I, F; ITSTATE is 0 at a
+ * probe a pad serves) is the kernel's, read once if this thread has not
+ * been read yet; ORIG_r0 too.  d0-d31 and fpscr of a stopped thread are
+ * the kernel's, read when asked for.  The thread's own general registers
+ * are the pad's: t->regs_pad makes a flush write them all.
+ */
+#define CPSR_FROM_PAD (0xf80f0000u | ARM_PSR_T)	/* NZCVQ, GE, T */
+#define CPSR_USER 0x10u
+
+static void frame_to_kernel(struct arm_kgpr *k, const uint64_t *frame)
+{
+	for (int i = 0; i <= ARM_PC; i++)
+		k->uregs[i] = (uint32_t)frame[i];
+	k->uregs[ARM_CPSR] = (k->uregs[ARM_CPSR] & ~(CPSR_FROM_PAD | ARM_PSR_IT_MASK)) |
+			     ((uint32_t)frame[ARM_CPSR] & CPSR_FROM_PAD);
+}
+
+static int arm_load_pad(struct thread *t, const uint64_t *frame,
+			const uint8_t *image, bool xsave, const uint64_t *bases)
+{
+	struct arm_kgpr k;
+	int err;
+
+	(void)image;
+	(void)xsave;
+	(void)bases;
+	regs_invalidate(t);
+	if (kernel_gpr(t)->uregs[ARM_CPSR] == 0 &&
+	    (err = preq(PTRACE_GETREGS, t->tid, 0, kernel_gpr(t))) < 0)
+		return err;
+	k = *kernel_gpr(t);
+	frame_to_kernel(&k, frame);
+	gpr_from_kernel(t->regcache, &k);
+	t->gpr_valid = true;
+	t->regs_pad = true;
+	return 0;
+}
+
+/*
+ * A record of the ring, which no stopped thread stands behind: its cpsr
+ * is a user-mode one, ORIG_r0 0; the collector's image holds d0-d31 and
+ * fpscr at 256, and without one they read as their initial state, zero.
+ */
+static int arm_load_record(uint8_t *blk, unsigned int features,
+			   const uint64_t *frame, const uint8_t *image,
+			   bool xsave, const uint64_t *bases)
+{
+	struct arm_kgpr k;
+	struct arm_kvfp v;
+
+	(void)features;
+	(void)xsave;
+	(void)bases;
+	memset(&k, 0, sizeof(k));
+	k.uregs[ARM_CPSR] = CPSR_USER;
+	frame_to_kernel(&k, frame);
+	gpr_from_kernel(blk, &k);
+	memset(&v, 0, sizeof(v));
+	if (image) {
+		memcpy(v.d, image, sizeof(v.d));
+		memcpy(&v.fpscr, image + 256, 4);
+	}
+	vfp_from_kernel(blk, &v);
+	return 0;
+}
+
+/* No choices: the pads' layout is fixed (arm-pad.c). */
+static void arm_pad_options(struct process *p, bool *xsave, bool *fsgsbase)
+{
+	(void)p;
+	*xsave = false;
+	*fsgsbase = false;
+}
+
 /* --- traps ---------------------------------------------------------------- */
 
 static enum trap_kind arm_trap_kind(const siginfo_t *si)
@@ -385,6 +463,26 @@ _Static_assert(sizeof(arm_keeper_handler) == ARM_KEEPER_RESTORER + 8,
 	       "the restorer is the handler's last two words");
 
 /* r0..r14 (gdb 0-14) are uc_mcontext's arm_r0.. arm_lr; the pc is not taken. */
+/*
+ * A pad's hand-off wait (arch/arm/arm-pad.c: `udf #16; ldr r7, [r11];
+ * dmb; cmp r7, #PAD_DONE; bne udf`, five A32 words) becomes five nops:
+ * what follows frees the entry (ready, then owner) and goes on through
+ * the pad.  A thread stopped anywhere in those words runs on from its
+ * pc; one whose trap the agent never took gets the SIGTRAP, and the
+ * handler, finding no breakpoint at pc any more, returns onto the nop.
+ */
+static int arm_pad_open(uint8_t *out, size_t size, uint32_t ready_off)
+{
+	static const uint32_t nop = 0xe320f000u;
+
+	(void)ready_off;
+	if (size < 5 * sizeof(nop))
+		return -ENOSPC;
+	for (int i = 0; i < 5; i++)
+		memcpy(out + 4 * i, &nop, 4);
+	return 5 * (int)sizeof(nop);
+}
+
 static int arm_uc_gpr_offset(int regnum)
 {
 	if (regnum < 0 || regnum > ARM_LR)
@@ -401,9 +499,9 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.flush = arm_flush,
 	.peek_gpr = arm_peek_gpr,
 	.is_general = arm_is_general,
-	.load_pad = NULL,		/* no jump pads yet */
-	.load_record = NULL,
-	.pad_options = NULL,
+	.load_pad = arm_load_pad,
+	.load_record = arm_load_record,
+	.pad_options = arm_pad_options,
 	.hw_step = NULL,		/* software steps: step.c */
 	.trap_kind = arm_trap_kind,
 	.hw_caps = arm_hw_caps,
@@ -452,7 +550,8 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.slot_rewind = false,	/* one instruction, then the branch
 					 * back or the breakpoint */
 		.step_sticks = false,	/* no hardware step */
-		/* Jump pads (pad_open, pad_fix) and the collector's
-		 * faulting loads (ipa_open): none on 32-bit ARM yet. */
+		.pad_open = arm_pad_open,
+		/* pad_fix: none needed, see arm_pad_open; the collector's
+		 * faulting loads (ipa_open): pads do not call it yet. */
 	},
 };

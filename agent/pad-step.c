@@ -277,6 +277,10 @@ static int step_wait(struct thread *t, siginfo_t kept[4], int *nkept)
 	}
 	if (waitpid(t->tid, &status, __WALL) != t->tid)
 		return -1;
+	/* A software step (no hw_step): its breakpoints come out at
+	 * whatever stop this is. */
+	if (!agent.ptrace->hw_step)
+		thread_step_stopped(t, status);
 	int sig = WSTOPSIG(status);
 	if (sig == SIGTRAP || (status >> 16))
 		return 0;

@@ -456,6 +456,13 @@ static bool all_stopped(struct process *p);
 static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen);
 
+/* Bit 0 of the probe's code address where the arch has two instruction
+ * sets (32-bit ARM: 1 in Thumb code), else 0. */
+static uint64_t isa(const struct probe *pr)
+{
+	return pr->code_addr & ~pr->addr & 1;
+}
+
 /*
  * With `collect` the pad records hits in the ring and goes on without a
  * stop; only when the ring is full does it hand off and trap.
@@ -479,6 +486,12 @@ int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t why
 	const uint8_t *func = pr->insn.bytes;
 	uint64_t func_addr = pr->addr, func_size = pr->insn.len;
 	uint8_t *fbuf = NULL;
+	/* A 4-byte jump off a word (Thumb at 2 mod 4) is two writes: a
+	 * thread running there meanwhile would see half of it. */
+	if (arch->pad_jump_len == 4 && (pr->addr & 3) && !all_stopped(p)) {
+		snprintf(why, whylen, "the jump would not be one aligned word, and threads run");
+		return -EBUSY;
+	}
 	if (pr->insn.len < arch->pad_jump_len) {
 		if (!all_stopped(p)) {
 			snprintf(why, whylen, "the instruction is %u bytes, and threads run",
@@ -722,19 +735,31 @@ static int site_code(struct probe *pr, uint64_t at, uint8_t *site, size_t size,
 		     size_t inlen, char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
-	int m = arch->emit_jump(site, size, pr->addr, at);
+	int m = arch->emit_jump(site, size, pr->code_addr, at | isa(pr));
+	const uint8_t *fill = arch->bp_insn;
+	size_t flen = arch->bp_len;
 
 	if (m < 0) {
 		snprintf(why, whylen, "the pad is out of a jump's reach");
 		return m;
 	}
-	if ((inlen - (size_t)m) % arch->bp_len) {
+	/* The rest in the site's set (32-bit ARM Thumb: 16-bit udfs). */
+	if (arch->bp_kind_at && arch->bp_insn_for_kind) {
+		static const uint8_t t16[2];
+		const uint8_t *k = arch->bp_insn_for_kind(
+			arch->bp_kind_at(pr->code_addr, t16, sizeof(t16)), &flen);
+		if (k)
+			fill = k;
+		else
+			flen = arch->bp_len;
+	}
+	if ((inlen - (size_t)m) % flen) {
 		snprintf(why, whylen, "the jump leaves %zu bytes, no whole breakpoint",
 			 inlen - (size_t)m);
 		return -EINVAL;
 	}
-	for (size_t i = (size_t)m; i < inlen; i += arch->bp_len)
-		memcpy(site + i, arch->bp_insn, arch->bp_len);
+	for (size_t i = (size_t)m; i < inlen; i += flen)
+		memcpy(site + i, fill, flen);
 	return 0;
 }
 
@@ -794,7 +819,7 @@ static int build_entry(struct pad_build *b, char *why, size_t whylen)
 					   sizeof(b->code), &b->cond_skip,
 					   &b->cond_load, &b->cond_take);
 	return grown(b, agent.arch->emit_save_regs(b->code + b->n, sizeof(b->code) - b->n,
-						   b->pr->addr),
+						   b->pr->code_addr),
 		     "register save", why, whylen);
 }
 
@@ -953,7 +978,7 @@ static int build_window(struct pad_build *b, const uint8_t *func, uint64_t func_
 		return err;
 	}
 	b->win_off = b->n;
-	m = arch->relocate_window(func, func_size, func_addr, pr->addr,
+	m = arch->relocate_window(func, func_size, func_addr | isa(pr), pr->code_addr,
 				  arch->pad_jump_len, b->at + b->n, b->code + b->n,
 				  sizeof(b->code) - b->n, &b->inlen);
 	if (m < 0 || b->inlen > PAD_SITE_MAX) {
@@ -1007,7 +1032,7 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 	pr->pad = b->at;
 	pr->pad_len = b->n;
 	pr->pad_window = b->inlen;
-	pr->pad_resume = b->at + b->win_off;
+	pr->pad_resume = b->at + b->win_off + (isa(pr) ? agent.arch->pad_window_isa_switch : 0);
 	pr->pad_collect = b->collect;
 	pr->pad_ipa_site = b->ipa_site;
 	pr->pad_ipa_live = b->ipa_live;

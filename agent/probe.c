@@ -166,6 +166,7 @@ int probe_insert_flags(struct process *p, uint64_t addr,
 	uint64_t daddr = addr;
 	if (agent.ptrace->flags_isa_bit && process_isa_at(p, addr) == 1)
 		daddr |= 1;
+	pr->code_addr = daddr;
 	err = arch->insn_decode(buf, n, daddr, &pr->insn);
 	if (err == 0 && pr->insn.strategy == ARCH_REJECT)
 		err = -ENOTSUP;

@@ -253,11 +253,14 @@ struct by_addr {
 static bool around(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
 {
 	struct by_addr *q = arg;
+	/* 32-bit ARM: bit 0 of a Thumb function's value is its set, not
+	 * part of its address. */
+	uint64_t v = sym->st_value & ~(agent.ptrace->flags_isa_bit ? 1ull : 0ull);
 
 	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_size ||
-	    q->vaddr < sym->st_value || q->vaddr >= sym->st_value + sym->st_size)
+	    q->vaddr < v || q->vaddr >= v + sym->st_size)
 		return false;
-	q->start = sym->st_value;
+	q->start = v;
 	q->size = sym->st_size;
 	return true;
 }

@@ -727,6 +727,15 @@ struct arch_ops {
 	 * the pad's code is placed with that much room after it. */
 	size_t pad_window_max;
 
+	/* Where the arch has two instruction sets (32-bit ARM), bit 0 of the
+	 * `pc` given to emit_save_regs and of the `from` given to
+	 * relocate_window (and to emit_jump: the pad starts in the site's
+	 * set) says the site's; a window of the second set (Thumb) then
+	 * starts with this many bytes that switch from the pad's own set
+	 * (A32): a thread whose registers already say Thumb resumes after
+	 * them.  0 for the other arches. */
+	size_t pad_window_isa_switch;
+
 	/*
 	 * Stepping a thread out of a pad: the instruction at regs->pc (its
 	 * bytes at `insn`, `len` of them readable) is done here when a

@@ -312,13 +312,16 @@ if [ -z "$no_agent" ]; then
 	gs=$(net gdbserver)
 	st=$(net agent-step)
 	si=$(net agent-emulate)
+	bo=$(net agent-boost)
 	echo "Ratios of net medians:"
 	gcol=gdbserver/agent
 	[ "$gdbserver_traces" = 1 ] || gcol=gdbserver-commands/agent
-	printf '%-26s %24s %16s %16s\n' configuration "$gcol" "step/agent" "simulate/agent"
+	printf '%-26s %24s %16s %16s %16s\n' configuration "$gcol" "step/agent" "boost/agent" \
+		"simulate/agent"
 	for s in $STRATEGIES; do
-		awk -v a="$(net "agent-$s")" -v g="$gs" -v st="$st" -v si="$si" -v name="$(label "agent-$s")" \
-			'BEGIN { printf "%-26s %23.2fx %15.2fx %15.2fx\n", name, g / a, st / a, si / a }'
+		awk -v a="$(net "agent-$s")" -v g="$gs" -v st="$st" -v bo="$bo" -v si="$si" \
+			-v name="$(label "agent-$s")" \
+			'BEGIN { printf "%-26s %23.2fx %15.2fx %15.2fx %15.2fx\n", name, g / a, st / a, bo / a, si / a }'
 	done
 fi
 echo

@@ -198,13 +198,13 @@ const struct arch_ops arm_arch_ops = {
 	.pad_jump_len = 4,		/* B / B.W */
 	.emit_jump = arm_emit_jump,
 	.emit_jump_abs = arm_emit_jump_abs,
-	/* No jump pads: the agent checks emit_pad_handoff for NULL. */
-	.emit_save_regs = NULL,
-	.emit_restore_regs = NULL,
-	.emit_pad_handoff = NULL,
-	.emit_pad_collect = NULL,
-	.patch_branch = NULL,
-	.relocate_window = NULL,
+	/* Jump pads (arm-pad.c): B / B.W to an A32 body. */
+	.emit_save_regs = arm_emit_save_regs,
+	.emit_restore_regs = arm_emit_restore_regs,
+	.emit_pad_handoff = arm_emit_pad_handoff,
+	.emit_pad_collect = arm_emit_pad_collect,
+	.patch_branch = arm_patch_branch,
+	.relocate_window = arm_relocate_window,
 	.asm_reg = arm_asm_reg,
 	.sdt_operand_parse = arm_sdt_operand_parse,
 	.follows_call = arm_op_follows_call,
@@ -225,6 +225,14 @@ const struct arch_ops arm_arch_ops = {
 	.xol_reach = (1ull << 24) - 4096,
 
 	.insn_decode_in = arm_op_insn_decode_in,
+
+	.pad_layout = &arm_pad_layout,
+	.pad_entry_regnum = 5,		/* r5 */
+	.pad_frame_regnum = 4,		/* r4 */
+	/* the Thumb switch, two instructions, nop + ldr.w pc, =back */
+	.pad_window_max = ARM_PAD_THUMB_SWITCH + 8 + 10,
+	.pad_window_isa_switch = ARM_PAD_THUMB_SWITCH,
+	.pad_step = arm_pad_step,
 	.bp_insn_for_kind = arm_bp_insn_for_kind,
 	.bp_kind_at = arm_bp_kind_at,
 };

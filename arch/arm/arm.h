@@ -250,6 +250,26 @@ struct arm_slot {
 int arm_relocate(const struct arm_insn *insn, struct arm_out *o,
 		 struct arm_slot *slot);
 
+/* arm-pad.c: jump pads (the frame: r0-r12, sp, lr, pc, cpsr as 64-bit
+ * words; the image: d0-d31, fpscr) */
+#define ARM_PAD_FRAME_WORDS 17
+#define ARM_PAD_IMAGE_BYTES 264
+/* Bytes a Thumb window starts with: the switch from the pad's A32. */
+#define ARM_PAD_THUMB_SWITCH 8
+int arm_emit_save_regs(uint8_t *out, size_t size, uint64_t pc);
+int arm_emit_restore_regs(uint8_t *out, size_t size);
+int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *r,
+			 size_t *done);
+int arm_patch_branch(uint8_t *code, size_t at, size_t to);
+int arm_emit_pad_handoff(uint8_t *out, size_t size, const struct arch_pad_handoff *h,
+			 size_t *trap_off);
+int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_addr,
+			uint64_t from, size_t min_len, uint64_t to, uint8_t *out,
+			size_t size, size_t *inlen);
+int arm_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		 const struct arch_mem *mem);
+extern const struct arch_pad_layout arm_pad_layout;
+
 /* arm-sdt.c */
 int arm_sdt_operand_parse(const char *text, struct arch_operand *op,
 			  char *err, size_t errsize);

@@ -854,6 +854,297 @@ static void test_emit(void **state)
 			 0x12345);
 }
 
+static uint32_t w32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Whether the A32 code of `n` bytes holds `w` (at a word), and where. */
+static long find32(const uint8_t *code, size_t n, uint32_t w)
+{
+	for (size_t i = 0; i + 4 <= n; i += 4)
+		if (w32(code + i) == w)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * The pad's save and restore: the frame of 17 64-bit words below sp
+ * (str r<i>, [sp, #8i], the high halves zero), the probe's address by
+ * movw/movt, cpsr by mrs (with T for a Thumb site, whose pad starts with
+ * bx pc; nop), r4 = r0 = frame; the restore from r4, every register but
+ * sp and pc.  The bytes run under qemu-arm in arm-pad-exec.sh.
+ */
+static void test_pad_save_restore(void **state)
+{
+	uint8_t out[512];
+	int n;
+
+	(void)state;
+	n = arm_arch_ops.emit_save_regs(out, sizeof(out), 0x12345678);
+	assert_true(n > 0);
+	assert_int_equal(w32(out), 0xe24dd088u);		/* sub sp, sp, #136 */
+	for (unsigned int r = 0; r <= 12; r++)
+		assert_true(find32(out, (size_t)n, 0xe58d0000u | r << 12 | r * 8) > 0);
+	for (unsigned int i = 0; i < ARM_PAD_FRAME_WORDS; i++)
+		assert_true(find32(out, (size_t)n, 0xe58d0000u | (i * 8 + 4)) > 0);
+	assert_true(find32(out, (size_t)n, 0xe3050678u) > 0);	/* movw r0, #0x5678 */
+	assert_true(find32(out, (size_t)n, 0xe3410234u) > 0);	/* movt r0, #0x1234 */
+	assert_true(find32(out, (size_t)n, 0xe58d0078u) > 0);	/* str r0, [sp, #120] */
+	assert_true(find32(out, (size_t)n, 0xe10f0000u) > 0);	/* mrs r0, apsr */
+	assert_int_equal(find32(out, (size_t)n, 0xe3800020u), -1);	/* no T */
+	assert_int_equal(w32(out + n - 8), 0xe1a0400du);	/* mov r4, sp */
+	assert_int_equal(w32(out + n - 4), 0xe1a0000du);	/* mov r0, sp */
+
+	n = arm_arch_ops.emit_save_regs(out, sizeof(out), 0x12345679);
+	assert_true(n > 0);
+	assert_int_equal(w32(out), 0xbf004778u);		/* bx pc; nop */
+	assert_int_equal(w32(out + 4), 0xe24dd088u);
+	assert_true(find32(out, (size_t)n, 0xe3050678u) > 0);	/* bit 0 clear */
+	assert_true(find32(out, (size_t)n, 0xe3800020u) > 0);	/* orr r0, r0, #T */
+	assert_int_equal(arm_arch_ops.emit_save_regs(out, 16, 0x1000), -ENOSPC);
+
+	n = arm_arch_ops.emit_restore_regs(out, sizeof(out));
+	assert_true(n > 0);
+	assert_int_equal(w32(out), 0xe1a0d004u);		/* mov sp, r4 */
+	assert_int_equal(w32(out + 4), 0xe59d0080u);		/* ldr r0, [sp, #128] */
+	assert_int_equal(w32(out + 8), 0xe12cf000u);		/* msr apsr_nzcvqg, r0 */
+	for (unsigned int r = 0; r <= 12; r++)
+		assert_true(find32(out, (size_t)n, 0xe59d0000u | r << 12 | r * 8) > 0);
+	assert_int_equal(find32(out, (size_t)n, 0xe59dd068u), -1);	/* never sp */
+	assert_true(find32(out, (size_t)n, 0xe59de070u) > 0);	/* ldr lr, [sp, #112] */
+	assert_int_equal(w32(out + n - 4), 0xe28dd088u);	/* add sp, sp, #136 */
+}
+
+/*
+ * The collector: one ldrex/strex claim of the head, dmb around the
+ * sequence word, the record published by a str of p + 1, and the branch
+ * to the restore left at *done for patch_branch; the hand-off's claim of
+ * an entry, its udf #16 at *trap_off and the wait for PAD_DONE.  Rings
+ * and tables the code cannot address are refused.
+ */
+static void test_pad_collect_handoff(void **state)
+{
+	const struct arch_pad_layout *l = arm_arch_ops.pad_layout;
+	struct arch_pad_ring r = {
+		.ring = 0x40000, .off_records = 4096, .record_shift = 11,
+		.nrecords = 4096, .off_seq = l->off_seq, .off_frame = l->off_frame,
+		.off_bases = l->off_bases, .time_tid = true, .off_tid = l->off_tid,
+		.off_time = l->off_time, .image = true,
+	};
+	struct arch_pad_handoff h = {
+		.table = 0x80000, .entry_shift = 10, .nentries = 256,
+		.off_owner = l->off_owner, .off_ready = l->off_ready,
+		.off_bases = l->off_bases, .off_frame = l->off_frame,
+	};
+	uint8_t out[1024];
+	size_t done = 0, trap = 0;
+	int n;
+
+	(void)state;
+	n = arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done);
+	assert_true(n > 0);
+	assert_true(find32(out, (size_t)n, 0xe1916f9fu) > 0);	/* ldrex r6, [r1] */
+	assert_true(find32(out, (size_t)n, 0xe1818f97u) > 0);	/* strex r8, r7, [r1] */
+	assert_true(find32(out, (size_t)n, 0xf57ff05bu) > 0);	/* dmb ish */
+	assert_true(find32(out, (size_t)n, 0xe5837190u) > 0);	/* str r7, [r3, #400] */
+	assert_true(find32(out, (size_t)n, 0xe3007193u) > 0);	/* movw r7, #403 */
+	assert_true(find32(out, (size_t)n, 0xec830b20u) > 0);	/* vstmia r3, {d0-d15} */
+	assert_int_equal(w32(out + done) >> 24, 0xeau);		/* b */
+	assert_int_equal(arm_arch_ops.patch_branch(out, done, done + 0x100), 0);
+	assert_int_equal(w32(out + done), 0xea00003eu);		/* b .+0x100 */
+	assert_int_equal(arm_arch_ops.patch_branch(out, done, done + 2), -ERANGE);
+	r.image = false;
+	r.time_tid = false;
+	assert_true(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done) < n);
+	r.ipa_call = 0x1000;
+	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
+	r.ipa_call = 0;
+	r.nrecords = 3000;
+	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
+	r.nrecords = 4096;
+	r.off_seq = l->off_frame + 8;		/* inside the frame */
+	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
+
+	n = arm_arch_ops.emit_pad_handoff(out, sizeof(out), &h, &trap);
+	assert_true(n > 0);
+	assert_int_equal(w32(out + trap), ARM_BKPT_A32);
+	assert_true(find32(out, (size_t)n, 0xe19b7f9fu) > 0);	/* ldrex r7, [r11] */
+	assert_true(find32(out, (size_t)n, 0xe18b7f96u) > 0);	/* strex r7, r6, [r11] */
+	assert_int_equal(w32(out + trap + 12), 0xe3570002u);	/* cmp r7, #DONE */
+	assert_int_equal(w32(out + trap + 16), 0x1afffffau);	/* bne trap */
+	assert_int_equal(arm_arch_ops.pad_entry_regnum, 5);
+	assert_int_equal(arm_arch_ops.pad_frame_regnum, 4);
+	h.table = 0x80010;
+	assert_int_equal(arm_arch_ops.emit_pad_handoff(out, sizeof(out), &h, &trap), -EINVAL);
+	h.table = 0x80000;
+	assert_int_equal(arm_arch_ops.emit_pad_handoff(out, 64, &h, &trap), -ENOSPC);
+}
+
+/*
+ * The window: an A32 instruction of the boost class copied with a B
+ * back; a bl or blne as loads of lr and the pc; one a slot steps
+ * (ldr r1, [pc, r2]) refused; in Thumb the
+ * switch from A32 (ldr pc, =win+8|1), then a 32-bit instruction, or a
+ * 16-bit one and the next (both whole, no branch into the second),
+ * and b.w back to the end, whose length says the jump's window; a
+ * branch ends a window, never starts one of two.
+ */
+static void test_pad_window(void **state)
+{
+	uint8_t out[64];
+	size_t inlen = 0;
+	struct arch_insn back;
+	int n;
+	/* A32: add r0, r0, r1; bl .; ldr r1, [pc, r2] */
+	static const uint8_t a32[] = { 0x01, 0x00, 0x80, 0xe0, 0xfe, 0xff, 0xff, 0xeb,
+				       0x02, 0x10, 0x9f, 0xe7 };
+	/* Thumb: add r0, r1; mov r2, r3; add.w r4, r5, r6, lsl #3; bx lr;
+	 * push {r4, lr}; cbz r0, <offset 16>; nop */
+	static const uint8_t t[] = { 0x08, 0x44, 0x1a, 0x46, 0x05, 0xeb, 0xc6, 0x04,
+				     0x70, 0x47, 0x10, 0xb5, 0x00, 0xb1, 0x00, 0xbf };
+	(void)state;
+
+	n = arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE, 4, BASE + 0x1000,
+					 out, sizeof(out), &inlen);
+	assert_int_equal(n, 8);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(w32(out), 0xe0800001u);
+	assert_int_equal(arm_arch_ops.insn_decode(out + 4, 4, BASE + 0x1004, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, BASE + 4);
+	/* bl: lr and the pc from literals */
+	n = arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE + 4, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(n, 16);
+	assert_int_equal(w32(out), 0xe59fe000u);		/* ldr lr, [pc] */
+	assert_int_equal(w32(out + 4), 0xe59ff000u);		/* ldr pc, [pc] */
+	assert_int_equal(w32(out + 8), BASE + 8);
+	assert_int_equal(w32(out + 12), BASE + 4);
+	/* blne: the same loads conditional, then the branch back */
+	static const uint8_t blne[] = { 0x3e, 0x00, 0x00, 0x1b };
+	n = arm_arch_ops.relocate_window(blne, 4, BASE, BASE, 4, BASE + 0x1000, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(n, 20);
+	assert_int_equal(w32(out), 0x159fe004u);		/* ldrne lr, [pc, #4] */
+	assert_int_equal(w32(out + 4), 0x159ff004u);		/* ldrne pc, [pc, #4] */
+	assert_int_equal(arm_arch_ops.insn_decode(out + 8, 4, BASE + 0x1008, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, BASE + 4);
+	assert_int_equal(w32(out + 12), BASE + 4);
+	assert_int_equal(w32(out + 16), BASE + 0x100);
+	/* Thumb push {r4, lr}; bl <+0x100>: a window of 6 */
+	static const uint8_t tbl[] = { 0x10, 0xb5, 0x00, 0xf0, 0x7d, 0xf8 };
+	n = arm_arch_ops.relocate_window(tbl, sizeof(tbl), BASE | 1, BASE | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(n, 28);
+	assert_int_equal(inlen, 6);
+	assert_int_equal(out[8] | out[9] << 8, 0xb510);
+	assert_int_equal(out[10] | out[11] << 8, 0xf8df);	/* ldr.w lr, [pc, #8] */
+	assert_int_equal(out[12] | out[13] << 8, 0xe008);
+	assert_int_equal(out[14] | out[15] << 8, 0xf8df);	/* ldr.w pc, [pc, #8] */
+	assert_int_equal(out[16] | out[17] << 8, 0xf008);
+	assert_int_equal(w32(out + 20), (BASE + 6) | 1);
+	assert_int_equal(w32(out + 24), (BASE + 0x100) | 1);
+	/* nop (left out); ldr r7, [pc, #112]: ldr.w r7, =lit; ldr.w r7, [r7] */
+	static const uint8_t tlit[] = { 0x00, 0xbf, 0x1c, 0x4f };
+	n = arm_arch_ops.relocate_window(tlit, sizeof(tlit), BASE | 1, BASE | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(n, 8 + 8 + 4 + 4);
+	assert_int_equal(out[8] | out[9] << 8, 0xf8df);		/* ldr.w r7, [pc, #8] */
+	assert_int_equal(out[10] | out[11] << 8, 0x7008);
+	assert_int_equal(out[12] | out[13] << 8, 0xf8d7);	/* ldr.w r7, [r7] */
+	assert_int_equal(out[14] | out[15] << 8, 0x7000);
+	assert_int_equal(w32(out + 20), ((BASE + 2 + 4) & ~3u) + 112);
+	/* ldr pc, [pc, #4] stays out */
+	static const uint8_t ldrpc[] = { 0x04, 0xf0, 0x9f, 0xe5 };
+	assert_int_equal(arm_arch_ops.relocate_window(ldrpc, 4, BASE, BASE, 4, BASE + 0x1000,
+						      out, sizeof(out), &inlen), -EILSEQ);
+	/* a B.W first would leave the instruction after it in the window */
+	static const uint8_t tb[] = { 0x00, 0xe0, 0x00, 0xbf };	/* b .+4; nop */
+	assert_int_equal(arm_arch_ops.relocate_window(tb, sizeof(tb), BASE | 1, BASE | 1, 4,
+						      BASE + 0x1000, out, sizeof(out), &inlen),
+			 -EILSEQ);
+	assert_int_equal(arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE + 8, 4,
+						      BASE + 0x1000, out, sizeof(out), &inlen),
+			 -EILSEQ);
+	assert_int_equal(arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE + 2, 4,
+						      BASE + 0x1000, out, sizeof(out), &inlen),
+			 -ERANGE);
+
+	/* Two 16-bit instructions */
+	n = arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, BASE | 1, 4, BASE + 0x1000,
+					 out, sizeof(out), &inlen);
+	assert_int_equal(n, 16);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(w32(out), 0xe51ff004u);
+	assert_int_equal(w32(out + 4), (BASE + 0x1008) | 1);
+	assert_int_equal(w32(out + 8), 0x461a4408u);
+	assert_int_equal(arm_arch_ops.insn_decode(out + 12, 4, (BASE + 0x100c) | 1, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, (BASE + 4) | 1);
+	/* mov r2, r3 and the 32-bit add.w after it: a window of 6 */
+	n = arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, (BASE + 2) | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(n, 8 + 6 + 4);
+	assert_int_equal(inlen, 6);
+	/* add.w alone */
+	n = arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, (BASE + 4) | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(arm_arch_ops.insn_decode(out + 12, 4, (BASE + 0x100c) | 1, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, (BASE + 8) | 1);
+	/* bx lr is simulated: not in a pad */
+	assert_int_equal(arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, (BASE + 8) | 1,
+						      4, BASE + 0x1000, out, sizeof(out),
+						      &inlen), -EILSEQ);
+	/* push {r4, lr}; cbz r0 ... : the cbz is simulated */
+	assert_int_equal(arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, (BASE + 10) | 1,
+						      4, BASE + 0x1000, out, sizeof(out),
+						      &inlen), -EILSEQ);
+	/* a window that starts with the cbz */
+	assert_int_equal(arm_arch_ops.relocate_window(t + 12, 4, (BASE + 12) | 1,
+						      (BASE + 12) | 1, 4, BASE + 0x1000,
+						      out, sizeof(out), &inlen), -EILSEQ);
+	/* add r0, r1; mov r2, r3; b <the mov>: a branch into the window */
+	static const uint8_t t2[] = { 0x08, 0x44, 0x1a, 0x46, 0xfd, 0xe7 };
+	assert_int_equal(arm_arch_ops.relocate_window(t2, sizeof(t2), BASE | 1, BASE | 1, 4,
+						      BASE + 0x1000, out, sizeof(out), &inlen),
+			 -EXDEV);
+	/* the window's code 4-aligned; the function ends first */
+	assert_int_equal(arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, BASE | 1, 4,
+						      BASE + 0x1002, out, sizeof(out), &inlen),
+			 -EINVAL);
+	assert_int_equal(arm_arch_ops.relocate_window(t, 2, BASE | 1, BASE | 1, 4,
+						      BASE + 0x1000, out, sizeof(out), &inlen),
+			 -ERANGE);
+	assert_int_equal(arm_arch_ops.pad_window_isa_switch, 8);
+}
+
+/* Stepping out of a pad: the claims' ldrex / strex rewind, the Thumb
+ * entry's bx pc is done by hand, the rest steps. */
+static void test_pad_step(void **state)
+{
+	struct arch_gpregs g;
+	static const uint8_t ldrex[] = { 0x9f, 0x6f, 0x91, 0xe1 };
+	static const uint8_t strex[] = { 0x97, 0x8f, 0x81, 0xe1 };
+	static const uint8_t add[] = { 0x01, 0x00, 0x80, 0xe0 };
+	static const uint8_t bxpc[] = { 0x78, 0x47, 0x00, 0xbf };
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.pc = 0x1000;
+	g.flags = ARM_PSR_Z;
+	assert_int_equal(arm_arch_ops.pad_step(ldrex, 4, &g, &fake), ARCH_PAD_REWIND);
+	assert_int_equal(arm_arch_ops.pad_step(strex, 4, &g, &fake), ARCH_PAD_REWIND);
+	assert_int_equal(arm_arch_ops.pad_step(add, 4, &g, &fake), ARCH_PAD_STEP);
+	g.flags |= ARM_PSR_T;
+	assert_int_equal(arm_arch_ops.pad_step(bxpc, 4, &g, &fake), ARCH_PAD_DONE);
+	assert_int_equal(g.pc, 0x1004);
+	assert_int_equal(g.flags, ARM_PSR_Z);
+	assert_int_equal(arm_arch_ops.pad_layout->frame_pc, ARM_PC);
+	assert_int_equal(arm_arch_ops.pad_layout->frame_words, 17);
+}
+
 /* gdb's Z0 kinds and the agent's own choice: the words Linux traps on,
  * and a Thumb breakpoint exactly the size of the instruction under it. */
 static void test_breakpoints(void **state)
@@ -996,6 +1287,10 @@ int main(void)
 		cmocka_unit_test(test_exclusive),
 		cmocka_unit_test(test_xol),
 		cmocka_unit_test(test_emit),
+		cmocka_unit_test(test_pad_save_restore),
+		cmocka_unit_test(test_pad_collect_handoff),
+		cmocka_unit_test(test_pad_window),
+		cmocka_unit_test(test_pad_step),
 		cmocka_unit_test(test_breakpoints),
 		cmocka_unit_test(test_follows_call),
 		cmocka_unit_test(test_sdt),

@@ -30,10 +30,11 @@ if cross_sdt_include; then
 fi
 # The record cases' sysroot and the stress counts (lib.sh): every
 # strategy's run is checked against the untraced run of the same build.
-# armhf runs each twice (Thumb and ARM): the full 8 x 100,000 under auto
-# only (the strategy users get), 8 x 2,000 under the others, so that
-# the run can keep within its 15 minutes (doc/testing.md).
-cross_record_setup 2000 auto
+# armhf runs each twice (Thumb and ARM): the full 8 x 100,000 under pad
+# and auto (jump pads: no stop a hit), 8 x 2,000 under the trap
+# strategies, so that the run can keep within its 15 minutes
+# (doc/testing.md).
+cross_record_setup 2000 "pad auto"
 # What the guest does before the stubs start: the untraced runs of
 # branches (what walk() returns without a debugger), the untraced stress runs
 # (only when the agent runs: nothing else compares with them), and a

@@ -325,6 +325,64 @@ PY
 	done
 }
 
+# armhf_pad_settle_case STRATEGY: leaving pads.  8 threads of recstress
+# call hit() 1000 times each under a tracepoint collecting $regs there,
+# and a breakpoint at the same address whose condition the agent
+# evaluates (thread 3's 500th call) stops them all while the others run
+# in their pads (with gdb's breakpoint there, every hit goes through the
+# pad's hand-off and its udf).  The agent steps each one out of its pad
+# in software, or back to the probe at an ldrex/strex of a claim: no
+# thread may show a pc in a pad (gdb prints such a frame as `?? ()`);
+# afterwards every call is one frame and the output is the untraced
+# run's.
+armhf_pad_settle_case() {
+	strat=$1
+	name=settle-$strat$sfx
+	rm -f "$run/$name.res"
+	gdb_case_prog "$name" "recstress$sfx" 300 <<EOF
+set breakpoint condition-evaluation target
+break main
+run calls 8 1000 /mnt/$name.res
+set trace-buffer-size 16000000
+trace hit
+actions
+collect \$regs
+end
+tstart
+break hit if t == 3 && i == 500
+continue
+printf "SETTLE t=%ld i=%ld\\n", t, i
+info threads
+monitor probes
+delete
+break fopen
+continue
+tstop
+tstatus
+delete
+continue
+EOF
+	out="$run/$name.out"
+	threads=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c 'Thread [0-9]*\.[0-9]*') || true
+	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
+	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
+	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
+	   grep -q ' pad (jump over [46] bytes' "$out"; then
+		ok "pads ($strat)$lbl: all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
+	else
+		not_ok "pads ($strat)$lbl: threads stopped while in pads" \
+			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced$sfx-1000.out" "$run/$name.res" &&
+	   grep -q "exited normally" "$out"; then
+		ok "pads ($strat)$lbl: 8 x 1000 calls = $frames frames, output as untraced, the program ends"
+	else
+		not_ok "pads ($strat)$lbl: every call one frame, output as untraced" \
+			"frames ${frames:-none}, $(cmp "$run/stress-untraced$sfx-1000.out" "$run/$name.res" 2>&1)" \
+			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
 # instruction and at main's bl to it, both collecting the registers:
 # each frame holds its probe's address and the argument, 7, in r0, each
@@ -342,29 +400,42 @@ armhf_trace_cases() {
 	grep '^process ' "$out" | sed "s/^/# trace-$strat$sfx: /" || true
 	# How the agent runs each hit (monitor probes): square's entry by
 	# the strategy forced (step, boost), boosted under emulate, a jump
-	# pad under pad and auto (issue: pads where a branch reaches); the
-	# bl by a pad under pad and auto, as the arch classes it otherwise.
+	# pad under pad and auto; the bl by a pad under pad and auto (its
+	# window loads lr and the pc), as the arch classes it otherwise.  A
+	# pad records the hit in the process (registers only): no stop.
 	case $strat in
 	step|boost) want_sq=$strat want_bl='[a-z]*' ;;
 	emulate) want_sq=boost want_bl='[a-z]*' ;;
 	*) want_sq=pad want_bl=pad ;;
 	esac
+	pad_rx='pad (jump over [46] bytes to 0x[0-9a-f]*; collects in the process, no stop)'
 	sq_by=$(sed -n "s/^process [0-9]* $square \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
 	bl_by=$(sed -n "s/^process [0-9]* $bl \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
 	if [ -n "$square" ] && [ -n "$sq_by" ] && [ -n "$bl_by" ] &&
-	   expr "$sq_by" : "$want_sq\$" >/dev/null && expr "$bl_by" : "$want_bl\$" >/dev/null; then
+	   expr "$sq_by" : "$want_sq\$" >/dev/null && expr "$bl_by" : "$want_bl\$" >/dev/null &&
+	   { [ "$want_sq" != pad ] ||
+	     { grep -q "^process [0-9]* $square $pad_rx" "$out" &&
+	       grep -q "^process [0-9]* $bl $pad_rx" "$out"; }; }; then
 		ok "tracepoints ($strat)$lbl: square's entry runs by $sq_by, the bl by $bl_by"
-	elif [ "$want_sq" = pad ] && [ -n "$sq_by" ] && [ "$sq_by" != pad ] && [ "$bl_by" != pad ]; then
-		# The agent has no jump pads on 32-bit ARM yet: it runs
-		# these hits by a stopping strategy (the frames are checked
-		# below all the same).
-		todo_case "tracepoints ($strat)$lbl: square's entry and the bl by pad" \
-			"no jump pads on 32-bit ARM yet" "square's entry by $sq_by, the bl by ${bl_by:-?}"
 	else
-		not_ok "tracepoints ($strat)$lbl: strategies (want square's entry by $want_sq$([ "$want_bl" = pad ] && echo ", the bl by pad"))" \
-			"square's entry by ${sq_by:-?}, the bl by ${bl_by:-?}"
+		not_ok "tracepoints ($strat)$lbl: strategies (want square's entry by $want_sq$([ "$want_bl" = pad ] && echo ", the bl by pad, collecting in the process"))" \
+			"$(grep '^process' "$out" | tr '\n' ' ')"
+	fi
+	# At the checkpoint, past both hits: a pad's hit never stopped the
+	# thread; the others' stopped it once.
+	case $strat in
+	pad|auto) want_stops=0 ;;
+	*) want_stops=1 ;;
+	esac
+	stops=$(sed -n "s/^process [0-9]* \($square\|$bl\) .*; hits: \([0-9]*\) stopped.*/\2/p" "$out" |
+		tail -n 2 | tr '\n' ' ')
+	if [ -n "$square" ] && [ "$stops" = "$want_stops $want_stops " ]; then
+		ok "tracepoints ($strat)$lbl: the hits stopped the thread $want_stops time(s) at each probe"
+	else
+		not_ok "tracepoints ($strat)$lbl: stops per probe" "want $want_stops each, got '$stops'"
 	fi
 	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
+	[ "$strat" != pad ] || armhf_pad_settle_case "$strat"
 	armhf_record_cases "$strat"
 	case " $stress_full " in
 	*" $strat "*) record_stress "$strat" "$stress_calls"; return ;;

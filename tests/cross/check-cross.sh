@@ -52,7 +52,9 @@
 # tracepoints, records or keeper chaos: about a minute);
 # CROSS_THREADS_RUNS=N (default 3) runs the threads case N times;
 # CROSS_KEEPER_ONLY=1 (armhf) runs the keeper's chaos case alone (each
-# agent starts and exits without its cases).
+# agent starts and exits without its cases);
+# CROSS_STRATEGIES (default "step boost emulate pad auto") chooses the
+# agent's tracepoint strategies, in order (a subset to iterate on one).
 set -eu
 arch=${1:-${ARCH:-aarch64}}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -140,7 +142,14 @@ if [ "$with_agent" = 1 ]; then
 	if [ "$quick" = 1 ]; then
 		strategies="$strategies step"
 	else
-		strategies="$strategies step boost emulate pad auto"
+		agent_strategies=${CROSS_STRATEGIES:-step boost emulate pad auto}
+		for s in $agent_strategies; do
+			case $s in
+			step|boost|emulate|pad|auto) ;;
+			*) fail99 "CROSS_STRATEGIES: '$s' is not one of step boost emulate pad auto" ;;
+			esac
+		done
+		strategies="$strategies $agent_strategies"
 	fi
 fi
 strategies=$(echo $strategies)

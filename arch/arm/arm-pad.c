@@ -1,0 +1,898 @@
+/*
+ * arm-pad.c - the parts of a 32-bit ARM jump pad: the register save and
+ * restore, the in-process collector, the hand-off to the agent and the
+ * displaced instruction(s).
+ *
+ * The site's instruction is replaced by a direct branch to the pad: A32
+ * `B` (+-32 MiB) at an A32 site, `B.W` (+-16 MiB) at a Thumb one.
+ * Neither changes the instruction set, and a Thumb branch that did
+ * (BLX) would write lr, so the pad of a Thumb site starts in Thumb and
+ * switches to A32 at once with `bx pc` (which reads the pc as the
+ * address + 4, bit 0 clear: A32 from the next word, no register
+ * written); the body is A32 whatever the site's set, and a Thumb pad
+ * switches back to run its window with `ldr pc, [pc, #-4]`, whose literal
+ * has bit 0 set (an A32 load to the pc interworks on ARMv7):
+ *
+ *   A:     b pad  (A32)  |  b.w pad  (Thumb, the pad 4-aligned)
+ *
+ *   pad:   [bx pc ; nop]                  Thumb site: into A32
+ *          save      frame of 17 64-bit words on the stack: r0-r12, sp,
+ *                    lr, pc (A, bit 0 clear), cpsr (APSR, with T for a
+ *                    Thumb site); r0 = r4 = frame
+ *          collect   claim a record of the ring (ldrex/strex), copy the
+ *                    frame (and d0-d31, fpscr), publish; b restore
+ *          (full)    hand-off: claim a table entry by tid, copy the frame,
+ *                    mark it ready, udf #16; wait for PAD_DONE, free it
+ *          restore   every register back from the frame
+ *   win:   [ldr pc, [pc, #-4] ; .word win+8|1]   Thumb: back into Thumb
+ *          the displaced instruction(s), copied (the boost class), a
+ *          direct branch as loads of lr and the pc from literals, a
+ *          literal load or ADR from the pad's literal of its address
+ *          b A+len / b.w A+len|1 (or ldr pc, = beyond reach)
+ *
+ * The frame keeps the agent's layout of 64-bit words (the high halves
+ * zero), so the drain and the hand-off read it as on the 64-bit arches:
+ *
+ *   before:                        after:
+ *     sp -> | caller data |          orig sp -> | caller data |
+ *                                               | cpsr, 0     |  +128
+ *                                               | pc = A, 0   |  +120
+ *                                               | lr, 0       |  +112
+ *                                               | sp = orig, 0|  +104
+ *                                               | r0..r12     |  +0 .. +96
+ *                                r0 = r4 = sp ->
+ *
+ * The AAPCS has no red zone (signal frames go right below sp), so the
+ * save may use the stack below sp at once.  cpsr is what `mrs` shows in
+ * user mode (N, Z, C, V, Q, GE; the execution-state bits read as zero),
+ * plus T for a Thumb site: the thread's state at the probe.  r4,
+ * callee-saved, keeps the frame's address across the collector's system
+ * calls; the restore reloads it with the others.  The frame holds the
+ * general registers only: the pad never touches d0-d31 or fpscr, so a
+ * thread stopped at the hand-off's udf still has them for the agent to
+ * read from the kernel; the collector, whose hit nothing reads later,
+ * copies them into its record (the image: d0-d31 at 0, fpscr at 256,
+ * which needs the 32 d registers of VFPv3-D32 / NEON).
+ *
+ * ARMv7 has no load-acquire: an acquiring load is `ldr; dmb ish`, a
+ * releasing store `dmb ish; str`.  The ring's head and a record's
+ * sequence word are 64-bit in the shared memory; the pad reads and
+ * writes their low halves (little-endian), so positions wrap after 2^32
+ * hits of a process.
+ *
+ * A thread the agent must take out of a pad is stepped in software, by
+ * breakpoints at the next pcs: a breakpoint's trap clears the exclusive
+ * monitor as a step would, so at an `ldrex` or `strex` of the claims the
+ * thread goes back to the probe with the frame's registers
+ * (arm_pad_step: ARCH_PAD_REWIND; the frame is complete and nothing is
+ * claimed yet there).  tests/arch/arm-table checks the words on every
+ * host, tests/arch/arm-pad-exec.c runs whole pads under qemu-arm-static.
+ */
+#include "config.h"
+
+#include <errno.h>
+
+#include "arch/arm/arm.h"
+
+#define FRAME_BYTES (ARM_PAD_FRAME_WORDS * 8)
+#define FP 4		/* r4: the frame's address */
+#define ENTRY 5		/* r5: the hand-off's entry */
+
+/*
+ * The A32 encodings used below (cond AL; Rn bits 19-16, Rd/Rt 15-12,
+ * Rm 3-0, imm12 11-0, modified immediates as rot:imm8):
+ *   str   rt, [rn, #imm12]       e580 0000      ldr  rt, [rn, #imm12]  e590 0000
+ *   add   rd, rn, #mimm          e280 0000      sub  rd, rn, #mimm     e240 0000
+ *   add   rd, rn, rm, lsl #s     e080 0000 | s << 7
+ *   and   rd, rn, rm             e000 0000      orr  rd, rn, #mimm     e380 0000
+ *   mov   rd, rm                 e1a0 0000      mov  rd, #mimm         e3a0 0000
+ *   movw  rd, #imm16             e300 0000      movt rd, #imm16        e340 0000
+ *   cmp   rn, rm                 e150 0000      cmp  rn, #mimm         e350 0000
+ *   mrs   rd, apsr               e10f 0000      msr  apsr_nzcvqg, rn   e12c f000
+ *   ldrex rt, [rn]               e190 0f9f      strex rd, rt, [rn]     e180 0f90
+ *   ldmia rn!, {list}            e8b0 0000      stmia rn!, {list}      e8a0 0000
+ *   vstmia rn, {d0-d15}          ec80 0b20      vstmia rn, {d16-d31}   ecc0 0b20
+ *   vmrs  rt, fpscr              eef1 0a10      svc  #0                ef00 0000
+ *   dmb   ish                    f57f f05b      clrex                  f57f f01f
+ *   udf   #16                    e7f0 01f0      b<c>                   c 1010 imm24
+ *   Thumb: bx pc 4778, nop bf00
+ */
+#define A32_DMB 0xf57ff05bu
+#define A32_CLREX 0xf57ff01fu
+#define A32_SVC 0xef000000u
+#define COND_NE 1u
+#define COND_AL 14u
+
+static int finish(const struct arm_out *o)
+{
+	return o->overflow ? -ENOSPC : (int)o->len;
+}
+
+static void put_ldst(struct arm_out *o, bool load, unsigned int t,
+		     unsigned int n, unsigned int off)
+{
+	arm_put32(o, (load ? 0xe5900000u : 0xe5800000u) | n << 16 | t << 12 | off);
+}
+
+/* The rot:imm8 form of `v`, or -1 when it has none. */
+static int mod_imm(uint32_t v)
+{
+	for (unsigned int rot = 0; rot < 16; rot++) {
+		uint32_t r = rot ? (v << (2 * rot)) | (v >> (32 - 2 * rot)) : v;
+		if (r < 256)
+			return (int)(rot << 8 | r);
+	}
+	return -1;
+}
+
+static void put_movw(struct arm_out *o, unsigned int d, uint32_t v)
+{
+	arm_put32(o, 0xe3000000u | (v >> 12 & 0xf) << 16 | d << 12 | (v & 0xfff));
+}
+
+static void put_mov32(struct arm_out *o, unsigned int d, uint32_t v)
+{
+	put_movw(o, d, v & 0xffff);
+	if (v >> 16)
+		arm_put32(o, 0xe3400000u | (v >> 28) << 16 | d << 12 | (v >> 16 & 0xfff));
+}
+
+/* rd = rn + imm, through rtmp when imm has no modified-immediate form. */
+static void put_add_imm(struct arm_out *o, unsigned int d, unsigned int n,
+			uint32_t imm, unsigned int tmp)
+{
+	int m = mod_imm(imm);
+
+	if (m >= 0) {
+		arm_put32(o, 0xe2800000u | n << 16 | d << 12 | (uint32_t)m);
+	} else {
+		put_mov32(o, tmp, imm);
+		arm_put32(o, 0xe0800000u | n << 16 | d << 12 | tmp);
+	}
+}
+
+/* A B<c> from offset `from` to offset `to` of the same code. */
+static uint32_t enc_b_off(size_t from, size_t to, unsigned int cond)
+{
+	return arm_enc_b(from, to, cond);
+}
+
+static void put_b_to(struct arm_out *o, size_t to, unsigned int cond)
+{
+	arm_put32(o, enc_b_off(o->len, to, cond));
+}
+
+static void patch32(uint8_t *code, size_t at, uint32_t w)
+{
+	for (int k = 0; k < 4; k++)
+		code[at + k] = (uint8_t)(w >> (8 * k));
+}
+
+/*
+ * Copies `words` 32-bit words from [src] to [dst] with LDMIA/STMIA
+ * (both written back), through the registers of `list` (a mask of
+ * r0-r12 that holds neither pointer).
+ */
+static void put_copy(struct arm_out *o, unsigned int src, unsigned int dst,
+		     unsigned int words, uint16_t list)
+{
+	unsigned int n = 0;
+
+	for (uint16_t l = list; l; l &= (uint16_t)(l - 1))
+		n++;
+	while (words) {
+		unsigned int k = words < n ? words : n;
+		uint16_t chunk = 0, l = list;
+		for (unsigned int i = 0; i < k; i++) {
+			uint16_t low = (uint16_t)(l & -l);
+			chunk |= low;
+			l &= (uint16_t)~low;
+		}
+		arm_put32(o, 0xe8b00000u | src << 16 | chunk);
+		arm_put32(o, 0xe8a00000u | dst << 16 | chunk);
+		words -= k;
+	}
+}
+
+/*
+ *   [bx pc ; nop]                 Thumb site (the pad 4-aligned)
+ *   sub  sp, sp, #136
+ *   str  r0, [sp] .. str r12, [sp, #96]
+ *   mov  r0, #0 ; str r0, [sp, #8*i+4]      the high halves, i = 0..16
+ *   add  r0, sp, #136 ; str r0, [sp, #104]  the program's sp
+ *   str  lr, [sp, #112]
+ *   movw/movt r0, #A ; str r0, [sp, #120]
+ *   mrs  r0, apsr ; [orr r0, r0, #T] ; str r0, [sp, #128]
+ *   mov  r4, sp ; mov r0, sp
+ *
+ * `pc`: the probe's address, bit 0 set for a Thumb site.
+ */
+int arm_emit_save_regs(uint8_t *out, size_t size, uint64_t pc)
+{
+	struct arm_out o = { out, size, 0, 0, false };
+	bool thumb = pc & 1;
+
+	if (thumb) {
+		arm_put16(&o, 0x4778);				/* bx pc */
+		arm_put16(&o, 0xbf00);				/* nop */
+	}
+	arm_put32(&o, 0xe24dd000u | FRAME_BYTES);		/* sub sp, sp, #136 */
+	for (unsigned int r = 0; r <= 12; r++)
+		put_ldst(&o, false, r, ARM_SP, r * 8);
+	arm_put32(&o, 0xe3a00000u);				/* mov r0, #0 */
+	for (unsigned int i = 0; i < ARM_PAD_FRAME_WORDS; i++)
+		put_ldst(&o, false, 0, ARM_SP, i * 8 + 4);
+	arm_put32(&o, 0xe28d0000u | FRAME_BYTES);		/* add r0, sp, #136 */
+	put_ldst(&o, false, 0, ARM_SP, ARM_SP * 8);
+	put_ldst(&o, false, ARM_LR, ARM_SP, ARM_LR * 8);
+	put_mov32(&o, 0, (uint32_t)pc & ~1u);
+	put_ldst(&o, false, 0, ARM_SP, ARM_PC * 8);
+	arm_put32(&o, 0xe10f0000u);				/* mrs r0, apsr */
+	if (thumb)
+		arm_put32(&o, 0xe3800000u | ARM_PSR_T);		/* orr r0, r0, #T */
+	put_ldst(&o, false, 0, ARM_SP, ARM_CPSR * 8);
+	arm_put32(&o, 0xe1a0000du | FP << 12);			/* mov r4, sp */
+	arm_put32(&o, 0xe1a0000du);				/* mov r0, sp */
+	return finish(&o);
+}
+
+/*
+ *   mov  sp, r4                   (the frame, wherever the code between
+ *                                  left sp)
+ *   ldr  r0, [sp, #128] ; msr apsr_nzcvqg, r0
+ *   ldr  r0, [sp] .. ldr r12, [sp, #96]
+ *   ldr  lr, [sp, #112]
+ *   add  sp, sp, #136
+ */
+int arm_emit_restore_regs(uint8_t *out, size_t size)
+{
+	struct arm_out o = { out, size, 0, 0, false };
+
+	arm_put32(&o, 0xe1a0d000u | FP);			/* mov sp, r4 */
+	put_ldst(&o, true, 0, ARM_SP, ARM_CPSR * 8);
+	arm_put32(&o, 0xe12cf000u);				/* msr apsr_nzcvqg, r0 */
+	for (unsigned int r = 0; r <= 12; r++)
+		put_ldst(&o, true, r, ARM_SP, r * 8);
+	put_ldst(&o, true, ARM_LR, ARM_SP, ARM_LR * 8);
+	arm_put32(&o, 0xe28dd000u | FRAME_BYTES);		/* add sp, sp, #136 */
+	return finish(&o);
+}
+
+static bool part_fits(unsigned int off, unsigned int len, unsigned int rec)
+{
+	return off < rec && len <= rec - off;
+}
+
+static bool apart(unsigned int a, unsigned int alen, unsigned int b,
+		  unsigned int blen)
+{
+	return a + alen <= b || b + blen <= a;
+}
+
+/*
+ * The collector, after the save (r4 = frame).  Registers it uses are
+ * the program's, saved in the frame: r1 head, r2 p, r3 record, r5-r12.
+ *
+ *         movw/movt r1, #ring              &head (its low half)
+ *         movw  r9, #nrecords-1
+ *   retry:
+ *         ldr   r2, [r1] ; dmb             p = head
+ *         and   r3, r2, r9
+ *         add   r3, r1, r3, lsl #shift
+ *         add   r3, r3, #off_records       record of p
+ *         ldr   r5, [r3, #off_seq] ; dmb
+ *         cmp   r5, r2
+ *         bne   notfree                    seq != p: full, or p is old
+ *         ldrex r6, [r1]
+ *         cmp   r6, r2
+ *         bne   lost
+ *         add   r7, r2, #1
+ *         strex r8, r7, [r1]               head = p + 1, if still p
+ *         cmp   r8, #0
+ *         bne   retry
+ *         dmb
+ *       [ mov r7, #224 ; svc #0            gettid
+ *         str r0, [r3, #off_tid]
+ *         mov r0, #0 ; add r1, r3, #off_time
+ *         movw r7, #403 ; svc #0 ]         clock_gettime64(CLOCK_REALTIME)
+ *         mov   r0, r4 ; add r1, r3, #off_frame
+ *         ldmia r0!, {r5-r12} ; stmia r1!, {r5-r12} ...   34 words
+ *       [ vstmia r3, {d0-d15} ; add r0, r3, #128 ; vstmia r0, {d16-d31}
+ *         vmrs r5, fpscr ; str r5, [r3, #256] ]            (image)
+ *         add   r7, r2, #1
+ *         dmb ; str r7, [r3, #off_seq]     seq = p + 1: the record is full
+ *         b     done                       (*done: patch_branch)
+ *   lost: clrex
+ *         b     retry
+ *   notfree:
+ *         ldr   r6, [r1] ; dmb
+ *         cmp   r6, r2
+ *         bne   retry                      another thread took p: again
+ *                                          else the ring is full: on
+ *
+ * The exclusive pair holds nothing but a compare between.  The system
+ * calls change r0 only (the kernel keeps the rest); the flags are in the
+ * frame.  clock_gettime64 writes the 16-byte timespec the record holds.
+ */
+int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *r,
+			 size_t *done)
+{
+	struct arm_out o = { out, size, 0, 0, false };
+	unsigned int rec;
+	size_t retry, to_notfree, to_lost, lost;
+
+	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) || r->nrecords > 65536 ||
+	    r->record_shift < 4 || r->record_shift > 24 || (r->ring & 7) ||
+	    r->ring > UINT32_MAX || r->ipa_call)	/* no in-process collector call */
+		return -EINVAL;
+	rec = 1u << r->record_shift;
+	if (!part_fits(r->off_seq, 8, rec) || (r->off_seq & 7) || r->off_seq >= 4096 ||
+	    !part_fits(r->off_frame, FRAME_BYTES, rec) || (r->off_frame & 7) ||
+	    !apart(r->off_seq, 8, r->off_frame, FRAME_BYTES) ||
+	    (r->off_records & 7))
+		return -EINVAL;
+	if (r->image &&
+	    (!part_fits(0, ARM_PAD_IMAGE_BYTES, rec) ||
+	     !apart(0, ARM_PAD_IMAGE_BYTES, r->off_seq, 8) ||
+	     !apart(0, ARM_PAD_IMAGE_BYTES, r->off_frame, FRAME_BYTES) ||
+	     (r->time_tid && (!apart(0, ARM_PAD_IMAGE_BYTES, r->off_tid, 4) ||
+			      !apart(0, ARM_PAD_IMAGE_BYTES, r->off_time, 16)))))
+		return -EINVAL;
+	if (r->time_tid &&
+	    (!part_fits(r->off_tid, 4, rec) || (r->off_tid & 3) || r->off_tid >= 4096 ||
+	     !part_fits(r->off_time, 16, rec) || (r->off_time & 7) ||
+	     !apart(r->off_tid, 4, r->off_time, 16) ||
+	     !apart(r->off_tid, 4, r->off_frame, FRAME_BYTES) ||
+	     !apart(r->off_tid, 4, r->off_seq, 8) ||
+	     !apart(r->off_time, 16, r->off_frame, FRAME_BYTES) ||
+	     !apart(r->off_time, 16, r->off_seq, 8)))
+		return -EINVAL;
+
+	put_mov32(&o, 1, (uint32_t)r->ring);
+	put_movw(&o, 9, r->nrecords - 1);
+	retry = o.len;
+	put_ldst(&o, true, 2, 1, 0);				/* ldr r2, [r1] */
+	arm_put32(&o, A32_DMB);
+	arm_put32(&o, 0xe0000000u | 2 << 16 | 3 << 12 | 9);	/* and r3, r2, r9 */
+	arm_put32(&o, 0xe0800000u | 1 << 16 | 3 << 12 | r->record_shift << 7 | 3);
+	put_add_imm(&o, 3, 3, r->off_records, 10);
+	put_ldst(&o, true, 5, 3, r->off_seq);			/* ldr r5, [r3, #seq] */
+	arm_put32(&o, A32_DMB);
+	arm_put32(&o, 0xe1500000u | 5 << 16 | 2);		/* cmp r5, r2 */
+	to_notfree = o.len;
+	arm_put32(&o, 0);					/* bne notfree */
+	arm_put32(&o, 0xe1900f9fu | 1 << 16 | 6 << 12);		/* ldrex r6, [r1] */
+	arm_put32(&o, 0xe1500000u | 6 << 16 | 2);		/* cmp r6, r2 */
+	to_lost = o.len;
+	arm_put32(&o, 0);					/* bne lost */
+	arm_put32(&o, 0xe2800001u | 2 << 16 | 7 << 12);		/* add r7, r2, #1 */
+	arm_put32(&o, 0xe1800f90u | 1 << 16 | 8 << 12 | 7);	/* strex r8, r7, [r1] */
+	arm_put32(&o, 0xe3500000u | 8 << 16);			/* cmp r8, #0 */
+	put_b_to(&o, retry, COND_NE);
+	arm_put32(&o, A32_DMB);
+	if (r->time_tid) {
+		arm_put32(&o, 0xe3a07000u | 224);		/* mov r7, #224: gettid */
+		arm_put32(&o, A32_SVC);
+		put_ldst(&o, false, 0, 3, r->off_tid);
+		arm_put32(&o, 0xe3a00000u);			/* CLOCK_REALTIME */
+		put_add_imm(&o, 1, 3, r->off_time, 10);
+		put_movw(&o, 7, 403);				/* clock_gettime64 */
+		arm_put32(&o, A32_SVC);
+	}
+	arm_put32(&o, 0xe1a00000u | FP);			/* mov r0, r4 */
+	put_add_imm(&o, 1, 3, r->off_frame, 10);
+	put_copy(&o, 0, 1, FRAME_BYTES / 4, 0x1fe0);		/* r5-r12 */
+	if (r->image) {
+		arm_put32(&o, 0xec800b20u | 3 << 16);		/* vstmia r3, {d0-d15} */
+		arm_put32(&o, 0xe2800080u | 3 << 16);		/* add r0, r3, #128 */
+		arm_put32(&o, 0xecc00b20u);			/* vstmia r0, {d16-d31} */
+		arm_put32(&o, 0xeef10a10u | 5 << 12);		/* vmrs r5, fpscr */
+		put_ldst(&o, false, 5, 3, 256);
+	}
+	arm_put32(&o, 0xe2800001u | 2 << 16 | 7 << 12);		/* add r7, r2, #1 */
+	arm_put32(&o, A32_DMB);
+	put_ldst(&o, false, 7, 3, r->off_seq);			/* seq = p + 1 */
+	*done = o.len;
+	arm_put32(&o, enc_b_off(0, 0, COND_AL));		/* b done */
+	lost = o.len;
+	arm_put32(&o, A32_CLREX);
+	put_b_to(&o, retry, COND_AL);
+	if (!o.overflow) {
+		/* The forward branches, now that their targets are known. */
+		patch32(out, to_lost, enc_b_off(to_lost, lost, COND_NE));
+		patch32(out, to_notfree, enc_b_off(to_notfree, o.len, COND_NE));
+	}
+	put_ldst(&o, true, 6, 1, 0);				/* notfree: ldr r6, [r1] */
+	arm_put32(&o, A32_DMB);
+	arm_put32(&o, 0xe1500000u | 6 << 16 | 2);		/* cmp r6, r2 */
+	put_b_to(&o, retry, COND_NE);
+	return finish(&o);
+}
+
+/* The B at offset `at` of `code` to offset `to` (A32: +-32 MiB). */
+int arm_patch_branch(uint8_t *code, size_t at, size_t to)
+{
+	int64_t d = (int64_t)to - (int64_t)at - 8;
+
+	if ((d & 3) || d < -(1ll << 25) || d >= (1ll << 25))
+		return -ERANGE;
+	patch32(code, at, enc_b_off(at, to, COND_AL));
+	return 0;
+}
+
+/*
+ * The hand-off to the agent, after the save (r4 = frame) and, in a
+ * recording pad, the collector's full-ring fall-through.  r5 holds the
+ * entry from its claim on (arch_ops.pad_entry_regnum); every register it
+ * uses is the program's, saved in the frame.
+ *
+ *         mov   r7, #224 ; svc #0          gettid
+ *         mov   r6, r0                     tid
+ *         movw/movt r8, #table
+ *         movw  r9, #nentries-1
+ *         and   r10, r0, r9                k = tid mod nentries
+ *   retry:
+ *         add   r5, r8, r10, lsl #shift    entry k
+ *         add   r11, r5, #off_owner
+ *         ldrex r7, [r11]
+ *         cmp   r7, #0
+ *         bne   next                       someone's
+ *         strex r7, r6, [r11]              owner = tid, if still free
+ *         cmp   r7, #0
+ *         bne   retry
+ *         dmb
+ *         b     claimed
+ *   next: clrex
+ *         add   r10, r10, #1
+ *         and   r10, r10, r9
+ *         b     retry
+ *   claimed:
+ *         mov   r0, r4 ; add r1, r5, #off_frame
+ *         ldmia r0!, {r2, r3, r6-r12} ; stmia r1!, {...}   34 words
+ *         add   r11, r5, #off_ready
+ *         mov   r7, #PAD_READY
+ *         dmb ; str r7, [r11]
+ *   trap: udf   #16                        the agent's one stop
+ *         ldr   r7, [r11] ; dmb
+ *         cmp   r7, #PAD_DONE
+ *         bne   trap                       not handled: trap again
+ *         mov   r7, #0 ; str r7, [r11]     ready = PAD_FREE
+ *         add   r11, r5, #off_owner
+ *         dmb ; str r7, [r11]              the entry is free
+ *
+ * The udf leaves the pc on itself: the agent resumes a handled thread at
+ * the pad's copy of the displaced code with the frame's registers,
+ * freeing the entry itself (pad.c).
+ */
+int arm_emit_pad_handoff(uint8_t *out, size_t size, const struct arch_pad_handoff *h,
+			 size_t *trap_off)
+{
+	struct arm_out o = { out, size, 0, 0, false };
+	size_t retry, to_next, to_claimed, next, trap;
+	unsigned int ent;
+
+	if (!h->nentries || (h->nentries & (h->nentries - 1)) || h->nentries > 65536 ||
+	    h->entry_shift < 6 || h->entry_shift > 20 || (h->table & 63) ||
+	    h->table > UINT32_MAX)
+		return -EINVAL;
+	ent = 1u << h->entry_shift;
+	if (!part_fits(h->off_owner, 4, ent) || (h->off_owner & 3) ||
+	    !part_fits(h->off_ready, 4, ent) || (h->off_ready & 3) ||
+	    !part_fits(h->off_frame, FRAME_BYTES, ent) || (h->off_frame & 7) ||
+	    !apart(h->off_owner, 4, h->off_ready, 4) ||
+	    !apart(h->off_owner, 4, h->off_frame, FRAME_BYTES) ||
+	    !apart(h->off_ready, 4, h->off_frame, FRAME_BYTES))
+		return -EINVAL;
+
+	arm_put32(&o, 0xe3a07000u | 224);			/* mov r7, #224: gettid */
+	arm_put32(&o, A32_SVC);
+	arm_put32(&o, 0xe1a00000u | 6 << 12 | 0);		/* mov r6, r0 */
+	put_mov32(&o, 8, (uint32_t)h->table);
+	put_movw(&o, 9, h->nentries - 1);
+	arm_put32(&o, 0xe0000000u | 0 << 16 | 10 << 12 | 9);	/* and r10, r0, r9 */
+	retry = o.len;
+	arm_put32(&o, 0xe0800000u | 8 << 16 | ENTRY << 12 | h->entry_shift << 7 | 10);
+	put_add_imm(&o, 11, ENTRY, h->off_owner, 12);
+	arm_put32(&o, 0xe1900f9fu | 11 << 16 | 7 << 12);	/* ldrex r7, [r11] */
+	arm_put32(&o, 0xe3500000u | 7 << 16);			/* cmp r7, #0 */
+	to_next = o.len;
+	arm_put32(&o, 0);					/* bne next */
+	arm_put32(&o, 0xe1800f90u | 11 << 16 | 7 << 12 | 6);	/* strex r7, r6, [r11] */
+	arm_put32(&o, 0xe3500000u | 7 << 16);			/* cmp r7, #0 */
+	put_b_to(&o, retry, COND_NE);
+	arm_put32(&o, A32_DMB);
+	to_claimed = o.len;
+	arm_put32(&o, 0);					/* b claimed */
+	next = o.len;
+	arm_put32(&o, A32_CLREX);
+	arm_put32(&o, 0xe2800001u | 10 << 16 | 10 << 12);	/* add r10, r10, #1 */
+	arm_put32(&o, 0xe0000000u | 10 << 16 | 10 << 12 | 9);	/* and r10, r10, r9 */
+	put_b_to(&o, retry, COND_AL);
+	if (!o.overflow) {
+		patch32(out, to_next, enc_b_off(to_next, next, COND_NE));
+		patch32(out, to_claimed, enc_b_off(to_claimed, o.len, COND_AL));
+	}
+	arm_put32(&o, 0xe1a00000u | FP);			/* mov r0, r4 */
+	put_add_imm(&o, 1, ENTRY, h->off_frame, 12);
+	put_copy(&o, 0, 1, FRAME_BYTES / 4, 0x1fcc);		/* r2, r3, r6-r12 */
+	put_add_imm(&o, 11, ENTRY, h->off_ready, 12);
+	arm_put32(&o, 0xe3a07000u | PAD_READY);			/* mov r7, #READY */
+	arm_put32(&o, A32_DMB);
+	put_ldst(&o, false, 7, 11, 0);				/* str r7, [r11] */
+	trap = o.len;
+	arm_put32(&o, ARM_BKPT_A32);				/* udf #16 */
+	put_ldst(&o, true, 7, 11, 0);				/* ldr r7, [r11] */
+	arm_put32(&o, A32_DMB);
+	arm_put32(&o, 0xe3500000u | 7 << 16 | PAD_DONE);	/* cmp r7, #DONE */
+	put_b_to(&o, trap, COND_NE);
+	arm_put32(&o, 0xe3a07000u);				/* mov r7, #0 */
+	put_ldst(&o, false, 7, 11, 0);				/* ready = FREE */
+	put_add_imm(&o, 11, ENTRY, h->off_owner, 12);
+	arm_put32(&o, A32_DMB);
+	put_ldst(&o, false, 7, 11, 0);				/* owner = 0 */
+	*trap_off = trap;
+	return finish(&o);
+}
+
+/* Whether the Thumb instruction at `at` lies inside an IT block, from
+ * the function's start (as arm_op_insn_decode_in walks it). */
+static bool thumb_in_it(const uint8_t *func, size_t func_size, uint64_t start,
+			uint64_t at)
+{
+	unsigned int it = 0;
+
+	for (size_t off = 0; off < at - start && off + 2 <= func_size;) {
+		uint16_t hw = (uint16_t)(func[off] | func[off + 1] << 8);
+
+		if ((hw & 0xff00) == 0xbf00 && (hw & 0xf))
+			it = hw & 0xff;
+		else
+			it = arm_in_it(it) ? arm_it_advance(it) : 0;
+		off += arm_thumb_len(hw);
+	}
+	return arm_in_it(it);
+}
+
+/* How the window runs an instruction of the site. */
+enum window_kind {
+	W_COPY,		/* unchanged: the boost class */
+	W_BRANCH,	/* a direct branch: lr and pc from literals (put_branch) */
+	W_LITERAL,	/* a literal load or ADR: the address (the value) from a
+			 * literal of the pad (put_literal) */
+	W_NOTHING,	/* a NOP or a literal PLD / PLI (a hint): nothing */
+};
+
+/*
+ * The instruction at `at` (Thumb when `thumb`) of the function, if a
+ * pad can run it: copied as it is (the boost class), a direct branch it
+ * rewrites (B and BL with any A32 condition, BLX label, and Thumb's
+ * unconditional B, B.W, BL and BLX), or a literal load to a register
+ * other than the pc (LDR, LDRB, LDRH, LDRSB, LDRSH, LDRD) or an ADR,
+ * rewritten, none of the last two kinds inside an IT block.  -EILSEQ for
+ * the rest.
+ */
+static int window_insn(const uint8_t *func, size_t func_size, uint64_t func_addr,
+		       uint64_t at, bool thumb, struct arch_insn *ai,
+		       enum window_kind *kind)
+{
+	int err = arm_op_insn_decode_in(func, func_size, func_addr | (thumb ? 1 : 0),
+					at | (thumb ? 1 : 0), ai);
+	const struct arm_insn *in = arm_priv(ai);
+
+	*kind = W_COPY;
+	if (err < 0)
+		return err == -EILSEQ || err == -EINVAL ? -EILSEQ : err;
+	if (ai->strategy == ARCH_BOOST && in->op == ARM_OP_OTHER)
+		return 0;
+	if (ai->strategy != ARCH_EMULATE)
+		return -EILSEQ;
+	switch (in->op) {
+	case ARM_OP_B:
+		if (thumb && in->cond != COND_AL)
+			return -EILSEQ;
+		*kind = W_BRANCH;
+		break;
+	case ARM_OP_BL:
+	case ARM_OP_BLX_IMM:
+		*kind = W_BRANCH;
+		break;
+	case ARM_OP_LDR_LIT:
+		if (in->rt == 15 || (in->size == 8 && in->rt2 == 15))
+			return -EILSEQ;
+		*kind = W_LITERAL;
+		break;
+	case ARM_OP_ADR:
+		if (in->rd == 15)
+			return -EILSEQ;
+		*kind = W_LITERAL;
+		break;
+	case ARM_OP_NOP:
+	case ARM_OP_PLD_LIT:
+		*kind = W_NOTHING;
+		return 0;
+	default:
+		return -EILSEQ;
+	}
+	if (thumb && thumb_in_it(func, func_size, func_addr & ~1ull, at))
+		return -EILSEQ;
+	return 0;
+}
+
+/* A literal of the window, placed after its code: the load at `ins`
+ * reads it. */
+struct pending_lit {
+	size_t ins;
+	uint32_t value;
+};
+
+/*
+ * A literal load or ADR at the pad: its register loaded with the
+ * literal's address (ADR: the value) from a literal of the pad, then,
+ * for a load, the load from that register (no other register written;
+ * an A32 condition on both):
+ *
+ *   A32:    ldr<c>  rt, =addr           Thumb:  ldr.w  rt, =addr
+ *           ldr<c>{b,h,sb,sh,d} rt, [rt]        ldr{b,h,sb,sh,d}.w rt, [rt]
+ */
+static void put_literal(struct arm_out *o, const struct arm_insn *in, bool thumb,
+			struct pending_lit *lit)
+{
+	bool adr = in->op == ARM_OP_ADR;
+	unsigned int rt = adr ? in->rd : in->rt, c = thumb ? COND_AL : in->cond;
+	uint32_t a32, t32;
+
+	lit->ins = o->len;
+	lit->value = in->target;
+	if (thumb)
+		arm_put_t32(o, 0xf8df0000u | rt << 12);		/* ldr.w rt, [pc, #x] */
+	else
+		arm_put32(o, c << 28 | 0x059f0000u | rt << 12);	/* ldr<c> rt, [pc, #x] */
+	if (adr)
+		return;
+	switch (in->size) {
+	case 1:
+		a32 = in->sign ? 0x01d000d0u : 0x05d00000u;
+		t32 = in->sign ? 0xf9900000u : 0xf8900000u;
+		break;
+	case 2:
+		a32 = in->sign ? 0x01d000f0u : 0x01d000b0u;
+		t32 = in->sign ? 0xf9b00000u : 0xf8b00000u;
+		break;
+	case 8:
+		a32 = 0x01c000d0u;			/* ldrd rt, rt+1, [rt] */
+		t32 = 0xe9d00000u | (uint32_t)in->rt2 << 8;
+		break;
+	default:
+		a32 = 0x05900000u;
+		t32 = 0xf8d00000u;
+		break;
+	}
+	if (thumb)
+		arm_put_t32(o, t32 | rt << 16 | rt << 12);
+	else
+		arm_put32(o, c << 28 | a32 | rt << 16 | rt << 12);
+}
+
+/* The pending literals after the window's code (4-aligned), and the
+ * loads' offsets to them (A32: from the load's address + 8; Thumb: from
+ * Align(its address + 4, 4)). */
+static void put_pending(struct arm_out *o, bool thumb, const struct pending_lit *lit,
+			unsigned int n)
+{
+	if (!n)
+		return;
+	if ((o->at + o->len) & 2)
+		arm_put16(o, 0xbf00);
+	for (unsigned int i = 0; i < n; i++) {
+		size_t at = o->len;
+		uint64_t base = thumb ? ((o->at + lit[i].ins + 4) & ~3ull)
+				      : o->at + lit[i].ins + 8;
+		uint32_t off = (uint32_t)(o->at + at - base);
+
+		arm_put32(o, lit[i].value);
+		if (o->overflow || off > 0xfff)
+			continue;
+		if (thumb) {
+			o->buf[lit[i].ins + 2] = (uint8_t)(o->buf[lit[i].ins + 2] | off);
+			o->buf[lit[i].ins + 3] = (uint8_t)(o->buf[lit[i].ins + 3] | off >> 8);
+		} else {
+			o->buf[lit[i].ins] = (uint8_t)off;
+			o->buf[lit[i].ins + 1] = (uint8_t)(o->buf[lit[i].ins + 1] | off >> 8);
+		}
+	}
+}
+
+/*
+ * A direct branch of the window, at the pad: lr (BL, BLX) and the pc
+ * loaded from literals, which interworks on bit 0 of the target and
+ * writes no other register (A32 keeps the instruction's condition: a
+ * failing one goes on to the branch back):
+ *
+ *   A32:    ldr<c> lr, =A+4         Thumb:  ldr.w lr, =(A+len)|1
+ *           ldr<c> pc, =target              ldr.w pc, =target
+ *           [b A+4]                         [nop]   the literals 4-aligned
+ *           .word A+4, target               .word (A+len)|1, target
+ */
+static void put_branch(struct arm_out *o, const struct arm_insn *in, bool thumb,
+		       uint64_t ret)
+{
+	bool link = in->op != ARM_OP_B;
+	uint32_t cond = thumb ? COND_AL : in->cond;
+	size_t at_lr = o->len, at_pc, lits;
+
+	if (link) {
+		if (thumb)
+			arm_put_t32(o, 0xf8dfe000u);		/* ldr.w lr, [pc, #x] */
+		else
+			arm_put32(o, cond << 28 | 0x059fe000u);	/* ldr<c> lr, [pc, #x] */
+	}
+	at_pc = o->len;
+	if (thumb)
+		arm_put_t32(o, 0xf8dff000u);			/* ldr.w pc, [pc, #x] */
+	else
+		arm_put32(o, cond << 28 | 0x059ff000u);		/* ldr<c> pc, [pc, #x] */
+	if (cond != COND_AL)
+		arm_emit_jump_from(o, false, ret);
+	if ((o->at + o->len) & 2)
+		arm_put16(o, 0xbf00);
+	lits = o->len;
+	if (link)
+		arm_put32(o, (uint32_t)ret | (thumb ? 1 : 0));
+	arm_put32(o, in->target);
+	if (o->overflow)
+		return;
+	/* The literals' offsets: from the pc each load reads (A32: its
+	 * address + 8; Thumb: Align(address + 4, 4)). */
+	for (int k = link ? 0 : 1; k < 2; k++) {
+		size_t ins = k ? at_pc : at_lr;
+		uint64_t base = thumb ? ((o->at + ins + 4) & ~3ull) : o->at + ins + 8;
+		uint32_t off = (uint32_t)(o->at + lits + (link && k ? 4 : 0) - base);
+		if (thumb) {
+			o->buf[ins + 2] = (uint8_t)(o->buf[ins + 2] | off);
+			o->buf[ins + 3] = (uint8_t)(o->buf[ins + 3] | off >> 8);
+		} else {
+			o->buf[ins] = (uint8_t)off;
+			o->buf[ins + 1] = (uint8_t)(o->buf[ins + 1] | off >> 8);
+		}
+	}
+}
+
+/* Whether a direct branch of the Thumb function lands on `inside`. */
+static bool thumb_branch_to(const uint8_t *func, size_t func_size, uint64_t start,
+			    uint64_t inside)
+{
+	for (size_t off = 0; off + 2 <= func_size;) {
+		struct arm_insn in;
+		uint16_t hw = (uint16_t)(func[off] | func[off + 1] << 8);
+		unsigned int len = arm_thumb_len(hw);
+
+		if (arm_decode(&in, func + off, func_size - off, start + off, true) == 0) {
+			switch (in.op) {
+			case ARM_OP_B: case ARM_OP_BL: case ARM_OP_BLX_IMM:
+			case ARM_OP_CBZ: case ARM_OP_CBNZ:
+				if ((in.target & ~1u) == (uint32_t)inside)
+					return true;
+				break;
+			default:
+				break;
+			}
+		}
+		off += len;
+	}
+	return false;
+}
+
+/*
+ * The window: at an A32 site the probed instruction alone (the B is one
+ * word, like every instruction); at a Thumb one the B.W's 4 bytes, that
+ * is a 32-bit instruction, or a 16-bit one and the instruction after it
+ * (then no direct branch of the function may land on that second one:
+ * -EXDEV).  Each instruction of the window runs from the pad unchanged
+ * (the boost class), or rewritten: a direct branch (B, BL, BLX label)
+ * that ends the window, as loads of lr and the pc (put_branch); a
+ * literal load or ADR, as a load of its register from the pad's own
+ * literal (put_literal); a NOP (a USDT site) or a literal PLD is left
+ * out.  What a slot
+ * would step with a scratch register, the other simulated forms and
+ * what is rejected anyway cannot be in a pad (-EILSEQ).  The copy is
+ * followed by the branch back to the end of the window; a Thumb window
+ * is entered from the pad's A32 by an interworking `ldr pc`, so `to`
+ * must be 4-aligned there.
+ */
+int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_addr,
+			uint64_t from, size_t min_len, uint64_t to, uint8_t *out,
+			size_t size, size_t *inlen)
+{
+	struct arm_out o = { out, size, 0, to, false };
+	bool thumb = from & 1, branch = false;
+	uint64_t at = from & ~1ull, start = func_addr & ~1ull;
+	struct arch_insn ai;
+	struct arm_slot slot;
+	struct pending_lit lit[2];
+	unsigned int nlit = 0;
+	enum window_kind kind;
+	size_t len = 0;
+	int err;
+
+	if (min_len > 4 || at < start || at - start > func_size ||
+	    func_size - (at - start) < (thumb ? 2 : 4) || (!thumb && (at & 3)))
+		return -ERANGE;
+	if (thumb) {
+		if (to & 3)
+			return -EINVAL;
+		arm_put32(&o, 0xe51ff004u);			/* ldr pc, [pc, #-4] */
+		arm_put32(&o, (uint32_t)(to + 8) | 1);
+	}
+	while (len < 4) {
+		if ((err = window_insn(func, func_size, func_addr, at + len, thumb, &ai,
+				       &kind)) < 0)
+			return err;
+		if (len && thumb_branch_to(func, func_size, start, at + len))
+			return -EXDEV;
+		if (kind == W_BRANCH) {
+			/* It leaves: nothing after it can be in the window. */
+			if (len + ai.len < 4)
+				return -EILSEQ;
+			len += ai.len;
+			put_branch(&o, arm_priv(&ai), thumb, at + len);
+			branch = true;
+			break;
+		}
+		if (kind == W_LITERAL)
+			put_literal(&o, arm_priv(&ai), thumb, &lit[nlit++]);
+		else if (kind == W_NOTHING)
+			;
+		else if ((err = arm_relocate(arm_priv(&ai), &o, &slot)) < 0 || slot.step)
+			return -EILSEQ;
+		len += ai.len;
+		if (len < 4 && at + len - start + 2 > func_size)
+			return -ERANGE;
+	}
+	if (!branch)
+		arm_emit_jump_from(&o, thumb, (at + len) | (thumb ? 1 : 0));
+	put_pending(&o, thumb, lit, nlit);
+	*inlen = len;
+	return finish(&o);
+}
+
+/*
+ * A thread stepped out of a pad: every instruction of the pad steps,
+ * except an exclusive load or store of the claims (a step's breakpoint
+ * trap clears the monitor: the thread goes back to the probe with its
+ * frame), and the Thumb entry's `bx pc`, done here (into A32 at the next
+ * word).
+ */
+int arm_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		 const struct arch_mem *mem)
+{
+	(void)mem;
+	if (len >= 2 && (regs->flags & ARM_PSR_T)) {
+		if ((insn[0] | insn[1] << 8) == 0x4778 && !(regs->pc & 3)) {
+			regs->pc += 4;
+			regs->flags &= ~(uint64_t)ARM_PSR_T;
+			return ARCH_PAD_DONE;
+		}
+		return ARCH_PAD_STEP;
+	}
+	if (len < 4)
+		return ARCH_PAD_STEP;
+	uint32_t w = (uint32_t)insn[0] | (uint32_t)insn[1] << 8 |
+		     (uint32_t)insn[2] << 16 | (uint32_t)insn[3] << 24;
+	if ((w & 0x0ff00fffu) == 0x01900f9fu ||		/* ldrex */
+	    (w & 0x0ff00ff0u) == 0x01800f90u)		/* strex */
+		return ARCH_PAD_REWIND;
+	return ARCH_PAD_STEP;
+}
+
+/*
+ * The shared memory's entries and records: 1 KiB.  The image (d0-d31,
+ * fpscr: a record's only) at 0, the frame of 17 words at 264, the owner
+ * and ready words (a record's sequence word) at 400, the bases' place at
+ * 408 (unused), a record's tid at 424 and time at 432, to 448.
+ */
+const struct arch_pad_layout arm_pad_layout = {
+	.entry_shift = 10, .image_bytes = ARM_PAD_IMAGE_BYTES,
+	.off_owner = 400, .off_ready = 404, .off_seq = 400,
+	.off_bases = 408, .off_frame = 264, .off_tid = 424, .off_time = 432,
+	.frame_words = ARM_PAD_FRAME_WORDS, .frame_pc = ARM_PC,
+};

@@ -1,0 +1,421 @@
+/*
+ * arm-pad-exec.c - 32-bit ARM jump pads with their in-process collector
+ * and hand-off, executed.  Built for armhf and run under qemu-arm-static
+ * (or natively on a 32-bit ARM host) by arm-pad-exec.sh.
+ *
+ * Each pad is built from arch/arm's pad parts as the agent builds it:
+ *
+ *   site: b pad / b.w pad               (arm_emit_jump over the probed code)
+ *         udf                           where the branch back lands: the end
+ *   pad:  arm_emit_save_regs(site)
+ *         arm_emit_pad_collect(ring)    b restore when recorded
+ *         arm_emit_pad_handoff(table)   the full ring's path: ends at its udf
+ *   restore:
+ *         arm_emit_restore_regs()
+ *         arm_relocate_window(site)     the copy, b site + len
+ *
+ * and entered through arm_run (every register and NZCV, T from random
+ * values; sp inside a stack buffer).  Sites: A32 `add r0, r0, r1`; A32
+ * `addsne r2, r3, #5` (conditional, sets the flags); a Thumb window of
+ * two 16-bit instructions `add r0, r1 ; mov r2, r3`; a Thumb 32-bit
+ * `add.w r4, r5, r6, lsl #3` at an address 2 mod 4; A32 `blne` (lr and
+ * the pc from literals under the condition); Thumb `push {r4, lr}`
+ * then `bl`, a window of 6 bytes; literal loads (A32 `ldrsh`, `ldrne`,
+ * Thumb `ldr` after a USDT nop, `adr` then `ldrd`) from the pad's
+ * literal of the address.  Checks, for 300
+ * random states each: the run ends at the udf after the site (or at the
+ * branch's target, with lr) with every
+ * register as the same code gives in place (sp included, the stack
+ * above sp untouched), the record's sequence word is its position + 1,
+ * its frame holds r0-r12, sp, lr, pc (the site), cpsr's NZCV and T as at
+ * the site, its tid the thread's; once the
+ * 2-record ring is full (not consumed), the next run ends at the
+ * hand-off's udf with r5 the entry it claimed (owner the thread's id,
+ * ready 1, the frame the same) and r4 the frame.  Then 4 threads x 3000
+ * calls through one recording pad (threads_case).
+ *
+ * Exit 0 pass, 1 failure, 99 harness.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "arch/arm/arm.h"
+#include "tests/arch/arm-run.h"
+
+#define PAGE 4096
+#define REGION (64 * PAGE)
+#define NREC 2
+#define NW ARM_PAD_FRAME_WORDS
+
+static uint8_t *region;		/* code: site page, pad pages */
+static uint8_t *shm;		/* table (256 entries of 1 KiB), ring */
+static uint8_t stack[8192] __attribute__((aligned(8)));
+static int failures, compared;
+static uint32_t seed = 12345;
+
+#define A(p) ((uint32_t)(uintptr_t)(p))
+
+static uint32_t rnd(void)
+{
+	seed = seed * 1103515245u + 12345u;
+	return seed ^ (seed >> 15) * 2654435761u;
+}
+
+struct site {
+	const char *name;
+	bool thumb;
+	unsigned int off;		/* in the site page */
+	uint8_t code[8];
+	unsigned int len;		/* bytes of the window */
+};
+
+static const struct site sites[] = {
+	{ "a32 add", false, 64, { 0x01, 0x00, 0x80, 0xe0 }, 4 },	/* add r0, r0, r1 */
+	{ "a32 addsne", false, 128, { 0x05, 0x20, 0x93, 0x12 }, 4 },	/* addsne r2, r3, #5 */
+	{ "t16 pair", true, 192, { 0x08, 0x44, 0x1a, 0x46 }, 4 },	/* add r0, r1; mov r2, r3 */
+	{ "t32 at 2 mod 4", true, 258, { 0x05, 0xeb, 0xc6, 0x04 }, 4 },	/* add.w r4, r5, r6, lsl #3 */
+	{ "a32 blne", false, 320, { 0x3e, 0x00, 0x00, 0x1b }, 4 },	/* blne .+0x100 */
+	/* push {r4, lr}; bl .+0xfe (the bl's own address + 0xfe) */
+	{ "t16 push, t32 bl", true, 400, { 0x10, 0xb5, 0x00, 0xf0, 0x7d, 0xf8 }, 6 },
+	{ "a32 ldrsh literal", false, 640, { 0xf6, 0x30, 0xdf, 0xe1 }, 4 },	/* ldrsh r3, [pc, #6] */
+	{ "a32 ldrne literal", false, 704, { 0x10, 0x40, 0x1f, 0x15 }, 4 },	/* ldrne r4, [pc, #-16] */
+	/* nop; ldr r7, [pc, #112] (a USDT site) */
+	{ "t16 nop, ldr literal", true, 770, { 0x00, 0xbf, 0x1c, 0x4f }, 4 },
+	/* adr r3, #16; ldrd r0, r1, [pc, #8] */
+	{ "t16 adr, t32 ldrd literal", true, 900, { 0x04, 0xa3, 0xdf, 0xe9, 0x02, 0x01 }, 6 },
+};
+
+static void fill_udf(uint8_t *p, size_t n, bool thumb)
+{
+	for (size_t i = 0; i < n; i += thumb ? 2 : 4) {
+		if (thumb) {
+			p[i] = 0x01;
+			p[i + 1] = 0xde;
+		} else {
+			uint32_t w = ARM_BKPT_A32;
+			memcpy(p + i, &w, 4);
+		}
+	}
+}
+
+static uint64_t ring_at(void)
+{
+	return A(shm) + (256u << 10);
+}
+
+static uint8_t *record(unsigned int pos)
+{
+	return shm + (256u << 10) + 4096 + ((size_t)(pos % NREC) << 11);
+}
+
+/* Builds the pad of site `s` at pad_page; returns the trap's address. */
+static uint32_t build(const struct site *s, uint8_t *site_page, uint8_t *pad_page)
+{
+	const struct arch_pad_layout *l = &arm_pad_layout;
+	uint8_t code[1024];
+	size_t n = 0, done = 0, trap = 0, inlen = 0;
+	uint32_t at = A(site_page) + s->off, pad = A(pad_page);
+	uint64_t pc = at | (s->thumb ? 1 : 0);
+	struct arch_pad_ring r = {
+		.ring = ring_at(), .off_records = 4096, .record_shift = 11,
+		.nrecords = NREC, .off_seq = l->off_seq, .off_frame = l->off_frame,
+		.off_bases = l->off_bases, .time_tid = true, .off_tid = l->off_tid,
+		.off_time = l->off_time, .image = true,
+	};
+	struct arch_pad_handoff h = {
+		.table = A(shm), .entry_shift = 10, .nentries = 256,
+		.off_owner = l->off_owner, .off_ready = l->off_ready,
+		.off_bases = l->off_bases, .off_frame = l->off_frame,
+	};
+	int m;
+
+	fill_udf(site_page, PAGE, s->thumb);
+	memcpy(site_page + s->off, s->code, s->len);
+	m = arm_emit_save_regs(code, sizeof(code), pc);
+	n += (size_t)m;
+	m = arm_emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
+	if (m < 0)
+		goto fail;
+	done += n;
+	n += (size_t)m;
+	m = arm_emit_pad_handoff(code + n, sizeof(code) - n, &h, &trap);
+	if (m < 0)
+		goto fail;
+	trap += n;
+	n += (size_t)m;
+	if (arm_patch_branch(code, done, n) < 0)
+		goto fail;
+	m = arm_emit_restore_regs(code + n, sizeof(code) - n);
+	n += (size_t)m;
+	m = arm_relocate_window(site_page + s->off, s->len, pc, pc, 4, pad + n,
+				code + n, sizeof(code) - n, &inlen);
+	if (m < 0 || inlen != s->len)
+		goto fail;
+	n += (size_t)m;
+	memcpy(pad_page, code, n);
+	/* The site: the jump, as the agent writes it. */
+	if (arm_emit_jump(site_page + s->off, 4, pc, pad | (s->thumb ? 1 : 0)) != 4)
+		goto fail;
+	__builtin___clear_cache((char *)region, (char *)region + REGION);
+	return pad + (uint32_t)trap;
+fail:
+	printf("ERROR: cannot build the pad of %s (%d)\n", s->name, m);
+	exit(99);
+}
+
+static void reset_shm(void)
+{
+	memset(shm, 0, (256u << 10) + 4096 + (NREC << 11));
+	for (unsigned int i = 0; i < NREC; i++)
+		memcpy(record(i) + arm_pad_layout.off_seq, &(uint64_t){ i }, 8);
+}
+
+static void fail(const struct site *s, const char *what, const struct arm_state *in,
+		 const struct arm_state *a, const struct arm_state *b)
+{
+	failures++;
+	if (failures > 10)
+		return;
+	printf("FAIL %s: %s\n", s->name, what);
+	arm_print_state("in", in);
+	if (a)
+		arm_print_state("in place", a);
+	if (b)
+		arm_print_state("through the pad", b);
+}
+
+static bool same(const struct arm_state *a, const struct arm_state *b)
+{
+	for (int i = 0; i < 16; i++)
+		if (a->r[i] != b->r[i])
+			return false;
+	return ((a->r[16] ^ b->r[16]) & ARM_RUN_CPSR_SET) == 0;
+}
+
+/* The frame of entry / record `e` against the state at the site. */
+static bool frame_ok(const uint8_t *e, const struct arm_state *in, uint32_t at)
+{
+	uint64_t f[NW];
+
+	memcpy(f, e + arm_pad_layout.off_frame, sizeof(f));
+	for (int i = 0; i < 15; i++)
+		if (f[i] != in->r[i])
+			return false;
+	return f[ARM_PC] == at &&
+	       (f[ARM_CPSR] & 0xffffffffu & ARM_RUN_CPSR_SET) == (in->r[16] & ARM_RUN_CPSR_SET);
+}
+
+static void one_site(const struct site *s, uint8_t *site_page, uint8_t *pad_page)
+{
+	uint32_t trap = build(s, site_page, pad_page);
+	uint32_t at = A(site_page) + s->off;
+
+	for (int k = 0; k < 300; k++) {
+		struct arm_state in, ref, out;
+		uint8_t above[64];
+
+		memset(&in, 0, sizeof(in));
+		for (int i = 0; i < 15; i++)
+			in.r[i] = rnd();
+		in.r[13] = A(stack) + sizeof(stack) - 64 - 4 * (rnd() % 8);
+		in.r[16] = (rnd() & 0xf0000000u) | (s->thumb ? ARM_PSR_T : 0);
+		reset_shm();
+
+		/* In place: the original code, then the udf after it. */
+		memcpy(site_page + s->off, s->code, s->len);
+		__builtin___clear_cache((char *)site_page, (char *)site_page + PAGE);
+		in.r[15] = at;
+		arm_run(&in, &ref);
+		if (ref.r[15] != at + s->len && ref.r[15] != at + 0x100) {
+			fail(s, "the original code did not end after itself or at its "
+			     "branch's target", &in, &ref, NULL);
+			continue;
+		}
+		arm_emit_jump(site_page + s->off, 4, at | (s->thumb ? 1 : 0),
+			      A(pad_page) | (s->thumb ? 1 : 0));
+		__builtin___clear_cache((char *)site_page, (char *)site_page + PAGE);
+
+		/* Through the pad: NREC records, then the hand-off. */
+		memcpy(above, (uint8_t *)(uintptr_t)in.r[13], sizeof(above));
+		for (unsigned int pos = 0; pos <= NREC; pos++) {
+			arm_run(&in, &out);
+			compared++;
+			if (pos < NREC) {
+				uint64_t seq;
+				memcpy(&seq, record(pos) + arm_pad_layout.off_seq, 8);
+				if (!same(&ref, &out))
+					fail(s, "registers differ after the pad", &in, &ref, &out);
+				else if (memcmp(above, (uint8_t *)(uintptr_t)in.r[13], sizeof(above)))
+					fail(s, "the pad wrote above sp", &in, NULL, NULL);
+				else if (seq != pos + 1)
+					fail(s, "the record is not published", &in, NULL, NULL);
+				else if (!frame_ok(record(pos), &in, at))
+					fail(s, "the record's frame differs", &in, NULL, NULL);
+				else if (*(uint32_t *)(record(pos) + arm_pad_layout.off_tid) !=
+					 (uint32_t)syscall(SYS_gettid))
+					fail(s, "the record's tid differs", &in, NULL, NULL);
+				continue;
+			}
+			uint8_t *e = shm + (out.r[5] - A(shm));
+			if (out.r[15] != trap || out.r[5] < A(shm) ||
+			    out.r[5] >= A(shm) + (256u << 10)) {
+				fail(s, "a full ring did not end at the hand-off's trap", &in,
+				     NULL, &out);
+				continue;
+			}
+			uint32_t owner, ready;
+			memcpy(&owner, e + arm_pad_layout.off_owner, 4);
+			memcpy(&ready, e + arm_pad_layout.off_ready, 4);
+			if (owner != (uint32_t)syscall(SYS_gettid) || ready != PAD_READY ||
+			    !frame_ok(e, &in, at))
+				fail(s, "the hand-off's entry differs", &in, NULL, &out);
+			if (out.r[4] != in.r[13] - NW * 8)
+				fail(s, "r4 is not the frame", &in, NULL, &out);
+		}
+	}
+}
+
+/*
+ * Threads: an A32 function `add r0, r0, r1; bx lr` whose add jumps to a
+ * recording pad, called by THREADS threads THREAD_CALLS times each with
+ * (t, i); the ring has room for every call.  Each call must return t + i
+ * and each (t, i) be in exactly one record, published (seq = position +
+ * 1), with the function's address as its pc: the claims are atomic.
+ */
+#define THREADS 4
+#define THREAD_CALLS 3000
+#define MT_RECORDS 16384
+
+static uint8_t *mt_ring;
+static uint32_t (*mt_fn)(uint32_t, uint32_t);
+static int mt_bad;
+
+static void *mt_thread(void *arg)
+{
+	uint32_t t = (uint32_t)(uintptr_t)arg;
+
+	for (uint32_t i = 0; i < THREAD_CALLS; i++)
+		if (mt_fn(t, i) != t + i)
+			__atomic_add_fetch(&mt_bad, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void threads_case(uint8_t *site_page, uint8_t *pad_page)
+{
+	const struct arch_pad_layout *l = &arm_pad_layout;
+	static const uint8_t fn[] = { 0x01, 0x00, 0x80, 0xe0, 0x1e, 0xff, 0x2f, 0xe1 };
+	uint8_t code[1024];
+	size_t n, done, inlen;
+	uint32_t at = A(site_page);
+	struct arch_pad_ring r = {
+		.ring = A(mt_ring), .off_records = 4096, .record_shift = 11,
+		.nrecords = MT_RECORDS, .off_seq = l->off_seq, .off_frame = l->off_frame,
+		.off_bases = l->off_bases, .time_tid = true, .off_tid = l->off_tid,
+		.off_time = l->off_time, .image = true,
+	};
+	pthread_t th[THREADS];
+	static uint8_t seen[THREADS][THREAD_CALLS];
+	int m, bad = 0;
+
+	for (unsigned int i = 0; i < MT_RECORDS; i++)
+		memcpy(mt_ring + 4096 + ((size_t)i << 11) + l->off_seq, &(uint64_t){ i }, 8);
+	fill_udf(site_page, PAGE, false);
+	memcpy(site_page, fn, sizeof(fn));
+	n = (size_t)arm_emit_save_regs(code, sizeof(code), at);
+	m = arm_emit_pad_collect(code + n, sizeof(code) - n, &r, &done);
+	if (m < 0)
+		goto fail;
+	done += n;
+	n += (size_t)m;
+	/* A full ring would be a bug here: the hand-off's place traps. */
+	code[n] = 0xf0; code[n + 1] = 0x01; code[n + 2] = 0xf0; code[n + 3] = 0xe7;
+	n += 4;
+	if ((m = arm_patch_branch(code, done, n)) < 0)
+		goto fail;
+	n += (size_t)arm_emit_restore_regs(code + n, sizeof(code) - n);
+	m = arm_relocate_window(fn, sizeof(fn), at, at, 4, A(pad_page) + n, code + n,
+				sizeof(code) - n, &inlen);
+	if (m < 0)
+		goto fail;
+	n += (size_t)m;
+	memcpy(pad_page, code, n);
+	if (arm_emit_jump(site_page, 4, at, A(pad_page)) != 4)
+		goto fail;
+	__builtin___clear_cache((char *)region, (char *)region + REGION);
+	mt_fn = (uint32_t (*)(uint32_t, uint32_t))(uintptr_t)at;
+	for (uintptr_t t = 0; t < THREADS; t++)
+		if (pthread_create(&th[t], NULL, mt_thread, (void *)t) != 0)
+			goto fail;
+	for (int t = 0; t < THREADS; t++)
+		pthread_join(th[t], NULL);
+	for (unsigned int pos = 0; pos < THREADS * THREAD_CALLS; pos++) {
+		const uint8_t *rec = mt_ring + 4096 + ((size_t)pos << 11);
+		uint64_t seq, f[NW];
+		memcpy(&seq, rec + l->off_seq, 8);
+		memcpy(f, rec + l->off_frame, sizeof(f));
+		if (seq != pos + 1 || f[ARM_PC] != at || f[0] >= THREADS ||
+		    f[1] >= THREAD_CALLS || seen[f[0]][f[1]]++) {
+			if (bad++ < 3)
+				printf("FAIL threads: record %u: seq %llu, pc %#llx, r0 %llu, "
+				       "r1 %llu\n", pos, (unsigned long long)seq,
+				       (unsigned long long)f[ARM_PC], (unsigned long long)f[0],
+				       (unsigned long long)f[1]);
+		}
+	}
+	uint64_t head;
+	memcpy(&head, mt_ring, 8);
+	if (head != THREADS * THREAD_CALLS) {
+		printf("FAIL threads: the head is %llu, not %d\n", (unsigned long long)head,
+		       THREADS * THREAD_CALLS);
+		bad++;
+	}
+	if (mt_bad) {
+		printf("FAIL threads: %d calls returned a wrong sum\n", mt_bad);
+		bad++;
+	}
+	printf("%d threads x %d calls through one pad: %d records checked, %d bad\n",
+	       THREADS, THREAD_CALLS, THREADS * THREAD_CALLS, bad);
+	failures += bad;
+	return;
+fail:
+	printf("ERROR: cannot build or run the threads' pad (%d)\n", m);
+	exit(99);
+}
+
+int main(void)
+{
+	if (arm_run_init() < 0) {
+		printf("ERROR: arm_run_init\n");
+		return 99;
+	}
+	region = mmap(NULL, REGION, PROT_READ | PROT_WRITE | PROT_EXEC,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	shm = mmap(NULL, (256u << 10) + 4096 + (NREC << 11) + PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (region == MAP_FAILED || shm == MAP_FAILED) {
+		perror("mmap");
+		return 99;
+	}
+	for (unsigned int i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+		one_site(&sites[i], region, region + 8 * PAGE);
+	mt_ring = mmap(NULL, 4096 + ((size_t)MT_RECORDS << 11), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mt_ring == MAP_FAILED) {
+		perror("mmap");
+		return 99;
+	}
+	threads_case(region + 16 * PAGE, region + 20 * PAGE);
+	printf("%d runs through pads, %d failures\n", compared, failures);
+	return failures ? 1 : 0;
+}
