@@ -63,7 +63,10 @@ static int tp_regnum(void)
 
 	if (regnum == -2) {
 		regnum = -1;
-		for (unsigned int i = 0; agent.arch->regs[i].name; i++)
+		/* The arch's table has nregs_for(features) rows, no end
+		 * marker (aarch64's has none). */
+		unsigned int n = agent.arch->nregs_for(~0u);
+		for (unsigned int i = 0; i < n && agent.arch->regs[i].name; i++)
 			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
 				regnum = (int)i;
 				break;

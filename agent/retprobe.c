@@ -282,7 +282,8 @@ static int fs_base_regnum(void)
 
 	if (regnum == -2) {
 		regnum = -1;
-		for (unsigned int i = 0; agent.arch->regs[i].name; i++)
+		unsigned int n = agent.arch->nregs_for(~0u);	/* no end marker */
+		for (unsigned int i = 0; i < n && agent.arch->regs[i].name; i++)
 			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
 				regnum = (int)i;
 				break;
