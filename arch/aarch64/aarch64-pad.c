@@ -8,8 +8,12 @@
  *   A:    b pad
  *
  *   pad:  save      frame of 34 words on the stack: x0-x30, sp, pc, nzcv
+ *        [wants     ipa_site_wants(site, frame, 34): 0 -> b restore]
  *         collect   claim a record of the ring, copy the frame (and the
- *                   v registers, fpsr, fpcr), publish;
+ *                   v registers, fpsr, fpcr),
+ *                  [ipa_collect_site(site, record's frame, 34, blocks,
+ *                   size)], publish;
+ *                  [IPA_TRAP -> hand-off]
  *                   b restore                         (patched: *done)
  *         (full)    hand-off: claim a table entry by tid, copy the frame,
  *                   mark it ready, BRK; wait for PAD_DONE, free it
@@ -90,6 +94,10 @@ static int finish(const struct aarch64_out *o)
  *   clrex                      d503305f     svc #0              d4000001
  *   b.cond                     0101 0100 imm19 0 cond           54000000
  *   cbnz wt                    0011 0101 imm19 Rt               35000000
+ *   cbz  wt                    0011 0100 imm19 Rt               34000000
+ *   mov  xd, xm  (orr xd, xzr, xm)                              aa0003e0 | Rm << 16
+ *   mov  wd, wm  (orr wd, wzr, wm)                              2a0003e0 | Rm << 16
+ *   blr  xn                    1101 0110 0011 1111 0000 00 Rn 00000  d63f0000
  */
 static void put_pair(struct aarch64_out *o, bool load, unsigned int t,
 		     unsigned int t2, unsigned int n, unsigned int off)
@@ -126,6 +134,11 @@ static uint32_t enc_bcond(size_t from, size_t to, unsigned int cond)
 static uint32_t enc_cbnz_w(size_t from, size_t to, unsigned int t)
 {
 	return 0x35000000u | ((uint32_t)((int64_t)(to - from) >> 2) & 0x7ffff) << 5 | t;
+}
+
+static uint32_t enc_cbz_w(size_t from, size_t to, unsigned int t)
+{
+	return 0x34000000u | ((uint32_t)((int64_t)(to - from) >> 2) & 0x7ffff) << 5 | t;
 }
 
 static uint32_t enc_b_off(size_t from, size_t to)
@@ -194,10 +207,96 @@ static bool apart(unsigned int a, unsigned int alen, unsigned int b,
 	return a + alen <= b || b + blen <= a;
 }
 
+/* A word written over one the code left at `at` (a forward branch). */
+static void put_at(struct aarch64_out *o, size_t at, uint32_t w)
+{
+	if (o->overflow || at + 4 > o->len)
+		return;
+	for (int k = 0; k < 4; k++)
+		o->buf[at + k] = (uint8_t)(w >> (8 * k));
+}
+
+#define FRAME_WORDS AARCH64_PAD_FRAME_WORDS
+#define VERDICT_TRAP 3		/* the in-process collector's IPA_TRAP */
+
+/*
+ * A call of the in-process collector (AAPCS64): arguments in x0-x4, the
+ * function's address in x16 (IP0, the linker's scratch), `blr`.  The
+ * callee keeps x19-x28, x29 and sp; it may change x0-x18 and x30, which
+ * the restore reloads from the frame.  sp is the frame's address (x19),
+ * 16-aligned, and the callee's stack (IPA_STACK_USE at most) grows below
+ * it: nothing of the program's lies there (no red zone).  The collector
+ * is built with general registers only (configure.ac), so the v
+ * registers, which neither the frame nor the restore hold, stay the
+ * program's.
+ *
+ * ipa_site_wants, first, on the frame on the stack:
+ *
+ *         add   sp, x19, #0                sp = the frame
+ *         movz/movk x0, #site
+ *         mov   x1, x19
+ *         movz  x2, #34                    frame words
+ *         movz/movk x16, #wants
+ *         blr   x16
+ *         cbz   w0, out                    every condition false (patched)
+ *
+ * Returns the offset of the cbz.
+ */
+static size_t put_ipa_wants(struct aarch64_out *o, const struct arch_pad_ring *r)
+{
+	size_t at;
+
+	aarch64_put32(o, 0x91000000u | FP << 5 | 31);		/* add sp, x19, #0 */
+	aarch64_emit_mov_imm(o, 0, r->ipa_site);
+	aarch64_put32(o, 0xaa0003e0u | FP << 16 | 1);		/* mov x1, x19 */
+	aarch64_emit_mov_imm(o, 2, FRAME_WORDS);
+	aarch64_emit_mov_imm(o, 16, r->ipa_wants);
+	aarch64_put32(o, 0xd63f0000u | 16 << 5);		/* blr x16 */
+	at = o->len;
+	aarch64_put32(o, 0);					/* cbz w0, out */
+	return at;
+}
+
+/*
+ * ipa_collect_site on the filled record (x2 p, x3 the record), before
+ * it is published; p and the record wait in x20 and x21, the verdict
+ * in w22 (callee-saved):
+ *
+ *         mov   x20, x2 ; mov x21, x3
+ *         add   sp, x19, #0
+ *         movz/movk x0, #site
+ *         add   x1, x3, #off_frame         the record's frame
+ *         movz  x2, #34
+ *         add   x3, x3, #off_blocks        its block area
+ *         movz  x4, #blocks_size
+ *         movz/movk x16, #call
+ *         blr   x16
+ *         mov   w22, w0                    the verdict
+ *         mov   x2, x20 ; mov x3, x21
+ */
+static void put_ipa_call(struct aarch64_out *o, const struct arch_pad_ring *r)
+{
+	aarch64_put32(o, 0xaa0003e0u | 2 << 16 | 20);		/* mov x20, x2 */
+	aarch64_put32(o, 0xaa0003e0u | 3 << 16 | 21);		/* mov x21, x3 */
+	aarch64_put32(o, 0x91000000u | FP << 5 | 31);		/* add sp, x19, #0 */
+	aarch64_emit_mov_imm(o, 0, r->ipa_site);
+	put_add_imm(o, 1, 3, r->off_frame, 10);
+	aarch64_emit_mov_imm(o, 2, FRAME_WORDS);
+	put_add_imm(o, 3, 3, r->off_blocks, 10);
+	aarch64_emit_mov_imm(o, 4, r->blocks_size);
+	aarch64_emit_mov_imm(o, 16, r->ipa_call);
+	aarch64_put32(o, 0xd63f0000u | 16 << 5);		/* blr x16 */
+	aarch64_put32(o, 0x2a0003e0u | 0 << 16 | 22);		/* mov w22, w0 */
+	aarch64_put32(o, 0xaa0003e0u | 20 << 16 | 2);		/* mov x2, x20 */
+	aarch64_put32(o, 0xaa0003e0u | 21 << 16 | 3);		/* mov x3, x21 */
+}
+
 /*
  * The collector, after the save (x19 = frame).  Registers it uses are
- * the program's, saved in the frame: x1 head, x2 p, x3 record, x4-x10.
+ * the program's, saved in the frame: x1 head, x2 p, x3 record, x4-x10
+ * (with ipa_call also x16, x20-x22 and whatever the callee changes).
  *
+ *       [ ipa_site_wants (put_ipa_wants): 0 -> out ]
  *         movz/movk x1, #ring              &head
  *         movz/movk x9, #nrecords-1
  *   retry:
@@ -224,9 +323,13 @@ static bool apart(unsigned int a, unsigned int alen, unsigned int b,
  *       [ stp q0, q1, [x3] .. stp q30, q31, [x3, #480]   (image)
  *         mrs x5, fpsr ; str w5, [x3, #512]
  *         mrs x6, fpcr ; str w6, [x3, #516] ]
+ *       [ ipa_collect_site (put_ipa_call): w22 = verdict ]
  *         add   x7, x2, #1
  *         add   x4, x3, #off_seq
  *         stlr  x7, [x4]                   seq = p + 1: the record is full
+ *       [ cmp   w22, #IPA_TRAP
+ *         b.eq  end                        the hand-off, after the record
+ *   out: ]
  *         b     done                       (*done: patch_branch)
  *   lost: clrex
  *         b     retry
@@ -235,21 +338,25 @@ static bool apart(unsigned int a, unsigned int alen, unsigned int b,
  *         cmp   x6, x2
  *         b.ne  retry                      another thread took p: again
  *                                          else the ring is full: on
+ *   end:
  *
  * The exclusive pair holds nothing but a compare between, so that it
  * makes progress on every implementation.  The system calls (time_tid)
  * change x0 only (the kernel keeps the rest); the flags are in the frame.
+ * A record the collector says IPA_TRAP of is published all the same (the
+ * drain skips it: its verdict says so) and the hit goes on to the
+ * hand-off, where the agent handles it; so does a full ring, where the
+ * collector never ran.
  */
 int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 			     const struct arch_pad_ring *r, size_t *done)
 {
 	struct aarch64_out o = { out, size, 0, 0, false };
 	unsigned int rec;
-	size_t retry, to_notfree, to_lost, to_retry, lost;
+	size_t retry, to_notfree, to_lost, to_retry, lost, to_out = 0, to_end = 0;
 
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
-	    r->record_shift < 4 || r->record_shift > 24 ||
-	    r->ipa_call)		/* no in-process collector call yet */
+	    r->record_shift < 4 || r->record_shift > 24)
 		return -EINVAL;
 	rec = 1u << r->record_shift;
 	if (!part_fits(r->off_seq, 8, rec) || (r->off_seq & 7) ||
@@ -264,6 +371,17 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	     (r->time_tid && (!apart(0, AARCH64_PAD_IMAGE_BYTES, r->off_tid, 4) ||
 			      !apart(0, AARCH64_PAD_IMAGE_BYTES, r->off_time, 16)))))
 		return -EINVAL;
+	/* The collector's block area: apart from every other part. */
+	if (r->ipa_call &&
+	    (!r->blocks_size || !part_fits(r->off_blocks, r->blocks_size, rec) ||
+	     (r->off_blocks & 7) ||
+	     !apart(r->off_blocks, r->blocks_size, r->off_seq, 8) ||
+	     !apart(r->off_blocks, r->blocks_size, r->off_frame, FRAME_BYTES) ||
+	     (r->image && !apart(r->off_blocks, r->blocks_size, 0,
+				 AARCH64_PAD_IMAGE_BYTES)) ||
+	     (r->time_tid && (!apart(r->off_blocks, r->blocks_size, r->off_tid, 4) ||
+			      !apart(r->off_blocks, r->blocks_size, r->off_time, 16)))))
+		return -EINVAL;
 	if (r->time_tid &&
 	    (!part_fits(r->off_tid, 4, rec) || (r->off_tid & 3) ||
 	     !part_fits(r->off_time, 16, rec) || (r->off_time & 7) ||
@@ -274,6 +392,8 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	     !apart(r->off_time, 16, r->off_seq, 8)))
 		return -EINVAL;
 
+	if (r->ipa_call && r->ipa_wants)
+		to_out = put_ipa_wants(&o, r);
 	aarch64_emit_mov_imm(&o, 1, r->ring);
 	aarch64_emit_mov_imm(&o, 9, r->nrecords - 1);
 	retry = o.len;
@@ -319,9 +439,18 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 		aarch64_put32(&o, 0xd53b4400u | 6);		/* mrs x6, fpcr */
 		aarch64_put32(&o, 0xb9000000u | (516 / 4) << 10 | 3 << 5 | 6);
 	}
+	if (r->ipa_call)
+		put_ipa_call(&o, r);
 	aarch64_put32(&o, 0x91000000u | 1 << 10 | 2 << 5 | 7);	/* add x7, x2, #1 */
 	put_add_imm(&o, 4, 3, r->off_seq, 10);
 	aarch64_put32(&o, 0xc89ffc00u | 4 << 5 | 7);		/* stlr x7, [x4] */
+	if (r->ipa_call) {
+		aarch64_put32(&o, 0x7100001fu | VERDICT_TRAP << 10 | 22 << 5);
+		to_end = o.len;
+		aarch64_put32(&o, 0);				/* b.eq end */
+		if (to_out)					/* out: */
+			put_at(&o, to_out, enc_cbz_w(to_out, o.len, 0));
+	}
 	*done = o.len;
 	aarch64_put32(&o, enc_b_off(0, 0));			/* b done */
 	lost = o.len;
@@ -339,6 +468,8 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	aarch64_put32(&o, 0xc8dffc00u | 1 << 5 | 6);		/* notfree: ldar x6, [x1] */
 	aarch64_put32(&o, 0xeb00001fu | 2 << 16 | 6 << 5);	/* cmp x6, x2 */
 	aarch64_put32(&o, enc_bcond(o.len, retry, 1));		/* b.ne retry */
+	if (to_end)						/* end: */
+		put_at(&o, to_end, enc_bcond(to_end, o.len, 0));	/* eq */
 	return finish(&o);
 }
 

@@ -27,6 +27,13 @@
  * a 4-record ring takes 4 of 10 calls, the 6 others take the hand-off
  * path, and once consumed (seq = position + nrecords) it takes 4 more;
  * 4 threads x 3000 calls into one ring: every (thread, call) once.
+ * With a stub in-process collector (ipa_site_wants, ipa_collect_site in
+ * C, which clobber the caller-saved registers and the flags): a false
+ * condition leaves no record and no call of the collector; a true one
+ * calls it with the site, the record's frame, 34, the block area and its
+ * size on a 16-byte aligned stack below the frame, and publishes the
+ * record with what it wrote; its IPA_TRAP publishes the record and takes
+ * the hand-off; the registers come back unchanged in every case.
  *
  * Exit 0 pass, 1 failure, 99 harness.
  */
@@ -302,6 +309,172 @@ static void call_one(struct ring *g, size_t func, size_t site, uint64_t x0,
 	CHECK(ts_ns(&ts) >= ts_ns(&t0) && ts_ns(&ts) <= ts_ns(&t1), "time outside the call");
 }
 
+static void consume(struct ring *g);
+
+/* --- a stub in-process collector ----------------------------------------- */
+
+#define STUB_SITE 0x5173000ull
+static struct {
+	unsigned int wants, collects;	/* calls */
+	int want, verdict;		/* what they return */
+	uint64_t site, words, size, sp, cfa;
+	const uint64_t *frame;
+	uint8_t *blocks;
+	uint64_t pc, x0;		/* frame[32], frame[0] as the stub saw them */
+} stub;
+
+/* What the callee may do to x0-x18, x30 and the flags, done. */
+#define CLOBBER() __asm__ volatile( \
+	"mov x0, #0xbad\n\tmov x1, x0\n\tmov x2, x0\n\tmov x3, x0\n" \
+	"\tmov x4, x0\n\tmov x5, x0\n\tmov x6, x0\n\tmov x7, x0\n" \
+	"\tmov x8, x0\n\tmov x9, x0\n\tmov x10, x0\n\tmov x11, x0\n" \
+	"\tmov x12, x0\n\tmov x13, x0\n\tmov x14, x0\n\tmov x15, x0\n" \
+	"\tmov x16, x0\n\tmov x17, x0\n\tmov x18, x0\n\tcmp x0, #0\n" \
+	::: "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", \
+	"x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "cc")
+
+static uint64_t sp_now(void)
+{
+	uint64_t sp;
+
+	__asm__ volatile("mov %0, sp" : "=r"(sp));
+	return sp;
+}
+
+__attribute__((noinline)) static int stub_site_wants(uint64_t site, const uint64_t *frame,
+						     uint32_t words)
+{
+	CLOBBER();
+	stub.wants++;
+	stub.site = site;
+	stub.frame = frame;
+	stub.words = words;
+	stub.sp = sp_now();
+	stub.cfa = (uint64_t)(uintptr_t)__builtin_dwarf_cfa();	/* sp at the blr */
+	stub.pc = frame[32];
+	stub.x0 = frame[0];
+	return stub.want;
+}
+
+__attribute__((noinline)) static int stub_collect_site(uint64_t site, const uint64_t *frame,
+						       uint32_t words, uint8_t *blocks,
+						       uint32_t size)
+{
+	CLOBBER();
+	stub.collects++;
+	stub.site = site;
+	stub.frame = frame;
+	stub.words = words;
+	stub.blocks = blocks;
+	stub.size = size;
+	stub.sp = sp_now();
+	stub.cfa = (uint64_t)(uintptr_t)__builtin_dwarf_cfa();	/* sp at the blr */
+	stub.pc = frame[32];
+	stub.x0 = frame[0];
+	memset(blocks, 0, size);
+	memcpy(blocks, &frame[0], 8);		/* the blocks: x0, then a mark */
+	memcpy(blocks + 8, "stubmark", 8);
+	return stub.verdict;
+}
+
+static void ipa_ring(struct ring *g, bool wants)
+{
+	ring_init(g, 64);
+	g->r.ipa_call = (uint64_t)(uintptr_t)stub_collect_site;
+	g->r.ipa_site = STUB_SITE;
+	g->r.ipa_wants = wants ? (uint64_t)(uintptr_t)stub_site_wants : 0;
+	g->r.off_blocks = 320;
+	g->r.blocks_size = 192;
+}
+
+/* One call of f_add through the collector's pad; `wants`: calls of
+ * ipa_site_wants expected, `rec`: a record published. */
+static void ipa_call_one(struct ring *g, unsigned int k, unsigned int wants,
+			 bool collects, bool rec, uint64_t handoffs)
+{
+	uint64_t base = (uint64_t)(uintptr_t)mem;
+	uint64_t head0 = *(volatile uint64_t *)g->mem;
+	unsigned int w0 = stub.wants, c0 = stub.collects;
+
+	call_one(g, F_ADD, F_ADD, k * 5, k * 15 + 1, k, rec);
+	CHECK(stub.wants == w0 + wants, "k %u: ipa_site_wants called %u times, want %u",
+	      k, stub.wants - w0, wants);
+	CHECK(stub.collects == c0 + collects, "k %u: ipa_collect_site called %u times, want %u",
+	      k, stub.collects - c0, collects);
+	CHECK(full_count == handoffs, "k %u: hand-offs %lu, want %lu", k, full_count, handoffs);
+	if (!wants && !collects)
+		return;
+	CHECK(stub.site == STUB_SITE, "site %#lx", stub.site);
+	CHECK(stub.words == NW, "frame words %lu", stub.words);
+	CHECK(stub.pc == base + F_ADD && stub.x0 == k * 5, "frame pc %#lx x0 %#lx",
+	      stub.pc, stub.x0);
+	CHECK(!(stub.sp & 15), "callee's sp %#lx not 16-aligned", stub.sp);
+	if (!collects) {
+		/* ipa_site_wants: the frame on the stack, sp = frame. */
+		CHECK(stub.cfa == (uint64_t)(uintptr_t)stub.frame && stub.sp < stub.cfa,
+		      "wants: frame %p, sp at the call %#lx, in it %#lx", (void *)stub.frame,
+		      stub.cfa, stub.sp);
+		return;
+	}
+	uint8_t *r = record(g, head0);
+	CHECK(stub.frame == (const uint64_t *)(r + g->r.off_frame), "frame %p, want the record's %p",
+	      (void *)stub.frame, (void *)(r + g->r.off_frame));
+	CHECK(stub.blocks == r + g->r.off_blocks && stub.size == g->r.blocks_size,
+	      "blocks %p size %lu", (void *)stub.blocks, stub.size);
+	/* sp at the call: the frame on the stack, 16-aligned. */
+	CHECK(!(stub.cfa & 15) && stub.sp < stub.cfa &&
+	      !memcmp((const void *)(uintptr_t)stub.cfa, r + g->r.off_frame, 8 * NW),
+	      "collect: sp at the call %#lx, in it %#lx", stub.cfa, stub.sp);
+	uint64_t x0;
+	memcpy(&x0, r + g->r.off_blocks, 8);
+	CHECK(x0 == k * 5 && !memcmp(r + g->r.off_blocks + 8, "stubmark", 8),
+	      "record's blocks: x0 %#lx", x0);
+}
+
+static void case_ipa(void)
+{
+	struct ring g;
+
+	build_functions();
+	/* With ipa_site_wants: false, true (RECORD), true (TRAP), SKIP. */
+	ipa_ring(&g, true);
+	if (build_pad(F_ADD, 12, F_ADD, 0x4000, &g.r) < 0) {
+		CHECK(0, "cannot build the collector's pad");
+		return;
+	}
+	full_count = 0;
+	memset(&stub, 0, sizeof(stub));
+	stub.want = 0;
+	for (unsigned int k = 0; k < 3; k++)
+		ipa_call_one(&g, k, 1, false, false, 0);
+	stub.want = 1;
+	stub.verdict = 1;		/* IPA_RECORD */
+	for (unsigned int k = 3; k < 6; k++)
+		ipa_call_one(&g, k, 1, true, true, 0);
+	stub.verdict = 3;		/* IPA_TRAP: published, then the hand-off */
+	for (unsigned int k = 6; k < 8; k++)
+		ipa_call_one(&g, k, 1, true, true, k - 5);
+	stub.verdict = 0;		/* IPA_SKIP: published (the drain drops it) */
+	ipa_call_one(&g, 8, 1, true, true, 2);
+	consume(&g);
+	/* Without it (no condition): the collector alone. */
+	ipa_ring(&g, false);
+	build_functions();
+	if (build_pad(F_ADD, 12, F_ADD, 0x4000, &g.r) < 0) {
+		CHECK(0, "cannot build the collector's pad");
+		return;
+	}
+	full_count = 0;
+	stub.verdict = 2;		/* IPA_RECORD_STOP */
+	for (unsigned int k = 0; k < 3; k++)
+		ipa_call_one(&g, k, 0, true, true, 0);
+	stub.verdict = 3;
+	ipa_call_one(&g, 3, 0, true, true, 1);
+	consume(&g);
+	printf("ipa: 3 false conditions (no record), 3 records, 2 traps; "
+	       "without the question 3 records, 1 trap\n");
+}
+
 static void consume(struct ring *g)
 {
 	uint64_t head = *(volatile uint64_t *)g->mem;
@@ -418,6 +591,7 @@ int main(void)
 	case_sites();
 	case_full();
 	case_threads();
+	case_ipa();
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
 }

@@ -1162,6 +1162,86 @@ static void test_pad_collect(void **state)
 	assert_int_equal(aarch64_emit_pad_collect(b, 100, &r, &done), -ENOSPC);
 }
 
+/* With the in-process collector: ipa_site_wants before the claim,
+ * ipa_collect_site before the publish, IPA_TRAP on to the hand-off. */
+static void test_pad_collect_ipa(void **state)
+{
+	uint8_t b[2048];
+	size_t done = 0;
+	struct arch_pad_ring r = {
+		.ring = 0x7f0012345000, .off_records = 64, .record_shift = 11,
+		.nrecords = 16, .off_seq = 0, .off_frame = 32,
+		.ipa_call = 0x7f0000401230, .ipa_site = 0x7f0000480040,
+		.ipa_wants = 0x7f0000401400, .off_blocks = 1024, .blocks_size = 1024,
+	};
+	int n;
+
+	(void)state;
+	n = aarch64_emit_pad_collect(b, sizeof(b), &r, &done);
+	assert_int_equal(n, 368);
+	assert_int_equal(done, 344);
+	assert_int_equal(word_at(b, 0), 0x9100027f);	/* mov sp, x19 */
+	assert_int_equal(word_at(b, 1), 0xd2800800);	/* mov x0, #0x40 (site) */
+	assert_int_equal(word_at(b, 3), 0xf2cfe000);	/* movk x0, #0x7f00, lsl #32 */
+	assert_int_equal(word_at(b, 4), 0xaa1303e1);	/* mov x1, x19 */
+	assert_int_equal(word_at(b, 5), 0xd2800442);	/* mov x2, #34 */
+	assert_int_equal(word_at(b, 6), 0xd2828010);	/* mov x16, #0x1400 (wants) */
+	assert_int_equal(word_at(b, 9), 0xd63f0200);	/* blr x16 */
+	assert_int_equal(word_at(b, 10), 0x34000980);	/* cbz w0, out (+0x130) */
+	assert_int_equal(word_at(b, 11), 0xd28a0001);	/* mov x1, #0x5000 (ring) */
+	assert_int_equal(word_at(b, 15), 0xc8dffc22);	/* retry: ldar x2, [x1] */
+	assert_int_equal(word_at(b, 17), 0x8b032c23);	/* add x3, x1, x3, lsl #11 */
+	/* After the frame's copy: the call, p and the record kept. */
+	assert_int_equal(word_at(b, 64), 0xaa0203f4);	/* mov x20, x2 */
+	assert_int_equal(word_at(b, 65), 0xaa0303f5);	/* mov x21, x3 */
+	assert_int_equal(word_at(b, 66), 0x9100027f);	/* mov sp, x19 */
+	assert_int_equal(word_at(b, 70), 0x91008061);	/* add x1, x3, #0x20 (frame) */
+	assert_int_equal(word_at(b, 71), 0xd2800442);	/* mov x2, #34 */
+	assert_int_equal(word_at(b, 72), 0x91100063);	/* add x3, x3, #0x400 (blocks) */
+	assert_int_equal(word_at(b, 73), 0xd2808004);	/* mov x4, #0x400 (size) */
+	assert_int_equal(word_at(b, 74), 0xd2824610);	/* mov x16, #0x1230 (call) */
+	assert_int_equal(word_at(b, 77), 0xd63f0200);	/* blr x16 */
+	assert_int_equal(word_at(b, 78), 0x2a0003f6);	/* mov w22, w0 */
+	assert_int_equal(word_at(b, 79), 0xaa1403e2);	/* mov x2, x20 */
+	assert_int_equal(word_at(b, 80), 0xaa1503e3);	/* mov x3, x21 */
+	assert_int_equal(word_at(b, 83), 0xc89ffc87);	/* stlr x7, [x4]: published */
+	assert_int_equal(word_at(b, 84), 0x71000edf);	/* cmp w22, #IPA_TRAP */
+	assert_int_equal(word_at(b, 85), 0x540000e0);	/* b.eq end (+0x1c: n) */
+	assert_int_equal(done, 86 * 4);			/* out: b done */
+	assert_int_equal(word_at(b, 89), 0xc8dffc26);	/* notfree: ldar x6, [x1] */
+	/* Without ipa_site_wants: the claim first, the call as before. */
+	struct arch_pad_ring nw = r;
+	nw.ipa_wants = 0;
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &nw, &done), 368 - 44);
+	assert_int_equal(word_at(b, 0), 0xd28a0001);	/* mov x1, #0x5000 */
+	assert_int_equal(done, 344 - 44);
+	/* The block area must lie in the record, apart from the rest. */
+	struct arch_pad_ring bad = r;
+	bad.off_blocks = 256;		/* over the frame */
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.blocks_size = 1028;		/* past the record */
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.blocks_size = 0;
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.off_blocks = 1020;		/* not 8-aligned */
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad = r;
+	bad.image = true;		/* blocks over the image (520 bytes at 0) */
+	bad.off_frame = 600;
+	bad.off_seq = 880;
+	bad.off_blocks = 256;
+	bad.blocks_size = 512;
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	bad.off_blocks = 1024;		/* the same, apart: fine */
+	assert_true(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done) > 0);
+	bad.off_blocks = 256;
+	assert_int_equal(aarch64_emit_pad_collect(b, sizeof(b), &bad, &done), -EINVAL);
+	assert_int_equal(aarch64_emit_pad_collect(b, 300, &r, &done), -ENOSPC);
+}
+
 static void test_pad_window(void **state)
 {
 	/* at 0x1000: adr x1, .+0x180 ; ldr x0, [x1] ; ret ; svc #0 */
@@ -1351,6 +1431,7 @@ int main(void)
 		cmocka_unit_test(test_asm_reg),
 		cmocka_unit_test(test_pad_save_restore),
 		cmocka_unit_test(test_pad_collect),
+		cmocka_unit_test(test_pad_collect_ipa),
 		cmocka_unit_test(test_pad_window),
 		cmocka_unit_test(test_pad_handoff),
 		cmocka_unit_test(test_pad_layout),
