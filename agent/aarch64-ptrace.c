@@ -605,6 +605,27 @@ static int a64_pad_fix(uint64_t trap, uint64_t pc, uint64_t *new_pc)
 	return 1;
 }
 
+/*
+ * ipa_copy's one load, `ldrb w4, [x1, x3]` (agent/ipa/ipa-copy-aarch64.S),
+ * becomes `b exit`: x3 still counts what was copied, which the exit
+ * returns.  A thread stopped on the load's fault runs the branch
+ * instead; one that comes later copies nothing more.
+ */
+static int a64_ipa_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
+			size_t room)
+{
+	int64_t d = (int64_t)(to - at);
+	uint32_t w;
+
+	if (size < 4 || room < 4)
+		return -ENOSPC;
+	if ((d & 3) || d < -(1ll << 27) || d >= (1ll << 27))
+		return -ERANGE;
+	w = 0x14000000u | ((uint32_t)(d >> 2) & 0x3ffffff);	/* b to */
+	memcpy(out, &w, 4);
+	return 4;
+}
+
 /* x0..x30 (gdb 0-30) are uc_mcontext.regs[]; sp and pc are not taken. */
 static int a64_uc_gpr_offset(int regnum)
 {
@@ -666,5 +687,6 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.step_sticks = true,	/* TIF_SINGLESTEP outlives the tracer */
 		.pad_open = a64_pad_open,
 		.pad_fix = a64_pad_fix,
+		.ipa_open = a64_ipa_open,
 	},
 };
