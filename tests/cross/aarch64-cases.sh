@@ -606,8 +606,163 @@ for l in sys.stdin:
 	fi
 }
 
-for strat in step boost emulate pad auto; do
-	if [ "$strat" != step ]; then
+# ipa_case STRAT (pad, auto): tracepoints the in-process collector runs
+# in the pad, with no stop: at add (5 calls), a condition that reads a
+# global ($x1 > counter + 25) collecting $x1 and the array arr; at
+# level3, the globals counter and origin and arr[1]@3; at add again a
+# pass count not reached (10) collecting $x0.  The values as the program
+# printed them (total, arr2, origin, level1, counter), and `monitor
+# probes` at checkpoint: 0 stops at both sites, 5 and 1 hits recorded in
+# the process, 2 skipped there (false conditions).  Then a pass count
+# that is reached (passcount 3 at add): the trace stops by it, with 3
+# frames of $x1, the third arr2.
+ipa_case() {
+	strat=$1
+	name=ipa-$strat
+	gdb_case "$name" <<'EOF'
+break main
+run
+trace *add if $x1 > counter + 25
+actions
+collect $x1
+collect arr
+end
+trace *level3
+actions
+collect counter
+collect origin
+collect arr[1]@3
+end
+trace *add
+actions
+collect $x0
+end
+passcount 10 4
+tstart
+break checkpoint
+continue
+monitor probes
+tstop
+tstatus
+delete
+tfind none
+tfind tracepoint 2
+while $trace_frame != -1
+printf "IPA2 x1=%ld arr=%d,%d,%d,%d,%d\n", $x1, arr[0], arr[1], arr[2], arr[3], arr[4]
+tfind tracepoint 2
+end
+tfind none
+tfind tracepoint 3
+printf "IPA3 counter=%d origin=%d,%d arr=%d,%d,%d\n", counter, origin.x, origin.y, arr[1], arr[2], arr[3]
+tfind none
+tfind tracepoint 4
+while $trace_frame != -1
+printf "IPA4 x0=%ld\n", $x0
+tfind tracepoint 4
+end
+tfind none
+continue
+EOF
+	out="$run/$name.out"
+	g="$run/ground-$name.txt"
+	total=$(ground "$name" total)
+	arr2=$(ground "$name" arr2)
+	origin=$(ground "$name" origin)
+	# level3 adds level1 - 2 to counter: counter at its entry.
+	counter0=$(sed -n 's/.* level1=\([0-9]*\) counter=\([0-9]*\).*/\2 \1/p' "$g" 2>/dev/null |
+		awk '{ print $1 - $2 + 2 }')
+	# The array as tracepoint 2 collected it: its sum and arr[2] must be
+	# the program's total and arr2.
+	arr=$(sed -n 's/^IPA2 x1=[0-9-]* arr=//p' "$out" | head -n 1)
+	check=$(echo "$arr" | awk -F, '{ s = 0; for (i = 1; i <= 5; i++) s += $i; print s, $3 }')
+	# tracepoint 2: one frame per element above counter + 25, in order.
+	got2=$(sed -n 's/^IPA2 //p' "$out" | tr '\n' ' ')
+	want2=$(echo "$arr" | awk -F, -v c="${counter0:-0}" \
+		'{ for (i = 1; i <= 5; i++) if ($i > c + 25) printf "x1=%d arr=%s ", $i, $0 }')
+	if [ -n "$total" ] && [ -n "$arr" ] && [ "$check" = "$total $arr2" ] &&
+	   [ -n "$got2" ] && [ "$got2" = "$want2" ]; then
+		ok "collector ($strat): add if \$x1 > counter + 25: $(echo "$got2" | grep -o 'x1=' | wc -l) frames, \$x1 and arr (sum $total, arr[2] $arr2) as the program's"
+	else
+		not_ok "collector ($strat): add's condition on a global, arr" \
+			"got '$got2', want '$want2'" "arr's sum and arr[2] '$check', the program's '$total $arr2'"
+	fi
+	got3=$(sed -n 's/^IPA3 //p' "$out")
+	mid=$(echo "$arr" | cut -d, -f2-4)
+	if [ -n "$origin" ] && [ -n "$counter0" ] &&
+	   [ "$got3" = "counter=$counter0 origin=$origin arr=$mid" ]; then
+		ok "collector ($strat): level3's counter ($counter0), origin ($origin), arr[1]@3 ($mid)"
+	else
+		not_ok "collector ($strat): level3's globals" \
+			"got '$got3', want 'counter=$counter0 origin=$origin arr=$mid'"
+	fi
+	# tracepoint 4 (pass count 10, not reached): every call, $x0 the
+	# running total.
+	got4=$(sed -n 's/^IPA4 x0=//p' "$out" | tr '\n' ' ')
+	want4=$(echo "$arr" | awk -F, '{ s = 0; for (i = 1; i <= 5; i++) { printf "%d ", s; s += $i } }')
+	if [ -n "$want4" ] && [ "$got4" = "$want4" ]; then
+		ok "collector ($strat): add with passcount 10: 5 frames, \$x0 the running total ($got4)"
+	else
+		not_ok "collector ($strat): add with a pass count" "got '$got4', want '$want4'"
+	fi
+	addr_add=$("$triplet-objdump" -d "$run/basic" | sed -n 's/^0*\([0-9a-f]*\) <add>:$/0x\1/p')
+	addr_l3=$("$triplet-objdump" -d "$run/basic" | sed -n 's/^0*\([0-9a-f]*\) <level3>:$/0x\1/p')
+	line_add=$(grep "^process [0-9]* $addr_add " "$out" | head -n 1)
+	line_l3=$(grep "^process [0-9]* $addr_l3 " "$out" | head -n 1)
+	if echo "$line_add" | grep -q 'with its collector, no stop).*hits: 0 stopped, 5 recorded in the process, 2 skipped there' &&
+	   echo "$line_l3" | grep -q 'with its collector, no stop).*hits: 0 stopped, 1 recorded in the process'; then
+		ok "collector ($strat): monitor probes: no stop at add (5 recorded, 2 false) nor at level3 (1 recorded)"
+	else
+		not_ok "collector ($strat): monitor probes: the hits stopped no thread" \
+			"add: ${line_add:-no line for $addr_add}" "level3: ${line_l3:-no line for $addr_l3}"
+	fi
+	if grep -q 'exited normally' "$out" && grep -q 'ground: done' "$g" 2>/dev/null; then
+		ok "collector ($strat): the program ran to its end"
+	else
+		not_ok "collector ($strat): the program's end" \
+			"$(grep -E 'exited|signal|[Ee]rror' "$out" | head -n 3 | tr '\n' ' ')"
+	fi
+
+	name=ipa-pass-$strat
+	gdb_case "$name" <<'EOF'
+break main
+run
+trace *add
+actions
+collect $x1
+end
+passcount 3 2
+tstart
+monitor probes
+break checkpoint
+continue
+tstatus
+delete
+tfind none
+tfind tracepoint 2
+while $trace_frame != -1
+printf "PASS x1=%ld\n", $x1
+tfind tracepoint 2
+end
+tfind none
+continue
+EOF
+	out="$run/$name.out"
+	arr2=$(ground "$name" arr2)
+	got=$(sed -n 's/^PASS x1=//p' "$out" | tr '\n' ' ')
+	third=$(echo "$got" | cut -d' ' -f3)
+	if grep -q "^process [0-9]* $addr_add pad .*with its collector, no stop" "$out" &&
+	   grep -q '^Trace stopped by tracepoint 2' "$out" &&
+	   grep -q '^Collected 3 trace frames' "$out" && [ -n "$arr2" ] && [ "$third" = "$arr2" ]; then
+		ok "collector ($strat): passcount 3 at add: the trace stops by it with 3 frames ($got)"
+	else
+		not_ok "collector ($strat): a pass count reached" \
+			"frames '$got' (the third: want arr2 = $arr2)" \
+			"$(grep -E '^process|Trace stopped|Collected|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
+for strat in $strategies; do
+	if [ "$strat" != "$first" ]; then
 		end_agent
 		wait_agent "$strat"
 	fi
@@ -645,8 +800,8 @@ for strat in step boost emulate pad auto; do
 	fi
 	trace_checks "trace-$strat" "$strat" "$square" "$bl" x0
 	case $strat in
-	pad) ftrace_case; pad_settle_case "$strat" ;;
-	auto) pad_settle_case "$strat" ;;
+	pad) ftrace_case; pad_settle_case "$strat"; ipa_case "$strat" ;;
+	auto) pad_settle_case "$strat"; ipa_case "$strat" ;;
 	esac
 	retprobe_cases "$strat"	# a64-ret
 	# probe-trace record --connect under the same agent.
