@@ -296,6 +296,39 @@ static int step_wait(struct thread *t, siginfo_t kept[4], int *nkept)
 	return 0;
 }
 
+/*
+ * An instruction of the collector that a step would not get past (the
+ * arch's callee_step: aarch64's exclusive loads and stores), done on the
+ * registers instead.  ARCH_PAD_DONE, ARCH_PAD_STEP (step it), or <0.
+ */
+static int callee_by_hand(struct thread *t, struct pad_table *pt, uint64_t pc)
+{
+	const struct arch_ops *arch = agent.arch;
+	uint8_t insn[ARCH_INSN_MAX];
+	size_t len;
+
+	if (!arch->callee_step || !pt->ipa_local || pc < pt->ipa_remote ||
+	    pc >= pt->ipa_remote + pt->img.size)
+		return ARCH_PAD_STEP;
+	len = pt->ipa_remote + pt->img.size - pc;
+	if (len > arch->max_insn_len)
+		len = arch->max_insn_len;
+	if (len > sizeof(insn))
+		len = sizeof(insn);
+	uint8_t *blk = regs_block_gpr(t);
+	if (!blk || mem_read_raw(t->proc, pc, insn, len) != (ssize_t)len)
+		return -EFAULT;
+	struct arch_gpregs g;
+	struct arch_mem mem = { t->proc, mem_cb_read, mem_cb_write };
+	regs_to_gpregs(blk, &g);
+	int how = arch->callee_step(insn, len, &g, &mem);
+	if (how != ARCH_PAD_DONE)
+		return how;
+	regs_from_gpregs(blk, &g);
+	t->regs_dirty = true;
+	return regs_flush(t) < 0 ? -EIO : how;
+}
+
 bool pad_in_callee(struct process *p, uint64_t pc)
 {
 	return in_pad_callee(p->pads, pc);
@@ -324,7 +357,8 @@ bool pad_settle(struct thread *t)
 			if (!for_pad && !(for_pad = callee_for_pad(t, pt, pc)))
 				break;
 			moved = true;
-			if (step_wait(t, kept, &nkept) < 0)
+			int how = callee_by_hand(t, pt, pc);
+			if (how < 0 || (how == ARCH_PAD_STEP && step_wait(t, kept, &nkept) < 0))
 				break;
 			continue;
 		}

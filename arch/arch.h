@@ -749,6 +749,18 @@ struct arch_ops {
 			const struct arch_mem *mem);
 
 	/*
+	 * Stepping a thread out of the in-process collector a pad called
+	 * (it has claimed a record: the thread cannot rewind there): the
+	 * instruction at regs->pc is done here when a step of it makes no
+	 * progress (aarch64: an exclusive load or store of the collector's
+	 * atomic counters).  Returns ARCH_PAD_DONE (pc past it), or
+	 * ARCH_PAD_STEP (step it), or a negative errno from `mem` (regs
+	 * unchanged then).  NULL: every instruction there steps.
+	 */
+	int (*callee_step)(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+			   const struct arch_mem *mem);
+
+	/*
 	 * Breakpoint instructions other than bp_insn, where the arch has
 	 * several (32-bit ARM: one per instruction set).  Returns the bytes
 	 * for gdb's Z0 `kind` (which is their size as gdb names it: arm 2 the

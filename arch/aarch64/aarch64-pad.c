@@ -659,6 +659,53 @@ int aarch64_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 }
 
 /*
+ * A thread stepped out of the in-process collector a pad called: its
+ * atomic counters are exclusive loops (ldxr; add; stxr; cbnz: ARMv8.0
+ * has no single-instruction atomics), which never succeed stepped, and
+ * the collector runs after the record's claim, so the thread cannot go
+ * back either.  The exclusive load is done here as a plain load, the
+ * store as a plain store that succeeds (status 0): the thread's
+ * sequence completes, atomically as long as no other thread of the
+ * process runs meanwhile (all-stop: the agent stops them all first).
+ * Byte to doubleword, acquire and release alike; pairs step.
+ *
+ *   size 001000 o2=0 L o1=0 Rs o0 Rt2 Rn Rt   (bits 31-30, 29-24, 23, 22, 21, 20-16, 15, 14-10, 9-5, 4-0)
+ */
+int aarch64_callee_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+			const struct arch_mem *mem)
+{
+	uint32_t w;
+	unsigned int size, rt, rn, rs;
+	uint64_t addr, v = 0;
+	int err;
+
+	if (len < 4)
+		return ARCH_PAD_STEP;
+	w = aarch64_word(insn);
+	if ((w & 0x3fa00000u) != 0x08000000u)	/* not LDXR/LDAXR/STXR/STLXR */
+		return ARCH_PAD_STEP;
+	size = 1u << (w >> 30);
+	rt = w & 31;
+	rn = (w >> 5) & 31;
+	rs = (w >> 16) & 31;
+	addr = regs->gpr[rn];			/* Rn 31: sp, gpr[31] */
+	if (w & (1u << 22)) {
+		if ((err = mem->read(mem->ctx, addr, &v, size)) < 0)
+			return err;
+		if (rt != 31)
+			regs->gpr[rt] = v;	/* little-endian, zero-extended */
+	} else {
+		v = rt == 31 ? 0 : regs->gpr[rt];
+		if ((err = mem->write(mem->ctx, addr, &v, size)) < 0)
+			return err;
+		if (rs != 31)
+			regs->gpr[rs] = 0;	/* the store succeeded */
+	}
+	regs->pc += 4;
+	return ARCH_PAD_DONE;
+}
+
+/*
  * The shared memory's entries and records: 1 KiB.  The image (v0-v31,
  * fpsr, fpcr: a record's only) at 0, the frame of 34 words at 528, the
  * owner and ready words (a record's sequence word) at 800, the bases'

@@ -267,4 +267,5 @@ const struct arch_ops aarch64_arch_ops = {
 	.pad_frame_regnum = 19,		/* x19 */
 	.pad_window_max = 64,		/* a relocated instruction and B back */
 	.pad_step = aarch64_pad_step,
+	.callee_step = aarch64_callee_step,
 };

@@ -191,6 +191,8 @@ int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
 			     const struct arch_pad_handoff *h, size_t *trap_off);
 int aarch64_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 		     const struct arch_mem *mem);
+int aarch64_callee_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+			const struct arch_mem *mem);
 int aarch64_emit_save_regs(uint8_t *out, size_t size, uint64_t pc);
 int aarch64_emit_restore_regs(uint8_t *out, size_t size);
 int aarch64_emit_pad_collect(uint8_t *out, size_t size,

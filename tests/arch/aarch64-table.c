@@ -1399,6 +1399,75 @@ static void test_pad_step(void **state)
 	}
 }
 
+static int fake_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	struct fake_mem *m = ctx;
+
+	if (addr < m->base || addr + len > m->base + sizeof(m->bytes))
+		return -EFAULT;
+	memcpy(m->bytes + (addr - m->base), buf, len);
+	return 0;
+}
+
+/* Stepping out of the collector: its exclusive loop (an atomic add),
+ * done by hand as a plain load and a store that succeeds; the rest
+ * steps. */
+static void test_callee_step(void **state)
+{
+	struct fake_mem fm = { .base = 0x7000 };
+	struct arch_mem mem = { &fm, fake_read, fake_write };
+	struct arch_gpregs g = { .pc = 0x1000 };
+	uint8_t b[4];
+	uint64_t v = 0x1122334455667788ull;
+
+	(void)state;
+	memcpy(fm.bytes + 8, &v, 8);
+	g.gpr[1] = 0x7008;
+	g.gpr[2] = 0xdead;
+	put_word(b, 0xc85f7c22);	/* ldxr x2, [x1] */
+	assert_int_equal(aarch64_arch_ops.callee_step(b, 4, &g, &mem), ARCH_PAD_DONE);
+	assert_true(g.gpr[2] == v);
+	assert_true(g.pc == 0x1004);
+	g.gpr[2] += 1;			/* add x2, x2, #1 (stepped) */
+	g.gpr[3] = 7;
+	g.pc = 0x1008;
+	put_word(b, 0xc8037c22);	/* stxr w3, x2, [x1] */
+	assert_int_equal(aarch64_arch_ops.callee_step(b, 4, &g, &mem), ARCH_PAD_DONE);
+	memcpy(&v, fm.bytes + 8, 8);
+	assert_true(v == 0x1122334455667789ull);
+	assert_true(g.gpr[3] == 0);	/* success: cbnz w3 falls through */
+	assert_true(g.pc == 0x100c);
+	/* A word: ldaxr w4, [sp], sp = gpr[31]; stlxr w5, w4, [sp]. */
+	g.gpr[31] = 0x7010;
+	fm.bytes[16] = 0x44;
+	put_word(b, 0x885fffe4);	/* ldaxr w4, [sp] */
+	assert_int_equal(aarch64_arch_ops.callee_step(b, 4, &g, &mem), ARCH_PAD_DONE);
+	assert_true(g.gpr[4] == 0x44);
+	g.gpr[4] = 0x55;
+	put_word(b, 0x8805ffe4);	/* stlxr w5, w4, [sp] */
+	assert_int_equal(aarch64_arch_ops.callee_step(b, 4, &g, &mem), ARCH_PAD_DONE);
+	assert_int_equal(fm.bytes[16], 0x55);
+	assert_int_equal(fm.bytes[17], 0);	/* a word: the upper bytes of w4, 0 */
+	/* Unreadable: the error, registers as they were. */
+	g.gpr[1] = 0x9000;
+	uint64_t pc = g.pc;
+	put_word(b, 0xc85f7c22);
+	assert_int_equal(aarch64_arch_ops.callee_step(b, 4, &g, &mem), -EFAULT);
+	assert_true(g.pc == pc);
+	/* Not exclusive, or a pair: stepped. */
+	static const uint32_t steps[] = {
+		0xc8dffc22,	/* ldar x2, [x1] */
+		0x91000442,	/* add x2, x2, #1 */
+		0xc87f0c41,	/* ldxp x1, x3, [x2] */
+		0x35ffffa3,	/* cbnz w3, .-12 */
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		put_word(b, steps[i]);
+		assert_int_equal(aarch64_arch_ops.callee_step(b, 4, &g, &mem), ARCH_PAD_STEP);
+		assert_true(g.pc == pc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1436,6 +1505,7 @@ int main(void)
 		cmocka_unit_test(test_pad_handoff),
 		cmocka_unit_test(test_pad_layout),
 		cmocka_unit_test(test_pad_step),
+		cmocka_unit_test(test_callee_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
