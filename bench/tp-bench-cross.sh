@@ -3,6 +3,9 @@
 # `make check-cross ARCH=...`: probe-agent's tracepoints ("collect $regs")
 # with the emulate (simulate), boost, step and pad strategies, against
 # Debian's gdbserver for the arch, on one target, same N, in one boot.
+# aarch64 adds two rows that also collect memory ("collect $regs, sink"):
+# the pad strategy, whose pad calls the in-process collector, and
+# gdbserver's trap tracepoint.
 #
 #   bench/tp-bench-cross.sh ARCH [N]
 #   bench/tp-bench-aarch64.sh [N]     (ARCH aarch64, default N=2000)
@@ -72,6 +75,10 @@ if [ "$ARCH" = armhf ]; then
 	isa_flag=-m$ISA
 	gdbserver_traces=0
 fi
+# The memory rows (aarch64): the pad with the in-process collector,
+# against gdbserver's tracepoint collecting the same.
+mem_rows=0
+[ "$ARCH" = aarch64 ] && mem_rows=1
 boot=$cache/boot-$debarch
 for tool in "$qemu" "$triplet-gcc" gdb-multiarch dpkg-deb python3 timeout; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool not found (./bootstrap.sh cross $ARCH)"
@@ -96,6 +103,7 @@ agent=$("$top/tests/cross/build-agent.sh" "$ARCH" 2>"$run/agent-build.err") || a
 if [ "$agent_status" = 2 ]; then
 	no_agent=$(tail -n 1 "$run/agent-build.err")
 	STRATEGIES=
+	mem_rows=0
 elif [ "$agent_status" != 0 ]; then
 	cat "$run/agent-build.err" >&2
 	die "the cross build of the agent failed"
@@ -113,6 +121,7 @@ cross_stage_gdbserver
 CONFIGS="untraced"
 for s in $STRATEGIES; do CONFIGS="$CONFIGS agent-$s"; done
 CONFIGS="$CONFIGS gdbserver"
+[ "$mem_rows" = 0 ] || CONFIGS="$CONFIGS agent-pad-mem gdbserver-mem"
 cat >"$run/guest.sh" <<EOF
 cd /mnt
 echo "guest: \$(uname -r) \$(uname -m)"
@@ -120,9 +129,10 @@ for r in \$(seq 1 $RUNS); do
 	for cfg in $CONFIGS; do
 		case \$cfg in
 		untraced) ./tp-target $N /mnt/res-untraced-\$r ;;
-		agent-*) ./probe-agent --once --no-startup-with-shell --tp-strategy=\${cfg#agent-} \\
+		agent-*) s=\${cfg#agent-}
+			./probe-agent --once --no-startup-with-shell --tp-strategy=\${s%-mem} \\
 			0.0.0.0:1234 /mnt/tp-target $N /mnt/res-\$cfg-\$r >/mnt/log-\$cfg-\$r 2>&1 ;;
-		gdbserver) /mnt/lib/$ld_so --library-path /mnt/lib /mnt/gdbserver \\
+		gdbserver*) /mnt/lib/$ld_so --library-path /mnt/lib /mnt/gdbserver \\
 			--once --no-startup-with-shell 0.0.0.0:1234 /mnt/tp-target $N /mnt/res-\$cfg-\$r \\
 			>/mnt/log-\$cfg-\$r 2>&1 ;;
 		esac
@@ -158,13 +168,14 @@ EOF
 }
 # A tracepoint; buffer for N frames plus slack (a $regs frame is about
 # 800 bytes in the agent, about 2400 in gdbserver), so no run stops
-# early.  $1 = buffer size, $2 = a command after tstart.
+# early.  $1 = buffer size, $2 = a command after tstart, $3 = more to
+# collect.
 trace_script() {
 	prologue
 	cat <<EOF
 trace hot
 actions
-collect \$regs
+collect \$regs${3:+, $3}
 end
 set trace-buffer-size $1
 break bench_done
@@ -176,6 +187,8 @@ kill
 EOF
 }
 trace_script $((N * 1024 + 1048576)) "monitor probes" >"$run/agent.gdb"
+trace_script $((N * 1024 + 1048576)) "monitor probes" sink >"$run/agent-mem.gdb"
+trace_script $((N * 2600 + 1048576)) "" sink >"$run/gdbserver-mem.gdb"
 # gdbserver: the same tracepoint where it has them; else gdb's
 # breakpoint at the same place, whose commands count the hit and
 # continue (every hit: a stop, the registers read, the step over the
@@ -221,8 +234,12 @@ for r in $(seq 1 "$RUNS"); do
 		printf ' %s' "$cfg" >&2
 		if [ "$cfg" != untraced ]; then
 			wait_listen "$run/log-$cfg-$r"
-			script=$run/agent.gdb
-			[ "$cfg" = gdbserver ] && script=$run/gdbserver.gdb
+			case $cfg in
+			gdbserver) script=$run/gdbserver.gdb ;;
+			gdbserver-mem) script=$run/gdbserver-mem.gdb ;;
+			*-mem) script=$run/agent-mem.gdb ;;
+			*) script=$run/agent.gdb ;;
+			esac
 			timeout 1200 gdb-multiarch -nx -batch -x "$script" >"$run/gdb-$cfg-$r.out" 2>&1
 			log=$run/gdb-$cfg-$r.out
 			grep -q "^Breakpoint [0-9]*, .*bench_done" "$log" ||
@@ -236,7 +253,10 @@ for r in $(seq 1 "$RUNS"); do
 				created=$(sed -n 's/^Buffer contains [0-9]* trace frames (of \([0-9]*\) created total).*/\1/p' "$log")
 				[ -n "$created" ] || created=$frames
 				[ "$created" = "$N" ] || die "$cfg run $r: ${created:-no} trace frames, expected $N (see $log)"
-				if [ "$r" = 1 ] && [ "$cfg" != gdbserver ]; then
+				if [ "$r" = 1 ] && [ "$cfg" = agent-pad-mem ]; then
+					grep -q '^process .* pad (.*with its collector, no stop' "$log" ||
+						die "$cfg: the pad does not call the collector (see $log)"
+				elif [ "$r" = 1 ] && [ "${cfg#gdbserver}" = "$cfg" ]; then
 					used=$(sed -n 's/^process [0-9]* 0x[0-9a-f]* \([a-z]*\) (.*/\1/p' "$log" | head -n 1)
 					eval "used_${cfg#agent-}=\${used:-?}"
 				fi
@@ -273,7 +293,9 @@ label() {
 	case $1 in
 	untraced) echo "untraced loop" ;;
 	agent-emulate) echo "probe-agent simulate" ;;
+	agent-pad-mem) echo "probe-agent pad, + sink" ;;
 	agent-*) echo "probe-agent ${1#agent-}" ;;
+	gdbserver-mem) echo "gdbserver $gdbserver_version, + sink" ;;
 	gdbserver)
 		if [ "$gdbserver_traces" = 1 ]; then
 			echo "gdbserver $gdbserver_version"
@@ -323,6 +345,9 @@ if [ -z "$no_agent" ]; then
 			-v name="$(label "agent-$s")" \
 			'BEGIN { printf "%-26s %23.2fx %15.2fx %15.2fx %15.2fx\n", name, g / a, st / a, bo / a, si / a }'
 	done
+	[ "$mem_rows" = 0 ] ||
+		awk -v a="$(net agent-pad-mem)" -v g="$(net gdbserver-mem)" -v name="$(label agent-pad-mem)" \
+			'BEGIN { printf "%-26s %23.2fx   (against gdbserver, + sink)\n", name, g / a }'
 fi
 echo
 echo "(every run checked: exactly $N hits counted or trace frames created; measuring time ${secs}s)"
