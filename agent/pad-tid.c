@@ -57,23 +57,13 @@ static struct tid_entry *tid_table(struct pad_table *pt)
 	return (struct tid_entry *)(pt->local + tids_off());
 }
 
-/* The gdb regnum of the thread pointer, -1 when the arch has none. */
-static int tp_regnum(void)
+/* The gdb regnum of the thread pointer, -1 when the arch (or the CPU's
+ * register file) has none. */
+int tp_regnum(void)
 {
-	static int regnum = -2;
+	int r = agent.arch->tp_regnum;
 
-	if (regnum == -2) {
-		regnum = -1;
-		/* The arch's table has nregs_for(features) rows, no end
-		 * marker (aarch64's has none). */
-		unsigned int n = agent.arch->nregs_for(~0u);
-		for (unsigned int i = 0; i < n && agent.arch->regs[i].name; i++)
-			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
-				regnum = (int)i;
-				break;
-			}
-	}
-	return regnum;
+	return r >= 0 && (unsigned int)r < agent.arch->nregs_for(~0u) ? r : -1;
 }
 
 /* Whether recording pads of `pt`'s process can read the table: the arch
