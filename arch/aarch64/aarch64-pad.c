@@ -644,18 +644,22 @@ int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
  * A thread stepped out of a pad: every instruction of the pad steps,
  * except an exclusive load or store (LDXR, LDAXR, STXR, STLXR and their
  * pairs: bits 29-24 = 001000, o2 (bit 23) = 0), which the step's
- * exception defeats.  The pad has them only in its claims, where the
- * frame is complete (x19) and nothing is claimed: the thread goes back.
+ * exception defeats.  The pad has them in its claims, where the frame is
+ * complete (x19) and nothing is claimed: the thread goes back; and in
+ * the native condition's count of a false condition, before the save
+ * (no frame to go back with): that pair, the only one on x16, is done
+ * by hand as in the collector (aarch64_callee_step).
  */
 int aarch64_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 		     const struct arch_mem *mem)
 {
-	(void)regs;
-	(void)mem;
-	if (len < 4)
+	if (len < 4 || (aarch64_word(insn) & 0x3f800000u) != 0x08000000u)
 		return ARCH_PAD_STEP;
-	return (aarch64_word(insn) & 0x3f800000u) == 0x08000000u ? ARCH_PAD_REWIND
-								   : ARCH_PAD_STEP;
+	/* The native condition's count (aarch64-cond.c), before the save:
+	 * its pair is on x16, done by hand. */
+	if (((aarch64_word(insn) >> 5) & 31) == 16 && regs && mem)
+		return aarch64_callee_step(insn, len, regs, mem);
+	return ARCH_PAD_REWIND;
 }
 
 /*

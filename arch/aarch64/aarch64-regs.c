@@ -243,6 +243,7 @@ const struct arch_ops aarch64_arch_ops = {
 	.emit_pad_handoff = aarch64_emit_pad_handoff,
 	.emit_pad_collect = aarch64_emit_pad_collect,
 	.patch_branch = aarch64_patch_branch,
+	.emit_pad_cond = aarch64_emit_pad_cond,
 	.relocate_window = aarch64_relocate_window,
 	.asm_reg = aarch64_asm_reg,
 	.sdt_operand_parse = aarch64_sdt_operand_parse,

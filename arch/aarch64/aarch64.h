@@ -193,6 +193,9 @@ int aarch64_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 		     const struct arch_mem *mem);
 int aarch64_callee_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 			const struct arch_mem *mem);
+/* aarch64-cond.c: arch_ops.emit_pad_cond */
+int aarch64_emit_pad_cond(uint8_t *out, size_t size, const struct arch_pad_cond *c,
+			  size_t *skip, size_t *load, size_t *take);
 int aarch64_emit_save_regs(uint8_t *out, size_t size, uint64_t pc);
 int aarch64_emit_restore_regs(uint8_t *out, size_t size);
 int aarch64_emit_pad_collect(uint8_t *out, size_t size,

@@ -34,6 +34,10 @@
  * size on a 16-byte aligned stack below the frame, and publishes the
  * record with what it wrote; its IPA_TRAP publishes the record and takes
  * the hand-off; the registers come back unchanged in every case.
+ * A native condition before the save (x0 > 5 signed; a memory word,
+ * sign-extended, < -1; x15 == a value, which the check itself borrows):
+ * a record exactly for the calls where it holds, the others counted,
+ * registers and flags unchanged either way.
  *
  * Exit 0 pass, 1 failure, 99 harness.
  */
@@ -158,18 +162,23 @@ static void build_functions(void)
 
 /* Pads at mem + pad_off for the site at mem + site, into ring r; the
  * site becomes `b pad`. */
-static int build_pad(size_t func, size_t func_len, size_t site, size_t pad_off,
-		     const struct arch_pad_ring *r)
+static int build_pad_cond(size_t func, size_t func_len, size_t site, size_t pad_off,
+			  const struct arch_pad_ring *r, const struct arch_pad_cond *cond)
 {
 	uint64_t base = (uint64_t)(uintptr_t)mem;
 	uint8_t *code = mem + pad_off;
-	size_t size = 0x1000, n = 0, done, inlen;
+	size_t size = 0x1000, n = 0, done, inlen, skip = 0, load, take;
 	int m;
 	struct aarch64_out o;
 
-	if ((m = aarch64_emit_save_regs(code, size, base + site)) < 0)
+	if (cond) {
+		if ((m = aarch64_emit_pad_cond(code, size, cond, &skip, &load, &take)) < 0)
+			return m;
+		n = (size_t)m;
+	}
+	if ((m = aarch64_emit_save_regs(code + n, size - n, base + site)) < 0)
 		return m;
-	n = (size_t)m;
+	n += (size_t)m;
 	size_t collect = n;
 	if ((m = aarch64_emit_pad_collect(code + n, size - n, r, &done)) < 0)
 		return m;
@@ -189,6 +198,9 @@ static int build_pad(size_t func, size_t func_len, size_t site, size_t pad_off,
 	if ((m = aarch64_emit_restore_regs(code + n, size - n)) < 0)
 		return m;
 	n += (size_t)m;
+	/* A false condition goes straight to the displaced instruction. */
+	if (cond && (m = aarch64_patch_branch(code, skip, n)) < 0)
+		return m;
 	m = aarch64_relocate_window(mem + func, func_len, base + func, base + site, 4,
 				    base + pad_off + n, code + n, size - n, &inlen);
 	if (m < 0)
@@ -199,6 +211,12 @@ static int build_pad(size_t func, size_t func_len, size_t site, size_t pad_off,
 	put(site, aarch64_enc_b(base + site, base + pad_off, false));
 	__builtin___clear_cache((char *)mem, (char *)mem + 0x10000);
 	return 0;
+}
+
+static int build_pad(size_t func, size_t func_len, size_t site, size_t pad_off,
+		     const struct arch_pad_ring *r)
+{
+	return build_pad_cond(func, func_len, site, pad_off, r, NULL);
 }
 
 static void fill_in(uint64_t *in, uint64_t x0, unsigned int k)
@@ -475,6 +493,64 @@ static void case_ipa(void)
 	       "without the question 3 records, 1 trap\n");
 }
 
+static volatile int32_t cond_word;
+
+/* One pad with `cond` at f_add; calls with x0 = k (fill_in's registers,
+ * x15 = want15 for the odd k), `mem_val(k)` in cond_word; `holds(k)`
+ * says which calls must be recorded. */
+static void cond_run(const char *what, const struct arch_pad_cond *cond,
+		     int32_t (*mem_val)(unsigned int), bool (*holds)(unsigned int))
+{
+	struct ring g;
+	uint64_t skipped = 0;
+	struct arch_pad_cond c = *cond;
+
+	ring_init(&g, 64);
+	build_functions();
+	c.skip_counter = (uint64_t)(uintptr_t)&skipped;
+	if (build_pad_cond(F_ADD, 12, F_ADD, 0x4000, &g.r, &c) < 0) {
+		CHECK(0, "%s: cannot build the pad", what);
+		return;
+	}
+	unsigned int want_skip = 0, want_rec = 0;
+	for (unsigned int k = 0; k < 12; k++) {
+		cond_word = mem_val(k);
+		bool rec = holds(k);
+		call_one(&g, F_ADD, F_ADD, k, 3 * k + 1, k, rec);
+		want_skip += !rec;
+		want_rec += rec;
+	}
+	CHECK(skipped == want_skip, "%s: %lu counted as false, want %u", what, skipped, want_skip);
+	CHECK(*(volatile uint64_t *)g.mem == want_rec, "%s: %lu records, want %u", what,
+	      *(volatile uint64_t *)g.mem, want_rec);
+	consume(&g);
+	printf("cond %s: %u records, %u counted false\n", what, want_rec, want_skip);
+}
+
+static int32_t mem_none(unsigned int k) { (void)k; return 0; }
+static int32_t mem_alt(unsigned int k) { return k % 3 ? 3 : -5; }
+static bool gt5(unsigned int k) { return (int64_t)k > 5; }
+static bool alt_lt(unsigned int k) { return mem_alt(k) < -1; }
+/* fill_in's x15: 0xf000000000000000 + 0x10101 * 15 + k */
+static bool x15_is_7(unsigned int k) { return k == 7; }
+
+static void case_cond(void)
+{
+	struct arch_pad_cond c = { .cmp = ARCH_CMP_GT_S, .imm = 5 };
+
+	c.regnum = 0;				/* x0 > 5 */
+	cond_run("x0 > 5", &c, mem_none, gt5);
+	c = (struct arch_pad_cond){ .mem = true, .size = 4, .nconv = 1,
+				    .conv = { { true, 32 } }, .cmp = ARCH_CMP_LT_S, .imm = -1 };
+	c.addr = (uint64_t)(uintptr_t)&cond_word;	/* (int32_t)cond_word < -1 */
+	cond_run("word < -1", &c, mem_alt, alt_lt);
+	/* x15 (which the check saves and borrows) low 32 bits == its k = 7 value */
+	c = (struct arch_pad_cond){ .regnum = 15, .nconv = 1, .conv = { { false, 32 } },
+				    .cmp = ARCH_CMP_EQ,
+				    .imm = (int32_t)(uint32_t)(0x10101u * 15 + 7) };
+	cond_run("x15 == 7's", &c, mem_none, x15_is_7);
+}
+
 static void consume(struct ring *g)
 {
 	uint64_t head = *(volatile uint64_t *)g->mem;
@@ -592,6 +668,7 @@ int main(void)
 	case_full();
 	case_threads();
 	case_ipa();
+	case_cond();
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
 }

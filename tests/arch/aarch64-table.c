@@ -1468,6 +1468,110 @@ static void test_callee_step(void **state)
 	}
 }
 
+/* The native condition: a load, a compare, the count of a false one. */
+static void test_pad_cond(void **state)
+{
+	uint8_t b[512];
+	size_t skip = 0, load = 0, take = 0;
+	struct arch_pad_cond c = {
+		.mem = true, .addr = 0x4a1234, .size = 4, .nconv = 1,
+		.conv = { { true, 32 } }, .cmp = ARCH_CMP_LT_S, .imm = -2,
+		.pc = 0x400800, .skip_counter = 0x7f0000480100,
+	};
+	int n;
+
+	(void)state;
+	n = aarch64_arch_ops.emit_pad_cond(b, sizeof(b), &c, &skip, &load, &take);
+	assert_int_equal(n, 108);
+	assert_int_equal(load, 24);
+	assert_int_equal(skip, 88);
+	assert_int_equal(take, 92);
+	assert_int_equal(word_at(b, 0), 0xd10083ff);	/* sub sp, sp, #32 */
+	assert_int_equal(word_at(b, 1), 0xa90047f0);	/* stp x16, x17, [sp] */
+	assert_int_equal(word_at(b, 2), 0xd53b4211);	/* mrs x17, nzcv */
+	assert_int_equal(word_at(b, 3), 0xa9013ff1);	/* stp x17, x15, [sp, #16] */
+	assert_int_equal(word_at(b, 4), 0xd2824690);	/* mov x16, #0x1234 */
+	assert_int_equal(word_at(b, 6), 0xb9400210);	/* load: ldr w16, [x16] */
+	assert_int_equal(word_at(b, 7), 0x93407e10);	/* sxtw x16, w16 */
+	assert_int_equal(word_at(b, 8), 0x92800031);	/* mov x17, #-2 (movn) */
+	assert_int_equal(word_at(b, 9), 0xeb11021f);	/* cmp x16, x17 */
+	assert_int_equal(word_at(b, 10), 0x540001ab);	/* b.lt take */
+	assert_int_equal(word_at(b, 14), 0xc85f7e11);	/* ldxr x17, [x16] */
+	assert_int_equal(word_at(b, 16), 0xc80f7e11);	/* stxr w15, x17, [x16] */
+	assert_int_equal(word_at(b, 17), 0x35ffffaf);	/* cbnz w15, .-12 */
+	assert_int_equal(word_at(b, 18), 0xa9413ff1);	/* ldp x17, x15, [sp, #16] */
+	assert_int_equal(word_at(b, 19), 0xd51b4211);	/* msr nzcv, x17 */
+	assert_int_equal(word_at(b, 20), 0xa94047f0);	/* ldp x16, x17, [sp] */
+	assert_int_equal(word_at(b, 21), 0x910083ff);	/* add sp, sp, #32 */
+	assert_int_equal(word_at(b, 23), 0xa9413ff1);	/* take: the same four */
+	assert_int_equal(aarch64_patch_branch(b, skip, 0x1000), 0);
+	assert_int_equal(word_at(b, 22), 0x140003ea);	/* b +0xfa8 */
+	/* Registers: x17 and x15 from their saved slots, sp, pc, cpsr. */
+	static const struct { unsigned int regnum; uint32_t w; } regs[] = {
+		{ 3, 0xaa0303f0 },	/* mov x16, x3 */
+		{ 30, 0xaa1e03f0 },	/* mov x16, x30 */
+		{ 17, 0xf94007f0 },	/* ldr x16, [sp, #8] */
+		{ 15, 0xf9400ff0 },	/* ldr x16, [sp, #24] */
+		{ 31, 0x910083f0 },	/* add x16, sp, #32 */
+		{ 32, 0xd2810010 },	/* mov x16, #0x800 (then movk) */
+		{ 33, 0xaa1103f0 },	/* mov x16, x17 (nzcv) */
+	};
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+		struct arch_pad_cond r = c;
+		r.mem = false;
+		r.regnum = regs[i].regnum;
+		r.nconv = 0;
+		n = aarch64_arch_ops.emit_pad_cond(b, sizeof(b), &r, &skip, &load, &take);
+		assert_true(n > 0);
+		assert_int_equal(load, 0);
+		assert_int_equal(word_at(b, 4), regs[i].w);
+	}
+	struct arch_pad_cond r = c;
+	r.mem = false;
+	r.regnum = 16;			/* x16 itself: already there */
+	r.nconv = 0;
+	r.cmp = ARCH_CMP_GT_U;
+	r.imm = 0x12345;
+	n = aarch64_arch_ops.emit_pad_cond(b, sizeof(b), &r, &skip, &load, &take);
+	assert_true(n > 0);
+	assert_int_equal(word_at(b, 4), 0xd28468b1);	/* mov x17, #0x2345 */
+	assert_int_equal(word_at(b, 5), 0xf2a00031);	/* movk x17, #0x1, lsl #16 */
+	assert_int_equal(word_at(b, 7) & 0xff00001f, 0x54000008);	/* b.hi */
+	/* What it refuses: v registers, odd sizes and conversions, no counter. */
+	r = c;
+	r.mem = false;
+	r.regnum = 34;
+	assert_int_equal(aarch64_arch_ops.emit_pad_cond(b, sizeof(b), &r, &skip, &load, &take),
+			 -EINVAL);
+	r = c;
+	r.size = 3;
+	assert_int_equal(aarch64_arch_ops.emit_pad_cond(b, sizeof(b), &r, &skip, &load, &take),
+			 -EINVAL);
+	r = c;
+	r.conv[0].bits = 12;
+	assert_int_equal(aarch64_arch_ops.emit_pad_cond(b, sizeof(b), &r, &skip, &load, &take),
+			 -EINVAL);
+	r = c;
+	r.skip_counter = 0;
+	assert_int_equal(aarch64_arch_ops.emit_pad_cond(b, sizeof(b), &r, &skip, &load, &take),
+			 -EINVAL);
+	assert_int_equal(aarch64_arch_ops.emit_pad_cond(b, 40, &c, &skip, &load, &take), -ENOSPC);
+	/* Stepping out: the count's pair (on x16) by hand, the claims'
+	 * (x1, x24) rewind. */
+	struct fake_mem fm = { .base = 0x7000 };
+	struct arch_mem mem = { &fm, fake_read, fake_write };
+	struct arch_gpregs g = { .pc = 0x2000 };
+	g.gpr[16] = 0x7000;
+	fm.bytes[0] = 41;
+	assert_int_equal(aarch64_arch_ops.pad_step(b + 0, 0, &g, &mem), ARCH_PAD_STEP);
+	uint8_t w[4];
+	put_word(w, 0xc85f7e11);	/* ldxr x17, [x16] */
+	assert_int_equal(aarch64_arch_ops.pad_step(w, 4, &g, &mem), ARCH_PAD_DONE);
+	assert_true(g.gpr[17] == 41 && g.pc == 0x2004);
+	put_word(w, 0xc85ffc26);	/* ldaxr x6, [x1] */
+	assert_int_equal(aarch64_arch_ops.pad_step(w, 4, &g, &mem), ARCH_PAD_REWIND);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1506,6 +1610,7 @@ int main(void)
 		cmocka_unit_test(test_pad_layout),
 		cmocka_unit_test(test_pad_step),
 		cmocka_unit_test(test_callee_step),
+		cmocka_unit_test(test_pad_cond),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
