@@ -243,10 +243,10 @@ record_cases() {
 pad_settle_case() {
 	strat=$1
 	name=settle-$strat
-	collect='$regs' at=hit cond='t == 3 && i == 500' args='t, i' lbl=
+	collect='$regs' at=hit cond='t == 3 && i == 500' args='t, i' slbl=
 	if [ "${2:-}" = mem ]; then
 		name=settle-mem-$strat
-		collect='$regs, per_thread' at='*hit+4' lbl=', collector'
+		collect='$regs, per_thread' at='*hit+4' slbl=', collector'
 		cond='$x0 == 3 && $x1 == 500' args='$x0, $x1'
 	fi
 	rm -f "$run/$name.res"
@@ -289,19 +289,19 @@ EOF
 	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
 	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
 	want_pad=' pad (jump over 4 bytes'
-	[ -z "$lbl" ] || want_pad="$want_pad.*with its collector"
+	[ -z "$slbl" ] || want_pad="$want_pad.*with its collector"
 	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
 	   grep -q "$want_pad" "$out"; then
-		ok "pads ($strat$lbl): all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
+		ok "pads ($strat$slbl): all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
 	else
-		not_ok "pads ($strat$lbl): threads stopped while in pads" \
+		not_ok "pads ($strat$slbl): threads stopped while in pads" \
 			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
 	fi
 	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced-1000.out" "$run/$name.res" &&
 	   grep -q "exited normally" "$out"; then
-		ok "pads ($strat$lbl): 8 x 1000 calls = $frames frames, output as untraced, the program ends"
+		ok "pads ($strat$slbl): 8 x 1000 calls = $frames frames, output as untraced, the program ends"
 	else
-		not_ok "pads ($strat$lbl): every call one frame, output as untraced" \
+		not_ok "pads ($strat$slbl): every call one frame, output as untraced" \
 			"frames ${frames:-none}, $(cmp "$run/stress-untraced-1000.out" "$run/$name.res" 2>&1)" \
 			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
 	fi
@@ -626,7 +626,13 @@ for l in sys.stdin:
 # pass count not reached (10) collecting $x0.  The values as the program
 # printed them (total, arr2, origin, level1, counter), and `monitor
 # probes` at checkpoint: 0 stops at both sites, 5 and 1 hits recorded in
-# the process, 2 skipped there (false conditions).  Then a pass count
+# the process, 2 skipped there (false conditions).  At square, arr[0]@375
+# (1500 bytes), more than a record's block area holds: the collector
+# says IPA_TRAP and the hit goes on to the hand-off (one stop), its frame
+# with arr[2] the program's.  At level1 and level2, each its site's one
+# tracepoint, conditions the pad checks natively before its register
+# save ($x0 > 5: false, counted as skipped there; counter == 0, a
+# global: true, one frame with level2's argument).  Then a pass count
 # that is reached (passcount 3 at add): the trace stops by it, with 3
 # frames of $x1, the third arr2.
 ipa_case() {
@@ -651,6 +657,18 @@ actions
 collect $x0
 end
 passcount 10 4
+trace *square
+actions
+collect arr[0]@375
+end
+trace *level1 if $x0 > 5
+actions
+collect $x0
+end
+trace *level2 if counter == 0
+actions
+collect $x0
+end
 tstart
 break checkpoint
 continue
@@ -672,6 +690,21 @@ tfind tracepoint 4
 while $trace_frame != -1
 printf "IPA4 x0=%ld\n", $x0
 tfind tracepoint 4
+end
+tfind none
+tfind tracepoint 5
+printf "IPA5 arr2=%d\n", arr[2]
+tfind none
+tfind tracepoint 6
+while $trace_frame != -1
+printf "IPA6 x0=%ld\n", $x0
+tfind tracepoint 6
+end
+tfind none
+tfind tracepoint 7
+while $trace_frame != -1
+printf "IPA7 x0=%ld\n", $x0
+tfind tracepoint 7
 end
 tfind none
 continue
@@ -721,12 +754,38 @@ EOF
 	addr_l3=$("$triplet-objdump" -d "$run/basic" | sed -n 's/^0*\([0-9a-f]*\) <level3>:$/0x\1/p')
 	line_add=$(grep "^process [0-9]* $addr_add " "$out" | head -n 1)
 	line_l3=$(grep "^process [0-9]* $addr_l3 " "$out" | head -n 1)
+	addr_sq=$("$triplet-objdump" -d "$run/basic" | sed -n 's/^0*\([0-9a-f]*\) <square>:$/0x\1/p')
+	line_sq=$(grep "^process [0-9]* $addr_sq " "$out" | head -n 1)
+	if echo "$line_sq" | grep -q 'with its collector, no stop).*hits: 1 stopped, 0 recorded in the process' &&
+	   grep -q "^IPA5 arr2=$arr2\$" "$out"; then
+		ok "collector ($strat): arr[0]@375 at square: IPA_TRAP, the hit stopped once, arr[2] = $arr2"
+	else
+		not_ok "collector ($strat): a record too small for the blocks (IPA_TRAP)" \
+			"square: ${line_sq:-no line for $addr_sq}" "$(grep '^IPA5' "$out")"
+	fi
 	if echo "$line_add" | grep -q 'with its collector, no stop).*hits: 0 stopped, 5 recorded in the process, 2 skipped there' &&
 	   echo "$line_l3" | grep -q 'with its collector, no stop).*hits: 0 stopped, 1 recorded in the process'; then
 		ok "collector ($strat): monitor probes: no stop at add (5 recorded, 2 false) nor at level3 (1 recorded)"
 	else
 		not_ok "collector ($strat): monitor probes: the hits stopped no thread" \
 			"add: ${line_add:-no line for $addr_add}" "level3: ${line_l3:-no line for $addr_l3}"
+	fi
+	# level1(x) = 3 (x + 2) + 2: x and level2's argument x + 1 from the
+	# program's level1.
+	arg2=$(sed -n 's/.* level1=\([0-9]*\) counter=.*/\1/p' "$g" 2>/dev/null | awk '{ print ($1 - 2) / 3 - 1 }')
+	addr_l1=$("$triplet-objdump" -d "$run/basic" | sed -n 's/^0*\([0-9a-f]*\) <level1>:$/0x\1/p')
+	addr_l2=$("$triplet-objdump" -d "$run/basic" | sed -n 's/^0*\([0-9a-f]*\) <level2>:$/0x\1/p')
+	line_l1=$(grep "^process [0-9]* $addr_l1 " "$out" | head -n 1)
+	line_l2=$(grep "^process [0-9]* $addr_l2 " "$out" | head -n 1)
+	if [ -n "$arg2" ] && [ "$arg2" -le 5 ] && ! grep -q '^IPA6' "$out" &&
+	   [ "$(sed -n 's/^IPA7 x0=//p' "$out" | tr '\n' ' ')" = "$arg2 " ] &&
+	   echo "$line_l1" | grep -q 'with its collector, no stop).*hits: 0 stopped, 0 recorded in the process, 1 skipped there' &&
+	   echo "$line_l2" | grep -q 'with its collector, no stop).*hits: 0 stopped, 1 recorded in the process, 0 skipped there'; then
+		ok "collector ($strat): native conditions: level1 if \$x0 > 5 ($((arg2 - 1))) skipped, level2 if counter == 0 one frame, x0 = $arg2, no stop"
+	else
+		not_ok "collector ($strat): native conditions at level1 and level2" \
+			"$(grep -E '^IPA[67]' "$out" | tr '\n' ' ') (level2's x0: want $arg2)" \
+			"level1: ${line_l1:-no line for $addr_l1}" "level2: ${line_l2:-no line for $addr_l2}"
 	fi
 	if grep -q 'exited normally' "$out" && grep -q 'ground: done' "$g" 2>/dev/null; then
 		ok "collector ($strat): the program ran to its end"
