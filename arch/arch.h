@@ -476,6 +476,18 @@ struct arch_ops {
 	int (*emit_jump_abs)(uint8_t *out, size_t size, uint64_t to);
 
 	/*
+	 * Writes a jump-pad site's jump at `from` to `to` anywhere in the
+	 * address space, for a pad beyond emit_jump's reach (32-bit ARM: a
+	 * literal load into the pc, the literal in the site's bytes).
+	 * Returns its length, which may depend on `from` (and then is the
+	 * window's least length, given to relocate_window as min_len), or
+	 * -ENOSPC, -EINVAL for a `from` it cannot start at.  NULL when the
+	 * arch has none: a probe whose pad is out of reach keeps its
+	 * breakpoint.
+	 */
+	int (*emit_jump_far)(uint8_t *out, size_t size, uint64_t from, uint64_t to);
+
+	/*
 	 * Writes the jump pad's register save: steps over the ABI red zone,
 	 * then builds a frame of registers in gdb order on the stack (x86-64:
 	 * the 16 GPRs, rip = `pc`, rflags, 8 bytes each = the `g` block's
@@ -723,8 +735,9 @@ struct arch_ops {
 	 * from the end of emit_save_regs to emit_restore_regs (rbx, x19). */
 	int pad_entry_regnum, pad_frame_regnum;
 
-	/* Bytes relocate_window writes at most for a window of one jump:
-	 * the pad's code is placed with that much room after it. */
+	/* Bytes relocate_window writes at most for a window of one jump
+	 * (emit_jump's or emit_jump_far's): the pad's code is placed with
+	 * that much room after it. */
 	size_t pad_window_max;
 
 	/* Where the arch has two instruction sets (32-bit ARM), bit 0 of the
