@@ -721,6 +721,8 @@ void inferior_unpark(struct process *p);
 /* xol.c */
 int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot);
 int xol_span_alloc(struct process *p, uint64_t near, size_t len, uint64_t *at);
+int xol_span_alloc_far(struct process *p, uint64_t near, size_t len, bool beyond,
+		       uint64_t *at);
 size_t xol_slot_size(void);
 /* A slot freed by a probe goes back for the next probe at the same
  * address (gdb re-inserts breakpoints at every resume). */
