@@ -623,6 +623,7 @@ struct probe {
 	uint64_t pad;
 	size_t pad_len;
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
+	bool pad_far;		/* the jump is arch_ops.emit_jump_far's */
 	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */

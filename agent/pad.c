@@ -1119,14 +1119,15 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 	pr->pad = b->at;
 	pr->pad_len = b->n;
 	pr->pad_window = b->inlen;
+	pr->pad_far = b->far;
 	pr->pad_resume = b->at + b->win_off + (isa(pr) ? agent.arch->pad_window_isa_switch : 0);
 	pr->pad_collect = b->collect;
 	pr->pad_ipa_site = b->ipa_site;
 	pr->pad_ipa_live = b->ipa_live;
 	pr->pad_no_image = b->no_image;
 	pr->pad_ret = b->ret;
-	debug("pad for %#llx at %#llx, %zu bytes%s", (unsigned long long)pr->addr,
-	      (unsigned long long)b->at, b->n,
+	debug("%spad for %#llx at %#llx, %zu bytes%s", b->far ? "far " : "",
+	      (unsigned long long)pr->addr, (unsigned long long)b->at, b->n,
 	      b->no_image ? ", records without the image" : "");
 	return 0;
 }
@@ -1217,6 +1218,7 @@ void pad_detach(struct probe *pr)
 	if (bp_unpatch(pr->proc, pr->addr) < 0)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
+	pr->pad_far = false;
 	pr->pad_collect = PAD_STOPS;
 	pr->pad_no_image = false;
 	pr->pad_ipa_site = 0;
