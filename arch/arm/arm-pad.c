@@ -560,7 +560,29 @@ enum window_kind {
 	W_LITERAL,	/* a literal load or ADR: the address (the value) from a
 			 * literal of the pad (put_literal) */
 	W_NOTHING,	/* a NOP or a literal PLD / PLI (a hint): nothing */
+	W_PC_ADD,	/* the PIC add of the pc to a register: the pc's value
+			 * added by immediates (put_pc_add) */
 };
+
+/*
+ * The PIC add: T16 `add rd, pc` (rd += A+4), A32 `add rd, pc, rm` or
+ * `add rd, rm, pc` (rd = rm + A+8), no S, no shift, neither rd nor the
+ * other operand the pc or sp.  *src: the other operand.
+ */
+static bool pc_add_form(const struct arm_insn *in, unsigned int *src)
+{
+	if (in->dp != ARM_DP_ADD || in->setflags || in->writes_pc || in->rd >= 13)
+		return false;
+	if (in->isa == ARM_ISA_T16) {
+		*src = in->rn;
+		return in->rm == 15;
+	}
+	if (in->isa != ARM_ISA_A32 || in->imm_form || in->shift_type != ARM_LSL ||
+	    in->shift_n)
+		return false;
+	*src = in->rn == 15 ? in->rm : in->rn;
+	return (in->rn == 15) != (in->rm == 15) && *src < 13;
+}
 
 /*
  * The instruction at `at` (Thumb when `thumb`) of the function, if a
@@ -610,6 +632,13 @@ static int window_insn(const uint8_t *func, size_t func_size, uint64_t func_addr
 	case ARM_OP_PLD_LIT:
 		*kind = W_NOTHING;
 		return 0;
+	case ARM_OP_DP: {
+		unsigned int src;
+		if (!pc_add_form(in, &src))
+			return -EILSEQ;
+		*kind = W_PC_ADD;
+		break;
+	}
 	default:
 		return -EILSEQ;
 	}
@@ -671,6 +700,51 @@ static void put_literal(struct arm_out *o, const struct arm_insn *in, bool thumb
 		arm_put_t32(o, t32 | rt << 16 | rt << 12);
 	else
 		arm_put32(o, c << 28 | a32 | rt << 16 | rt << 12);
+}
+
+/*
+ * The PIC add at the pad: the pc's value at the site (A32 A+8, Thumb
+ * A+4) added to the other operand by immediates, no register but rd
+ * written, no flags (an A32 condition on each):
+ *
+ *   A32:    add<c> rd, rm, #c0        Thumb:  addw  rd, rn, #(v & 0xfff)
+ *           add<c> rd, rd, #c1 ...            add.w rd, rd, #c1 ...
+ *
+ * A32 chunks are 8 bits at an even position (rotated immediates), four
+ * at most; Thumb's are the low 12 bits (ADDW) and 8 bits from each
+ * highest set bit (ThumbExpandImm's rotated `1bcdefgh`), three at most.
+ */
+static void put_pc_add(struct arm_out *o, const struct arm_insn *in, bool thumb)
+{
+	unsigned int src = 0, rd = in->rd;
+	uint32_t v = arm_pc_value(in);
+
+	pc_add_form(in, &src);
+	if (!thumb) {
+		while (v) {
+			unsigned int lo = (unsigned int)__builtin_ctz(v) & ~1u;
+			uint32_t chunk = v & (0xffu << lo);
+			v &= ~chunk;
+			arm_put32(o, (uint32_t)in->cond << 28 | 0x02800000u | src << 16 |
+				  rd << 12 | ((32 - lo) & 31) / 2 << 8 | chunk >> lo);
+			src = rd;
+		}
+		return;
+	}
+	uint32_t imm12 = v & 0xfff;
+	if (imm12 || src != rd) {
+		arm_put_t32(o, (0xf200u | (imm12 >> 11) << 10 | src) << 16 |
+			       ((imm12 >> 8) & 7) << 12 | rd << 8 | (imm12 & 0xff));
+		src = rd;
+	}
+	for (v &= ~0xfffu; v;) {
+		unsigned int s = 31 - (unsigned int)__builtin_clz(v) - 7;
+		uint32_t chunk = v & (0xffu << s);
+		v &= ~chunk;
+		imm12 = (32 - s) << 7 | ((chunk >> s) & 0x7f);
+		arm_put_t32(o, (0xf100u | (imm12 >> 11) << 10 | rd) << 16 |
+			       ((imm12 >> 8) & 7) << 12 | rd << 8 | (imm12 & 0xff));
+	}
 }
 
 /* The pending literals after the window's code (4-aligned), and the
@@ -810,8 +884,9 @@ static bool branch_to(const uint8_t *func, size_t func_size, uint64_t start,
  * rewritten: a direct branch (B, BL, BLX label), as loads of lr and the
  * pc (put_branch), which must be the window's last instruction; a
  * literal load or ADR, as a load of its register from the pad's own
- * literal (put_literal); a NOP (a USDT site) or a literal PLD is left
- * out.  What a slot would step with a scratch register, the other
+ * literal (put_literal); the PIC add of the pc to a register, as adds
+ * of immediates (put_pc_add); a NOP (a USDT site) or a literal PLD is
+ * left out.  What a slot would step with a scratch register, the other
  * simulated forms and what is rejected anyway cannot be in a pad
  * (-EILSEQ).  The copy is followed by the jump back to the end of the
  * window (`b`, `b.w`, or a literal load from a far pad); a Thumb window
@@ -860,6 +935,8 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 		}
 		if (kind == W_LITERAL)
 			put_literal(&o, arm_priv(&ai), thumb, &lit[nlit++]);
+		else if (kind == W_PC_ADD)
+			put_pc_add(&o, arm_priv(&ai), thumb);
 		else if (kind == W_NOTHING)
 			;
 		else if ((err = arm_relocate(arm_priv(&ai), &o, &slot)) < 0 || slot.step)

@@ -233,9 +233,10 @@ const struct arch_ops arm_arch_ops = {
 	.pad_entry_regnum = 5,		/* r5 */
 	.pad_frame_regnum = 4,		/* r4 */
 	/* the Thumb switch, a far window's five 16-bit instructions each
-	 * rewritten as two loads, the nop before the literals, theirs, and
-	 * nop + ldr.w pc, =back */
-	.pad_window_max = ARM_PAD_THUMB_SWITCH + 5 * 8 + 2 + 5 * 4 + 10,
+	 * rewritten as four adds (16 bytes; a literal load is 8 and a
+	 * literal), the nop before the literals, theirs, and nop + ldr.w pc,
+	 * =back */
+	.pad_window_max = ARM_PAD_THUMB_SWITCH + 5 * 16 + 2 + 5 * 4 + 10,
 	.pad_window_isa_switch = ARM_PAD_THUMB_SWITCH,
 	.pad_step = arm_pad_step,
 	.bp_insn_for_kind = arm_bp_insn_for_kind,

@@ -22,7 +22,16 @@
  * the pc from literals under the condition); Thumb `push {r4, lr}`
  * then `bl`, a window of 6 bytes; literal loads (A32 `ldrsh`, `ldrne`,
  * Thumb `ldr` after a USDT nop, `adr` then `ldrd`) from the pad's
- * literal of the address.  Checks, for 300
+ * literal of the address; the PIC add of the pc, added as immediates at
+ * the pad (A32 `addne r0, r1, pc`, Thumb `add r5, pc`).  Far pads (the
+ * pad 96 MiB away, beyond B and B.W: the site's jump and the way back
+ * literal loads into the pc): A32 add then mov, add then blne, ldrsh
+ * literal then addsne, ldr literal then `add r3, pc, r3` (8 bytes);
+ * Thumb four 16-bit instructions at 0 mod 4 (8 bytes), 16/32/16/16-bit
+ * at 2 mod 4 (10 bytes), nop, ldr literal, two 16-bit and a 32-bit one
+ * at 2 mod 4 (12 bytes, the last 2 a udf at the site), nop, ldr
+ * literal, mov, `add r1, pc`, adds at 2 mod 4 (a USDT site at -O2),
+ * push, adds then bl at 0 mod 4.  Checks, for 300
  * random states each: the run ends at the udf after the site (or at the
  * branch's target, with lr) with every
  * register as the same code gives in place (sp included, the stack
@@ -118,6 +127,18 @@ static const struct site sites[] = {
 	{ "far nop, ldr literal, t16 x2, t32 at 2 mod 4", true, 1346,
 	  { 0x00, 0xbf, 0x1c, 0x4f, 0x08, 0x44, 0x1a, 0x46, 0x05, 0xeb, 0xc6, 0x04 }, 12,
 	  true },
+	/* The PIC add of the pc, as immediates added at the pad: */
+	/* nop; ldr r1, [pc, #148]; mov r2, r4; add r1, pc; adds r0, #1 (a
+	 * USDT site at -O2, 2 mod 4) */
+	{ "far nop, ldr literal, mov, add pc at 2 mod 4", true, 1474,
+	  { 0x00, 0xbf, 0x25, 0x49, 0x22, 0x46, 0x79, 0x44, 0x01, 0x30 }, 10, true },
+	/* ldr r3, [pc, #164]; add r3, pc, r3 */
+	{ "far a32 ldr literal, add pc", false, 1536,
+	  { 0xa4, 0x30, 0x9f, 0xe5, 0x03, 0x30, 0x8f, 0xe0 }, 8, true },
+	/* addne r0, r1, pc */
+	{ "a32 addne r0, r1, pc", false, 1600, { 0x0f, 0x00, 0x81, 0x10 }, 4 },
+	/* add r5, pc; mov r2, r3 */
+	{ "t16 add r5, pc, mov", true, 1664, { 0x7d, 0x44, 0x1a, 0x46 }, 4 },
 	/* push {r4, lr}; adds r0, #1; bl .+0xfc (to the site + 0x100), 0 mod 4 */
 	{ "far t16 push, adds, t32 bl", true, 1408,
 	  { 0x10, 0xb5, 0x01, 0x30, 0x00, 0xf0, 0x7c, 0xf8 }, 8, true },

@@ -1263,6 +1263,32 @@ static void test_pad_window_far(void **state)
 	assert_int_equal(arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, (BASE + 8) | 1,
 						      8, far, out, sizeof(out), &inlen),
 			 -EILSEQ);
+	/* The PIC add: Thumb add r1, pc at BASE+2 (r1 += BASE+6) as
+	 * addw r1, r1, #6; add.w r1, r1, #0x10000; then mov r2, r3 */
+	static const uint8_t tpic[] = { 0x00, 0xbf, 0x79, 0x44, 0x1a, 0x46, 0x70, 0x47 };
+	n = arm_arch_ops.relocate_window(tpic, sizeof(tpic), BASE | 1, (BASE + 2) | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(out[8] | out[9] << 8, 0xf201);
+	assert_int_equal(out[10] | out[11] << 8, 0x0106);
+	assert_int_equal(out[12] | out[13] << 8, 0xf501);	/* #0x80 ror 23 */
+	assert_int_equal(out[14] | out[15] << 8, 0x3180);
+	assert_int_equal(out[16] | out[17] << 8, 0x461a);
+	/* A32 add r3, pc, r3 (r3 += BASE+8): add r3, r3, #8 (2 ror 30);
+	 * add r3, r3, #0x10000 */
+	static const uint8_t apic[] = { 0x03, 0x30, 0x8f, 0xe0, 0x1e, 0xff, 0x2f, 0xe1 };
+	n = arm_arch_ops.relocate_window(apic, sizeof(apic), BASE, BASE, 4, far, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(n, 16);
+	assert_int_equal(w32(out), 0xe2833f02u);
+	assert_int_equal(w32(out + 4), 0xe2833801u);
+	/* with S, or a shift, it stays out */
+	static const uint8_t apics[] = { 0x03, 0x30, 0x9f, 0xe0 };	/* adds r3, pc, r3 */
+	assert_int_equal(arm_arch_ops.relocate_window(apics, 4, BASE, BASE, 4, far, out,
+						      sizeof(out), &inlen), -EILSEQ);
+	static const uint8_t apicl[] = { 0x03, 0x31, 0x8f, 0xe0 };	/* add r3, pc, r3, lsl #2 */
+	assert_int_equal(arm_arch_ops.relocate_window(apicl, 4, BASE, BASE, 4, far, out,
+						      sizeof(out), &inlen), -EILSEQ);
 	/* a table branch in the function: its targets are unknown */
 	assert_int_equal(arm_arch_ops.relocate_window(ttbb, sizeof(ttbb), BASE | 1, BASE | 1,
 						      4, far, out, sizeof(out), &inlen),
