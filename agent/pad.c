@@ -1058,8 +1058,10 @@ static int build_window(struct pad_build *b, const uint8_t *func, uint64_t func_
 	if (err < 0) {
 		debug("probe at %#llx: no pad within reach, a far one", (unsigned long long)pr->addr);
 		if ((err = far_place(b, &func, &func_size, &func_addr, &fbuf, &min_len,
-				     why, whylen)) < 0)
+				     why, whylen)) < 0) {
+			free(fbuf);
 			return err;
+		}
 	}
 	b->win_off = b->n;
 	m = arch->relocate_window(func, func_size, func_addr | isa(pr), pr->code_addr,
