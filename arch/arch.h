@@ -408,6 +408,12 @@ struct arch_ops {
 	int (*target_xml)(unsigned int features, char *buf, size_t size);
 
 	int pc_regnum, sp_regnum, fp_regnum;
+	/* The thread pointer a thread's TLS hangs from, as gdb numbers it
+	 * (x86-64: fs_base), when the register file has it (a CPU whose
+	 * features leave it out has fewer registers: nregs_for); -1 none.
+	 * The pads' thread table and the return pads' shadow stacks are
+	 * keyed by it. */
+	int tp_regnum;
 	/* Registers sent with every stop reply, -1 terminated. */
 	const int *expedite;
 

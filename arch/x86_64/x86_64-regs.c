@@ -251,6 +251,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.pc_regnum = 16,
 	.sp_regnum = 7,
 	.fp_regnum = 6,
+	.tp_regnum = 58,		/* fs_base (F_SEG) */
 	.expedite = x86_64_expedite,
 	.bp_insn = x86_64_int3,
 	.bp_len = 1,
