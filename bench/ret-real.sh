@@ -26,7 +26,10 @@
 #                thread, in the kernel)
 #
 # Prints every run, then per configuration the median time, its ratio to
-# the untraced median, and the latency's median and p90 as each tool
+# the untraced median, the program's own CPU time (user + system, as it
+# reports it: what the probes cost its thread, whatever else runs on the
+# machine; bpftrace's work is in it, probe-trace's drain is not) and its
+# ratio, and the latency's median and p90 as each tool
 # reports it (probe-trace report's p50 and p90; bpftrace's log2 histogram:
 # the bucket holding the 50th and 90th percentile).  The header shows the
 # strategy the agent gave each probe (one untimed run with --debug=pad).
@@ -120,9 +123,11 @@ run_case() {
 					uretprobe:$obj:$fn /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }" \
 					-c "$(printf '%q ' "${prog[@]}")" >"$work/out" 2>&1 ;;
 			esac
-			t=$(timing "$work/out")
-			[ -n "$t" ] || { cat "$work/out" >&2; die "$c/$cfg printed no timing"; }
+			set -- $(timing "$work/out")
+			t=${1:-} cpu=${2:-}
+			[ -n "$t" ] && [ -n "$cpu" ] || { cat "$work/out" >&2; die "$c/$cfg printed no timing"; }
 			echo "$t" >>"$work/$c.$cfg.ms"
+			echo "$cpu" >>"$work/$c.$cfg.cpu"
 			case $cfg in
 			pt-*)
 				local ne nr
@@ -134,18 +139,22 @@ run_case() {
 			bpftrace)
 				bpf_latency <"$work/out" >>"$work/$c.$cfg.lat" ;;
 			esac
-			line="$line $cfg $t ms"
+			line="$line $cfg $t ms (cpu $cpu)"
 		done
 		echo "$line"
 	done
-	local u
+	local u uc
 	u=$(median <"$work/$c.untraced.ms")
-	printf '   %-9s %9s %8s   %s\n' config "ms(med)" ratio "latency p50 p90 (ns) of each run"
+	uc=$(median <"$work/$c.untraced.cpu")
+	printf '   %-9s %9s %8s %9s %8s   %s\n' config "ms(med)" ratio "cpu(med)" ratio \
+		"latency p50 p90 (ns) of each run"
 	for cfg in untraced pt-1cpu pt-2cpu bpftrace; do
 		[ -s "$work/$c.$cfg.ms" ] || continue
 		t=$(median <"$work/$c.$cfg.ms")
+		cpu=$(median <"$work/$c.$cfg.cpu")
 		lat=$( [ -s "$work/$c.$cfg.lat" ] && tr '\n' ';' <"$work/$c.$cfg.lat" | sed 's/;$//; s/;/; /g')
-		printf '   %-9s %9s %8s   %s\n' "$cfg" "$t" "$(ratio "$t" "$u")" "${lat:--}"
+		printf '   %-9s %9s %8s %9s %8s   %s\n' "$cfg" "$t" "$(ratio "$t" "$u")" \
+			"$cpu" "$(ratio "$cpu" "$uc")" "${lat:--}"
 	done
 }
 
@@ -175,7 +184,10 @@ for c in $CASES; do
 			.output stdout
 			SQL
 		fi
-		timing() { awk '/^Run Time: real/ { s += $4; n++ } END { if (n) printf "%.0f\n", s * 1000 }' "$1"; }
+		timing() {
+			awk '/^Run Time: real/ { s += $4; c += $6 + $8; n++ }
+				END { if (n) printf "%.0f %.0f\n", s * 1000, c * 1000 }' "$1"
+		}
 		prog=("$SQLITE" -init "$work/$c.sql" :memory: .quit)
 		obj=$LIBSQLITE fn=sqlite3_step lib=libsqlite3:
 		run_case "$c" ;;
@@ -188,12 +200,14 @@ for c in $CASES; do
 		cat >"$work/py.py" <<-'PYW'
 		import time
 		t = time.perf_counter()
+		c = time.process_time()
 		s = 0
 		for i in range(300000):
 		    s += len(str(i) + "x")
-		print("elapsed_ms=%.0f s=%d" % ((time.perf_counter() - t) * 1000, s))
+		print("elapsed_ms=%.0f cpu_ms=%.0f s=%d" %
+		      ((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000, s))
 		PYW
-		timing() { sed -n 's/^elapsed_ms=\([0-9]*\) .*/\1/p' "$1"; }
+		timing() { sed -n 's/^elapsed_ms=\([0-9]*\) cpu_ms=\([0-9]*\) .*/\1 \2/p' "$1"; }
 		prog=("$PY" "$work/py.py")
 		obj=$PY fn=PyUnicode_New lib=
 		run_case "$c" ;;
