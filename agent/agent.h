@@ -699,6 +699,7 @@ bool pad_settle(struct thread *t);
 void pad_fork_child(struct process *c);
 void pad_unmap(struct process *p);
 uint64_t pad_ret_count(const struct process *p, unsigned int off);
+int pad_ret_image(struct process *p);
 uint64_t pad_ret_recorded(const struct process *p);
 void pad_forget(struct process *p);
 /* The pads' thread id table (pad-tid.c). */

@@ -189,7 +189,6 @@ struct pad_code *pad_code_at(struct process *p, uint64_t pc);
 
 /* pad-ret.c */
 int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whylen);
-int pad_ret_image(struct process *p);
 void pad_tsc_calibrate(void);
 void pad_tsc_refine(void);
 uint64_t pad_tsc_ns(uint64_t ticks);

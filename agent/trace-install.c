@@ -511,6 +511,15 @@ static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec
 			debug("no pad at %#llx any more: %s",
 			      (unsigned long long)pr->addr, pwhy);
 	}
+	if (pr->pad && pr->pad_ret && trace_returns_need_image(pr->addr) &&
+	    pad_ret_image(pr->proc) < 0) {
+		/* A return probe added during the run reads registers
+		 * the trampoline's records would leave out. */
+		trace_drain(false);
+		pad_detach(pr);
+		debug("no pad at %#llx any more: cannot turn the return records' image on",
+		      (unsigned long long)pr->addr);
+	}
 	if (tp->fast && !pr->pad) {
 		/* shared with a tracepoint that did not ask for a jump */
 		char pwhy[160];
