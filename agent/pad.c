@@ -863,6 +863,11 @@ static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
 			b->ret = false;
 		}
 	}
+	if (b->ret && trace_returns_need_image(pr->addr) && pad_ret_image(p) < 0) {
+		debug("probe at %#llx: its returns trap: cannot turn the return "
+		      "records' image on", (unsigned long long)pr->addr);
+		b->ret = false;
+	}
 	if (!b->ret)
 		return 0;
 	/* Nothing else at the entry: a push that succeeds goes straight

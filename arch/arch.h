@@ -340,6 +340,9 @@ enum {
 	RET_PAD_FALLBACKS = 16,	/* entries sent to the agent (table full, deep) */
 	RET_PAD_LOST = 24,	/* returns that waited for room (ring full) */
 	RET_PAD_ORPHANS = 32,	/* trampoline runs with no entry (a bug) */
+	RET_PAD_IMAGE = 40,	/* header: nonzero when a return probe reads a
+				   register outside the frame: the trampoline
+				   stores the x87/SSE(/AVX) image too */
 	RET_PAD_SLOTS = 256,
 	RET_PAD_SLOT_SIZE = 4096,
 	RET_PAD_DEPTH = 126,
@@ -350,8 +353,12 @@ enum {
 	RET_REC_TICKS = 8,	/* TSC ticks from entry to return */
 	RET_REC_TSC = 16,	/* TSC at the return */
 	RET_REC_TID = 24,	/* 32 bits */
-	RET_REC_MAGIC = 28,	/* 32 bits: RET_REC_MAGIC_VALUE */
+	RET_REC_MAGIC = 28,	/* 32 bits: RET_REC_MAGIC_VALUE, or
+				   RET_REC_MAGIC_BARE: the record holds no
+				   image (RET_PAD_IMAGE was 0; with XSAVE its
+				   XSTATE_BV is 0, all in the initial state) */
 	RET_REC_MAGIC_VALUE = 0x4e544552,	/* "RETN" */
+	RET_REC_MAGIC_BARE = 0x42544552,	/* "RETB" */
 	RET_REC_RET = 32,	/* the real return address */
 };
 
