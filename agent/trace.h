@@ -65,6 +65,14 @@ struct trace {
 
 	/* qprobe.frames: bytes of the oldest frame already streamed. */
 	size_t stream_off;
+
+	/* Qprobe.file: the recorder's trace file the frames are written
+	 * into (trace-fwrite.c); out_fd is open while out_path is set. */
+	char *out_path;
+	int out_fd;
+	uint64_t out_end;		/* where the next frames go */
+	int out_error;			/* errno of a write that stopped
+					   part of the way, said next */
 };
 
 
@@ -103,6 +111,8 @@ bool site_runs(const struct tp_def *tp, const struct pending *pl);
 void run_tracepoints(struct hit *h, uint64_t addr, bool returning,
 		     const struct pending *pl);
 bool room_for_hit(void);
+/* Closes the recorder's trace file (Qprobe.file), if open. */
+void trace_fwrite_close(void);
 void remove_probes(void);
 void trace_stop_run(enum tp_stop_reason reason, uint32_t tp);
 
