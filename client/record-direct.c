@@ -8,9 +8,10 @@
  * has open, the offset of the end marker); the agent opens the same
  * file, checks it is the same, and from then on each qprobe.fwrite
  * appends what its buffer holds, with a new end marker, and answers how
- * many frames and bytes that was.  The recorder reads those bytes back
- * from the page cache to count frames per probe and learn the threads,
- * and keeps the rest of the file: header, status line, thread table.
+ * many frames and bytes that was.  The recorder reads those bytes where
+ * they are, in the page cache (a mapping of the file), to count frames
+ * per probe and learn the threads, and keeps the rest of the file:
+ * header, status line, thread table.
  *
  * The path is the default.  The frames come over the connection
  * (qprobe.frames, record-drain.c) instead, and the recorder says why
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,18 +132,32 @@ void direct_start(struct recorder *r)
 	say_path(r, NULL);
 }
 
-/* What the agent appended: counted and its threads learnt. */
+/* What the agent appended: counted and its threads learnt.  Read where
+ * it is, in the page cache (a mapping of the file, no copy), or into
+ * r->carry when the file cannot be mapped. */
 static int take_written(struct recorder *r, uint64_t frames, uint64_t bytes)
 {
-	long n = read_back(r, bytes);
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t lo = r->end & ~(uint64_t)(page - 1);
+	size_t maplen = (size_t)(r->end + bytes - lo);
+	const uint8_t *data;
+	void *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, (off_t)lo);
 
-	if (n != (long)bytes) {
-		err_msg("reading back %s: %s", r->out_path,
-			n < 0 ? strerror((int)-n) : "shorter than the agent said");
-		return -EIO;
+	if (map != MAP_FAILED) {
+		data = (const uint8_t *)map + (r->end - lo);
+	} else {
+		long n = read_back(r, bytes);
+		if (n != (long)bytes) {
+			err_msg("reading back %s: %s", r->out_path,
+				n < 0 ? strerror((int)-n) : "shorter than the agent said");
+			return -EIO;
+		}
+		data = r->carry;
 	}
 	uint64_t before = r->frames;
-	count_frames(r, r->carry, bytes);
+	count_frames(r, data, bytes);
+	if (map != MAP_FAILED)
+		munmap(map, maplen);
 	if (r->frames - before != frames) {
 		err_msg("%s: the agent wrote %llu frames, the file has %llu there",
 			r->out_path, (unsigned long long)frames,
