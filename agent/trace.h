@@ -73,6 +73,7 @@ struct trace {
 	uint64_t out_end;		/* where the next frames go */
 	int out_error;			/* errno of a write that stopped
 					   part of the way, said next */
+	uint64_t out_frames, out_bytes;	/* written, not yet reported */
 };
 
 
@@ -113,6 +114,9 @@ void run_tracepoints(struct hit *h, uint64_t addr, bool returning,
 bool room_for_hit(void);
 /* Closes the recorder's trace file (Qprobe.file), if open. */
 void trace_fwrite_close(void);
+/* With a recorder's file open, writes the buffer out once it holds a
+ * batch's worth (between hits, never while a frame is being built). */
+void trace_fwrite_flush_some(void);
 void remove_probes(void);
 void trace_stop_run(enum tp_stop_reason reason, uint32_t tp);
 
