@@ -257,12 +257,15 @@ struct ptrace_arch_ops {
 	/*
 	 * The arch's choices for the pads of process `p` (pad.c), passed to
 	 * the emitters, load_pad and load_record: *xsave, the image is
-	 * XSAVE's (else FXSAVE's), and *fsgsbase, the pad reads the
-	 * thread-pointer bases itself (x86-64: AVX and HWCAP2_FSGSBASE).
-	 * Both false where the arch has no such choice (aarch64).  NULL when
-	 * load_pad is.
+	 * XSAVE's (else FXSAVE's), *xsavec, the pads store it with XSAVEC
+	 * (components in their initial state left out, XSTATE_BV says
+	 * which), and *fsgsbase, the pad reads the thread-pointer bases
+	 * itself (x86-64: AVX, XSAVEC in CPUID leaf 0xd and
+	 * HWCAP2_FSGSBASE).  All false where the arch has no such choice
+	 * (aarch64).  NULL when load_pad is.
 	 */
-	void (*pad_options)(struct process *p, bool *xsave, bool *fsgsbase);
+	void (*pad_options)(struct process *p, bool *xsave, bool *xsavec,
+			    bool *fsgsbase);
 
 	/*
 	 * Resumes stopped thread `tid` for one instruction, delivering

@@ -249,7 +249,7 @@ static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
 }
 
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
-			  bool xsave, bool image, enum bases_how bases,
+			  bool xsave, bool xsavec, bool image, enum bases_how bases,
 			  unsigned int off_bases)
 {
 	/* Without the image, an XSAVE-layout reader still finds its
@@ -263,6 +263,10 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 					0xfc, 0xf3, 0x48, 0xa5 };
 	static const uint8_t xsave64[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
 					   0x49, 0x0f, 0xae, 0x26 };
+	/* 49 0f c7 26   xsavec64 (%r14): the initial-state components
+	 * left out (their XSTATE_BV bits clear), AVX still at 576 */
+	static const uint8_t xsavec64[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
+					    0x49, 0x0f, 0xc7, 0x26 };
 	static const uint8_t fxsave64[] = { 0x49, 0x0f, 0xae, 0x06 };
 	static const uint8_t rdfs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0 };
 	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
@@ -274,6 +278,8 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	if (!image) {
 		if (xsave)
 			x86_64_put(o, no_bv, sizeof(no_bv));
+	} else if (xsave && xsavec) {
+		x86_64_put(o, xsavec64, sizeof(xsavec64));
 	} else if (xsave) {
 		x86_64_put(o, xsave64, sizeof(xsave64));
 	} else {
@@ -377,7 +383,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
-	put_hit_state(&o, h->off_frame, h->xsave, true,
+	put_hit_state(&o, h->off_frame, h->xsave, h->xsavec, true,
 		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
@@ -797,7 +803,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	jl_at = emit_claim_record(&o, r);
 	if (r->prefetch)
 		emit_prefetch(&o, r, image, r->prefetch);
-	put_hit_state(&o, r->off_frame, r->xsave, r->image,
+	put_hit_state(&o, r->off_frame, r->xsave, r->xsavec, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
 	if (r->time_tid)
 		emit_time_tid(&o, r);
@@ -1391,7 +1397,7 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	j_popped[0] = put_jcc32(&o, JE);
 	x86_64_put(&o, save, sizeof(save));
 	j_full = put_ring_claim(&o, g);
-	put_hit_state(&o, g->off_frame, g->xsave, true,
+	put_hit_state(&o, g->off_frame, g->xsave, g->xsavec, true,
 		      g->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, g->off_bases);
 	x86_64_put(&o, reload, sizeof(reload));
 	put_top(&o);

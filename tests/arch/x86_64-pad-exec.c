@@ -129,6 +129,9 @@ __asm__(
 	"	.irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
 	"	vmovdqu 320+32*\\i(%rdi),%ymm\\i\n"
 	"	.endr\n"
+	"	cmpq $2,304(%rdi)\n"
+	"	jne 3f\n"
+	"	vzeroupper\n"
 	"	jmp 3f\n"
 	"2:\n"
 	"	.irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
@@ -362,6 +365,8 @@ static void probe_cpu(void)
 	}
 	if (cpu.avx && __get_cpuid_count(0xd, 2, &a, &b, &c, &d))
 		cpu.ymm_at_576 = b == IMG_YMM_HI && a == 256;
+	if (cpu.avx && __get_cpuid_count(0xd, 1, &a, &b, &c, &d))
+		cpu.xsavec = a & 2;
 #ifndef AT_HWCAP2
 #define AT_HWCAP2 26
 #endif
@@ -495,6 +500,13 @@ void prepare(struct call_state *st, const struct fn_desc *f,
 		for (int b = 0; b < 32; b++)
 			st->vin[i][b] = (uint8_t)(mix(seed) >> (b % 8 * 8)) ^
 					(uint8_t)(i * 32 + b);
+	if (cpu.avx && seed % 4 == 2) {
+		/* The upper halves cleared by vzeroupper before the call:
+		 * in their initial state, which XSAVEC leaves out. */
+		st->avx = 2;
+		for (int i = 0; i < 16; i++)
+			memset(st->vin[i] + 16, 0, 16);
+	}
 }
 
 static uint64_t expected_rax(const struct fn_desc *f, const struct call_state *st)
@@ -550,6 +562,8 @@ static void image_read(const struct hit *h, int comp, size_t off, void *buf,
 	}
 }
 
+unsigned long xsavec_avx_initial;
+
 /* What the agent saw in the entry and in the trapped context. */
 void check_hit(const struct fn_desc *f, const struct call_state *st,
 	       const struct hit *h, const char *name)
@@ -592,7 +606,20 @@ void check_hit(const struct fn_desc *f, const struct call_state *st,
 	check(*(const uint32_t *)(h->image + IMG_MXCSR) == cpu.mxcsr,
 	      "image mxcsr", name);
 	if (cfg.h.xsave) {
+		uint64_t xcomp = *(const uint64_t *)(h->image + IMG_XSTATE_BV + 8);
+
 		check((bv & ~7ull) == 0, "XSTATE_BV: no bit beyond AVX", name);
+		/* XSAVEC says its compacted form (bit 63) and the
+		 * components it covered (XSAVE does not write XCOMP_BV). */
+		if (cfg.h.xsavec)
+			check(xcomp == (1ull << 63 | 7),
+			      "XCOMP_BV = compacted, x87|SSE|AVX (XSAVEC ran)", name);
+		/* A component in its initial state: XSAVEC writes nothing
+		 * of it (the entry's poison stays), which is its point. */
+		if (cfg.h.xsavec && !(bv & 4) && ++xsavec_avx_initial)
+			check(h->image[IMG_YMM_HI] == 0xee &&
+			      h->image[IMG_YMM_HI + 255] == 0xee,
+			      "XSAVEC left the AVX area of an initial state unwritten", name);
 		if (cpu.avx && cpu.ymm_at_576) {
 			for (int i = 0; i < 16; i++) {
 				uint8_t v[16];
@@ -950,7 +977,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
 		for (int xs = cpu.avx ? 1 : 0; xs >= 0; xs--) {
 			for (int fg = 0; fg <= (int)cpu.fsgsbase; fg++) {
-				struct mode m = { &fns[i], xs, fg, pages };
+				struct mode m = { &fns[i], xs, fg, pages, false };
 
 				snprintf(title, sizeof(title), "%s: pad, %s%s, 16 calls",
 					 fns[i].name, xs ? "xsave" : "fxsave",
@@ -961,7 +988,7 @@ int main(void)
 	}
 	for (int xs = cpu.avx ? 1 : 0; low && xs >= 0; xs--) {
 		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-			struct mode m = { &fns[i], xs, cpu.fsgsbase, low };
+			struct mode m = { &fns[i], xs, cpu.fsgsbase, low, false };
 
 			snprintf(title, sizeof(title),
 				 "%s: pad below 2 GiB (pc pushed as imm32), %s, 16 calls",
