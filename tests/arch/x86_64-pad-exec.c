@@ -922,7 +922,7 @@ static uint8_t *map_rwx(void *hint, size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	uint8_t *pages, *low = NULL;
@@ -957,6 +957,10 @@ int main(void)
 	if (mprotect(table, 16 << ENTRY_SHIFT, PROT_READ | PROT_WRITE)) {
 		printf("ERROR: mprotect\n");
 		return 99;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--bench")) {
+		pad_bench();
+		return 0;
 	}
 	for (uint64_t at = 0x10000000; !low && at < 0x80000000; at += 0x10000000)
 		low = map_rwx((void *)(uintptr_t)at, 2 * PAGE);

@@ -152,5 +152,7 @@ bool run_case(const char *title, int (*fn)(const void *), const void *arg);
 
 /* The collector cases (x86_64-pad-exec-ring.c); low: below 2 GiB or NULL. */
 void run_collector_cases(uint8_t *pages, uint8_t *low);
+/* --bench: ns per call of collecting pads (x86_64-pad-exec-ring.c). */
+void pad_bench(void);
 
 #endif
