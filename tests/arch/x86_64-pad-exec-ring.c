@@ -146,9 +146,10 @@ static int case_collect(const void *arg)
 	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
 	char name[96];
 
-	h.xsavec = r.xsavec = m->xsavec;
+	h.fxsave_ymm = r.fxsave_ymm = m->fxsave_ymm;
 	snprintf(name, sizeof(name), "%s collect %s @%p", m->f->name,
-		 m->xsavec ? "xsavec" : m->xsave ? "xsave" : "fxsave", (void *)m->pages);
+		 m->fxsave_ymm ? "fxsave+vextractf128" : m->xsave ? "xsave" : "fxsave",
+		 (void *)m->pages);
 	code_page = m->pages;
 	pad_page = m->pages + PAGE;
 	reset_table(16);
@@ -168,10 +169,9 @@ static int case_collect(const void *arg)
 	}
 	check_table(16, 0, name);
 	set_gs(old_gs);
-	if (m->xsavec)
-		printf("  %lu of %u records with the AVX state initial (the upper halves "
-		       "cleared by vzeroupper): XSTATE_BV bit 2 clear, 256 bytes unwritten\n",
-		       xsavec_avx_initial, 2 * COLLECT_CALLS);
+	if (m->fxsave_ymm)
+		printf("  %lu of %u records with the upper halves cleared by vzeroupper "
+		       "before the call\n", fxsave_ymm_avx_initial, 2 * COLLECT_CALLS);
 	fflush(stdout);		/* the case's child ends in _exit */
 	return 0;
 }
@@ -566,18 +566,19 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 				 fns[i].name, xs ? "xsave" : "fxsave");
 			run_case(title, case_collect, &m);
 		}
-		if (cpu.xsavec) {
+		if (cpu.fxsave_ymm) {
 			struct mode m = { &fns[i], true, true, pages, true };
 
 			snprintf(title, sizeof(title),
-				 "%s: collect + hand-off, xsavec, 2 x 12 calls, 16 records",
+				 "%s: collect + hand-off, fxsave + vextractf128, 2 x 12 calls, "
+				 "16 records",
 				 fns[i].name);
 			run_case(title, case_collect, &m);
 		}
 	}
-	if (!cpu.xsavec)
-		printf("skip xsavec collector cases: %s\n",
-		       cpu.avx ? "no XSAVEC (CPUID 0xd.1)" : "AVX not enabled by the OS");
+	if (!cpu.fxsave_ymm)
+		printf("skip the fxsave + vextractf128 collector cases: "
+		       "AVX not enabled by the OS\n");
 	for (int xs = cpu.avx ? 1 : 0; low && xs >= 0; xs--) {
 		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
 			struct mode m = { &fns[i], xs, true, low, false };
@@ -618,7 +619,7 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 
 struct bench_cfg {
 	const char *what;
-	bool ring, image, xsavec, time_tid, ymm_in_use;
+	bool ring, image, fxsave_ymm, time_tid, ymm_in_use;
 	unsigned int prefetch;
 };
 
@@ -664,7 +665,7 @@ static int bench_build(const struct bench_cfg *c, uint8_t *ring)
 			.record_shift = BENCH_SHIFT, .nrecords = BENCH_RECORDS,
 			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
 			.off_frame = OFF_FRAME, .xsave = cpu.avx,
-			.xsavec = c->xsavec, .fsgsbase = cpu.fsgsbase,
+			.fxsave_ymm = c->fxsave_ymm, .fsgsbase = cpu.fsgsbase,
 			.image = c->image, .prefetch = c->prefetch,
 			.time_tid = c->time_tid, .off_tid = OFF_TID,
 			.off_time = OFF_TIME, .tid_table = A(tids),
@@ -741,8 +742,8 @@ void pad_bench(void)
 		{ "record + thread + TSC (probe-trace args)", true, false, false, true, false, 2 },
 		{ "collect $regs, XSAVE, ymm upper in use", true, true, false, false, true, 2 },
 		{ "collect $regs, XSAVE, ymm upper initial", true, true, false, false, false, 2 },
-		{ "collect $regs, XSAVEC, ymm upper in use", true, true, true, false, true, 2 },
-		{ "collect $regs, XSAVEC, ymm upper initial", true, true, true, false, false, 2 },
+		{ "collect $regs, FXSAVE+vextractf128, in use", true, true, true, false, true, 2 },
+		{ "collect $regs, FXSAVE+vextractf128, initial", true, true, true, false, false, 2 },
 	};
 	size_t ring_len = OFF_RECORDS + ((size_t)BENCH_RECORDS << BENCH_SHIFT);
 	uint8_t *ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE,
@@ -769,10 +770,6 @@ void pad_bench(void)
 
 		if ((c->image || c->ymm_in_use) && !cpu.avx) {
 			printf("  %-44s not measured: no AVX\n", c->what);
-			continue;
-		}
-		if (c->xsavec && !cpu.xsavec) {
-			printf("  %-44s not measured: no XSAVEC\n", c->what);
 			continue;
 		}
 		memset(ring, 0, ring_len);

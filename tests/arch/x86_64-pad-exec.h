@@ -110,7 +110,7 @@ struct pad_cpu {
 	bool avx;		/* AVX usable: OSXSAVE, AVX, XCR0 has SSE|AVX */
 	bool fsgsbase;		/* HWCAP2_FSGSBASE: rdfsbase allowed */
 	bool ymm_at_576;	/* CPUID.(0xd,2).ebx */
-	bool xsavec;		/* CPUID.(0xd,1).eax[1], with avx */
+	bool fxsave_ymm;		/* the image by FXSAVE + vextractf128: avx */
 	uint32_t mxcsr;
 	uint16_t fcw;
 };
@@ -119,7 +119,7 @@ struct mode {
 	const struct fn_desc *f;
 	bool xsave, fsgsbase;
 	uint8_t *pages;		/* functions, then the pad */
-	bool xsavec;		/* with xsave: XSAVEC */
+	bool fxsave_ymm;		/* with xsave: FXSAVE + vextractf128 */
 };
 
 extern const struct fn_desc fns[3];
@@ -130,7 +130,7 @@ extern struct pad_cpu cpu;
 extern __thread struct hit last_hit;
 extern __thread unsigned long thread_hits;
 extern unsigned long total_hits;
-extern unsigned long xsavec_avx_initial;	/* XSAVEC hits, AVX state initial */
+extern unsigned long fxsave_ymm_avx_initial;	/* such hits after vzeroupper */
 extern __thread int t_checks, t_failures;
 extern int print_budget;
 extern int stress_checks, stress_failures;

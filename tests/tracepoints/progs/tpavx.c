@@ -1,7 +1,6 @@
 /*
  * tpavx.c - the ymm registers at a probe, with their upper halves in use
- * and in their initial state (cleared by vzeroupper, which a pad's XSAVEC
- * then leaves out of its image).
+ * and in their initial state (cleared by vzeroupper).
  *
  *   tpavx [N]    N calls (default 4) of avx_probe(k); even k with the
  *                upper halves in use, odd k after vzeroupper
