@@ -215,6 +215,8 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
  *   fc f3 48 a5             cld; rep movsq
  *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
  *   49 0f ae 26             xsave64 (%r14)        (or 49 0f ae 06 fxsave64)
+ *     (with fxsave_ymm: fxsave64, 16 vextractf128 of the upper halves,
+ *      movq $7,512(%r14): see put_hit_state)
  *   f3 48 0f ae c0          rdfsbase %rax
  *   49 89 86 <bases>        mov %rax,bases(%r14)
  *   f3 48 0f ae c8          rdgsbase %rax
