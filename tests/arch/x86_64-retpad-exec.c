@@ -37,8 +37,8 @@
  * self pointer (%fs:0).
  *
  * With --bench it measures instead: ns per call through an entry pad and
- * the trampoline (ring drained outside the timing), fxsave and xsave,
- * rdfsbase and %fs:0.
+ * the trampoline (ring drained outside the timing), fxsave, xsave and fxsave +
+ * vextractf128 (the agent's choice with AVX), rdfsbase and %fs:0.
  *
  * Exit 0 pass, 1 failure, 77 no RWX memory, 99 harness.
  */
@@ -74,7 +74,7 @@ static int failures;
 static uint8_t *area, *ring, *code;
 static unsigned int nrecords;
 static uint64_t tramp, ring_pos;
-static bool use_fsgsbase, use_xsave;
+static bool use_fsgsbase, use_xsave, use_fxsave_ymm;
 static volatile long traps;
 
 typedef long (*fn_t)(long);
@@ -167,7 +167,8 @@ static void setup(unsigned int records)
 		.ring = { .ring = (uint64_t)ring, .off_records = RING_OFF,
 			  .record_shift = RECORD_SHIFT, .nrecords = records,
 			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
-			  .xsave = use_xsave, .fsgsbase = use_fsgsbase,
+			  .xsave = use_xsave, .fxsave_ymm = use_fxsave_ymm,
+			  .fsgsbase = use_fsgsbase,
 			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
 	};
 	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)
@@ -459,7 +460,8 @@ static void bench(void)
 	printf("return probe, %s, %s: %.1f ns per call through the pad and the "
 	       "trampoline, %.1f ns plain: %.1f ns more\n",
 	       use_fsgsbase ? "rdfsbase" : "%fs:0 (bases by arch_prctl)",
-	       use_xsave ? "xsave" : "fxsave", best_p, best_u, best_p - best_u);
+	       use_fxsave_ymm ? "fxsave + vextractf128" : use_xsave ? "xsave" : "fxsave",
+	       best_p, best_u, best_p - best_u);
 	exit(0);
 }
 
@@ -486,9 +488,10 @@ int main(int argc, char **argv)
 	bool fsgs = getauxval(AT_HWCAP2) & 2;
 	if (argc > 1 && !strcmp(argv[1], "--bench")) {
 		/* xsave faults where the OS did not enable it: its own child. */
-		for (int v = 0; v < 4; v++) {
+		for (int v = 0; v < 6; v++) {
 			use_fsgsbase = v & 1;
-			use_xsave = v & 2;
+			use_fxsave_ymm = v >= 4;	/* the agent's choice with AVX */
+			use_xsave = (v & 2) || use_fxsave_ymm;
 			if (use_fsgsbase && !fsgs)
 				continue;
 			pid_t pid = fork();
