@@ -69,6 +69,13 @@ static struct tsv_def *tsv_slot(const struct tp_store *s, uint32_t number,
 {
 	size_t lo = 0, hi = s->n_tsvs;
 
+	/* Variables are mostly numbered 1, 2, 3...: then number N is at
+	 * N - 1, found without a search (a recording's every frame looks
+	 * several up). */
+	if (number - 1 < hi && s->tsvs[number - 1].number == number) {
+		*pos = number - 1;
+		return &s->tsvs[number - 1];
+	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (s->tsvs[mid].number < number)
