@@ -276,27 +276,11 @@ struct ientry {
 	uint64_t slot, ret, tsc, func_run;
 };
 
-static int fs_base_regnum(void)
-{
-	static int regnum = -2;
-
-	if (regnum == -2) {
-		regnum = -1;
-		unsigned int n = agent.arch->nregs_for(~0u);	/* no end marker */
-		for (unsigned int i = 0; i < n && agent.arch->regs[i].name; i++)
-			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
-				regnum = (int)i;
-				break;
-			}
-	}
-	return regnum;
-}
-
 /* The address of t's slot in the area, 0 if it has none. */
 static uint64_t islot_of(struct thread *t)
 {
 	struct process *p = t->proc;
-	int fsr = fs_base_regnum();
+	int fsr = tp_regnum();
 	uint64_t key, k;
 
 	if (!p->ret_area || fsr < 0 || regs_get(t, (unsigned int)fsr, &key) < 0 || !key)
