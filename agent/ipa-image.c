@@ -198,11 +198,11 @@ int ipa_image_place(struct ipa_image *img, uint64_t base, uint8_t *out,
 			continue;
 		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
 		for (size_t i = 0; i < n; i++) {
-			GElf_Rela r;
+			GElf_Rela r = { 0 };
 			GElf_Rel rl;
 			bool ok = rela ? gelf_getrela(d, (int)i, &r) != NULL
 				       : gelf_getrel(d, (int)i, &rl) != NULL;
-			if (!rela) {
+			if (ok && !rela) {
 				r.r_offset = rl.r_offset;
 				r.r_info = rl.r_info;
 			}
