@@ -386,6 +386,8 @@ void format_stop_notification(const struct stop_event *ev, struct rsp_buf *out);
  * procfs.c (thread_core, thread_name). */
 char *program_path(const char *name);
 int inferior_start(char **argv, struct process **out);
+/* Called first thing: the signal dispositions a started program gets. */
+void inferior_note_signals(void);
 int inferior_attach(pid_t pid, struct process **out);
 int inferior_detach(struct process *p);
 /* Detaches the child of fork event `ev` if gdb never heard of it. */

@@ -273,14 +273,14 @@ int pad_salvage(struct process *p,
 	const struct arch_pad_layout *l = layout();
 	size_t ring_bytes;
 	uint64_t starts[8];
-	bool xsave = false, fsgsbase = false;
+	bool xsave = false, fxsave_ymm = false, fsgsbase = false;
 	uint8_t *records;
 	int ntables, taken = 0;
 
 	if (!l || !agent.ptrace->pad_options)
 		return 0;	/* no pads on this arch: none left either */
 	ring_bytes = ring_records_bytes();
-	agent.ptrace->pad_options(p, &xsave, &fsgsbase);
+	agent.ptrace->pad_options(p, &xsave, &fxsave_ymm, &fsgsbase);
 	ntables = old_tables(p, starts, 8);
 	if (ntables <= 0)
 		return ntables;

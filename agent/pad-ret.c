@@ -168,7 +168,7 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 			.record_shift = record_shift(), .nrecords = RING_RECORDS,
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
 			.off_frame = l->off_frame, .xsave = pt->xsave,
-			.fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
+			.fxsave_ymm = pt->fxsave_ymm, .fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
 			.blocks_size = blocks_size(),
 		},
 	};

@@ -441,10 +441,11 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 		pt->failed = true;
 		return NULL;
 	}
-	agent.ptrace->pad_options(p, &pt->xsave, &pt->fsgsbase);
+	agent.ptrace->pad_options(p, &pt->xsave, &pt->fxsave_ymm, &pt->fsgsbase);
 	pad_tid_reset(p);	/* entered when they next run */
-	debug("table at %#llx in %d (xsave %d, fsgsbase %d)",
-	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fsgsbase);
+	debug("table at %#llx in %d (xsave %d, fxsave_ymm %d, fsgsbase %d)",
+	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fxsave_ymm,
+	      pt->fsgsbase);
 	return pt;
 }
 
@@ -923,7 +924,8 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
 		.record_shift = record_shift(), .nrecords = RING_RECORDS,
 		.off_seq = l->off_seq, .off_bases = l->off_bases,
-		.off_frame = l->off_frame, .xsave = pt->xsave, .fsgsbase = pt->fsgsbase,
+		.off_frame = l->off_frame, .xsave = pt->xsave, .fxsave_ymm = pt->fxsave_ymm,
+		.fsgsbase = pt->fsgsbase,
 		.time_tid = time_tid,
 		.clock_call = time_tid && !pt->tsc_time ? vdso_clock(b->pr->proc, pt) : 0,
 		.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,
@@ -956,7 +958,7 @@ static int build_tail(struct pad_build *b, char *why, size_t whylen)
 		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
 		.off_ready = l->off_ready, .off_bases = l->off_bases,
 		.off_frame = l->off_frame, .xsave = b->pt->xsave,
-		.fsgsbase = b->pt->fsgsbase,
+		.fxsave_ymm = b->pt->fxsave_ymm, .fsgsbase = b->pt->fsgsbase,
 	};
 	size_t at;
 	int err;

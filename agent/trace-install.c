@@ -263,6 +263,29 @@ bool trace_returns_need_image(uint64_t addr)
 	return needs_image(addr, true);
 }
 
+/*
+ * An expression that collects one memory range at a register (of the
+ * pad's frame) plus a constant, or at a constant address (gdb's
+ * `collect *p`, `collect p->f`), as the range action it amounts to: the
+ * collector copies it with no bytecode run.  The record is the same (one
+ * memory block of the address and length).
+ */
+static bool mem_range_of(const uint8_t *code, size_t len, struct ipa_action *ia)
+{
+	const struct arch_pad_layout *l = agent.arch->pad_layout;
+	struct ax_simple_trace t;
+
+	if (ax_simple_trace(code, len, &t) < 0 || t.len == 0 || t.len > UINT32_MAX)
+		return false;
+	if (t.has_reg && (!l || t.regnum >= l->frame_words))
+		return false;
+	ia->kind = IPA_ACT_MEM;
+	ia->basereg = t.has_reg ? (uint16_t)t.regnum : IPA_NO_REG;
+	ia->len = (uint32_t)t.len;
+	ia->offset = t.offset;
+	return true;
+}
+
 int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 		       uint32_t *offs, unsigned int max, char *why, size_t whylen)
 {
@@ -328,6 +351,9 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 				ia->len = (uint32_t)a->mem_len;
 				ia->offset = (uint64_t)a->offset;
 				k++;
+			} else if (a->kind == TP_ACTION_EXPR &&
+				   mem_range_of(a->bytes, a->len, ia)) {
+				k++;	/* run as the range it is: no interpreter */
 			} else if (a->kind == TP_ACTION_EXPR) {
 				ia->kind = IPA_ACT_EXPR;
 				ia->len = (uint32_t)a->len;

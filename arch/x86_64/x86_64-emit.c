@@ -215,6 +215,8 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
  *   fc f3 48 a5             cld; rep movsq
  *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
  *   49 0f ae 26             xsave64 (%r14)        (or 49 0f ae 06 fxsave64)
+ *     (with fxsave_ymm: fxsave64, 16 vextractf128 of the upper halves,
+ *      movq $7,512(%r14): see put_hit_state)
  *   f3 48 0f ae c0          rdfsbase %rax
  *   49 89 86 <bases>        mov %rax,bases(%r14)
  *   f3 48 0f ae c8          rdgsbase %rax
@@ -249,7 +251,7 @@ static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
 }
 
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
-			  bool xsave, bool image, enum bases_how bases,
+			  bool xsave, bool fxsave_ymm, bool image, enum bases_how bases,
 			  unsigned int off_bases)
 {
 	/* Without the image, an XSAVE-layout reader still finds its
@@ -263,6 +265,9 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 					0xfc, 0xf3, 0x48, 0xa5 };
 	static const uint8_t xsave64[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
 					   0x49, 0x0f, 0xae, 0x26 };
+	/* 49 c7 86 00 02 00 00 07 00 00 00   movq $7,512(%r14)  XSTATE_BV */
+	static const uint8_t all_bv[] = { 0x49, 0xc7, 0x86, 0x00, 0x02, 0, 0,
+					  7, 0, 0, 0 };
 	static const uint8_t fxsave64[] = { 0x49, 0x0f, 0xae, 0x06 };
 	static const uint8_t rdfs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc0 };
 	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
@@ -274,6 +279,22 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	if (!image) {
 		if (xsave)
 			x86_64_put(o, no_bv, sizeof(no_bv));
+	} else if (xsave && fxsave_ymm) {
+		/* The XSAVE image without XSAVE: the legacy area, then
+		 *   c4 R1 0 00011  7d 19 <80|n<<3|6> <576+16n> 01
+		 *   vextractf128 $1,%ymm<n>,576+16n(%r14)   (n = 0..15)
+		 * and XSTATE_BV = x87|SSE|AVX, each as stored. */
+		x86_64_put(o, fxsave64, sizeof(fxsave64));
+		for (unsigned int n = 0; n < 16; n++) {
+			x86_64_put8(o, 0xc4);
+			x86_64_put8(o, (uint8_t)((n < 8 ? 0x80 : 0) | 0x40 | 0x03));
+			x86_64_put8(o, 0x7d);
+			x86_64_put8(o, 0x19);
+			x86_64_put8(o, (uint8_t)(0x80 | (n & 7) << 3 | 6));
+			x86_64_put32(o, 576 + 16 * n);
+			x86_64_put8(o, 1);
+		}
+		x86_64_put(o, all_bv, sizeof(all_bv));
 	} else if (xsave) {
 		x86_64_put(o, xsave64, sizeof(xsave64));
 	} else {
@@ -377,7 +398,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
-	put_hit_state(&o, h->off_frame, h->xsave, true,
+	put_hit_state(&o, h->off_frame, h->xsave, h->fxsave_ymm, true,
 		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
@@ -797,7 +818,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	jl_at = emit_claim_record(&o, r);
 	if (r->prefetch)
 		emit_prefetch(&o, r, image, r->prefetch);
-	put_hit_state(&o, r->off_frame, r->xsave, r->image,
+	put_hit_state(&o, r->off_frame, r->xsave, r->fxsave_ymm, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
 	if (r->time_tid)
 		emit_time_tid(&o, r);
@@ -1416,7 +1437,7 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	j_popped[0] = put_jcc32(&o, JE);
 	x86_64_put(&o, save, sizeof(save));
 	j_full = put_ring_claim(&o, g);
-	put_hit_state(&o, g->off_frame, g->xsave, false,
+	put_hit_state(&o, g->off_frame, g->xsave, false, false,
 		      g->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, g->off_bases);
 	x86_64_put(&o, ld_area, sizeof(ld_area));
 	j_bare = put_jcc32(&o, JE);
