@@ -43,7 +43,7 @@ keeper_chaos_prepare() {
 		fail99 "keeptarget: leaf, bump, work and its bl not found ($keeper_probes)"
 	# The plan: the executable segment, then one line per kill (n,
 	# started/attached, strategy, delay in microseconds) from the seed.
-	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" "${CROSS_KNOWN_BUGS:-}" \
+	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" \
 		>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case"
 import random, struct, sys
 data = open(sys.argv[1], "rb").read()
@@ -56,18 +56,11 @@ for i in range(phnum):
         print("text %#x %#x %d" % (p_vaddr, p_offset, p_filesz))
         break
 kills, seed = int(sys.argv[2]), int(sys.argv[3])
-known_bugs = sys.argv[4] != ""
 
 for n in range(kills):
     strategy = ("step", "boost", "emulate", "pad")[n % 4]
     mode = ("started", "attached", "while-stepping")[n // 3 % 3]
     delay = random.Random(seed * 100003 + n).randint(0, 250000)
-    # Known bug (doc/aarch64.md): attached to the program, the agent
-    # (or the program) sometimes dies at tstart and the probes never go
-    # in: said as a skip, not run.
-    if mode == "attached" and not known_bugs:
-        print("skip %d %s %s" % (n, mode, strategy))
-        continue
     print("kill %d %s %s %d" % (n, mode, strategy, delay))
 PY
 	cat >"$kdir/chaos.sh" <<EOF

@@ -727,12 +727,6 @@ keeper_chaos_run() {
 	disarmed=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
 		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) single steps disarmed.*/\1/p' |
 		awk '{ s += $1 } END { print s + 0 }')
-	sed -n 's/^skip //p' "$kdir/plan" >"$kdir/skips"
-	while read -r kn kmode kstrat; do
-		n=$((n + 1))
-		echo "ok $n - keeper chaos $((kn + 1)): $kmode $kstrat # SKIP known bug: attached, the agent may die at tstart (doc/aarch64.md; CROSS_KNOWN_BUGS=1 runs it)"
-		echo ":test-result: SKIP keeper chaos $((kn + 1)): $kmode $kstrat" >>"$trs"
-	done <"$kdir/skips"
 	echo "# keeper chaos: $(wc -l <"$kdir/kills") kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $moved threads moved, $disarmed single steps disarmed"
 }
 keeper_chaos_run
