@@ -809,6 +809,13 @@ bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn
 /* Printable name of a strategy: "emulate", "boost", "step", "reject". */
 const char *arch_strategy_name(enum arch_strategy s);
 
+/* arch_ops.xol_fixup for an arch whose step leaves the pc right after
+ * the slot's instruction (every arch so far): the pc goes to the
+ * instruction after the original, the scratch register gets its value
+ * back. */
+int arch_xol_fixup(const struct arch_insn *insn, const struct arch_xol *xol,
+		   struct arch_gpregs *regs);
+
 extern const struct arch_ops x86_64_arch_ops;
 extern const struct arch_ops aarch64_arch_ops;
 extern const struct arch_ops arm_arch_ops;
