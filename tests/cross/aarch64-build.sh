@@ -103,9 +103,9 @@ attach_rounds_prepare() {
 		"${ATTACH_ROUNDS:-8}" >"$adir/params"
 	cat >"$adir/rounds.sh" <<'EOF'
 # Attach and tstart, again and again (aarch64-build.sh writes it).
-cd /mnt/keeper/attach
+cd /mnt/keeper/attach || exit 1
 . ./params
-rm -f g go.start go.exit out ready* hostdone* results done
+rm -f g go.start go.exit out ready* hostdone* results ./done
 say() { echo "$*" >>results; }
 # alive PID: running or stopped, not a zombie (a child stays one, for
 # kill -0, until waited for).
@@ -172,7 +172,7 @@ if [ "$rc" = 7 ] && [ -n "$want" ] && [ "$got" = "$want" ] && [ "$gground" = "$w
 else
 	say "end not ok: status $rc, printed result '$got', ground '$gground', untraced '$want'"
 fi
-touch done
+touch ./done
 echo "guest: attach rounds done"
 EOF
 	echo "sh /mnt/keeper/attach/rounds.sh" >>"$run/keeper/chaos.sh"
