@@ -305,8 +305,10 @@ static int a64_load_record(uint8_t *blk, unsigned int features,
 }
 
 /* No choices: the pads' layout is fixed (aarch64-pad.c). */
-static void a64_pad_options(struct process *p, bool *xsave, bool *fsgsbase)
+static void a64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
+			    bool *fsgsbase)
 {
+	*fxsave_ymm = false;
 	(void)p;
 	*xsave = false;
 	*fsgsbase = false;

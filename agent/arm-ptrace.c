@@ -267,8 +267,10 @@ static int arm_load_record(uint8_t *blk, unsigned int features,
 }
 
 /* No choices: the pads' layout is fixed (arm-pad.c). */
-static void arm_pad_options(struct process *p, bool *xsave, bool *fsgsbase)
+static void arm_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
+			    bool *fsgsbase)
 {
+	*fxsave_ymm = false;
 	(void)p;
 	*xsave = false;
 	*fsgsbase = false;

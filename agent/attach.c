@@ -33,6 +33,19 @@
 
 /* --- starting, attaching, detaching, killing ------------------------------ */
 
+/* The signals the agent ignores for itself (SIGPIPE for its sockets,
+ * SIGXFSZ for the recorder's file) as they were when it started: a
+ * program it starts gets them back, not the agent's SIG_IGN, which
+ * exec would keep. */
+static const int own_signals[] = { SIGPIPE, SIGXFSZ };
+static struct sigaction own_signals_at_start[2];
+
+void inferior_note_signals(void)
+{
+	for (size_t i = 0; i < 2; i++)
+		sigaction(own_signals[i], NULL, &own_signals_at_start[i]);
+}
+
 static void child_exec(char **argv)
 {
 	if (server_is_stdio()) {
@@ -51,6 +64,8 @@ static void child_exec(char **argv)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (size_t i = 0; i < 2; i++)
+		sigaction(own_signals[i], &own_signals_at_start[i], NULL);
 	if (agent.opt.disable_randomization)
 		personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
 	if (agent.workdir && chdir(agent.workdir) < 0) {

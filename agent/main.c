@@ -273,6 +273,7 @@ int main(int argc, char **argv)
 	struct process *p;
 	int err;
 
+	inferior_note_signals();
 	parse_args(argc, argv);
 	check_env();
 	agent.arch = arch_host();

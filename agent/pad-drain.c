@@ -60,7 +60,10 @@ static uint64_t record_time_us(const uint8_t *rec)
  * A record the return trampoline wrote: the registers as the return
  * left them (pc: the real return address) and the descriptor (struct
  * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
- * the latency and time from the TSC.  `take`: there is a taker (not a
+ * the latency and time from the TSC.  The x87/SSE/AVX registers are
+ * the initial state's where the trampoline left the image out (its
+ * magic RET_REC_MAGIC_BARE: no return probe of the process reads them,
+ * pad_ret_image).  `take`: there is a taker (not a
  * salvage).  False: no room for it yet, the record stays.
  */
 static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
@@ -79,8 +82,9 @@ static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
 	memcpy(&tid, d + RET_REC_TID, 4);
 	memcpy(&magic, d + RET_REC_MAGIC, 4);
 	memcpy(&real, d + RET_REC_RET, 8);
-	if (take && magic == RET_REC_MAGIC_VALUE &&
-	    load_record(p, pt->rec_regs, rec, true, pt->xsave, (pid_t)tid, &src) == 0) {
+	if (take && (magic == RET_REC_MAGIC_VALUE || magic == RET_REC_MAGIC_BARE) &&
+	    load_record(p, pt->rec_regs, rec, magic == RET_REC_MAGIC_VALUE, pt->xsave,
+			(pid_t)tid, &src) == 0) {
 		struct arch_gpregs g;
 		regs_to_gpregs(src.blk, &g);
 		g.pc = real;
@@ -269,14 +273,14 @@ int pad_salvage(struct process *p,
 	const struct arch_pad_layout *l = layout();
 	size_t ring_bytes;
 	uint64_t starts[8];
-	bool xsave = false, fsgsbase = false;
+	bool xsave = false, fxsave_ymm = false, fsgsbase = false;
 	uint8_t *records;
 	int ntables, taken = 0;
 
 	if (!l || !agent.ptrace->pad_options)
 		return 0;	/* no pads on this arch: none left either */
 	ring_bytes = ring_records_bytes();
-	agent.ptrace->pad_options(p, &xsave, &fsgsbase);
+	agent.ptrace->pad_options(p, &xsave, &fxsave_ymm, &fsgsbase);
 	ntables = old_tables(p, starts, 8);
 	if (ntables <= 0)
 		return ntables;

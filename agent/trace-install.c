@@ -219,7 +219,7 @@ static bool reads_beyond_frame(const uint8_t *code, size_t len, unsigned int wor
 	return info.reg_high || (words < 64 && (info.reg_mask >> words) != 0);
 }
 
-bool trace_site_needs_image(uint64_t addr)
+static bool needs_image(uint64_t addr, bool returns_only)
 {
 	const struct arch_pad_layout *l = agent.arch->pad_layout;
 
@@ -227,6 +227,8 @@ bool trace_site_needs_image(uint64_t addr)
 		return true;
 	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (returns_only && !ret_is_marked(tp->number))
+			continue;
 		if (tp->cond && reads_beyond_frame(tp->cond, tp->cond_len, l->frame_words))
 			return true;
 		for (size_t i = 0; i < tp->n_actions; i++) {
@@ -245,6 +247,43 @@ bool trace_site_needs_image(uint64_t addr)
 		}
 	}
 	return false;
+}
+
+/* Whether a tracepoint at `addr` reads a register outside a pad's frame:
+ * its records need the x87/SSE(/AVX) image. */
+bool trace_site_needs_image(uint64_t addr)
+{
+	return needs_image(addr, false);
+}
+
+/* The same for the return probes at `addr` alone: what the return
+ * trampoline must store (pad_ret_image). */
+bool trace_returns_need_image(uint64_t addr)
+{
+	return needs_image(addr, true);
+}
+
+/*
+ * An expression that collects one memory range at a register (of the
+ * pad's frame) plus a constant, or at a constant address (gdb's
+ * `collect *p`, `collect p->f`), as the range action it amounts to: the
+ * collector copies it with no bytecode run.  The record is the same (one
+ * memory block of the address and length).
+ */
+static bool mem_range_of(const uint8_t *code, size_t len, struct ipa_action *ia)
+{
+	const struct arch_pad_layout *l = agent.arch->pad_layout;
+	struct ax_simple_trace t;
+
+	if (ax_simple_trace(code, len, &t) < 0 || t.len == 0 || t.len > UINT32_MAX)
+		return false;
+	if (t.has_reg && (!l || t.regnum >= l->frame_words))
+		return false;
+	ia->kind = IPA_ACT_MEM;
+	ia->basereg = t.has_reg ? (uint16_t)t.regnum : IPA_NO_REG;
+	ia->len = (uint32_t)t.len;
+	ia->offset = t.offset;
+	return true;
 }
 
 int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
@@ -312,6 +351,9 @@ int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
 				ia->len = (uint32_t)a->mem_len;
 				ia->offset = (uint64_t)a->offset;
 				k++;
+			} else if (a->kind == TP_ACTION_EXPR &&
+				   mem_range_of(a->bytes, a->len, ia)) {
+				k++;	/* run as the range it is: no interpreter */
 			} else if (a->kind == TP_ACTION_EXPR) {
 				ia->kind = IPA_ACT_EXPR;
 				ia->len = (uint32_t)a->len;
@@ -494,6 +536,15 @@ static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec
 		    pad_attach(pr, PAD_STOPS, pwhy, sizeof(pwhy)) < 0)
 			debug("no pad at %#llx any more: %s",
 			      (unsigned long long)pr->addr, pwhy);
+	}
+	if (pr->pad && pr->pad_ret && trace_returns_need_image(pr->addr) &&
+	    pad_ret_image(pr->proc) < 0) {
+		/* A return probe added during the run reads registers
+		 * the trampoline's records would leave out. */
+		trace_drain(false);
+		pad_detach(pr);
+		debug("no pad at %#llx any more: cannot turn the return records' image on",
+		      (unsigned long long)pr->addr);
 	}
 	if (tp->fast && !pr->pad) {
 		/* shared with a tracepoint that did not ask for a jump */

@@ -4,7 +4,7 @@
  *   ipa-target N [OUTFILE [6]]
  *
  * Calls hot(&blob, i) N times (with "6": hot6(i, 1, 2, 3, 4, 5), six
- * arguments) and times the loop with CLOCK_MONOTONIC
+ * arguments; with "r": hotr(i), which returns i * 2 + 1) and times the loop with CLOCK_MONOTONIC
  * (gdb's startup and the download are not counted), prints
  * "elapsed_ns=E n=N cpu_ns=C" (C: the loop's CPU time of this thread,
  * which time the machine's other work takes from it does not inflate)
@@ -29,6 +29,7 @@ __attribute__((noinline)) void hot(const struct blob *b, unsigned long i);
 __attribute__((noinline)) void hot6(unsigned long a, unsigned long b,
 				    unsigned long c, unsigned long d,
 				    unsigned long e, unsigned long f);
+__attribute__((noinline)) long hotr(long x);
 __attribute__((noinline)) void bench_done(void);
 
 /* Each probed function starts with a 5-byte nop: gdbserver's fast
@@ -50,6 +51,12 @@ __attribute__((noinline)) void hot6(unsigned long a, unsigned long b,
 	sink = a + b + c + d + e + f;
 }
 
+__attribute__((noinline)) long hotr(long x)
+{
+	FIVE_BYTES();
+	return x * 2 + 1;
+}
+
 __attribute__((noinline)) void bench_done(void)
 {
 	__asm__ volatile("" ::: "memory");
@@ -66,12 +73,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int six = argc > 3 && argv[3][0] == '6';
+	int ret = argc > 3 && argv[3][0] == 'r';
 	struct timespec ca, cb;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ca);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (six)
 		for (long i = 0; i < n; i++)
 			hot6((unsigned long)i, 1, 2, 3, 4, 5);
+	else if (ret)
+		for (long i = 0; i < n; i++)
+			sink += (unsigned long)hotr(i);
 	else
 		for (long i = 0; i < n; i++)
 			hot(&blob, (unsigned long)i);

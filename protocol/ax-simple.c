@@ -211,3 +211,89 @@ int ax_simple_eval(const struct ax_simple_cond *c, uint64_t raw)
 	}
 	return 0;
 }
+
+/* One instruction of `code` at *pc: its opcode and big-endian immediate;
+ * -1 past the end or when the immediate does not fit. */
+static int next_op(const uint8_t *code, size_t len, size_t *pc, uint64_t *arg)
+{
+	size_t imm = 0;
+
+	if (*pc >= len)
+		return -1;
+	uint8_t op = code[*pc];
+	switch (op) {
+	case AX_OP_CONST8: case AX_OP_TRACE_QUICK:
+	case AX_OP_EXT: case AX_OP_ZERO_EXT: imm = 1; break;
+	case AX_OP_CONST16: case AX_OP_REG: imm = 2; break;
+	case AX_OP_CONST32: imm = 4; break;
+	case AX_OP_CONST64: imm = 8; break;
+	default: break;
+	}
+	if (len - *pc - 1 < imm)
+		return -1;
+	*arg = get_be(code + *pc + 1, imm);
+	*pc += 1 + imm;
+	return op;
+}
+
+static int is_const(int op)
+{
+	return op == AX_OP_CONST8 || op == AX_OP_CONST16 ||
+	       op == AX_OP_CONST32 || op == AX_OP_CONST64;
+}
+
+/* The next instruction after a width conversion to 64 bits (a no-op on
+ * 64-bit values), if there is one. */
+static int next_skip_conv64(const uint8_t *code, size_t len, size_t *pc,
+			    uint64_t *arg)
+{
+	int op = next_op(code, len, pc, arg);
+
+	if ((op == AX_OP_EXT || op == AX_OP_ZERO_EXT) && *arg == 64)
+		op = next_op(code, len, pc, arg);
+	return op;
+}
+
+int ax_simple_trace(const uint8_t *code, size_t len, struct ax_simple_trace *out)
+{
+	size_t pc = 0;
+	uint64_t arg, arg2;
+	int op, op2;
+
+	memset(out, 0, sizeof(*out));
+	op = next_op(code, len, &pc, &arg);
+	if (op == AX_OP_REG) {
+		out->has_reg = 1;
+		out->regnum = (unsigned int)arg;
+	} else if (is_const(op)) {
+		out->offset = arg;
+	} else {
+		return -ENOTSUP;
+	}
+	op = next_skip_conv64(code, len, &pc, &arg);
+	if (is_const(op)) {
+		op2 = next_op(code, len, &pc, &arg2);
+		if (op2 == AX_OP_ADD || op2 == AX_OP_SUB) {
+			/* `constK OFF; add|sub`: the address's offset. */
+			out->offset += op2 == AX_OP_ADD ? arg : (uint64_t)0 - arg;
+			op = next_skip_conv64(code, len, &pc, &arg);
+			if (is_const(op))
+				op2 = next_op(code, len, &pc, &arg2);
+			else
+				op2 = -1;
+		}
+	} else {
+		op2 = -1;
+	}
+	if (is_const(op) && op2 == AX_OP_TRACE) {
+		out->len = arg;		/* constK LEN; trace */
+	} else if (op == AX_OP_TRACE_QUICK) {
+		out->len = arg;
+		size_t save = pc;
+		if (next_op(code, len, &pc, &arg) != AX_OP_POP)
+			pc = save;
+	} else {
+		return -ENOTSUP;
+	}
+	return next_op(code, len, &pc, &arg) == AX_OP_END && pc == len ? 0 : -ENOTSUP;
+}

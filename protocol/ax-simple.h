@@ -51,4 +51,28 @@ int ax_simple_cond(const uint8_t *code, size_t len, struct ax_simple_cond *out);
  * interpreter's reference for tests): 1 true, 0 false. */
 int ax_simple_eval(const struct ax_simple_cond *c, uint64_t raw);
 
+/*
+ * A collect of one memory range whose address is a register plus a
+ * constant, or a constant (gdb's `collect *p`, `collect p->field`,
+ * `collect *(char *)($rdi + 8)@16`):
+ *
+ *   reg R | constK A    [ext 64 | zero_ext 64]
+ *   [constK OFF  add|sub  [ext 64 | zero_ext 64]]
+ *   constK LEN  trace        (or: trace_quick LEN [pop])
+ *   end
+ *
+ * which collects exactly what an `M` range (register R or none, offset,
+ * length) collects: one trace of LEN bytes at the address.
+ */
+struct ax_simple_trace {
+	int has_reg;		/* 1: the address is register `regnum` + offset */
+	unsigned int regnum;
+	uint64_t offset;	/* added to the register (mod 2^64), or the address */
+	uint64_t len;
+};
+
+/* 0 and *out when `code` (an action's expression) is one such range;
+ * -ENOTSUP when it is anything else. */
+int ax_simple_trace(const uint8_t *code, size_t len, struct ax_simple_trace *out);
+
 #endif

@@ -198,7 +198,12 @@ static const uint8_t *code_of(const struct ipa_program *p, uint32_t off)
 
 static void run_init(struct ipa_run *run, struct ipa_hit *hit)
 {
-	*run = (struct ipa_run){ .hit = hit };
+	/* Field by field: the whole struct's zeroing (set[] included,
+	 * which nset guards) was a memset of every hit. */
+	run->ax = (struct ax_ctx){ 0 };
+	run->hit = hit;
+	run->overflow = 0;
+	run->nset = 0;
 	run->ax.read_reg = run_read_reg;
 	run->ax.read_mem = run_read_mem;
 	run->ax.tsv_get = run_tsv_get;

@@ -10,8 +10,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "x86_64-pad-exec.h"
@@ -143,8 +146,10 @@ static int case_collect(const void *arg)
 	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
 	char name[96];
 
+	h.fxsave_ymm = r.fxsave_ymm = m->fxsave_ymm;
 	snprintf(name, sizeof(name), "%s collect %s @%p", m->f->name,
-		 m->xsave ? "xsave" : "fxsave", (void *)m->pages);
+		 m->fxsave_ymm ? "fxsave+vextractf128" : m->xsave ? "xsave" : "fxsave",
+		 (void *)m->pages);
 	code_page = m->pages;
 	pad_page = m->pages + PAGE;
 	reset_table(16);
@@ -164,6 +169,10 @@ static int case_collect(const void *arg)
 	}
 	check_table(16, 0, name);
 	set_gs(old_gs);
+	if (m->fxsave_ymm)
+		printf("  %lu of %u records with the upper halves cleared by vzeroupper "
+		       "before the call\n", fxsave_ymm_avx_initial, 2 * COLLECT_CALLS);
+	fflush(stdout);		/* the case's child ends in _exit */
 	return 0;
 }
 
@@ -550,17 +559,29 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 		       "HWCAP2_FSGSBASE not set\n");
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
 		for (int xs = cpu.avx ? 1 : 0; xs >= 0; xs--) {
-			struct mode m = { &fns[i], xs, true, pages };
+			struct mode m = { &fns[i], xs, true, pages, false };
 
 			snprintf(title, sizeof(title),
 				 "%s: collect + hand-off, %s, 2 x 12 calls, 16 records",
 				 fns[i].name, xs ? "xsave" : "fxsave");
 			run_case(title, case_collect, &m);
 		}
+		if (cpu.fxsave_ymm) {
+			struct mode m = { &fns[i], true, true, pages, true };
+
+			snprintf(title, sizeof(title),
+				 "%s: collect + hand-off, fxsave + vextractf128, 2 x 12 calls, "
+				 "16 records",
+				 fns[i].name);
+			run_case(title, case_collect, &m);
+		}
 	}
+	if (!cpu.fxsave_ymm)
+		printf("skip the fxsave + vextractf128 collector cases: "
+		       "AVX not enabled by the OS\n");
 	for (int xs = cpu.avx ? 1 : 0; low && xs >= 0; xs--) {
 		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-			struct mode m = { &fns[i], xs, true, low };
+			struct mode m = { &fns[i], xs, true, low, false };
 
 			snprintf(title, sizeof(title),
 				 "%s: collect + hand-off below 2 GiB, %s, 2 x 12 calls",
@@ -579,4 +600,204 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 			 "prefetch %u", ahead[i]);
 		run_case(title, case_collect_tid, &ahead[i]);
 	}
+}
+
+/* ---- --bench: what a hit of a collecting pad costs the thread ---- */
+
+/*
+ * The agent's ring as the agent sizes it (4096 records of 2 KiB: the
+ * record's lines are long out of the caches when a hit writes them),
+ * drained between batches outside the timing as the agent would (seq,
+ * then the frame read).  Each configuration: the median and the best of
+ * BENCH_ROUNDS batches of BENCH_BATCH calls of the lea function through
+ * its pad, less the same loop calling it unpatched.
+ */
+#define BENCH_SHIFT 11
+#define BENCH_RECORDS 4096u
+#define BENCH_BATCH 2000
+#define BENCH_ROUNDS 41
+
+struct bench_cfg {
+	const char *what;
+	bool ring, image, fxsave_ymm, time_tid, ymm_in_use;
+	unsigned int prefetch;
+};
+
+static double bench_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The pad of one configuration: save, [collect], restore, the window
+ * (no hand-off: the ring is drained before it can fill). */
+static int bench_build(const struct bench_cfg *c, uint8_t *ring)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	struct arch_pad_handoff h = handoff(16, cpu.avx, cpu.fsgsbase);
+	size_t off, done = 0, inlen;
+	uint64_t fn;
+	uint8_t jmp[16];
+	int n;
+
+	/* build_pad copies the functions and jumps to the pad page; the pad
+	 * is then rewritten with this configuration's parts. */
+	if (build_pad(f, &h, NULL, "bench"))
+		return -1;
+	fn = cfg.fn;
+	memset(pad_page, 0xcc, PAGE);
+	n = ops->emit_save_regs(pad_page, PAGE, fn);
+	if (n <= 0)
+		return -1;
+	off = (size_t)n;
+	if (c->ring) {
+		struct arch_pad_ring r = {
+			.ring = A(ring), .off_records = OFF_RECORDS,
+			.record_shift = BENCH_SHIFT, .nrecords = BENCH_RECORDS,
+			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
+			.off_frame = OFF_FRAME, .xsave = cpu.avx,
+			.fxsave_ymm = c->fxsave_ymm, .fsgsbase = cpu.fsgsbase,
+			.image = c->image, .prefetch = c->prefetch,
+			.time_tid = c->time_tid, .off_tid = OFF_TID,
+			.off_time = OFF_TIME, .tid_table = A(tids),
+			.tsc_time = true,
+		};
+		n = ops->emit_pad_collect(pad_page + off, PAGE - off, &r, &done);
+		if (n <= 0)
+			return -1;
+		done += off;
+		off += (size_t)n;
+		if (ops->patch_branch(pad_page, done, off))
+			return -1;
+	}
+	n = ops->emit_restore_regs(pad_page + off, PAGE - off);
+	if (n <= 0)
+		return -1;
+	off += (size_t)n;
+	n = ops->relocate_window(f->src, (size_t)(f->src_end - f->src), fn, fn,
+				 ops->pad_jump_len, A(pad_page) + off,
+				 pad_page + off, PAGE - off, &inlen);
+	if (n <= 0)
+		return -1;
+	n = ops->emit_jump(jmp, sizeof(jmp), fn, A(pad_page));
+	if (n != 5)
+		return -1;
+	memcpy((void *)(uintptr_t)fn, jmp, 5);
+	__builtin___clear_cache((char *)code_page, (char *)code_page + 2 * PAGE);
+	return 0;
+}
+
+static void bench_drain(uint8_t *ring, uint64_t *pos)
+{
+	uint64_t head = __atomic_load_n((uint64_t *)ring, __ATOMIC_ACQUIRE);
+	static uint64_t frame[NFRAME];
+
+	for (; *pos < head; (*pos)++) {
+		uint8_t *e = ring + OFF_RECORDS +
+			     ((size_t)(*pos & (BENCH_RECORDS - 1)) << BENCH_SHIFT);
+		uint64_t *seq = (uint64_t *)(e + OFF_SEQ);
+
+		while (__atomic_load_n(seq, __ATOMIC_ACQUIRE) != *pos + 1)
+			;
+		memcpy(frame, e + OFF_FRAME, sizeof(frame));
+		__atomic_store_n(seq, *pos + BENCH_RECORDS, __ATOMIC_RELEASE);
+	}
+}
+
+/* ns per call of `fn` over one batch; the ymm upper halves in use or not
+ * as the configuration says, set right before the loop (the loop itself
+ * runs no AVX code). */
+static double bench_batch(uint64_t fn, bool ymm_in_use)
+{
+	long (*volatile call)(long) = (long (*)(long))(uintptr_t)fn;
+	volatile long sink = 0;
+
+	if (ymm_in_use)
+		__asm__ volatile("vpcmpeqb %%ymm1,%%ymm1,%%ymm1" ::: "xmm1");
+	else if (cpu.avx)
+		__asm__ volatile("vzeroupper" ::: "xmm1");
+	double a = bench_now();
+	for (long i = 0; i < BENCH_BATCH; i++)
+		sink += call(i);
+	double b = bench_now();
+	(void)sink;
+	return (b - a) / BENCH_BATCH;
+}
+
+void pad_bench(void)
+{
+	static const struct bench_cfg cfgs[] = {
+		{ "empty pad: save + restore only", false, false, false, false, false, 0 },
+		{ "record, no image (registers only)", true, false, false, false, false, 2 },
+		{ "record, no image, prefetch off", true, false, false, false, false, 0 },
+		{ "record + thread + TSC (probe-trace args)", true, false, false, true, false, 2 },
+		{ "collect $regs, XSAVE, ymm upper in use", true, true, false, false, true, 2 },
+		{ "collect $regs, XSAVE, ymm upper initial", true, true, false, false, false, 2 },
+		{ "collect $regs, FXSAVE+vextractf128, in use", true, true, true, false, true, 2 },
+		{ "collect $regs, FXSAVE+vextractf128, initial", true, true, true, false, false, 2 },
+	};
+	size_t ring_len = OFF_RECORDS + ((size_t)BENCH_RECORDS << BENCH_SHIFT);
+	uint8_t *ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	double plain[BENCH_ROUNDS], t[BENCH_ROUNDS];
+
+	if (ring == MAP_FAILED) {
+		printf("ERROR: mmap of the bench ring\n");
+		exit(99);
+	}
+	/* The thread in the tid table, as the agent enters it. */
+	uint64_t fs = get_fs();
+	unsigned int first = (unsigned int)((fs * PAD_TID_HASH) >> (64 - PAD_TID_BITS));
+	memset(tids, 0, sizeof(tids));
+	tids[first].key = fs;
+	tids[first].tid = (uint32_t)syscall(SYS_gettid);
+
+	printf("ns per call through the pad (lea function), %u calls a batch, "
+	       "%d batches, ring %u x %u bytes; median (best), less the plain call\n",
+	       BENCH_BATCH, BENCH_ROUNDS, BENCH_RECORDS, 1u << BENCH_SHIFT);
+	for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++) {
+		const struct bench_cfg *c = &cfgs[k];
+		uint64_t pos = 0;
+
+		if ((c->image || c->ymm_in_use) && !cpu.avx) {
+			printf("  %-44s not measured: no AVX\n", c->what);
+			continue;
+		}
+		memset(ring, 0, ring_len);
+		for (uint32_t i = 0; i < BENCH_RECORDS; i++)
+			*(uint64_t *)(ring + OFF_RECORDS + ((size_t)i << BENCH_SHIFT) + OFF_SEQ) = i;
+		if (bench_build(c, ring)) {
+			printf("ERROR: cannot build the pad of '%s'\n", c->what);
+			exit(99);
+		}
+		uint64_t fn = cfg.fn;
+		for (int r = 0; r < BENCH_ROUNDS; r++) {
+			t[r] = bench_batch(fn, c->ymm_in_use);
+			bench_drain(ring, &pos);
+		}
+		/* The same function unpatched, in the same state. */
+		memcpy((void *)(uintptr_t)fn, fns[FN_LEA].src, fns[FN_LEA].window);
+		__builtin___clear_cache((char *)code_page, (char *)code_page + PAGE);
+		for (int r = 0; r < BENCH_ROUNDS; r++)
+			plain[r] = bench_batch(fn, c->ymm_in_use);
+		if (c->ring && pos != (uint64_t)BENCH_ROUNDS * BENCH_BATCH) {
+			printf("ERROR: '%s': %llu records, expected %d\n", c->what,
+			       (unsigned long long)pos, BENCH_ROUNDS * BENCH_BATCH);
+			exit(99);
+		}
+		qsort(t, BENCH_ROUNDS, sizeof(t[0]), cmp_double);
+		qsort(plain, BENCH_ROUNDS, sizeof(plain[0]), cmp_double);
+		printf("  %-44s %7.1f (%6.1f)\n", c->what,
+		       t[BENCH_ROUNDS / 2] - plain[BENCH_ROUNDS / 2], t[0] - plain[0]);
+	}
+	munmap(ring, ring_len);
 }

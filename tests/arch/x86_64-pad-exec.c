@@ -129,6 +129,9 @@ __asm__(
 	"	.irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
 	"	vmovdqu 320+32*\\i(%rdi),%ymm\\i\n"
 	"	.endr\n"
+	"	cmpq $2,304(%rdi)\n"
+	"	jne 3f\n"
+	"	vzeroupper\n"
 	"	jmp 3f\n"
 	"2:\n"
 	"	.irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
@@ -362,6 +365,7 @@ static void probe_cpu(void)
 	}
 	if (cpu.avx && __get_cpuid_count(0xd, 2, &a, &b, &c, &d))
 		cpu.ymm_at_576 = b == IMG_YMM_HI && a == 256;
+	cpu.fxsave_ymm = cpu.avx;	/* vextractf128 */
 #ifndef AT_HWCAP2
 #define AT_HWCAP2 26
 #endif
@@ -495,6 +499,13 @@ void prepare(struct call_state *st, const struct fn_desc *f,
 		for (int b = 0; b < 32; b++)
 			st->vin[i][b] = (uint8_t)(mix(seed) >> (b % 8 * 8)) ^
 					(uint8_t)(i * 32 + b);
+	if (cpu.avx && seed % 4 == 2) {
+		/* The upper halves cleared by vzeroupper before the call:
+		 * in their initial state (the image must read them as zero). */
+		st->avx = 2;
+		for (int i = 0; i < 16; i++)
+			memset(st->vin[i] + 16, 0, 16);
+	}
 }
 
 static uint64_t expected_rax(const struct fn_desc *f, const struct call_state *st)
@@ -550,6 +561,8 @@ static void image_read(const struct hit *h, int comp, size_t off, void *buf,
 	}
 }
 
+unsigned long fxsave_ymm_avx_initial;
+
 /* What the agent saw in the entry and in the trapped context. */
 void check_hit(const struct fn_desc *f, const struct call_state *st,
 	       const struct hit *h, const char *name)
@@ -593,6 +606,15 @@ void check_hit(const struct fn_desc *f, const struct call_state *st,
 	      "image mxcsr", name);
 	if (cfg.h.xsave) {
 		check((bv & ~7ull) == 0, "XSTATE_BV: no bit beyond AVX", name);
+		/* FXSAVE + vextractf128: every component as stored, the
+		 * upper halves too when initial (zeros, not the poison). */
+		if (cfg.h.fxsave_ymm) {
+			check(bv == 7, "XSTATE_BV = 7 (FXSAVE + vextractf128)", name);
+			if (st->avx == 2 && ++fxsave_ymm_avx_initial)
+				check(h->image[IMG_YMM_HI] == 0 &&
+				      h->image[IMG_YMM_HI + 255] == 0,
+				      "upper halves after vzeroupper stored as zeros", name);
+		}
 		if (cpu.avx && cpu.ymm_at_576) {
 			for (int i = 0; i < 16; i++) {
 				uint8_t v[16];
@@ -895,7 +917,7 @@ static uint8_t *map_rwx(void *hint, size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	uint8_t *pages, *low = NULL;
@@ -931,6 +953,10 @@ int main(void)
 		printf("ERROR: mprotect\n");
 		return 99;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--bench")) {
+		pad_bench();
+		return 0;
+	}
 	for (uint64_t at = 0x10000000; !low && at < 0x80000000; at += 0x10000000)
 		low = map_rwx((void *)(uintptr_t)at, 2 * PAGE);
 
@@ -950,7 +976,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
 		for (int xs = cpu.avx ? 1 : 0; xs >= 0; xs--) {
 			for (int fg = 0; fg <= (int)cpu.fsgsbase; fg++) {
-				struct mode m = { &fns[i], xs, fg, pages };
+				struct mode m = { &fns[i], xs, fg, pages, false };
 
 				snprintf(title, sizeof(title), "%s: pad, %s%s, 16 calls",
 					 fns[i].name, xs ? "xsave" : "fxsave",
@@ -961,7 +987,7 @@ int main(void)
 	}
 	for (int xs = cpu.avx ? 1 : 0; low && xs >= 0; xs--) {
 		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-			struct mode m = { &fns[i], xs, cpu.fsgsbase, low };
+			struct mode m = { &fns[i], xs, cpu.fsgsbase, low, false };
 
 			snprintf(title, sizeof(title),
 				 "%s: pad below 2 GiB (pc pushed as imm32), %s, 16 calls",

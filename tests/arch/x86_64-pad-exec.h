@@ -54,7 +54,9 @@ struct call_state {
 	uint64_t out[NFRAME];	/*  144: GPRs after the return, rsp, rflags */
 	uint64_t target;	/*  288: the function to call */
 	uint64_t call_rsp;	/*  296: %rsp at the call instruction */
-	uint64_t avx;		/*  304: load / store ymm (else xmm) */
+	uint64_t avx;		/*  304: load / store ymm (else xmm); 2: then
+				 * vzeroupper before the call (the upper
+				 * halves zero, in their initial state) */
 	uint64_t unused;	/*  312 */
 	uint8_t vin[16][32];	/*  320: ymm0-15 (xmm: the low 16 bytes) */
 	uint8_t vout[16][32];	/*  832 */
@@ -108,6 +110,7 @@ struct pad_cpu {
 	bool avx;		/* AVX usable: OSXSAVE, AVX, XCR0 has SSE|AVX */
 	bool fsgsbase;		/* HWCAP2_FSGSBASE: rdfsbase allowed */
 	bool ymm_at_576;	/* CPUID.(0xd,2).ebx */
+	bool fxsave_ymm;		/* the image by FXSAVE + vextractf128: avx */
 	uint32_t mxcsr;
 	uint16_t fcw;
 };
@@ -116,6 +119,7 @@ struct mode {
 	const struct fn_desc *f;
 	bool xsave, fsgsbase;
 	uint8_t *pages;		/* functions, then the pad */
+	bool fxsave_ymm;		/* with xsave: FXSAVE + vextractf128 */
 };
 
 extern const struct fn_desc fns[3];
@@ -126,6 +130,7 @@ extern struct pad_cpu cpu;
 extern __thread struct hit last_hit;
 extern __thread unsigned long thread_hits;
 extern unsigned long total_hits;
+extern unsigned long fxsave_ymm_avx_initial;	/* such hits after vzeroupper */
 extern __thread int t_checks, t_failures;
 extern int print_budget;
 extern int stress_checks, stress_failures;
@@ -147,5 +152,7 @@ bool run_case(const char *title, int (*fn)(const void *), const void *arg);
 
 /* The collector cases (x86_64-pad-exec-ring.c); low: below 2 GiB or NULL. */
 void run_collector_cases(uint8_t *pages, uint8_t *low);
+/* --bench: ns per call of collecting pads (x86_64-pad-exec-ring.c). */
+void pad_bench(void);
 
 #endif

@@ -33,6 +33,7 @@
 
 #include "protocol/ax.h"
 #include "protocol/ax-plan.h"
+#include "protocol/ax-simple.h"
 #include "protocol/rsp.h"
 
 /* --- The fake target ---------------------------------------------------- */
@@ -1355,6 +1356,74 @@ static void test_plan(void **state)
 	plan_vs_eval("2e00", false);				/* truncated */
 }
 
+/*
+ * ax_simple_trace: the one-range collects it takes as a range, each
+ * checked against the interpreter's run of the same bytecode (one block,
+ * the same address and length); everything else refused.
+ */
+static void test_simple_trace(void **state)
+{
+	static const struct {
+		const char *hex, *dis;
+		int has_reg;
+		unsigned int reg;
+		uint64_t off, len;
+	} yes[] = {
+		{ "2600052a4022400c27", "reg 5; zero_ext 64; const8 64; trace; end",
+		  1, 5, 0, 64 },
+		{ "260005164022080216402210" "0c27",
+		  "reg 5; ext 64; const8 8; add; ext 64; const8 16; trace; end",
+		  1, 5, 8, 16 },
+		{ "2600062208032204" "0c27", "reg 6; const8 8; sub; const8 4; trace; end",
+		  1, 6, (uint64_t)-8, 4 },
+		{ "260007231000020d082927", "reg 7; const16 4096; add; trace_quick 8; pop; end",
+		  1, 7, 4096, 8 },
+		{ "2600070d0827", "reg 7; trace_quick 8; end", 1, 7, 0, 8 },
+		{ "250000555555558020" "2240" "0c27",
+		  "const64 93824992247840; const8 64; trace; end",
+		  0, 0, 0x555555558020ull, 64 },
+	};
+	static const char *no[] = {
+		/* collect *p: the pointer, then what it points to */
+		"26000622100222d01608020d081a22040c27",
+		"2600051a22080c27",		/* reg 5; ref64; const8 8; trace */
+		"2600051620" "22080c27",	/* ext 32: not a no-op */
+		"26000522080c2727",		/* a byte after the end */
+		"26000522080c",			/* no end */
+		"2600052208220802" "0c27",	/* const; const; add: no base */
+		"2600052600060222080c27",	/* reg 5; reg 6; add: two registers */
+	};
+	(void)state;
+
+	F.regs[5] = 0x7ffc00001000ull;
+	F.regs[6] = 0x7ffc00002000ull;
+	F.regs[7] = 0x555555559000ull;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		struct code c = hex(yes[i].hex);
+		struct ax_simple_trace t;
+		struct ax_result res;
+
+		check_disasm(&c, yes[i].dis);
+		assert_int_equal(ax_simple_trace(c.bytes, c.len, &t), 0);
+		assert_int_equal(t.has_reg, yes[i].has_reg);
+		if (t.has_reg)
+			assert_int_equal(t.regnum, yes[i].reg);
+		assert_int_equal(t.offset, yes[i].off);
+		assert_int_equal(t.len, yes[i].len);
+		/* the interpreter collects the same range */
+		assert_int_equal(run(&c, &res), 0);
+		assert_int_equal(F.nblocks, 1);
+		check_block(0, (t.has_reg ? F.regs[t.regnum] : 0) + t.offset, t.len);
+	}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		struct code c = hex(no[i]);
+		struct ax_simple_trace t;
+
+		if (ax_simple_trace(c.bytes, c.len, &t) != -ENOTSUP)
+			fail_msg("taken as one range: %s", no[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1363,6 +1432,7 @@ int main(void)
 		T(test_collect_global_struct),
 		T(test_collect_array_slice),
 		T(test_collect_deref_pointer),
+		T(test_simple_trace),
 		T(test_collect_pointer_chain),
 		T(test_collect_tsv),
 		T(test_teval_increment),
