@@ -485,6 +485,26 @@ static int arm_pad_open(uint8_t *out, size_t size, uint32_t ready_off)
 	return 5 * (int)sizeof(nop);
 }
 
+/*
+ * ipa_copy's one load (agent/ipa/ipa-copy-arm.S: `ldrb r12, [r1, r3]`,
+ * A32, 4 bytes) becomes `b exit`: r3 still counts what was copied, so
+ * the exit returns that, and the rest reads as unavailable.
+ */
+static int arm_ipa_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
+			size_t room)
+{
+	int64_t rel = (int64_t)to - (int64_t)at - 8;
+	uint32_t b;
+
+	if (size < 4 || room < 4)
+		return -ENOSPC;
+	if ((at & 3) || (rel & 3) || rel < -(1ll << 25) || rel >= (1ll << 25))
+		return -ERANGE;
+	b = 0xea000000u | ((uint32_t)(rel >> 2) & 0xffffffu);
+	memcpy(out, &b, 4);
+	return 4;
+}
+
 static int arm_uc_gpr_offset(int regnum)
 {
 	if (regnum < 0 || regnum > ARM_LR)
@@ -553,7 +573,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 					 * back or the breakpoint */
 		.step_sticks = false,	/* no hardware step */
 		.pad_open = arm_pad_open,
-		/* pad_fix: none needed, see arm_pad_open; the collector's
-		 * faulting loads (ipa_open): pads do not call it yet. */
+		/* pad_fix: none needed, see arm_pad_open. */
+		.ipa_open = arm_ipa_open,
 	},
 };

@@ -52,8 +52,17 @@ static unsigned relative_type(unsigned machine)
 	switch (machine) {
 	case EM_X86_64: return R_X86_64_RELATIVE;
 	case EM_AARCH64: return R_AARCH64_RELATIVE;
+	case EM_ARM: return R_ARM_RELATIVE;
 	default: return 0;
 	}
+}
+
+/* The class an image of `machine` must have: 32-bit ARM's pointers are
+ * 4 bytes, and its relative relocations REL ones, whose addend is the
+ * word in place. */
+static int machine_class(unsigned machine)
+{
+	return machine == EM_ARM ? ELFCLASS32 : ELFCLASS64;
 }
 
 /* Checks the image and learns its size and symbols. */
@@ -63,9 +72,11 @@ static int scan(struct ipa_image *img, Elf *elf)
 	size_t nph;
 
 	if (!gelf_getehdr(elf, &eh) || eh.e_type != ET_DYN ||
-	    gelf_getclass(elf) != ELFCLASS64 || !relative_type(eh.e_machine))
-		return fail(img, -ENOEXEC, "not a 64-bit shared object of a known arch");
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || !relative_type(eh.e_machine) ||
+	    gelf_getclass(elf) != machine_class(eh.e_machine))
+		return fail(img, -ENOEXEC, "not a little-endian shared object of a known arch");
 	img->machine = eh.e_machine;
+	img->word = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
 	if (elf_getphdrnum(elf, &nph) < 0)
 		return fail(img, -ENOEXEC, "no program headers");
 	img->size = 0;
@@ -109,8 +120,11 @@ static int scan(struct ipa_image *img, Elf *elf)
 						found[k] = true;
 					}
 			}
-		} else if (sh.sh_type == SHT_REL) {
-			return fail(img, -ENOEXEC, "REL relocations");
+		} else if (sh.sh_type == (img->word == 4 ? SHT_RELA : SHT_REL)) {
+			/* One kind per arch: RELA on the 64-bit ones, REL on
+			 * 32-bit ARM. */
+			return fail(img, -ENOEXEC, img->word == 4 ? "RELA relocations"
+								  : "REL relocations");
 		}
 	}
 	for (size_t k = 0; k < sizeof(wanted) / sizeof(wanted[0]); k++)
@@ -170,25 +184,45 @@ int ipa_image_place(struct ipa_image *img, uint64_t base, uint8_t *out,
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
 			memcpy(out + ph.p_vaddr, img->file + ph.p_offset, ph.p_filesz);
 	}
+	if (img->word == 4 && base + img->size > UINT32_MAX + 1ull) {
+		elf_end(elf);
+		return fail(img, -ERANGE, "a base beyond 32 bits");
+	}
 	Elf_Scn *scn = NULL;
 	while (!err && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		bool rela = img->word == 8;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != (rela ? SHT_RELA : SHT_REL) ||
 		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
 		for (size_t i = 0; i < n; i++) {
-			GElf_Rela r;
-			if (!gelf_getrela(d, (int)i, &r) ||
-			    GELF_R_TYPE(r.r_info) != rel ||
-			    r.r_offset + 8 > img->size) {
+			GElf_Rela r = { 0 };
+			GElf_Rel rl;
+			bool ok = rela ? gelf_getrela(d, (int)i, &r) != NULL
+				       : gelf_getrel(d, (int)i, &rl) != NULL;
+			if (ok && !rela) {
+				r.r_offset = rl.r_offset;
+				r.r_info = rl.r_info;
+			}
+			if (!ok || GELF_R_TYPE(r.r_info) != rel ||
+			    r.r_offset + img->word > img->size) {
 				err = fail(img, -ENOEXEC,
 					   "a relocation other than a relative one");
 				break;
 			}
-			uint64_t v = base + (uint64_t)r.r_addend;
-			memcpy(out + r.r_offset, &v, sizeof(v));
+			if (rela) {
+				uint64_t v = base + (uint64_t)r.r_addend;
+				memcpy(out + r.r_offset, &v, sizeof(v));
+			} else {
+				/* REL: the addend is the word the link left
+				 * there (little-endian). */
+				uint32_t v;
+				memcpy(&v, out + r.r_offset, sizeof(v));
+				v += (uint32_t)base;
+				memcpy(out + r.r_offset, &v, sizeof(v));
+			}
 		}
 	}
 	elf_end(elf);

@@ -15,6 +15,7 @@ struct ipa_image {
 	const unsigned char *file;	/* the shared object's bytes */
 	size_t file_size;
 	unsigned machine;		/* EM_* */
+	unsigned word;			/* bytes of its pointers: 8, or 4 (ARM) */
 	size_t size;			/* bytes it takes once placed */
 	/* Offsets from the image's base. */
 	uint64_t collect;		/* ipa_collect */

@@ -1,12 +1,14 @@
 /*
  * ipa_copy for 32-bit ARM (see ipa.h), in A32: a byte loop whose one load
  * is the only instruction between the fault labels; r3 counts what was
- * copied.  (arm has no jump pads yet, so nothing calls it; it keeps the
- * collector's image buildable for the arch.)
+ * copied.  The C of the image may be Thumb (the compiler's default):
+ * its calls here interwork (bl becomes blx at the link).
  *
  * The agent, seeing SIGSEGV or SIGBUS with the PC in
  * [ipa_copy_fault_begin, ipa_copy_fault_end), sets the PC to
- * ipa_copy_fault_exit and drops the signal.
+ * ipa_copy_fault_exit and drops the signal.  Should the agent die, the
+ * keeper turns the load into `b ipa_copy_fault_exit` (arm-ptrace.c's
+ * ipa_open).
  */
 	.syntax	unified
 	.arm

@@ -54,11 +54,28 @@ static int run_read_reg(const struct ax_ctx *ctx, unsigned regnum,
 	return 0;
 }
 
+/*
+ * Copies what it can of [addr, addr + len) (ipa_copy).  With 32-bit
+ * pointers (ARM) the expressions still compute in 64 bits: an address
+ * above 4 GiB is no byte of the process (its low half would be some
+ * other one), so none of it is read, and a range is cut at 4 GiB.
+ */
+static size_t copy_in(void *dst, uint64_t addr, uint64_t len)
+{
+#if UINTPTR_MAX < UINT64_MAX
+	if (addr > UINTPTR_MAX)
+		return 0;
+	if (len > (uint64_t)UINTPTR_MAX - addr + 1)
+		len = (uint64_t)UINTPTR_MAX - addr + 1;
+#endif
+	return ipa_copy(dst, (const void *)(uintptr_t)addr, (size_t)len);
+}
+
 static long run_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf,
 			 size_t len)
 {
 	(void)ctx;
-	size_t n = ipa_copy(buf, (const void *)(uintptr_t)addr, len);
+	size_t n = copy_in(buf, addr, len);
 	return n ? (long)n : -EFAULT;
 }
 
@@ -159,8 +176,7 @@ static int mem_block(struct ipa_run *run, uint64_t addr, uint64_t len)
 	b->h.size = ALIGN8(hdr + (uint32_t)len);
 	b->addr = addr;
 	b->len = (uint32_t)len;
-	b->avail = (uint32_t)ipa_copy(b->bytes, (const void *)(uintptr_t)addr,
-				      (size_t)len);
+	b->avail = (uint32_t)copy_in(b->bytes, addr, len);
 	return 0;
 }
 

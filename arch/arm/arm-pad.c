@@ -19,8 +19,11 @@
  *          save      frame of 17 64-bit words on the stack: r0-r12, sp,
  *                    lr, pc (A, bit 0 clear), cpsr (APSR, with T for a
  *                    Thumb site); r0 = r4 = frame
- *          collect   claim a record of the ring (ldrex/strex), copy the
- *                    frame (and d0-d31, fpscr), publish; b restore
+ *          collect   [ask the in-process collector whether it wants the
+ *                    hit: no -> b restore] claim a record of the ring
+ *                    (ldrex/strex), copy the frame (and d0-d31, fpscr),
+ *                    [the collector's blocks], publish; b restore (the
+ *                    collector's IPA_TRAP: on to the hand-off)
  *          (full)    hand-off: claim a table entry by tid, copy the frame,
  *                    mark it ready, udf #16; wait for PAD_DONE, free it
  *          restore   every register back from the frame
@@ -95,13 +98,17 @@
  *   vmrs  rt, fpscr              eef1 0a10      svc  #0                ef00 0000
  *   dmb   ish                    f57f f05b      clrex                  f57f f01f
  *   udf   #16                    e7f0 01f0      b<c>                   c 1010 imm24
+ *   bic   rd, rn, #mimm          e3c0 0000      blx  rm                e12f ff30
  *   Thumb: bx pc 4778, nop bf00
  */
 #define A32_DMB 0xf57ff05bu
 #define A32_CLREX 0xf57ff01fu
 #define A32_SVC 0xef000000u
+#define A32_BLX_R12 0xe12fff3cu		/* blx r12 */
+#define COND_EQ 0u
 #define COND_NE 1u
 #define COND_AL 14u
+#define IPA_TRAP_VERDICT 3u		/* enum ipa_verdict's IPA_TRAP */
 
 static int finish(const struct arm_out *o)
 {
@@ -270,9 +277,83 @@ static bool apart(unsigned int a, unsigned int alen, unsigned int b,
 }
 
 /*
+ * The in-process collector's calls (arch.h, struct arch_pad_ring): AAPCS,
+ * arguments in r0-r3 and the fifth at [sp], sp 8-byte aligned at the
+ * call (16 here, as the other arches'), r0-r3, r12, lr and the flags
+ * the callee's, r4-r11 and sp kept.  Every register the pad needs after
+ * a call is callee-saved (r4 the frame; the record's address and
+ * position in r10 and r11), and the rest are reloaded from the frame by
+ * the restore, which also puts sp back (mov sp, r4).  The stack below
+ * the frame is free (no red zone, see the top).  `blx r12` interworks:
+ * the image may be A32 or Thumb (its symbols' bit 0), the pad stays A32.
+ *
+ * ipa_site_wants(site, frame, 17), before the claim:
+ *
+ *         movw/movt r0, #site
+ *         mov   r1, r4                     the frame, on the stack
+ *         mov   r2, #17
+ *         bic   r12, r4, #15 ; mov sp, r12 sp 16-aligned, below the frame
+ *         movw/movt r12, #wants
+ *         blx   r12
+ *         cmp   r0, #0
+ *         beq   skip                       (*skip: the collector's b done)
+ */
+static void put_ipa_wants(struct arm_out *o, const struct arch_pad_ring *r,
+			  size_t *skip)
+{
+	put_mov32(o, 0, (uint32_t)r->ipa_site);
+	arm_put32(o, 0xe1a00000u | 1 << 12 | FP);		/* mov r1, r4 */
+	arm_put32(o, 0xe3a02000u | ARM_PAD_FRAME_WORDS);	/* mov r2, #17 */
+	arm_put32(o, 0xe3c0000fu | FP << 16 | 12 << 12);	/* bic r12, r4, #15 */
+	arm_put32(o, 0xe1a0d00cu);				/* mov sp, r12 */
+	put_mov32(o, 12, (uint32_t)r->ipa_wants);
+	arm_put32(o, A32_BLX_R12);
+	arm_put32(o, 0xe3500000u);				/* cmp r0, #0 */
+	*skip = o->len;
+	arm_put32(o, 0);					/* beq skip */
+}
+
+/*
+ * ipa_collect_site(site, record's frame, 17, record's blocks, size) on the
+ * claimed, filled record (r2 its position, r3 its address), then the
+ * publish whatever it says:
+ *
+ *         mov   r10, r3 ; mov r11, r2
+ *         movw/movt r0, #site
+ *         add   r1, r3, #off_frame
+ *         mov   r2, #17
+ *         add   r3, r3, #off_blocks
+ *         bic   r12, r4, #15 ; sub sp, r12, #16
+ *         movw/movt r12, #blocks_size ; str r12, [sp]   the fifth argument
+ *         movw/movt r12, #call
+ *         blx   r12                        r0: the verdict
+ *         mov   r3, r10 ; mov r2, r11
+ *
+ * (the adds through r12 when an offset has no immediate form).
+ */
+static void put_ipa_call(struct arm_out *o, const struct arch_pad_ring *r)
+{
+	arm_put32(o, 0xe1a0a003u);				/* mov r10, r3 */
+	arm_put32(o, 0xe1a0b002u);				/* mov r11, r2 */
+	put_mov32(o, 0, (uint32_t)r->ipa_site);
+	put_add_imm(o, 1, 3, r->off_frame, 12);
+	arm_put32(o, 0xe3a02000u | ARM_PAD_FRAME_WORDS);	/* mov r2, #17 */
+	put_add_imm(o, 3, 3, r->off_blocks, 12);
+	arm_put32(o, 0xe3c0000fu | FP << 16 | 12 << 12);	/* bic r12, r4, #15 */
+	arm_put32(o, 0xe24cd010u);				/* sub sp, r12, #16 */
+	put_mov32(o, 12, r->blocks_size);
+	put_ldst(o, false, 12, ARM_SP, 0);			/* str r12, [sp] */
+	put_mov32(o, 12, (uint32_t)r->ipa_call);
+	arm_put32(o, A32_BLX_R12);
+	arm_put32(o, 0xe1a0300au);				/* mov r3, r10 */
+	arm_put32(o, 0xe1a0200bu);				/* mov r2, r11 */
+}
+
+/*
  * The collector, after the save (r4 = frame).  Registers it uses are
  * the program's, saved in the frame: r1 head, r2 p, r3 record, r5-r12.
  *
+ *       [ ipa_site_wants: put_ipa_wants ]  (with ipa_call and ipa_wants)
  *         movw/movt r1, #ring              &head (its low half)
  *         movw  r9, #nrecords-1
  *   retry:
@@ -299,9 +380,13 @@ static bool apart(unsigned int a, unsigned int alen, unsigned int b,
  *         ldmia r0!, {r5-r12} ; stmia r1!, {r5-r12} ...   34 words
  *       [ vstmia r3, {d0-d15} ; add r0, r3, #128 ; vstmia r0, {d16-d31}
  *         vmrs r5, fpscr ; str r5, [r3, #256] ]            (image)
+ *       [ ipa_collect_site: put_ipa_call ] (with ipa_call)
  *         add   r7, r2, #1
  *         dmb ; str r7, [r3, #off_seq]     seq = p + 1: the record is full
- *         b     done                       (*done: patch_branch)
+ *       [ cmp r0, #IPA_TRAP
+ *         beq   full ]                     the collector's verdict: the
+ *                                          hand-off (after the code)
+ *   skip: b     done                       (*done: patch_branch)
  *   lost: clrex
  *         b     retry
  *   notfree:
@@ -309,6 +394,7 @@ static bool apart(unsigned int a, unsigned int alen, unsigned int b,
  *         cmp   r6, r2
  *         bne   retry                      another thread took p: again
  *                                          else the ring is full: on
+ *   full:
  *
  * The exclusive pair holds nothing but a compare between.  The system
  * calls change r0 only (the kernel keeps the rest); the flags are in the
@@ -319,11 +405,11 @@ int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *
 {
 	struct arm_out o = { out, size, 0, 0, false };
 	unsigned int rec;
-	size_t retry, to_notfree, to_lost, lost;
+	size_t retry, to_notfree, to_lost, lost, to_skip = 0, to_full = 0;
 
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) || r->nrecords > 65536 ||
 	    r->record_shift < 4 || r->record_shift > 24 || (r->ring & 7) ||
-	    r->ring > UINT32_MAX || r->ipa_call)	/* no in-process collector call */
+	    r->ring > UINT32_MAX)
 		return -EINVAL;
 	rec = 1u << r->record_shift;
 	if (!part_fits(r->off_seq, 8, rec) || (r->off_seq & 7) || r->off_seq >= 4096 ||
@@ -347,7 +433,20 @@ int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *
 	     !apart(r->off_time, 16, r->off_frame, FRAME_BYTES) ||
 	     !apart(r->off_time, 16, r->off_seq, 8)))
 		return -EINVAL;
+	/* The collector's block area: apart from every other part. */
+	if (r->ipa_call &&
+	    (r->ipa_call > UINT32_MAX || r->ipa_site > UINT32_MAX ||
+	     r->ipa_wants > UINT32_MAX || !r->blocks_size ||
+	     !part_fits(r->off_blocks, r->blocks_size, rec) || (r->off_blocks & 7) ||
+	     !apart(r->off_blocks, r->blocks_size, r->off_seq, 8) ||
+	     !apart(r->off_blocks, r->blocks_size, r->off_frame, FRAME_BYTES) ||
+	     (r->image && !apart(r->off_blocks, r->blocks_size, 0, ARM_PAD_IMAGE_BYTES)) ||
+	     (r->time_tid && (!apart(r->off_blocks, r->blocks_size, r->off_tid, 4) ||
+			      !apart(r->off_blocks, r->blocks_size, r->off_time, 16)))))
+		return -EINVAL;
 
+	if (r->ipa_call && r->ipa_wants)
+		put_ipa_wants(&o, r, &to_skip);
 	put_mov32(&o, 1, (uint32_t)r->ring);
 	put_movw(&o, 9, r->nrecords - 1);
 	retry = o.len;
@@ -389,11 +488,20 @@ int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *
 		arm_put32(&o, 0xeef10a10u | 5 << 12);		/* vmrs r5, fpscr */
 		put_ldst(&o, false, 5, 3, 256);
 	}
+	if (r->ipa_call)
+		put_ipa_call(&o, r);
 	arm_put32(&o, 0xe2800001u | 2 << 16 | 7 << 12);		/* add r7, r2, #1 */
 	arm_put32(&o, A32_DMB);
 	put_ldst(&o, false, 7, 3, r->off_seq);			/* seq = p + 1 */
+	if (r->ipa_call) {
+		arm_put32(&o, 0xe3500000u | IPA_TRAP_VERDICT);	/* cmp r0, #IPA_TRAP */
+		to_full = o.len;
+		arm_put32(&o, 0);				/* beq full */
+	}
 	*done = o.len;
 	arm_put32(&o, enc_b_off(0, 0, COND_AL));		/* b done */
+	if (to_skip && !o.overflow)
+		patch32(out, to_skip, enc_b_off(to_skip, *done, COND_EQ));
 	lost = o.len;
 	arm_put32(&o, A32_CLREX);
 	put_b_to(&o, retry, COND_AL);
@@ -406,6 +514,8 @@ int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *
 	arm_put32(&o, A32_DMB);
 	arm_put32(&o, 0xe1500000u | 6 << 16 | 2);		/* cmp r6, r2 */
 	put_b_to(&o, retry, COND_NE);
+	if (to_full && !o.overflow)				/* full: */
+		patch32(out, to_full, enc_b_off(to_full, o.len, COND_EQ));
 	return finish(&o);
 }
 

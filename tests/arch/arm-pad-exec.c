@@ -1,6 +1,6 @@
 /*
- * arm-pad-exec.c - 32-bit ARM jump pads with their in-process collector
- * and hand-off, executed.  Built for armhf and run under qemu-arm-static
+ * arm-pad-exec.c - 32-bit ARM jump pads with their ring collector, the
+ * calls of the in-process collector and the hand-off, executed.  Built for armhf and run under qemu-arm-static
  * (or natively on a 32-bit ARM host) by arm-pad-exec.sh.
  *
  * Each pad is built from arch/arm's pad parts as the agent builds it:
@@ -40,7 +40,9 @@
  * the site, its tid the thread's; once the
  * 2-record ring is full (not consumed), the next run ends at the
  * hand-off's udf with r5 the entry it claimed (owner the thread's id,
- * ready 1, the frame the same) and r4 the frame.  Then 4 threads x 3000
+ * ready 1, the frame the same) and r4 the frame.  The same sites with a
+ * pad that calls a stub of the in-process collector (ipa_site_case):
+ * its answers no, record and IPA_TRAP.  Then 4 threads x 3000
  * calls through one recording pad (threads_case).
  *
  * Exit 0 pass, 1 failure, 99 harness.
@@ -184,8 +186,107 @@ static uint8_t *record(unsigned int pos)
 	return shm + (256u << 10) + 4096 + ((size_t)(pos % NREC) << 11);
 }
 
-/* Builds the pad of site `s` at pad_page; returns the trap's address. */
-static uint32_t build(const struct site *s, uint8_t *site_page, uint8_t *pad_page)
+/*
+ * A stub of the in-process collector (ipa_site_wants, ipa_collect_site),
+ * for the pads that call it: the entries, one A32 and one Thumb, note sp
+ * at the call and go on to C (Thumb as the compiler builds it), which
+ * notes the arguments and the frame they point at, scribbles on the
+ * block area, clobbers every caller-saved register and the flags, and
+ * answers as stub_mode says.
+ */
+enum stub_mode { STUB_NO, STUB_RECORD, STUB_TRAP };
+static enum stub_mode stub_mode;
+
+struct stub_seen {
+	unsigned int calls;
+	uint32_t site, regs, nregs, out, out_size, sp;
+	uint64_t frame[NW];
+};
+static struct stub_seen seen_wants, seen_collect;
+uint32_t stub_sp[2];		/* sp at the collect and the wants entries */
+
+#define SITE_COOKIE 0x5173e008u	/* the ipa_site the pads pass */
+#define BLOCKS_MARK 0xb10c5b10c5ull
+
+static void clobber(void)
+{
+	volatile uint8_t junk[512];
+
+	for (unsigned int i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)i;
+	__asm__ volatile("mov r0, #0x10\n\tmov r1, #0x11\n\tmov r2, #0x12\n\t"
+			 "mov r3, #0x13\n\tmov r12, #0x1c\n\tcmp r0, r1"
+			 ::: "r0", "r1", "r2", "r3", "r12", "cc", "memory");
+}
+
+static void note(struct stub_seen *w, uint32_t site, const uint64_t *regs, uint32_t nregs,
+		 uint32_t sp)
+{
+	w->calls++;
+	w->site = site;
+	w->regs = A(regs);
+	w->nregs = nregs;
+	w->sp = sp;
+	if (nregs == NW)
+		memcpy(w->frame, regs, sizeof(w->frame));
+}
+
+int stub_wants_c(uint32_t site, const uint64_t *regs, uint32_t nregs);
+int stub_wants_c(uint32_t site, const uint64_t *regs, uint32_t nregs)
+{
+	note(&seen_wants, site, regs, nregs, stub_sp[1]);
+	clobber();
+	return stub_mode != STUB_NO;
+}
+
+int stub_collect_c(uint32_t site, const uint64_t *regs, uint32_t nregs, uint8_t *out,
+		   uint32_t out_size);
+int stub_collect_c(uint32_t site, const uint64_t *regs, uint32_t nregs, uint8_t *out,
+		   uint32_t out_size)
+{
+	note(&seen_collect, site, regs, nregs, stub_sp[0]);
+	seen_collect.out = A(out);
+	seen_collect.out_size = out_size;
+	memcpy(out, &(uint64_t){ BLOCKS_MARK }, 8);
+	clobber();
+	return stub_mode == STUB_TRAP ? 3 : 1;
+}
+
+void stub_collect(void);
+void stub_wants(void);
+__asm__(
+	"	.text\n"
+	"	.arm\n"
+	"	.globl	stub_collect\n"
+	"	.type	stub_collect, %function\n"
+	"stub_collect:\n"			/* A32 */
+	"	ldr	r12, 1f\n"
+	"	str	sp, [r12]\n"
+	"	ldr	r12, 2f\n"
+	"	bx	r12\n"
+	"1:	.word	stub_sp\n"
+	"2:	.word	stub_collect_c\n"
+	"	.size	stub_collect, . - stub_collect\n"
+	"	.thumb\n"
+	"	.globl	stub_wants\n"
+	"	.type	stub_wants, %function\n"
+	"	.thumb_func\n"
+	"stub_wants:\n"			/* Thumb */
+	"	mov	r3, sp\n"
+	"	ldr	r12, 3f\n"
+	"	str	r3, [r12, #4]\n"
+	"	ldr	r12, 4f\n"
+	"	bx	r12\n"
+	"	.balign	4\n"
+	"3:	.word	stub_sp\n"
+	"4:	.word	stub_wants_c\n"
+	"	.size	stub_wants, . - stub_wants\n"
+	"	.arm\n");
+
+/* Builds the pad of site `s` at pad_page (with `ipa`, calling the stub
+ * collector); returns the trap's address. */
+static uint32_t build_pad(const struct site *s, uint8_t *site_page, uint8_t *pad_page,
+			  bool ipa)
 {
 	const struct arch_pad_layout *l = &arm_pad_layout;
 	uint8_t code[1024];
@@ -205,6 +306,13 @@ static uint32_t build(const struct site *s, uint8_t *site_page, uint8_t *pad_pag
 	};
 	int m;
 
+	if (ipa) {
+		r.ipa_call = A(stub_collect);
+		r.ipa_wants = A(stub_wants);
+		r.ipa_site = SITE_COOKIE;
+		r.off_blocks = 1024;
+		r.blocks_size = 1024;
+	}
 	fill_udf(site_page, PAGE, s->thumb);
 	memcpy(site_page + s->off, s->code, s->len);
 	m = arm_emit_save_regs(code, sizeof(code), pc);
@@ -246,6 +354,11 @@ fail:
 	exit(99);
 }
 
+static uint32_t build(const struct site *s, uint8_t *site_page, uint8_t *pad_page)
+{
+	return build_pad(s, site_page, pad_page, false);
+}
+
 static void reset_shm(void)
 {
 	memset(shm, 0, (256u << 10) + 4096 + (NREC << 11));
@@ -273,6 +386,16 @@ static bool same(const struct arm_state *a, const struct arm_state *b)
 		if (a->r[i] != b->r[i])
 			return false;
 	return ((a->r[16] ^ b->r[16]) & ARM_RUN_CPSR_SET) == 0;
+}
+
+/* A frame's words against the state at the site. */
+static bool words_ok(const uint64_t *f, const struct arm_state *in, uint32_t at)
+{
+	for (int i = 0; i < 15; i++)
+		if (f[i] != in->r[i])
+			return false;
+	return f[ARM_PC] == at &&
+	       (f[ARM_CPSR] & 0xffffffffu & ARM_RUN_CPSR_SET) == (in->r[16] & ARM_RUN_CPSR_SET);
 }
 
 /* The frame of entry / record `e` against the state at the site. */
@@ -353,6 +476,112 @@ static void one_site(const struct site *s, uint8_t *site_page, uint8_t *pad_page
 				fail(s, "the hand-off's entry differs", &in, NULL, &out);
 			if (out.r[4] != in.r[13] - NW * 8)
 				fail(s, "r4 is not the frame", &in, NULL, &out);
+		}
+	}
+}
+
+/* What a stub call saw, against the hit at `at` from `in`; `regs` the
+ * frame it must have been given.  NULL when right, else what is wrong. */
+static const char *call_wrong(const struct stub_seen *w, const struct arm_state *in,
+			      uint32_t at, uint32_t regs)
+{
+	uint32_t frame = in->r[13] - NW * 8;
+
+	if (w->calls != 1)
+		return "the collector was not called once";
+	if (w->site != SITE_COOKIE || w->nregs != NW || w->regs != regs)
+		return "the collector's site, frame or count differs";
+	if ((w->sp & 15) || w->sp > frame)
+		return "sp at the call is not 16-aligned below the frame";
+	if (!words_ok(w->frame, in, at))
+		return "the frame the collector read differs";
+	return NULL;
+}
+
+/*
+ * The pads that call the collector (the stub above), for each site and
+ * 100 random states: ipa_site_wants says no (the code's own result, no
+ * record claimed, ipa_collect_site not called), the hit is recorded
+ * (the code's own result, the record published with the collector's
+ * blocks, which it got at off_blocks with its size, and its frame), and
+ * IPA_TRAP (the record published all the same, then the hand-off's
+ * trap with the entry's frame).  ipa_site_wants is given the frame on
+ * the stack, both calls the site, 17 and a 16-aligned sp below the
+ * frame, and the stubs clobber r0-r3, r12, lr and the flags.
+ */
+static void ipa_site_case(const struct site *s, uint8_t *site_page, uint8_t *pad_page)
+{
+	uint32_t trap = build_pad(s, site_page, pad_page, true);
+	uint32_t at = A(site_page) + s->off;
+	const struct arch_pad_layout *l = &arm_pad_layout;
+
+	for (int k = 0; k < 100; k++) {
+		struct arm_state in, ref, out;
+
+		memset(&in, 0, sizeof(in));
+		for (int i = 0; i < 15; i++)
+			in.r[i] = rnd();
+		in.r[13] = A(stack) + sizeof(stack) - 64 - 4 * (rnd() % 8);
+		in.r[16] = (rnd() & 0xf0000000u) | (s->thumb ? ARM_PSR_T : 0);
+		memcpy(site_page + s->off, s->code, s->len);
+		__builtin___clear_cache((char *)site_page, (char *)site_page + PAGE);
+		in.r[15] = at;
+		arm_run(&in, &ref);
+		arm_emit_jump(site_page + s->off, 4, at | (s->thumb ? 1 : 0),
+			      A(pad_page) | (s->thumb ? 1 : 0));
+		__builtin___clear_cache((char *)site_page, (char *)site_page + PAGE);
+
+		for (stub_mode = STUB_NO; stub_mode <= STUB_TRAP; stub_mode++) {
+			const char *wrong = NULL;
+			uint64_t seq, head;
+
+			reset_shm();
+			memset(&seen_wants, 0, sizeof(seen_wants));
+			memset(&seen_collect, 0, sizeof(seen_collect));
+			arm_run(&in, &out);
+			compared++;
+			memcpy(&seq, record(0) + l->off_seq, 8);
+			memcpy(&head, shm + (256u << 10), 8);
+			wrong = call_wrong(&seen_wants, &in, at, in.r[13] - NW * 8);
+			if (wrong)
+				;
+			else if (stub_mode == STUB_NO)
+				wrong = !same(&ref, &out) ? "registers differ after a skipped hit" :
+					head || seq ? "a skipped hit claimed a record" :
+					seen_collect.calls ? "ipa_collect_site ran on a skipped hit" :
+					NULL;
+			else if ((wrong = call_wrong(&seen_collect, &in, at,
+						     A(record(0)) + l->off_frame)))
+				;
+			else if (seen_collect.out != A(record(0)) + 1024 ||
+				 seen_collect.out_size != 1024)
+				wrong = "the block area passed differs";
+			else if (seq != 1 || head != 1)
+				wrong = "the record is not published";
+			else if (memcmp(record(0) + 1024, &(uint64_t){ BLOCKS_MARK }, 8))
+				wrong = "the collector's blocks are not in the record";
+			else if (!frame_ok(record(0), &in, at))
+				wrong = "the record's frame differs";
+			else if (stub_mode == STUB_RECORD && !same(&ref, &out))
+				wrong = "registers differ after a recorded hit";
+			else if (stub_mode == STUB_TRAP) {
+				uint8_t *e = shm + (out.r[5] - A(shm));
+				uint32_t owner = 0;
+				if (out.r[15] != trap || out.r[5] < A(shm) ||
+				    out.r[5] >= A(shm) + (256u << 10))
+					wrong = "IPA_TRAP did not end at the hand-off's trap";
+				else if (memcpy(&owner, e + l->off_owner, 4),
+					 owner != (uint32_t)syscall(SYS_gettid) ||
+					 !frame_ok(e, &in, at) || out.r[4] != in.r[13] - NW * 8)
+					wrong = "the hand-off's entry after IPA_TRAP differs";
+			}
+			if (wrong) {
+				char what[160];
+				snprintf(what, sizeof(what), "collector %s: %s",
+					 stub_mode == STUB_NO ? "says no" :
+					 stub_mode == STUB_RECORD ? "records" : "traps", wrong);
+				fail(s, what, &in, &ref, &out);
+			}
 		}
 	}
 }
@@ -492,6 +721,16 @@ int main(void)
 		one_site(&sites[i], region, pad_page);
 		printf("%s: pad at %+lld MiB, %d runs, %d failures\n", sites[i].name,
 		       ((long long)A(pad_page) - (long long)A(region)) >> 20,
+		       compared - runs, failures - before);
+	}
+	/* The collector's calls: the near sites (the far ones' patch is
+	 * their own case's; the pad's body is the same). */
+	for (unsigned int i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+		int before = failures, runs = compared;
+		if (sites[i].far)
+			continue;
+		ipa_site_case(&sites[i], region, region + 8 * PAGE);
+		printf("%s with the collector: %d runs, %d failures\n", sites[i].name,
 		       compared - runs, failures - before);
 	}
 	mt_ring = mmap(NULL, 4096 + ((size_t)MT_RECORDS << 11), PROT_READ | PROT_WRITE,

@@ -958,9 +958,6 @@ static void test_pad_collect_handoff(void **state)
 	r.image = false;
 	r.time_tid = false;
 	assert_true(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done) < n);
-	r.ipa_call = 0x1000;
-	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
-	r.ipa_call = 0;
 	r.nrecords = 3000;
 	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
 	r.nrecords = 4096;
@@ -980,6 +977,110 @@ static void test_pad_collect_handoff(void **state)
 	assert_int_equal(arm_arch_ops.emit_pad_handoff(out, sizeof(out), &h, &trap), -EINVAL);
 	h.table = 0x80000;
 	assert_int_equal(arm_arch_ops.emit_pad_handoff(out, 64, &h, &trap), -ENOSPC);
+}
+
+/* How many times the A32 code of `n` bytes holds `w`. */
+static unsigned int count32(const uint8_t *code, size_t n, uint32_t w)
+{
+	unsigned int k = 0;
+
+	for (size_t i = 0; i + 4 <= n; i += 4)
+		k += w32(code + i) == w;
+	return k;
+}
+
+/* The target (offset in the code) of the A32 B<c> at offset `at`. */
+static long b_target(const uint8_t *code, size_t at)
+{
+	int32_t imm = (int32_t)(w32(code + at) << 8) >> 8;
+
+	return (long)at + 8 + 4l * imm;
+}
+
+/*
+ * The collector with the in-process collector's calls: ipa_site_wants
+ * first (site in r0, the frame r4 in r1, 17 words in r2, sp 16-aligned
+ * below the frame, blx r12 to its address with the Thumb bit kept), a
+ * false answer to the restore's branch; ipa_collect_site on the
+ * record's frame and blocks (the fifth argument at [sp]) before the
+ * publish, and IPA_TRAP on to the hand-off after the code.  Without
+ * ipa_wants one call only; blocks that overlap the record's other parts
+ * or addresses beyond 32 bits are refused.
+ */
+static void test_pad_collect_ipa(void **state)
+{
+	const struct arch_pad_layout *l = arm_arch_ops.pad_layout;
+	struct arch_pad_ring r = {
+		.ring = 0x40000, .off_records = 4096, .record_shift = 11,
+		.nrecords = 4096, .off_seq = l->off_seq, .off_frame = l->off_frame,
+		.off_bases = l->off_bases, .time_tid = true, .off_tid = l->off_tid,
+		.off_time = l->off_time, .image = true,
+		.ipa_call = 0x21001, .ipa_site = 0x30040, .ipa_wants = 0x20801,
+		.off_blocks = 1024, .blocks_size = 1024,
+	};
+	static const uint32_t wants[] = {
+		0xe3000040u,	/* movw r0, #0x40 */
+		0xe3400003u,	/* movt r0, #3: the site */
+		0xe1a01004u,	/* mov r1, r4: the frame */
+		0xe3a02011u,	/* mov r2, #17 */
+		0xe3c4c00fu,	/* bic r12, r4, #15 */
+		0xe1a0d00cu,	/* mov sp, r12 */
+		0xe300c801u,	/* movw r12, #0x801 */
+		0xe340c002u,	/* movt r12, #2: ipa_site_wants, Thumb */
+		0xe12fff3cu,	/* blx r12 */
+		0xe3500000u,	/* cmp r0, #0 */
+	};
+	uint8_t out[1024];
+	size_t done = 0;
+	long at;
+	int n;
+
+	(void)state;
+	n = arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done);
+	assert_true(n > 0);
+	for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++)
+		assert_int_equal(w32(out + 4 * i), wants[i]);
+	assert_int_equal(w32(out + 40) >> 24, 0x0au);		/* beq */
+	assert_int_equal(b_target(out, 40), (long)done);	/* to b done */
+	assert_int_equal(w32(out + done) >> 24, 0xeau);
+	assert_int_equal(count32(out, (size_t)n, 0xe12fff3cu), 2);
+	/* ipa_collect_site's arguments, the record in r3 */
+	at = find32(out, (size_t)n, 0xe1a0a003u);		/* mov r10, r3 */
+	assert_true(at > 0);
+	assert_int_equal(w32(out + at + 4), 0xe1a0b002u);	/* mov r11, r2 */
+	assert_int_equal(w32(out + at + 8), 0xe3000040u);	/* movw r0, #0x40 */
+	assert_int_equal(w32(out + at + 12), 0xe3400003u);	/* movt r0, #3 */
+	assert_int_equal(w32(out + at + 16), 0xe2831f42u);	/* add r1, r3, #264 */
+	assert_int_equal(w32(out + at + 20), 0xe3a02011u);	/* mov r2, #17 */
+	assert_int_equal(w32(out + at + 24), 0xe2833b01u);	/* add r3, r3, #1024 */
+	assert_int_equal(w32(out + at + 28), 0xe3c4c00fu);	/* bic r12, r4, #15 */
+	assert_int_equal(w32(out + at + 32), 0xe24cd010u);	/* sub sp, r12, #16 */
+	assert_int_equal(w32(out + at + 36), 0xe300c400u);	/* movw r12, #1024 */
+	assert_int_equal(w32(out + at + 40), 0xe58dc000u);	/* str r12, [sp] */
+	assert_int_equal(w32(out + at + 44), 0xe301c001u);	/* movw r12, #0x1001 */
+	assert_int_equal(w32(out + at + 48), 0xe340c002u);	/* movt r12, #2 */
+	assert_int_equal(w32(out + at + 52), 0xe12fff3cu);	/* blx r12 */
+	assert_int_equal(w32(out + at + 56), 0xe1a0300au);	/* mov r3, r10 */
+	assert_int_equal(w32(out + at + 60), 0xe1a0200bu);	/* mov r2, r11 */
+	/* the publish, then the verdict: IPA_TRAP to the end (the hand-off) */
+	assert_int_equal(w32(out + done - 12), 0xe5837190u);	/* str r7, [r3, #400] */
+	assert_int_equal(w32(out + done - 8), 0xe3500003u);	/* cmp r0, #3 */
+	assert_int_equal(w32(out + done - 4) >> 24, 0x0au);	/* beq */
+	assert_int_equal(b_target(out, done - 4), (long)n);
+
+	r.ipa_wants = 0;
+	n = arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done);
+	assert_true(n > 0);
+	assert_int_equal(count32(out, (size_t)n, 0xe12fff3cu), 1);
+	assert_int_equal(w32(out), 0xe3000000u | 1 << 12);	/* movw r1, #ring */
+	r.off_blocks = l->off_frame;				/* over the frame */
+	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
+	r.off_blocks = 1024;
+	r.blocks_size = 2048;					/* past the record */
+	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
+	r.blocks_size = 1024;
+	r.ipa_call = 0x100000001ull;
+	assert_int_equal(arm_arch_ops.emit_pad_collect(out, sizeof(out), &r, &done), -EINVAL);
 }
 
 /*
@@ -1467,6 +1568,7 @@ int main(void)
 		cmocka_unit_test(test_emit),
 		cmocka_unit_test(test_pad_save_restore),
 		cmocka_unit_test(test_pad_collect_handoff),
+		cmocka_unit_test(test_pad_collect_ipa),
 		cmocka_unit_test(test_pad_window),
 		cmocka_unit_test(test_emit_far),
 		cmocka_unit_test(test_pad_window_far),

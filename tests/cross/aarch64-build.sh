@@ -43,7 +43,7 @@ keeper_chaos_prepare() {
 		fail99 "keeptarget: leaf, bump, work and its bl not found ($keeper_probes)"
 	# The plan: the executable segment, then one line per kill (n,
 	# started/attached, strategy, delay in microseconds) from the seed.
-	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" "${CROSS_KNOWN_BUGS:-}" \
+	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" \
 		>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case"
 import random, struct, sys
 data = open(sys.argv[1], "rb").read()
@@ -56,18 +56,11 @@ for i in range(phnum):
         print("text %#x %#x %d" % (p_vaddr, p_offset, p_filesz))
         break
 kills, seed = int(sys.argv[2]), int(sys.argv[3])
-known_bugs = sys.argv[4] != ""
 
 for n in range(kills):
     strategy = ("step", "boost", "emulate", "pad")[n % 4]
     mode = ("started", "attached", "while-stepping")[n // 3 % 3]
     delay = random.Random(seed * 100003 + n).randint(0, 250000)
-    # Known bug (doc/aarch64.md): attached to the program, the agent
-    # (or the program) sometimes dies at tstart and the probes never go
-    # in: said as a skip, not run.
-    if mode == "attached" and not known_bugs:
-        print("skip %d %s %s" % (n, mode, strategy))
-        continue
     print("kill %d %s %s %d" % (n, mode, strategy, delay))
 PY
 	cat >"$kdir/chaos.sh" <<EOF
@@ -86,6 +79,105 @@ echo "guest: keeper chaos done"
 EOF
 }
 [ "$quick" = 1 ] || keeper_chaos_prepare
+
+# --- attach and tstart, again and again: preparation -------------------------
+# One keeptarget (main thread in clock_nanosleep, waiting for its GO
+# file) gets ATTACH_ROUNDS (default 8) agents one after the other, each
+# attached with --attach, strategies in turn; for each, gdb-multiarch on
+# the host sets the keeper chaos case's tracepoints and return probes,
+# says tstart, tstop and detach (attach_rounds_run in aarch64-cases.sh).
+# After each round the guest checks that the program is alive, untraced
+# and its text the file's; after the last, that it makes its calls and
+# ends with the untraced result and status 7.  The injected system calls
+# of every attach and tstart (agent/syscall.c) run in its main thread,
+# stopped in a system call the kernel restarts afterwards.  Appended to
+# the keeper's chaos.sh: it runs after the kills, reusing their
+# plain.result.
+attach_rounds_prepare() {
+	adir="$run/keeper/attach"
+	mkdir -p "$adir"
+	set -- $(sed -n 's/^text //p' "$run/keeper/plan")
+	# The executable segment, in pages (it starts on one: the ELF
+	# loader maps it so), for dd over /proc/PID/mem.
+	printf 'tpage=%d tfpage=%d tlen=%d rounds=%d\n' $(($1 / 4096)) $(($2 / 4096)) "$3" \
+		"${ATTACH_ROUNDS:-8}" >"$adir/params"
+	cat >"$adir/rounds.sh" <<'EOF'
+# Attach and tstart, again and again (aarch64-build.sh writes it).
+cd /mnt/keeper/attach || exit 1
+. ./params
+rm -f g go.start go.exit out ready* hostdone* results ./done
+say() { echo "$*" >>results; }
+# alive PID: running or stopped, not a zombie (a child stays one, for
+# kill -0, until waited for).
+alive() { [ -f /proc/$1/status ] && ! grep -q '^State:[[:space:]]*[ZX]' /proc/$1/status; }
+# text_same PID: the executable segment in memory is the file's.
+text_same() {
+	pages=$(((tlen + 4095) / 4096))
+	dd if=/proc/$1/mem bs=4096 skip=$tpage count=$pages 2>/dev/null | head -c $tlen >text.mem
+	dd if=../keeptarget bs=4096 skip=$tfpage count=$pages 2>/dev/null | head -c $tlen >text.file
+	cmp -s text.mem text.file
+}
+../keeptarget g go 4000 out >/dev/null 2>&1 &
+p=$!
+t=0
+while ! grep -q '^pid ' g 2>/dev/null && [ $t -lt 300 ]; do sleep 0.1; t=$((t + 1)); done
+i=0
+while [ $i -lt $rounds ]; do
+	case $((i % 4)) in 0) s=step ;; 1) s=boost ;; 2) s=emulate ;; *) s=pad ;; esac
+	/mnt/probe-agent --tp-strategy=$s --attach 0.0.0.0:1234 $p >agent$i 2>&1 &
+	a=$!
+	t=0
+	while ! grep -q 'Listening on port' agent$i && alive $a && [ $t -lt 300 ]; do
+		sleep 0.1; t=$((t + 1))
+	done
+	touch ready$i
+	t=0
+	while [ ! -f hostdone$i ] && [ $t -lt 900 ]; do sleep 0.1; t=$((t + 1)); done
+	t=0
+	while alive $a && [ $t -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
+	what=
+	if alive $a; then
+		what="the agent did not exit after detach; "
+		kill -9 $a
+	fi
+	wait $a
+	state=$(sed -n 's/^State:[[:space:]]*//p' /proc/$p/status 2>/dev/null)
+	tracer=$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$p/status 2>/dev/null)
+	case $state in
+	'') what="${what}the program is gone; " ;;
+	Z*|X*) what="${what}its main thread is in state $state; " ;;
+	esac
+	[ "${tracer:-0}" = 0 ] || what="${what}still traced by $tracer; "
+	[ -z "$state" ] || text_same $p || what="${what}its text is not the file's; "
+	if [ -z "$what" ]; then say "round $i $s ok"; else say "round $i $s not ok: $what"; fi
+	i=$((i + 1))
+done
+# Then its calls, untraced, to the end.
+touch go.start
+t=0
+while ! grep -q '^calls done' g 2>/dev/null && alive $p && [ $t -lt 600 ]; do
+	sleep 0.1; t=$((t + 1))
+done
+touch go.exit
+(sleep 30; kill -9 $p) 2>/dev/null &
+w=$!
+wait $p
+rc=$?
+kill $w 2>/dev/null
+want=$(cat ../plain.result 2>/dev/null)
+got=$(sed -n 's/^result //p' out)
+gground=$(sed -n 's/^result //p' g)
+if [ "$rc" = 7 ] && [ -n "$want" ] && [ "$got" = "$want" ] && [ "$gground" = "$want" ]; then
+	say "end ok: status 7, result $got"
+else
+	say "end not ok: status $rc, printed result '$got', ground '$gground', untraced '$want'"
+fi
+touch ./done
+echo "guest: attach rounds done"
+EOF
+	echo "sh /mnt/keeper/attach/rounds.sh" >>"$run/keeper/chaos.sh"
+}
+[ "$quick" = 1 ] || attach_rounds_prepare
 
 # --- 1b. the programs of the record and debugging cases ----------------------
 # probe-trace's own test programs (tests/record/progs), which print their

@@ -955,15 +955,90 @@ keeper_chaos_run() {
 	disarmed=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
 		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) single steps disarmed.*/\1/p' |
 		awk '{ s += $1 } END { print s + 0 }')
-	sed -n 's/^skip //p' "$kdir/plan" >"$kdir/skips"
-	while read -r kn kmode kstrat; do
-		n=$((n + 1))
-		echo "ok $n - keeper chaos $((kn + 1)): $kmode $kstrat # SKIP known bug: attached, the agent may die at tstart (doc/aarch64.md; CROSS_KNOWN_BUGS=1 runs it)"
-		echo ":test-result: SKIP keeper chaos $((kn + 1)): $kmode $kstrat" >>"$trs"
-	done <"$kdir/skips"
 	echo "# keeper chaos: $(wc -l <"$kdir/kills") kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $moved threads moved, $disarmed single steps disarmed"
 }
 keeper_chaos_run
+
+# --- attach and tstart, again and again --------------------------------------------
+# (attach_rounds_prepare in aarch64-build.sh.)  Per round: wait for the
+# guest's readyN, connect gdb, set the tracepoints, tstart (it must say
+# the trace runs), tstop and detach; the guest checks the program after
+# each round and at its end.  One TAP line per round, one for the end.
+attach_rounds_run() {
+	adir="$run/keeper/attach"
+	astart=$(date +%s)
+	rounds=$(sed -n 's/.*rounds=\([0-9]*\).*/\1/p' "$adir/params")
+	set -- $keeper_probes
+	i=0
+	while [ "$i" -lt "$rounds" ]; do
+		waited=0
+		until [ -f "$adir/ready$i" ]; do
+			waited=$((waited + 1))
+			if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
+				not_ok "attach round $((i + 1)): the guest never got ready"
+				return
+			fi
+			sleep 0.1
+		done
+		{
+			echo "set pagination off"
+			echo "set confirm off"
+			echo "set architecture $gdbarch"
+			echo "set remotetimeout 30"
+			echo "target remote 127.0.0.1:$port"
+			for a in "$@"; do
+				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$a"
+			done
+			printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
+			echo "monitor return-probe 5"
+			echo "monitor return-probe 6"
+			echo "tstart"
+			echo "tstatus"
+			echo "tstop"
+			echo "detach"
+		} >"$adir/gdb$i.cmd"
+		timeout 120 gdb-multiarch -batch -nx -x "$adir/gdb$i.cmd" \
+			>"$adir/gdb$i.out" 2>&1 </dev/null || true
+		touch "$adir/hostdone$i"
+		i=$((i + 1))
+	done
+	waited=0
+	until [ -f "$adir/done" ]; do
+		waited=$((waited + 1))
+		if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
+			not_ok "attach rounds: no result from the guest"
+			return
+		fi
+		sleep 0.1
+	done
+	i=0
+	while [ "$i" -lt "$rounds" ]; do
+		res=$(sed -n "s/^round $i //p" "$adir/results")
+		strat=${res%% *}
+		what="attach round $((i + 1)) ($strat): tstart, tstop, detach"
+		running=$(grep -c '^Trace is running on the target' "$adir/gdb$i.out") || true
+		case $res in
+		*" ok")
+			if [ "$running" = 1 ]; then
+				ok "$what; the program lives on, untraced, its text the file's"
+			else
+				not_ok "$what" "gdb's tstatus did not say the trace ran" \
+					"$(grep -E '[Ee]rror|Remote|Trace' "$adir/gdb$i.out" | head -n 3 | tr '\n' ' ')"
+			fi ;;
+		*) not_ok "$what" "${res#* not ok: }" \
+			"$(grep -E '[Ee]rror|Remote|Trace' "$adir/gdb$i.out" | head -n 3 | tr '\n' ' ')" \
+			"$(grep -v '^$' "$adir/agent$i" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
+		esac
+		i=$((i + 1))
+	done
+	res=$(sed -n 's/^end //p' "$adir/results")
+	case $res in
+	ok*) ok "attach rounds: after $rounds, the program's calls: ${res#ok: }" ;;
+	*) not_ok "attach rounds: after $rounds, the program's calls" "${res#not ok: }" ;;
+	esac
+	echo "# attach rounds: $rounds in $(($(date +%s) - astart)) s"
+}
+attach_rounds_run
 
 # --- 5. power off ---------------------------------------------------------------
 guest_exit

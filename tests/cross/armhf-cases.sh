@@ -383,6 +383,169 @@ EOF
 	fi
 }
 
+# armhf_ipa_case STRATEGY: tracepoints a pad runs with the in-process
+# collector (pad and auto; sfx and lbl as armhf_trace_cases sets them).
+# basic's loop calls add(total, arr[i]) 5 times (b = 10, 20, 30, 40,
+# 50); at add's entry tracepoint 2 has a condition on a global and a
+# register ($r1 == arr[2]: true once) and collects $regs and arr,
+# tracepoint 3 collects origin under `passcount 100` (counted in the
+# process, never reached); at level3's entry tracepoint 4's condition on
+# a global is false (counter == 5: counter is 0 there); at square's
+# entry tracepoint 5 collects set_me and 4 bytes at address 16 (no page
+# there: <unavailable>, and no signal the program sees).  Checked: 7
+# frames (tstatus), tracepoint 2's with r1 = arr[2] and arr as the
+# program prints its sum and arr[2], tracepoint 3's five with origin as
+# the program prints it, tracepoint 5's set_me as printed and the
+# unreadable int <unavailable>; `monitor probes` at the checkpoint: the
+# three pads collect with the collector, no hit stopped the thread,
+# add's 4 false conditions and level3's one hit skipped in the process,
+# one unreadable address met; the program computes as untraced, to its
+# end.  Then a pass count reached in the process: `passcount 2` on a
+# tracepoint at add collecting $r1 stops the run by that tracepoint with
+# its 2 frames, r1 = arr[0] and arr[1] (10, 20: the ground's total is
+# their sum with the others; checked against arr as the first session
+# collected it).
+armhf_ipa_case() {
+	strat=$1
+	name=ipa-$strat$sfx
+	gdb_case "$name" <<'EOF'
+break main
+run
+trace *add if $r1 == arr[2]
+actions
+collect $regs
+collect arr
+end
+trace *add
+actions
+collect origin
+end
+passcount 100 3
+trace *level3 if counter == 5
+actions
+collect counter
+end
+trace *square
+actions
+collect set_me
+collect *(int *)16
+end
+tstart
+break checkpoint
+continue
+monitor probes
+tstop
+tstatus
+tfind tracepoint 2
+printf "IPA2 r1=%ld\n", $r1
+tdump
+tfind none
+tfind tracepoint 3
+tdump
+tfind tracepoint 3
+tdump
+tfind tracepoint 3
+tdump
+tfind tracepoint 3
+tdump
+tfind tracepoint 3
+tdump
+tfind none
+tfind tracepoint 5
+tdump
+tfind none
+delete
+continue
+EOF
+	out="$run/$name.out"
+	g="$run/ground-$name.txt"
+	grep '^process ' "$out" | sed "s/^/# $name: /" || true
+	total=$(ground "$name" total)
+	arr2=$(ground "$name" arr2)
+	origin=$(ground "$name" origin)
+	set_me=$(ground "$name" set_me)
+	add=$(fn_addr "$(awk '/<add>:/ { print "0x" $1; exit }' "$run/basic$sfx.dis")")
+	level3=$(fn_addr "$(awk '/<level3>:/ { print "0x" $1; exit }' "$run/basic$sfx.dis")")
+	square=$(fn_addr "$(ground "$name" square)")
+	# arr as gdb prints it must hold arr[2] and sum to the total.
+	arr=$(sed -n 's/^arr = {\(.*\)}$/\1/p' "$out" | head -n 1)
+	sum=$(echo "$arr" | tr -d ' ' | tr ',' '\n' | awk '{ s += $1 } END { print s + 0 }')
+	a2=$(echo "$arr" | tr -d ' ' | cut -d, -f3)
+	ox=${origin%,*} oy=${origin#*,}
+	norigin=$(grep -c "^origin = {x = $ox, y = $oy}\$" "$out") || true
+	if [ -n "$total" ] && [ -n "$arr2" ] && [ -n "$origin" ] &&
+	   grep -q "Collected 7 trace frames" "$out" && grep -q "^IPA2 r1=$arr2\$" "$out" &&
+	   [ "$sum" = "$total" ] && [ "$a2" = "$arr2" ] && [ "$norigin" = 5 ]; then
+		ok "collector ($strat)$lbl: add's condition on arr[2] true once (r1 = $arr2, arr sums to $total), 5 frames of origin ($origin) under passcount 100"
+	else
+		not_ok "collector ($strat)$lbl: frames at add (want 7 frames, r1 = ${arr2:-?}, arr summing to ${total:-?}, origin ${origin:-?} x 5)" \
+			"arr {$arr} sum $sum, origin frames $norigin" \
+			"$(grep -E 'IPA2|Collected|[Ee]rror|not available|Target' "$out" | head -n 6 | tr '\n' ' ')"
+	fi
+	if [ -n "$set_me" ] && grep -q "^set_me = $set_me\$" "$out" &&
+	   grep -q '^\*(int \*)16 = <unavailable>$' "$out"; then
+		ok "collector ($strat)$lbl: square's frame: set_me = $set_me, the int at 16 <unavailable>"
+	else
+		not_ok "collector ($strat)$lbl: square's frame (set_me = ${set_me:-?}, *(int *)16 unavailable)" \
+			"$(grep -E 'set_me|\(int \*\)16|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	rx='pad (jump over [46] bytes to 0x[0-9a-f]*; collects in the process with its collector, no stop)'
+	line_add=$(grep "^process [0-9]* $add $rx" "$out" | tail -n 1)
+	line_l3=$(grep "^process [0-9]* $level3 $rx" "$out" | tail -n 1)
+	line_sq=$(grep "^process [0-9]* $square $rx" "$out" | tail -n 1)
+	if [ -n "$add" ] && [ -n "$level3" ] && [ -n "$square" ] &&
+	   echo "$line_add" | grep -q 'hits: 0 stopped, 5 recorded in the process, 4 skipped' &&
+	   echo "$line_l3" | grep -q 'hits: 0 stopped, 0 recorded in the process, 1 skipped' &&
+	   echo "$line_sq" | grep -q 'hits: 0 stopped, 1 recorded in the process' &&
+	   grep -q "^process [0-9]*: 1 unreadable addresses met by the in-process collector" "$out"; then
+		ok "collector ($strat)$lbl: monitor probes: add, level3 and square by pads with the collector, 0 stops, add's 4 false conditions and level3's hit skipped in the process, 1 unreadable address"
+	else
+		not_ok "collector ($strat)$lbl: monitor probes (want pads with the collector at add $add, level3 $level3, square $square, 0 stops)" \
+			"$(grep -E '^process' "$out" | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out" && grep -q "ground: done" "$g" &&
+	   grep -q "ground: sq=49" "$g"; then
+		ok "collector ($strat)$lbl: the program computes as untraced and runs to its end"
+	else
+		not_ok "collector ($strat)$lbl: the program runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+
+	name=ipa-pass-$strat$sfx
+	gdb_case "$name" <<'EOF'
+break main
+run
+trace *add
+actions
+collect $r1
+end
+passcount 2 2
+tstart
+monitor probes
+break checkpoint
+continue
+tstatus
+tfind 0
+printf "PASS0 r1=%ld\n", $r1
+tfind 1
+printf "PASS1 r1=%ld\n", $r1
+tfind none
+delete
+continue
+EOF
+	out="$run/$name.out"
+	a0=$(echo "$arr" | tr -d ' ' | cut -d, -f1)
+	a1=$(echo "$arr" | tr -d ' ' | cut -d, -f2)
+	if [ -n "$a0" ] && grep -q "^Trace stopped by tracepoint 2\.\$" "$out" &&
+	   grep -q "Collected 2 trace frames" "$out" &&
+	   grep -q "^PASS0 r1=$a0\$" "$out" && grep -q "^PASS1 r1=$a1\$" "$out" &&
+	   grep -q "^process [0-9]* $add $rx" "$out" && grep -q "exited normally" "$out"; then
+		ok "collector ($strat)$lbl: passcount 2 reached in the process: the run stops by tracepoint 2 with 2 frames (r1 = $a0, $a1)"
+	else
+		not_ok "collector ($strat)$lbl: passcount 2 (want 2 frames, r1 = ${a0:-?}, ${a1:-?}, stopped by tracepoint 2)" \
+			"$(grep -E 'PASS[01]|Trace stopped|Collected|^process|[Ee]rror' "$out" | head -n 6 | tr '\n' ' ')"
+	fi
+}
+
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
 # instruction and at main's bl to it, both collecting the registers:
 # each frame holds its probe's address and the argument, 7, in r0, each
@@ -461,6 +624,8 @@ armhf_trace_cases() {
 		fi
 	fi
 	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
+	case $strat in pad|auto) armhf_ipa_case "$strat" ;; esac
+	[ "$ipa_only" = 0 ] || return 0
 	[ "$strat" != pad ] || armhf_pad_settle_case "$strat"
 	armhf_record_cases "$strat"
 	case " $stress_full " in
@@ -555,6 +720,9 @@ keeper_chaos_run() {
 # CROSS_KEEPER_ONLY=1: each agent starts and exits without its cases,
 # and the keeper's chaos case runs (for working on the keeper).
 keeper_only=${CROSS_KEEPER_ONLY:-0}
+# CROSS_IPA_ONLY=1: under each agent the tracepoint cases and the
+# collector's (pad, auto) only: no settle, record or stress case.
+ipa_only=${CROSS_IPA_ONLY:-0}
 current=$first
 for stub_s in $strategies; do
 	if [ "$stub_s" != "$current" ]; then

@@ -52,7 +52,10 @@
 # tracepoints, records or keeper chaos: about a minute);
 # CROSS_THREADS_RUNS=N (default 3) runs the threads case N times;
 # CROSS_KEEPER_ONLY=1 (armhf) runs the keeper's chaos case alone (each
-# agent starts and exits without its cases);
+# agent starts and exits without its cases); CROSS_IPA_ONLY=1 (armhf)
+# runs only the tracepoint cases and, under pad and auto, the in-process
+# collector's (no settle, record or stress case; KEEPER_KILLS=0 leaves
+# the chaos case's kills out too);
 # CROSS_STRATEGIES (default "step boost emulate pad auto", and on armhf
 # pad-far after pad) chooses the agent's tracepoint strategies, in order
 # (a subset to iterate on one); pad-far (armhf) is pad with every pad

@@ -20,6 +20,7 @@
  * exit status of a program the killed agent started comes here.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -129,8 +130,27 @@ static bool exited(pid_t pid, int *status)
 
 static unsigned char *text_file;
 
-/* Bytes of the program's text that differ from the file, -1 if unreadable. */
-static long text_diff(pid_t pid, unsigned long addr, unsigned long len, long *first)
+/*
+ * The program's entry point (e_entry, without the Thumb bit).  The agent
+ * makes the program run its system calls (mmap of the XOL area or the
+ * pads at tstart, the keeper's handler at attach: agent/syscall.c) from
+ * a system call instruction written over the entry point for the length
+ * of one single step (on 32-bit ARM, a software step: a breakpoint right
+ * after it too).  Seen from here, that is a change of the text that comes
+ * and goes while the probes are not in yet: "are the probes in" must not
+ * count it, or a read during the step takes it for the probes and the
+ * next read finds the text back to the file's.
+ */
+static unsigned long entry;
+#define ENTRY_SPAN 8	/* svc (4 bytes, 2 in Thumb) and a breakpoint after it */
+
+/*
+ * Bytes of the program's text that differ from the file, -1 if
+ * unreadable; with `probes_only`, the entry point's instruction is not
+ * counted (see above).
+ */
+static long text_diff(pid_t pid, unsigned long addr, unsigned long len, long *first,
+		      bool probes_only)
 {
 	char p[64];
 	long diff = 0;
@@ -147,7 +167,9 @@ static long text_diff(pid_t pid, unsigned long addr, unsigned long len, long *fi
 	}
 	close(fd);
 	for (unsigned long i = 0; i < len; i++)
-		if (buf[i] != text_file[i] && diff++ == 0 && first)
+		if (buf[i] != text_file[i] &&
+		    !(probes_only && addr + i >= entry && addr + i < entry + ENTRY_SPAN) &&
+		    diff++ == 0 && first)
 			*first = (long)(addr + i);
 	free(buf);
 	return diff;
@@ -226,6 +248,23 @@ static int setup(struct run *r, int argc, char **argv)
 		fprintf(stderr, "keepguest: cannot read %s\n", r->target);
 		return 99;
 	}
+	/* The entry point: ELF32 or ELF64, same byte order as this guest. */
+	union {
+		Elf32_Ehdr e32;
+		Elf64_Ehdr e64;
+	} eh;
+	if (pread(tf, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e32.e_ident, ELFMAG, SELFMAG) != 0) {
+		fprintf(stderr, "keepguest: %s is not an ELF file\n", r->target);
+		return 99;
+	}
+	bool is64 = eh.e32.e_ident[EI_CLASS] == ELFCLASS64;
+	if ((is64 ? eh.e64.e_type : eh.e32.e_type) != ET_EXEC) {
+		fprintf(stderr, "keepguest: %s is not a fixed-address (non-PIE) executable\n",
+			r->target);
+		return 99;
+	}
+	entry = (is64 ? (unsigned long)eh.e64.e_entry : eh.e32.e_entry) & ~1ul;
 	close(tf);
 	return 0;
 }
@@ -301,10 +340,10 @@ static bool start_calls(struct run *r)
 		return false;
 	}
 	/* The probes are in once the text differs from the file. */
-	while (text_diff(r->prog, r->taddr, r->tlen, NULL) <= 0 && now() < end &&
+	while (text_diff(r->prog, r->taddr, r->tlen, NULL, true) <= 0 && now() < end &&
 	       !exited(r->agent, NULL))
 		sleep_us(2000);
-	if (text_diff(r->prog, r->taddr, r->tlen, NULL) <= 0) {
+	if (text_diff(r->prog, r->taddr, r->tlen, NULL, true) <= 0) {
 		problem("the probes never went in (see gdb's output)");
 		return false;
 	}
@@ -331,7 +370,7 @@ static void kill_agent(struct run *r)
 	end = now() + 10;
 	while (tracer_of(r->prog) > 0 && now() < end)
 		sleep_us(2000);
-	long first = 0, d = text_diff(r->prog, r->taddr, r->tlen, &first);
+	long first = 0, d = text_diff(r->prog, r->taddr, r->tlen, &first, false);
 	if (d < 0)
 		problem("its text cannot be read: it ended early");
 	else if (d > 0)
