@@ -788,9 +788,12 @@ void ret_resume(struct thread *t);
 void ret_restore_process(struct process *p);
 void ret_fork(struct thread *parent, struct process *child);
 void ret_thread_free(struct thread *t);
-/* Whether [sp] of `t` (at a function's entry) is the in-process
- * trampoline's address: its pad pushed the return. */
-bool ret_pushed_in_pad(struct thread *t);
+/* Whether the pad at `func`, where `t` (at the function's entry, handed
+ * off to the agent) stopped, took its return: [sp] is the in-process
+ * trampoline's address (x86-64), or x30 is (aarch64, a tail call), or
+ * the thread's newest in-process entry is this call's, whose trampoline
+ * the pad writes only after its record: then x30 gets it here. */
+bool ret_pushed_in_pad(struct thread *t, uint64_t func);
 /* The address space is gone (exec, exit): forget without touching it. */
 void ret_process_forget(struct process *p);
 /* solib.c: a library came or went (every library event). */

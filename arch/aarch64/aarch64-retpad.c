@@ -30,7 +30,7 @@
  *
  * Registers: everything but x19 (the frame) is the program's, saved in
  * the frame and reloaded by the restore.  x27 keeps the pushed entry (0:
- * none) across the collector and the hand-off, for emit_ret_stamp.
+ * none) and x28 the trampoline across the collector, for emit_ret_stamp.
  */
 #include "config.h"
 
@@ -42,6 +42,7 @@
 #define FRAME_X30 240
 #define FRAME_SP 248
 #define ENTRY 27		/* the pushed entry, for the stamp */
+#define TRAMP_REG 28		/* the trampoline, for the stamp */
 
 static int finish(const struct aarch64_out *o)
 {
@@ -329,7 +330,11 @@ static void put_count(struct aarch64_out *o, unsigned int off)
  *         movz/movk x24, #func_run
  *         str   x24, [x22, #24]
  *         str   x16, [x22]                the slot: complete
- *         str   x21, [x19, #240]          x30 = trampoline, at the restore
+ *         str   x21, [x19, #240]          with done_at (nothing recorded
+ *                                         at the entry): x30 = trampoline,
+ *                                         at the restore;
+ *      (  mov   x28, x21 )                else the stamp writes it, after
+ *                                         the entry's record
  *         mov   x27, x22                  the entry, for the stamp
  *         b     end                       (or *done_at)
  *   fallback:
@@ -403,7 +408,10 @@ int aarch64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad 
 	aarch64_emit_mov_imm(&o, 24, r->func_run);
 	put_ldst(&o, false, 24, 22, 24);
 	put_ldst(&o, false, 16, 22, 0);
-	put_ldst(&o, false, 21, FP, FRAME_X30);
+	if (done_at)
+		put_ldst(&o, false, 21, FP, FRAME_X30);
+	else
+		put_mov(&o, TRAMP_REG, 21);
 	put_mov(&o, ENTRY, 22);
 	f_end = put_fwd(&o, 'b', 0, false);
 	fix_to(&o, &f_same, f_end.at);
@@ -425,20 +433,29 @@ int aarch64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad 
 
 /*
  * The entry's time again, before the restore of a pad that also records
- * or hands off the entry (x27: the pushed entry, 0 for none):
+ * (x27: the pushed entry, 0 for none; x28: the trampoline), and only now
+ * the trampoline into the frame's x30: the entry's own record, which the
+ * collector copied from the frame, holds x30 as the program called with
+ * it, as a trap's would.
  *
  *         cbz   x27, 1f
- *         mrs   x28, cntvct_el0
- *         str   x28, [x27, #16]
+ *         mrs   x26, cntvct_el0
+ *         str   x26, [x27, #16]
+ *         str   x28, [x19, #240]       x30 = trampoline, at the restore
  *   1:
+ *
+ * A hit the collector hands off (a full ring) never comes here: the
+ * agent resumes it with the entry's registers at the displaced code, and
+ * puts the trampoline in x30 itself (retprobe.c ret_pushed_in_pad).
  */
 int aarch64_emit_ret_stamp(uint8_t *out, size_t size)
 {
 	struct aarch64_out o = { out, size, 0, 0, false };
 
-	aarch64_put32(&o, 0xb4000000u | 3 << 5 | ENTRY);	/* cbz x27, +12 */
-	aarch64_put32(&o, 0xd53be040u | 28);
-	put_ldst(&o, false, 28, ENTRY, 16);
+	aarch64_put32(&o, 0xb4000000u | 4 << 5 | ENTRY);	/* cbz x27, +16 */
+	aarch64_put32(&o, 0xd53be040u | 26);
+	put_ldst(&o, false, 26, ENTRY, 16);
+	put_ldst(&o, false, TRAMP_REG, FP, FRAME_X30);
 	return finish(&o);
 }
 

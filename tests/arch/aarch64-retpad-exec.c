@@ -29,6 +29,10 @@
  *   values      f(i) for 100 i through an assembly caller that notes its
  *               return address: returns correct, one record each, whose
  *               real address is the caller's, x30 back to it
+ *   recording   f through a pad that also records its entry (a stand-in
+ *               collector copies the frame's x30; emit_ret_stamp): the
+ *               entry's frame keeps the caller's x30, the return is
+ *               recorded
  *   recursion   r(10) calling itself through its pad: 11 records,
  *               innermost first, x0 0..10, the inner ones returning into r
  *   tailcall    t(i) saves x30 (the trampoline), restores it and
@@ -89,10 +93,12 @@ static uint64_t tramp, ring_pos;
 static volatile long traps;
 
 typedef long (*fn_t)(long);
-static fn_t pf, pr, pj, ps;
+static fn_t pf, pr, pj, ps, pc_f;
 fn_t pt_tail, pf_for_tail;
 static uint64_t f_tag = 0x1111, r_tag = 0x2222, j_tag = 0x3333, t_tag = 0x4444;
-static uint64_t s_tag = 0x5555;
+static uint64_t s_tag = 0x5555, c_tag = 0x6666;
+/* What the recording pad's stand-in collector saw of the frame's x30. */
+static volatile uint64_t entry_x30;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -194,6 +200,49 @@ static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag)
 	return (fn_t)(void *)at;
 }
 
+/*
+ * An entry pad that also records the entry, as pad.c builds one:
+ *
+ *   emit_save_regs(pc = fn)
+ *   emit_ret_entry(done_at NULL)      fallback: on to the restore
+ *   ldr x5, [x19, #240] ; str x5, [&entry_x30]
+ *                                     the stand-in collector: the
+ *                                     frame's x30 as a record copies it
+ *   emit_ret_stamp()                  the time again, x30 = trampoline
+ *   emit_restore_regs() ; emit_jump_abs(fn)
+ */
+static fn_t make_rec_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag)
+{
+	struct aarch64_out o = { at, size, 0, 0, false };
+	size_t fb = 0;
+	int m;
+	struct arch_ret_pad rp = { .area = (uint64_t)area, .tramp = tramp,
+				   .func_run = tag };
+
+	if ((m = ops->emit_save_regs(at, size, (uint64_t)fn)) < 0)
+		exit(99);
+	o.len = (size_t)m;
+	if ((m = ops->emit_ret_entry(at + o.len, size - o.len, &rp, &fb, NULL)) < 0)
+		exit(99);
+	fb += o.len;
+	o.len += (size_t)m;
+	aarch64_put32(&o, 0xf9407a65u);			/* ldr x5, [x19, #240] */
+	aarch64_emit_mov_imm(&o, 6, (uint64_t)&entry_x30);
+	aarch64_put32(&o, 0xf90000c5u);			/* str x5, [x6] */
+	if (o.overflow || (m = ops->emit_ret_stamp(at + o.len, size - o.len)) < 0)
+		exit(99);
+	o.len += (size_t)m;
+	if (ops->patch_branch(at, fb, o.len) < 0 ||
+	    (m = ops->emit_restore_regs(at + o.len, size - o.len)) < 0)
+		exit(99);
+	o.len += (size_t)m;
+	if ((m = ops->emit_jump_abs(at + o.len, size - o.len, (uint64_t)fn)) < 0)
+		exit(99);
+	o.len += (size_t)m;
+	__builtin___clear_cache((char *)at, (char *)at + o.len);
+	return (fn_t)(void *)at;
+}
+
 static void setup(unsigned int records)
 {
 	size_t ring_size = RING_OFF + ((size_t)records << RECORD_SHIFT);
@@ -233,6 +282,7 @@ static void setup(unsigned int records)
 	pt_tail = make_pad(code + 4096 + 3072, 1024, (const void *)t_asm, t_tag);
 	pf_for_tail = pf;
 	ps = make_pad(code + 4096 + 4096, 1024, (const void *)slow, s_tag);
+	pc_f = make_rec_pad(code + 4096 + 5120, 1024, (const void *)f_asm, c_tag);
 }
 
 struct rec {
@@ -319,6 +369,36 @@ static void case_values(void)
 		fail("values: %d records, want 100", n);
 	if (depth() != 0)
 		fail("values: %u entries left", depth());
+}
+
+/* The pad that records the entry too: its record (the stand-in's view)
+ * holds the caller's x30, the return goes through the trampoline. */
+static void case_recording(void)
+{
+	struct rec x;
+
+	for (long i = 0; i < 50; i++) {
+		uint64_t ret = 0;
+		entry_x30 = 0;
+		long v = call_via(i, pc_f, &ret);
+		if (v != 3 * i + 1)
+			fail("recording: f(%ld) = %ld", i, v);
+		if (entry_x30 != ret)
+			fail("recording: the entry's frame has x30 %#llx, want the caller's %#llx",
+			     (unsigned long long)entry_x30, (unsigned long long)ret);
+		if (!take(&x)) {
+			fail("recording: no return record of f(%ld)", i);
+			continue;
+		}
+		check_rec("recording", &x, c_tag, 3 * (uint64_t)i + 1);
+		if (x.ret != ret)
+			fail("recording: return to %#llx, want %#llx", (unsigned long long)x.ret,
+			     (unsigned long long)ret);
+	}
+	if (take(&x))
+		fail("recording: more records than calls");
+	if (depth() != 0)
+		fail("recording: %u entries left", depth());
 }
 
 static void case_recursion(void)
@@ -593,6 +673,7 @@ int main(void)
 		unsigned int records;
 	} cases[] = {
 		{ "values", case_values, 256 },
+		{ "recording", case_recording, 256 },
 		{ "recursion", case_recursion, 256 },
 		{ "tailcall", case_tailcall, 256 },
 		{ "longjmp", case_longjmp, 256 },

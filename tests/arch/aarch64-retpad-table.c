@@ -135,11 +135,13 @@ static void test_entry(void **state)
 		0x8b0f15b6,	/* add x22, x13, x15, lsl #5 the new entry */
 		0x92800017,	/* mov x23, #-1              not complete yet */
 		0xd53be057,	/* mrs x23, cntvct_el0       the entry's time */
-		0xf9007a75,	/* str x21, [x19, #240]      x30 = trampoline */
-		0xaa1603fb,	/* mov x27, x22              for the stamp */
+		0xaa1503fc,	/* mov x28, x21              the trampoline, and */
+		0xaa1603fb,	/* mov x27, x22              the entry, for the stamp */
 		0xaa1f03fb,	/* mov x27, xzr              the fallback's */
 	};
 	in_order(b, (size_t)n, order, sizeof(order) / sizeof(order[0]));
+	/* Without done_at the stamp writes x30, after the entry's record. */
+	assert_int_equal(find(b, (size_t)n, 0, 0xf9007a75u), -1);	/* str x21, [x19, #240] */
 	/* The fallback's branch, left for the caller, is last: patched, it
 	 * goes where it says. */
 	assert_int_equal(fb, (size_t)n - 4);
@@ -152,9 +154,12 @@ static void test_entry(void **state)
 	 * its high half. */
 	assert_true(find(b, (size_t)n, 0, 0xf2cfe215u) >= 0);	/* movk x21, #0x7f10, lsl #32 */
 
-	/* With done_at: success branches to *done_at's target instead. */
+	/* With done_at: success branches to *done_at's target instead,
+	 * x30 = the trampoline written in the frame by the entry itself. */
 	n = aarch64_emit_ret_entry(b, sizeof(b), &rp, &fb, &done);
 	assert_true(n > 0);
+	assert_true(find(b, (size_t)n, 0, 0xf9007a75u) >= 0);	/* str x21, [x19, #240] */
+	assert_int_equal(find(b, (size_t)n, 0, 0xaa1503fcu), -1);
 	assert_int_equal(word_at(b, done), 0x14000000u);
 	assert_true(done < fb);
 	assert_int_equal(aarch64_patch_branch(b, done, (size_t)n + 64), 0);
@@ -187,10 +192,11 @@ static void test_stamp(void **state)
 	uint8_t b[64];
 
 	(void)state;
-	assert_int_equal(aarch64_emit_ret_stamp(b, sizeof(b)), 12);
-	assert_int_equal(word_at(b, 0), 0xb400007bu);	/* cbz x27, .+12 */
-	assert_int_equal(word_at(b, 4), 0xd53be05cu);	/* mrs x28, cntvct_el0 */
-	assert_int_equal(word_at(b, 8), 0xf9000b7cu);	/* str x28, [x27, #16] */
+	assert_int_equal(aarch64_emit_ret_stamp(b, sizeof(b)), 16);
+	assert_int_equal(word_at(b, 0), 0xb400009bu);	/* cbz x27, .+16 */
+	assert_int_equal(word_at(b, 4), 0xd53be05au);	/* mrs x26, cntvct_el0 */
+	assert_int_equal(word_at(b, 8), 0xf9000b7au);	/* str x26, [x27, #16] */
+	assert_int_equal(word_at(b, 12), 0xf9007a7cu);	/* str x28, [x19, #240] */
 	assert_int_equal(aarch64_emit_ret_stamp(b, 8), -ENOSPC);
 }
 
