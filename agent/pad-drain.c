@@ -61,7 +61,8 @@ static uint64_t record_time_us(const uint8_t *rec)
  * left them (pc: the real return address) and the descriptor (struct
  * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
  * the latency and time from the counter (the TSC, CNTVCT_EL0); x30 too
- * is the real address where the call leaves it there (aarch64).  `take`: there is a taker (not a
+ * is the real address where the call leaves it there (aarch64).
+ * `take`: there is a taker (not a
  * salvage).  False: no room for it yet, the record stays.
  */
 static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,

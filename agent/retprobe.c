@@ -69,22 +69,37 @@
  *   copy in another register (a function that moves x30 elsewhere) is
  *   not seen.
  *
- * Returns with no stop (x86-64, pads).  Where the probe is a jump pad at
- * a function symbol's first instruction and the return probes there need
- * only registers and variables (tracepoint.c: ret_pad_ok), the pad does
- * the entry's work itself and the return never traps (pad-ret.c pad_ret_get,
- * arch emit_ret_entry / emit_ret_exit, struct arch_ret_pad):
+ * Returns with no stop (x86-64 and aarch64, pads).  Where the probe is a
+ * jump pad at a function symbol's first instruction and the return probes
+ * there need only registers and variables (trace-install.c: ret_pad_ok),
+ * the pad does the entry's work itself and the return never traps
+ * (pad-ret.c pad_ret_get, arch emit_ret_entry / emit_ret_exit, struct
+ * arch_ret_pad):
  *
  *   entry pad:   push {slot = sp, ret = [sp], TSC, func|run} on the
  *                thread's stack in p->ret_area (keyed by the fs base),
  *                [sp] = p->ret_itramp; (ordinary tracepoints there: the
  *                pad's collector, or its hand-off, as before)
+ *     aarch64:   push {sp, ret = x30, CNTVCT_EL0, func|run} (keyed by
+ *                TPIDR_EL0), the frame's x30 = p->ret_itramp, after the
+ *                entry's own record if the pad takes one (emit_ret_stamp;
+ *                a record handed off: ret_pushed_in_pad writes x30)
  *   trampoline:  pop newer entries below the slot (longjmp), then every
  *                entry of the slot (a tail call's chain, innermost
  *                first): a ring record each, pc field = the trampoline,
  *                the real address in its descriptor; jmp *real
+ *                (aarch64: x30 = real; ret)
  *   drain:       pad-drain.c take_return -> trace_drain_return -> run_site,
  *                as do_return -> trace_return does for a trapped return
+ *
+ * On aarch64 the in-process entries follow the link register's rules
+ * above: staleness by sp alone (in the pad's code as in the agent), and
+ * gdb's view, the resume and the putting back rewrite x30 and the words
+ * of the frames that hold p->ret_itramp (ilink_show, ilink_resume,
+ * ilink_restore), with the same helpers as the agent's entries.  A
+ * thread the agent sends back to the trampoline's first word (it stood
+ * in the exclusive pair of its record's claim) is returned by hand,
+ * unrecorded (ilink_on_tramp).
  *
  * The same invariants hold for those entries, with the process as their
  * keeper: the agent's shadow stack and the in-process one are two sets of
@@ -264,9 +279,9 @@ static int find_slot(const struct ret_stack *rs, uint64_t slot)
 /* --- the in-process shadow stacks (pad-ret.c, struct arch_ret_pad) ----------- */
 
 /*
- * Where the jump pads take returns with no stop (x86-64), a thread's
- * entries live in the process, in its slot of p->ret_area, found by its
- * fs base as the pad finds it.  The agent reads and writes them only
+ * Where the jump pads take returns with no stop, a thread's entries live
+ * in the process, in its slot of p->ret_area, found by its thread pointer
+ * (fs base, TPIDR_EL0) as the pad finds it.  The agent reads and writes them only
  * while the thread is stopped (or gone): the thread itself is their
  * only other writer.  What ends the agent's care of a stack or shows
  * gdb the real addresses does the same to those entries as to its own
