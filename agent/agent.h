@@ -698,6 +698,9 @@ void pad_fork_child(struct process *c);
 void pad_unmap(struct process *p);
 uint64_t pad_ret_count(const struct process *p, unsigned int off);
 uint64_t pad_ret_recorded(const struct process *p);
+/* Nanoseconds from the counter's reading `t0` (an in-process entry's) to
+ * now, by the agent's reading of the same counter. */
+uint64_t pad_ret_latency_ns(uint64_t t0);
 void pad_forget(struct process *p);
 /* The pads' thread id table (pad-tid.c). */
 void pad_tid_note(struct thread *t);

@@ -117,6 +117,14 @@ uint64_t pad_tsc_ns(uint64_t ticks)
 	return tscal.ticks_per_ns > 0 ? (uint64_t)((double)ticks / tscal.ticks_per_ns) : 0;
 }
 
+uint64_t pad_ret_latency_ns(uint64_t t0)
+{
+	uint64_t now = tsc_read();
+
+	pad_tsc_calibrate();
+	return now > t0 ? pad_tsc_ns(now - t0) : 0;
+}
+
 uint64_t pad_tsc_real_us(uint64_t t)
 {
 	double d = tscal.ticks_per_ns > 0 ?

@@ -297,6 +297,7 @@ static void ilink_restore(struct thread *t, uint64_t at, const struct ientry *e,
 			  uint64_t sp);
 static bool ilink_show(struct thread *t, const struct ientry *e, int n, uint64_t sp);
 static void ilink_resume(struct thread *t, uint64_t at, uint64_t sp);
+static void ilink_fix_pc(struct thread *t);
 
 static int fs_base_regnum(void)
 {
@@ -1031,26 +1032,74 @@ static struct ret_stack *iview_of(struct thread *t)
 }
 
 /*
- * A thread standing on the trampoline's first word (sent back there from
- * an exclusive pair of its record's claim, or stopped right after its
- * `ret`): the return happened, and the agent takes it by hand, as `ret`
- * would leave it, pc = x30 = the real address; that return is not
- * recorded.  Its entry and the newer ones go (from v: the caller writes
- * v back).
+ * A thread standing on the trampoline's first word (a single step of its
+ * `ret`, or sent back there from the exclusive pair of its record's
+ * claim): the return happened, and the agent takes it by hand, as `ret`
+ * would leave it, pc = x30 = the real address; with `record` (and a run
+ * on) each entry of that sp is recorded as the trampoline would, newest
+ * first, after the ring's records (which are older).  Its entries and the
+ * newer ones go (from v: the caller writes v back).
  */
-static void ilink_on_tramp(struct thread *t, struct ret_stack *v, uint64_t sp)
+static void ilink_on_tramp(struct thread *t, struct ret_stack *v, uint64_t sp,
+			   bool record)
 {
+	uint64_t real, when;
 	int i;
 
 	if (regs_get_pc(t) != t->proc->ret_itramp || (i = find_slot(v, sp)) < 0)
 		return;
-	regs_set_pc(t, v->e[i].ret);
-	regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum, v->e[i].ret);
-	for (size_t j = v->n; j-- > (size_t)i;)
-		if (v->e[j].slot <= sp)
-			drop(v, j);
-	log_user("thread %d: a return through the in-process trampoline, stopped "
-		 "in it, is not recorded", t->tid);
+	real = v->e[i].ret;
+	regs_set_pc(t, real);
+	regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum, real);
+	record = record && trace_running();
+	if (record)
+		trace_drain(false);
+	when = wall_us();
+	for (size_t j = v->n; j-- > (size_t)i;) {
+		struct ret_entry e = v->e[j];
+		if (e.slot > sp)
+			continue;
+		drop(v, j);
+		if (!record || e.slot != sp)
+			continue;
+		uint32_t run16 = (uint32_t)(e.func >> 48);
+		if (run16 == (trace_run_id() & 0xffff))
+			trace_return(t, e.func & ((1ull << 48) - 1), trace_run_id(),
+				     pad_ret_latency_ns(e.entry_ns), when);
+	}
+	if (record)
+		trace_after_hit();
+	else
+		log_user("thread %d: a return through the in-process trampoline, "
+			 "stopped in it, is not recorded", t->tid);
+}
+
+/*
+ * A stopped thread inside the in-process trampoline (stepped into it by
+ * a single step of its `ret`, or stopped there by gdb): out of it, to the
+ * real address, its return recorded (the trampoline's own code where it
+ * can be stepped through, else by hand).
+ */
+static void ilink_fix_pc(struct thread *t)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, sp;
+	int n;
+
+	if (!in_itramp(p, regs_get_pc(t)))
+		return;
+	if (regs_get_pc(t) != p->ret_itramp)
+		pad_settle(t);
+	if (regs_get_pc(t) != p->ret_itramp || !(at = islot_of(t)) ||
+	    (n = iread(p, at, e)) <= 0 ||
+	    regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0)
+		return;
+	struct ret_stack *v = iview_of(t);
+	iview_load(v, e, n);
+	ilink_on_tramp(t, v, sp, true);
+	iview_store(p, at, v);
+	v->n = 0;
 }
 
 /*
@@ -1067,7 +1116,7 @@ static void ilink_restore(struct thread *t, uint64_t at, const struct ientry *e,
 	struct ret_stack *v = iview_of(t);
 
 	iview_load(v, e, n);
-	ilink_on_tramp(t, v, sp);
+	ilink_on_tramp(t, v, sp, false);
 	link_unswap_reg(t, v, p->ret_itramp, sp);
 	link_unswap_stack(t, v, p->ret_itramp, sp, false);
 	v->n = 0;
@@ -1088,7 +1137,7 @@ static bool ilink_show(struct thread *t, const struct ientry *e, int n, uint64_t
 	v->lr_shown = 0;
 	if (regs_get_pc(t) == t->proc->ret_itramp) {
 		uint64_t at = islot_of(t);
-		ilink_on_tramp(t, v, sp);
+		ilink_on_tramp(t, v, sp, true);
 		if (at)
 			iview_store(t->proc, at, v);
 	}
@@ -1202,6 +1251,8 @@ void ret_fix_pc(struct thread *t)
 	if (t->proc->ret_tramp && t->ret && t->ret->n &&
 	    regs_get_pc(t) == t->proc->ret_tramp)
 		do_return(t, true);
+	else if (in_link() && t->proc->ret_itramp)
+		ilink_fix_pc(t);
 }
 
 static void free_stack(struct thread *t)
