@@ -706,6 +706,8 @@ void pad_forget(struct process *p);
 void pad_tid_note(struct thread *t);
 void pad_tid_gone(struct thread *t);
 void pad_tid_vfork(struct thread *t, bool running);
+/* The gdb regnum of the thread pointer (arch_ops.tp_regnum), -1 none. */
+int tp_regnum(void);
 void probe_remove(struct probe *pr);
 /* probe_remove for a probe whose code was unmapped (dlclose): nothing is
  * written where it was, the memory may be another mapping's by now. */

@@ -258,12 +258,23 @@ static void parse_args(int argc, char **argv)
 		    "Try 'probe-agent --help' for more information.");
 }
 
+/* The environment variables that change what the agent does (doc/
+ * probe-agent.1, ENVIRONMENT) are checked before anything starts. */
+static void check_env(void)
+{
+	const char *v = getenv("PROBE_PAD_CLOCK");
+
+	if (v && *v && strcmp(v, "vdso") && strcmp(v, "tsc"))
+		die("PROBE_PAD_CLOCK=%s: expected vdso or tsc", v);
+}
+
 int main(int argc, char **argv)
 {
 	struct process *p;
 	int err;
 
 	parse_args(argc, argv);
+	check_env();
 	agent.arch = arch_host();
 	agent.ptrace = &ptrace_arch_host;
 	/* After the ops: the keeper uses them. */

@@ -39,6 +39,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
@@ -56,23 +57,13 @@ static struct tid_entry *tid_table(struct pad_table *pt)
 	return (struct tid_entry *)(pt->local + tids_off());
 }
 
-/* The gdb regnum of the thread pointer, -1 when the arch has none. */
-static int tp_regnum(void)
+/* The gdb regnum of the thread pointer, -1 when the arch (or the CPU's
+ * register file) has none. */
+int tp_regnum(void)
 {
-	static int regnum = -2;
+	int r = agent.arch->tp_regnum;
 
-	if (regnum == -2) {
-		regnum = -1;
-		/* The arch's table has nregs_for(features) rows, no end
-		 * marker (aarch64's has none). */
-		unsigned int n = agent.arch->nregs_for(~0u);
-		for (unsigned int i = 0; i < n && agent.arch->regs[i].name; i++)
-			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
-				regnum = (int)i;
-				break;
-			}
-	}
-	return regnum;
+	return r >= 0 && (unsigned int)r < agent.arch->nregs_for(~0u) ? r : -1;
 }
 
 /* Whether recording pads of `pt`'s process can read the table: the arch
@@ -195,17 +186,23 @@ void pad_tid_reset(struct process *p)
 }
 
 /* Whether the TSC can stamp a hit for the agent to turn into the time:
- * x86-64, one constant rate on every CPU, counting in deep sleep too. */
+ * x86-64, one constant rate on every CPU, counting in deep sleep too.
+ * PROBE_PAD_CLOCK=vdso in the agent's environment says no, so that the
+ * pads call the vDSO's clock_gettime as on a CPU without such a TSC
+ * (for tests and measuring; main.c refuses other values). */
 bool pad_tsc_usable(void)
 {
 #if defined(__x86_64__)
 	static int usable = -1;
+	const char *force = getenv("PROBE_PAD_CLOCK");
 	char line[8192];
 	FILE *f;
 
 	if (usable >= 0)
 		return usable;
 	usable = 0;
+	if (force && !strcmp(force, "vdso"))
+		return false;
 	if (!(f = fopen("/proc/cpuinfo", "re")))
 		return false;
 	while (fgets(line, sizeof(line), f))

@@ -299,28 +299,12 @@ static bool ilink_show(struct thread *t, const struct ientry *e, int n, uint64_t
 static void ilink_resume(struct thread *t, uint64_t at, uint64_t sp);
 static void ilink_fix_pc(struct thread *t);
 
-static int fs_base_regnum(void)
-{
-	static int regnum = -2;
-
-	if (regnum == -2) {
-		regnum = -1;
-		unsigned int n = agent.arch->nregs_for(~0u);	/* no end marker */
-		for (unsigned int i = 0; i < n && agent.arch->regs[i].name; i++)
-			if (!strcmp(agent.arch->regs[i].name, "fs_base")) {
-				regnum = (int)i;
-				break;
-			}
-	}
-	return regnum;
-}
-
-/* The thread pointer that keys t's slot, as the pad reads it: x86-64's
- * fs base (a register gdb sees), else the TLS register through ptrace
- * (aarch64 TPIDR_EL0).  0 if unknown. */
+/* The thread pointer that keys t's slot, as the pad reads it: the
+ * register gdb sees (arch_ops.tp_regnum: x86-64's fs base), else the TLS
+ * register through ptrace (aarch64 TPIDR_EL0).  0 if unknown. */
 static uint64_t thread_key(struct thread *t)
 {
-	int fsr = fs_base_regnum();
+	int fsr = tp_regnum();
 	uint64_t key = 0;
 
 	if (fsr >= 0) {

@@ -231,3 +231,14 @@ int arch_write_target_xml(const char *gdb_arch, const struct arch_reg *regs,
 	xml_put(&o, "</target>\n");
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
+
+int arch_xol_fixup(const struct arch_insn *insn, const struct arch_xol *xol,
+		   struct arch_gpregs *regs)
+{
+	if (regs->pc != xol->slot + xol->insn_len)
+		return -EINVAL;
+	regs->pc = insn->addr + insn->len;
+	if (xol->scratch_gpr >= 0)
+		regs->gpr[xol->scratch_gpr] = xol->scratch_saved;
+	return 0;
+}

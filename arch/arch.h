@@ -408,6 +408,12 @@ struct arch_ops {
 	int (*target_xml)(unsigned int features, char *buf, size_t size);
 
 	int pc_regnum, sp_regnum, fp_regnum;
+	/* The thread pointer a thread's TLS hangs from, as gdb numbers it
+	 * (x86-64: fs_base), when the register file has it (a CPU whose
+	 * features leave it out has fewer registers: nregs_for); -1 none.
+	 * The pads' thread table and the return pads' shadow stacks are
+	 * keyed by it. */
+	int tp_regnum;
 	/* Registers sent with every stop reply, -1 terminated. */
 	const int *expedite;
 
@@ -809,6 +815,13 @@ bool arch_prefers_boost(const struct arch_ops *ops, const struct arch_insn *insn
 
 /* Printable name of a strategy: "emulate", "boost", "step", "reject". */
 const char *arch_strategy_name(enum arch_strategy s);
+
+/* arch_ops.xol_fixup for an arch whose step leaves the pc right after
+ * the slot's instruction (every arch so far): the pc goes to the
+ * instruction after the original, the scratch register gets its value
+ * back. */
+int arch_xol_fixup(const struct arch_insn *insn, const struct arch_xol *xol,
+		   struct arch_gpregs *regs);
 
 extern const struct arch_ops x86_64_arch_ops;
 extern const struct arch_ops aarch64_arch_ops;

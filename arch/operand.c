@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arch/operand.h"
 
@@ -65,4 +66,40 @@ int arch_operand_fail(char *err, size_t errsize, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -EINVAL;
+}
+
+static size_t arm_reg_len(const char *s)
+{
+	size_t n = 0;
+
+	while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9'))
+		n++;
+	return n;
+}
+
+int arch_operand_arm_reg(const char **p,
+			 int (*asm_reg)(const char *, size_t, struct arch_asm_reg *),
+			 struct arch_asm_reg *r, char *err, size_t errsize)
+{
+	size_t n = arm_reg_len(*p);
+
+	if (!n || asm_reg(*p, n, r))
+		return arch_operand_fail(err, errsize, "unknown register %.*s",
+					 (int)(n ? n : strcspn(*p, ",]")), *p);
+	*p += n;
+	return 0;
+}
+
+size_t arch_operand_arm_imm(const char *s, int64_t *v)
+{
+	size_t hash = *s == '#';
+	size_t n = arch_operand_number(s + hash, v);
+
+	return n ? n + hash : 0;
+}
+
+void arch_operand_skip_blanks(const char **p)
+{
+	while (**p == ' ')
+		(*p)++;
 }

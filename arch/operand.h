@@ -20,6 +20,20 @@ size_t arch_operand_number(const char *s, int64_t *v);
 /* Bytes of the symbol name at `s` ([A-Za-z_.][A-Za-z0-9_.$]*), 0 if none. */
 size_t arch_operand_symbol(const char *s);
 
+/*
+ * The Arm assemblers' pieces (arch/arm, arch/aarch64): a register's name
+ * (lower-case letters and digits) is parsed at *p by `asm_reg`
+ * (arch_ops.asm_reg) and *p moved past it, or "unknown register" is the
+ * error; an immediate may start with '#' (returns the bytes used, 0 if
+ * none); blanks are spaces.
+ */
+struct arch_asm_reg;
+int arch_operand_arm_reg(const char **p,
+			 int (*asm_reg)(const char *, size_t, struct arch_asm_reg *),
+			 struct arch_asm_reg *r, char *err, size_t errsize);
+size_t arch_operand_arm_imm(const char *s, int64_t *v);
+void arch_operand_skip_blanks(const char **p);
+
 /* Writes the message into `err` (snprintf-style, if errsize) and returns
  * -EINVAL, so a parser can `return arch_operand_fail(...)`. */
 int arch_operand_fail(char *err, size_t errsize, const char *fmt, ...)

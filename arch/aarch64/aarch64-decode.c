@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "arch/nzcv.h"
 #include "arch/aarch64/aarch64.h"
 
 struct aarch64_row {
@@ -188,49 +189,16 @@ static const struct aarch64_row aarch64_rows[] = {
 	  "udf: permanently undefined, raises SIGILL by design" },
 };
 
-/*
- * The fourteen conditions (AL and NV both mean always), written once:
- * code, name, and the value from the N Z C V bits n z c v.
- */
-#define AARCH64_COND(X) \
-	X(0x0, "eq", z) \
-	X(0x1, "ne", !z) \
-	X(0x2, "cs", c) \
-	X(0x3, "cc", !c) \
-	X(0x4, "mi", n) \
-	X(0x5, "pl", !n) \
-	X(0x6, "vs", v) \
-	X(0x7, "vc", !v) \
-	X(0x8, "hi", c && !z) \
-	X(0x9, "ls", !(c && !z)) \
-	X(0xa, "ge", n == v) \
-	X(0xb, "lt", n != v) \
-	X(0xc, "gt", !z && n == v) \
-	X(0xd, "le", !(!z && n == v)) \
-	X(0xe, "al", true) \
-	X(0xf, "nv", true)
-
+/* The conditions are those of A32 (arch/nzcv.c), PSTATE's flags where
+ * CPSR has them. */
 bool aarch64_cond_eval(unsigned int cond, uint64_t pstate)
 {
-	bool n = pstate & AARCH64_PSTATE_N, z = pstate & AARCH64_PSTATE_Z;
-	bool c = pstate & AARCH64_PSTATE_C, v = pstate & AARCH64_PSTATE_V;
-
-	switch (cond & 15) {
-#define X(cc, name, expr) case cc: return (expr);
-	AARCH64_COND(X)
-#undef X
-	}
-	return false;
+	return nzcv_cond_holds(cond, pstate);
 }
 
 const char *aarch64_cond_name(unsigned int cond)
 {
-	static const char *const names[16] = {
-#define X(cc, name, expr) [cc] = name,
-		AARCH64_COND(X)
-#undef X
-	};
-	return names[cond & 15];
+	return nzcv_cond_name(cond);
 }
 
 /* The fields of the PC readers; everything else needs none. */

@@ -99,17 +99,6 @@ int aarch64_op_xol_prepare(const struct arch_insn *insn, uint64_t slot,
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
-int aarch64_op_xol_fixup(const struct arch_insn *insn,
-			 const struct arch_xol *xol, struct arch_gpregs *regs)
-{
-	if (regs->pc != xol->slot + xol->insn_len)
-		return -EINVAL;
-	regs->pc = insn->addr + insn->len;
-	if (xol->scratch_gpr >= 0)
-		regs->gpr[xol->scratch_gpr] = xol->scratch_saved;
-	return 0;
-}
-
 /*
  * A step from a load-exclusive goes over the whole exclusive sequence:
  * stepping into it would clear the monitor at every step and the

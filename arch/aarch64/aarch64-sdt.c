@@ -25,39 +25,11 @@
 #include "arch/operand.h"
 #include "arch/aarch64/aarch64.h"
 
-static size_t reg_len(const char *s)
-{
-	size_t n = 0;
-
-	while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9'))
-		n++;
-	return n;
-}
-
 static int reg(const char **p, struct arch_asm_reg *r, char *err, size_t errsize)
 {
-	size_t n = reg_len(*p);
-
-	if (!n || aarch64_arch_ops.asm_reg(*p, n, r))
-		return arch_operand_fail(err, errsize, "unknown register %.*s",
-					 (int)(n ? n : strcspn(*p, ",]")), *p);
-	*p += n;
-	return 0;
+	return arch_operand_arm_reg(p, aarch64_arch_ops.asm_reg, r, err, errsize);
 }
 
-static size_t number(const char *s, int64_t *v)
-{
-	size_t hash = *s == '#';
-	size_t n = arch_operand_number(s + hash, v);
-
-	return n ? n + hash : 0;
-}
-
-static void skip_blanks(const char **p)
-{
-	while (**p == ' ')
-		(*p)++;
-}
 
 int aarch64_sdt_operand_parse(const char *s, struct arch_operand *op,
 			      char *err, size_t errsize)
@@ -70,7 +42,7 @@ int aarch64_sdt_operand_parse(const char *s, struct arch_operand *op,
 	memset(op, 0, sizeof(*op));
 	op->reg.regnum = op->index.regnum = -1;
 	op->scale = 1;
-	if ((n = number(p, &op->imm))) {
+	if ((n = arch_operand_arm_imm(p, &op->imm))) {
 		op->kind = ARCH_OPERAND_IMM;
 		p += n;
 		goto end;
@@ -90,8 +62,8 @@ int aarch64_sdt_operand_parse(const char *s, struct arch_operand *op,
 					 "not a 64-bit register", s);
 	if (*p == ',') {
 		p++;
-		skip_blanks(&p);
-		if ((n = number(p, &op->disp))) {
+		arch_operand_skip_blanks(&p);
+		if ((n = arch_operand_arm_imm(p, &op->disp))) {
 			p += n;
 		} else {
 			if ((ret = reg(&p, &op->index, err, errsize)))
@@ -105,13 +77,13 @@ int aarch64_sdt_operand_parse(const char *s, struct arch_operand *op,
 							 "a 64-bit register", s);
 			if (*p == ',') {
 				p++;
-				skip_blanks(&p);
+				arch_operand_skip_blanks(&p);
 				if (strncmp(p, "lsl", 3) != 0)
 					return arch_operand_fail(err, errsize,
 						"expected 'lsl' at '%s'", p);
 				p += 3;
-				skip_blanks(&p);
-				if (!(n = number(p, &shift)) || shift < 0 || shift > 3)
+				arch_operand_skip_blanks(&p);
+				if (!(n = arch_operand_arm_imm(p, &shift)) || shift < 0 || shift > 3)
 					return arch_operand_fail(err, errsize,
 						"shift is not 0-3 in '%s'", s);
 				op->scale = 1u << shift;

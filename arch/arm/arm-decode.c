@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "arch/nzcv.h"
 #include "arch/arm/arm.h"
 
 #define PRIV "privileged: UNDEFINED or UNPREDICTABLE in user mode"
@@ -406,49 +407,16 @@ static const struct arm_row t32_rows[] = {
 	  F(8) | F(0), 0, K_NONE },
 };
 
-/*
- * The fourteen conditions (AL and the unconditional 1111 both mean
- * always), written once: code, name, and the value from the N Z C V bits.
- */
-#define ARM_COND(X) \
-	X(0x0, "eq", z) \
-	X(0x1, "ne", !z) \
-	X(0x2, "cs", c) \
-	X(0x3, "cc", !c) \
-	X(0x4, "mi", n) \
-	X(0x5, "pl", !n) \
-	X(0x6, "vs", v) \
-	X(0x7, "vc", !v) \
-	X(0x8, "hi", c && !z) \
-	X(0x9, "ls", !(c && !z)) \
-	X(0xa, "ge", n == v) \
-	X(0xb, "lt", n != v) \
-	X(0xc, "gt", !z && n == v) \
-	X(0xd, "le", !(!z && n == v)) \
-	X(0xe, "al", true) \
-	X(0xf, "", true)
-
+/* The conditions (arch/nzcv.c, shared with A64); 1111 is the
+ * unconditional space here, with no suffix. */
 bool arm_cond_eval(unsigned int cond, uint64_t cpsr)
 {
-	bool n = cpsr & ARM_PSR_N, z = cpsr & ARM_PSR_Z;
-	bool c = cpsr & ARM_PSR_C, v = cpsr & ARM_PSR_V;
-
-	switch (cond & 15) {
-#define X(cc, name, expr) case cc: return (expr);
-	ARM_COND(X)
-#undef X
-	}
-	return false;
+	return nzcv_cond_holds(cond, cpsr);
 }
 
 const char *arm_cond_name(unsigned int cond)
 {
-	static const char *const names[16] = {
-#define X(cc, name, expr) [cc] = name,
-		ARM_COND(X)
-#undef X
-	};
-	return names[cond & 15];
+	return (cond & 15) == 15 ? "" : nzcv_cond_name(cond);
 }
 
 static uint32_t ror32(uint32_t v, unsigned int n)

@@ -24,39 +24,11 @@
 #include "arch/operand.h"
 #include "arch/arm/arm.h"
 
-static size_t reg_len(const char *s)
-{
-	size_t n = 0;
-
-	while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9'))
-		n++;
-	return n;
-}
-
 static int reg(const char **p, struct arch_asm_reg *r, char *err, size_t errsize)
 {
-	size_t n = reg_len(*p);
-
-	if (!n || arm_asm_reg(*p, n, r))
-		return arch_operand_fail(err, errsize, "unknown register %.*s",
-					 (int)(n ? n : strcspn(*p, ",]")), *p);
-	*p += n;
-	return 0;
+	return arch_operand_arm_reg(p, arm_asm_reg, r, err, errsize);
 }
 
-static size_t number(const char *s, int64_t *v)
-{
-	size_t hash = *s == '#';
-	size_t n = arch_operand_number(s + hash, v);
-
-	return n ? n + hash : 0;
-}
-
-static void skip_blanks(const char **p)
-{
-	while (**p == ' ')
-		(*p)++;
-}
 
 int arm_sdt_operand_parse(const char *s, struct arch_operand *op,
 			  char *err, size_t errsize)
@@ -68,7 +40,7 @@ int arm_sdt_operand_parse(const char *s, struct arch_operand *op,
 	memset(op, 0, sizeof(*op));
 	op->reg.regnum = op->index.regnum = -1;
 	op->scale = 1;
-	if ((n = number(p, &op->imm))) {
+	if ((n = arch_operand_arm_imm(p, &op->imm))) {
 		op->kind = ARCH_OPERAND_IMM;
 		p += n;
 		goto end;
@@ -83,17 +55,17 @@ int arm_sdt_operand_parse(const char *s, struct arch_operand *op,
 	}
 	op->kind = ARCH_OPERAND_MEM;
 	p++;
-	skip_blanks(&p);
+	arch_operand_skip_blanks(&p);
 	if ((ret = reg(&p, &op->reg, err, errsize)))
 		return ret;
 	if (op->reg.regnum == ARM_PC)
 		return arch_operand_fail(err, errsize, "pc as a base in '%s': its "
 					 "value depends on the instruction", s);
-	skip_blanks(&p);
+	arch_operand_skip_blanks(&p);
 	if (*p == ',') {
 		p++;
-		skip_blanks(&p);
-		if ((n = number(p, &op->disp))) {
+		arch_operand_skip_blanks(&p);
+		if ((n = arch_operand_arm_imm(p, &op->disp))) {
 			p += n;
 		} else if (*p == '#') {
 			return arch_operand_fail(err, errsize, "bad offset in '%s'", s);
@@ -104,7 +76,7 @@ int arm_sdt_operand_parse(const char *s, struct arch_operand *op,
 				return arch_operand_fail(err, errsize, "pc cannot "
 							 "be an index in '%s'", s);
 		}
-		skip_blanks(&p);
+		arch_operand_skip_blanks(&p);
 	}
 	if (*p != ']')
 		return arch_operand_fail(err, errsize, "expected ']' at '%s' in "

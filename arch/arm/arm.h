@@ -285,8 +285,6 @@ int arm_op_insn_emulate(const struct arch_insn *insn,
 			struct arch_gpregs *regs, const struct arch_mem *mem);
 int arm_op_xol_prepare(const struct arch_insn *insn, uint64_t slot,
 		       uint8_t *out, size_t size, struct arch_xol *xol);
-int arm_op_xol_fixup(const struct arch_insn *insn, const struct arch_xol *xol,
-		     struct arch_gpregs *regs);
 int arm_op_insn_next_pcs(const struct arch_insn *insn,
 			 const struct arch_gpregs *regs,
 			 const struct arch_mem *mem, uint64_t pcs[2]);

@@ -92,17 +92,6 @@ int x86_64_op_xol_prepare(const struct arch_insn *insn, uint64_t slot,
 	return o.overflow ? -ENOSPC : (int)o.len;
 }
 
-int x86_64_op_xol_fixup(const struct arch_insn *insn,
-			const struct arch_xol *xol, struct arch_gpregs *regs)
-{
-	if (regs->pc != xol->slot + xol->insn_len)
-		return -EINVAL;
-	regs->pc = insn->addr + insn->len;
-	if (xol->scratch_gpr >= 0)
-		regs->gpr[xol->scratch_gpr] = xol->scratch_saved;
-	return 0;
-}
-
 int x86_64_op_relocate_window(const uint8_t *func, size_t func_size,
 			      uint64_t func_addr, uint64_t from, size_t min_len,
 			      uint64_t to, uint8_t *out, size_t size,

@@ -215,8 +215,6 @@ int x86_64_op_insn_emulate(const struct arch_insn *insn,
 			   struct arch_gpregs *regs, const struct arch_mem *mem);
 int x86_64_op_xol_prepare(const struct arch_insn *insn, uint64_t slot,
 			  uint8_t *out, size_t size, struct arch_xol *xol);
-int x86_64_op_xol_fixup(const struct arch_insn *insn,
-			const struct arch_xol *xol, struct arch_gpregs *regs);
 bool x86_64_op_follows_call(const uint8_t *before, size_t n);
 bool x86_64_op_emulate_pc_only(const struct arch_insn *insn);
 int x86_64_op_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,

@@ -1,6 +1,8 @@
 #!/bin/sh
 # aarch64 jump pads built from arch/aarch64/aarch64-pad.c, executed
-# (aarch64-pad-exec.c), under qemu-aarch64-static on a host that is not
-# arm64.
-. "${top_srcdir:-.}/tests/arch/aarch64-native.sh"
-a64_native aarch64-pad-exec
+# (aarch64-pad-exec.c): natively on an arm64 host, else under
+# qemu-aarch64-static.  Exit: 0 pass, 1 mismatch, 77 no cross compiler,
+# static libc or qemu-user, 99 build failure.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+TLIB_NAME=aarch64-pad-exec
+tlib_cross_arch_test aarch64 aarch64-pad-exec

@@ -3,7 +3,7 @@
  * original instruction does, near it and far from it.
  *
  * Cross-compiled with the arch/ sources and run on aarch64 (under
- * qemu-aarch64-static on an x86-64 host: aarch64-native.sh).  For every
+ * qemu-aarch64-static on an x86-64 host: tlib_cross_arch_test in tests/lib/common.sh).  For every
  * PC reader the relocation rewrites (b, bl, b.cond, cbz, tbz, br, blr,
  * ret, adr, adrp, the integer and SIMD&FP literal loads, prfm) and a few
  * instructions copied as they are (add, adds, ldr, str, stp to sp, msr

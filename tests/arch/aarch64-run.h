@@ -5,7 +5,7 @@
  * The differential tests (aarch64-simulate-native.c,
  * aarch64-relocate-exec.c) are cross-compiled and run under
  * qemu-aarch64-static, or natively on an arm64 host; see
- * aarch64-native.sh.  a64_run enters the code through a signal return
+ * tlib_cross_arch_test in tests/lib/common.sh.  a64_run enters the code through a signal return
  * (every register, sp, pc and NZCV are loaded at once, none is left to
  * the harness) and leaves it through the first signal the code raises:
  * a UDF word (SIGILL), a branch into memory that is not executable

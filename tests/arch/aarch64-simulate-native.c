@@ -2,7 +2,7 @@
  * aarch64-simulate-native.c - the aarch64 simulations against the CPU.
  *
  * Cross-compiled with the arch/ sources and run on aarch64 (under
- * qemu-aarch64-static on an x86-64 host: aarch64-native.sh).  For every
+ * qemu-aarch64-static on an x86-64 host: tlib_cross_arch_test in tests/lib/common.sh).  For every
  * simulated form, thousands of random instances (random encodings, all
  * of x0-x30, sp, NZCV and BTYPE random, fixed seed) are run twice:
  *

@@ -12,6 +12,7 @@
 #include <elf.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,6 +153,35 @@ static void test_abi_aarch64(void **state)
 }
 
 /* The message for a machine the build has no arch for. */
+/* The thread pointer is named by regnum where the arch has it in its
+ * register file (x86-64's fs_base), and never points past the table. */
+static void test_thread_pointer(void **state)
+{
+	static const struct { const char *arch, *tp; } want[] = {
+		{ "x86_64", "fs_base" }, { "aarch64", NULL }, { "arm", NULL },
+	};
+	(void)state;
+	for (size_t i = 0; i < narches(); i++) {
+		const struct arch_ops *ops = arch_nth(i);
+		const char *tp = NULL;
+		bool found = false;
+
+		if (ops->tp_regnum >= 0) {
+			assert_true((unsigned int)ops->tp_regnum < ops->nregs_for(~0u));
+			tp = ops->regs[ops->tp_regnum].name;
+		}
+		for (size_t j = 0; j < sizeof(want) / sizeof(want[0]); j++)
+			if (!strcmp(want[j].arch, ops->name)) {
+				found = true;
+				if (want[j].tp)
+					assert_non_null(tp), assert_string_equal(tp, want[j].tp);
+				else
+					assert_null(tp);
+			}
+		assert_true(found);
+	}
+}
+
 static void test_unsupported_message(void **state)
 {
 	char buf[256], small[24];
@@ -193,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_abi_every_arch),
 		cmocka_unit_test(test_abi_x86_64),
 		cmocka_unit_test(test_abi_aarch64),
+		cmocka_unit_test(test_thread_pointer),
 		cmocka_unit_test(test_unsupported_message),
 	};
 

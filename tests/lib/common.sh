@@ -26,6 +26,56 @@ TLIB_ERROR=99
 TLIB_NAME=${TLIB_NAME:-test}
 TLIB_OK=0
 
+# --- programs for another arch, run by qemu-user ------------------------
+
+# tlib_cross_tools ARCH (aarch64 | arm): sets TLIB_XCC to the compiler of
+# statically linked ARCH programs and TLIB_XRUN to what runs them: nothing
+# on an ARCH host (its cc), else qemu-ARCH-static and the cross gcc
+# (A64_CC / ARM_CC override the compiler).  Skips (77) when the
+# compiler, its static libc or qemu-user is missing.
+tlib_cross_tools() {
+	case "$1:$(uname -m)" in
+	aarch64:aarch64) TLIB_XCC=${A64_CC:-cc} TLIB_XRUN= ;;
+	aarch64:*) TLIB_XCC=${A64_CC:-aarch64-linux-gnu-gcc} TLIB_XRUN=qemu-aarch64-static ;;
+	arm:armv7*|arm:armv8l) TLIB_XCC=${ARM_CC:-cc} TLIB_XRUN= ;;
+	arm:*) TLIB_XCC=${ARM_CC:-arm-linux-gnueabihf-gcc} TLIB_XRUN=qemu-arm-static ;;
+	*) tlib_error "tlib_cross_tools: unknown arch '$1'" ;;
+	esac
+	for _t in "$TLIB_XCC" $TLIB_XRUN; do
+		command -v "$_t" >/dev/null 2>&1 ||
+			tlib_skip_all "no $_t (Debian: gcc-aarch64-linux-gnu or gcc-arm-linux-gnueabihf, qemu-user-static)"
+	done
+	_libc=$("$TLIB_XCC" -print-file-name=libc.a)
+	[ -r "$_libc" ] ||
+		tlib_skip_all "no static libc for $TLIB_XCC (libc6-dev-arm64-cross or libc6-dev-armhf-cross)"
+}
+
+# tlib_cross_arch_test ARCH PROG [CC FLAGS...]: builds tests/arch/PROG.c
+# for ARCH, statically, with its runner (tests/arch/aarch64-run.c or
+# arm-run.c) and every arch/ source, and exits with the status of its
+# run under TLIB_XRUN.  A64_CFLAGS / ARM_CFLAGS are added (a longer run
+# by hand: ARM_CFLAGS='-DSEED=7 -DSCALE=10' tests/arch/PROG.sh).
+tlib_cross_arch_test() {
+	_arch=$1 _prog=$2
+	shift 2
+	: "${top_srcdir:=.}" "${top_builddir:=.}"
+	tlib_cross_tools "$_arch"
+	case $_arch in
+	aarch64) _ext=a64 _runner=aarch64-run.c _flags=${A64_CFLAGS:-} ;;
+	*) _ext=arm _runner=arm-run.c _flags=${ARM_CFLAGS:-} ;;
+	esac
+	_s=$top_srcdir _out="$top_builddir/tests/arch/$_prog.$_ext"
+	mkdir -p "$top_builddir/tests/arch"
+	# shellcheck disable=SC2086
+	"$TLIB_XCC" -static -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter \
+		"$@" $_flags -I"$_s" -I"$top_builddir" -o "$_out" \
+		"$_s/tests/arch/$_prog.c" "$_s/tests/arch/$_runner" \
+		"$_s"/arch/*.c "$_s"/arch/aarch64/*.c "$_s"/arch/arm/*.c \
+		"$_s"/arch/x86_64/*.c || tlib_error "cannot build $_out"
+	$TLIB_XRUN "$_out"
+	exit $?
+}
+
 # --- exits -------------------------------------------------------------
 
 # tlib_error MSG: a framework error; the test bed, not the code, broke.
