@@ -281,6 +281,8 @@ struct process {
 	 * unmapped: a thread may return through it after the agent left. */
 	uint64_t ret_area, ret_itramp;
 	uint64_t ret_itrap;	/* its trap when the ring is full */
+	bool ret_image;		/* RET_PAD_IMAGE set in the area: the
+				   trampoline stores the x87/SSE/AVX image */
 	bool ret_unwind;	/* unwinder entry points probed */
 	bool fork_child;	/* reported by a fork event, not yet adopted */
 	bool hidden;		/* its fork event has not reached gdb yet */
@@ -623,6 +625,7 @@ struct probe {
 	uint64_t pad;
 	size_t pad_len;
 	size_t pad_window;	/* bytes the jump covers (one or more insns) */
+	bool pad_far;		/* the jump is arch_ops.emit_jump_far's */
 	enum pad_collect pad_collect;	/* the pad records hits itself (no stop) */
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
@@ -697,6 +700,7 @@ bool pad_settle(struct thread *t);
 void pad_fork_child(struct process *c);
 void pad_unmap(struct process *p);
 uint64_t pad_ret_count(const struct process *p, unsigned int off);
+int pad_ret_image(struct process *p);
 uint64_t pad_ret_recorded(const struct process *p);
 /* Nanoseconds from the counter's reading `t0` (an in-process entry's) to
  * now, by the agent's reading of the same counter. */
@@ -726,6 +730,8 @@ void inferior_unpark(struct process *p);
 /* xol.c */
 int xol_slot_alloc(struct process *p, uint64_t near, uint64_t *slot);
 int xol_span_alloc(struct process *p, uint64_t near, size_t len, uint64_t *at);
+int xol_span_alloc_far(struct process *p, uint64_t near, size_t len, bool beyond,
+		       uint64_t *at);
 size_t xol_slot_size(void);
 /* A slot freed by a probe goes back for the next probe at the same
  * address (gdb re-inserts breakpoints at every resume). */
@@ -758,6 +764,7 @@ void trace_ipa_tsvs(struct ipa_tsvs *t);
  * or any register mask, or bytecode that reads such a register.  When
  * not, a recording pad stores no image of them. */
 bool trace_site_needs_image(uint64_t addr);
+bool trace_returns_need_image(uint64_t addr);
 void trace_step_frame(struct thread *t);
 void trace_process_gone(struct process *p);
 /* The probes of `p` are gone with its address space (exec): the pending

@@ -96,7 +96,8 @@ int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
 		if (mem_read_raw(p, addr, b->saved, b->insn_len) != (ssize_t)b->insn_len ||
 		    mem_write_raw(p, addr, b->insn, b->insn_len) != (ssize_t)b->insn_len)
 			return -EIO;
-		keeper_site_set(p->pid, addr, b->saved, b->insn, b->insn_len);
+		keeper_site_set(p->pid, addr, b->saved, b->insn, b->insn_len, b->insn,
+				b->insn_len);
 		b->unmapped = b->patched = false;
 		b->len = b->insn_len;
 	}
@@ -125,7 +126,7 @@ int bp_insert(struct process *p, uint64_t addr, unsigned int kind)
 		free(b);
 		return n < 0 ? (int)n : -EIO;
 	}
-	keeper_site_set(p->pid, addr, b->saved, b->insn, b->len);
+	keeper_site_set(p->pid, addr, b->saved, b->insn, b->len, b->insn, b->insn_len);
 	n = mem_write_raw(p, addr, b->insn, b->len);
 	if (n != (ssize_t)b->len) {
 		keeper_site_clear(p->pid, addr);
@@ -185,14 +186,14 @@ int bp_patch(struct process *p, uint64_t addr, const uint8_t *code, size_t len)
 	if (len > bl &&
 	    mem_read_raw(p, addr + bl, b->saved + bl, len - bl) != (ssize_t)(len - bl))
 		return -EIO;
-	keeper_site_set(p->pid, addr, b->saved, code, len);
+	keeper_site_set(p->pid, addr, b->saved, code, len, b->insn, bl);
 	if (len > bl &&
 	    mem_write_raw(p, addr + bl, code + bl, len - bl) != (ssize_t)(len - bl))
 		return -EIO;
 	if (mem_write_raw(p, addr, code, bl) != (ssize_t)bl) {
 		if (len > bl)
 			mem_write_raw(p, addr + bl, b->saved + bl, len - bl);
-		keeper_site_set(p->pid, addr, b->saved, b->insn, bl);
+		keeper_site_set(p->pid, addr, b->saved, b->insn, bl, b->insn, bl);
 		return -EIO;
 	}
 	memcpy(b->patch, code, len);
@@ -220,7 +221,7 @@ int bp_unpatch(struct process *p, uint64_t addr)
 		return -EIO;
 	b->len = bl;
 	b->patched = false;
-	keeper_site_set(p->pid, addr, b->saved, b->insn, bl);
+	keeper_site_set(p->pid, addr, b->saved, b->insn, bl, b->insn, bl);
 	return 0;
 }
 
@@ -417,7 +418,8 @@ int bp_clone_all(struct process *from, struct process *to)
 			}
 		}
 		keeper_site_set(to->pid, cb->addr, cb->saved,
-				cb->patched ? cb->patch : cb->insn, cb->len);
+				cb->patched ? cb->patch : cb->insn, cb->len, cb->insn,
+				cb->insn_len);
 		cb->next = to->breakpoints;
 		to->breakpoints = cb;
 		if (!b->nconds)

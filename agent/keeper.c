@@ -96,6 +96,8 @@ struct kp_site {
 	uint32_t len;
 	uint64_t addr;
 	uint8_t saved[16], patch[16];
+	uint8_t trap[4];	/* the site's breakpoint (in its set) */
+	uint32_t trap_len;
 };
 
 struct kp_proc {
@@ -225,11 +227,12 @@ static struct kp_site *site_of(pid_t pid, uint64_t addr, bool add)
 }
 
 void keeper_site_set(pid_t pid, uint64_t addr, const uint8_t *saved,
-		     const uint8_t *patch, size_t len)
+		     const uint8_t *patch, size_t len, const uint8_t *trap,
+		     size_t trap_len)
 {
 	struct kp_site *s;
 
-	if (!shm || len > sizeof(s->saved))
+	if (!shm || len > sizeof(s->saved) || trap_len > sizeof(s->trap))
 		return;
 	if (!(s = site_of(pid, addr, true))) {
 		log_user("keeper: more than %d patched sites: 0x%llx is not covered",
@@ -242,6 +245,8 @@ void keeper_site_set(pid_t pid, uint64_t addr, const uint8_t *saved,
 	s->len = (uint32_t)len;
 	memcpy(s->saved, saved, len);
 	memcpy(s->patch, patch, len);
+	memcpy(s->trap, trap, trap_len);
+	s->trap_len = (uint32_t)trap_len;
 	s->pid = pid;
 }
 
@@ -680,8 +685,11 @@ static bool mem_rw(int fd, uint64_t addr, void *buf, size_t len, bool write)
  * (or the program's, or a mix while a jump was being written). */
 static int restore_site(int fd, const struct kp_site *s)
 {
-	const uint8_t *bp = agent.arch->bp_insn;
-	size_t bl = agent.arch->bp_len;
+	/* The site's own breakpoint: on 32-bit ARM a Thumb site's (T16 or
+	 * T32 udf), not the A32 one, which Thumb code would run as two
+	 * other instructions. */
+	const uint8_t *bp = s->trap_len ? s->trap : agent.arch->bp_insn;
+	size_t bl = s->trap_len ? s->trap_len : agent.arch->bp_len;
 	uint8_t now[16];
 
 	if (!mem_rw(fd, s->addr, now, s->len, false))
@@ -697,7 +705,10 @@ static int restore_site(int fd, const struct kp_site *s)
 		}
 	/* As the agent does: a breakpoint first, then the tail, then the
 	 * head, so a thread arriving meanwhile traps rather than running
-	 * half a jump. */
+	 * half a jump.  A far jump pad's site (32-bit ARM, 8 or 10 bytes:
+	 * a literal load into the pc and its word) goes the same way: the
+	 * load is the head, so nothing reads the literal once the tail is
+	 * the program's again. */
 	if (s->len > bl && (!mem_rw(fd, s->addr, (void *)bp, bl, true) ||
 			    !mem_rw(fd, s->addr + bl, (void *)(s->saved + bl), s->len - bl, true)))
 		return -EIO;

@@ -32,9 +32,12 @@ void keeper_process_gone(pid_t pid);
 void keeper_process_exec(pid_t pid);
 
 /* A patched site: `len` bytes at `addr`, `saved` the program's, `patch`
- * ours (a breakpoint, or a jump pad's jump). */
+ * ours (a breakpoint, or a jump pad's jump), `trap` the site's own
+ * breakpoint (`trap_len` bytes: on 32-bit ARM in the site's instruction
+ * set), written first when a jump is taken out. */
 void keeper_site_set(pid_t pid, uint64_t addr, const uint8_t *saved,
-		     const uint8_t *patch, size_t len);
+		     const uint8_t *patch, size_t len, const uint8_t *trap,
+		     size_t trap_len);
 void keeper_site_clear(pid_t pid, uint64_t addr);
 /* The instruction written over a thread's pc to make it run a system
  * call (it may cover a site's bytes: restored first); len 0 when gone. */

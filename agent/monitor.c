@@ -63,9 +63,10 @@ static void list_probes(struct rsp_buf *reply)
 					 (unsigned long long)pad_ipa_skipped(pr));
 			if (pr->pad)
 				snprintf(line, sizeof(line),
-					 "process %d 0x%llx pad (jump over %zu bytes to 0x%llx%s%s), else %s (%s), %s; "
+					 "process %d 0x%llx pad (%sjump over %zu bytes to 0x%llx%s%s), else %s (%s), %s; "
 					 "hits: %llu stopped, %llu recorded in the process%s\n",
-					 p->pid, (unsigned long long)pr->addr, pr->pad_window,
+					 p->pid, (unsigned long long)pr->addr,
+					 pr->pad_far ? "far " : "", pr->pad_window,
 					 (unsigned long long)pr->pad,
 					 pr->pad_collect == PAD_IPA ?
 					 "; collects in the process with its collector, no stop" :

@@ -120,6 +120,8 @@ static const struct packet_row packets[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_TBUFFER_READ] = { .fn = h_tbuffer_read, .flags = PKT_DRAIN },
 	[RSP_REQ_TSAVE] = { .fn = h_tsave, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_FRAMES] = { .fn = h_probe_frames, .flags = PKT_DRAIN },
+	[RSP_REQ_PROBE_FILE] = { .fn = h_probe_file },
+	[RSP_REQ_PROBE_FWRITE] = { .fn = h_probe_fwrite, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_FULL_WAIT] = { .fn = h_probe_full_wait, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = { .fn = h_detach_on_close },
 	[RSP_REQ_PROBE_FULL_DROP] = { .fn = h_probe_full_drop, .flags = PKT_DRAIN },

@@ -61,8 +61,11 @@ static uint64_t record_time_us(const uint8_t *rec)
  * left them (pc: the real return address) and the descriptor (struct
  * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
  * the latency and time from the counter (the TSC, CNTVCT_EL0); x30 too
- * is the real address where the call leaves it there (aarch64).
- * `take`: there is a taker (not a
+ * is the real address where the call leaves it there (aarch64).  The
+ * x87/SSE/AVX registers are the initial state's where the trampoline
+ * left the image out (its magic RET_REC_MAGIC_BARE: no return probe of
+ * the process reads them, pad_ret_image; aarch64's trampoline always
+ * stores its v registers).  `take`: there is a taker (not a
  * salvage).  False: no room for it yet, the record stays.
  */
 static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
@@ -81,8 +84,9 @@ static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
 	memcpy(&tid, d + RET_REC_TID, 4);
 	memcpy(&magic, d + RET_REC_MAGIC, 4);
 	memcpy(&real, d + RET_REC_RET, 8);
-	if (take && magic == RET_REC_MAGIC_VALUE &&
-	    load_record(p, pt->rec_regs, rec, true, pt->xsave, (pid_t)tid, &src) == 0) {
+	if (take && (magic == RET_REC_MAGIC_VALUE || magic == RET_REC_MAGIC_BARE) &&
+	    load_record(p, pt->rec_regs, rec, magic == RET_REC_MAGIC_VALUE, pt->xsave,
+			(pid_t)tid, &src) == 0) {
 		struct arch_gpregs g;
 		regs_to_gpregs(src.blk, &g);
 		g.pc = real;

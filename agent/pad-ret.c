@@ -229,6 +229,29 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 	return 0;
 }
 
+/*
+ * The trampoline of `p` stores the x87/SSE/AVX image in its records from
+ * now on: a return probe reads a register outside the frame (the
+ * trampoline tests RET_PAD_IMAGE at every return; records written before
+ * say by their magic that they have none).  Until then its records are
+ * the frame, the bases and the descriptor: most return probes want the
+ * return value and the latency, and the image is the larger part of a
+ * record (XSAVE's 832 bytes, written and read back cold).  Stays on for
+ * the process's life.  0, or -EIO.
+ */
+int pad_ret_image(struct process *p)
+{
+	uint64_t one = 1;
+
+	if (p->ret_image)
+		return 0;
+	if (!p->ret_area || mem_write_raw(p, p->ret_area + RET_PAD_IMAGE, &one, 8) != 8)
+		return -EIO;
+	p->ret_image = true;
+	debug("return records of %d store the registers' image", p->pid);
+	return 0;
+}
+
 /* A counter of the in-process shadow stacks' header (RET_PAD_*). */
 uint64_t pad_ret_count(const struct process *p, unsigned int off)
 {

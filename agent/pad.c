@@ -454,6 +454,8 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
  * or -errno with the reason in `why`; the probe stays as it was then.
  */
 static bool all_stopped(struct process *p);
+static int read_function(struct probe *pr, uint8_t **buf, uint64_t *func_addr,
+			 uint64_t *func_size, char *why, size_t whylen);
 static int attach(struct probe *pr, enum pad_collect collect, const uint8_t *func,
 		  uint64_t func_size, uint64_t func_addr, char *why, size_t whylen);
 
@@ -499,25 +501,38 @@ int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t why
 				 pr->insn.len);
 			return -EBUSY;
 		}
-		if (!process_function_at(p, pr->addr, &func_addr, &func_size) ||
-		    func_size > PAD_FUNC_MAX) {
-			snprintf(why, whylen, "the instruction is %u bytes, and no "
-				 "function symbol bounds the code around it", pr->insn.len);
-			return -ENOSPC;
-		}
-		if (!(fbuf = malloc(func_size)))
-			return -ENOMEM;
-		if (mem_read(p, func_addr, fbuf, func_size) != (ssize_t)func_size) {
-			free(fbuf);
-			snprintf(why, whylen, "cannot read the function at 0x%llx",
-				 (unsigned long long)func_addr);
-			return -EFAULT;
-		}
+		if ((err = read_function(pr, &fbuf, &func_addr, &func_size, why, whylen)) < 0)
+			return err;
 		func = fbuf;
 	}
 	err = attach(pr, collect, func, func_size, func_addr, why, whylen);
 	free(fbuf);
 	return err;
+}
+
+/* The bytes of the function around the probe (its symbol's bounds), in a
+ * buffer *buf the caller frees; -errno with the reason in `why`. */
+static int read_function(struct probe *pr, uint8_t **buf, uint64_t *func_addr,
+			 uint64_t *func_size, char *why, size_t whylen)
+{
+	struct process *p = pr->proc;
+
+	if (!process_function_at(p, pr->addr, func_addr, func_size) ||
+	    *func_size > PAD_FUNC_MAX) {
+		snprintf(why, whylen, "the jump covers more than the %u-byte instruction, "
+			 "and no function symbol bounds the code around it", pr->insn.len);
+		return -ENOSPC;
+	}
+	if (!(*buf = malloc(*func_size)))
+		return -ENOMEM;
+	if (mem_read(p, *func_addr, *buf, *func_size) != (ssize_t)*func_size) {
+		free(*buf);
+		*buf = NULL;
+		snprintf(why, whylen, "cannot read the function at 0x%llx",
+			 (unsigned long long)*func_addr);
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /* Whether every thread of `p` is stopped (none can be inside a window). */
@@ -732,11 +747,12 @@ static int window_free(struct probe *pr, size_t inlen, char *why, size_t whylen)
 /* The bytes that replace the window at the probe: the jump to the pad at
  * `at`, then breakpoints (a thread that lands there after all traps
  * rather than runs half an instruction). */
-static int site_code(struct probe *pr, uint64_t at, uint8_t *site, size_t size,
+static int site_code(struct probe *pr, uint64_t at, bool far, uint8_t *site, size_t size,
 		     size_t inlen, char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
-	int m = arch->emit_jump(site, size, pr->code_addr, at | isa(pr));
+	int m = far ? arch->emit_jump_far(site, size, pr->code_addr, at | isa(pr))
+		    : arch->emit_jump(site, size, pr->code_addr, at | isa(pr));
 	const uint8_t *fill = arch->bp_insn;
 	size_t flen = arch->bp_len;
 
@@ -784,6 +800,8 @@ struct pad_build {
 	size_t trap_off, win_off;
 	size_t inlen;			/* the window's length at the site */
 	uint64_t at;			/* where the pad goes */
+	bool far;			/* beyond emit_jump's reach: the site
+					 * gets emit_jump_far */
 };
 
 /* b's code grew by `m` bytes, or failed to (-errno): says why. */
@@ -845,6 +863,11 @@ static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
 			      (unsigned long long)pr->addr, rwhy);
 			b->ret = false;
 		}
+	}
+	if (b->ret && trace_returns_need_image(pr->addr) && pad_ret_image(p) < 0) {
+		debug("probe at %#llx: its returns trap: cannot turn the return "
+		      "records' image on", (unsigned long long)pr->addr);
+		b->ret = false;
 	}
 	if (!b->ret)
 		return 0;
@@ -964,26 +987,96 @@ static int build_tail(struct pad_build *b, char *why, size_t whylen)
 		     "register restore", why, whylen);
 }
 
-/* The pad's place within the jump's reach, and the window (the code the
- * jump covers), relocated there, plus the jump back. */
+/* PROBE_AGENT_FAR_PADS=1, a test knob (doc/testing.md): every pad goes
+ * beyond the near jump's reach, so that its site gets the far jump, on
+ * an arch that has one (arch_ops.emit_jump_far; 32-bit ARM). */
+static bool far_pads_forced(void)
+{
+	const char *e = getenv("PROBE_AGENT_FAR_PADS");
+
+	return e && *e && strcmp(e, "0") != 0;
+}
+
+/*
+ * A far pad's place (no room within the near jump's reach, or
+ * PROBE_AGENT_FAR_PADS), and its jump's length, the window's least.  The
+ * far jump is several writes, and covers more than the probed
+ * instruction: only with every thread stopped (as a jump over several
+ * instructions, pad_attach), and with the function read whole (*fbuf),
+ * so that no branch of it lands inside the window.
+ */
+static int far_place(struct pad_build *b, const uint8_t **func, uint64_t *func_size,
+		     uint64_t *func_addr, uint8_t **fbuf, size_t *min_len,
+		     char *why, size_t whylen)
+{
+	const struct arch_ops *arch = agent.arch;
+	struct probe *pr = b->pr;
+	uint8_t jump[PAD_SITE_MAX];
+	int m, err;
+
+	if (!arch->emit_jump_far) {
+		snprintf(why, whylen, "no room for a pad within reach");
+		return -ENOMEM;
+	}
+	/* Its length at this site (the pad's address does not change it). */
+	m = arch->emit_jump_far(jump, sizeof(jump), pr->code_addr, pr->addr | isa(pr));
+	if (m < 0) {
+		snprintf(why, whylen, "no far jump at 0x%llx: %s",
+			 (unsigned long long)pr->addr, strerror(-m));
+		return m;
+	}
+	if (!all_stopped(pr->proc)) {
+		snprintf(why, whylen, "the pad is beyond a jump's reach, and the %d-byte "
+			 "far jump is not one write while threads run", m);
+		return -EBUSY;
+	}
+	if ((size_t)m > pr->insn.len && *func == pr->insn.bytes) {
+		if ((err = read_function(pr, fbuf, func_addr, func_size, why, whylen)) < 0)
+			return err;
+		*func = *fbuf;
+	}
+	err = xol_span_alloc_far(pr->proc, pr->addr, b->n + arch->pad_window_max,
+				 far_pads_forced(), &b->at);
+	if (err < 0) {
+		snprintf(why, whylen, "no room for a pad%s",
+			 far_pads_forced() ? " beyond a jump's reach (PROBE_AGENT_FAR_PADS)" : "");
+		return err;
+	}
+	b->far = true;
+	*min_len = (size_t)m;
+	return 0;
+}
+
+/* The pad's place within the jump's reach (or far, far_place), and the
+ * window (the code the jump covers), relocated there, plus the jump
+ * back. */
 static int build_window(struct pad_build *b, const uint8_t *func, uint64_t func_size,
 			uint64_t func_addr, char *why, size_t whylen)
 {
 	const struct arch_ops *arch = agent.arch;
 	struct probe *pr = b->pr;
+	size_t min_len = arch->pad_jump_len;
+	uint8_t *fbuf = NULL;
 	int m, err;
 
-	err = xol_span_alloc(pr->proc, pr->addr, b->n + arch->pad_window_max, &b->at);
+	err = arch->emit_jump_far && far_pads_forced() ? -ERANGE :
+	      xol_span_alloc(pr->proc, pr->addr, b->n + arch->pad_window_max, &b->at);
 	if (err < 0) {
-		snprintf(why, whylen, "no room for a pad within reach");
-		return err;
+		debug("probe at %#llx: no pad within reach, a far one", (unsigned long long)pr->addr);
+		if ((err = far_place(b, &func, &func_size, &func_addr, &fbuf, &min_len,
+				     why, whylen)) < 0) {
+			free(fbuf);
+			return err;
+		}
 	}
 	b->win_off = b->n;
 	m = arch->relocate_window(func, func_size, func_addr | isa(pr), pr->code_addr,
-				  arch->pad_jump_len, b->at + b->n, b->code + b->n,
+				  min_len, b->at + b->n, b->code + b->n,
 				  sizeof(b->code) - b->n, &b->inlen);
+	free(fbuf);
 	if (m < 0 || b->inlen > PAD_SITE_MAX) {
-		snprintf(why, whylen, "the code at the probe cannot run in a pad: %s",
+		snprintf(why, whylen, "the code at the probe cannot run in a%s pad: %s",
+			 b->far ? " far" : "",
 			 m == -EXDEV ? "a branch lands inside the jump's bytes" :
 			 m == -ERANGE ? "the function ends first" :
 			 m == -EILSEQ ? "an instruction cannot move (or a call is not last)" :
@@ -1013,7 +1106,8 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 			 (unsigned long long)b->at);
 		return -EIO;
 	}
-	if ((err = site_code(pr, b->at, site, sizeof(site), b->inlen, why, whylen)) < 0)
+	if ((err = site_code(pr, b->at, b->far, site, sizeof(site), b->inlen, why,
+			     whylen)) < 0)
 		return err;
 	keeper_code(p->pid, KEEPER_PAD, b->at + b->trap_off, pr->addr, 0, 0, -1,
 		    layout()->off_ready);
@@ -1033,14 +1127,15 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 	pr->pad = b->at;
 	pr->pad_len = b->n;
 	pr->pad_window = b->inlen;
+	pr->pad_far = b->far;
 	pr->pad_resume = b->at + b->win_off + (isa(pr) ? agent.arch->pad_window_isa_switch : 0);
 	pr->pad_collect = b->collect;
 	pr->pad_ipa_site = b->ipa_site;
 	pr->pad_ipa_live = b->ipa_live;
 	pr->pad_no_image = b->no_image;
 	pr->pad_ret = b->ret;
-	debug("pad for %#llx at %#llx, %zu bytes%s", (unsigned long long)pr->addr,
-	      (unsigned long long)b->at, b->n,
+	debug("%spad for %#llx at %#llx, %zu bytes%s", b->far ? "far " : "",
+	      (unsigned long long)pr->addr, (unsigned long long)b->at, b->n,
 	      b->no_image ? ", records without the image" : "");
 	return 0;
 }
@@ -1131,6 +1226,7 @@ void pad_detach(struct probe *pr)
 	if (bp_unpatch(pr->proc, pr->addr) < 0)
 		debug("cannot put the breakpoint back at %#llx", (unsigned long long)pr->addr);
 	pr->pad = 0;
+	pr->pad_far = false;
 	pr->pad_collect = PAD_STOPS;
 	pr->pad_no_image = false;
 	pr->pad_ipa_site = 0;

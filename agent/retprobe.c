@@ -1324,6 +1324,7 @@ void ret_fork(struct thread *parent, struct process *child)
 	child->ret_area = parent->proc->ret_area;
 	child->ret_itramp = parent->proc->ret_itramp;
 	child->ret_itrap = parent->proc->ret_itrap;
+	child->ret_image = parent->proc->ret_image;
 	if (!parent->ret || !parent->ret->n || !ct)
 		return;
 	struct ret_stack *rs = stack_of(ct);
@@ -1349,4 +1350,5 @@ void ret_process_forget(struct process *p)
 	p->ret_area = 0;
 	p->ret_itramp = 0;
 	p->ret_itrap = 0;
+	p->ret_image = false;
 }

@@ -219,7 +219,7 @@ static bool reads_beyond_frame(const uint8_t *code, size_t len, unsigned int wor
 	return info.reg_high || (words < 64 && (info.reg_mask >> words) != 0);
 }
 
-bool trace_site_needs_image(uint64_t addr)
+static bool needs_image(uint64_t addr, bool returns_only)
 {
 	const struct arch_pad_layout *l = agent.arch->pad_layout;
 
@@ -227,6 +227,8 @@ bool trace_site_needs_image(uint64_t addr)
 		return true;
 	for (struct tp_def *tp = tp_next_at(&tr.store, addr, NULL); tp;
 	     tp = tp_next_at(&tr.store, addr, tp)) {
+		if (returns_only && !ret_is_marked(tp->number))
+			continue;
 		if (tp->cond && reads_beyond_frame(tp->cond, tp->cond_len, l->frame_words))
 			return true;
 		for (size_t i = 0; i < tp->n_actions; i++) {
@@ -245,6 +247,20 @@ bool trace_site_needs_image(uint64_t addr)
 		}
 	}
 	return false;
+}
+
+/* Whether a tracepoint at `addr` reads a register outside a pad's frame:
+ * its records need the x87/SSE(/AVX) image. */
+bool trace_site_needs_image(uint64_t addr)
+{
+	return needs_image(addr, false);
+}
+
+/* The same for the return probes at `addr` alone: what the return
+ * trampoline must store (pad_ret_image). */
+bool trace_returns_need_image(uint64_t addr)
+{
+	return needs_image(addr, true);
 }
 
 int trace_ipa_programs(uint64_t addr, uint8_t *buf, size_t size,
@@ -494,6 +510,15 @@ static int share_probe(struct probe *pr, struct tp_def *tp, enum pad_collect rec
 		    pad_attach(pr, PAD_STOPS, pwhy, sizeof(pwhy)) < 0)
 			debug("no pad at %#llx any more: %s",
 			      (unsigned long long)pr->addr, pwhy);
+	}
+	if (pr->pad && pr->pad_ret && trace_returns_need_image(pr->addr) &&
+	    pad_ret_image(pr->proc) < 0) {
+		/* A return probe added during the run reads registers
+		 * the trampoline's records would leave out. */
+		trace_drain(false);
+		pad_detach(pr);
+		debug("no pad at %#llx any more: cannot turn the return records' image on",
+		      (unsigned long long)pr->addr);
 	}
 	if (tp->fast && !pr->pad) {
 		/* shared with a tracepoint that did not ask for a jump */

@@ -650,6 +650,7 @@ static bool drain_hit(struct probe *pr, struct regsrc *src, uint64_t time_us,
 {
 	struct hit h = { .src = src, .time_us = time_us };
 
+	trace_fwrite_flush_some();
 	if (tr.running && !room_for_hit())
 		return false;
 	if (!tr.running || pr->owner != PROBE_OWNER_TRACE)

@@ -65,6 +65,15 @@ struct trace {
 
 	/* qprobe.frames: bytes of the oldest frame already streamed. */
 	size_t stream_off;
+
+	/* Qprobe.file: the recorder's trace file the frames are written
+	 * into (trace-fwrite.c); out_fd is open while out_path is set. */
+	char *out_path;
+	int out_fd;
+	uint64_t out_end;		/* where the next frames go */
+	int out_error;			/* errno of a write that stopped
+					   part of the way, said next */
+	uint64_t out_frames, out_bytes;	/* written, not yet reported */
 };
 
 
@@ -103,6 +112,11 @@ bool site_runs(const struct tp_def *tp, const struct pending *pl);
 void run_tracepoints(struct hit *h, uint64_t addr, bool returning,
 		     const struct pending *pl);
 bool room_for_hit(void);
+/* Closes the recorder's trace file (Qprobe.file), if open. */
+void trace_fwrite_close(void);
+/* With a recorder's file open, writes the buffer out once it holds a
+ * batch's worth (between hits, never while a frame is being built). */
+void trace_fwrite_flush_some(void);
 void remove_probes(void);
 void trace_stop_run(enum tp_stop_reason reason, uint32_t tp);
 

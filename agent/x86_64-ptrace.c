@@ -402,6 +402,22 @@ static int x86_64_load_record(uint8_t *blk, unsigned int features,
 	memcpy(&fcw, reg_ptr(blk, R_FCTRL), 4);
 	memcpy(&mxcsr, reg_ptr(blk, R_MXCSR), 4);
 	bool initial = blk == initial_blk && fcw == 0x37f && mxcsr == 0x1f80;
+	if (initial && !image) {
+		/* The block holds a record of the same kind already: its
+		 * selectors, orig_rax and x87/SSE/AVX state are every
+		 * record's.  Only what the pad saved changes (the recorder's
+		 * stream loads millions of these a second). */
+		uint64_t fsgs[2] = { 0, 0 };
+		uint32_t eflags = (uint32_t)frame[R_EFLAGS];
+		for (int i = 0; i <= R_RIP; i++)
+			memcpy(reg_ptr(blk, i), &frame[i], 8);
+		memcpy(reg_ptr(blk, R_EFLAGS), &eflags, 4);
+		if (bases)
+			memcpy(fsgs, bases, 16);
+		memcpy(reg_ptr(blk, R_FS_BASE), &fsgs[0], 8);
+		memcpy(reg_ptr(blk, R_GS_BASE), &fsgs[1], 8);
+		return 0;
+	}
 	pad_to_block(blk, features, &every, frame, image, xsave, bases, fx, initial);
 	initial_blk = image ? NULL : blk;
 	return 0;

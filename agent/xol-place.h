@@ -33,4 +33,18 @@ struct xol_map_range {
 uint64_t xol_place(const struct xol_map_range *maps, size_t n, uint64_t near,
 		   uint64_t size, const struct arch_ops *ops);
 
+/*
+ * A far pad's area (an arch with arch_ops.emit_jump_far): the free,
+ * `size`-aligned address nearest to `near`, anywhere when `beyond` is
+ * false, and when it is true only where every byte lies at least
+ * XOL_FAR_MIN from `near` (the test knob that forces far pads:
+ * beyond A32 B's 32 MiB and Thumb B.W's 16).  A 4-byte-pointer arch's
+ * places stay below XOL_PLACE_TOP32, the usual 3 GiB user space.  0
+ * when there is none.
+ */
+#define XOL_FAR_MIN (64ull << 20)
+#define XOL_PLACE_TOP32 0xbf000000ull
+uint64_t xol_place_far(const struct xol_map_range *maps, size_t n, uint64_t near,
+		       uint64_t size, bool beyond, const struct arch_ops *ops);
+
 #endif

@@ -52,12 +52,16 @@ static bool area_in_reach(uint64_t base, uint64_t near)
 	return arch_xol_in_reach(agent.arch, near, base, XOL_AREA_SIZE);
 }
 
+/* Where an area may go: within the arch's reach of the code it serves,
+ * or (a far pad's, xol_span_alloc_far) anywhere, or only beyond reach. */
+enum xol_where { XOL_NEAR, XOL_ANYWHERE, XOL_BEYOND };
+
 /*
- * The free address nearest to `near` where an area fits within the
- * arch's reach of it (xol_place), from /proc/PID/maps.  0 when there is
+ * The free address nearest to `near` where an area fits, as `where`
+ * says (xol_place, xol_place_far), from /proc/PID/maps.  0 when there is
  * none.
  */
-static uint64_t find_gap(pid_t pid, uint64_t near)
+static uint64_t find_gap(pid_t pid, uint64_t near, enum xol_where where)
 {
 	struct xol_map_range *maps = NULL;
 	size_t n = 0, cap = 0;
@@ -83,7 +87,9 @@ static uint64_t find_gap(pid_t pid, uint64_t near)
 		maps[n++] = (struct xol_map_range){ start, end };
 	}
 	fclose(f);
-	best = xol_place(maps, n, near, XOL_AREA_SIZE, agent.arch);
+	best = where == XOL_NEAR ? xol_place(maps, n, near, XOL_AREA_SIZE, agent.arch)
+				 : xol_place_far(maps, n, near, XOL_AREA_SIZE,
+						 where == XOL_BEYOND, agent.arch);
 	free(maps);
 	return best;
 }
@@ -98,10 +104,10 @@ struct thread *process_stopped_thread(struct process *p)
 	return NULL;
 }
 
-static struct xol_area *xol_map(struct process *p, uint64_t near)
+static struct xol_area *xol_map(struct process *p, uint64_t near, enum xol_where place)
 {
 	struct thread *t = process_stopped_thread(p);
-	uint64_t where = find_gap(p->pid, near), got = 0;
+	uint64_t where = find_gap(p->pid, near, place), got = 0;
 	int err;
 
 	if (!t || !where) {
@@ -143,7 +149,7 @@ int xol_span_alloc(struct process *p, uint64_t near, size_t len, uint64_t *at)
 		if (a->used + n <= XOL_SLOTS && area_in_reach(a->base, near))
 			break;
 	if (!a)
-		a = xol_map(p, near);
+		a = xol_map(p, near, XOL_NEAR);
 	if (!a)
 		return -ENOMEM;
 	*at = a->base + (uint64_t)a->used * XOL_SLOT_SIZE;
@@ -151,6 +157,35 @@ int xol_span_alloc(struct process *p, uint64_t near, size_t len, uint64_t *at)
 	 * stepped or refused by xol_prepare, never boosted. */
 	if (!arch_xol_in_reach(agent.arch, near, *at, len))
 		return -ERANGE;
+	a->used += n;
+	return 0;
+}
+
+/*
+ * `len` bytes of consecutive slots for a far jump pad (one the site
+ * reaches by arch_ops.emit_jump_far): the free area nearest to `near`,
+ * in reach or not, or with `beyond` (PROBE_AGENT_FAR_PADS) only an area
+ * every byte of which is XOL_FAR_MIN away.  Slots (xol_slot_alloc) never
+ * come from an area out of reach.
+ */
+int xol_span_alloc_far(struct process *p, uint64_t near, size_t len, bool beyond,
+		       uint64_t *at)
+{
+	unsigned int n = (len + XOL_SLOT_SIZE - 1) / XOL_SLOT_SIZE;
+	struct xol_area *a;
+
+	if (n == 0 || n > XOL_SLOTS)
+		return -EINVAL;
+	for (a = p->xol_areas; a; a = a->next)
+		if (a->used + n <= XOL_SLOTS &&
+		    (!beyond || a->base >= near + XOL_FAR_MIN ||
+		     a->base + XOL_AREA_SIZE + XOL_FAR_MIN <= near))
+			break;
+	if (!a)
+		a = xol_map(p, near, beyond ? XOL_BEYOND : XOL_ANYWHERE);
+	if (!a)
+		return -ENOMEM;
+	*at = a->base + (uint64_t)a->used * XOL_SLOT_SIZE;
 	a->used += n;
 	return 0;
 }

@@ -346,6 +346,9 @@ enum {
 	RET_PAD_FALLBACKS = 16,	/* entries sent to the agent (table full, deep) */
 	RET_PAD_LOST = 24,	/* returns that waited for room (ring full) */
 	RET_PAD_ORPHANS = 32,	/* trampoline runs with no entry (a bug) */
+	RET_PAD_IMAGE = 40,	/* header: nonzero when a return probe reads a
+				   register outside the frame: the trampoline
+				   stores the x87/SSE(/AVX) image too */
 	RET_PAD_SLOTS = 256,
 	RET_PAD_SLOT_SIZE = 4096,
 	RET_PAD_DEPTH = 126,
@@ -356,8 +359,12 @@ enum {
 	RET_REC_TICKS = 8,	/* counter ticks from entry to return */
 	RET_REC_TSC = 16,	/* the counter at the return */
 	RET_REC_TID = 24,	/* 32 bits */
-	RET_REC_MAGIC = 28,	/* 32 bits: RET_REC_MAGIC_VALUE */
+	RET_REC_MAGIC = 28,	/* 32 bits: RET_REC_MAGIC_VALUE, or
+				   RET_REC_MAGIC_BARE: the record holds no
+				   image (RET_PAD_IMAGE was 0; with XSAVE its
+				   XSTATE_BV is 0, all in the initial state) */
 	RET_REC_MAGIC_VALUE = 0x4e544552,	/* "RETN" */
+	RET_REC_MAGIC_BARE = 0x42544552,	/* "RETB" */
 	RET_REC_RET = 32,	/* the real return address */
 };
 
@@ -487,6 +494,18 @@ struct arch_ops {
 	 * register or stack.  Returns its length or -ENOSPC.
 	 */
 	int (*emit_jump_abs)(uint8_t *out, size_t size, uint64_t to);
+
+	/*
+	 * Writes a jump-pad site's jump at `from` to `to` anywhere in the
+	 * address space, for a pad beyond emit_jump's reach (32-bit ARM: a
+	 * literal load into the pc, the literal in the site's bytes).
+	 * Returns its length, which may depend on `from` (and then is the
+	 * window's least length, given to relocate_window as min_len), or
+	 * -ENOSPC, -EINVAL for a `from` it cannot start at.  NULL when the
+	 * arch has none: a probe whose pad is out of reach keeps its
+	 * breakpoint.
+	 */
+	int (*emit_jump_far)(uint8_t *out, size_t size, uint64_t from, uint64_t to);
 
 	/*
 	 * Writes the jump pad's register save: steps over the ABI red zone,
@@ -736,8 +755,9 @@ struct arch_ops {
 	 * from the end of emit_save_regs to emit_restore_regs (rbx, x19). */
 	int pad_entry_regnum, pad_frame_regnum;
 
-	/* Bytes relocate_window writes at most for a window of one jump:
-	 * the pad's code is placed with that much room after it. */
+	/* Bytes relocate_window writes at most for a window of one jump
+	 * (emit_jump's or emit_jump_far's): the pad's code is placed with
+	 * that much room after it. */
 	size_t pad_window_max;
 
 	/* Where the arch has two instruction sets (32-bit ARM), bit 0 of the

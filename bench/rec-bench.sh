@@ -30,7 +30,9 @@
 #
 # Environment: RUNS (3), CPU (1), THREADS (8), CASES ("single threads"),
 # AGENT, PT (probe-trace), BENCH_BUILDDIR, KEEP=1 (keep the work
-# directory), REC_OPTS (more probe-trace record options, e.g. "-b 64K").
+# directory), REC_OPTS (more probe-trace record options, e.g. "-b 64K", or
+# "--no-direct" for the frames over the connection, the path an agent on
+# another machine uses).
 # Exit status 0 whatever the numbers (MISS when under 5 M frames per
 # recorder CPU second), 99 on a framework error or a lost frame.
 

@@ -2,37 +2,65 @@
 # ret-real.sh - entry + return probes on real programs, probe-trace against
 # bpftrace (uprobe + uretprobe), in one run: the cases of issue 12.
 #
-#   sqlite3   20000 INSERTs in one transaction, `.timer on`: the sum of the
-#             statements' own times; probes on libsqlite3's sqlite3_step
-#             (entry and %return; bpftrace: uprobe + uretprobe keeping the
-#             latency's stats)
-#   python3   200000 str() calls timed by the script itself
-#             (time.perf_counter); PyUnicode_New%return
+#   sqlite3-ins   Debian's /usr/bin/sqlite3: 20000 INSERT statements in one
+#                 transaction (each a prepare and one sqlite3_step)
+#   sqlite3-rows  a recursive CTE inserting 10^6 rows (one long step), then
+#                 a SELECT whose 500000 rows go to /dev/null (a step a row)
+#                 Both timed by sqlite3 itself (`.timer on`: the sum of the
+#                 statements' times); probes on libsqlite3's sqlite3_step,
+#                 entry (args) and %return (retval, latency)
+#   python3       Debian's /usr/bin/python3 (not a pyenv one) timing a
+#                 string-building loop of 300000 iterations itself
+#                 (time.perf_counter); PyUnicode_New entry and %return
 #
-#   bench/ret-real.sh            (RUNS=5; root for bpftrace)
+#   bench/ret-real.sh            (RUNS=3; root for bpftrace)
 #
-# Prints every run and the medians: the untraced time, each tracer's, the
-# ratios, and the average latency each reports.  A tool that is not
-# installed (sqlite3, python3.11, bpftrace) is said and its rows left out.
-# Exit 0 whatever the numbers; 99 when probe-trace is not built or a run
-# does not print its timing.
+# Each round runs every configuration of a case once (round robin):
+#   untraced     the program alone, pinned to CPU $CPU
+#   pt-1cpu      probe-trace record, everything (recorder, agent, program)
+#                pinned to CPU $CPU: the drain competes with the program
+#   pt-2cpu      the program pinned to CPU $CPU (the agent's --wrapper
+#                taskset), probe-trace and the agent to CPU $TRACER_CPU
+#   bpftrace     uprobe + uretprobe keeping the latency (hist), the program
+#                pinned to CPU $CPU (bpftrace's work runs in the program's
+#                thread, in the kernel)
+#
+# Prints every run, then per configuration the median time, its ratio to
+# the untraced median, the program's own CPU time (user + system, as it
+# reports it: what the probes cost its thread, whatever else runs on the
+# machine; bpftrace's work is in it, probe-trace's drain is not) and its
+# ratio, and the latency's median and p90 as each tool
+# reports it (probe-trace report's p50 and p90; bpftrace's log2 histogram:
+# the bucket holding the 50th and 90th percentile).  The header shows the
+# strategy the agent gave each probe (one untimed run with --debug=pad).
+# A tool that is not installed is said and its rows left out.  Exit 0
+# whatever the numbers; 99 when probe-trace is not built, a run prints no
+# timing, or a probe-trace run records other than one return per entry.
 
 set -u
 LC_ALL=C
 export LC_ALL
 
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-3}
+CPU=${CPU:-1}
+TRACER_CPU=${TRACER_CPU:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${BENCH_BUILDDIR:-$(cd "$here/.." && pwd)}
 PT=$builddir/client/probe-trace
+AGENT=${AGENT:-$builddir/agent/probe-agent}
 SQLITE=${SQLITE:-/usr/bin/sqlite3}
-PY=${PY:-/usr/bin/python3.11}
+PY=${PY:-/usr/bin/python3}
 LIBSQLITE=${LIBSQLITE:-/lib/x86_64-linux-gnu/libsqlite3.so.0}
+CASES=${CASES:-sqlite3-ins sqlite3-rows python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ret-real.XXXXXX") || exit 99
-trap 'rm -rf "$work"' EXIT
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 
 die() { echo "ret-real: FRAMEWORK ERROR: $*" >&2; exit 99; }
 [ -x "$PT" ] || die "no probe-trace at $PT (build it: make)"
+[ -x "$AGENT" ] || die "no agent at $AGENT (build it: make)"
+command -v taskset >/dev/null 2>&1 || die "taskset not found"
+taskset -c "$CPU" true 2>/dev/null || die "cannot pin to CPU $CPU (set CPU=...)"
+taskset -c "$TRACER_CPU" true 2>/dev/null || die "cannot pin to CPU $TRACER_CPU (set TRACER_CPU=...)"
 have_bpf=1
 command -v bpftrace >/dev/null 2>&1 || { have_bpf=0; echo "ret-real: no bpftrace: its rows are left out"; }
 ulimit -l unlimited 2>/dev/null || ulimit -l 8192 2>/dev/null
@@ -40,88 +68,151 @@ ulimit -l unlimited 2>/dev/null || ulimit -l 8192 2>/dev/null
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "-") printf "%.2fx", a / b; else print "-" }'; }
 
-# $1 name, $2 untraced file, $3 probe-trace file, $4 bpftrace file (ms),
-# $5 probe-trace latency file, $6 bpftrace latency file (ns)
-report() {
-	local u p b
-	u=$(median <"$2")
-	p=$(median <"$3")
-	b=$(median <"$4")
-	printf '%-8s untraced %8s ms   probe-trace %8s ms (%s)   bpftrace %8s ms (%s)\n' \
-		"$1" "$u" "$p" "$(ratio "$p" "$u")" "$b" "$(ratio "$b" "$u")"
-	printf '%-8s average latency: probe-trace %s ns, bpftrace %s ns (medians of the runs)\n' \
-		"$1" "$(median <"$5")" "$(median <"$6")"
-}
-
-# The average latency probe-trace's summary reports, in ns.
+# probe-trace report's latency line: "p50 NS p90 NS" (its us turned to ns).
 pt_latency() {
-	"$PT" dump --summary "$1" | sed -n 's/.*latency min [^ ]* avg \([0-9.]*\)us.*/\1/p' |
-		awk '{ printf "%.0f\n", $1 * 1000 }'
+	"$PT" report "$1" | sed -n 's/^  latency  p50 \([0-9.]*\)us  p90 \([0-9.]*\)us.*/\1 \2/p' |
+		awk '{ printf "%.0f %.0f\n", $1 * 1000, $2 * 1000 }'
+}
+# bpftrace's log2 histogram (@h) on stdin: the buckets of p50 and p90.
+bpf_latency() {
+	awk 'BEGIN { n = 0 } /^@h:/ { on = 1; next } on && /^\[/ {
+		l = $1; h = $2; gsub(/[^0-9KMG]/, "", l); gsub(/[^0-9KMG]/, "", h)
+		b[n] = "[" l "," h ")"; c[n] = $3; tot += $3; n++ }
+	END {
+		if (!tot) { print "- -"; exit }
+		s = 0; p50 = p90 = ""
+		for (i = 0; i < n; i++) {
+			s += c[i]
+			if (p50 == "" && s >= tot * 0.5) p50 = b[i]
+			if (p90 == "" && s >= tot * 0.9) p90 = b[i]
+		}
+		print p50, p90
+	}'
 }
 
-if [ -x "$SQLITE" ] && [ -r "$LIBSQLITE" ]; then
-	{
-		echo ".timer on"
-		echo "CREATE TABLE t(a INTEGER, b TEXT);"
-		echo "BEGIN;"
-		seq 0 19999 | awk '{ printf "INSERT INTO t VALUES(%d, %crow%d%c);\n", $1, 39, $1, 39 }'
-		echo "COMMIT;"
-	} >"$work/sq.sql"
-	sumt() { awk '/^Run Time: real/ { s += $4; n++ } END { if (n) printf "%.0f\n", s * 1000 }' "$1"; }
+# $1 case; the program's command line is in the array prog, its timing
+# parser in the function timing (file -> ms), the library or executable
+# holding the function in $obj, the function in $fn, the probe-trace
+# prefix in $lib ("libsqlite3:" or "").
+run_case() {
+	local c=$1 r cfg t lat
+	echo "== $c: $(printf '%q ' "${prog[@]}")"
+	"$PT" record -q -o "$work/dbg.tfile" --agent "$AGENT --debug=pad -" \
+		-e "$lib$fn" -e "$lib$fn%return" -- "${prog[@]}" >/dev/null 2>"$work/dbg.err"
+	grep -E '^\[pad\] (pad for|.*cannot|.*no pad|.*fall)' "$work/dbg.err" | sed 's/^/   agent: /'
+	grep -q '^\[pad\] pad for' "$work/dbg.err" || echo "   agent: no pad placed (probes stop the thread)"
 	for r in $(seq "$RUNS"); do
-		"$SQLITE" -init "$work/sq.sql" :memory: .quit >"$work/u.out" 2>&1
-		sumt "$work/u.out" >>"$work/sq.u"
-		"$PT" record -q -o "$work/sq.tfile" -e 'libsqlite3:sqlite3_step' \
-			-e 'libsqlite3:sqlite3_step%return' -- "$SQLITE" -init "$work/sq.sql" :memory: .quit \
-			>"$work/p.out" 2>&1
-		sumt "$work/p.out" >>"$work/sq.p"
-		pt_latency "$work/sq.tfile" >>"$work/sq.pl"
-		if [ "$have_bpf" = 1 ]; then
-			bpftrace -q -e "uprobe:$LIBSQLITE:sqlite3_step { @s[tid] = nsecs; }
-				uretprobe:$LIBSQLITE:sqlite3_step /@s[tid]/ { @lat = stats(nsecs - @s[tid]); delete(@s[tid]); }" \
-				-c "$SQLITE -init $work/sq.sql :memory: .quit" >"$work/b.out" 2>&1
-			sumt "$work/b.out" >>"$work/sq.b"
-			sed -n 's/^@lat: count [0-9]*, average \([0-9]*\),.*/\1/p' "$work/b.out" >>"$work/sq.bl"
-		fi
-		[ -s "$work/sq.p" ] || die "sqlite3 under probe-trace printed no timing"
-		echo "sqlite3 run $r: untraced $(tail -1 "$work/sq.u") ms, probe-trace $(tail -1 "$work/sq.p") ms, bpftrace $(tail -1 "$work/sq.b" 2>/dev/null || echo -) ms"
+		line="$c run $r:"
+		for cfg in untraced pt-1cpu pt-2cpu bpftrace; do
+			t=
+			case $cfg in
+			untraced)
+				taskset -c "$CPU" "${prog[@]}" >"$work/out" 2>&1 ;;
+			pt-1cpu)
+				taskset -c "$CPU" "$PT" record -q -o "$work/t.tfile" \
+					--agent "$AGENT -" -e "$lib$fn" -e "$lib$fn%return" \
+					-- "${prog[@]}" >"$work/out" 2>&1 ;;
+			pt-2cpu)
+				taskset -c "$TRACER_CPU" "$PT" record -q -o "$work/t.tfile" \
+					--agent "$AGENT --wrapper taskset -c $CPU -- -" \
+					-e "$lib$fn" -e "$lib$fn%return" \
+					-- "${prog[@]}" >"$work/out" 2>&1 ;;
+			bpftrace)
+				[ "$have_bpf" = 1 ] || continue
+				taskset -c "$CPU" bpftrace -q -e "uprobe:$obj:$fn { @s[tid] = nsecs; }
+					uretprobe:$obj:$fn /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }" \
+					-c "$(printf '%q ' "${prog[@]}")" >"$work/out" 2>&1 ;;
+			esac
+			set -- $(timing "$work/out")
+			t=${1:-} cpu=${2:-}
+			[ -n "$t" ] && [ -n "$cpu" ] || { cat "$work/out" >&2; die "$c/$cfg printed no timing"; }
+			echo "$t" >>"$work/$c.$cfg.ms"
+			echo "$cpu" >>"$work/$c.$cfg.cpu"
+			case $cfg in
+			pt-*)
+				local ne nr
+				ne=$("$PT" report "$work/t.tfile" | sed -n "s/^$lib$fn: \([0-9]*\) hits/\1/p")
+				nr=$("$PT" report "$work/t.tfile" | sed -n "s/^$lib$fn%return: \([0-9]*\) hits/\1/p")
+				[ -n "$ne" ] && [ "$ne" = "$nr" ] && [ "$ne" -gt 0 ] ||
+					die "$c/$cfg: $ne entries, $nr returns recorded"
+				pt_latency "$work/t.tfile" >>"$work/$c.$cfg.lat" ;;
+			bpftrace)
+				bpf_latency <"$work/out" >>"$work/$c.$cfg.lat" ;;
+			esac
+			line="$line $cfg $t ms (cpu $cpu)"
+		done
+		echo "$line"
 	done
-	touch "$work/sq.b" "$work/sq.bl"
-	report sqlite3 "$work/sq.u" "$work/sq.p" "$work/sq.b" "$work/sq.pl" "$work/sq.bl"
-else
-	echo "ret-real: no $SQLITE or $LIBSQLITE: the sqlite3 case is left out"
-fi
+	local u uc
+	u=$(median <"$work/$c.untraced.ms")
+	uc=$(median <"$work/$c.untraced.cpu")
+	printf '   %-9s %9s %8s %9s %8s   %s\n' config "ms(med)" ratio "cpu(med)" ratio \
+		"latency p50 p90 (ns) of each run"
+	for cfg in untraced pt-1cpu pt-2cpu bpftrace; do
+		[ -s "$work/$c.$cfg.ms" ] || continue
+		t=$(median <"$work/$c.$cfg.ms")
+		cpu=$(median <"$work/$c.$cfg.cpu")
+		lat=$( [ -s "$work/$c.$cfg.lat" ] && tr '\n' ';' <"$work/$c.$cfg.lat" | sed 's/;$//; s/;/; /g')
+		printf '   %-9s %9s %8s %9s %8s   %s\n' "$cfg" "$t" "$(ratio "$t" "$u")" \
+			"$cpu" "$(ratio "$cpu" "$uc")" "${lat:--}"
+	done
+}
 
-if [ -x "$PY" ]; then
-	cat >"$work/py.py" <<'PYW'
-import time
-t = time.perf_counter()
-s = 0
-for i in range(200000):
-    s += len(str(i) + "x")
-print("elapsed_ms=%.0f s=%d" % ((time.perf_counter() - t) * 1000, s))
-PYW
-	ms() { sed -n 's/^elapsed_ms=\([0-9]*\) .*/\1/p' "$1"; }
-	for r in $(seq "$RUNS"); do
-		"$PY" "$work/py.py" >"$work/u.out" 2>&1
-		ms "$work/u.out" >>"$work/py.u"
-		"$PT" record -q -o "$work/py.tfile" -e 'PyUnicode_New%return' -- "$PY" "$work/py.py" \
-			>"$work/p.out" 2>&1
-		ms "$work/p.out" >>"$work/py.p"
-		pt_latency "$work/py.tfile" >>"$work/py.pl"
-		if [ "$have_bpf" = 1 ]; then
-			bpftrace -q -e "uprobe:$PY:PyUnicode_New { @s[tid] = nsecs; }
-				uretprobe:$PY:PyUnicode_New /@s[tid]/ { @lat = stats(nsecs - @s[tid]); delete(@s[tid]); }" \
-				-c "$PY $work/py.py" >"$work/b.out" 2>&1
-			ms "$work/b.out" >>"$work/py.b"
-			sed -n 's/^@lat: count [0-9]*, average \([0-9]*\),.*/\1/p' "$work/b.out" >>"$work/py.bl"
+for c in $CASES; do
+	case $c in
+	sqlite3-ins|sqlite3-rows)
+		if ! [ -x "$SQLITE" ] || ! [ -r "$LIBSQLITE" ]; then
+			echo "ret-real: no $SQLITE or $LIBSQLITE: case $c left out"
+			continue
 		fi
-		[ -s "$work/py.p" ] || die "python3 under probe-trace printed no timing"
-		echo "python3 run $r: untraced $(tail -1 "$work/py.u") ms, probe-trace $(tail -1 "$work/py.p") ms, bpftrace $(tail -1 "$work/py.b" 2>/dev/null || echo -) ms"
-	done
-	touch "$work/py.b" "$work/py.bl"
-	report python3 "$work/py.u" "$work/py.p" "$work/py.b" "$work/py.pl" "$work/py.bl"
-else
-	echo "ret-real: no $PY: the python3 case is left out"
-fi
+		if [ "$c" = sqlite3-ins ]; then
+			{
+				echo ".timer on"
+				echo "CREATE TABLE t(a INTEGER, b TEXT);"
+				echo "BEGIN;"
+				seq 0 19999 | awk '{ printf "INSERT INTO t VALUES(%d, %crow%d%c);\n", $1, 39, $1, 39 }'
+				echo "COMMIT;"
+			} >"$work/$c.sql"
+		else
+			cat >"$work/$c.sql" <<-'SQL'
+			.timer on
+			CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);
+			WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000)
+			  INSERT INTO t SELECT x, 'row' || x FROM c;
+			.output /dev/null
+			SELECT a, b FROM t WHERE a % 2 = 0;
+			.output stdout
+			SQL
+		fi
+		timing() {
+			awk '/^Run Time: real/ { s += $4; c += $6 + $8; n++ }
+				END { if (n) printf "%.0f %.0f\n", s * 1000, c * 1000 }' "$1"
+		}
+		prog=("$SQLITE" -init "$work/$c.sql" :memory: .quit)
+		obj=$LIBSQLITE fn=sqlite3_step lib=libsqlite3:
+		run_case "$c" ;;
+	python3)
+		if ! [ -x "$PY" ]; then
+			echo "ret-real: no $PY: case $c left out"
+			continue
+		fi
+		PY=$(readlink -f "$PY")
+		cat >"$work/py.py" <<-'PYW'
+		import time
+		t = time.perf_counter()
+		c = time.process_time()
+		s = 0
+		for i in range(300000):
+		    s += len(str(i) + "x")
+		print("elapsed_ms=%.0f cpu_ms=%.0f s=%d" %
+		      ((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000, s))
+		PYW
+		timing() { sed -n 's/^elapsed_ms=\([0-9]*\) cpu_ms=\([0-9]*\) .*/\1 \2/p' "$1"; }
+		prog=("$PY" "$work/py.py")
+		obj=$PY fn=PyUnicode_New lib=
+		run_case "$c" ;;
+	*)
+		die "unknown case $c (sqlite3-ins, sqlite3-rows, python3)" ;;
+	esac
+done
 echo "machine: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"

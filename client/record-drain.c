@@ -39,7 +39,7 @@ static size_t whole_frames(const uint8_t *data, size_t len)
 }
 
 /* Counts the whole frames of `data` (`len` bytes) that the file holds. */
-static void count_frames(struct recorder *r, const uint8_t *data, size_t len)
+void count_frames(struct recorder *r, const uint8_t *data, size_t len)
 {
 	for (size_t off = 0; off < len;) {
 		int16_t tpnum;
@@ -102,12 +102,15 @@ static int take_stream(struct recorder *r, const uint8_t *data, size_t len)
 	return e;
 }
 
-/* Streams frames until the agent has none.  Returns bytes received or a
+/* Streams frames until the agent has none (or has the agent write them
+ * into the file: record-direct.c).  Returns bytes received or a
  * negative errno. */
 long drain_frames(struct recorder *r)
 {
 	long total = 0;
 
+	if (r->direct)
+		return direct_drain(r);
 	for (;;) {
 		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
 					   "qprobe.frames:3ff0");

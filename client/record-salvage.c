@@ -82,6 +82,7 @@ out:
  * new agent could recover, said on stderr. */
 void salvage(struct recorder *r)
 {
+	direct_adopt(r);	/* what it wrote and did not say yet */
 	err_msg("the agent went away: %s; %s keeps the %llu frames received",
 		r->c.error, r->out_path, (unsigned long long)r->frames);
 	long n = recover(r);

@@ -112,6 +112,9 @@ static void usage(FILE *out)
 "                         probe-trace dump prints it; the trace file is\n"
 "                         written all the same (-o /dev/null: none)\n"
 "      --json             --live prints JSON lines, as dump --json does\n"
+"      --no-direct        the frames come over the connection even when\n"
+"                         the agent runs on this machine and could write\n"
+"                         them into the file itself (the default then)\n"
 "  -q, --quiet            no status line and no summary on stderr\n"
 "  -h, --help             this help\n"
 "\n"
@@ -272,6 +275,7 @@ static int take_option(struct recorder *r, int opt, char *arg,
 	case 'q': r->quiet = true; break;
 	case 'L': r->live = true; break;
 	case 'J': r->live_json = true; break;
+	case 'D': r->no_direct = true; break;
 	case 'M': {
 		unsigned long v = strtoul(arg, &end, 10);
 		if (*end || !*arg || v == 0 || v > 65535) {
@@ -335,6 +339,7 @@ static int parse_options(struct recorder *r, int argc, char **argv,
 		{ "comm", required_argument, NULL, 'N' },
 		{ "live", no_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "no-direct", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -418,6 +423,7 @@ static int start_recording(struct recorder *r)
 		return -EINVAL;
 	if (open_output(r) < 0)
 		return -EIO;
+	direct_start(r);
 	if (semaphores(r, +1) < 0)
 		return -EFAULT;
 	if (request_ok(r, "starting the trace", "QTStart") < 0)

@@ -19,6 +19,8 @@
  *   record-threads.c  the program's threads: names, --tid/--comm, the
  *                     file's thread table
  *   record-drain.c    the loop that streams frames into the file
+ *   record-direct.c   the local fast path: the agent writes the frames
+ *                     into the file itself
  *   record-live.c     --live: frames printed as they arrive
  *   record-status.c   the terminal's status line, losses, why a run
  *                     ended
@@ -195,6 +197,9 @@ struct recorder {
 	uint8_t *carry;			/* partial frame from the stream */
 	size_t carry_len, carry_cap;
 	bool write_failed;
+	/* The agent writes the frames into the file itself
+	 * (record-direct.c); no_direct: --no-direct */
+	bool direct, no_direct;
 	uint64_t frames_at_last, last_tick_ms;
 	uint64_t start_ms;
 	struct tp_status st;		/* the header's status line */
@@ -289,11 +294,17 @@ void list_threads(struct recorder *r);
 size_t drop_frames(struct recorder *r, size_t len);
 void write_threads(struct recorder *r);
 
+/* record-direct.c */
+void direct_start(struct recorder *r);
+long direct_drain(struct recorder *r);
+void direct_adopt(struct recorder *r);
+
 /* record-live.c */
 int live_open(struct recorder *r);
 void print_live(struct recorder *r, size_t len);
 
 /* record-drain.c */
+void count_frames(struct recorder *r, const uint8_t *data, size_t len);
 long drain_frames(struct recorder *r);
 int record_loop(struct recorder *r);
 int finish(struct recorder *r);

@@ -53,6 +53,7 @@ int rsp_parse_tstm_at(struct rsp_parser *ps);
 int rsp_parse_tframe(struct rsp_parser *ps);
 int rsp_parse_tbuffer_read(struct rsp_parser *ps);
 int rsp_parse_probe_frames(struct rsp_parser *ps);
+int rsp_parse_probe_file(struct rsp_parser *ps);
 int rsp_parse_tsave(struct rsp_parser *ps);
 int rsp_parse_probe_pending(struct rsp_parser *ps);
 int rsp_parse_reloc_insn(struct rsp_parser *ps);

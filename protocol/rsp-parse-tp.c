@@ -476,6 +476,23 @@ int rsp_parse_probe_frames(struct rsp_parser *ps)
 	return rsp_at_end(ps) ? 0 : -EINVAL;
 }
 
+/* Qprobe.file:<hex offset>;<hex dev>;<hex ino>;<hex path> */
+int rsp_parse_probe_file(struct rsp_parser *ps)
+{
+	struct rsp_request *req = ps->req;
+	const char *hex;
+	size_t len;
+
+	if (rsp_get_hex(ps, &req->u.probe_file.offset) != 0 || !rsp_eat(ps, ';') ||
+	    rsp_get_hex(ps, &req->u.probe_file.dev) != 0 || !rsp_eat(ps, ';') ||
+	    rsp_get_hex(ps, &req->u.probe_file.ino) != 0 || !rsp_eat(ps, ';'))
+		return -EINVAL;
+	hex = rsp_get_field(ps, '\0', &len);
+	if (!rsp_at_end(ps) || len == 0)
+		return -EINVAL;
+	return rsp_decode_string(ps, hex, len, &req->u.probe_file.path);
+}
+
 /* QTSave:<hex filename> (not empty). */
 int rsp_parse_tsave(struct rsp_parser *ps)
 {

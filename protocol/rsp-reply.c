@@ -344,6 +344,11 @@ void rsp_reply_salvage(struct rsp_buf *b, uint64_t frames, uint64_t left_out)
 	rsp_buf_printf(b, "S%" PRIx64 ";%" PRIx64, frames, left_out);
 }
 
+void rsp_reply_fwrite(struct rsp_buf *b, uint64_t frames, uint64_t bytes)
+{
+	rsp_buf_printf(b, "W%" PRIx64 ";%" PRIx64, frames, bytes);
+}
+
 void rsp_reply_frames_begin(struct rsp_buf *b)
 {
 	rsp_buf_putc(b, 'F');

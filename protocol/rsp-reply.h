@@ -212,6 +212,8 @@ struct rsp_lost {
 void rsp_reply_lost(struct rsp_buf *b, const struct rsp_lost *l);
 /* qprobe.salvage: `S<frames>;<left out>`. */
 void rsp_reply_salvage(struct rsp_buf *b, uint64_t frames, uint64_t left_out);
+/* qprobe.fwrite: `W<frames>;<bytes>`, what went into the file. */
+void rsp_reply_fwrite(struct rsp_buf *b, uint64_t frames, uint64_t bytes);
 /* qprobe.frames: `F` followed by stream bytes, escaped; add pieces in
  * order after rsp_reply_frames_begin(). */
 void rsp_reply_frames_begin(struct rsp_buf *b);

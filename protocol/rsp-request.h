@@ -132,6 +132,12 @@ enum rsp_req_kind {
 	RSP_REQ_TSAVE,		/* QTSave:hexfilename: u.str (decoded) */
 	RSP_REQ_PROBE_FRAMES,	/* qprobe.frames:max: u.stream_max (the
 				 * agent's own: frames streamed and removed) */
+	RSP_REQ_PROBE_FILE,	/* Qprobe.file:off;dev;ino;hexpath: u.probe_file
+				 * (the agent's own: the recorder's trace
+				 * file, which the agent then writes the
+				 * frames into itself, from `off`) */
+	RSP_REQ_PROBE_FWRITE,	/* qprobe.fwrite (the agent's own): frames
+				 * written into that file and removed */
 	RSP_REQ_PROBE_FULL_WAIT, /* Qprobe.fullwait:0|1: u.flag (the agent's
 				 * own: 1 = a full buffer makes hitting
 				 * threads wait for the stream to make room,
@@ -405,6 +411,12 @@ struct rsp_request {
 		} tbuf_read;
 		uint64_t reloc_len;
 		uint64_t stream_max;
+		struct {
+			uint64_t offset;	/* where the frames go */
+			uint64_t dev, ino;	/* the file the recorder has
+						   open (st_dev, st_ino) */
+			const char *path;	/* decoded, never empty */
+		} probe_file;
 		struct {
 			uint32_t number;	/* the tracepoint (QTDP) */
 			uint64_t addr;		/* its location's address */

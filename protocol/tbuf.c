@@ -160,6 +160,35 @@ uint64_t tbuf_consume(struct tbuf *tb, uint64_t n)
 	return done;
 }
 
+int tbuf_spans(const struct tbuf *tb, struct tbuf_span span[2])
+{
+	int n = 0;
+
+	if (tb->frames == 0)
+		return 0;
+	if (tb->wrapped) {
+		span[n++] = (struct tbuf_span){ tb->data + tb->start, tb->wrap - tb->start };
+		if (tb->end > 0)
+			span[n++] = (struct tbuf_span){ tb->data, tb->end };
+	} else {
+		span[n++] = (struct tbuf_span){ tb->data + tb->start, tb->end - tb->start };
+	}
+	return n;
+}
+
+void tbuf_consume_all(struct tbuf *tb)
+{
+	if (tb->building || tb->frames == 0)
+		return;
+	tb->consumed += tb->frames;
+	tb->frames = 0;
+	tb->used = 0;
+	tb->wrapped = false;
+	/* From the front again: the next frames are built in the lines
+	 * the last ones warmed. */
+	tb->start = tb->end = 0;
+}
+
 /* Where the frame being built may grow to. */
 static size_t tbuf_limit(const struct tbuf *tb)
 {

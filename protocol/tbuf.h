@@ -119,6 +119,18 @@ void tbuf_frame_abort(struct tbuf *tb);
  * Returns how many were removed.  Not while a frame is being built. */
 uint64_t tbuf_consume(struct tbuf *tb, uint64_t n);
 
+/* The committed frames as the bytes they are, oldest first: one piece,
+ * or two when the buffer has wrapped (the upper segment, then the lower
+ * one).  Returns the number of pieces (0 when empty). */
+struct tbuf_span {
+	const uint8_t *data;
+	size_t len;
+};
+int tbuf_spans(const struct tbuf *tb, struct tbuf_span span[2]);
+/* Removes every committed frame, which a streaming client has (they
+ * count in `consumed`).  Not while a frame is being built. */
+void tbuf_consume_all(struct tbuf *tb);
+
 /* ---- reading frames ---- */
 
 struct tbuf_frame {

@@ -13,6 +13,9 @@
  *           ldr.w pc, [pc, #0]       f8df f000   Align(pc, 4) = the word
  *           .word to                             after it
  *
+ * A jump pad's site beyond those reaches holds such a load too
+ * (arm_emit_jump_far), its literal in the site's own bytes.
+ *
  * Instructions are little-endian: an A32 word as one 32-bit value, a T32
  * instruction as its two halfwords in order.
  */
@@ -131,6 +134,44 @@ int arm_emit_jump_abs(uint8_t *out, size_t size, uint64_t to)
 	struct arm_out o = { out, size, 0, 0, false };
 
 	arm_put32(&o, 0xe51ff004u);
+	arm_put32(&o, (uint32_t)to);
+	return o.overflow ? -ENOSPC : (int)o.len;
+}
+
+/*
+ * A pad's far site: a jump at `from` (bit 0: a Thumb site) to `to`
+ * anywhere in the address space (bit 0: the target's set, which the
+ * load interworks on), through a literal inside the site's own bytes:
+ *
+ *   A32:              ldr   pc, [pc, #-4]    e51ff004   8 bytes
+ *                     .word to
+ *   Thumb, 0 mod 4:   ldr.w pc, [pc, #0]     f8df f000  8 bytes
+ *                     .word to                          (Align(A+4, 4) = A+4)
+ *   Thumb, 2 mod 4:   ldr.w pc, [pc, #4]     f8df f004  10 bytes
+ *                     udf   #1               de01       never run
+ *                     .word to                          (Align(A+4, 4) + 4 = A+6)
+ *
+ * At 2 mod 4 the literal cannot follow the load at A+4: a load into the
+ * pc from an address that is not 4-aligned is UNPREDICTABLE.  The load
+ * stays the site's first instruction (a `nop` before it would do as
+ * well, but the jump then would not start at the probe), and the gap
+ * gets a breakpoint: nothing branches there, and what lands there traps
+ * rather than runs half a word.
+ */
+int arm_emit_jump_far(uint8_t *out, size_t size, uint64_t from, uint64_t to)
+{
+	struct arm_out o = { out, size, 0, from & ~1ull, false };
+
+	if (!(from & 1)) {
+		if (from & 3)
+			return -EINVAL;
+		arm_put32(&o, 0xe51ff004u);		/* ldr pc, [pc, #-4] */
+	} else if (from & 2) {
+		arm_put_t32(&o, 0xf8dff004u);		/* ldr.w pc, [pc, #4] */
+		arm_put16(&o, ARM_BKPT_T16);		/* udf #1 */
+	} else {
+		arm_put_t32(&o, 0xf8dff000u);		/* ldr.w pc, [pc, #0] */
+	}
 	arm_put32(&o, (uint32_t)to);
 	return o.overflow ? -ENOSPC : (int)o.len;
 }

@@ -560,7 +560,29 @@ enum window_kind {
 	W_LITERAL,	/* a literal load or ADR: the address (the value) from a
 			 * literal of the pad (put_literal) */
 	W_NOTHING,	/* a NOP or a literal PLD / PLI (a hint): nothing */
+	W_PC_ADD,	/* the PIC add of the pc to a register: the pc's value
+			 * added by immediates (put_pc_add) */
 };
+
+/*
+ * The PIC add: T16 `add rd, pc` (rd += A+4), A32 `add rd, pc, rm` or
+ * `add rd, rm, pc` (rd = rm + A+8), no S, no shift, neither rd nor the
+ * other operand the pc or sp.  *src: the other operand.
+ */
+static bool pc_add_form(const struct arm_insn *in, unsigned int *src)
+{
+	if (in->dp != ARM_DP_ADD || in->setflags || in->writes_pc || in->rd >= 13)
+		return false;
+	if (in->isa == ARM_ISA_T16) {
+		*src = in->rn;
+		return in->rm == 15;
+	}
+	if (in->isa != ARM_ISA_A32 || in->imm_form || in->shift_type != ARM_LSL ||
+	    in->shift_n)
+		return false;
+	*src = in->rn == 15 ? in->rm : in->rn;
+	return (in->rn == 15) != (in->rm == 15) && *src < 13;
+}
 
 /*
  * The instruction at `at` (Thumb when `thumb`) of the function, if a
@@ -610,6 +632,13 @@ static int window_insn(const uint8_t *func, size_t func_size, uint64_t func_addr
 	case ARM_OP_PLD_LIT:
 		*kind = W_NOTHING;
 		return 0;
+	case ARM_OP_DP: {
+		unsigned int src;
+		if (!pc_add_form(in, &src))
+			return -EILSEQ;
+		*kind = W_PC_ADD;
+		break;
+	}
 	default:
 		return -EILSEQ;
 	}
@@ -671,6 +700,51 @@ static void put_literal(struct arm_out *o, const struct arm_insn *in, bool thumb
 		arm_put_t32(o, t32 | rt << 16 | rt << 12);
 	else
 		arm_put32(o, c << 28 | a32 | rt << 16 | rt << 12);
+}
+
+/*
+ * The PIC add at the pad: the pc's value at the site (A32 A+8, Thumb
+ * A+4) added to the other operand by immediates, no register but rd
+ * written, no flags (an A32 condition on each):
+ *
+ *   A32:    add<c> rd, rm, #c0        Thumb:  addw  rd, rn, #(v & 0xfff)
+ *           add<c> rd, rd, #c1 ...            add.w rd, rd, #c1 ...
+ *
+ * A32 chunks are 8 bits at an even position (rotated immediates), four
+ * at most; Thumb's are the low 12 bits (ADDW) and 8 bits from each
+ * highest set bit (ThumbExpandImm's rotated `1bcdefgh`), three at most.
+ */
+static void put_pc_add(struct arm_out *o, const struct arm_insn *in, bool thumb)
+{
+	unsigned int src = 0, rd = in->rd;
+	uint32_t v = arm_pc_value(in);
+
+	pc_add_form(in, &src);
+	if (!thumb) {
+		while (v) {
+			unsigned int lo = (unsigned int)__builtin_ctz(v) & ~1u;
+			uint32_t chunk = v & (0xffu << lo);
+			v &= ~chunk;
+			arm_put32(o, (uint32_t)in->cond << 28 | 0x02800000u | src << 16 |
+				  rd << 12 | ((32 - lo) & 31) / 2 << 8 | chunk >> lo);
+			src = rd;
+		}
+		return;
+	}
+	uint32_t imm12 = v & 0xfff;
+	if (imm12 || src != rd) {
+		arm_put_t32(o, (0xf200u | (imm12 >> 11) << 10 | src) << 16 |
+			       ((imm12 >> 8) & 7) << 12 | rd << 8 | (imm12 & 0xff));
+		src = rd;
+	}
+	for (v &= ~0xfffu; v;) {
+		unsigned int s = 31 - (unsigned int)__builtin_clz(v) - 7;
+		uint32_t chunk = v & (0xffu << s);
+		v &= ~chunk;
+		imm12 = (32 - s) << 7 | ((chunk >> s) & 0x7f);
+		arm_put_t32(o, (0xf100u | (imm12 >> 11) << 10 | rd) << 16 |
+			       ((imm12 >> 8) & 7) << 12 | rd << 8 | (imm12 & 0xff));
+	}
 }
 
 /* The pending literals after the window's code (4-aligned), and the
@@ -757,20 +831,35 @@ static void put_branch(struct arm_out *o, const struct arm_insn *in, bool thumb,
 	}
 }
 
-/* Whether a direct branch of the Thumb function lands on `inside`. */
-static bool thumb_branch_to(const uint8_t *func, size_t func_size, uint64_t start,
-			    uint64_t inside)
+/*
+ * Whether the function (A32 words, or Thumb) may reach `inside` other
+ * than by running into it: a direct branch of it (B, BL, BLX label,
+ * CBZ, CBNZ) lands there, or it holds a table branch whose targets no
+ * decode shows (TBB / TBH, a load of the pc with a pc base and a
+ * register offset: a non-PIC jump table).  The PIC A32 jump table
+ * (`addls pc, pc, rm, lsl #2` and a row of B) is a row of direct
+ * branches.  Literal data decoded as code can only refuse a window that
+ * would have been fine.
+ */
+static bool branch_to(const uint8_t *func, size_t func_size, uint64_t start,
+		      uint64_t inside, bool thumb)
 {
-	for (size_t off = 0; off + 2 <= func_size;) {
+	for (size_t off = 0; off + (thumb ? 2 : 4) <= func_size;) {
 		struct arm_insn in;
-		uint16_t hw = (uint16_t)(func[off] | func[off + 1] << 8);
-		unsigned int len = arm_thumb_len(hw);
+		unsigned int len = thumb ? arm_thumb_len((uint16_t)(func[off] |
+							  func[off + 1] << 8)) : 4;
 
-		if (arm_decode(&in, func + off, func_size - off, start + off, true) == 0) {
+		if (arm_decode(&in, func + off, func_size - off, start + off, thumb) == 0) {
 			switch (in.op) {
 			case ARM_OP_B: case ARM_OP_BL: case ARM_OP_BLX_IMM:
 			case ARM_OP_CBZ: case ARM_OP_CBNZ:
 				if ((in.target & ~1u) == (uint32_t)inside)
+					return true;
+				break;
+			case ARM_OP_TBB: case ARM_OP_TBH:
+				return true;
+			case ARM_OP_LDR_PC:
+				if (in.rn == 15 && !in.imm_form)
 					return true;
 				break;
 			default:
@@ -783,19 +872,24 @@ static bool thumb_branch_to(const uint8_t *func, size_t func_size, uint64_t star
 }
 
 /*
- * The window: at an A32 site the probed instruction alone (the B is one
- * word, like every instruction); at a Thumb one the B.W's 4 bytes, that
- * is a 32-bit instruction, or a 16-bit one and the instruction after it
- * (then no direct branch of the function may land on that second one:
- * -EXDEV).  Each instruction of the window runs from the pad unchanged
- * (the boost class), or rewritten: a direct branch (B, BL, BLX label)
- * that ends the window, as loads of lr and the pc (put_branch); a
+ * The window: the instructions the site's jump covers, `min_len` bytes
+ * at least.  A near jump (B, B.W) is 4 bytes: at an A32 site the probed
+ * instruction alone, at a Thumb one a 32-bit instruction or a 16-bit one
+ * and the one after it.  A far one (arm_emit_jump_far) is 8 bytes, or 10
+ * at a Thumb site 2 mod 4: two A32 instructions, or up to five Thumb
+ * ones (the last may reach 2 bytes past, which get a 16-bit udf at the
+ * site).  No instruction of the window but the first may be reachable
+ * from elsewhere in the function (branch_to: -EXDEV).  Each instruction
+ * of the window runs from the pad unchanged (the boost class), or
+ * rewritten: a direct branch (B, BL, BLX label), as loads of lr and the
+ * pc (put_branch), which must be the window's last instruction; a
  * literal load or ADR, as a load of its register from the pad's own
- * literal (put_literal); a NOP (a USDT site) or a literal PLD is left
- * out.  What a slot
- * would step with a scratch register, the other simulated forms and
- * what is rejected anyway cannot be in a pad (-EILSEQ).  The copy is
- * followed by the branch back to the end of the window; a Thumb window
+ * literal (put_literal); the PIC add of the pc to a register, as adds
+ * of immediates (put_pc_add); a NOP (a USDT site) or a literal PLD is
+ * left out.  What a slot would step with a scratch register, the other
+ * simulated forms and what is rejected anyway cannot be in a pad
+ * (-EILSEQ).  The copy is followed by the jump back to the end of the
+ * window (`b`, `b.w`, or a literal load from a far pad); a Thumb window
  * is entered from the pad's A32 by an interworking `ldr pc`, so `to`
  * must be 4-aligned there.
  */
@@ -808,13 +902,14 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 	uint64_t at = from & ~1ull, start = func_addr & ~1ull;
 	struct arch_insn ai;
 	struct arm_slot slot;
-	struct pending_lit lit[2];
+	struct pending_lit lit[ARM_PAD_FAR_JUMP_MAX / 2];
 	unsigned int nlit = 0;
 	enum window_kind kind;
 	size_t len = 0;
 	int err;
 
-	if (min_len > 4 || at < start || at - start > func_size ||
+	if (min_len < 4 || min_len > ARM_PAD_FAR_JUMP_MAX || (!thumb && (min_len & 3)) ||
+	    at < start || at - start > func_size ||
 	    func_size - (at - start) < (thumb ? 2 : 4) || (!thumb && (at & 3)))
 		return -ERANGE;
 	if (thumb) {
@@ -823,15 +918,15 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 		arm_put32(&o, 0xe51ff004u);			/* ldr pc, [pc, #-4] */
 		arm_put32(&o, (uint32_t)(to + 8) | 1);
 	}
-	while (len < 4) {
+	while (len < min_len) {
 		if ((err = window_insn(func, func_size, func_addr, at + len, thumb, &ai,
 				       &kind)) < 0)
 			return err;
-		if (len && thumb_branch_to(func, func_size, start, at + len))
+		if (len && branch_to(func, func_size, start, at + len, thumb))
 			return -EXDEV;
 		if (kind == W_BRANCH) {
 			/* It leaves: nothing after it can be in the window. */
-			if (len + ai.len < 4)
+			if (len + ai.len < min_len)
 				return -EILSEQ;
 			len += ai.len;
 			put_branch(&o, arm_priv(&ai), thumb, at + len);
@@ -840,12 +935,14 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
 		}
 		if (kind == W_LITERAL)
 			put_literal(&o, arm_priv(&ai), thumb, &lit[nlit++]);
+		else if (kind == W_PC_ADD)
+			put_pc_add(&o, arm_priv(&ai), thumb);
 		else if (kind == W_NOTHING)
 			;
 		else if ((err = arm_relocate(arm_priv(&ai), &o, &slot)) < 0 || slot.step)
 			return -EILSEQ;
 		len += ai.len;
-		if (len < 4 && at + len - start + 2 > func_size)
+		if (len < min_len && at + len - start + (thumb ? 2 : 4) > func_size)
 			return -ERANGE;
 	}
 	if (!branch)

@@ -199,6 +199,8 @@ const struct arch_ops arm_arch_ops = {
 	.pad_jump_len = 4,		/* B / B.W */
 	.emit_jump = arm_emit_jump,
 	.emit_jump_abs = arm_emit_jump_abs,
+	/* Beyond B / B.W: ldr pc, =pad over 8 bytes (10 at Thumb 2 mod 4). */
+	.emit_jump_far = arm_emit_jump_far,
 	/* Jump pads (arm-pad.c): B / B.W to an A32 body. */
 	.emit_save_regs = arm_emit_save_regs,
 	.emit_restore_regs = arm_emit_restore_regs,
@@ -230,8 +232,11 @@ const struct arch_ops arm_arch_ops = {
 	.pad_layout = &arm_pad_layout,
 	.pad_entry_regnum = 5,		/* r5 */
 	.pad_frame_regnum = 4,		/* r4 */
-	/* the Thumb switch, two instructions, nop + ldr.w pc, =back */
-	.pad_window_max = ARM_PAD_THUMB_SWITCH + 8 + 10,
+	/* the Thumb switch, a far window's five 16-bit instructions each
+	 * rewritten as four adds (16 bytes; a literal load is 8 and a
+	 * literal), the nop before the literals, theirs, and nop + ldr.w pc,
+	 * =back */
+	.pad_window_max = ARM_PAD_THUMB_SWITCH + 5 * 16 + 2 + 5 * 4 + 10,
 	.pad_window_isa_switch = ARM_PAD_THUMB_SWITCH,
 	.pad_step = arm_pad_step,
 	.bp_insn_for_kind = arm_bp_insn_for_kind,

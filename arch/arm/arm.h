@@ -239,6 +239,10 @@ uint32_t arm_enc_bw(uint64_t from, uint64_t to);
 void arm_emit_jump_from(struct arm_out *o, bool thumb, uint64_t to);
 int arm_emit_jump(uint8_t *out, size_t size, uint64_t from, uint64_t to);
 int arm_emit_jump_abs(uint8_t *out, size_t size, uint64_t to);
+/* A pad's site beyond B / B.W: a literal load into the pc, 8 bytes (10 at
+ * a Thumb site 2 mod 4). */
+#define ARM_PAD_FAR_JUMP_MAX 10
+int arm_emit_jump_far(uint8_t *out, size_t size, uint64_t from, uint64_t to);
 
 /* arm-relocate.c */
 struct arm_slot {

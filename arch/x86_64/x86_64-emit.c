@@ -1248,6 +1248,17 @@ static void put_store_r14(struct x86_64_out *o, bool wide, unsigned int off)
 	x86_64_put32(o, off);
 }
 
+/* movl $magic,RET_REC_MAGIC+blocks(%r14): the return's descriptor says
+ * whether the record holds the image. */
+static void put_magic(struct x86_64_out *o, unsigned int off_blocks, uint32_t magic)
+{
+	x86_64_put8(o, 0x41);
+	x86_64_put8(o, 0xc7);
+	x86_64_put8(o, 0x86);
+	x86_64_put32(o, off_blocks + RET_REC_MAGIC);
+	x86_64_put32(o, magic);
+}
+
 /*
  * The trampoline: `ret` brought the thread here with rsp one past the
  * slot.  Sketch (the key and slot search as in the entry, without the
@@ -1279,7 +1290,17 @@ static void put_store_r14(struct x86_64_out *o, bool wide, unsigned int off)
  *   0f 84 <popped>          je popped             nobody takes records
  *   56 57 51 41 52 41 55 41 54   push rsi rdi rcx r10 r13 r12
  *   <put_ring_claim: full -> full>
- *   <the frame, the x87/SSE(/AVX) image, the bases, as a pad's record>
+ *   <the frame and the bases, as a pad's record without the image
+ *    (with XSAVE: XSTATE_BV = 0)>
+ *   48 8b 44 24 08          mov 8(%rsp),%rax      the area (r13 pushed)
+ *   48 83 78 <IMAGE> 00     cmpq $0,IMAGE(%rax)   a return probe reads
+ *   0f 84 <bare>            je bare               beyond the frame?
+ *   <xsave64 (mov $7,%eax; xor %edx,%edx) or fxsave64 (%r14)>
+ *   41 c7 86 <MAGIC> "RETN" movl                  with the image
+ *   e9 <1f>
+ * bare:
+ *   41 c7 86 <MAGIC> "RETB" movl                  without
+ * 1:
  *   48 8b 74 24 28          mov 40(%rsp),%rsi
  *   8b 4c 24 18             mov 24(%rsp),%ecx
  *   <put_top>
@@ -1288,7 +1309,6 @@ static void put_store_r14(struct x86_64_out *o, bool wide, unsigned int off)
  *   48 2b 42 10 <store TICKS>  sub 16(%rdx),%rax
  *   8b 46 08 <store TID>       mov 8(%rsi),%eax
  *   48 8b 04 24 <store RET>    mov (%rsp),%rax       the real address
- *   41 c7 86 <MAGIC> <value>   movl
  *   49 8d 44 24 01 <store seq> lea 1(%r12),%rax: published
  *   41 5c 41 5d 41 5a 59 5f 5e pop r12 r13 r10 rcx rdi rsi
  *   e9 <popped>
@@ -1348,11 +1368,16 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 					  0x59, 0x5f, 0x5e };
 	static const uint8_t out_regs[] = { 0x48, 0x8b, 0x7b, 0x38, 0x4c, 0x89, 0x67, 0xf8 };
 	static const uint8_t jmp_real[] = { 0xff, 0x64, 0x24, 0xf8 };
+	static const uint8_t ld_area[] = { 0x48, 0x8b, 0x44, 0x24, 0x08,
+					   0x48, 0x83, 0x78, RET_PAD_IMAGE, 0x00 };
+	static const uint8_t xsave64[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
+					   0x49, 0x0f, 0xae, 0x26 };
+	static const uint8_t fxsave64[] = { 0x49, 0x0f, 0xae, 0x06 };
 	struct x86_64_out o = { out, size, 0, r->tramp, false };
 	const struct arch_pad_ring *g = &r->ring;
 	unsigned int image = g->xsave ? 832 : 512;
 	size_t loop, j_found, j_orph[4], found, pop, j_mine, j_popped[2], chain;
-	size_t j_full, full, popped, j_out, out_at;
+	size_t j_full, full, popped, j_out, out_at, j_bare, j_magic;
 	int m;
 
 	if (!r->area || (r->area & 4095) || !r->tramp || !g->nrecords ||
@@ -1391,8 +1416,16 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	j_popped[0] = put_jcc32(&o, JE);
 	x86_64_put(&o, save, sizeof(save));
 	j_full = put_ring_claim(&o, g);
-	put_hit_state(&o, g->off_frame, g->xsave, true,
+	put_hit_state(&o, g->off_frame, g->xsave, false,
 		      g->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, g->off_bases);
+	x86_64_put(&o, ld_area, sizeof(ld_area));
+	j_bare = put_jcc32(&o, JE);
+	x86_64_put(&o, g->xsave ? xsave64 : fxsave64, g->xsave ? sizeof(xsave64) : sizeof(fxsave64));
+	put_magic(&o, g->off_blocks, RET_REC_MAGIC_VALUE);
+	j_magic = put_jcc32(&o, JMP);
+	fix32(&o, j_bare, o.len);
+	put_magic(&o, g->off_blocks, RET_REC_MAGIC_BARE);
+	fix32(&o, j_magic, o.len);
 	x86_64_put(&o, reload, sizeof(reload));
 	put_top(&o);
 	x86_64_put(&o, ld_func, sizeof(ld_func));
@@ -1405,11 +1438,6 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	put_store_r14(&o, false, g->off_blocks + RET_REC_TID);
 	x86_64_put(&o, ld_ret, sizeof(ld_ret));
 	put_store_r14(&o, true, g->off_blocks + RET_REC_RET);
-	x86_64_put8(&o, 0x41);
-	x86_64_put8(&o, 0xc7);
-	x86_64_put8(&o, 0x86);
-	x86_64_put32(&o, g->off_blocks + RET_REC_MAGIC);
-	x86_64_put32(&o, RET_REC_MAGIC_VALUE);
 	x86_64_put(&o, publish, sizeof(publish));
 	put_store_r14(&o, true, g->off_seq);
 	x86_64_put(&o, unsave, sizeof(unsave));

@@ -22,7 +22,16 @@
  * the pc from literals under the condition); Thumb `push {r4, lr}`
  * then `bl`, a window of 6 bytes; literal loads (A32 `ldrsh`, `ldrne`,
  * Thumb `ldr` after a USDT nop, `adr` then `ldrd`) from the pad's
- * literal of the address.  Checks, for 300
+ * literal of the address; the PIC add of the pc, added as immediates at
+ * the pad (A32 `addne r0, r1, pc`, Thumb `add r5, pc`).  Far pads (the
+ * pad 96 MiB away, beyond B and B.W: the site's jump and the way back
+ * literal loads into the pc): A32 add then mov, add then blne, ldrsh
+ * literal then addsne, ldr literal then `add r3, pc, r3` (8 bytes);
+ * Thumb four 16-bit instructions at 0 mod 4 (8 bytes), 16/32/16/16-bit
+ * at 2 mod 4 (10 bytes), nop, ldr literal, two 16-bit and a 32-bit one
+ * at 2 mod 4 (12 bytes, the last 2 a udf at the site), nop, ldr
+ * literal, mov, `add r1, pc`, adds at 2 mod 4 (a USDT site at -O2),
+ * push, adds then bl at 0 mod 4.  Checks, for 300
  * random states each: the run ends at the udf after the site (or at the
  * branch's target, with lr) with every
  * register as the same code gives in place (sp included, the stack
@@ -59,6 +68,7 @@
 #define NW ARM_PAD_FRAME_WORDS
 
 static uint8_t *region;		/* code: site page, pad pages */
+static uint8_t *far_region;	/* the far pads' page */
 static uint8_t *shm;		/* table (256 entries of 1 KiB), ring */
 static uint8_t stack[8192] __attribute__((aligned(8)));
 static int failures, compared;
@@ -76,8 +86,9 @@ struct site {
 	const char *name;
 	bool thumb;
 	unsigned int off;		/* in the site page */
-	uint8_t code[8];
+	uint8_t code[12];
 	unsigned int len;		/* bytes of the window */
+	bool far;			/* the pad 96 MiB away: ldr pc, = at the site */
 };
 
 static const struct site sites[] = {
@@ -94,7 +105,61 @@ static const struct site sites[] = {
 	{ "t16 nop, ldr literal", true, 770, { 0x00, 0xbf, 0x1c, 0x4f }, 4 },
 	/* adr r3, #16; ldrd r0, r1, [pc, #8] */
 	{ "t16 adr, t32 ldrd literal", true, 900, { 0x04, 0xa3, 0xdf, 0xe9, 0x02, 0x01 }, 6 },
+	/* Far pads: the site's jump is a literal load into the pc (8 bytes,
+	 * 10 at a Thumb site 2 mod 4), the way back too. */
+	/* add r0, r0, r1; mov r2, r3 */
+	{ "far a32 add, mov", false, 1024,
+	  { 0x01, 0x00, 0x80, 0xe0, 0x03, 0x20, 0xa0, 0xe1 }, 8, true },
+	/* add r0, r0, r1; blne .+0xfc (to the site + 0x100) */
+	{ "far a32 add, blne", false, 1088,
+	  { 0x01, 0x00, 0x80, 0xe0, 0x3d, 0x00, 0x00, 0x1b }, 8, true },
+	/* ldrsh r3, [pc, #6]; addsne r2, r3, #5 */
+	{ "far a32 ldrsh literal, addsne", false, 1152,
+	  { 0xf6, 0x30, 0xdf, 0xe1, 0x05, 0x20, 0x93, 0x12 }, 8, true },
+	/* add r0, r1; mov r2, r3; adds r4, #1; subs r5, r5, r6 (0 mod 4) */
+	{ "far t16 x4 at 0 mod 4", true, 1216,
+	  { 0x08, 0x44, 0x1a, 0x46, 0x01, 0x34, 0xad, 0x1b }, 8, true },
+	/* add r0, r1; add.w r4, r5, r6, lsl #3; mov r2, r3; adds r4, #1 */
+	{ "far t16, t32, t16 x2 at 2 mod 4", true, 1282,
+	  { 0x08, 0x44, 0x05, 0xeb, 0xc6, 0x04, 0x1a, 0x46, 0x01, 0x34 }, 10, true },
+	/* nop; ldr r7, [pc, #112]; add r0, r1; mov r2, r3; add.w r4, r5, r6,
+	 * lsl #3: 12 bytes (the last 2 a udf at the site) */
+	{ "far nop, ldr literal, t16 x2, t32 at 2 mod 4", true, 1346,
+	  { 0x00, 0xbf, 0x1c, 0x4f, 0x08, 0x44, 0x1a, 0x46, 0x05, 0xeb, 0xc6, 0x04 }, 12,
+	  true },
+	/* The PIC add of the pc, as immediates added at the pad: */
+	/* nop; ldr r1, [pc, #148]; mov r2, r4; add r1, pc; adds r0, #1 (a
+	 * USDT site at -O2, 2 mod 4) */
+	{ "far nop, ldr literal, mov, add pc at 2 mod 4", true, 1474,
+	  { 0x00, 0xbf, 0x25, 0x49, 0x22, 0x46, 0x79, 0x44, 0x01, 0x30 }, 10, true },
+	/* ldr r3, [pc, #164]; add r3, pc, r3 */
+	{ "far a32 ldr literal, add pc", false, 1536,
+	  { 0xa4, 0x30, 0x9f, 0xe5, 0x03, 0x30, 0x8f, 0xe0 }, 8, true },
+	/* addne r0, r1, pc */
+	{ "a32 addne r0, r1, pc", false, 1600, { 0x0f, 0x00, 0x81, 0x10 }, 4 },
+	/* add r5, pc; mov r2, r3 */
+	{ "t16 add r5, pc, mov", true, 1664, { 0x7d, 0x44, 0x1a, 0x46 }, 4 },
+	/* push {r4, lr}; adds r0, #1; bl .+0xfc (to the site + 0x100), 0 mod 4 */
+	{ "far t16 push, adds, t32 bl", true, 1408,
+	  { 0x10, 0xb5, 0x01, 0x30, 0x00, 0xf0, 0x7c, 0xf8 }, 8, true },
 };
+
+static void fill_udf(uint8_t *p, size_t n, bool thumb);
+
+/* The site's jump to the pad, as the agent writes it: B / B.W, or the
+ * far literal load, and 16-bit udfs over the rest of a Thumb window. */
+static int put_jump(const struct site *s, uint8_t *site_page, uint32_t pad)
+{
+	uint32_t at = A(site_page) + s->off;
+	uint64_t pc = at | (s->thumb ? 1 : 0);
+	int m = s->far ? arm_emit_jump_far(site_page + s->off, s->len, pc,
+					   pad | (s->thumb ? 1 : 0))
+		       : arm_emit_jump(site_page + s->off, 4, pc, pad | (s->thumb ? 1 : 0));
+
+	if (m > 0 && (unsigned int)m < s->len)
+		fill_udf(site_page + s->off + m, s->len - (unsigned int)m, s->thumb);
+	return m;
+}
 
 static void fill_udf(uint8_t *p, size_t n, bool thumb)
 {
@@ -158,16 +223,23 @@ static uint32_t build(const struct site *s, uint8_t *site_page, uint8_t *pad_pag
 		goto fail;
 	m = arm_emit_restore_regs(code + n, sizeof(code) - n);
 	n += (size_t)m;
-	m = arm_relocate_window(site_page + s->off, s->len, pc, pc, 4, pad + n,
+	uint8_t jump[16];
+	int jl = s->far ? arm_emit_jump_far(jump, sizeof(jump), pc, pad) : 4;
+	if (s->far && (arm_in_b_reach(at, pad) || arm_in_bw_reach(at, pad))) {
+		printf("ERROR: the far pad of %s is within a branch's reach\n", s->name);
+		exit(99);
+	}
+	m = arm_relocate_window(site_page + s->off, s->len, pc, pc, (size_t)jl, pad + n,
 				code + n, sizeof(code) - n, &inlen);
 	if (m < 0 || inlen != s->len)
 		goto fail;
 	n += (size_t)m;
 	memcpy(pad_page, code, n);
 	/* The site: the jump, as the agent writes it. */
-	if (arm_emit_jump(site_page + s->off, 4, pc, pad | (s->thumb ? 1 : 0)) != 4)
+	if (put_jump(s, site_page, pad) != jl)
 		goto fail;
 	__builtin___clear_cache((char *)region, (char *)region + REGION);
+	__builtin___clear_cache((char *)pad_page, (char *)pad_page + 4 * PAGE);
 	return pad + (uint32_t)trap;
 fail:
 	printf("ERROR: cannot build the pad of %s (%d)\n", s->name, m);
@@ -242,8 +314,7 @@ static void one_site(const struct site *s, uint8_t *site_page, uint8_t *pad_page
 			     "branch's target", &in, &ref, NULL);
 			continue;
 		}
-		arm_emit_jump(site_page + s->off, 4, at | (s->thumb ? 1 : 0),
-			      A(pad_page) | (s->thumb ? 1 : 0));
+		put_jump(s, site_page, A(pad_page));
 		__builtin___clear_cache((char *)site_page, (char *)site_page + PAGE);
 
 		/* Through the pad: NREC records, then the hand-off. */
@@ -407,8 +478,22 @@ int main(void)
 		perror("mmap");
 		return 99;
 	}
-	for (unsigned int i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
-		one_site(&sites[i], region, region + 8 * PAGE);
+	/* The far pads' page: 96 MiB above the sites, beyond B and B.W. */
+	far_region = mmap((void *)((uintptr_t)region + (96u << 20)), 8 * PAGE,
+			  PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	if (far_region == MAP_FAILED) {
+		perror("mmap");
+		return 99;
+	}
+	for (unsigned int i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+		uint8_t *pad_page = sites[i].far ? far_region : region + 8 * PAGE;
+		int before = failures, runs = compared;
+		one_site(&sites[i], region, pad_page);
+		printf("%s: pad at %+lld MiB, %d runs, %d failures\n", sites[i].name,
+		       ((long long)A(pad_page) - (long long)A(region)) >> 20,
+		       compared - runs, failures - before);
+	}
 	mt_ring = mmap(NULL, 4096 + ((size_t)MT_RECORDS << 11), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mt_ring == MAP_FAILED) {

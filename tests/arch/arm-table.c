@@ -1120,6 +1120,184 @@ static void test_pad_window(void **state)
 	assert_int_equal(arm_arch_ops.pad_window_isa_switch, 8);
 }
 
+/*
+ * Far sites: the literal load into the pc at the site (A32 8 bytes,
+ * Thumb 8 at 0 mod 4, 10 at 2 mod 4 with the literal 4-aligned after a
+ * udf), decoded back: the load's literal address holds the pad's.
+ */
+static void test_emit_far(void **state)
+{
+	uint8_t out[16];
+	struct arch_insn back;
+	const struct arm_insn *in;
+	const uint32_t pad = 0x7f001000u;
+
+	(void)state;
+	assert_int_equal(arm_arch_ops.emit_jump_far(out, sizeof(out), BASE, pad), 8);
+	assert_int_equal(w32(out), 0xe51ff004u);		/* ldr pc, [pc, #-4] */
+	assert_int_equal(arm_arch_ops.insn_decode(out, 8, BASE, &back), 0);
+	in = arm_priv(&back);
+	assert_int_equal(in->op, ARM_OP_LDR_LIT);
+	assert_int_equal(in->rt, 15);
+	assert_int_equal(in->target, BASE + 4);
+	assert_int_equal(w32(out + 4), pad);
+	/* Thumb at 0 mod 4: ldr.w pc, [pc, #0]; the pad's Thumb entry */
+	assert_int_equal(arm_arch_ops.emit_jump_far(out, sizeof(out), BASE | 1, pad | 1), 8);
+	assert_int_equal(arm_arch_ops.insn_decode(out, 8, BASE | 1, &back), 0);
+	in = arm_priv(&back);
+	assert_int_equal(in->op, ARM_OP_LDR_LIT);
+	assert_int_equal(in->rt, 15);
+	assert_int_equal(in->target, BASE + 4);
+	assert_int_equal(w32(out + 4), pad | 1);
+	/* Thumb at 2 mod 4: ldr.w pc, [pc, #4]; udf #1; the word at A+6 */
+	assert_int_equal(arm_arch_ops.emit_jump_far(out, sizeof(out), (BASE + 2) | 1,
+						    pad | 1), 10);
+	assert_int_equal(arm_arch_ops.insn_decode(out, 10, (BASE + 2) | 1, &back), 0);
+	in = arm_priv(&back);
+	assert_int_equal(in->op, ARM_OP_LDR_LIT);
+	assert_int_equal(in->rt, 15);
+	assert_int_equal(in->target, BASE + 8);
+	assert_int_equal(in->target & 3, 0);
+	assert_int_equal(out[4] | out[5] << 8, ARM_BKPT_T16);
+	assert_int_equal(w32(out + 6), pad | 1);
+	/* an A32 site off a word; no room */
+	assert_int_equal(arm_arch_ops.emit_jump_far(out, sizeof(out), BASE + 2, pad), -EINVAL);
+	assert_int_equal(arm_arch_ops.emit_jump_far(out, 9, (BASE + 2) | 1, pad), -ENOSPC);
+}
+
+/*
+ * Far windows: two A32 instructions, up to five Thumb ones, the jump
+ * back a literal load when the pad is beyond B / B.W; a branch into the
+ * window, or a table branch in the function, refuses it; a branch must
+ * be the window's last instruction.
+ */
+static void test_pad_window_far(void **state)
+{
+	uint8_t out[128];
+	size_t inlen = 0;
+	struct arch_insn back;
+	const uint64_t far = BASE + 0x4000000;		/* 64 MiB: beyond B */
+	int n;
+	/* add r0, r0, r1; mov r2, r3; bx lr */
+	static const uint8_t a32[] = { 0x01, 0x00, 0x80, 0xe0, 0x03, 0x20, 0xa0, 0xe1,
+				       0x1e, 0xff, 0x2f, 0xe1 };
+	/* add r0, r0, r1; mov r2, r3; b <the mov> */
+	static const uint8_t a32b[] = { 0x01, 0x00, 0x80, 0xe0, 0x03, 0x20, 0xa0, 0xe1,
+					0xfd, 0xff, 0xff, 0xea };
+	/* add r0, r0, r1; bl BASE+0x100; ldr r1, [pc, r2] */
+	static const uint8_t a32bl[] = { 0x01, 0x00, 0x80, 0xe0, 0x3d, 0x00, 0x00, 0xeb,
+					 0x02, 0x10, 0x9f, 0xe7 };
+	/* adds r0, #1; mov r2, r3; add r0, r1; nop; add.w r4, r5, r6, lsl #3;
+	 * bx lr */
+	static const uint8_t t[] = { 0x01, 0x30, 0x1a, 0x46, 0x08, 0x44, 0x00, 0xbf,
+				     0x05, 0xeb, 0xc6, 0x04, 0x70, 0x47 };
+	/* add r0, r1; mov r2, r3; tbb [pc, r0] */
+	static const uint8_t ttbb[] = { 0x08, 0x44, 0x1a, 0x46, 0xdf, 0xe8, 0x00, 0xf0 };
+	(void)state;
+
+	n = arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE, 8, far, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(inlen, 8);
+	assert_int_equal(n, 16);
+	assert_int_equal(w32(out), 0xe0800001u);
+	assert_int_equal(w32(out + 4), 0xe1a02003u);
+	assert_int_equal(w32(out + 8), 0xe51ff004u);		/* ldr pc, =BASE+8 */
+	assert_int_equal(w32(out + 12), BASE + 8);
+	/* near the pad, the jump back is a B */
+	n = arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE, 8, BASE + 0x1000,
+					 out, sizeof(out), &inlen);
+	assert_int_equal(n, 12);
+	assert_int_equal(arm_arch_ops.insn_decode(out + 8, 4, BASE + 0x1008, &back), 0);
+	assert_int_equal(arm_priv(&back)->target, BASE + 8);
+	/* the second instruction is a branch's target */
+	assert_int_equal(arm_arch_ops.relocate_window(a32b, sizeof(a32b), BASE, BASE, 8, far,
+						      out, sizeof(out), &inlen), -EXDEV);
+	/* ... which a near window (the first alone) does not mind */
+	assert_int_equal(arm_arch_ops.relocate_window(a32b, sizeof(a32b), BASE, BASE, 4, far,
+						      out, sizeof(out), &inlen), 12);
+	/* add; bl: the bl last, lr and the pc from literals */
+	n = arm_arch_ops.relocate_window(a32bl, sizeof(a32bl), BASE, BASE, 8, far, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(inlen, 8);
+	assert_int_equal(n, 20);
+	assert_int_equal(w32(out), 0xe0800001u);
+	assert_int_equal(w32(out + 4), 0xe59fe000u);		/* ldr lr, [pc] */
+	assert_int_equal(w32(out + 8), 0xe59ff000u);		/* ldr pc, [pc] */
+	assert_int_equal(w32(out + 12), BASE + 8);		/* the return */
+	assert_int_equal(w32(out + 16), BASE + 0x100);		/* the bl's target */
+	/* bl first: the instruction after it would not run */
+	assert_int_equal(arm_arch_ops.relocate_window(a32bl, sizeof(a32bl), BASE, BASE + 4, 8,
+						      far, out, sizeof(out), &inlen), -EILSEQ);
+	/* the function ends first; an A32 length off a word */
+	assert_int_equal(arm_arch_ops.relocate_window(a32, 4, BASE, BASE, 8, far, out,
+						      sizeof(out), &inlen), -ERANGE);
+	assert_int_equal(arm_arch_ops.relocate_window(a32, sizeof(a32), BASE, BASE, 10, far,
+						      out, sizeof(out), &inlen), -ERANGE);
+
+	/* Thumb at 0 mod 4: adds; mov; add; nop (left out) */
+	n = arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, BASE | 1, 8, far, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(inlen, 8);
+	assert_int_equal(w32(out), 0xe51ff004u);		/* the switch */
+	assert_int_equal(w32(out + 4), (uint32_t)(far + 8) | 1);
+	assert_int_equal(w32(out + 8), 0x461a3001u);
+	assert_int_equal(out[12] | out[13] << 8, 0x4408);
+	assert_int_equal(out[14] | out[15] << 8, 0xbf00);	/* to the literal's word */
+	assert_int_equal(out[16] | out[17] << 8, 0xf8df);	/* ldr.w pc, [pc, #0] */
+	assert_int_equal(out[18] | out[19] << 8, 0xf000);
+	assert_int_equal(w32(out + 20), (BASE + 8) | 1);
+	assert_int_equal(n, 24);
+	/* 10 bytes from 0 mod 4: the add.w reaches 12 */
+	n = arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, BASE | 1, 10, far, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(inlen, 12);
+	assert_int_equal(out[14] | out[15] << 8, 0xeb05);
+	assert_int_equal(out[16] | out[17] << 8, 0x04c6);
+	assert_int_equal(w32(out + n - 4), (BASE + 12) | 1);
+	/* Thumb at 2 mod 4, 10 bytes: mov; add; nop; add.w */
+	n = arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, (BASE + 2) | 1, 10, far,
+					 out, sizeof(out), &inlen);
+	assert_int_equal(inlen, 10);
+	assert_int_equal(w32(out + n - 4), (BASE + 12) | 1);
+	/* bx lr would be in a window from the add.w on */
+	assert_int_equal(arm_arch_ops.relocate_window(t, sizeof(t), BASE | 1, (BASE + 8) | 1,
+						      8, far, out, sizeof(out), &inlen),
+			 -EILSEQ);
+	/* The PIC add: Thumb add r1, pc at BASE+2 (r1 += BASE+6) as
+	 * addw r1, r1, #6; add.w r1, r1, #0x10000; then mov r2, r3 */
+	static const uint8_t tpic[] = { 0x00, 0xbf, 0x79, 0x44, 0x1a, 0x46, 0x70, 0x47 };
+	n = arm_arch_ops.relocate_window(tpic, sizeof(tpic), BASE | 1, (BASE + 2) | 1, 4,
+					 BASE + 0x1000, out, sizeof(out), &inlen);
+	assert_int_equal(inlen, 4);
+	assert_int_equal(out[8] | out[9] << 8, 0xf201);
+	assert_int_equal(out[10] | out[11] << 8, 0x0106);
+	assert_int_equal(out[12] | out[13] << 8, 0xf501);	/* #0x80 ror 23 */
+	assert_int_equal(out[14] | out[15] << 8, 0x3180);
+	assert_int_equal(out[16] | out[17] << 8, 0x461a);
+	/* A32 add r3, pc, r3 (r3 += BASE+8): add r3, r3, #8 (2 ror 30);
+	 * add r3, r3, #0x10000 */
+	static const uint8_t apic[] = { 0x03, 0x30, 0x8f, 0xe0, 0x1e, 0xff, 0x2f, 0xe1 };
+	n = arm_arch_ops.relocate_window(apic, sizeof(apic), BASE, BASE, 4, far, out,
+					 sizeof(out), &inlen);
+	assert_int_equal(n, 16);
+	assert_int_equal(w32(out), 0xe2833f02u);
+	assert_int_equal(w32(out + 4), 0xe2833801u);
+	/* with S, or a shift, it stays out */
+	static const uint8_t apics[] = { 0x03, 0x30, 0x9f, 0xe0 };	/* adds r3, pc, r3 */
+	assert_int_equal(arm_arch_ops.relocate_window(apics, 4, BASE, BASE, 4, far, out,
+						      sizeof(out), &inlen), -EILSEQ);
+	static const uint8_t apicl[] = { 0x03, 0x31, 0x8f, 0xe0 };	/* add r3, pc, r3, lsl #2 */
+	assert_int_equal(arm_arch_ops.relocate_window(apicl, 4, BASE, BASE, 4, far, out,
+						      sizeof(out), &inlen), -EILSEQ);
+	/* a table branch in the function: its targets are unknown */
+	assert_int_equal(arm_arch_ops.relocate_window(ttbb, sizeof(ttbb), BASE | 1, BASE | 1,
+						      4, far, out, sizeof(out), &inlen),
+			 -EXDEV);
+	assert_int_equal(arm_arch_ops.relocate_window(ttbb, sizeof(ttbb), BASE | 1,
+						      (BASE + 4) | 1, 4, far, out,
+						      sizeof(out), &inlen), -EILSEQ);
+}
+
 /* Stepping out of a pad: the claims' ldrex / strex rewind, the Thumb
  * entry's bx pc is done by hand, the rest steps. */
 static void test_pad_step(void **state)
@@ -1290,6 +1468,8 @@ int main(void)
 		cmocka_unit_test(test_pad_save_restore),
 		cmocka_unit_test(test_pad_collect_handoff),
 		cmocka_unit_test(test_pad_window),
+		cmocka_unit_test(test_emit_far),
+		cmocka_unit_test(test_pad_window_far),
 		cmocka_unit_test(test_pad_step),
 		cmocka_unit_test(test_breakpoints),
 		cmocka_unit_test(test_follows_call),

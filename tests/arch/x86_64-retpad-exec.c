@@ -18,7 +18,10 @@
  * pos + 1: written; then seq = pos + nrecords) and checks each record:
  * pc field = the trampoline, descriptor magic, real return address, the
  * function's tag, TSC ticks > 0, the tid, and rax = what the function
- * returned (rdi = its argument, kept by the callee).
+ * returned (rdi = its argument, kept by the callee).  Every case runs
+ * with the area's RET_PAD_IMAGE off (records without the x87/SSE image:
+ * magic "RETB") and on (magic "RETN", the image's MXCSR the thread's,
+ * which the child sets to round up first so that it is not the default).
  *
  * Cases, each in a child under an alarm (a crash or a hang fails it):
  *   values      f(i) for 100 i: returns correct, one record each
@@ -74,7 +77,7 @@ static int failures;
 static uint8_t *area, *ring, *code;
 static unsigned int nrecords;
 static uint64_t tramp, ring_pos;
-static bool use_fsgsbase, use_xsave;
+static bool use_fsgsbase, use_xsave, use_image;
 static volatile long traps;
 
 typedef long (*fn_t)(long);
@@ -159,6 +162,7 @@ static void setup(unsigned int records)
 		exit(77);
 	}
 	*(uint64_t *)(area + RET_PAD_ON) = 1;
+	*(uint64_t *)(area + RET_PAD_IMAGE) = use_image;
 	for (unsigned int i = 0; i < records; i++)
 		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
 	tramp = (uint64_t)code;
@@ -179,8 +183,16 @@ static void setup(unsigned int records)
 
 struct rec {
 	uint64_t rax, rdi, pc, tag, ticks, ret;
-	uint32_t tid, magic;
+	uint32_t tid, magic, mxcsr;
 };
+
+static uint32_t mxcsr_now(void)
+{
+	uint32_t v;
+
+	__asm__ volatile("stmxcsr %0" : "=m"(v));
+	return v;
+}
 
 /* The next record, as the agent's drain takes it; false: none yet. */
 static bool take(struct rec *out)
@@ -201,6 +213,7 @@ static bool take(struct rec *out)
 	memcpy(&out->tid, d + RET_REC_TID, 4);
 	memcpy(&out->magic, d + RET_REC_MAGIC, 4);
 	memcpy(&out->ret, d + RET_REC_RET, 8);
+	memcpy(&out->mxcsr, rec + 24, 4);	/* FXSAVE and XSAVE alike */
 	__atomic_store_n(seq, ring_pos + nrecords, __ATOMIC_RELEASE);
 	ring_pos++;
 	return true;
@@ -208,13 +221,18 @@ static bool take(struct rec *out)
 
 static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t rax)
 {
-	if (x->pc != tramp || x->magic != RET_REC_MAGIC_VALUE || x->tag != tag ||
-	    x->rax != rax || !x->ticks || x->tid != (uint32_t)gettid())
-		fail("%s: record pc %#llx magic %#x tag %#llx rax %lld ticks %llu tid %u; "
-		     "want tag %#llx rax %lld", c, (unsigned long long)x->pc, x->magic,
+	uint32_t magic = use_image ? RET_REC_MAGIC_VALUE : RET_REC_MAGIC_BARE;
+
+	if (x->pc != tramp || x->magic != magic || x->tag != tag ||
+	    x->rax != rax || !x->ticks || x->tid != (uint32_t)gettid() ||
+	    (use_image && x->mxcsr != mxcsr_now()))
+		fail("%s: record pc %#llx magic %#x tag %#llx rax %lld ticks %llu tid %u "
+		     "mxcsr %#x; want magic %#x tag %#llx rax %lld mxcsr %#x", c,
+		     (unsigned long long)x->pc, x->magic,
 		     (unsigned long long)x->tag, (long long)x->rax,
-		     (unsigned long long)x->ticks, x->tid, (unsigned long long)tag,
-		     (long long)rax);
+		     (unsigned long long)x->ticks, x->tid, x->mxcsr, magic,
+		     (unsigned long long)tag, (long long)rax,
+		     use_image ? mxcsr_now() : x->mxcsr);
 }
 
 /* The calling thread's depth in the area (its slot found by its key). */
@@ -402,6 +420,9 @@ static int run(const char *name, void (*fn)(void), unsigned int records)
 	int st;
 
 	if (pid == 0) {
+		uint32_t up = 0x5f80;	/* all masked, round up */
+
+		__asm__ volatile("ldmxcsr %0" : : "m"(up));
 		alarm(180);
 		setup(records);
 		fn();
@@ -412,7 +433,8 @@ static int run(const char *name, void (*fn)(void), unsigned int records)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
 		return 77;
 	bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	printf("%s: %s%s", ok ? "ok" : "FAIL", name, use_fsgsbase ? " (rdfsbase)" : " (%fs:0)");
+	printf("%s: %s%s%s", ok ? "ok" : "FAIL", name, use_fsgsbase ? " (rdfsbase)" : " (%fs:0)",
+	       use_image ? " (image)" : "");
 	if (WIFSIGNALED(st))
 		printf(": killed by signal %d%s", WTERMSIG(st),
 		       WTERMSIG(st) == SIGALRM ? " (timeout)" : "");
@@ -459,7 +481,8 @@ static void bench(void)
 	printf("return probe, %s, %s: %.1f ns per call through the pad and the "
 	       "trampoline, %.1f ns plain: %.1f ns more\n",
 	       use_fsgsbase ? "rdfsbase" : "%fs:0 (bases by arch_prctl)",
-	       use_xsave ? "xsave" : "fxsave", best_p, best_u, best_p - best_u);
+	       !use_image ? "no image" : use_xsave ? "xsave" : "fxsave",
+	       best_p, best_u, best_p - best_u);
 	exit(0);
 }
 
@@ -486,9 +509,12 @@ int main(int argc, char **argv)
 	bool fsgs = getauxval(AT_HWCAP2) & 2;
 	if (argc > 1 && !strcmp(argv[1], "--bench")) {
 		/* xsave faults where the OS did not enable it: its own child. */
-		for (int v = 0; v < 4; v++) {
+		for (int v = 0; v < 8; v++) {
 			use_fsgsbase = v & 1;
 			use_xsave = v & 2;
+			use_image = v & 4;
+			if (use_xsave && !use_image)
+				continue;	/* the same code as fxsave's */
 			if (use_fsgsbase && !fsgs)
 				continue;
 			pid_t pid = fork();
@@ -503,8 +529,9 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	for (int v = 0; v < (fsgs ? 2 : 1); v++) {
-		use_fsgsbase = v;
+	for (int v = 0; v < (fsgs ? 4 : 2); v++) {
+		use_fsgsbase = v & 1;
+		use_image = v & 2;
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			r = run(cases[i].name, cases[i].fn, cases[i].records);
 			if (r == 77 || r == 99)

@@ -76,16 +76,18 @@ EOF
 # agent is SIGKILLed at random moments while keeptarget's 8 threads hit
 # tracepoints at leaf's, bump's and work's entries and at work's `bl
 # leaf`, with return probes on work and leaf (but with while-stepping),
-# under step, boost, emulate and auto, started by the agent, attached
+# under step, boost, emulate, auto and far pads, started by the agent, attached
 # to, and started with a while-stepping action on work's entry (which
 # steps in software: temporary breakpoints the keeper must take out
 # too).  The keeper must leave the program running on to its untraced
 # result and exit status 7, its text the file's.  keepguest runs each
 # kill in the guest ($run/keeper/ISA, one folder per build); on the
 # host, gdb-multiarch sets the tracepoints (keeper_chaos_run in
-# armhf-cases.sh).  KEEPER_KILLS (default 12 per build: each mode with
-# each strategy once) and KEEPER_SEED (default 1) choose the kills and
-# their delays; KEEPER_NO_KEEPER=1 runs the agents with
+# armhf-cases.sh).  KEEPER_STRATEGIES (default "step boost emulate auto
+# pad-far": pad-far is pad with every pad beyond B / B.W's reach,
+# PROBE_AGENT_FAR_PADS=1), KEEPER_KILLS (default 3 per strategy and
+# build: each mode with each strategy once) and KEEPER_SEED (default 1)
+# choose the kills and their delays; KEEPER_NO_KEEPER=1 runs the agents with
 # PROBE_AGENT_NO_KEEPER=1, which must fail.
 keeper_chaos_prepare() {
 	"$triplet-gcc" -O2 -static -o "$run/keepguest" "$srcdir/tests/cross/keepguest.c" ||
@@ -113,7 +115,8 @@ keeper_chaos_prepare() {
 		echo "$probes" >"$kdir/probes"
 		# The plan: the executable segment (ELF32), then one line per
 		# kill (n, mode, strategy, delay in microseconds).
-		python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-12}" "${KEEPER_SEED:-1}" "$isa" \
+		python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-0}" "${KEEPER_SEED:-1}" "$isa" \
+			"${KEEPER_STRATEGIES:-step boost emulate auto pad-far}" \
 			>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case ($isa)"
 import random, struct, sys
 data = open(sys.argv[1], "rb").read()
@@ -127,9 +130,14 @@ for i in range(phnum):
         break
 kills, seed = int(sys.argv[2]), int(sys.argv[3])
 salt = 0 if sys.argv[4] == "thumb" else 7919
+strategies = sys.argv[5].split()
+for s in strategies:
+    if s not in ("step", "boost", "emulate", "pad", "auto", "pad-far"):
+        sys.exit("KEEPER_STRATEGIES: '%s' is not one of step boost emulate pad auto pad-far" % s)
+kills = kills or 3 * len(strategies)
 for n in range(kills):
-    strategy = ("step", "boost", "emulate", "auto")[n % 4]
-    mode = ("started", "attached", "while-stepping")[n // 4 % 3]
+    strategy = strategies[n % len(strategies)]
+    mode = ("started", "attached", "while-stepping")[n // len(strategies) % 3]
     delay = random.Random(seed * 100003 + salt + n).randint(0, 250000)
     print("kill %d %s %s %d" % (n, mode, strategy, delay))
 PY
@@ -140,8 +148,10 @@ taddr=\$1 toff=\$2 tlen=\$3
 /mnt/keepguest . -1 plain - 0 \$taddr \$toff \$tlen /mnt/probe-agent ./keeptarget 4000 ||
 	echo "guest: keepguest plain ($isa) failed"
 sed -n 's/^kill //p' plan | while read n mode strategy delay; do
-	/mnt/keepguest . \$n \$mode --tp-strategy=\$strategy \$delay \$taddr \$toff \$tlen \\
-		/mnt/probe-agent ./keeptarget 4000
+	far=
+	[ "\$strategy" != pad-far ] || far=1 strategy=pad
+	PROBE_AGENT_FAR_PADS=\$far /mnt/keepguest . \$n \$mode --tp-strategy=\$strategy \$delay \\
+		\$taddr \$toff \$tlen /mnt/probe-agent ./keeptarget 4000
 done
 echo "guest: keeper chaos ($isa) done"
 EOF

@@ -403,19 +403,26 @@ armhf_trace_cases() {
 	# pad under pad and auto; the bl by a pad under pad and auto (its
 	# window loads lr and the pc), as the arch classes it otherwise.  A
 	# pad records the hit in the process (registers only): no stop.
+	# Under pad-far every pad lies beyond B / B.W's reach: square's entry
+	# gets a far pad (the site a literal load into the pc over its first
+	# instructions); the bl would be the first of its far window and
+	# leave the next unrun, so it keeps its breakpoint and is simulated.
 	case $strat in
 	step|boost) want_sq=$strat want_bl='[a-z]*' ;;
 	emulate) want_sq=boost want_bl='[a-z]*' ;;
+	pad-far) want_sq=pad want_bl=emulate ;;
 	*) want_sq=pad want_bl=pad ;;
 	esac
 	pad_rx='pad (jump over [46] bytes to 0x[0-9a-f]*; collects in the process, no stop)'
+	[ "$strat" != pad-far ] ||
+		pad_rx='pad (far jump over \(8\|10\|12\) bytes to 0x[0-9a-f]*; collects in the process, no stop)'
 	sq_by=$(sed -n "s/^process [0-9]* $square \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
 	bl_by=$(sed -n "s/^process [0-9]* $bl \([a-z]*\) (.*/\1/p" "$out" | head -n 1)
 	if [ -n "$square" ] && [ -n "$sq_by" ] && [ -n "$bl_by" ] &&
 	   expr "$sq_by" : "$want_sq\$" >/dev/null && expr "$bl_by" : "$want_bl\$" >/dev/null &&
 	   { [ "$want_sq" != pad ] ||
 	     { grep -q "^process [0-9]* $square $pad_rx" "$out" &&
-	       grep -q "^process [0-9]* $bl $pad_rx" "$out"; }; }; then
+	       { [ "$want_bl" != pad ] || grep -q "^process [0-9]* $bl $pad_rx" "$out"; }; }; }; then
 		ok "tracepoints ($strat)$lbl: square's entry runs by $sq_by, the bl by $bl_by"
 	else
 		not_ok "tracepoints ($strat)$lbl: strategies (want square's entry by $want_sq$([ "$want_bl" = pad ] && echo ", the bl by pad, collecting in the process"))" \
@@ -424,15 +431,34 @@ armhf_trace_cases() {
 	# At the checkpoint, past both hits: a pad's hit never stopped the
 	# thread; the others' stopped it once.
 	case $strat in
-	pad|auto) want_stops=0 ;;
-	*) want_stops=1 ;;
+	pad|auto) want_stops="0 0" ;;
+	pad-far) want_stops="0 1" ;;
+	*) want_stops="1 1" ;;
 	esac
-	stops=$(sed -n "s/^process [0-9]* \($square\|$bl\) .*; hits: \([0-9]*\) stopped.*/\2/p" "$out" |
-		tail -n 2 | tr '\n' ' ')
-	if [ -n "$square" ] && [ "$stops" = "$want_stops $want_stops " ]; then
-		ok "tracepoints ($strat)$lbl: the hits stopped the thread $want_stops time(s) at each probe"
+	stops="$(sed -n "s/^process [0-9]* $square .*; hits: \([0-9]*\) stopped.*/\1/p" "$out" |
+		tail -n 1) $(sed -n "s/^process [0-9]* $bl .*; hits: \([0-9]*\) stopped.*/\1/p" "$out" |
+		tail -n 1)"
+	if [ -n "$square" ] && [ "$stops" = "$want_stops" ]; then
+		ok "tracepoints ($strat)$lbl: the hits stopped the thread ${want_stops% *} time(s) at square's entry, ${want_stops#* } at the bl"
 	else
-		not_ok "tracepoints ($strat)$lbl: stops per probe" "want $want_stops each, got '$stops'"
+		not_ok "tracepoints ($strat)$lbl: stops per probe" "want '$want_stops' (square, bl), got '$stops'"
+	fi
+	# A far pad: its address beyond B's 32 MiB from the site.
+	if [ "$strat" = pad-far ]; then
+		far_at=$(sed -n "s/^process [0-9]* $square pad (far jump over \([0-9]*\) bytes to \(0x[0-9a-f]*\);.*/\1 \2/p" \
+			"$out" | tail -n 1)
+		far_len=${far_at% *} far_to=${far_at#* }
+		if [ -n "$far_at" ] && [ -n "$square" ]; then
+			far_d=$((far_to - square))
+			[ "$far_d" -ge 0 ] || far_d=$((-far_d))
+		else
+			far_d=0
+		fi
+		if [ "$far_d" -ge $((32 << 20)) ]; then
+			ok "far pad ($strat)$lbl: square's entry loads the pc over $far_len bytes, its pad $((far_d >> 20)) MiB away"
+		else
+			not_ok "far pad ($strat)$lbl: square's pad beyond B's reach" "got '$far_at' for $square"
+		fi
 	fi
 	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
 	[ "$strat" != pad ] || armhf_pad_settle_case "$strat"

@@ -53,8 +53,10 @@
 # CROSS_THREADS_RUNS=N (default 3) runs the threads case N times;
 # CROSS_KEEPER_ONLY=1 (armhf) runs the keeper's chaos case alone (each
 # agent starts and exits without its cases);
-# CROSS_STRATEGIES (default "step boost emulate pad auto") chooses the
-# agent's tracepoint strategies, in order (a subset to iterate on one).
+# CROSS_STRATEGIES (default "step boost emulate pad auto", and on armhf
+# pad-far after pad) chooses the agent's tracepoint strategies, in order
+# (a subset to iterate on one); pad-far (armhf) is pad with every pad
+# placed beyond B / B.W's reach (PROBE_AGENT_FAR_PADS=1): far jump pads.
 set -eu
 arch=${1:-${ARCH:-aarch64}}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -142,11 +144,16 @@ if [ "$with_agent" = 1 ]; then
 	if [ "$quick" = 1 ]; then
 		strategies="$strategies step"
 	else
-		agent_strategies=${CROSS_STRATEGIES:-step boost emulate pad auto}
+		case $arch in
+		armhf) agent_strategies=${CROSS_STRATEGIES:-step boost emulate pad pad-far auto} ;;
+		*) agent_strategies=${CROSS_STRATEGIES:-step boost emulate pad auto} ;;
+		esac
 		for s in $agent_strategies; do
 			case $s in
 			step|boost|emulate|pad|auto) ;;
-			*) fail99 "CROSS_STRATEGIES: '$s' is not one of step boost emulate pad auto" ;;
+			pad-far) [ "$arch" = armhf ] ||
+				fail99 "CROSS_STRATEGIES: pad-far is armhf's (no far pads on $arch)" ;;
+			*) fail99 "CROSS_STRATEGIES: '$s' is not one of step boost emulate pad pad-far auto" ;;
 			esac
 		done
 		strategies="$strategies $agent_strategies"

@@ -160,6 +160,11 @@ for s in $(cat /mnt/strategies); do
 		/mnt/lib/LD_SO --library-path /mnt/lib /mnt/gdbserver --multi 0.0.0.0:1234 \
 			>/mnt/agent-$s.log 2>&1
 		echo "guest: gdbserver exited with $?" ;;
+	pad-far)
+		# pad, every pad beyond B / B.W's reach (armhf: far pads)
+		PROBE_AGENT_FAR_PADS=1 ./probe-agent --multi --tp-strategy=pad --debug=pad \
+			0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
+		echo "guest: probe-agent --tp-strategy=pad (far pads) exited with $?" ;;
 	*)
 		./probe-agent --multi --tp-strategy=$s --debug=pad 0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
 		echo "guest: probe-agent --tp-strategy=$s exited with $?" ;;

@@ -6,6 +6,7 @@ program printed (rectarget.c's ground truth).
   reccheck.py cond DUMP.jsonl GROUND EXPR    compute frames == ground lines
                                              where EXPR(a, b) holds
   reccheck.py threads DUMP.jsonl GROUND      every call once, with its thread
+  reccheck.py ordered DUMP.jsonl GROUND      each thread's frames in call order
   reccheck.py subset DUMP.jsonl GROUND B     frames are calls with arg1 == B
   reccheck.py count DUMP.jsonl PROBE N       exactly N frames of PROBE
   reccheck.py regs DUMP.jsonl GROUND ADDR    rdi/rsi/rip of compute frames
@@ -102,6 +103,19 @@ def main():
                  % (len(got), len(want), sorted(missing)[:5], sorted(extra)[:5]))
         print("%d frames from %d threads match the calls"
               % (len(got), len(set(w[2] for w in want))))
+        return
+    if mode == "ordered":
+        # rectarget threads: each thread's frames in the file in the
+        # order of its calls (arg0 = thread * 100000 + i).
+        last = {}
+        for f in frames_of(frames, "compute"):
+            v = f["values"]
+            t = v.get("probe_thread")
+            if t in last and v["arg0"] <= last[t]:
+                fail("frame %d: compute(%d) of thread %s after compute(%d)"
+                     % (f["frame"], v["arg0"], t, last[t]))
+            last[t] = v["arg0"]
+        print("the frames of %d threads are in call order" % len(last))
         return
     if mode == "subset":
         b = int(sys.argv[4])

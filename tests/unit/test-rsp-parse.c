@@ -412,6 +412,11 @@ static bool describe_trace_run(const struct rsp_request *req, struct text *t)
 	case RSP_REQ_RELOC_INSN:
 		add(t, " len=%" PRIx64, req->u.reloc_len);
 		break;
+	case RSP_REQ_PROBE_FILE:
+		add(t, " off=%" PRIx64 " dev=%" PRIx64 " ino=%" PRIx64 " path=[%s]",
+		    req->u.probe_file.offset, req->u.probe_file.dev,
+		    req->u.probe_file.ino, req->u.probe_file.path);
+		break;
 	case RSP_REQ_PROBE_PENDING:
 		add(t, " n=%u addr=%" PRIx64 " off=%" PRIx64 " sym=[%s] lib=[%s]",
 		    req->u.pending.number, req->u.pending.addr,
@@ -712,6 +717,9 @@ static const struct row valid_rows[] = {
 	  "QTSave str=[/tmp/rsp/trace-remote.tf]"),
 	R("qRelocInsn:6", "qRelocInsn len=6"),
 	R("qprobe.frames:3ff0", "qprobe.frames max=3ff0"),
+	R("Qprobe.file:1a3f;fd01;8c2d1;2f746d702f782e7466696c65",
+	  "Qprobe.file off=1a3f dev=fd01 ino=8c2d1 path=[/tmp/x.tfile]"),
+	R("qprobe.fwrite", "qprobe.fwrite"),
 	R("Qprobe.fullwait:1", "Qprobe.fullwait flag=1"),
 	R("Qprobe.fullwait:0", "Qprobe.fullwait flag=0"),
 	R("Qprobe.detachonclose:1", "Qprobe.detachonclose flag=1"),
@@ -983,6 +991,9 @@ static const struct row invalid_rows[] = {
 	R("QTFrame:-2", "invalid"),
 	R("qTBuffer:0", "invalid"),
 	R("qprobe.frames:", "invalid"),
+	R("Qprobe.file:1a3f;fd01;8c2d1;", "invalid"),	/* no path */
+	R("Qprobe.file:1a3f;fd01;2f78", "invalid"),	/* no inode */
+	R("Qprobe.file:1a3f;fd01;8c2d1;2f7", "invalid"),	/* odd hex */
 	R("Qprobe.pending:1:1139:0::", "invalid"),	/* no library */
 	R("Qprobe.pending:1:1139:0:6c", "invalid"),	/* one field short */
 	R("Qprobe.pending:1:1139:0:6:6c", "invalid"),	/* odd hex */

@@ -295,6 +295,53 @@ static void test_consume(void **state)
 	tbuf_free(&tb);
 }
 
+/* The committed frames as pieces, one or two (wrapped), oldest first,
+ * and emptied in one step, the next frame from offset 0. */
+static void test_spans(void **state)
+{
+	struct tbuf tb;
+	struct tbuf_span span[2];
+	int16_t tp;
+	uint32_t size;
+
+	assert_int_equal(tbuf_init(&tb, 200, REGS), 0);
+	assert_int_equal(tbuf_spans(&tb, span), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(add_frame(&tb, i + 1, 0x1000, 0x2000, i), 0);
+	assert_int_equal(tbuf_spans(&tb, span), 1);
+	assert_ptr_equal(span[0].data, tb.data);
+	assert_int_equal(span[0].len, 3 * FRAME51);
+	/* Two consumed, two more: the buffer wraps, the oldest frame (3)
+	 * is the upper piece, frames 4 and 5 the lower one. */
+	assert_int_equal(tbuf_consume(&tb, 2), 2);
+	assert_int_equal(add_frame(&tb, 4, 0x1000, 0x2000, 3), 0);
+	assert_int_equal(add_frame(&tb, 5, 0x1000, 0x2000, 4), 0);
+	assert_true(tb.wrapped);
+	assert_int_equal(tbuf_spans(&tb, span), 2);
+	assert_int_equal(span[0].len, FRAME51);
+	memcpy(&tp, span[0].data, 2);
+	memcpy(&size, span[0].data + 2, 4);
+	assert_int_equal(tp, 3);
+	assert_int_equal(size + 6, FRAME51);
+	assert_ptr_equal(span[1].data, tb.data);
+	assert_int_equal(span[1].len, 2 * FRAME51);
+	memcpy(&tp, span[1].data, 2);
+	assert_int_equal(tp, 4);
+	memcpy(&tp, span[1].data + FRAME51, 2);
+	assert_int_equal(tp, 5);
+	tbuf_consume_all(&tb);
+	assert_int_equal(tb.frames, 0);
+	assert_int_equal(tb.consumed, 5);
+	assert_false(tb.wrapped);
+	assert_int_equal(tbuf_free_bytes(&tb), 200);
+	assert_int_equal(tbuf_spans(&tb, span), 0);
+	assert_int_equal(add_frame(&tb, 6, 0x1000, 0x2000, 5), 0);
+	assert_int_equal(tbuf_spans(&tb, span), 1);
+	assert_ptr_equal(span[0].data, tb.data);
+	assert_int_equal(span[0].len, FRAME51);
+	tbuf_free(&tb);
+}
+
 /* Growing keeps every frame, in order, from a wrapped buffer too, and
  * the room it adds takes new frames. */
 static void test_grow(void **state)
@@ -586,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_mem_split),
 		cmocka_unit_test(test_linear_full),
 		cmocka_unit_test(test_consume),
+		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_circular_wrap),
 		cmocka_unit_test(test_circular_varied),

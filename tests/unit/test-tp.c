@@ -453,6 +453,13 @@ static void test_init_clears(void **state)
 	assert_int_equal(feed(&s, "QTDV:1:0000000000000000:0:74726163655f74696d657374616d70"), 0);
 	assert_true(tsv_find(&s, 1)->builtin);
 	assert_int_equal(feed(&s, "QTDV:5:fffffffffffffffb:0:6d"), 0);
+	/* Numbers with gaps, and dense ones (found by their place). */
+	assert_null(tsv_find(&s, 2));
+	assert_int_equal(feed(&s, "QTDV:2:7:0:6e"), 0);
+	assert_int_equal(tsv_find(&s, 2)->initial, 7);
+	assert_null(tsv_find(&s, 3));
+	assert_null(tsv_find(&s, 0));
+	assert_int_equal(tsv_find(&s, 5)->number, 5);
 	t = tsv_find(&s, 5);
 	t->value = 99;
 	tp_store_start_run(&s);

@@ -19,6 +19,7 @@
 
 #include "agent/xol-place.h"
 #include "arch/aarch64/aarch64.h"
+#include "arch/arm/arm.h"
 
 #define AREA 4096ull
 #define MIB (1ull << 20)
@@ -180,6 +181,45 @@ static void test_top(void **state)
 	assert_int_equal(place(&x86_64_arch_ops, full, 1, 0x400000), 0);
 }
 
+/*
+ * A far pad's area on 32-bit ARM (xol_place_far): anywhere, the nearest
+ * free place; beyond (PROBE_AGENT_FAR_PADS), every byte XOL_FAR_MIN away
+ * from the probe, so neither B nor B.W reaches it; never above the 3 GiB
+ * user space.
+ */
+static void test_far(void **state)
+{
+	/* a static program at 0x10000, its heap, a stack below 3 GiB */
+	static const struct xol_map_range m[] = {
+		{ 0x10000, 0x90000 }, { 0xa0000, 0x200000 }, { 0xbefdf000, 0xbf000000 },
+		{ 0xffff0000, 0xffff1000 },
+	};
+	static const struct xol_map_range busy[] = {
+		{ 0x10000, 0x90000 }, { 0x90000, 0xbf000000 },
+	};
+	const uint64_t near = 0x12340;
+	uint64_t at;
+
+	(void)state;
+	/* anywhere: the gap right after the text */
+	at = xol_place_far(m, 4, near, AREA, false, &arm_arch_ops);
+	assert_int_equal(at, 0x90000);
+	/* beyond: 64 MiB past the probe, rounded up to an area */
+	at = xol_place_far(m, 4, near, AREA, true, &arm_arch_ops);
+	assert_int_equal(at, (near + XOL_FAR_MIN + AREA - 1) & ~(AREA - 1));
+	assert_false(arm_in_b_reach(near, at));
+	assert_false(arm_in_b_reach(near, at + AREA - 4));
+	assert_false(arm_in_bw_reach(near, at));
+	assert_false(arm_in_b_reach(at + AREA - 8, near + 4));
+	/* below the probe when that is nearer: a probe just under the stack */
+	at = xol_place_far(m, 4, 0xbefe0000, AREA, true, &arm_arch_ops);
+	assert_int_equal(at, 0xbefe0000 - XOL_FAR_MIN - AREA);
+	assert_false(arm_in_b_reach(0xbefe0000, at + AREA - 4));
+	/* nothing free far enough below 3 GiB: none (not above it) */
+	assert_int_equal(xol_place_far(busy, 2, near, AREA, true, &arm_arch_ops), 0);
+	assert_int_equal(xol_place_far(busy, 2, near, AREA, false, &arm_arch_ops), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_exact_gap),
 		cmocka_unit_test(test_larger_span),
 		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_far),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,10 +14,15 @@
  *   named    4 threads named "worker-T" (pthread_setname_np), each N calls
  *            of compute(t*100000+i, t) and fact(5), alive 0.3 s after
  *            their calls (a recorder names the threads it sees alive)
+ *   spin     spin(d) for i < N, d = 1000 + (i % 5) * 1000 ns: a busy wait
+ *            of d ns that measures itself (INNER: from its first clock
+ *            reading to its last) inside its caller's measure (OUTER:
+ *            around the call), both CLOCK_MONOTONIC: a return probe's
+ *            latency lies between the two
  *
  * Lines: "compute A B RESULT TID", "checksum TEXT RESULT", "fact N RESULT",
  * "jumper I RESULT" / "jumped I", "name TID NAME" (named),
- * and "done CALLS" at the end.
+ * "spin D INNER OUTER" (ns), and "done CALLS" at the end.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -27,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static FILE *out;
@@ -53,6 +59,24 @@ __attribute__((noinline)) long fact(long n)
 
 	fprintf(out, "fact %ld %ld\n", n, r);
 	return r;
+}
+
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Busy for `d` ns; returns how long it measured itself. */
+__attribute__((noinline)) long spin(long d)
+{
+	long t0 = now_ns(), t;
+
+	while ((t = now_ns()) - t0 < d)
+		;
+	return t - t0;
 }
 
 static jmp_buf jump_back;
@@ -109,7 +133,7 @@ int main(int argc, char **argv)
 	long n;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: rectarget calls|threads|crash|loop|jump|fact|env OUT [N]\n");
+		fprintf(stderr, "usage: rectarget calls|threads|crash|loop|jump|fact|env|spin OUT [N]\n");
 		return 2;
 	}
 	n = argc > 3 ? atol(argv[3]) : 10;
@@ -171,6 +195,14 @@ int main(int argc, char **argv)
 		call_compute(1, 1);
 		fprintf(out, "env %s\ncwd %s\n", v ? v : "(unset)",
 			getcwd(cwd, sizeof(cwd)) ? cwd : "?");
+	} else if (strcmp(argv[1], "spin") == 0) {
+		for (long i = 0; i < n; i++) {
+			long d = 1000 + (i % 5) * 1000;
+			long t0 = now_ns();
+			long inner = spin(d);
+			long outer = now_ns() - t0;
+			fprintf(out, "spin %ld %ld %ld\n", d, inner, outer);
+		}
 	} else if (strcmp(argv[1], "fact") == 0) {
 		fact(10);
 	} else {

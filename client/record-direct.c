@@ -1,0 +1,243 @@
+/*
+ * record-direct.c - the local fast path: the agent writes the frames
+ * into the trace file itself.
+ *
+ * When the agent runs on this machine, the frames need not cross the
+ * connection.  Once the header is written, the recorder names its file
+ * to the agent (Qprobe.file: the absolute path, the device and inode it
+ * has open, the offset of the end marker); the agent opens the same
+ * file, checks it is the same, and from then on each qprobe.fwrite
+ * appends what its buffer holds, with a new end marker, and answers how
+ * many frames and bytes that was.  The recorder reads those bytes where
+ * they are, in the page cache (a mapping of the file), to count frames
+ * per probe and learn the threads, and keeps the rest of the file:
+ * header, status line, thread table.
+ *
+ * The path is the default.  The frames come over the connection
+ * (qprobe.frames, record-drain.c) instead, and the recorder says why
+ * unless --quiet, when: --no-direct; --live, --tid or --comm (they need
+ * every frame in the recorder before the file has it); the output is not
+ * a regular file; the agent cannot open the file or it is not the same
+ * one (an agent on another machine: the ssh case); or the agent does not
+ * know the packet.
+ *
+ * If the agent dies, the frames it wrote but had not reported yet are in
+ * the file: direct_adopt counts them in before a new agent salvages
+ * more, which then come over the connection.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/recorder.h"
+#include "client/rsp-client.h"
+#include "protocol/rsp.h"
+
+/* The frames from r->end to r->end + len into r->carry (free in this
+ * mode).  Returns the bytes read, or -errno. */
+static long read_back(struct recorder *r, uint64_t len)
+{
+	if (len > r->carry_cap) {
+		size_t cap = r->carry_cap ? r->carry_cap : 65536;
+		while (cap < len)
+			cap *= 2;
+		uint8_t *p = realloc(r->carry, cap);
+		if (!p)
+			return -ENOMEM;
+		r->carry = p;
+		r->carry_cap = cap;
+	}
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(r->fd, r->carry + done, len - done,
+				  (off_t)(r->end + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : (long)done;
+		done += (size_t)n;
+	}
+	return (long)done;
+}
+
+static void say_path(struct recorder *r, const char *why)
+{
+	if (r->quiet)
+		return;
+	if (why)
+		fprintf(stderr, "probe-trace: the frames come over the connection: %s\n", why);
+	else
+		fprintf(stderr, "probe-trace: the agent writes the frames into %s itself\n",
+			r->out_path);
+}
+
+void direct_start(struct recorder *r)
+{
+	char why[300];
+	struct stat sb;
+
+	r->direct = false;
+	if (r->no_direct) {
+		say_path(r, "--no-direct");
+		return;
+	}
+	if (r->live || r->keep_tids || r->keep_comm) {
+		say_path(r, r->live ? "--live prints each frame as it arrives"
+			    : "--tid and --comm filter frames in the recorder");
+		return;
+	}
+	if (!r->out_regular || fstat(r->fd, &sb) < 0) {
+		say_path(r, "the output is not a regular file");
+		return;
+	}
+	char *abs = realpath(r->out_path, NULL);
+	if (!abs) {
+		snprintf(why, sizeof(why), "%s: %s", r->out_path, strerror(errno));
+		say_path(r, why);
+		return;
+	}
+	struct rsp_buf hex;
+	rsp_buf_init(&hex);
+	rsp_buf_put_hex(&hex, abs, strlen(abs));
+	rsp_buf_putc(&hex, '\0');
+	free(abs);
+	int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+				   "Qprobe.file:%llx;%llx;%llx;%s",
+				   (unsigned long long)r->end,
+				   (unsigned long long)sb.st_dev,
+				   (unsigned long long)sb.st_ino, hex.data);
+	rsp_buf_free(&hex);
+	if (e < 0) {
+		say_path(r, r->c.error);
+		return;
+	}
+	if (strcmp(r->reply.data, "OK") != 0) {
+		const char *text = r->reply.data;
+		if (r->reply.len == 0)
+			text = "the agent does not know Qprobe.file";
+		else if (strncmp(text, "E.", 2) == 0)
+			text += 2;
+		snprintf(why, sizeof(why), "%s", text);
+		say_path(r, why);
+		return;
+	}
+	r->direct = true;
+	say_path(r, NULL);
+}
+
+/* What the agent appended: counted and its threads learnt.  Read where
+ * it is, in the page cache (a mapping of the file, no copy), or into
+ * r->carry when the file cannot be mapped. */
+static int take_written(struct recorder *r, uint64_t frames, uint64_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t lo = r->end & ~(uint64_t)(page - 1);
+	size_t maplen = (size_t)(r->end + bytes - lo);
+	const uint8_t *data;
+	void *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, (off_t)lo);
+
+	if (map != MAP_FAILED) {
+		data = (const uint8_t *)map + (r->end - lo);
+	} else {
+		long n = read_back(r, bytes);
+		if (n != (long)bytes) {
+			err_msg("reading back %s: %s", r->out_path,
+				n < 0 ? strerror((int)-n) : "shorter than the agent said");
+			return -EIO;
+		}
+		data = r->carry;
+	}
+	uint64_t before = r->frames;
+	count_frames(r, data, bytes);
+	if (map != MAP_FAILED)
+		munmap(map, maplen);
+	if (r->frames - before != frames) {
+		err_msg("%s: the agent wrote %llu frames, the file has %llu there",
+			r->out_path, (unsigned long long)frames,
+			(unsigned long long)(r->frames - before));
+		return -EIO;
+	}
+	name_threads(r);
+	r->end += bytes;
+	r->bytes += bytes;
+	return 0;
+}
+
+long direct_drain(struct recorder *r)
+{
+	long total = 0;
+
+	for (;;) {
+		unsigned long long frames, bytes;
+		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qprobe.fwrite");
+		if (e < 0)
+			return e;
+		if (sscanf(r->reply.data, "W%llx;%llx", &frames, &bytes) != 2) {
+			const char *text = r->reply.data;
+			if (strncmp(text, "E.", 2) == 0)
+				text += 2;
+			/* The agent put the end marker back where its
+			 * batch began: the file ends at r->end. */
+			err_msg("%s; the file keeps the %llu frames before it",
+				r->reply.len ? text : "the agent cannot write the file",
+				(unsigned long long)r->frames);
+			r->write_failed = true;
+			r->direct = false;	/* the rest is refused, as
+						   append_frames does */
+			return -EIO;
+		}
+		if (bytes == 0)
+			return total;
+		if (take_written(r, frames, bytes) < 0) {
+			r->write_failed = true;
+			r->direct = false;
+			return -EIO;
+		}
+		total += (long)bytes;
+	}
+}
+
+/*
+ * The agent went away: the whole frames it wrote after the last reply
+ * are taken as written ones, and the end marker is put after the last
+ * of them (a batch cut short by its death leaves a piece of a frame).
+ * From here the frames come over the connection.
+ */
+void direct_adopt(struct recorder *r)
+{
+	static const uint8_t zero[4];
+	struct stat sb;
+
+	if (!r->direct)
+		return;
+	r->direct = false;
+	if (r->write_failed || fstat(r->fd, &sb) < 0 || (uint64_t)sb.st_size <= r->end)
+		return;
+	long n = read_back(r, (uint64_t)sb.st_size - r->end);
+	if (n < 0)
+		return;
+	size_t off = 0;
+	while ((size_t)n - off >= 6) {
+		int16_t tpnum;
+		uint32_t size;
+		memcpy(&tpnum, r->carry + off, 2);
+		memcpy(&size, r->carry + off + 2, 4);
+		if (tpnum == 0 || (size_t)n - off - 6 < size)
+			break;
+		off += 6 + size;
+	}
+	count_frames(r, r->carry, off);
+	r->end += off;
+	r->bytes += off;
+	if (pwrite(r->fd, zero, 4, (off_t)r->end) != 4 ||
+	    ftruncate(r->fd, (off_t)(r->end + 4)) < 0)
+		err_msg("%s: cannot put the end marker back: %s", r->out_path,
+			strerror(errno));
+}
