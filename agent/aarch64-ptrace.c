@@ -456,6 +456,24 @@ static int a64_ps_setregs(pid_t lwp, const void *regs, bool fp)
 }
 
 /* The thread pointer is TPIDR_EL0, whatever libthread_db's index. */
+/* The virtual counter the in-process return pads read (CNTVCT_EL0,
+ * readable at EL0 on Linux), and its rate. */
+static uint64_t a64_counter_read(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+}
+
+static uint64_t a64_counter_hz(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(v));
+	return v;
+}
+
 static int a64_thread_area(pid_t lwp, int idx, uint64_t *base)
 {
 	(void)idx;
@@ -659,6 +677,8 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.thread_area = a64_thread_area,
 	.ret_addr = PTRACE_RET_LINK,	/* BL and BLR set x30 */
 	.ret_link_regnum = A64_LR,
+	.counter_read = a64_counter_read,
+	.counter_hz = a64_counter_hz,
 	/*
 	 * svc #0; x8 = number, x0..x5 arguments, x0 the result.  No restart
 	 * register: arm64 decides a restart (pc back by 4, x0 = orig_x0)

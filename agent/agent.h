@@ -704,6 +704,9 @@ void pad_unmap(struct process *p);
 uint64_t pad_ret_count(const struct process *p, unsigned int off);
 int pad_ret_image(struct process *p);
 uint64_t pad_ret_recorded(const struct process *p);
+/* Nanoseconds from the counter's reading `t0` (an in-process entry's) to
+ * now, by the agent's reading of the same counter. */
+uint64_t pad_ret_latency_ns(uint64_t t0);
 void pad_forget(struct process *p);
 /* The pads' thread id table (pad-tid.c). */
 void pad_tid_note(struct thread *t);
@@ -799,9 +802,12 @@ void ret_resume(struct thread *t);
 void ret_restore_process(struct process *p);
 void ret_fork(struct thread *parent, struct process *child);
 void ret_thread_free(struct thread *t);
-/* Whether [sp] of `t` (at a function's entry) is the in-process
- * trampoline's address: its pad pushed the return. */
-bool ret_pushed_in_pad(struct thread *t);
+/* Whether the pad at `func`, where `t` (at the function's entry, handed
+ * off to the agent) stopped, took its return: [sp] is the in-process
+ * trampoline's address (x86-64), or x30 is (aarch64, a tail call), or
+ * the thread's newest in-process entry is this call's, whose trampoline
+ * the pad writes only after its record: then x30 gets it here. */
+bool ret_pushed_in_pad(struct thread *t, uint64_t func);
 /* The address space is gone (exec, exit): forget without touching it. */
 void ret_process_forget(struct process *p);
 /* solib.c: a library came or went (every library event). */

@@ -60,10 +60,12 @@ static uint64_t record_time_us(const uint8_t *rec)
  * A record the return trampoline wrote: the registers as the return
  * left them (pc: the real return address) and the descriptor (struct
  * arch_ret_pad) go to tracepoint.c as a trapped return's would, with
- * the latency and time from the TSC.  The x87/SSE/AVX registers are
- * the initial state's where the trampoline left the image out (its
- * magic RET_REC_MAGIC_BARE: no return probe of the process reads them,
- * pad_ret_image).  `take`: there is a taker (not a
+ * the latency and time from the counter (the TSC, CNTVCT_EL0); x30 too
+ * is the real address where the call leaves it there (aarch64).  The
+ * x87/SSE/AVX registers are the initial state's where the trampoline
+ * left the image out (its magic RET_REC_MAGIC_BARE: no return probe of
+ * the process reads them, pad_ret_image; aarch64's trampoline always
+ * stores its v registers).  `take`: there is a taker (not a
  * salvage).  False: no room for it yet, the record stays.
  */
 static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
@@ -88,6 +90,9 @@ static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
 		struct arch_gpregs g;
 		regs_to_gpregs(src.blk, &g);
 		g.pc = real;
+		if (agent.ptrace->ret_addr == PTRACE_RET_LINK)
+			/* as `ret` leaves it (the record has the trampoline) */
+			g.gpr[agent.ptrace->ret_link_regnum] = real;
 		regs_from_gpregs(src.blk, &g);
 		taken = trace_drain_return(&src, func_run & ((1ull << 48) - 1),
 					   (uint32_t)(func_run >> 48),

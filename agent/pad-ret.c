@@ -2,8 +2,9 @@
  * pad-ret.c - return probes with no stop: the in-process shadow stacks
  * and the return trampoline a function's entry pad sends returns to
  * (pad_ret_get; retprobe.c's essay tells the scheme), their counters,
- * and the TSC measured against the clocks, which gives a return record
- * its latency and time (pad-drain.c reads them).
+ * and the CPU's counter (the TSC, CNTVCT_EL0) measured against the
+ * clocks, which gives a return record its latency and time (pad-drain.c
+ * reads them).
  */
 #define LOG_DOMAIN "pad"
 #include "config.h"
@@ -24,31 +25,28 @@
 /* --- return probes with no stop ------------------------------------------- */
 
 /*
- * The TSC, which the entry pad and the trampoline read (rdtsc: no system
- * call), against the clocks: the latency in nanoseconds, the return's
- * time in CLOCK_REALTIME microseconds as a pad's record holds it.  The
- * rate comes from a short measure when the first area is made, refined
- * at every drain over the whole time since (constant_tsc: one rate on
- * every CPU of the machine); a record's time counts from the latest
- * reading of both clocks (the drain's), so that the rate's error shows
- * only over the record's age, microseconds at most.
+ * The counter the entry pad and the trampoline read with no system call
+ * (ptrace_arch_ops.counter_read: x86-64's TSC, aarch64's CNTVCT_EL0;
+ * "tsc" in the names below means whichever), against the clocks: the
+ * latency in nanoseconds, the return's time in CLOCK_REALTIME
+ * microseconds as a pad's record holds it.  The rate is the CPU's word
+ * where it says it (counter_hz: CNTFRQ_EL0), else a short measure when
+ * the first area is made, refined at every drain over the whole time
+ * since (constant_tsc: one rate on every CPU of the machine); a record's
+ * time counts from the latest reading of both clocks (the drain's), so
+ * that the rate's error shows only over the record's age, microseconds
+ * at most.
  */
 static struct {
 	uint64_t tsc0, mono0;		/* the first reading */
 	uint64_t tsc1, real1;		/* the latest */
 	double ticks_per_ns;
+	bool fixed;			/* the rate is the CPU's: not measured */
 } tscal;
 
 static uint64_t tsc_read(void)
 {
-#if defined(__x86_64__)
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-#else
-	return 0;
-#endif
+	return agent.ptrace->counter_read ? agent.ptrace->counter_read() : 0;
 }
 
 static uint64_t clock_ns(clockid_t c)
@@ -59,9 +57,9 @@ static uint64_t clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The TSC and CLOCK_MONOTONIC (and CLOCK_REALTIME, *r) taken together:
- * retried until the clock readings around the TSC's lie within 2 us (no
- * preemption in between: the machine may be shared). */
+/* The counter and CLOCK_MONOTONIC (and CLOCK_REALTIME, *r) taken
+ * together: retried until the clock readings around the counter's lie
+ * within 2 us (no preemption in between: the machine may be shared). */
 static void tsc_pair(uint64_t *t, uint64_t *m, uint64_t *r)
 {
 	for (int i = 0; i < 1000; i++) {
@@ -80,10 +78,19 @@ void pad_tsc_calibrate(void)
 {
 	struct timespec gap = { 0, 20000000 };	/* 20 ms */
 	uint64_t t, m, r;
+	uint64_t hz = agent.ptrace->counter_hz ? agent.ptrace->counter_hz() : 0;
 
 	if (tscal.ticks_per_ns > 0)
 		return;
 	tsc_pair(&tscal.tsc0, &tscal.mono0, &r);
+	if (hz) {
+		tscal.ticks_per_ns = (double)hz / 1e9;
+		tscal.fixed = true;
+		tscal.tsc1 = tscal.tsc0;
+		tscal.real1 = r;
+		debug("counter: %llu Hz", (unsigned long long)hz);
+		return;
+	}
 	nanosleep(&gap, NULL);
 	tsc_pair(&t, &m, &r);
 	tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
@@ -99,7 +106,7 @@ void pad_tsc_refine(void)
 	if (tscal.ticks_per_ns <= 0)
 		return;
 	tsc_pair(&t, &m, &r);
-	if (m - tscal.mono0 > 100000000u)
+	if (!tscal.fixed && m - tscal.mono0 > 100000000u)
 		tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
 	tscal.tsc1 = t;
 	tscal.real1 = r;
@@ -108,6 +115,14 @@ void pad_tsc_refine(void)
 uint64_t pad_tsc_ns(uint64_t ticks)
 {
 	return tscal.ticks_per_ns > 0 ? (uint64_t)((double)ticks / tscal.ticks_per_ns) : 0;
+}
+
+uint64_t pad_ret_latency_ns(uint64_t t0)
+{
+	uint64_t now = tsc_read();
+
+	pad_tsc_calibrate();
+	return now > t0 ? pad_tsc_ns(now - t0) : 0;
 }
 
 uint64_t pad_tsc_real_us(uint64_t t)
@@ -144,7 +159,7 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 		return -ENOMEM;
 	}
 	if (!arch->emit_ret_entry || !arch->emit_ret_exit || !arch->emit_ret_stamp ||
-	    !arch->emit_pad_collect) {
+	    !arch->emit_pad_collect || !agent.ptrace->counter_read) {
 		snprintf(why, whylen, "returns trap on %s", arch->name);
 		return -ENOTSUP;
 	}
@@ -191,11 +206,15 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 			    &ret);
 		return err;
 	}
-	/* A thread stopped inside it is stepped out like one in a pad. */
+	/* A thread stopped inside it is stepped out like one in a pad: its
+	 * wait for room is the code's trap (where a trap leaves the pc on
+	 * itself, aarch64, the settle moves past it), and a thread that
+	 * must not be stepped (an exclusive pair: aarch64) goes back to the
+	 * trampoline's start with the frame's registers, the return's. */
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, base, 0, 0, (size_t)n, 0, 0 };
+	*c = (struct pad_code){ pt->codes, base, base + trap_off, base, (size_t)n, 0, 0 };
 	pt->codes = c;
 	p->ret_area = r.area;
 	p->ret_itramp = base;

@@ -61,11 +61,12 @@
  *
  * A pad at a function's entry whose return probes need no more than the
  * registers (pr->pad_ret) first pushes the return on the thread's shadow
- * stack in the process and points [sp] at the return trampoline (pad_ret_get,
- * retprobe.c's essay); the trampoline writes the return's record into the
- * same ring, the drain knows it by its pc (the trampoline) and hands it
- * to tracepoint.c as a return.  Its latency and time come from the TSC
- * (tsc_*): the entry and the return read it with no system call.
+ * stack in the process and points [sp] (aarch64: x30) at the return
+ * trampoline (pad_ret_get, retprobe.c's essay); the trampoline writes the
+ * return's record into the same ring, the drain knows it by its pc (the
+ * trampoline) and hands it to tracepoint.c as a return.  Its latency and
+ * time come from the CPU's counter (tsc_*: the TSC, CNTVCT_EL0): the
+ * entry and the return read it with no system call.
  *
  * The breakpoint comes first and stays the probe's: the jump is a patch
  * over it (bp_patch), written tail first, so a thread arriving while it

@@ -332,6 +332,18 @@ struct ptrace_arch_ops {
 	enum ptrace_ret_addr ret_addr;
 	int ret_link_regnum;
 
+	/*
+	 * The free-running counter the in-process return pads read with no
+	 * system call (struct arch_ret_pad: x86-64 the TSC, aarch64
+	 * CNTVCT_EL0), read by the agent on the same machine: the entry's
+	 * and the return's readings become a latency and a time against
+	 * the clocks (pad-ret.c).  counter_hz: its rate when the CPU says
+	 * it (aarch64 CNTFRQ_EL0), 0 when the agent must measure it (the
+	 * TSC).  NULL where the arch has no such pads.
+	 */
+	uint64_t (*counter_read)(void);
+	uint64_t (*counter_hz)(void);
+
 	/* The bit of the flags register (arch_ops.flags_regnum) that selects
 	 * the second instruction set, which insn_decode takes as bit 0 of
 	 * the address (32-bit ARM: cpsr.T, Thumb); 0 where there is one. */

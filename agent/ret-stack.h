@@ -36,6 +36,11 @@ struct ret_stack {
 	uint64_t *shown_at, *shown_val;
 	size_t nshown, shown_cap;
 	uint64_t lr_shown;	/* the real address put in x30, 0 if none */
+	/* Link register, returns taken in the process: that stack's
+	 * entries as ret_show found them (entry_ns: the counter at the
+	 * entry, func: tracepoint address | run << 48) and what it wrote,
+	 * until ret_resume; NULL when none were shown. */
+	struct ret_stack *iview;
 };
 
 /* Whether stack slot `slot` still holds the trampoline's address. */

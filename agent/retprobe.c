@@ -69,22 +69,37 @@
  *   copy in another register (a function that moves x30 elsewhere) is
  *   not seen.
  *
- * Returns with no stop (x86-64, pads).  Where the probe is a jump pad at
- * a function symbol's first instruction and the return probes there need
- * only registers and variables (tracepoint.c: ret_pad_ok), the pad does
- * the entry's work itself and the return never traps (pad-ret.c pad_ret_get,
- * arch emit_ret_entry / emit_ret_exit, struct arch_ret_pad):
+ * Returns with no stop (x86-64 and aarch64, pads).  Where the probe is a
+ * jump pad at a function symbol's first instruction and the return probes
+ * there need only registers and variables (trace-install.c: ret_pad_ok),
+ * the pad does the entry's work itself and the return never traps
+ * (pad-ret.c pad_ret_get, arch emit_ret_entry / emit_ret_exit, struct
+ * arch_ret_pad):
  *
  *   entry pad:   push {slot = sp, ret = [sp], TSC, func|run} on the
  *                thread's stack in p->ret_area (keyed by the fs base),
  *                [sp] = p->ret_itramp; (ordinary tracepoints there: the
  *                pad's collector, or its hand-off, as before)
+ *     aarch64:   push {sp, ret = x30, CNTVCT_EL0, func|run} (keyed by
+ *                TPIDR_EL0), the frame's x30 = p->ret_itramp, after the
+ *                entry's own record if the pad takes one (emit_ret_stamp;
+ *                a record handed off: ret_pushed_in_pad writes x30)
  *   trampoline:  pop newer entries below the slot (longjmp), then every
  *                entry of the slot (a tail call's chain, innermost
  *                first): a ring record each, pc field = the trampoline,
  *                the real address in its descriptor; jmp *real
+ *                (aarch64: x30 = real; ret)
  *   drain:       pad-drain.c take_return -> trace_drain_return -> run_site,
  *                as do_return -> trace_return does for a trapped return
+ *
+ * On aarch64 the in-process entries follow the link register's rules
+ * above: staleness by sp alone (in the pad's code as in the agent), and
+ * gdb's view, the resume and the putting back rewrite x30 and the words
+ * of the frames that hold p->ret_itramp (ilink_show, ilink_resume,
+ * ilink_restore), with the same helpers as the agent's entries.  A
+ * thread the agent sends back to the trampoline's first word (it stood
+ * in the exclusive pair of its record's claim) is returned by hand,
+ * unrecorded (ilink_on_tramp).
  *
  * The same invariants hold for those entries, with the process as their
  * keeper: the agent's shadow stack and the in-process one are two sets of
@@ -264,9 +279,9 @@ static int find_slot(const struct ret_stack *rs, uint64_t slot)
 /* --- the in-process shadow stacks (pad-ret.c, struct arch_ret_pad) ----------- */
 
 /*
- * Where the jump pads take returns with no stop (x86-64), a thread's
- * entries live in the process, in its slot of p->ret_area, found by its
- * fs base as the pad finds it.  The agent reads and writes them only
+ * Where the jump pads take returns with no stop, a thread's entries live
+ * in the process, in its slot of p->ret_area, found by its thread pointer
+ * (fs base, TPIDR_EL0) as the pad finds it.  The agent reads and writes them only
  * while the thread is stopped (or gone): the thread itself is their
  * only other writer.  What ends the agent's care of a stack or shows
  * gdb the real addresses does the same to those entries as to its own
@@ -276,14 +291,39 @@ struct ientry {
 	uint64_t slot, ret, tsc, func_run;
 };
 
+/* The link register's versions (aarch64), with the trap path's helpers
+ * further down. */
+static void ilink_restore(struct thread *t, uint64_t at, const struct ientry *e, int n,
+			  uint64_t sp);
+static bool ilink_show(struct thread *t, const struct ientry *e, int n, uint64_t sp);
+static void ilink_resume(struct thread *t, uint64_t at, uint64_t sp);
+static void ilink_fix_pc(struct thread *t);
+
+/* The thread pointer that keys t's slot, as the pad reads it: the
+ * register gdb sees (arch_ops.tp_regnum: x86-64's fs base), else the TLS
+ * register through ptrace (aarch64 TPIDR_EL0).  0 if unknown. */
+static uint64_t thread_key(struct thread *t)
+{
+	int fsr = tp_regnum();
+	uint64_t key = 0;
+
+	if (fsr >= 0) {
+		if (regs_get(t, (unsigned int)fsr, &key) < 0)
+			return 0;
+	} else if (!agent.ptrace->thread_area ||
+		   agent.ptrace->thread_area(t->tid, 25, &key) < 0) {
+		return 0;
+	}
+	return key;
+}
+
 /* The address of t's slot in the area, 0 if it has none. */
 static uint64_t islot_of(struct thread *t)
 {
 	struct process *p = t->proc;
-	int fsr = tp_regnum();
 	uint64_t key, k;
 
-	if (!p->ret_area || fsr < 0 || regs_get(t, (unsigned int)fsr, &key) < 0 || !key)
+	if (!p->ret_area || !(key = thread_key(t)))
 		return 0;
 	unsigned int i = (unsigned int)((key * 0x9e3779b97f4a7c15ull) >> 56);
 	for (unsigned int tries = 0; tries < RET_PAD_SLOTS; tries++) {
@@ -325,11 +365,33 @@ static bool in_itramp(struct process *p, uint64_t pc)
 	return p->ret_itramp && pc >= p->ret_itramp && pc < p->ret_itramp + 4096;
 }
 
-bool ret_pushed_in_pad(struct thread *t)
+bool ret_pushed_in_pad(struct thread *t, uint64_t func)
 {
 	struct process *p = t->proc;
 	uint64_t sp, v;
 
+	if (in_link()) {
+		unsigned int lr = (unsigned int)agent.ptrace->ret_link_regnum;
+		struct ientry e;
+		uint64_t at;
+		uint32_t n;
+		if (!p->ret_itramp || regs_get(t, lr, &v) < 0)
+			return false;
+		if (v == p->ret_itramp)
+			return true;
+		/* The pad pushed, and its collector's full ring sent the hit
+		 * here before the stamp wrote x30: the agent does. */
+		if (!(at = islot_of(t)) || mem_read(p, at + 12, &n, 4) != 4 || !n ||
+		    n > RET_PAD_DEPTH ||
+		    mem_read(p, at + 64 + (uint64_t)(n - 1) * sizeof(e), &e, sizeof(e)) !=
+			    (ssize_t)sizeof(e) ||
+		    regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0 ||
+		    e.slot != sp || e.ret != v ||
+		    (e.func_run & ((1ull << 48) - 1)) != func)
+			return false;
+		regs_set(t, lr, p->ret_itramp);
+		return true;
+	}
 	return p->ret_itramp &&
 	       regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) == 0 &&
 	       read_word(p, sp, &v) && v == p->ret_itramp;
@@ -354,6 +416,10 @@ static void irestore(struct thread *t)
 	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0 ||
 	    regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0)
 		return;
+	if (in_link()) {
+		ilink_restore(t, at, e, n, sp);
+		return;
+	}
 	for (int i = n; i-- > 0;) {
 		/* Below sp but in the red zone: a popped slot, not a frame. */
 		if (e[i].slot < sp && e[i].slot >= sp - agent.arch->red_zone)
@@ -379,6 +445,8 @@ static bool ishow(struct thread *t, uint64_t sp)
 
 	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0)
 		return false;
+	if (in_link())
+		return ilink_show(t, e, n, sp);
 	for (int i = n; i-- > 0;)
 		if (e[i].slot >= sp && read_word(p, e[i].slot, &v) && v == p->ret_itramp &&
 		    mem_write(p, e[i].slot, &e[i].ret, 8) == 8)
@@ -397,6 +465,10 @@ static void iresume(struct thread *t, uint64_t sp)
 
 	if (!(at = islot_of(t)) || (n = iread(p, at, e)) <= 0)
 		return;
+	if (in_link()) {
+		ilink_resume(t, at, sp);
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		if (!read_word(p, e[i].slot, &v))
 			continue;
@@ -798,14 +870,15 @@ static void note_shown(struct ret_stack *rs, uint64_t at, uint64_t val)
 }
 
 /*
- * Every word of t's stack from `sp` up to the oldest live entry's sp that
- * holds the trampoline's address gets the real address of the entry whose
- * frame it is in; with `note`, each one is remembered for ret_resume.
+ * Every word of t's stack from `sp` up to the oldest live entry's sp (of
+ * `rs`) that holds `tramp` gets the real address of the entry whose
+ * frame it is in; with `note`, each one is remembered in rs for
+ * link_resume.
  */
-static void link_unswap_stack(struct thread *t, uint64_t sp, bool note)
+static void link_unswap_stack(struct thread *t, struct ret_stack *rs, uint64_t tramp,
+			      uint64_t sp, bool note)
 {
 	struct process *p = t->proc;
-	struct ret_stack *rs = t->ret;
 	uint64_t top = 0, buf[512];
 
 	for (size_t i = 0; i < rs->n; i++)
@@ -826,7 +899,7 @@ static void link_unswap_stack(struct thread *t, uint64_t sp, bool note)
 		for (size_t k = 0; k < (size_t)got / WORD; k++) {
 			uint64_t w = 0;
 			memcpy(&w, (uint8_t *)buf + k * WORD, WORD);
-			if (w != p->ret_tramp)
+			if (w != tramp)
 				continue;
 			uint64_t a = at + k * WORD;
 			int i = owner_of(rs, a);
@@ -840,19 +913,19 @@ static void link_unswap_stack(struct thread *t, uint64_t sp, bool note)
 	}
 }
 
-/* x30 holds the trampoline: the newest live entry's real address goes
+/* x30 holds `tramp`: the newest live entry's (of rs) real address goes
  * there.  Returns that address, 0 if x30 was left as it is. */
-static uint64_t link_unswap_reg(struct thread *t, uint64_t sp)
+static uint64_t link_unswap_reg(struct thread *t, struct ret_stack *rs, uint64_t tramp,
+				uint64_t sp)
 {
 	unsigned int lr = (unsigned int)agent.ptrace->ret_link_regnum;
 	uint64_t v;
 	int i;
 
-	if (regs_get(t, lr, &v) < 0 || v != t->proc->ret_tramp ||
-	    (i = newest_alive(t->ret, sp)) < 0)
+	if (regs_get(t, lr, &v) < 0 || v != tramp || (i = newest_alive(rs, sp)) < 0)
 		return 0;
-	regs_set(t, lr, t->ret->e[i].ret);
-	return t->ret->e[i].ret;
+	regs_set(t, lr, rs->e[i].ret);
+	return rs->e[i].ret;
 }
 
 static void link_show(struct thread *t, uint64_t sp)
@@ -860,20 +933,20 @@ static void link_show(struct thread *t, uint64_t sp)
 	struct ret_stack *rs = t->ret;
 
 	rs->nshown = 0;
-	rs->lr_shown = link_unswap_reg(t, sp);
-	link_unswap_stack(t, sp, true);
+	rs->lr_shown = link_unswap_reg(t, rs, t->proc->ret_tramp, sp);
+	link_unswap_stack(t, rs, t->proc->ret_tramp, sp, true);
 }
 
 /*
- * The trampoline back where link_show took it out, in the words that
- * still hold what it wrote, at or above sp; entries whose frame gdb took
- * away (sp above theirs: `return`; or the thread now at the real return
+ * `tramp` back where link_show took it out, in the words that still hold
+ * what it wrote, at or above sp; entries of rs whose frame gdb took away
+ * (sp above theirs: `return`; or the thread now at the real return
  * address of the newest) go.
  */
-static void link_resume(struct thread *t, uint64_t sp, uint64_t pc)
+static void link_resume(struct thread *t, struct ret_stack *rs, uint64_t tramp,
+			uint64_t sp, uint64_t pc)
 {
 	struct process *p = t->proc;
-	struct ret_stack *rs = t->ret;
 	unsigned int lr = (unsigned int)agent.ptrace->ret_link_regnum;
 	uint64_t v;
 	int i;
@@ -885,7 +958,7 @@ static void link_resume(struct thread *t, uint64_t sp, uint64_t pc)
 		uint64_t a = rs->shown_at[k];
 		if (a >= sp && (i = owner_of(rs, a)) >= 0 &&
 		    rs->e[i].ret == rs->shown_val[k] && read_word(p, a, &v) &&
-		    v == rs->shown_val[k] && !write_word(p, a, &p->ret_tramp))
+		    v == rs->shown_val[k] && !write_word(p, a, &tramp))
 			log_user("thread %d: cannot put the return trampoline back at "
 				 "0x%" PRIx64 ": that return is not recorded", t->tid, a);
 	}
@@ -895,9 +968,179 @@ static void link_resume(struct thread *t, uint64_t sp, uint64_t pc)
 		if (pc == rs->lr_shown)	/* gdb returned from that frame */
 			drop(rs, (size_t)i);
 		else if (regs_get(t, lr, &v) == 0 && v == rs->lr_shown)
-			regs_set(t, lr, p->ret_tramp);
+			regs_set(t, lr, tramp);
 	}
 	rs->lr_shown = 0;
+}
+
+/* --- the link register, returns taken in the process ----------------------- */
+
+/*
+ * The same as for the agent's own entries, on the in-process ones (the
+ * trampoline: p->ret_itramp): loaded from the thread's slot into a
+ * struct ret_stack (entry_ns: the counter at the entry, func: the
+ * descriptor's func | run << 48) and written back after.
+ */
+static void iview_load(struct ret_stack *v, const struct ientry *e, int n)
+{
+	if (v->cap < (size_t)n) {
+		struct ret_entry *ne = realloc(v->e, (size_t)n * sizeof(*ne));
+		if (!ne)
+			abort();
+		v->e = ne;
+		v->cap = (size_t)n;
+	}
+	for (int i = 0; i < n; i++)
+		v->e[i] = (struct ret_entry){ e[i].slot, e[i].ret, e[i].tsc, e[i].func_run, 0 };
+	v->n = (size_t)n;
+}
+
+static void iview_store(struct process *p, uint64_t at, const struct ret_stack *v)
+{
+	static struct ientry e[RET_PAD_DEPTH];
+	size_t n = v->n < RET_PAD_DEPTH ? v->n : RET_PAD_DEPTH;
+
+	for (size_t i = 0; i < n; i++)
+		e[i] = (struct ientry){ v->e[i].slot, v->e[i].ret, v->e[i].entry_ns,
+					v->e[i].func };
+	iwrite(p, at, e, (uint32_t)n);
+}
+
+static struct ret_stack *iview_of(struct thread *t)
+{
+	struct ret_stack *rs = stack_of(t);
+
+	if (!rs->iview && !(rs->iview = calloc(1, sizeof(*rs->iview))))
+		abort();
+	return rs->iview;
+}
+
+/*
+ * A thread standing on the trampoline's first word (a single step of its
+ * `ret`, or sent back there from the exclusive pair of its record's
+ * claim): the return happened, and the agent takes it by hand, as `ret`
+ * would leave it, pc = x30 = the real address; with `record` (and a run
+ * on) each entry of that sp is recorded as the trampoline would, newest
+ * first, after the ring's records (which are older).  Its entries and the
+ * newer ones go (from v: the caller writes v back).
+ */
+static void ilink_on_tramp(struct thread *t, struct ret_stack *v, uint64_t sp,
+			   bool record)
+{
+	uint64_t real, when;
+	int i;
+
+	if (regs_get_pc(t) != t->proc->ret_itramp || (i = find_slot(v, sp)) < 0)
+		return;
+	real = v->e[i].ret;
+	regs_set_pc(t, real);
+	regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum, real);
+	record = record && trace_running();
+	if (record)
+		trace_drain(false);
+	when = wall_us();
+	for (size_t j = v->n; j-- > (size_t)i;) {
+		struct ret_entry e = v->e[j];
+		if (e.slot > sp)
+			continue;
+		drop(v, j);
+		if (!record || e.slot != sp)
+			continue;
+		uint32_t run16 = (uint32_t)(e.func >> 48);
+		if (run16 == (trace_run_id() & 0xffff))
+			trace_return(t, e.func & ((1ull << 48) - 1), trace_run_id(),
+				     pad_ret_latency_ns(e.entry_ns), when);
+	}
+	if (record)
+		trace_after_hit();
+	else
+		log_user("thread %d: a return through the in-process trampoline, "
+			 "stopped in it, is not recorded", t->tid);
+}
+
+/*
+ * A stopped thread inside the in-process trampoline (stepped into it by
+ * a single step of its `ret`, or stopped there by gdb): out of it, to the
+ * real address, its return recorded (the trampoline's own code where it
+ * can be stepped through, else by hand).
+ */
+static void ilink_fix_pc(struct thread *t)
+{
+	struct process *p = t->proc;
+	static struct ientry e[RET_PAD_DEPTH];
+	uint64_t at, sp;
+	int n;
+
+	if (!in_itramp(p, regs_get_pc(t)))
+		return;
+	if (regs_get_pc(t) != p->ret_itramp)
+		pad_settle(t);
+	if (regs_get_pc(t) != p->ret_itramp || !(at = islot_of(t)) ||
+	    (n = iread(p, at, e)) <= 0 ||
+	    regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) < 0)
+		return;
+	struct ret_stack *v = iview_of(t);
+	iview_load(v, e, n);
+	ilink_on_tramp(t, v, sp, true);
+	iview_store(p, at, v);
+	v->n = 0;
+}
+
+/*
+ * Stopped thread `t`'s in-process entries (`n` of them, `e`, its slot at
+ * `at`) put back for good: a thread standing on the trampoline's first
+ * word (it was sent back there from an exclusive pair, or stopped right
+ * after its `ret`) returns by hand, unrecorded; x30 and the stack words
+ * that hold the trampoline get their real addresses; no entry is left.
+ */
+static void ilink_restore(struct thread *t, uint64_t at, const struct ientry *e, int n,
+			  uint64_t sp)
+{
+	struct process *p = t->proc;
+	struct ret_stack *v = iview_of(t);
+
+	iview_load(v, e, n);
+	ilink_on_tramp(t, v, sp, false);
+	link_unswap_reg(t, v, p->ret_itramp, sp);
+	link_unswap_stack(t, v, p->ret_itramp, sp, false);
+	v->n = 0;
+	v->nshown = 0;
+	v->lr_shown = 0;
+	iwrite(p, at, e, 0);
+	debug("thread %d: %d return addresses of its in-process stack put back",
+	      t->tid, n);
+}
+
+/* gdb looks at `t`: the real addresses in x30 and its frames. */
+static bool ilink_show(struct thread *t, const struct ientry *e, int n, uint64_t sp)
+{
+	struct ret_stack *v = iview_of(t);
+
+	iview_load(v, e, n);
+	v->nshown = 0;
+	v->lr_shown = 0;
+	if (regs_get_pc(t) == t->proc->ret_itramp) {
+		uint64_t at = islot_of(t);
+		ilink_on_tramp(t, v, sp, true);
+		if (at)
+			iview_store(t->proc, at, v);
+	}
+	v->lr_shown = link_unswap_reg(t, v, t->proc->ret_itramp, sp);
+	link_unswap_stack(t, v, t->proc->ret_itramp, sp, true);
+	return v->lr_shown || v->nshown;
+}
+
+/* ... and goes on: the trampoline back where ilink_show took it out;
+ * entries whose frames gdb took away go. */
+static void ilink_resume(struct thread *t, uint64_t at, uint64_t sp)
+{
+	struct ret_stack *v = t->ret ? t->ret->iview : NULL;
+
+	if (!v || (!v->nshown && !v->lr_shown))
+		return;
+	link_resume(t, v, t->proc->ret_itramp, sp, regs_get_pc(t));
+	iview_store(t->proc, at, v);
+	v->n = 0;
 }
 
 /* --- gdb's view of a stopped thread --------------------------------------- */
@@ -962,7 +1205,7 @@ void ret_resume(struct thread *t)
 	if (!p->ret_tramp)
 		return;
 	if (in_link()) {
-		link_resume(t, sp, g.pc);
+		link_resume(t, rs, p->ret_tramp, sp, g.pc);
 		mirror(t);
 		return;
 	}
@@ -992,11 +1235,19 @@ void ret_fix_pc(struct thread *t)
 	if (t->proc->ret_tramp && t->ret && t->ret->n &&
 	    regs_get_pc(t) == t->proc->ret_tramp)
 		do_return(t, true);
+	else if (in_link() && t->proc->ret_itramp)
+		ilink_fix_pc(t);
 }
 
 static void free_stack(struct thread *t)
 {
 	if (t->ret) {
+		if (t->ret->iview) {
+			free(t->ret->iview->e);
+			free(t->ret->iview->shown_at);
+			free(t->ret->iview->shown_val);
+			free(t->ret->iview);
+		}
 		free(t->ret->e);
 		free(t->ret->shown_at);
 		free(t->ret->shown_val);
@@ -1029,8 +1280,8 @@ static void restore_thread(struct thread *t)
 	regs_to_gpregs(blk, &g);
 	uint64_t sp = g.gpr[arch->sp_regnum];
 	if (in_link()) {
-		link_unswap_reg(t, sp);
-		link_unswap_stack(t, sp, false);
+		link_unswap_reg(t, rs, p->ret_tramp, sp);
+		link_unswap_stack(t, rs, p->ret_tramp, sp, false);
 		rs->n = 0;
 		rs->nshown = 0;		/* nothing to put back on resume */
 		rs->lr_shown = 0;

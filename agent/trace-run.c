@@ -547,7 +547,7 @@ int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	 * (aarch64: x30 in $regs). */
 	run_site(&h, pr->addr, false);
 	struct tp_def *tp = site_return(pr->addr);
-	if (tp && pr->pad_ret && ret_pushed_in_pad(t)) {
+	if (tp && pr->pad_ret && ret_pushed_in_pad(t, pr->addr)) {
 		/* The pad pushed the return already (this stop is its
 		 * collector's full ring), or could not push a tail call's
 		 * (counted as a fallback there): nothing more here. */

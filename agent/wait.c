@@ -214,8 +214,11 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 	if (t->proc->ret_itrap &&
 	    regs_get_pc(t) == t->proc->ret_itrap + agent.arch->bp_pc_after_trap) {
 		/* The in-process return trampoline found the ring full: the
-		 * drain makes room, and it tries again as it resumes. */
+		 * drain makes room, and it tries again as it resumes, past
+		 * the trap (aarch64's BRK leaves the pc on itself). */
 		trace_drain(false);
+		if (agent.arch->bp_pc_after_trap < agent.arch->bp_len)
+			regs_set_pc(t, t->proc->ret_itrap + agent.arch->bp_len);
 		return WAIT_RESUME;
 	}
 	if (t->proc->ret_tramp) {

@@ -641,6 +641,15 @@ static int x86_64_ps_setregs(pid_t lwp, const void *regs, bool fp)
 }
 
 /* The thread pointer is the fs base (idx 25, FS); gs base for 26 (GS). */
+/* The TSC, which the in-process return pads read (rdtsc). */
+static uint64_t x86_64_counter_read(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
 static int x86_64_thread_area(pid_t lwp, int idx, uint64_t *base)
 {
 	size_t off = idx == 26 ? offsetof(struct user_regs_struct, gs_base)
@@ -917,6 +926,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.thread_area = x86_64_thread_area,
 	.ret_addr = PTRACE_RET_STACK,
 	.ret_link_regnum = -1,
+	.counter_read = x86_64_counter_read,
 	/* syscall; rax = number and result, rdi rsi rdx r10 r8 r9. */
 	.syscall = {
 		.insn = { 0x0f, 0x05 },

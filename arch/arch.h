@@ -320,27 +320,33 @@ struct arch_pad_layout {
 };
 
 /*
- * Return probes with no stop (x86-64): a per-thread shadow stack in the
- * process, in memory private to it (a fork child gets its own copy, as
- * of its stack), found by the thread pointer (the fs base) with no
- * system call.  At `area`:
+ * Return probes with no stop (x86-64, aarch64): a per-thread shadow
+ * stack in the process, in memory private to it (a fork child gets its
+ * own copy, as of its stack), found by the thread pointer (x86-64: the
+ * fs base; aarch64: TPIDR_EL0) with no system call.  At `area`:
  *
  *   0      header: RET_PAD_* words (flags and counters, 64-bit each)
  *   4096   RET_PAD_SLOTS thread slots of 4096 bytes, open addressed
- *          from a hash of the key: key (fs base, 0 = free; claimed by
- *          compare-and-swap, never given back while the process lives),
- *          tid (32 bits, at 8, read once by gettid at the claim), depth
- *          n (32 bits, at 12), then RET_PAD_DEPTH entries of 32 bytes
- *          from offset 64: { stack slot, real return address, TSC at
- *          entry, tracepoint address | run << 48 }.
+ *          from a hash of the key: key (the thread pointer, 0 = free;
+ *          claimed by compare-and-swap, never given back while the
+ *          process lives), tid (32 bits, at 8, read once by gettid at
+ *          the claim), depth n (32 bits, at 12), then RET_PAD_DEPTH
+ *          entries of 32 bytes from offset 64: { slot, real return
+ *          address, counter at entry, tracepoint address | run << 48 }.
+ *          The slot is the stack slot of the return address (x86-64)
+ *          or, where the call leaves it in a link register (aarch64),
+ *          sp at the function's entry, which is sp after its return.
  *
  * The entry pad (emit_ret_entry) pushes an entry and writes `tramp` into
- * the stack slot; the trampoline (emit_ret_exit, at `tramp`) pops, writes
- * one ring record per entry of the slot (frame pc = tramp, the other
+ * the stack slot (aarch64: into the frame's x30, which the restore
+ * loads); the trampoline (emit_ret_exit, at `tramp`) pops, writes one
+ * ring record per entry of the slot (frame pc = tramp, the other
  * registers as the return leaves them; the descriptor RET_REC_*, with
  * the real address, in the record's block area) and jumps to the real
- * address.  Only the owning thread and, while it is stopped, the agent
- * write a slot's entries.
+ * address (aarch64: with x30 = the real address, as `ret` leaves it).
+ * Only the owning thread and, while it is stopped, the agent write a
+ * slot's entries.  The counter is the TSC (x86-64) or CNTVCT_EL0
+ * (aarch64), which the agent converts (ptrace_arch_ops.counter_read).
  */
 enum {
 	RET_PAD_ON = 8,		/* header: nonzero while records are taken */
@@ -357,8 +363,8 @@ enum {
 	RET_PAD_AREA_SIZE = 4096 + RET_PAD_SLOTS * RET_PAD_SLOT_SIZE,
 	/* the return's descriptor, at the record's off_blocks */
 	RET_REC_FUNC = 0,	/* tracepoint address | run << 48 */
-	RET_REC_TICKS = 8,	/* TSC ticks from entry to return */
-	RET_REC_TSC = 16,	/* TSC at the return */
+	RET_REC_TICKS = 8,	/* counter ticks from entry to return */
+	RET_REC_TSC = 16,	/* the counter at the return */
 	RET_REC_TID = 24,	/* 32 bits */
 	RET_REC_MAGIC = 28,	/* 32 bits: RET_REC_MAGIC_VALUE, or
 				   RET_REC_MAGIC_BARE: the record holds no
@@ -372,8 +378,9 @@ enum {
 struct arch_ret_pad {
 	uint64_t area, tramp;
 	uint64_t func_run;	/* the entry's tracepoint address | run << 48 */
-	bool fsgsbase;		/* rdfsbase, else mov %fs:0 (the TCB's self
-				   pointer the x86-64 TLS ABI requires) */
+	bool fsgsbase;		/* x86-64: rdfsbase, else mov %fs:0 (the
+				   TCB's self pointer the x86-64 TLS ABI
+				   requires); aarch64 ignores it */
 	/* emit_ret_exit only: the ring, as struct arch_pad_ring says
 	 * (time_tid, image and ipa_* are not used) */
 	struct arch_pad_ring ring;
@@ -597,8 +604,8 @@ struct arch_ops {
 	/*
 	 * Return probes with no stop (struct arch_ret_pad): the code a jump
 	 * pad runs right after emit_save_regs, at a function's entry, that
-	 * pushes the return on the thread's shadow stack and points [sp] at
-	 * the trampoline.  On success it falls through; where the entry
+	 * pushes the return on the thread's shadow stack and points [sp]
+	 * (aarch64: the frame's x30) at the trampoline.  On success it falls through; where the entry
 	 * cannot be pushed (no slot, too deep) it branches to the offset
 	 * *fallback_at names (patch_branch: the hand-off, where the agent
 	 * takes the return on its own shadow stack).  With done_at, success

@@ -201,6 +201,13 @@ int aarch64_emit_restore_regs(uint8_t *out, size_t size);
 int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 			     const struct arch_pad_ring *r, size_t *done);
 int aarch64_patch_branch(uint8_t *code, size_t at, size_t to);
+
+/* aarch64-retpad.c: return probes with no stop (struct arch_ret_pad). */
+int aarch64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			   size_t *fallback_at, size_t *done_at);
+int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+			  size_t *trap_off);
+int aarch64_emit_ret_stamp(uint8_t *out, size_t size);
 int aarch64_relocate_window(const uint8_t *func, size_t func_size,
 			    uint64_t func_addr, uint64_t from, size_t min_len,
 			    uint64_t to, uint8_t *out, size_t size, size_t *inlen);

@@ -833,7 +833,149 @@ EOF
 	fi
 }
 
-for strat in $strategies; do
+
+# --- return probes with no stop (pad, auto) -----------------------------------------
+# retpad_cases STRATEGY: the return probes of retprobe_cases alone (no
+# ordinary tracepoint, no breakpoint of gdb's before `done`), where the
+# function entries get jump pads that push the return in the process and
+# the returns come back through the in-process trampoline: no stop at
+# all.  `monitor probes` at `done` must show every entry as a pad that
+# pushes the return, 0 hits stopped, and as many returns recorded in the
+# process as there are return frames, none left to the agent and none
+# waiting for room; the frames must hold the program's values and
+# callers (as retprobe_cases), rec's latencies ($probe_latency_ns, from
+# CNTVCT_EL0) grow outward and are not 0 at the outermost, and tcall's
+# 80 returns name 4 threads, 20 each.  Before the in-process returns
+# (arch_ops.emit_ret_entry NULL on aarch64) every return stopped.
+retpad_cases() {
+	strat=$1
+	name=retpad-$strat
+	retprobe_gdb "$name" <<'EOF'
+break main
+run
+tvariable $probe_latency_ns
+tvariable $probe_thread
+trace *leaf
+actions
+collect $regs
+end
+trace *saver
+actions
+collect $regs
+end
+trace *rec
+actions
+collect $regs, $probe_latency_ns
+end
+trace *jumper
+actions
+collect $regs
+end
+trace *tail_call
+actions
+collect $regs
+end
+trace *tcall
+actions
+collect $regs, $probe_thread
+end
+monitor return-probe 2
+monitor return-probe 3
+monitor return-probe 4
+monitor return-probe 5
+monitor return-probe 6
+monitor return-probe 7
+tstart
+break done
+continue
+tstatus
+monitor probes
+tstop
+tfind start
+while $trace_frame != -1
+printf "RF tp=%d x0=%d pc=%#lx\n", $tracepoint, $x0, $pc
+if $tracepoint == 4
+printf "RL lat=%lld\n", $probe_latency_ns
+end
+if $tracepoint == 7
+printf "RT x0=%d pc=%#lx thr=%lld\n", $x0, $pc, $probe_thread
+end
+tfind
+end
+tfind none
+delete
+continue
+EOF
+	out="$run/$name.out"
+	grd="$run/ground-$name.txt"
+	"$triplet-objdump" -d "$run/retprobe" >"$run/retprobe.dis"
+	sed -n 's/^ground: //p' "$grd" 2>/dev/null | while read -r what a b c; do
+		case $what in
+		leaf) echo "2 ${b#value=} leaf" ;;
+		saver) echo "2 ${b#inner=} leaf"; echo "3 ${c#value=} saver" ;;
+		rec) echo "4 ${b#value=} rec" ;;
+		jump) case $b in value=*) echo "5 ${b#value=} jumper" ;; esac ;;
+		tail) echo "2 ${a#value=} tail_call"; echo "6 ${a#value=} tail_call" ;;
+		esac
+	done >"$run/$name.want"
+	: >"$run/$name.got"
+	: >"$run/$name.thr"
+	grep '^RF ' "$out" | while read -r _ tp x0 pc; do
+		tp=${tp#tp=} x0=${x0#x0=} pc=${pc#pc=}
+		[ "$tp" = 7 ] || echo "$tp $x0 $(retprobe_callee "$pc")" >>"$run/$name.got"
+	done
+	grep '^RT ' "$out" | while read -r _ x0 pc thr; do
+		echo "${x0#x0=} $(retprobe_callee "${pc#pc=}") ${thr#thr=}" >>"$run/$name.thr"
+	done
+	sed -n 's/^RL lat=//p' "$out" >"$run/$name.lat"
+	nframes=$(grep -c '^RF ' "$out") || true
+	if [ -s "$run/$name.want" ] && diff "$run/$name.want" "$run/$name.got" >"$run/$name.diff"; then
+		ok "returns in the process ($strat): $(wc -l <"$run/$name.want") frames, x0 and the caller's bl as the program says, in order (leaf, saver, recursion, longjmp, tail call)"
+	else
+		not_ok "returns in the process ($strat): return frames" "$(head -n 8 "$run/$name.diff" | tr '\n' ' ')" \
+			"$(grep -E 'Collected|[Ee]rror|stopped by' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	# The entries: pads that push the return, no stop; the returns: all
+	# in the process.
+	npush=$(grep -c '^process [0-9]* 0x[0-9a-f]* pad (.*; return pushed in the process, no stop).*hits: 0 stopped' "$out") || true
+	inproc=$(sed -n 's/^process [0-9]* returns: \([0-9]*\) recorded in the process (no stop), \([0-9]*\) entries left to the agent.*, \([0-9]*\) waited for room.*/\1 \2 \3/p' "$out" | tail -n 1)
+	if [ "$npush" = 6 ] && [ "$nframes" -gt 0 ] && [ "$inproc" = "$nframes 0 0" ]; then
+		ok "returns in the process ($strat): 6 entries pushed by their pads, 0 stops; $nframes returns recorded in the process, none by the agent"
+	else
+		not_ok "returns in the process ($strat): no stop" \
+			"pads that push with 0 stops: $npush of 6; returns in the process, left to the agent, waited: '$inproc' for $nframes frames" \
+			"$(grep '^process' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	# rec(6): levels 1..6 return inner first; each latency spans the
+	# inner ones.
+	if [ "$(wc -l <"$run/$name.lat")" = 6 ] &&
+	   awk 'NR > 1 && $1 < prev { bad = 1 } { prev = $1 } END { exit !(!bad && prev > 0 && prev < 1000000000) }' "$run/$name.lat"; then
+		ok "returns in the process ($strat): rec's 6 latencies grow outward, the outermost $(tail -n 1 "$run/$name.lat") ns"
+	else
+		not_ok "returns in the process ($strat): rec's latencies" "$(tr '\n' ' ' <"$run/$name.lat")"
+	fi
+	sed -n 's/^ground: tcall .* value=\([0-9-]*\)$/\1 tcall/p' "$grd" 2>/dev/null | sort >"$run/$name.thr.want"
+	cut -d' ' -f1,2 "$run/$name.thr" | sort >"$run/$name.thr.got"
+	nthr=$(cut -d' ' -f3 "$run/$name.thr" | sort | uniq -c | awk '$1 == 20' | wc -l)
+	if [ "$(wc -l <"$run/$name.thr.want")" -eq 80 ] && cmp -s "$run/$name.thr.want" "$run/$name.thr.got" &&
+	   [ "$nthr" = 4 ]; then
+		ok "returns in the process ($strat): 4 threads, 80 returns of tcall, each value once after a bl tcall, 20 per thread"
+	else
+		not_ok "returns in the process ($strat): threads" \
+			"want $(wc -l <"$run/$name.thr.want") got $(wc -l <"$run/$name.thr.got"), threads with 20: $nthr" \
+			"$(diff "$run/$name.thr.want" "$run/$name.thr.got" | head -n 4 | tr '\n' ' ')"
+	fi
+	if grep -q "^ground: check ok" "$grd" 2>/dev/null && grep -q "exited normally" "$out"; then
+		ok "returns in the process ($strat): the program's values are its own, it runs to its end"
+	else
+		not_ok "returns in the process ($strat): the program" "$(grep -E 'mismatch|check' "$grd" 2>/dev/null | head -n 3 | tr '\n' ' ')" \
+			"$(tail -n 3 "$out" | tr '\n' ' ')"
+	fi
+}
+
+# The agents the guest runs, in its order (CROSS_STRATEGIES: the first
+# already listens).
+for strat in $(cat "$run/strategies"); do
 	if [ "$strat" != "$first" ]; then
 		end_agent
 		wait_agent "$strat"
@@ -877,6 +1019,9 @@ for strat in $strategies; do
 	auto) pad_settle_case "$strat"; ipa_case "$strat" ;;
 	esac
 	retprobe_cases "$strat"	# a64-ret
+	case $strat in
+	pad|auto) retpad_cases "$strat" ;;
+	esac
 	# probe-trace record --connect under the same agent.
 	record_cases "$strat"
 done

@@ -1,0 +1,287 @@
+/*
+ * aarch64-retpad-table.c - the words of aarch64's return probes with no
+ * stop (arch/aarch64/aarch64-retpad.c), on any host (cmocka).
+ *
+ * The words named here were produced with aarch64-linux-gnu-as and read
+ * back with objdump (source beside each).  The code's meaning is checked
+ * by running it (aarch64-retpad-exec.c, under qemu-aarch64); here: the
+ * instructions that carry the scheme are there and in their order, every
+ * branch lands inside the code, the only system calls are gettid, the
+ * caller's branches are where the contract says, and bad layouts are
+ * refused.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/aarch64/aarch64.h"
+
+#define AREA 0x7f0000000000ull
+#define TRAMP 0x7f1000004000ull
+
+static uint32_t word_at(const uint8_t *b, size_t off)
+{
+	return aarch64_word(b + off);
+}
+
+/* Where the branch at `off` goes (an offset of the same code), or -1
+ * when the word is no direct branch. */
+static long target_of(const uint8_t *b, size_t off)
+{
+	uint32_t w = word_at(b, off);
+
+	if ((w & 0xfc000000u) == 0x14000000u)			/* b */
+		return (long)off + 4 * (long)aarch64_sext(w, 26);
+	if ((w & 0xff000010u) == 0x54000000u)			/* b.cond */
+		return (long)off + 4 * (long)aarch64_sext(w >> 5, 19);
+	if ((w & 0x7e000000u) == 0x34000000u)			/* cbz, cbnz */
+		return (long)off + 4 * (long)aarch64_sext(w >> 5, 19);
+	return -1;
+}
+
+/* Every branch of the `n` bytes lands in [0, n]; returns how many. */
+static int branches_inside(const uint8_t *b, size_t n)
+{
+	int count = 0;
+
+	for (size_t off = 0; off < n; off += 4) {
+		long t = target_of(b, off);
+		if (t < 0)
+			continue;
+		count++;
+		if (t > (long)n)
+			fail_msg("branch at %zu goes to %ld, outside 0..%zu", off, t, n);
+	}
+	return count;
+}
+
+/* The offset of the first `w` at or after `from`, -1 if none. */
+static long find(const uint8_t *b, size_t n, size_t from, uint32_t w)
+{
+	for (size_t off = from; off + 4 <= n; off += 4)
+		if (word_at(b, off) == w)
+			return (long)off;
+	return -1;
+}
+
+/* The words must all be there, in this order. */
+static void in_order(const uint8_t *b, size_t n, const uint32_t *w, size_t nw)
+{
+	long at = 0;
+
+	for (size_t i = 0; i < nw; i++) {
+		long f = find(b, n, (size_t)at, w[i]);
+		if (f < 0)
+			fail_msg("word %zu (%08x) missing after offset %ld", i, w[i], at);
+		at = f + 4;
+	}
+}
+
+/* The system calls: each is gettid (mov x8, #178 right before). */
+static int svcs(const uint8_t *b, size_t n)
+{
+	int count = 0;
+
+	for (size_t off = 4; off < n; off += 4)
+		if (word_at(b, off) == 0xd4000001u) {		/* svc #0 */
+			assert_int_equal(word_at(b, off - 4), 0xd2801648u);	/* mov x8, #178 */
+			count++;
+		}
+	return count;
+}
+
+static const struct arch_ret_pad rp = {
+	.area = AREA, .tramp = TRAMP, .func_run = 0x0001000000401234ull,
+	.ring = { .ring = 0x7e0000004000ull, .off_records = 4096, .record_shift = 11,
+		  .nrecords = 4096, .off_seq = 800, .off_bases = 808, .off_frame = 528,
+		  .off_blocks = 1024, .blocks_size = 1024 },
+};
+
+static void test_ops(void **state)
+{
+	(void)state;
+	assert_ptr_equal(aarch64_arch_ops.emit_ret_entry, aarch64_emit_ret_entry);
+	assert_ptr_equal(aarch64_arch_ops.emit_ret_exit, aarch64_emit_ret_exit);
+	assert_ptr_equal(aarch64_arch_ops.emit_ret_stamp, aarch64_emit_ret_stamp);
+}
+
+static void test_entry(void **state)
+{
+	uint8_t b[2048];
+	size_t fb = 0, done = 0;
+	int n;
+
+	(void)state;
+	n = aarch64_emit_ret_entry(b, sizeof(b), &rp, &fb, NULL);
+	assert_true(n > 0 && n % 4 == 0);
+	static const uint32_t order[] = {
+		0xd53bd04a,	/* mrs x10, tpidr_el0        the key */
+		0x9b0c7d4b,	/* mul x11, x10, x12         its hash */
+		0xd378fd6b,	/* lsr x11, x11, #56 */
+		0x8b0b312d,	/* add x13, x9, x11, lsl #12 the slot */
+		0x914005ad,	/* add x13, x13, #1, lsl #12 */
+		0xc85ffdae,	/* ldaxr x14, [x13]          claim a free one */
+		0xc80ffdaa,	/* stlxr w15, x10, [x13] */
+		0xf9407e70,	/* ldr x16, [x19, #248]      sp at entry */
+		0xf9407a71,	/* ldr x17, [x19, #240]      x30: the return */
+		0x7101f9ff,	/* cmp w15, #126             depth */
+		0x8b0f15b6,	/* add x22, x13, x15, lsl #5 the new entry */
+		0x92800017,	/* mov x23, #-1              not complete yet */
+		0xd53be057,	/* mrs x23, cntvct_el0       the entry's time */
+		0xaa1503fc,	/* mov x28, x21              the trampoline, and */
+		0xaa1603fb,	/* mov x27, x22              the entry, for the stamp */
+		0xaa1f03fb,	/* mov x27, xzr              the fallback's */
+	};
+	in_order(b, (size_t)n, order, sizeof(order) / sizeof(order[0]));
+	/* Without done_at the stamp writes x30, after the entry's record. */
+	assert_int_equal(find(b, (size_t)n, 0, 0xf9007a75u), -1);	/* str x21, [x19, #240] */
+	/* The fallback's branch, left for the caller, is last: patched, it
+	 * goes where it says. */
+	assert_int_equal(fb, (size_t)n - 4);
+	assert_int_equal(word_at(b, fb), 0x14000000u);
+	assert_true(branches_inside(b, (size_t)n) > 10);
+	assert_int_equal(aarch64_patch_branch(b, fb, fb + 400), 0);
+	assert_int_equal(target_of(b, fb), (long)(fb + 400));
+	assert_int_equal(svcs(b, (size_t)n), 2);	/* a claim's, a cleared tid's */
+	/* The trampoline's address is built into x21 (movz/movk x21, #TRAMP):
+	 * its high half. */
+	assert_true(find(b, (size_t)n, 0, 0xf2cfe215u) >= 0);	/* movk x21, #0x7f10, lsl #32 */
+
+	/* With done_at: success branches to *done_at's target instead,
+	 * x30 = the trampoline written in the frame by the entry itself. */
+	n = aarch64_emit_ret_entry(b, sizeof(b), &rp, &fb, &done);
+	assert_true(n > 0);
+	assert_true(find(b, (size_t)n, 0, 0xf9007a75u) >= 0);	/* str x21, [x19, #240] */
+	assert_int_equal(find(b, (size_t)n, 0, 0xaa1503fcu), -1);
+	assert_int_equal(word_at(b, done), 0x14000000u);
+	assert_true(done < fb);
+	assert_int_equal(aarch64_patch_branch(b, done, (size_t)n + 64), 0);
+	/* the same hit again goes to that branch too */
+	int to_done = 0;
+	for (size_t off = 0; off < (size_t)n; off += 4)
+		to_done += target_of(b, off) == (long)done;
+	assert_int_equal(to_done, 1);
+}
+
+static void test_entry_refused(void **state)
+{
+	uint8_t b[2048];
+	size_t fb, done;
+	struct arch_ret_pad bad = rp;
+
+	(void)state;
+	bad.area = AREA + 8;
+	assert_int_equal(aarch64_emit_ret_entry(b, sizeof(b), &bad, &fb, &done), -EINVAL);
+	bad = rp;
+	bad.tramp = TRAMP + 2;
+	assert_int_equal(aarch64_emit_ret_entry(b, sizeof(b), &bad, &fb, &done), -EINVAL);
+	bad.tramp = 0;
+	assert_int_equal(aarch64_emit_ret_entry(b, sizeof(b), &bad, &fb, &done), -EINVAL);
+	assert_int_equal(aarch64_emit_ret_entry(b, 64, &rp, &fb, &done), -ENOSPC);
+}
+
+static void test_stamp(void **state)
+{
+	uint8_t b[64];
+
+	(void)state;
+	assert_int_equal(aarch64_emit_ret_stamp(b, sizeof(b)), 16);
+	assert_int_equal(word_at(b, 0), 0xb400009bu);	/* cbz x27, .+16 */
+	assert_int_equal(word_at(b, 4), 0xd53be05au);	/* mrs x26, cntvct_el0 */
+	assert_int_equal(word_at(b, 8), 0xf9000b7au);	/* str x26, [x27, #16] */
+	assert_int_equal(word_at(b, 12), 0xf9007a7cu);	/* str x28, [x19, #240] */
+	assert_int_equal(aarch64_emit_ret_stamp(b, 8), -ENOSPC);
+}
+
+static void test_exit(void **state)
+{
+	uint8_t b[4096], save[256], restore[256];
+	size_t trap = 0;
+	int n, ns, nr;
+
+	(void)state;
+	n = aarch64_emit_ret_exit(b, sizeof(b), &rp, &trap);
+	assert_true(n > 0 && n % 4 == 0);
+	/* It opens with the register save, pc = the trampoline. */
+	ns = aarch64_emit_save_regs(save, sizeof(save), TRAMP);
+	assert_memory_equal(b, save, (size_t)ns);
+	static const uint32_t order[] = {
+		0xd53bd04a,	/* mrs x10, tpidr_el0        the key */
+		0xf9407e70,	/* ldr x16, [x19, #248]      sp: the entry's */
+		0xd53be05a,	/* mrs x26, cntvct_el0       now */
+		0xc85ffc26,	/* ldaxr x6, [x1]            the ring's record */
+		0xc808fc27,	/* stlxr w8, x7, [x1] */
+		0xad000460,	/* stp q0, q1, [x3]          the image */
+		0xd53b4425,	/* mrs x5, fpsr */
+		0xcb050345,	/* sub x5, x26, x5           ticks */
+		0xc89ffc87,	/* stlr x7, [x4]             published */
+		0xd4200000,	/* brk #0                    a full ring's wait */
+		0xf9007a74,	/* str x20, [x19, #240]      x30 = the real address */
+		0xd65f03c0,	/* ret */
+		0xd4200000,	/* brk #0                    an orphan */
+	};
+	in_order(b, (size_t)n, order, sizeof(order) / sizeof(order[0]));
+	/* The wait: BRK, then back to take the record again. */
+	assert_int_equal(word_at(b, trap), 0xd4200000u);
+	long back = target_of(b, trap + 4);
+	assert_true(back >= ns && back < (long)trap);
+	/* The way out: x30, the restore, ret. */
+	nr = aarch64_emit_restore_regs(restore, sizeof(restore));
+	long out = find(b, (size_t)n, 0, 0xf9007a74u);
+	assert_memory_equal(b + out + 4, restore, (size_t)nr);
+	assert_int_equal(word_at(b, (size_t)out + 4 + (size_t)nr), 0xd65f03c0u);
+	/* The last word: the orphan's BRK, after its restore. */
+	assert_int_equal(word_at(b, (size_t)n - 4), 0xd4200000u);
+	assert_memory_equal(b + n - 4 - nr, restore, (size_t)nr);
+	assert_true(branches_inside(b, (size_t)n) > 10);
+	assert_int_equal(svcs(b, (size_t)n), 0);
+}
+
+static void test_exit_refused(void **state)
+{
+	uint8_t b[4096];
+	size_t trap;
+	struct arch_ret_pad bad;
+
+	(void)state;
+	bad = rp;
+	bad.ring.nrecords = 100;			/* not a power of two */
+	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.ring.off_blocks = 600;			/* inside the frame */
+	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.ring.off_blocks = 2040;			/* past the record */
+	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.ring.off_frame = 256;			/* over the image */
+	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.ring.record_shift = 9;			/* no room for the image */
+	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.area = 0;
+	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	assert_int_equal(aarch64_emit_ret_exit(b, 400, &rp, &trap), -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_entry),
+		cmocka_unit_test(test_entry_refused),
+		cmocka_unit_test(test_stamp),
+		cmocka_unit_test(test_exit),
+		cmocka_unit_test(test_exit_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
