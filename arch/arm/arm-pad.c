@@ -1092,6 +1092,101 @@ int arm_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 }
 
 /*
+ * A thread stepped out of the in-process collector a pad called: its
+ * 64-bit counters are exclusive loops (ldrexd; adds; adc; strexd; cmp;
+ * bne), which a software step's breakpoint defeats for ever (the trap
+ * clears the monitor), and the collector runs after the record's claim,
+ * so the thread cannot go back either.  The exclusive load is done here
+ * as a plain load, the store as a plain store that succeeds (status 0):
+ * the thread's sequence completes, atomically as long as no other
+ * thread of the process runs meanwhile (all-stop: the agent stops them
+ * all first).  LDREX, LDREXB, LDREXH, LDREXD and the stores, T32 and
+ * unconditional A32; anything else steps.
+ *
+ *   T32  1110 1000 0101 Rn | Rt 1111 imm8          ldrex  [Rn, #imm8*4]
+ *        1110 1000 0100 Rn | Rt Rd imm8            strex
+ *        1110 1000 1101 Rn | Rt Rt2 01sz 1111      ldrex{b,h,d} (sz 00 b, 01 h, 11 d)
+ *        1110 1000 1100 Rn | Rt Rt2 01sz Rd        strex{b,h,d}
+ *   A32  1110 0001 1 sz L Rn | Rt/Rd 1111 1001 1111/Rt  (sz 00 word, 01 d, 10 b, 11 h)
+ */
+int arm_callee_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		    const struct arch_mem *mem)
+{
+	unsigned int rn, rt, rt2, rd = 16, size, off = 0;
+	bool load;
+
+	if (len < 4)
+		return ARCH_PAD_STEP;
+	if (regs->flags & ARM_PSR_T) {
+		unsigned int h1 = insn[0] | insn[1] << 8, h2 = insn[2] | insn[3] << 8;
+		unsigned int op = (h2 >> 4) & 15;
+
+		rn = h1 & 15;
+		rt = h2 >> 12;
+		rt2 = (h2 >> 8) & 15;
+		if ((h1 & 0xffe0) == 0xe840) {			/* ldrex, strex */
+			load = h1 & 0x10;
+			size = 4;
+			off = (h2 & 0xff) * 4;
+			if (load ? rt2 != 15 : false)
+				return ARCH_PAD_STEP;
+			if (!load)
+				rd = rt2;
+		} else if ((h1 & 0xffe0) == 0xe8c0 && (op == 4 || op == 5 || op == 7)) {
+			load = h1 & 0x10;
+			size = op == 4 ? 1 : op == 5 ? 2 : 8;
+			if (load && (h2 & 15) != 15)
+				return ARCH_PAD_STEP;
+			if (!load)
+				rd = h2 & 15;
+		} else {
+			return ARCH_PAD_STEP;
+		}
+	} else {
+		uint32_t w = (uint32_t)insn[0] | (uint32_t)insn[1] << 8 |
+			     (uint32_t)insn[2] << 16 | (uint32_t)insn[3] << 24;
+		static const unsigned int sizes[4] = { 4, 8, 1, 2 };
+
+		if ((w & 0xff800ff0u) != 0xe1800f90u)
+			return ARCH_PAD_STEP;
+		load = w & (1u << 20);
+		if (load && (w & 15) != 15)
+			return ARCH_PAD_STEP;
+		size = sizes[(w >> 21) & 3];
+		rn = (w >> 16) & 15;
+		if (load) {
+			rt = (w >> 12) & 15;
+		} else {
+			rd = (w >> 12) & 15;
+			rt = w & 15;
+		}
+		rt2 = rt + 1;
+	}
+	if (rn == 15 || rt == 15 || (size == 8 && rt2 == 15) || rd == 15)
+		return ARCH_PAD_STEP;			/* UNPREDICTABLE: leave it be */
+	uint64_t addr = (uint32_t)(regs->gpr[rn] + off);
+	uint32_t v[2] = { 0, 0 };
+	int err;
+
+	if (load) {
+		if ((err = mem->read(mem->ctx, addr, v, size)) < 0)
+			return err;
+		regs->gpr[rt] = v[0];		/* little-endian, zero-extended */
+		if (size == 8)
+			regs->gpr[rt2] = v[1];
+	} else {
+		v[0] = (uint32_t)regs->gpr[rt];
+		if (size == 8)
+			v[1] = (uint32_t)regs->gpr[rt2];
+		if ((err = mem->write(mem->ctx, addr, v, size)) < 0)
+			return err;
+		regs->gpr[rd] = 0;		/* the store succeeded */
+	}
+	regs->pc = (uint32_t)(regs->pc + 4);
+	return ARCH_PAD_DONE;
+}
+
+/*
  * The shared memory's entries and records: 1 KiB.  The image (d0-d31,
  * fpscr: a record's only) at 0, the frame of 17 words at 264, the owner
  * and ready words (a record's sequence word) at 400, the bases' place at

@@ -239,6 +239,7 @@ const struct arch_ops arm_arch_ops = {
 	.pad_window_max = ARM_PAD_THUMB_SWITCH + 5 * 16 + 2 + 5 * 4 + 10,
 	.pad_window_isa_switch = ARM_PAD_THUMB_SWITCH,
 	.pad_step = arm_pad_step,
+	.callee_step = arm_callee_step,
 	.bp_insn_for_kind = arm_bp_insn_for_kind,
 	.bp_kind_at = arm_bp_kind_at,
 };

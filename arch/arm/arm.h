@@ -270,6 +270,8 @@ int arm_emit_pad_handoff(uint8_t *out, size_t size, const struct arch_pad_handof
 int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_addr,
 			uint64_t from, size_t min_len, uint64_t to, uint8_t *out,
 			size_t size, size_t *inlen);
+int arm_callee_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
+		    const struct arch_mem *mem);
 int arm_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 		 const struct arch_mem *mem);
 extern const struct arch_pad_layout arm_pad_layout;

@@ -1424,6 +1424,121 @@ static void test_pad_step(void **state)
 	assert_int_equal(arm_arch_ops.pad_layout->frame_words, 17);
 }
 
+/* One instruction through arm_callee_step: its result, pc moved by 4
+ * when done.  `thumb`: two halfwords (T32), else an A32 word. */
+static int callee(struct arch_gpregs *g, bool thumb, uint32_t enc)
+{
+	uint8_t b[4];
+	uint64_t pc = g->pc;
+	int r;
+
+	if (thumb) {
+		b[0] = (uint8_t)(enc >> 16); b[1] = (uint8_t)(enc >> 24);
+		b[2] = (uint8_t)enc; b[3] = (uint8_t)(enc >> 8);
+		g->flags |= ARM_PSR_T;
+	} else {
+		memcpy(b, &enc, 4);
+		g->flags &= ~(uint64_t)ARM_PSR_T;
+	}
+	r = arm_arch_ops.callee_step(b, 4, g, &fake);
+	assert_int_equal(g->pc, r == ARCH_PAD_DONE ? pc + 4 : pc);
+	return r;
+}
+
+/* The collector's exclusive loads and stores done by hand for a thread
+ * stepped out of it (encodings from arm-linux-gnueabihf-as): each
+ * load's value and register, each store's bytes and status 0; what is
+ * not one (tbb, add), or names the pc, steps. */
+static void test_callee_step(void **state)
+{
+	struct arch_gpregs g;
+	const uint64_t d = 0x80000 + 64;	/* in stack_mem */
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	memset(stack_mem, 0, sizeof(stack_mem));
+	g.pc = 0x1000;
+	put32(d, 0x11223344);
+	put32(d + 4, 0x55667788);
+	/* ldrexd r4, r5, [r5] (T32) */
+	g.gpr[5] = d;
+	assert_int_equal(callee(&g, true, 0xe8d5457f), ARCH_PAD_DONE);
+	assert_int_equal(g.gpr[4], 0x11223344);
+	assert_int_equal(g.gpr[5], 0x55667788);
+	/* strexd r1, r4, r5, [lr] (T32): the pair swapped back in */
+	g.gpr[14] = d;
+	g.gpr[4] = 0xaabbccdd;
+	g.gpr[5] = 0x01020304;
+	g.gpr[1] = 7;
+	assert_int_equal(callee(&g, true, 0xe8ce4571), ARCH_PAD_DONE);
+	assert_int_equal(get32(d), 0xaabbccdd);
+	assert_int_equal(get32(d + 4), 0x01020304);
+	assert_int_equal(g.gpr[1], 0);
+	/* ldrex r0, [r1, #8]; strex r2, r3, [r4]; ldrexb r6, [r7];
+	 * strexh r8, r9, [sl] (T32) */
+	g.gpr[1] = d - 8;
+	assert_int_equal(callee(&g, true, 0xe8510f02), ARCH_PAD_DONE);
+	assert_int_equal(g.gpr[0], 0xaabbccdd);
+	g.gpr[4] = d + 8;
+	g.gpr[3] = 0xcafef00d;
+	g.gpr[2] = 1;
+	assert_int_equal(callee(&g, true, 0xe8443200), ARCH_PAD_DONE);
+	assert_int_equal(get32(d + 8), 0xcafef00d);
+	assert_int_equal(g.gpr[2], 0);
+	g.gpr[7] = d + 9;
+	assert_int_equal(callee(&g, true, 0xe8d76f4f), ARCH_PAD_DONE);
+	assert_int_equal(g.gpr[6], 0xf0);
+	g.gpr[10] = d + 12;
+	g.gpr[9] = 0x12345678;
+	g.gpr[8] = 1;
+	assert_int_equal(callee(&g, true, 0xe8ca9f58), ARCH_PAD_DONE);
+	assert_int_equal(get32(d + 12), 0x5678);
+	assert_int_equal(g.gpr[8], 0);
+	/* tbb [r0, r1] and adds.w r0, r0, #1 step */
+	assert_int_equal(callee(&g, true, 0xe8d0f001), ARCH_PAD_STEP);
+	assert_int_equal(callee(&g, true, 0xf1100001), ARCH_PAD_STEP);
+	/* A32: ldrex r0, [r1]; strex r2, r3, [r4]; ldrexd r2, r3, [r4];
+	 * strexd r0, r6, r7, [r8]; ldrexh r5, [r6]; strexb r0, r1, [r2] */
+	g.gpr[1] = d;
+	assert_int_equal(callee(&g, false, 0xe1910f9f), ARCH_PAD_DONE);
+	assert_int_equal(g.gpr[0], 0xaabbccdd);
+	g.gpr[4] = d + 16;
+	g.gpr[3] = 0x0badf00d;
+	g.gpr[2] = 1;
+	assert_int_equal(callee(&g, false, 0xe1842f93), ARCH_PAD_DONE);
+	assert_int_equal(get32(d + 16), 0x0badf00d);
+	assert_int_equal(g.gpr[2], 0);
+	g.gpr[4] = d;
+	assert_int_equal(callee(&g, false, 0xe1b42f9f), ARCH_PAD_DONE);
+	assert_int_equal(g.gpr[2], 0xaabbccdd);
+	assert_int_equal(g.gpr[3], 0x01020304);
+	g.gpr[8] = d + 24;
+	g.gpr[6] = 0x600d;
+	g.gpr[7] = 0x700d;
+	g.gpr[0] = 1;
+	assert_int_equal(callee(&g, false, 0xe1a80f96), ARCH_PAD_DONE);
+	assert_int_equal(get32(d + 24), 0x600d);
+	assert_int_equal(get32(d + 28), 0x700d);
+	assert_int_equal(g.gpr[0], 0);
+	g.gpr[6] = d + 12;
+	assert_int_equal(callee(&g, false, 0xe1f65f9f), ARCH_PAD_DONE);
+	assert_int_equal(g.gpr[5], 0x5678);
+	g.gpr[2] = d + 32;
+	g.gpr[1] = 0x1ff;
+	g.gpr[0] = 1;
+	assert_int_equal(callee(&g, false, 0xe1c20f91), ARCH_PAD_DONE);
+	assert_int_equal(get32(d + 32), 0xff);
+	assert_int_equal(g.gpr[0], 0);
+	/* conditional (ldrexne) and add r0, r0, r1 step; an unreadable
+	 * address is the caller's error, the registers untouched */
+	assert_int_equal(callee(&g, false, 0x11910f9f), ARCH_PAD_STEP);
+	assert_int_equal(callee(&g, false, 0xe0800001), ARCH_PAD_STEP);
+	g.gpr[1] = 0x10;
+	g.gpr[0] = 0x77;
+	assert_int_equal(callee(&g, false, 0xe1910f9f), -EFAULT);
+	assert_int_equal(g.gpr[0], 0x77);
+}
+
 /* gdb's Z0 kinds and the agent's own choice: the words Linux traps on,
  * and a Thumb breakpoint exactly the size of the instruction under it. */
 static void test_breakpoints(void **state)
@@ -1573,6 +1688,7 @@ int main(void)
 		cmocka_unit_test(test_emit_far),
 		cmocka_unit_test(test_pad_window_far),
 		cmocka_unit_test(test_pad_step),
+		cmocka_unit_test(test_callee_step),
 		cmocka_unit_test(test_breakpoints),
 		cmocka_unit_test(test_follows_call),
 		cmocka_unit_test(test_sdt),
