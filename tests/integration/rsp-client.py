@@ -280,9 +280,29 @@ class Stub:
             return None
 
     def kill(self):
+        """The stub and what it started: with the agent's keeper, a program
+        the agent started outlives it and would run on, writing its
+        ground file into the scratch folder as the folder goes."""
         if self.proc and self.proc.poll() is None:
+            kids = children(self.proc.pid)
             self.proc.kill()
             self.proc.wait()
+            for pid in kids:
+                kill_pid(pid)
+            for pid in kids:
+                wait_gone(pid)
+
+
+def children(pid):
+    """The pids of pid's children (every thread's), [] when it is gone."""
+    kids = []
+    try:
+        for task in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                kids += [int(k) for k in f.read().split()]
+    except OSError:
+        pass
+    return kids
 
 
 def process_state(pid):
