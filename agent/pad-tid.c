@@ -185,34 +185,19 @@ void pad_tid_reset(struct process *p)
 		t->tp_noted = false;
 }
 
-/* Whether the TSC can stamp a hit for the agent to turn into the time:
- * x86-64, one constant rate on every CPU, counting in deep sleep too.
- * PROBE_PAD_CLOCK=vdso in the agent's environment says no, so that the
- * pads call the vDSO's clock_gettime as on a CPU without such a TSC
- * (for tests and measuring; main.c refuses other values). */
+/* Whether the counter can stamp a hit for the agent to turn into the
+ * time (ptrace_arch_ops.counter_is_clock: x86-64's TSC where it is
+ * constant and non-stop).  PROBE_PAD_CLOCK=vdso in the agent's
+ * environment says no, so that the pads call the vDSO's clock_gettime
+ * as on a CPU without such a counter (for tests and measuring; main.c
+ * refuses other values). */
 bool pad_tsc_usable(void)
 {
-#if defined(__x86_64__)
 	static int usable = -1;
 	const char *force = getenv("PROBE_PAD_CLOCK");
-	char line[8192];
-	FILE *f;
 
-	if (usable >= 0)
-		return usable;
-	usable = 0;
-	if (force && !strcmp(force, "vdso"))
-		return false;
-	if (!(f = fopen("/proc/cpuinfo", "re")))
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "flags", 5)) {
-			usable = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-			break;
-		}
-	fclose(f);
+	if (usable < 0)
+		usable = !(force && !strcmp(force, "vdso")) &&
+			 agent.ptrace->counter_is_clock && agent.ptrace->counter_is_clock();
 	return usable;
-#else
-	return false;
-#endif
 }

@@ -343,6 +343,10 @@ struct ptrace_arch_ops {
 	 */
 	uint64_t (*counter_read)(void);
 	uint64_t (*counter_hz)(void);
+	/* Whether recording pads may stamp a hit's time with the counter
+	 * (arch_pad_ring.tsc_time) instead of calling the vDSO's clock:
+	 * one rate on every CPU, counting in deep sleep.  NULL: never. */
+	bool (*counter_is_clock)(void);
 
 	/* The bit of the flags register (arch_ops.flags_regnum) that selects
 	 * the second instruction set, which insn_decode takes as bit 0 of

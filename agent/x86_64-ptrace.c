@@ -22,6 +22,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -640,7 +641,6 @@ static int x86_64_ps_setregs(pid_t lwp, const void *regs, bool fp)
 		      (void *)regs) < 0 ? -errno : 0;
 }
 
-/* The thread pointer is the fs base (idx 25, FS); gs base for 26 (GS). */
 /* The TSC, which the in-process return pads read (rdtsc). */
 static uint64_t x86_64_counter_read(void)
 {
@@ -650,6 +650,26 @@ static uint64_t x86_64_counter_read(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
+/* Whether the TSC can stamp a hit for the agent to turn into the time:
+ * one constant rate on every CPU, counting in deep sleep too. */
+static bool x86_64_counter_is_clock(void)
+{
+	char line[8192];
+	bool usable = false;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5)) {
+			usable = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+			break;
+		}
+	fclose(f);
+	return usable;
+}
+
+/* The thread pointer is the fs base (idx 25, FS); gs base for 26 (GS). */
 static int x86_64_thread_area(pid_t lwp, int idx, uint64_t *base)
 {
 	size_t off = idx == 26 ? offsetof(struct user_regs_struct, gs_base)
@@ -927,6 +947,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.ret_addr = PTRACE_RET_STACK,
 	.ret_link_regnum = -1,
 	.counter_read = x86_64_counter_read,
+	.counter_is_clock = x86_64_counter_is_clock,
 	/* syscall; rax = number and result, rdi rsi rdx r10 r8 r9. */
 	.syscall = {
 		.insn = { 0x0f, 0x05 },
