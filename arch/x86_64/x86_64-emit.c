@@ -205,14 +205,12 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
 
 /*
  * What a pad stores for a hit, the record or entry in %r14 and the frame
- * at %rbx: the frame (18 words, rep movsq: rsi, rdi, rcx and DF go), the
+ * at %rbx: the frame (18 words, by rax and rcx; DF cleared), the
  * x87/SSE(/AVX) image at offset 0 (rax, rdx go), and with fsgsbase the
  * two bases at off_bases.
  *
- *   48 8d be <frame>        lea frame(%rsi),%rdi   (%rsi = %r14 here)
- *   48 89 de                mov %rbx,%rsi
- *   b9 12 00 00 00          mov $18,%ecx
- *   fc f3 48 a5             cld; rep movsq
+ *   fc                      cld
+ *   48 8b 43 00 48 8b 4b 08 ...   the frame, see put_frame_copy
  *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
  *   49 0f ae 26             xsave64 (%r14)        (or 49 0f ae 06 fxsave64)
  *     (with fxsave_ymm: fxsave64, 16 vextractf128 of the upper halves,
@@ -250,6 +248,46 @@ static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
 	}
 }
 
+/*
+ * The frame (18 words at %rbx) to off_frame(%r14), through rax and rcx,
+ * two words at a time: `rep movsq` costs a start-up of
+ * some 8 ns on the CPUs of bench/README.md, more than its 18 stores.
+ * DF is cleared for what the pad calls next (the collector, the vDSO's
+ * clock: the ABI's; rflags are in the frame).
+ *
+ *   fc                      cld
+ *   48 8b 43 <8i>           mov 8i(%rbx),%rax     (i = 0, 2, .. 16;
+ *   48 8b 4b <8i+8>         mov 8i+8(%rbx),%rcx    from 128 on: 48 8b 83 /
+ *                                                  48 8b 8b <disp32>)
+ *   49 89 86 <frame+8i>     mov %rax,frame+8i(%r14)
+ *   49 89 8e <frame+8i+8>   mov %rcx,frame+8i+8(%r14)
+ */
+static void put_frame_copy(struct x86_64_out *o, unsigned int off_frame)
+{
+	static const uint8_t load[2][3] = { { 0x48, 0x8b, 0x43 }, { 0x48, 0x8b, 0x4b } };
+	static const uint8_t store[2][3] = { { 0x49, 0x89, 0x86 }, { 0x49, 0x89, 0x8e } };
+
+	x86_64_put8(o, 0xfc);
+	for (unsigned int i = 0; i < 18; i += 2) {
+		for (unsigned int k = 0; k < 2; k++) {
+			unsigned int at = 8 * (i + k);
+			x86_64_put8(o, load[k][0]);
+			x86_64_put8(o, load[k][1]);
+			if (at < 128) {		/* disp8 is signed */
+				x86_64_put8(o, load[k][2]);
+				x86_64_put8(o, (uint8_t)at);
+			} else {		/* mod 10: disp32 */
+				x86_64_put8(o, (uint8_t)(load[k][2] + 0x40));
+				x86_64_put32(o, at);
+			}
+		}
+		for (unsigned int k = 0; k < 2; k++) {
+			x86_64_put(o, store[k], 3);
+			x86_64_put32(o, off_frame + 8 * (i + k));
+		}
+	}
+}
+
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 			  bool xsave, bool fxsave_ymm, bool image, enum bases_how bases,
 			  unsigned int off_bases)
@@ -260,9 +298,6 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	 */
 	static const uint8_t no_bv[] = { 0x49, 0xc7, 0x86, 0x00, 0x02, 0, 0,
 					 0, 0, 0, 0 };
-	static const uint8_t lea_rdi[] = { 0x48, 0x8d, 0xbe };
-	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
-					0xfc, 0xf3, 0x48, 0xa5 };
 	static const uint8_t xsave64[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
 					   0x49, 0x0f, 0xae, 0x26 };
 	/* 49 c7 86 00 02 00 00 07 00 00 00   movq $7,512(%r14)  XSTATE_BV */
@@ -273,9 +308,7 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
 	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 
-	x86_64_put(o, lea_rdi, sizeof(lea_rdi));
-	x86_64_put32(o, off_frame);
-	x86_64_put(o, copy, sizeof(copy));
+	put_frame_copy(o, off_frame);
 	if (!image) {
 		if (xsave)
 			x86_64_put(o, no_bv, sizeof(no_bv));
@@ -334,10 +367,8 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
  *   f3 90                   pause
  *   eb <1b>                 jmp 1b
  * 2:49 89 f6                mov %rsi,%r14         r14 = entry
- *   48 8d be <frame>        lea frame(%rsi),%rdi
- *   48 89 de                mov %rbx,%rsi
- *   b9 12 00 00 00          mov $18,%ecx
- *   fc f3 48 a5             cld; rep movsq        the frame, 18 words
+ *   fc                      cld
+ *   48 8b 43 00 ...         the frame, 18 words (put_frame_copy)
  *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
  *   49 0f ae 26             xsave64 (%r14)        x87, SSE, AVX
  *     (or 49 0f ae 06       fxsave64 (%r14))
@@ -441,8 +472,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   75 <1b>                 jne 1b
  *   49 89 c4                mov %rax,%r12          pos
  *   49 89 f6                mov %rsi,%r14          record
- *   48 8d be <frame>        lea frame(%rsi),%rdi
- *   48 89 de b9 12 00 00 00 fc f3 48 a5    the frame, as in the hand-off
+ *   fc 48 8b 43 00 ...      the frame, as in the hand-off
  *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
  *     (without r->image no xsave64 / fxsave64: movq $0,512(%r14), the
  *      XSTATE_BV of an XSAVE image, with xsave)
