@@ -42,6 +42,19 @@ static int load_record(struct process *p, uint8_t *blk, const uint8_t *rec,
 	return 0;
 }
 
+/* Whether record `rec` holds the image of the registers its frame leaves
+ * out: its flags word says, where the arch has one; else `image`, what
+ * the pad of its probe was built to store. */
+static bool record_has_image(const uint8_t *rec, bool image)
+{
+	uint32_t flags;
+
+	if (!layout()->off_flags)
+		return image;
+	memcpy(&flags, rec + layout()->off_flags, 4);
+	return (flags & PAD_REC_IMAGE) != 0;
+}
+
 /* The hit's time a recording pad stored in record `rec`, in us: a
  * CLOCK_REALTIME timespec, or the TSC (its tv_nsec PAD_TIME_TSC). */
 static uint64_t record_time_us(const uint8_t *rec)
@@ -143,7 +156,8 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	bool taken = true;
 	struct regsrc src;
 	if (pr && fn &&
-	    load_record(p, pt->rec_regs, rec, !pr->pad_no_image, pt->xsave, tid, &src) == 0)
+	    load_record(p, pt->rec_regs, rec, record_has_image(rec, !pr->pad_no_image),
+			pt->xsave, tid, &src) == 0)
 		taken = fn(pr, &src, time_us, so, arg);
 	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
@@ -267,7 +281,9 @@ static int old_tables(struct process *p, uint64_t *starts, int max)
  * through the process's memory (this agent has no mapping of it), and
  * every record handed over is marked taken there, so that a second
  * salvage does not see it again.  Records still claimed but unwritten
- * (a writer stopped or gone) are left.  Returns the records handed over,
+ * (a writer stopped or gone) are left.  The x87/SSE/AVX registers are
+ * the initial state's where the record's flags word says its pad left
+ * the image out (an arch with no such word: the image as it is).  Returns the records handed over,
  * or -errno.
  */
 int pad_salvage(struct process *p,
@@ -317,7 +333,8 @@ int pad_salvage(struct process *p,
 				continue;	/* taken, or never written */
 			memcpy(&tid, rec + l->off_tid, 4);
 			struct regsrc src;
-			if (load_record(p, blk, rec, true, xsave, 0, &src) == 0) {
+			if (load_record(p, blk, rec, record_has_image(rec, true), xsave, 0,
+					&src) == 0) {
 				fn(frame_pc(rec), &src, (pid_t)tid, record_time_us(rec), arg);
 				taken++;
 			}

@@ -939,6 +939,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.tsc_time = time_tid && pt->tsc_time,
 		.prefetch = pad_prefetch_ahead(),
 		.off_tid = l->off_tid, .off_time = l->off_time,
+		.off_flags = l->off_flags,
 		.image = !b->no_image,
 		.ipa_call = b->ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
 		.ipa_site = b->ipa_site,

@@ -253,7 +253,15 @@ struct arch_pad_ring {
 	 * lines of the record `prefetch` positions on (prefetchw), which
 	 * the hit after next will write. */
 	unsigned int prefetch;
+	/* x86-64 (others ignore it): with off_flags (not 0) the pad also
+	 * stores there a 32-bit word of what the record holds:
+	 * PAD_REC_IMAGE when it stored the image, else 0.  A record
+	 * without the image then leaves the image's lines as they were
+	 * (the XSAVE header's too), and its reader goes by this word. */
+	unsigned int off_flags;
 };
+
+#define PAD_REC_IMAGE 1u
 
 /*
  * The thread id table a pad reads (arch_pad_ring.tid_table): entries of
@@ -308,14 +316,16 @@ struct arch_pad_cond {
  * frame_words 64-bit words (emit_save_regs's layout, the probe's address
  * at index frame_pc) at off_frame; a hand-off entry's owner and ready
  * words, a record's sequence word (which shares their place), the
- * thread-pointer bases (16 bytes), and a record's tid and time as
- * struct arch_pad_handoff and struct arch_pad_ring say.
+ * thread-pointer bases (16 bytes), a record's tid and time, and where
+ * the arch has one (not 0) a record's flags word, as struct
+ * arch_pad_handoff and struct arch_pad_ring say.
  */
 struct arch_pad_layout {
 	unsigned int entry_shift;
 	unsigned int image_bytes;
 	unsigned int off_owner, off_ready, off_seq;
 	unsigned int off_bases, off_frame, off_tid, off_time;
+	unsigned int off_flags;
 	unsigned int frame_words, frame_pc;
 };
 

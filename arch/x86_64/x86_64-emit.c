@@ -474,9 +474,12 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   49 89 f6                mov %rsi,%r14          record
  *   fc 48 8b 43 00 ...      the frame, as in the hand-off
  *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
- *     (without r->image no xsave64 / fxsave64: movq $0,512(%r14), the
- *      XSTATE_BV of an XSAVE image, with xsave)
+ *     (without r->image no xsave64 / fxsave64; without r->off_flags
+ *      then movq $0,512(%r14), the XSTATE_BV of an XSAVE image, with
+ *      xsave)
  *     (without fsgsbase: arch_prctl ARCH_GET_FS / ARCH_GET_GS)
+ *   41 c7 86 <flags> <0|1>  movl $PAD_REC_IMAGE or 0,flags(%r14)
+ *                           (with r->off_flags)
  *   49 8d 44 24 01          lea 1(%r12),%rax
  *   49 89 86 <seq>          mov %rax,seq(%r14)     published
  *   e9 <done>               jmp done               (the restore)
@@ -499,6 +502,7 @@ static bool record_parts_fit(const struct arch_pad_ring *r, unsigned int image)
 		{ r->off_tid, 4, 4, r->time_tid },
 		{ r->off_time, 16, 8, r->time_tid },
 		{ r->off_blocks, r->blocks_size, 8, r->ipa_call != 0 },
+		{ r->off_flags, 4, 4, r->off_flags != 0 },
 	};
 	uint64_t rec = 1ull << r->record_shift;
 
@@ -793,9 +797,9 @@ static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
 	unsigned int lo = r->off_seq, hi = r->off_seq;
 	uint32_t at = (uint32_t)ahead << r->record_shift;
 
-	/* The parts past the image: seq, bases, frame, tid, time. */
+	/* The parts past the image: seq, bases, frame, tid, time, flags. */
 	const unsigned int parts[][2] = {
-		{ r->off_bases, 16 }, { r->off_frame, 18 * 8 },
+		{ r->off_bases, 16 }, { r->off_frame, 18 * 8 }, { r->off_flags, r->off_flags ? 4 : 0 },
 		{ r->off_tid, r->time_tid ? 4 : 0 }, { r->off_time, r->time_tid ? 16 : 0 },
 	};
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
@@ -814,7 +818,7 @@ static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
 		x86_64_put(o, prefetchw, sizeof(prefetchw));
 		x86_64_put32(o, at + l);
 	}
-	if (!r->image && r->xsave) {
+	if (!r->image && r->xsave && !r->off_flags) {	/* XSTATE_BV */
 		x86_64_put(o, prefetchw, sizeof(prefetchw));
 		x86_64_put32(o, at + 512);
 	}
@@ -834,6 +838,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 {
 	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 	static const uint8_t publish[] = { 0x49, 0x8d, 0x44, 0x24, 0x01 };
+	static const uint8_t movl_r14[] = { 0x41, 0xc7, 0x86 };
 	struct x86_64_out o = { out, size, 0, 0, false };
 	unsigned int image = r->xsave ? 832 : 512;
 	size_t jl_at, skip_at = 0;
@@ -848,8 +853,18 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	jl_at = emit_claim_record(&o, r);
 	if (r->prefetch)
 		emit_prefetch(&o, r, image, r->prefetch);
-	put_hit_state(&o, r->off_frame, r->xsave, r->fxsave_ymm, r->image,
+	/* Without the image but with the flags word, not even the XSAVE
+	 * header's XSTATE_BV: its line would be a fourth for the record
+	 * (put_hit_state writes it only with xsave). */
+	put_hit_state(&o, r->off_frame, r->xsave && (r->image || !r->off_flags),
+		      r->fxsave_ymm, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
+	if (r->off_flags) {
+		/* 41 c7 86 <flags> <imm32>   movl $what,flags(%r14) */
+		x86_64_put(&o, movl_r14, sizeof(movl_r14));
+		x86_64_put32(&o, r->off_flags);
+		x86_64_put32(&o, r->image ? PAD_REC_IMAGE : 0);
+	}
 	if (r->time_tid)
 		emit_time_tid(&o, r);
 	if (r->ipa_call)

@@ -390,6 +390,7 @@ static int case_ring_threads(const void *arg)
 
 /* The thread and time parts of a record (the agent's x86-64 layout). */
 #define OFF_TID 1000
+#define OFF_FLAGS 1004
 #define OFF_TIME 1008
 
 /* The agent's thread id table (PAD_TID_*), in this process. */
@@ -478,6 +479,78 @@ static int case_collect_tid(const void *arg)
 		struct hit hit;
 		if (check(ring_take(pos, &hit, fs, gs), "record taken", name))
 			check_hit(f, &st, &hit, name);
+	}
+	set_gs(old_gs);
+	return 0;
+}
+
+/*
+ * The record as the agent's pads write it (the thread and the TSC, the
+ * flags word), with the image and without: the flags word says which,
+ * and a record without it leaves the image's 832 bytes as they were,
+ * the XSAVE header's XSTATE_BV too (the record is its last three lines).
+ */
+static int case_collect_flags(const void *arg)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	struct arch_pad_handoff h = handoff(16, default_xsave(), cpu.fsgsbase);
+	struct arch_pad_ring r = ring_of(4, default_xsave());
+	struct call_state st;
+	uint64_t fs = get_fs();
+	const char *name = "record flags";
+
+	(void)arg;
+	h.fxsave_ymm = r.fxsave_ymm = cpu.fxsave_ymm;
+	r.time_tid = true;
+	r.off_tid = OFF_TID;
+	r.off_time = OFF_TIME;
+	r.off_flags = OFF_FLAGS;
+	r.tid_table = A(tids);
+	r.tsc_time = true;
+	r.prefetch = 2;
+	memset(tids, 0, sizeof(tids));
+	reset_table(16);
+	uint64_t gs = A(&print_budget), old_gs = set_gs(gs);
+	for (int image = 0; image <= 1; image++) {
+		r.image = image;
+		reset_ring(4);
+		uint8_t *e = record_at(0);
+		memset(e, 0xee, IMAGE_SIZE);	/* the XSAVE header too */
+		memset(e + OFF_FLAGS, 0xee, 4);
+		if (build_pad(f, &h, &r, name))
+			break;
+		prepare(&st, f, 7 + image);
+		pad_call(&st);
+		check_return(f, &st, name);
+		uint32_t flags, tid;
+		memcpy(&flags, e + OFF_FLAGS, 4);
+		memcpy(&tid, e + OFF_TID, 4);
+		check(*seq_of(e) == 1, "record published", name);
+		check(tid == (uint32_t)syscall(SYS_gettid), "the record's thread", name);
+		if (!image) {
+			check(flags == 0, "flags 0: no image", name);
+			size_t k = 0;
+			while (k < IMAGE_SIZE && e[k] == 0xee)
+				k++;
+			if (!check(k == IMAGE_SIZE, "no image: its bytes untouched", name))
+				printf("  byte %zu of the image written: %#x\n", k, e[k]);
+			const uint64_t *fr = (const uint64_t *)(e + OFF_FRAME);
+			bool same = true;
+			for (int i = 0; i < 16; i++)
+				if (i != R_RSP && fr[i] != st.in[i])
+					same = false;
+			check(same, "no image: the frame's GPRs", name);
+			check(fr[R_RIP] == cfg.fn && fr[R_FLAGS] == st.in[R_FLAGS],
+			      "no image: frame rip and eflags", name);
+			check(((const uint64_t *)(e + OFF_BASES))[0] == fs &&
+			      ((const uint64_t *)(e + OFF_BASES))[1] == gs,
+			      "no image: the bases", name);
+		} else {
+			struct hit hit;
+			check(flags == PAD_REC_IMAGE, "flags PAD_REC_IMAGE: the image", name);
+			if (check(ring_take(0, &hit, fs, gs), "record taken", name))
+				check_hit(f, &st, &hit, name);
+		}
 	}
 	set_gs(old_gs);
 	return 0;
@@ -593,6 +666,8 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 		 case_ring_full, NULL);
 	run_case("collect: 4 threads x 20000 calls, 8 records, a consumer thread",
 		 case_ring_threads, NULL);
+	run_case("collect: the record's flags word, with the image and without",
+		 case_collect_flags, NULL);
 	static const unsigned int ahead[] = { 0, 2 };
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(title, sizeof(title),
@@ -668,7 +743,7 @@ static int bench_build(const struct bench_cfg *c, uint8_t *ring)
 			.fxsave_ymm = c->fxsave_ymm, .fsgsbase = cpu.fsgsbase,
 			.image = c->image, .prefetch = c->prefetch,
 			.time_tid = c->time_tid, .off_tid = OFF_TID,
-			.off_time = OFF_TIME, .tid_table = A(tids),
+			.off_time = OFF_TIME, .off_flags = OFF_FLAGS, .tid_table = A(tids),
 			.tsc_time = true,
 		};
 		n = ops->emit_pad_collect(pad_page + off, PAGE - off, &r, &done);
