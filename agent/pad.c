@@ -1003,14 +1003,23 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.off_blocks = blocks_off(), .blocks_size = blocks_size(),
 	};
 	native_copy(pt, &r);
-	b->copies = r.copy_fn ? r.ncopies : 0;
+	size_t at = b->n;
+	int m = agent.arch->emit_pad_collect(b->code + b->n, sizeof(b->code) - b->n, &r,
+					     &b->done);
+	if (m < 0 && r.copy_fn) {
+		/* What the arch would not copy itself, its collector does. */
+		debug("probe at %#llx: the pad calls the collector: its copy of the "
+		      "ranges failed: %s", (unsigned long long)b->pr->addr, strerror(-m));
+		r.copy_fn = 0;
+		r.ncopies = 0;
+		m = agent.arch->emit_pad_collect(b->code + b->n, sizeof(b->code) - b->n, &r,
+						 &b->done);
+	}
+	b->copies = m >= 0 && r.copy_fn ? r.ncopies : 0;
 	if (b->copies)
 		debug("probe at %#llx: the pad copies its %u range(s) itself",
 		      (unsigned long long)b->pr->addr, b->copies);
-	size_t at = b->n;
-	int err = grown(b, agent.arch->emit_pad_collect(b->code + b->n,
-							sizeof(b->code) - b->n, &r, &b->done),
-			"collector", why, whylen);
+	int err = grown(b, m, "collector", why, whylen);
 	b->done += at;
 	return err;
 }
