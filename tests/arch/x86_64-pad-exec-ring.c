@@ -696,6 +696,9 @@ struct bench_cfg {
 	const char *what;
 	bool ring, image, fxsave_ymm, time_tid, ymm_in_use;
 	unsigned int prefetch;
+	/* collect *b: 64 bytes at rdi (a pointer to them), by the
+	 * collector's call, or by the pad itself (x86_64-pad-exec-copy.c) */
+	enum { NO_COPY, COPY_CALL, COPY_NATIVE } copy;
 };
 
 static double bench_now(void)
@@ -746,6 +749,8 @@ static int bench_build(const struct bench_cfg *c, uint8_t *ring)
 			.off_time = OFF_TIME, .off_flags = OFF_FLAGS, .tid_table = A(tids),
 			.tsc_time = true,
 		};
+		if (c->copy != NO_COPY && copy_bench_ring(&r, c->copy == COPY_NATIVE) < 0)
+			return -1;
 		n = ops->emit_pad_collect(pad_page + off, PAGE - off, &r, &done);
 		if (n <= 0)
 			return -1;
@@ -790,8 +795,8 @@ static void bench_drain(uint8_t *ring, uint64_t *pos)
 
 /* ns per call of `fn` over one batch; the ymm upper halves in use or not
  * as the configuration says, set right before the loop (the loop itself
- * runs no AVX code). */
-static double bench_batch(uint64_t fn, bool ymm_in_use)
+ * runs no AVX code).  The argument: `arg`, or the call's number when 0. */
+static double bench_batch(uint64_t fn, bool ymm_in_use, long arg)
 {
 	long (*volatile call)(long) = (long (*)(long))(uintptr_t)fn;
 	volatile long sink = 0;
@@ -802,7 +807,7 @@ static double bench_batch(uint64_t fn, bool ymm_in_use)
 		__asm__ volatile("vzeroupper" ::: "xmm1");
 	double a = bench_now();
 	for (long i = 0; i < BENCH_BATCH; i++)
-		sink += call(i);
+		sink += call(arg ? arg : i);
 	double b = bench_now();
 	(void)sink;
 	return (b - a) / BENCH_BATCH;
@@ -811,15 +816,27 @@ static double bench_batch(uint64_t fn, bool ymm_in_use)
 void pad_bench(void)
 {
 	static const struct bench_cfg cfgs[] = {
-		{ "empty pad: save + restore only", false, false, false, false, false, 0 },
-		{ "record, no image (registers only)", true, false, false, false, false, 2 },
-		{ "record, no image, prefetch off", true, false, false, false, false, 0 },
-		{ "record + thread + TSC (probe-trace args)", true, false, false, true, false, 2 },
-		{ "collect $regs, XSAVE, ymm upper in use", true, true, false, false, true, 2 },
-		{ "collect $regs, XSAVE, ymm upper initial", true, true, false, false, false, 2 },
-		{ "collect $regs, FXSAVE+vextractf128, in use", true, true, true, false, true, 2 },
-		{ "collect $regs, FXSAVE+vextractf128, initial", true, true, true, false, false, 2 },
+		{ "empty pad: save + restore only", false, false, false, false, false, 0, NO_COPY },
+		{ "record, no image (registers only)", true, false, false, false, false, 2, NO_COPY },
+		{ "record, no image, prefetch off", true, false, false, false, false, 0, NO_COPY },
+		{ "record + thread + TSC (probe-trace args)", true, false, false, true, false, 2, NO_COPY },
+		{ "collect $regs, XSAVE, ymm upper in use", true, true, false, false, true, 2, NO_COPY },
+		{ "collect $regs, XSAVE, ymm upper initial", true, true, false, false, false, 2, NO_COPY },
+		{ "collect $regs, FXSAVE+vextractf128, in use", true, true, true, false, true, 2, NO_COPY },
+		{ "collect $regs, FXSAVE+vextractf128, initial", true, true, true, false, false, 2, NO_COPY },
+		{ "collect *b (64 B), no image, collector call", true, false, false, false, false, 2,
+		  COPY_CALL },
+		{ "collect *b (64 B), no image, pad's own copy", true, false, false, false, false, 2,
+		  COPY_NATIVE },
+		/* As gdb sends `collect *b`: its register too (an R action),
+		 * so the record holds the whole register set, image included. */
+		{ "collect *b (64 B) + image, collector call", true, true, true, false, false, 2,
+		  COPY_CALL },
+		{ "collect *b (64 B) + image, pad's own copy", true, true, true, false, false, 2,
+		  COPY_NATIVE },
 	};
+	static uint64_t blob[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	long blob_arg = (long)(uintptr_t)blob;
 	size_t ring_len = OFF_RECORDS + ((size_t)BENCH_RECORDS << BENCH_SHIFT);
 	uint8_t *ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -856,14 +873,14 @@ void pad_bench(void)
 		}
 		uint64_t fn = cfg.fn;
 		for (int r = 0; r < BENCH_ROUNDS; r++) {
-			t[r] = bench_batch(fn, c->ymm_in_use);
+			t[r] = bench_batch(fn, c->ymm_in_use, c->copy ? blob_arg : 0);
 			bench_drain(ring, &pos);
 		}
 		/* The same function unpatched, in the same state. */
 		memcpy((void *)(uintptr_t)fn, fns[FN_LEA].src, fns[FN_LEA].window);
 		__builtin___clear_cache((char *)code_page, (char *)code_page + PAGE);
 		for (int r = 0; r < BENCH_ROUNDS; r++)
-			plain[r] = bench_batch(fn, c->ymm_in_use);
+			plain[r] = bench_batch(fn, c->ymm_in_use, c->copy ? blob_arg : 0);
 		if (c->ring && pos != (uint64_t)BENCH_ROUNDS * BENCH_BATCH) {
 			printf("ERROR: '%s': %llu records, expected %d\n", c->what,
 			       (unsigned long long)pos, BENCH_ROUNDS * BENCH_BATCH);
