@@ -345,7 +345,11 @@ static int plan_frame(struct hit *h, const struct ax_plan *plan)
 		return -EAGAIN;
 	for (size_t i = 0; i < plan->nsteps; i++) {
 		const struct ax_plan_step *s = &plan->step[i];
-		if (!(v[i] = tsv_find(&tr.store, s->tsv)))
+		/* `reg; setv N; pop; tracev N`: the variable just set */
+		if (i && s->kind == AXP_TRACEV && plan->step[i - 1].kind == AXP_SETV_REG &&
+		    plan->step[i - 1].tsv == s->tsv)
+			v[i] = v[i - 1];
+		else if (!(v[i] = tsv_find(&tr.store, s->tsv)))
 			return -EAGAIN;
 		if (s->kind == AXP_SETV_REG &&
 		    (s->reg >= nregs || arch->regs[s->reg].bitsize > 64))
@@ -358,7 +362,12 @@ static int plan_frame(struct hit *h, const struct ax_plan *plan)
 	for (size_t i = 0; i < plan->nsteps; i++) {
 		const struct ax_plan_step *s = &plan->step[i];
 		if (s->kind == AXP_SETV_REG) {
-			v[i]->value = (int64_t)regblock_get(arch, src->blk, s->reg);
+			uint64_t r;
+			if (arch->regs[s->reg].bitsize == 64)
+				memcpy(&r, src->blk + arch->regs[s->reg].offset, 8);
+			else
+				r = regblock_get(arch, src->blk, s->reg);
+			v[i]->value = (int64_t)r;
 			v[i]->value_known = true;
 			continue;
 		}
