@@ -18,6 +18,7 @@
 #include "agent/ipa/ipa-abi.h"
 #include "agent/log.h"
 #include "agent/pad-int.h"
+#include "agent/regblock.h"
 
 /* A block the records of a ring are loaded into (every register of the
  * arch's largest set); NULL when there is no memory for it. */
@@ -100,13 +101,13 @@ static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
 	if (take && (magic == RET_REC_MAGIC_VALUE || magic == RET_REC_MAGIC_BARE) &&
 	    load_record(p, pt->rec_regs, rec, magic == RET_REC_MAGIC_VALUE, pt->xsave,
 			(pid_t)tid, &src) == 0) {
-		struct arch_gpregs g;
-		regs_to_gpregs(src.blk, &g);
-		g.pc = real;
+		/* Two registers set in place (a round trip through
+		 * struct arch_gpregs cost more than the rest of the load). */
+		regblock_set(agent.arch, src.blk, (unsigned int)agent.arch->pc_regnum, real);
 		if (agent.ptrace->ret_addr == PTRACE_RET_LINK)
 			/* as `ret` leaves it (the record has the trampoline) */
-			g.gpr[agent.ptrace->ret_link_regnum] = real;
-		regs_from_gpregs(src.blk, &g);
+			regblock_set(agent.arch, src.blk,
+				     (unsigned int)agent.ptrace->ret_link_regnum, real);
 		taken = trace_drain_return(&src, func_run & ((1ull << 48) - 1),
 					   (uint32_t)(func_run >> 48),
 					   pad_tsc_ns(ticks), pad_tsc_real_us(tsc));
