@@ -64,6 +64,7 @@ enum {
 	DISABLE_QC = 1 << 3,		/* qC */
 	DISABLE_QFTHREADINFO = 1 << 4,	/* qfThreadInfo / qsThreadInfo */
 	DISABLE_THREADS = 1 << 5,	/* qXfer:threads */
+	DISABLE_PROBE_STATS = 1 << 6,	/* qprobe.stats (an older agent) */
 };
 
 /* --- threads and processes --------------------------------------------- */
@@ -281,6 +282,9 @@ struct process {
 	 * unmapped: a thread may return through it after the agent left. */
 	uint64_t ret_area, ret_itramp;
 	uint64_t ret_itrap;	/* its trap when the ring is full */
+	/* Returns that stopped: at the agent's trampoline, and at the
+	 * in-process one's trap for want of room in the ring. */
+	uint64_t ret_stopped, ret_ring_full;
 	bool ret_image;		/* RET_PAD_IMAGE set in the area: the
 				   trampoline stores the x87/SSE/AVX image */
 	bool ret_unwind;	/* unwinder entry points probed */
@@ -645,6 +649,10 @@ struct probe {
 	 * pad's trap), and those a pad recorded in the process (taken from
 	 * the ring).  `monitor probes` shows them. */
 	uint64_t hits_stopped, hits_recorded;
+	/* Of the stopped hits, the owner's count of those a recording pad
+	 * sent because its ring was full, and of those that waited (parked)
+	 * because the owner had no room (the trace buffer in wait mode). */
+	uint64_t hits_ring_full, hits_waited;
 };
 
 /* probe_insert_flags: the owner allows a jump pad at the site. */

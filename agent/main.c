@@ -66,7 +66,8 @@ static void usage(FILE *out)
 "  --disable-packet=P1[,P2...]\n"
 "                     behave as if these packets were unsupported, to test\n"
 "                     clients: vCont, T (stop replies as S), Tthread (no\n"
-"                     thread in stop replies), qC, qfThreadInfo, threads\n"
+"                     thread in stop replies), qC, qfThreadInfo, threads,\n"
+"                     qprobe.stats (as an older agent)\n"
 "  --version          print the version and exit\n"
 "  --help             print this help and exit\n"
 "\n"
@@ -131,6 +132,7 @@ static void parse_disable_packet(const char *list)
 		{ "Tthread", DISABLE_TTHREAD }, { "qC", DISABLE_QC },
 		{ "qfThreadInfo", DISABLE_QFTHREADINFO },
 		{ "threads", DISABLE_THREADS },
+		{ "qprobe.stats", DISABLE_PROBE_STATS },
 	};
 	char *copy = strdup(list), *save = NULL;
 
@@ -142,7 +144,7 @@ static void parse_disable_packet(const char *list)
 				break;
 		if (i == sizeof(packets) / sizeof(packets[0]))
 			die("--disable-packet: unknown packet '%s' (known: vCont, T, "
-			    "Tthread, qC, qfThreadInfo, threads)", tok);
+			    "Tthread, qC, qfThreadInfo, threads, qprobe.stats)", tok);
 		agent.opt.disabled |= packets[i].bit;
 	}
 	free(copy);

@@ -126,6 +126,8 @@ static const struct packet_row packets[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_DETACH_ON_CLOSE] = { .fn = h_detach_on_close },
 	[RSP_REQ_PROBE_FULL_DROP] = { .fn = h_probe_full_drop, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_LOST] = { .fn = h_probe_lost, .flags = PKT_DRAIN },
+	[RSP_REQ_PROBE_STATS] = { .fn = h_probe_stats, .flags = PKT_DRAIN,
+				  .disabled_by = DISABLE_PROBE_STATS },
 	[RSP_REQ_PROBE_SALVAGE] = { .fn = h_probe_salvage, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_PENDING] = { .fn = h_probe_pending, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_LIBEVENTS] = { .fn = h_probe_libevents, .flags = PKT_DRAIN },

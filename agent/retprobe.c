@@ -812,6 +812,7 @@ bool ret_trap(struct thread *t, enum wait_outcome *o)
 
 	if (pc == tramp + after && (after || !stepped)) {
 		/* The trampoline's breakpoint. */
+		t->proc->ret_stopped++;
 		if (do_return(t, true) < 0) {
 			regs_set_pc(t, tramp);
 			*o = WAIT_REPORT;

@@ -657,6 +657,7 @@ void trace_unplace(struct process *p, uint64_t addr)
 	     tp = tp_next_at(&tr.store, addr, tp))
 		if (tp->enabled && site_runs(tp, NULL))
 			return;	/* an ordinary tracepoint's too */
+	trace_stats_keep(pr);
 	probe_remove_unmapped(pr);
 }
 
@@ -752,6 +753,7 @@ int trace_start_run(char *why, size_t whylen)
 	for (struct thread *t = p->threads; t; t = t->next)
 		t->ws_left = 0;
 	pending_start_run();
+	trace_stats_reset(p);
 	/* Before the probes: the pads that take returns carry it. */
 	tr.run_id++;
 	err = trace_install(NULL, why, whylen);

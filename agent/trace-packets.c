@@ -268,6 +268,7 @@ void h_tinit(struct rsp_request *req, struct rsp_buf *reply)
 	tr.full_wait = false;
 	tr.full_drop = false;
 	tr.parked_hits = 0;
+	trace_stats_reset(NULL);
 	trace_fwrite_close();
 	tp_store_clear(&tr.store);
 	pending_clear();

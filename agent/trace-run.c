@@ -89,9 +89,12 @@ void remove_probes(void)
 	inferior_pause(p);
 	for (struct probe *pr = p->probes, *next; pr; pr = next) {
 		next = pr->next;
-		if (pr->owner == PROBE_OWNER_TRACE)
+		if (pr->owner == PROBE_OWNER_TRACE) {
+			trace_stats_keep(pr);
 			probe_remove(pr);
+		}
 	}
+	trace_stats_keep_returns(p);
 	/* Return addresses the return probes replaced go back now; threads
 	 * that run keep theirs until they return (retprobe.c). */
 	ret_restore_process(p);
@@ -148,8 +151,11 @@ void trace_process_gone(struct process *p)
 	if (tr.running) {
 		/* Its probes go with it; the frames stay. */
 		for (struct probe *pr = p->probes; pr; pr = pr->next)
-			if (pr->owner == PROBE_OWNER_TRACE)
+			if (pr->owner == PROBE_OWNER_TRACE) {
+				trace_stats_keep(pr);
 				pr->owner = PROBE_OWNER_NONE;
+			}
+		trace_stats_keep_returns(p);
 		tr.running = false;
 		tr.reason = TP_STOP_UNKNOWN;
 		tr.stop_time = now_usec();
@@ -611,8 +617,15 @@ int trace_hit(struct probe *pr, struct thread *t, void *arg)
 
 	/* Hits the pads recorded come first (a full ring sends a hit here). */
 	trace_drain(false);
+	/* A recording pad traps only when its ring is full, or (a return
+	 * probe's entry) when it could not push the return: that one is
+	 * not pushed in the process. */
+	if (tr.running && pr->pad && pr->pad_collect != PAD_STOPS &&
+	    (!pr->pad_ret || ret_pushed_in_pad(t, pr->addr)))
+		pr->hits_ring_full++;
 	if (tr.running && !room_for_hit()) {
 		tr.parked_hits++;
+		pr->hits_waited++;
 		return PROBE_HIT_WAIT;
 	}
 	if (!tr.running || regsrc_thread(&src, t) < 0)

@@ -127,6 +127,11 @@ int trace_verify(struct tp_def *tp, char *why, size_t whylen);
 int trace_install(struct tp_def *only, char *why, size_t whylen);
 int trace_start_run(char *why, size_t whylen);
 
+/* trace-stats.c: how the probes ran (qprobe.stats) */
+void trace_stats_keep(struct probe *pr);
+void trace_stats_keep_returns(struct process *p);
+void trace_stats_reset(struct process *p);
+
 /* trace-frames.c */
 void trace_fill_status(struct tp_status *st);
 

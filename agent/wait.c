@@ -216,6 +216,7 @@ static enum wait_outcome classify_trap(struct thread *t, struct stop_event *ev)
 		/* The in-process return trampoline found the ring full: the
 		 * drain makes room, and it tries again as it resumes, past
 		 * the trap (aarch64's BRK leaves the pc on itself). */
+		t->proc->ret_ring_full++;
 		trace_drain(false);
 		if (agent.arch->bp_pc_after_trap < agent.arch->bp_len)
 			regs_set_pc(t, t->proc->ret_itrap + agent.arch->bp_len);

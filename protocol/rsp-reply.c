@@ -339,6 +339,21 @@ void rsp_reply_lost(struct rsp_buf *b, const struct rsp_lost *l)
 		rsp_buf_printf(b, ";%" PRIx32 ":%" PRIx64, l->tp[i], l->count[i]);
 }
 
+void rsp_reply_probe_stats(struct rsp_buf *b, const struct rsp_probe_stats *s)
+{
+	rsp_buf_putc(b, 'P');
+	for (size_t i = 0; i < s->n; i++) {
+		const struct rsp_probe_stat *e = &s->site[i];
+		rsp_buf_printf(b, ";%" PRIx64 ":%s:%" PRIx64 ":%" PRIx64 ":%" PRIx64
+			       ":%" PRIx64, e->addr, e->how, e->stopped, e->recorded,
+			       e->ring_full, e->waited);
+	}
+	if (s->returns)
+		rsp_buf_printf(b, ";R%d:%" PRIx64 ":%" PRIx64 ":%" PRIx64,
+			       s->ret_in_process ? 1 : 0, s->ret_recorded,
+			       s->ret_stopped, s->ret_ring_full);
+}
+
 void rsp_reply_salvage(struct rsp_buf *b, uint64_t frames, uint64_t left_out)
 {
 	rsp_buf_printf(b, "S%" PRIx64 ";%" PRIx64, frames, left_out);

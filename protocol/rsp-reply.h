@@ -210,6 +210,21 @@ struct rsp_lost {
 	const uint64_t *count;
 };
 void rsp_reply_lost(struct rsp_buf *b, const struct rsp_lost *l);
+/* qprobe.stats: `P` then `;<addr>:<how>:<stopped>:<recorded>:<ring full>:
+ * <waited>` per probe site and, when return probes ran,
+ * `;R<in process>:<recorded>:<stopped>:<ring full>`; numbers in hex. */
+struct rsp_probe_stat {
+	uint64_t addr;
+	const char *how;		/* pad, pad-ipa, pad-trap, emulate... */
+	uint64_t stopped, recorded, ring_full, waited;
+};
+struct rsp_probe_stats {
+	size_t n;
+	const struct rsp_probe_stat *site;
+	bool returns, ret_in_process;
+	uint64_t ret_recorded, ret_stopped, ret_ring_full;
+};
+void rsp_reply_probe_stats(struct rsp_buf *b, const struct rsp_probe_stats *s);
 /* qprobe.salvage: `S<frames>;<left out>`. */
 void rsp_reply_salvage(struct rsp_buf *b, uint64_t frames, uint64_t left_out);
 /* qprobe.fwrite: `W<frames>;<bytes>`, what went into the file. */

@@ -151,6 +151,8 @@ enum rsp_req_kind {
 				 * dropped and counted, the run goes on) */
 	RSP_REQ_PROBE_LOST,	/* qprobe.lost (the agent's own): frames
 				 * lost this run, per tracepoint */
+	RSP_REQ_PROBE_STATS,	/* qprobe.stats (the agent's own): how each
+				 * probe site's hits ran, with its stops */
 	RSP_REQ_PROBE_SALVAGE,	/* qprobe.salvage (the agent's own): the
 				 * records a dead agent's pads left in the
 				 * process, as frames of the tracepoints now
