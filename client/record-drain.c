@@ -197,6 +197,7 @@ int finish(struct recorder *r)
 	if (any_pending(r))
 		read_libevents(r);	/* the last loads' frames */
 	read_lost(r);	/* final once the run is over */
+	read_stats(r);	/* the agent kept them if the program exited */
 	if (!r->exited) {
 		semaphores(r, -1);
 		/* A program we started ends with the recording the user

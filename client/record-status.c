@@ -121,6 +121,156 @@ void read_lost(struct recorder *r)
 	}
 }
 
+/* Whether probe `p` is at `addr`: one of its sites, or a place the agent
+ * put it in a loaded library. */
+static bool probe_at_addr(const struct probe *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nsites; i++)
+		if (p->sites[i].addr == addr && !p->pending)
+			return true;
+	for (unsigned int i = 0; i < p->nloads && i < MAX_LOADS; i++)
+		if (p->loads[i].addr == addr)
+			return true;
+	return false;
+}
+
+/* One site of qprobe.stats: `<addr>:<how>:<stopped>:<recorded>:<ring
+ * full>:<waited>` counted for every probe there. */
+static const char *take_site(struct recorder *r, const char *s)
+{
+	char *end, how[16];
+	uint64_t v[5];
+	size_t len;
+
+	v[0] = strtoull(s, &end, 16);
+	if (*end != ':')
+		return NULL;
+	s = end + 1;
+	len = strcspn(s, ":;");
+	if (s[len] != ':' || len == 0 || len >= sizeof(how))
+		return NULL;
+	memcpy(how, s, len);
+	how[len] = '\0';
+	s += len;
+	for (int i = 1; i < 5; i++) {
+		if (*s != ':')
+			return NULL;
+		v[i] = strtoull(s + 1, &end, 16);
+		s = end;
+	}
+	for (size_t i = 0; i < r->nprobes; i++) {
+		struct probe *p = &r->probes[i];
+		if (!probe_at_addr(p, v[0]))
+			continue;
+		if (!p->how[0])
+			snprintf(p->how, sizeof(p->how), "%s", how);
+		else if (strcmp(p->how, how) != 0)
+			snprintf(p->how, sizeof(p->how), "mixed");
+		p->stops += v[1];
+		p->ring_full += v[3];
+		p->waited += v[4];
+	}
+	return s;
+}
+
+/*
+ * How the probes ran (qprobe.stats), read once at the end, before the
+ * detach (the agent keeps the counts of a program that exited).  An
+ * agent without the packet answers empty: nothing is said then.
+ */
+void read_stats(struct recorder *r)
+{
+	const char *s;
+	char *end;
+
+	if (r->c.eof ||
+	    rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qprobe.stats") < 0 ||
+	    r->reply.data[0] != 'P')
+		return;
+	for (size_t i = 0; i < r->nprobes; i++) {
+		r->probes[i].how[0] = '\0';
+		r->probes[i].stops = r->probes[i].ring_full = r->probes[i].waited = 0;
+	}
+	for (s = r->reply.data + 1; s && *s == ';';) {
+		s++;
+		if (*s == 'R') {
+			r->ret_known = true;
+			r->ret_in_process = s[1] == '1';
+			s += 2;
+			uint64_t *v[3] = { &r->ret_recorded, &r->ret_stopped, &r->ret_ring_full };
+			for (int i = 0; i < 3 && *s == ':'; i++) {
+				*v[i] = strtoull(s + 1, &end, 16);
+				s = end;
+			}
+		} else {
+			s = take_site(r, s);
+		}
+	}
+	if (!s || *s) {
+		err_msg("the agent's probe counts are malformed: %s", r->reply.data);
+		return;
+	}
+	r->stats_known = true;
+}
+
+/* The agent's name of how a probe's hits run, for the user. */
+static const char *how_text(const char *how)
+{
+	static const struct { const char *agent, *user; } names[] = {
+		{ "pad", "jump pad" },
+		{ "pad-ipa", "jump pad + collector" },
+		{ "pad-trap", "jump pad that traps" },
+		{ "emulate", "emulated" },
+		{ "boost", "out-of-line copy" },
+		{ "step", "single-stepped" },
+		{ "mixed", "mixed strategies" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(how, names[i].agent) == 0)
+			return names[i].user;
+	return how;
+}
+
+/* One line per probe: how its hits ran and how many stopped the program
+ * (a return probe's: its entry's and its returns'), with those a full
+ * ring sent and those that waited for room in the buffer. */
+static void say_stats(struct recorder *r)
+{
+	if (!r->stats_known)
+		return;
+	for (size_t i = 0; i < r->nprobes; i++) {
+		const struct probe *p = &r->probes[i];
+		uint64_t stops = p->stops, full = p->ring_full;
+		char how[64], why[160] = "";
+
+		if (!p->how[0]) {
+			fprintf(stderr, "probe-trace: %s: %llu frames, not placed\n", p->name,
+				(unsigned long long)p->frames);
+			continue;
+		}
+		snprintf(how, sizeof(how), "%s", how_text(p->how));
+		if (p->spec.ret && r->ret_known) {
+			stops += r->ret_stopped + r->ret_ring_full;
+			full += r->ret_ring_full;
+			snprintf(how + strlen(how), sizeof(how) - strlen(how), " + %s",
+				 r->ret_in_process ? "return pad" : "return trap");
+		}
+		if (full && p->waited)
+			snprintf(why, sizeof(why), " (the ring was full %llu time%s; %llu waited "
+				 "for room in the buffer)", (unsigned long long)full,
+				 full == 1 ? "" : "s", (unsigned long long)p->waited);
+		else if (full)
+			snprintf(why, sizeof(why), " (the ring was full %llu time%s)",
+				 (unsigned long long)full, full == 1 ? "" : "s");
+		else if (p->waited)
+			snprintf(why, sizeof(why), " (%llu waited for room in the buffer)",
+				 (unsigned long long)p->waited);
+		fprintf(stderr, "probe-trace: %s: %llu frames, %s, %llu stop%s%s\n", p->name,
+			(unsigned long long)p->frames, how, (unsigned long long)stops,
+			stops == 1 ? "" : "s", why);
+	}
+}
+
 void say_lost(struct recorder *r)
 {
 	char line[1024];
@@ -178,6 +328,7 @@ void say_summary(struct recorder *r)
 			fprintf(stderr, "%s %s: %llu", i ? "," : ";", r->probes[i].name,
 				(unsigned long long)r->probes[i].frames);
 		fputc('\n', stderr);
+		say_stats(r);
 		if (r->exited && r->exit_signal)
 			fprintf(stderr, "probe-trace: the program was killed by signal %d\n",
 				r->exit_signal);

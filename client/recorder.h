@@ -127,6 +127,13 @@ struct probe {
 		bool ended;
 	} loads[MAX_LOADS];
 	unsigned int nloads;		/* loads seen (more than kept) */
+	/* How its sites' hits ran (qprobe.stats, at the end): the agent's
+	 * name for it ("pad", "emulate"...; "" none known, "mixed" when
+	 * its sites differ), the hits that stopped the program, and of
+	 * those the ones a full ring sent and the ones that waited for
+	 * room in the trace buffer. */
+	char how[16];
+	uint64_t stops, ring_full, waited;
 };
 
 struct recorder {
@@ -157,6 +164,11 @@ struct recorder {
 	uint64_t lost;			/* frames lost, all probes (qprobe.lost) */
 	bool lost_said;			/* the first loss was reported */
 	uint32_t lost_tp[MAX_PROBES];	/* the file's table of losses */
+	/* qprobe.stats was answered (an older agent does not know it: then
+	 * nothing is said about stops); the returns' counts (ret_known:
+	 * return probes ran), ret_in_process: the process recorded them. */
+	bool stats_known, ret_known, ret_in_process;
+	uint64_t ret_recorded, ret_stopped, ret_ring_full;
 	uint64_t lost_count[MAX_PROBES];
 	/* The run ended by itself (full buffer, error...): what the agent
 	 * said, for the user, the file and the exit status. */
@@ -315,6 +327,7 @@ void check_run(struct recorder *r);
 void read_lost(struct recorder *r);
 void say_lost(struct recorder *r);
 void say_why_stopped(struct recorder *r);
+void read_stats(struct recorder *r);
 void say_summary(struct recorder *r);
 
 /* record-salvage.c */
