@@ -726,6 +726,7 @@ static const struct row valid_rows[] = {
 	R("Qprobe.detachonclose:0", "Qprobe.detachonclose flag=0"),
 	R("Qprobe.fulldrop:1", "Qprobe.fulldrop flag=1"),
 	R("qprobe.lost", "qprobe.lost"),
+	R("qprobe.stats", "qprobe.stats"),
 	R("qprobe.salvage", "qprobe.salvage"),
 	/* _json, PyInit__json + 4 */
 	R("Qprobe.pending:3:2:4:5079496e69745f5f6a736f6e:5f6a736f6e",
@@ -752,6 +753,7 @@ static const struct row unknown_rows[] = {
 	R("qTStatusX", "unknown"),
 	R("qprobe.lost:1", "unknown"),
 	R("qprobe.salvage:1", "unknown"),
+	R("qprobe.stats:1", "unknown"),
 	R("qprobe.libevents:1", "unknown"),
 	R("vCont", "unknown"),
 	R("vContX", "unknown"),

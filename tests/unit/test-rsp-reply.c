@@ -474,6 +474,20 @@ static void test_trace(void **state)
 	expect("L0");
 	rsp_reply_salvage(&b, 0x10, 3);
 	expect("S10;3");
+	/* a pad that stopped twice for a full ring, an emulated site, the
+	 * returns' counts; then nothing placed */
+	static const struct rsp_probe_stat sites[] = {
+		{ 0x401000, "pad", 2, 0x3e8, 2, 0 },
+		{ 0x7f0010, "emulate", 0x64, 0, 0, 5 },
+	};
+	struct rsp_probe_stats ps = { .n = 2, .site = sites, .returns = true,
+				      .ret_in_process = true, .ret_recorded = 0x3e6,
+				      .ret_stopped = 1, .ret_ring_full = 7 };
+	rsp_reply_probe_stats(&b, &ps);
+	expect("P;401000:pad:2:3e8:2:0;7f0010:emulate:64:0:0:5;R1:3e6:1:7");
+	ps = (struct rsp_probe_stats){ 0 };
+	rsp_reply_probe_stats(&b, &ps);
+	expect("P");
 	rsp_reply_frames_begin(&b);
 	expect("F");
 	rsp_reply_frames_begin(&b);
