@@ -18,6 +18,7 @@
 
 #include "client/recorder.h"
 #include "client/rsp-client.h"
+#include "client/tfile-read.h"
 #include "protocol/tp-status.h"
 
 void status_line(struct recorder *r, bool final)
@@ -165,12 +166,30 @@ static const char *take_site(struct recorder *r, const char *s)
 		if (!p->how[0])
 			snprintf(p->how, sizeof(p->how), "%s", how);
 		else if (strcmp(p->how, how) != 0)
-			snprintf(p->how, sizeof(p->how), "mixed");
+			snprintf(p->how, sizeof(p->how), "mixed");	/* USDT sites */
 		p->stops += v[1];
 		p->ring_full += v[3];
 		p->waited += v[4];
 	}
 	return s;
+}
+
+/* The agent's name of how a probe's hits run, for the user. */
+static const char *how_text(const char *how)
+{
+	static const struct { const char *agent, *user; } names[] = {
+		{ "pad", "jump pad" },
+		{ "pad-ipa", "jump pad + collector" },
+		{ "pad-trap", "jump pad that traps" },
+		{ "emulate", "emulated" },
+		{ "boost", "out-of-line copy" },
+		{ "step", "single-stepped" },
+		{ "mixed", "mixed strategies" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(how, names[i].agent) == 0)
+			return names[i].user;
+	return how;
 }
 
 /*
@@ -211,24 +230,23 @@ void read_stats(struct recorder *r)
 		return;
 	}
 	r->stats_known = true;
-}
-
-/* The agent's name of how a probe's hits run, for the user. */
-static const char *how_text(const char *how)
-{
-	static const struct { const char *agent, *user; } names[] = {
-		{ "pad", "jump pad" },
-		{ "pad-ipa", "jump pad + collector" },
-		{ "pad-trap", "jump pad that traps" },
-		{ "emulate", "emulated" },
-		{ "boost", "out-of-line copy" },
-		{ "step", "single-stepped" },
-		{ "mixed", "mixed strategies" },
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(how, names[i].agent) == 0)
-			return names[i].user;
-	return how;
+	/* The agent's words as the user reads them; a return probe's
+	 * returns added to its entry's counts. */
+	for (size_t i = 0; i < r->nprobes; i++) {
+		struct probe *p = &r->probes[i];
+		char how[sizeof(p->how)];
+		if (!p->how[0])
+			continue;
+		snprintf(how, sizeof(how), "%s", how_text(p->how));
+		if (p->spec.ret && r->ret_known) {
+			p->stops += r->ret_stopped + r->ret_ring_full;
+			p->ring_full += r->ret_ring_full;
+			snprintf(p->how, sizeof(p->how), "%s + %s", how,
+				 r->ret_in_process ? "return pad" : "return trap");
+		} else {
+			snprintf(p->how, sizeof(p->how), "%s", how);
+		}
+	}
 }
 
 /* One line per probe: how its hits ran and how many stopped the program
@@ -236,38 +254,21 @@ static const char *how_text(const char *how)
  * ring sent and those that waited for room in the buffer. */
 static void say_stats(struct recorder *r)
 {
+	char text[256];
+
 	if (!r->stats_known)
 		return;
 	for (size_t i = 0; i < r->nprobes; i++) {
 		const struct probe *p = &r->probes[i];
-		uint64_t stops = p->stops, full = p->ring_full;
-		char how[64], why[160] = "";
-
 		if (!p->how[0]) {
 			fprintf(stderr, "probe-trace: %s: %llu frames, not placed\n", p->name,
 				(unsigned long long)p->frames);
 			continue;
 		}
-		snprintf(how, sizeof(how), "%s", how_text(p->how));
-		if (p->spec.ret && r->ret_known) {
-			stops += r->ret_stopped + r->ret_ring_full;
-			full += r->ret_ring_full;
-			snprintf(how + strlen(how), sizeof(how) - strlen(how), " + %s",
-				 r->ret_in_process ? "return pad" : "return trap");
-		}
-		if (full && p->waited)
-			snprintf(why, sizeof(why), " (the ring was full %llu time%s; %llu waited "
-				 "for room in the buffer)", (unsigned long long)full,
-				 full == 1 ? "" : "s", (unsigned long long)p->waited);
-		else if (full)
-			snprintf(why, sizeof(why), " (the ring was full %llu time%s)",
-				 (unsigned long long)full, full == 1 ? "" : "s");
-		else if (p->waited)
-			snprintf(why, sizeof(why), " (%llu waited for room in the buffer)",
-				 (unsigned long long)p->waited);
-		fprintf(stderr, "probe-trace: %s: %llu frames, %s, %llu stop%s%s\n", p->name,
-			(unsigned long long)p->frames, how, (unsigned long long)stops,
-			stops == 1 ? "" : "s", why);
+		tfile_stops_text(text, sizeof(text), p->how, p->stops, p->ring_full,
+				 p->waited);
+		fprintf(stderr, "probe-trace: %s: %llu frames, %s\n", p->name,
+			(unsigned long long)p->frames, text);
 	}
 }
 

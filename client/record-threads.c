@@ -172,6 +172,17 @@ void write_threads(struct recorder *r)
 		rsp_buf_put_hex(&b, r->threads[i].name, strlen(r->threads[i].name));
 		rsp_buf_putc(&b, '\n');
 	}
+	for (size_t i = 0; r->stats_known && i < r->nprobes; i++) {
+		const struct probe *p = &r->probes[i];
+		if (!p->how[0])
+			continue;
+		rsp_buf_printf(&b, "stops-tp %d %llu %llu %llu ", p->tpnum,
+			       (unsigned long long)p->stops,
+			       (unsigned long long)p->ring_full,
+			       (unsigned long long)p->waited);
+		rsp_buf_put_hex(&b, p->how, strlen(p->how));
+		rsp_buf_putc(&b, '\n');
+	}
 	rsp_buf_printf(&b, "probe-trace threads at %llx\n", (unsigned long long)at);
 	if (pwrite(r->fd, b.data, b.len, (off_t)at) != (ssize_t)b.len ||
 	    (r->out_regular && ftruncate(r->fd, (off_t)(at + b.len)) < 0)) {

@@ -127,12 +127,12 @@ struct probe {
 		bool ended;
 	} loads[MAX_LOADS];
 	unsigned int nloads;		/* loads seen (more than kept) */
-	/* How its sites' hits ran (qprobe.stats, at the end): the agent's
-	 * name for it ("pad", "emulate"...; "" none known, "mixed" when
-	 * its sites differ), the hits that stopped the program, and of
-	 * those the ones a full ring sent and the ones that waited for
-	 * room in the trace buffer. */
-	char how[16];
+	/* How its sites' hits ran (qprobe.stats, at the end), for the
+	 * user ("jump pad", "emulated + return trap"...; "" not placed),
+	 * the hits that stopped the program (a return probe's: its entry's
+	 * and its returns'), and of those the ones a full ring sent and the
+	 * ones that waited for room in the trace buffer. */
+	char how[64];
 	uint64_t stops, ring_full, waited;
 };
 

@@ -278,6 +278,14 @@ int cmd_report(int argc, char **argv)
 			printf(", %" PRIu64 " dropped while recording",
 			       tfile_rec_filtered(t, g->tpnum));
 		putchar('\n');
+		/* How the recording ran it (record's line), when the file says. */
+		const struct tfile_stops *st = tfile_rec_stops(t, g->tpnum);
+		if (st) {
+			char text[256];
+			tfile_stops_text(text, sizeof(text), st->how, st->stops,
+					 st->ring_full, st->waited);
+			printf("  recorded by %s\n", text);
+		}
 		print_group(rp, g, 2);
 		for (size_t k = i + 1; k < rp->ng && rp->g[k].tpnum == g->tpnum; k++) {
 			struct group *tg = &rp->g[k];

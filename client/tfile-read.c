@@ -200,6 +200,22 @@ static void read_threads(struct tfile_reader *t)
 				t->rec_filtered_tp[k].count = strtoull(end + 1, NULL, 10);
 				t->nrec_filtered_tp++;
 			}
+		} else if (strncmp(line, "stops-tp ", 9) == 0) {
+			struct tfile_stops st = { 0 };
+			char *end, *hex;
+			st.num = strtol(line + 9, &end, 10);
+			st.stops = strtoull(end, &end, 10);
+			st.ring_full = strtoull(end, &end, 10);
+			st.waited = strtoull(end, &end, 10);
+			if (*end != ' ' || t->nrec_stops >= sizeof(t->rec_stops) /
+							    sizeof(t->rec_stops[0]))
+				continue;
+			hex = end + 1;
+			n = rsp_hex_decode(hex, strlen(hex), st.how, sizeof(st.how) - 1);
+			if (n <= 0)
+				continue;
+			st.how[n] = '\0';
+			t->rec_stops[t->nrec_stops++] = st;
 		} else if (line[0] == 't' && line[1] == ' ') {
 			struct tfile_thread th = { 0 };
 			char *end, *hex;
@@ -229,6 +245,7 @@ static void read_threads(struct tfile_reader *t)
 		t->nthreads = 0;
 		t->rec_filter = false;
 		t->nrec_filtered_tp = 0;
+		t->nrec_stops = 0;
 	}
 out:
 	free(line);
@@ -450,6 +467,34 @@ const char *tfile_probe_name(const struct tfile_reader *t, long tpnum,
 	snprintf(buf, size, "tracepoint %ld at 0x%" PRIx64, tpnum,
 		 tp_addr(t, tpnum));
 	return buf;
+}
+
+const struct tfile_stops *tfile_rec_stops(const struct tfile_reader *t, long tpnum)
+{
+	for (size_t i = 0; i < t->nrec_stops; i++)
+		if (t->rec_stops[i].num == tpnum)
+			return &t->rec_stops[i];
+	return NULL;
+}
+
+void tfile_stops_text(char *buf, size_t size, const char *how, uint64_t stops,
+		      uint64_t ring_full, uint64_t waited)
+{
+	int n = snprintf(buf, size, "%s, %" PRIu64 " stop%s", how, stops,
+			 stops == 1 ? "" : "s");
+
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (ring_full && waited)
+		snprintf(buf + n, size - (size_t)n, " (the ring was full %" PRIu64
+			 " time%s; %" PRIu64 " waited for room in the buffer)", ring_full,
+			 ring_full == 1 ? "" : "s", waited);
+	else if (ring_full)
+		snprintf(buf + n, size - (size_t)n, " (the ring was full %" PRIu64 " time%s)",
+			 ring_full, ring_full == 1 ? "" : "s");
+	else if (waited)
+		snprintf(buf + n, size - (size_t)n, " (%" PRIu64 " waited for room in "
+			 "the buffer)", waited);
 }
 
 uint64_t tfile_rec_filtered(const struct tfile_reader *t, long tpnum)

@@ -14,10 +14,14 @@
  *                              ["filtered <n>\n"
  *                               "filtered-tp <tp> <n>\n" ...]
  *                              "t <tid> <hex name>\n" ...
+ *                              ["stops-tp <tp> <stops> <ring full>
+ *                                <waited> <hex how>\n" ...]
  *                              "probe-trace threads at <hex offset>\n"
  *
  * ("filtered": frames of other threads that `record --tid/--comm`
- * dropped, in all and per tracepoint.)  The last line gives the offset
+ * dropped, in all and per tracepoint.  "stops-tp": how the probe's hits
+ * ran and how many stopped the program, after the thread lines, where
+ * a reader that does not know them stops reading, its threads read.)  The last line gives the offset
  * of the first, so a reader finds the
  * table from the end of the file before it reads any frame.  A file cut
  * short (the recorder was killed while writing) is read up to its last
@@ -37,6 +41,16 @@
 #include "protocol/tp-status.h"
 
 #define TFILE_MAX_NAMES 4096
+
+/* A `stops-tp` line of the thread table: how tracepoint `num`'s hits ran
+ * while recording ("jump pad", ...), the hits that stopped the program,
+ * and of those the ones a full ring sent and those that waited for room
+ * in the trace buffer (probe-trace(1), "How the probes ran"). */
+struct tfile_stops {
+	long num;
+	char how[64];
+	uint64_t stops, ring_full, waited;
+};
 #define TFILE_THREADS_MAGIC "probe-trace threads\n"
 #define TFILE_THREADS_FOOTER "probe-trace threads at "
 #define TFILE_COMM_LEN 64
@@ -83,6 +97,9 @@ struct tfile_reader {
 		uint64_t count;
 	} rec_filtered_tp[256];
 	size_t nrec_filtered_tp;
+	/* how each probe ran while recording (record's line per probe) */
+	struct tfile_stops rec_stops[256];
+	size_t nrec_stops;
 	/* reading frames */
 	uint8_t *data;
 	size_t cap;
@@ -150,6 +167,13 @@ bool frame_tsv(const struct frame_view *v, const struct tfile_reader *t,
 	       const char *name, int64_t *out);
 /* Frames of the tracepoint that record --tid/--comm dropped. */
 uint64_t tfile_rec_filtered(const struct tfile_reader *t, long tpnum);
+/* Tracepoint `tpnum`'s stops while recording, or NULL when the file does
+ * not say (an older recorder or agent, or no such probe). */
+const struct tfile_stops *tfile_rec_stops(const struct tfile_reader *t, long tpnum);
+/* "HOW, N stops (the ring was full F times; W waited for room in the
+ * buffer)", the parts in parentheses only when not 0. */
+void tfile_stops_text(char *buf, size_t size, const char *how, uint64_t stops,
+		      uint64_t ring_full, uint64_t waited);
 /* The thread's name from the table, or NULL. */
 const char *tfile_thread_name(const struct tfile_reader *t, int64_t tid);
 /* probe-trace's own TSVs print as arg0, retval...; others as named. */
