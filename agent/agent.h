@@ -819,6 +819,9 @@ void ret_thread_free(struct thread *t);
  * the thread's newest in-process entry is this call's, whose trampoline
  * the pad writes only after its record: then x30 gets it here. */
 bool ret_pushed_in_pad(struct thread *t, uint64_t func);
+/* The same question, the thread's registers left as they are (for
+ * counting, before the hit's frames are collected). */
+bool ret_pushed_in_pad_peek(struct thread *t, uint64_t func);
 /* The address space is gone (exec, exit): forget without touching it. */
 void ret_process_forget(struct process *p);
 /* solib.c: a library came or went (every library event). */

@@ -365,7 +365,10 @@ static bool in_itramp(struct process *p, uint64_t pc)
 	return p->ret_itramp && pc >= p->ret_itramp && pc < p->ret_itramp + 4096;
 }
 
-bool ret_pushed_in_pad(struct thread *t, uint64_t func)
+/* `fix`: where the link register holds the return address and the pad
+ * pushed but had not stamped it yet, stamp it (the thread returns through
+ * the trampoline). */
+static bool pushed_in_pad(struct thread *t, uint64_t func, bool fix)
 {
 	struct process *p = t->proc;
 	uint64_t sp, v;
@@ -389,12 +392,23 @@ bool ret_pushed_in_pad(struct thread *t, uint64_t func)
 		    e.slot != sp || e.ret != v ||
 		    (e.func_run & ((1ull << 48) - 1)) != func)
 			return false;
-		regs_set(t, lr, p->ret_itramp);
+		if (fix)
+			regs_set(t, lr, p->ret_itramp);
 		return true;
 	}
 	return p->ret_itramp &&
 	       regs_get(t, (unsigned int)agent.arch->sp_regnum, &sp) == 0 &&
 	       read_word(p, sp, &v) && v == p->ret_itramp;
+}
+
+bool ret_pushed_in_pad(struct thread *t, uint64_t func)
+{
+	return pushed_in_pad(t, func, true);
+}
+
+bool ret_pushed_in_pad_peek(struct thread *t, uint64_t func)
+{
+	return pushed_in_pad(t, func, false);
 }
 
 /*

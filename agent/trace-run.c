@@ -621,7 +621,7 @@ int trace_hit(struct probe *pr, struct thread *t, void *arg)
 	 * probe's entry) when it could not push the return: that one is
 	 * not pushed in the process. */
 	if (tr.running && pr->pad && pr->pad_collect != PAD_STOPS &&
-	    (!pr->pad_ret || ret_pushed_in_pad(t, pr->addr)))
+	    (!pr->pad_ret || ret_pushed_in_pad_peek(t, pr->addr)))
 		pr->hits_ring_full++;
 	if (tr.running && !room_for_hit()) {
 		tr.parked_hits++;
