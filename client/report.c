@@ -151,9 +151,10 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 "Usage: probe-trace report [OPTIONS] FILE\n"
-"Per probe of a trace file: the hits, and for return probes the latency's\n"
-"percentiles (p50, p90, p99, max) and log2 histogram and the return\n"
-"value's log2 histogram.\n"
+"Per probe of a trace file: the hits, how the recording ran it and how\n"
+"many hits stopped the program (when the file says), and for return\n"
+"probes the latency's percentiles (p50, p90, p99, max) and log2\n"
+"histogram and the return value's log2 histogram.\n"
 "\n"
 "  --hist=VALUE     draw VALUE (arg0, arg1, ..., retval, or a trace state\n"
 "                   variable's name) instead of retval, for every probe\n"
