@@ -226,6 +226,20 @@ tlib_wait_for() {
 	done
 }
 
+# tlib_wait_alive PID SECONDS COMMAND...: tlib_wait_for, but 1 as soon
+# as PID has ended too (a guest, a server the test waits on).
+tlib_wait_alive() {
+	tlib_p=$1 tlib_n=$(($2 * 10))
+	shift 2
+	until "$@"; do
+		tlib_n=$((tlib_n - 1))
+		if [ "$tlib_n" -le 0 ] || ! kill -0 "$tlib_p" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 # tlib_listen LOG LIFETIME COMMAND...: start COMMAND in the background,
 # its output to LOG, under a timeout of LIFETIME seconds, with the word
 # PORTSPEC in it replaced by 127.0.0.1:PORT on a free port, and wait up to
