@@ -185,6 +185,21 @@ retprobe_gdb() {	# NAME: like gdb_case, for the program retprobe
 	gdb_case_prog "$1" retprobe 180
 }
 
+# retprobe_traces [REC TCALL]: gdb's tracepoints 2 to 7, at the entries
+# of leaf, saver, rec, jumper, tail_call and tcall, collecting $regs
+# (and at rec REC, at tcall TCALL); retprobe_marks: each a return probe.
+retprobe_traces() {
+	for _f in leaf saver rec jumper tail_call tcall; do
+		_c='$regs'
+		[ "$_f" != rec ] || _c="$_c${1:+, $1}"
+		[ "$_f" != tcall ] || _c="$_c${2:+, $2}"
+		printf 'trace *%s\nactions\ncollect %s\nend\n' "$_f" "$_c"
+	done
+}
+retprobe_marks() {
+	for _n in 2 3 4 5 6 7; do echo "monitor return-probe $_n"; done
+}
+
 retprobe_first() {	# FUNC: its first instruction, as objdump shows it
 	"$triplet-objdump" -d "$run/retprobe" |
 		awk -v f="<$1>:" '$2 == f { m = 1; next } m && NF { print; exit }'
@@ -208,43 +223,14 @@ retprobe_cases() {
 	# leaf's ret, where gdb steps into the trampoline.
 	leafret=$("$triplet-objdump" -d "$run/retprobe" |
 		awk '/<leaf>:/ { m = 1 } m && $3 == "ret" { sub(":", "", $1); print "0x" $1; exit }')
-	{ echo "set \$leafret = ${leafret:-0}"; cat <<'EOF'; } | retprobe_gdb "$name"
-break main
-run
-trace *leaf
-actions
-collect $regs
-end
-trace *saver
-actions
-collect $regs
-end
-trace *rec
-actions
-collect $regs
-end
-trace *jumper
-actions
-collect $regs
-end
-trace *tail_call
-actions
-collect $regs
-end
-trace *tcall
-actions
-collect $regs
-end
-trace *leaf
-actions
-collect $regs
-end
-monitor return-probe 2
-monitor return-probe 3
-monitor return-probe 4
-monitor return-probe 5
-monitor return-probe 6
-monitor return-probe 7
+	{
+		echo "set \$leafret = ${leafret:-0}"
+		printf 'break main\nrun\n'
+		retprobe_traces
+		# tracepoint 8: leaf's entry again, an ordinary one
+		printf 'trace *leaf\nactions\ncollect $regs\nend\n'
+		retprobe_marks
+		cat <<'EOF'
 tstart
 break *leaf+4
 continue
@@ -282,6 +268,7 @@ tfind none
 delete
 continue
 EOF
+	} | retprobe_gdb "$name"
 	out="$run/$name.out"
 	grd="$run/ground-$name.txt"
 	# Frames in return order, but the threads' (tp 7), as
@@ -650,41 +637,11 @@ EOF
 retpad_cases() {
 	strat=$1
 	name=retpad-$strat
-	retprobe_gdb "$name" <<'EOF'
-break main
-run
-tvariable $probe_latency_ns
-tvariable $probe_thread
-trace *leaf
-actions
-collect $regs
-end
-trace *saver
-actions
-collect $regs
-end
-trace *rec
-actions
-collect $regs, $probe_latency_ns
-end
-trace *jumper
-actions
-collect $regs
-end
-trace *tail_call
-actions
-collect $regs
-end
-trace *tcall
-actions
-collect $regs, $probe_thread
-end
-monitor return-probe 2
-monitor return-probe 3
-monitor return-probe 4
-monitor return-probe 5
-monitor return-probe 6
-monitor return-probe 7
+	{
+		printf 'break main\nrun\ntvariable $probe_latency_ns\ntvariable $probe_thread\n'
+		retprobe_traces '$probe_latency_ns' '$probe_thread'
+		retprobe_marks
+		cat <<'EOF'
 tstart
 break done
 continue
@@ -706,6 +663,7 @@ tfind none
 delete
 continue
 EOF
+	} | retprobe_gdb "$name"
 	out="$run/$name.out"
 	grd="$run/ground-$name.txt"
 	"$triplet-objdump" -d "$run/retprobe" >"$run/retprobe.dis"
