@@ -148,22 +148,5 @@ fi
 # and auto only, 10000 calls under the others (times in doc/testing.md).
 cross_record_setup 10000 "pad auto"
 # What the guest does for these cases before the agents start: the
-# untraced stress run (the output every traced one must equal), and a
-# watcher that starts the attach case's program, not under any agent,
-# when the host asks for it (attach.go).
-cat >"$run/guest-extra.sh" <<EOF
-for c in $stress_calls $stress_short 1000; do
-	t0=\$(date +%s)
-	./recstress calls $stress_threads \$c /mnt/stress-untraced-\$c.out
-	echo "guest: untraced recstress $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
-done
-(
-	while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
-	sh -c 'echo \$\$ >/mnt/attach.pid.tmp; exec ./rectarget loop /mnt/attach.ground' &
-	while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
-	mv /mnt/attach.pid.tmp /mnt/attach.pid
-	wait \$!
-	echo \$? >/mnt/attach.status
-) &
-EOF
-
+# untraced stress runs and the attach case's watcher (lib.sh).
+cross_guest_extra >"$run/guest-extra.sh"

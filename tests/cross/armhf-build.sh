@@ -36,39 +36,13 @@ fi
 # (doc/testing.md).
 cross_record_setup 2000 "pad auto"
 # What the guest does before the stubs start: the untraced runs of
-# branches (what walk() returns without a debugger), the untraced stress runs
-# (only when the agent runs: nothing else compares with them), and a
-# watcher that starts an attach case's program, under no stub, each time
-# the host asks for one (attach.go names the program).
+# branches (what walk() returns without a debugger), then the untraced
+# stress runs and the attach case's watcher (lib.sh).
 {
 	for isa in $isas; do
 		echo "ITEST_GROUND=/mnt/branches-untraced-$isa.txt ./branches-$isa"
 	done
-	if [ "$with_agent" = 1 ] && [ "$quick" = 0 ]; then
-		for isa in $isas; do
-			cat <<EOF
-for c in $stress_calls $stress_short 1000; do
-	t0=\$(date +%s)
-	./recstress-$isa calls $stress_threads \$c /mnt/stress-untraced-$isa-\$c.out
-	echo "guest: untraced recstress-$isa $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
-done
-EOF
-		done
-	fi
-	cat <<'EOF'
-(
-	while :; do
-		while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
-		prog=$(cat /mnt/attach.go)
-		rm -f /mnt/attach.go
-		sh -c 'echo $$ >/mnt/attach.pid.tmp; exec ./'"$prog"' loop /mnt/attach.ground' &
-		while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
-		mv /mnt/attach.pid.tmp /mnt/attach.pid
-		wait $!
-		echo $? >/mnt/attach.status
-	done
-) &
-EOF
+	cross_guest_extra
 } >"$run/guest-extra.sh"
 
 # --- the keeper's chaos case: preparation ---------------------------------------

@@ -733,6 +733,43 @@ cross_record_setup() {
 	stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
 }
 
+# cross_guest_extra: what the guest does for the cases before the stubs
+# start (the arch's build file writes it to $run/guest-extra.sh, after
+# its own lines): when the agent's cases run, the untraced stress runs
+# of each build of recstress (the output every traced one must equal,
+# for each count cross_record_setup chose and the settle case's 1000),
+# and a watcher that starts an attach case's program (attach.go names
+# it), under no stub, each time the host asks for one.
+cross_guest_extra() {
+	if [ "$with_agent" = 1 ] && [ "$quick" = 0 ]; then
+		for _b in ${isas:--}; do
+			_s=-$_b
+			[ "$_b" != - ] || _s=
+			cat <<EOF
+for c in $stress_calls $stress_short 1000; do
+	t0=\$(date +%s)
+	./recstress$_s calls $stress_threads \$c /mnt/stress-untraced$_s-\$c.out
+	echo "guest: untraced recstress$_s $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
+done
+EOF
+		done
+	fi
+	cat <<'EOF'
+(
+	while :; do
+		while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
+		prog=$(cat /mnt/attach.go)
+		rm -f /mnt/attach.go
+		sh -c 'echo $$ >/mnt/attach.pid.tmp; exec ./'"$prog"' loop /mnt/attach.ground' &
+		while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
+		mv /mnt/attach.pid.tmp /mnt/attach.pid
+		wait $!
+		echo $? >/mnt/attach.status
+	done
+) &
+EOF
+}
+
 # cross_sdt_include: the host's <sys/sdt.h> (plain preprocessor and asm,
 # so it serves the cross compiler too) copied to the private include
 # folder $build/testbed/sdtinc (the whole host /usr/include would shadow
