@@ -358,6 +358,14 @@ continue
 EOF
 }
 
+# ran_untraced NAME: basic's session NAME ran the program to its end
+# ("exited normally"), and the program computed as untraced (its
+# printout's sq=49 and done).
+ran_untraced() {
+	grep -q "exited normally" "$run/$1.out" && grep -q "ground: sq=49" "$run/ground-$1.txt" &&
+		grep -q "ground: done" "$run/ground-$1.txt"
+}
+
 # trace_checks NAME STRAT SQUARE BL REG [LABEL]: trace_gdb's session NAME
 # under tracepoint strategy STRAT has one frame at square (SQUARE, as the
 # program printed it) and one at the bl, each with REG = 7, and the
@@ -372,8 +380,7 @@ trace_checks() {
 		not_ok "tracepoints ($_s)$_lbl at square ($_sq) and bl ($_bl)" \
 			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$_out" | head -n 8 | tr '\n' ' ')"
 	fi
-	if grep -q "exited normally" "$_out" && grep -q "ground: sq=49" "$run/ground-$1.txt" &&
-	   grep -q "ground: done" "$run/ground-$1.txt"; then
+	if ran_untraced "$1"; then
 		ok "traced program ($_s)$_lbl computes as untraced and runs to its end"
 	else
 		not_ok "traced program ($_s)$_lbl runs to its end" "$(tail -n 3 "$_out" | tr '\n' ' ')"
