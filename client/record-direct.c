@@ -29,6 +29,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +134,36 @@ void direct_start(struct recorder *r)
 	say_path(r, NULL);
 }
 
+/*
+ * Another program may cut the file while it is recorded (a truncate, a
+ * log rotation): a read of the mapping beyond the new end then raises
+ * SIGBUS.  While the recorder reads the mapping, SIGBUS jumps back to
+ * take_written, which says what happened; outside that window the
+ * signal keeps its default action.
+ */
+static sigjmp_buf bus_env;
+static volatile sig_atomic_t bus_armed;
+
+static void on_sigbus(int sig)
+{
+	if (bus_armed) {
+		bus_armed = 0;
+		siglongjmp(bus_env, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void cut_short(struct recorder *r, uint64_t bytes)
+{
+	struct stat sb;
+	long long size = fstat(r->fd, &sb) == 0 ? (long long)sb.st_size : -1;
+
+	err_msg("%s was cut to %lld bytes by another program while it was recorded "
+		"(the agent had written up to byte %llu): the recording stops there",
+		r->out_path, size, (unsigned long long)(r->end + bytes));
+}
+
 /* What the agent appended: counted and its threads learnt.  Read where
  * it is, in the page cache (a mapping of the file, no copy), or into
  * r->carry when the file cannot be mapped. */
@@ -141,9 +173,28 @@ static int take_written(struct recorder *r, uint64_t frames, uint64_t bytes)
 	uint64_t lo = r->end & ~(uint64_t)(page - 1);
 	size_t maplen = (size_t)(r->end + bytes - lo);
 	const uint8_t *data;
-	void *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, (off_t)lo);
+	struct stat sb;
+	const uint64_t before = r->frames;
 
+	if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size < r->end + bytes) {
+		cut_short(r, bytes);
+		return -EIO;
+	}
+	void *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, (off_t)lo);
 	if (map != MAP_FAILED) {
+		static bool handler;
+		if (!handler) {
+			struct sigaction sa = { .sa_handler = on_sigbus };
+			sigemptyset(&sa.sa_mask);
+			sigaction(SIGBUS, &sa, NULL);
+			handler = true;
+		}
+		if (sigsetjmp(bus_env, 1)) {
+			munmap(map, maplen);
+			r->frames = before;	/* none of this batch is kept */
+			cut_short(r, bytes);
+			return -EIO;
+		}
 		data = (const uint8_t *)map + (r->end - lo);
 	} else {
 		long n = read_back(r, bytes);
@@ -154,14 +205,18 @@ static int take_written(struct recorder *r, uint64_t frames, uint64_t bytes)
 		}
 		data = r->carry;
 	}
-	uint64_t before = r->frames;
-	count_frames(r, data, bytes);
+	bus_armed = map != MAP_FAILED;
+	size_t took = count_frames(r, data, bytes);
+	bus_armed = 0;
 	if (map != MAP_FAILED)
 		munmap(map, maplen);
-	if (r->frames - before != frames) {
-		err_msg("%s: the agent wrote %llu frames, the file has %llu there",
-			r->out_path, (unsigned long long)frames,
+	if (took != bytes || r->frames - before != frames) {
+		err_msg("%s: the agent wrote %llu frames from byte %llu, the file has %llu "
+			"whole frames there: another program changed or cut the file while "
+			"it was recorded; the recording stops",
+			r->out_path, (unsigned long long)frames, (unsigned long long)r->end,
 			(unsigned long long)(r->frames - before));
+		r->frames = before;
 		return -EIO;
 	}
 	name_threads(r);

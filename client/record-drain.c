@@ -38,14 +38,21 @@ static size_t whole_frames(const uint8_t *data, size_t len)
 	return off;
 }
 
-/* Counts the whole frames of `data` (`len` bytes) that the file holds. */
-void count_frames(struct recorder *r, const uint8_t *data, size_t len)
+/* Counts the frames of `data` (`len` bytes) per probe and learns their
+ * threads; returns the bytes of the whole frames counted, which stop
+ * before an end marker or a frame longer than what is left (bytes that
+ * are not this file's frames). */
+size_t count_frames(struct recorder *r, const uint8_t *data, size_t len)
 {
-	for (size_t off = 0; off < len;) {
+	size_t off = 0;
+
+	while (len - off >= 6) {
 		int16_t tpnum;
 		uint32_t size;
 		memcpy(&tpnum, data + off, 2);
 		memcpy(&size, data + off + 2, 4);
+		if (tpnum == 0 || len - off - 6 < size)
+			break;	/* an end marker, or not a frame of this file */
 		struct probe *p = probe_of(r, tpnum);
 		if (p)
 			p->frames++;
@@ -53,6 +60,7 @@ void count_frames(struct recorder *r, const uint8_t *data, size_t len)
 		note_thread(r, data + off + 6, size);
 		off += 6 + size;
 	}
+	return off;
 }
 
 /* Takes streamed bytes, writes the whole frames among them.  A reply

@@ -304,7 +304,7 @@ int live_open(struct recorder *r);
 void print_live(struct recorder *r, size_t len);
 
 /* record-drain.c */
-void count_frames(struct recorder *r, const uint8_t *data, size_t len);
+size_t count_frames(struct recorder *r, const uint8_t *data, size_t len);
 long drain_frames(struct recorder *r);
 int record_loop(struct recorder *r);
 int finish(struct recorder *r);

@@ -16,6 +16,8 @@
  * bytes at TEXT_ADDR, TEXT_OFF in the file) must be the file's, its
  * exit status 7 and its result line (ground file and stdout) the
  * untraced one.  DIR/doneN gets "ok" or "not ok: what went wrong".
+ * The programs run from a folder of the guest's own (see `local`), and
+ * what they wrote is copied to DIR (agentN, gN, outN) at the end.
  * Every wait is bounded; this process is the programs' subreaper, so the
  * exit status of a program the killed agent started comes here.
  */
@@ -51,9 +53,55 @@ static void problem(const char *fmt, ...)
 	snprintf(problems + len, sizeof(problems) - len, "; ");
 }
 
+/*
+ * The guest's own folder for this kill (tmpfs): the programs, their
+ * ground file, the go files and the agent's output live there, not in
+ * DIR, which is the host's folder over 9p.  A 9p request in the guest
+ * can stall for tens of seconds under qemu's emulation (the agent seen
+ * stuck in a write() or open() on /mnt in the middle of tstart until
+ * another request came), longer than gdb's remote timeout; nothing the
+ * kill measures must wait on it.  Only readyN and doneN, which the host
+ * polls, are written in DIR, and the agent's output, the ground file and
+ * the program's output are copied there at the end.
+ */
+static char local[64];
+
 static void path(char *buf, size_t size, const char *what)
 {
 	snprintf(buf, size, "%s/%s%d", dir, what, n);
+}
+
+static void local_path(char *buf, size_t size, const char *what)
+{
+	snprintf(buf, size, "%s/%s%d", local, what, n);
+}
+
+/* Copies file `from` to `to` (mode `mode`); false on failure. */
+static bool copy_file(const char *from, const char *to, mode_t mode)
+{
+	char buf[65536];
+	ssize_t got;
+	bool ok = true;
+	int in = open(from, O_RDONLY), out;
+
+	if (in < 0)
+		return false;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (out < 0) {
+		close(in);
+		return false;
+	}
+	while ((got = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)got) != got) {
+			ok = false;
+			break;
+		}
+	if (got < 0)
+		ok = false;
+	close(in);
+	if (close(out) < 0)
+		ok = false;
+	return ok;
 }
 
 static void touch(const char *p)
@@ -185,6 +233,39 @@ static int tracer_of(pid_t pid)
 	return atoi(rest);
 }
 
+/* First line of /proc/PID/WHAT, for a report. */
+static void proc_line(pid_t pid, const char *what, char *buf, size_t size)
+{
+	char p[64];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	buf[0] = 0;
+	if ((f = fopen(p, "r"))) {
+		if (!fgets(buf, (int)size, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/* Where a live process is stuck: its state, the kernel function it
+ * sleeps in and its system call (number, arguments, sp and pc, or
+ * "running"), for a report. */
+static const char *where_is(pid_t pid, char *buf, size_t size)
+{
+	char state[64] = "", wchan[64], sys[160];
+
+	char st[256];
+	snprintf(st, sizeof(st), "/proc/%d/status", pid);
+	has_line(st, "State:", state, sizeof(state));
+	proc_line(pid, "wchan", wchan, sizeof(wchan));
+	proc_line(pid, "syscall", sys, sizeof(sys));
+	snprintf(buf, size, "; the agent (%d) is alive, state%s, in %s, system call: %s", pid,
+		 state, wchan[0] ? wchan : "?", sys[0] ? sys : "?");
+	return buf;
+}
+
 static pid_t spawn(char **argv, const char *out)
 {
 	pid_t pid = fork();
@@ -210,6 +291,7 @@ struct run {
 	long delay;
 	unsigned long taddr, tlen;
 	char want[128];		/* the untraced result line */
+	char target_local[128], agent_local[128];	/* their copies in `local` */
 	pid_t prog, agent;
 	bool killed;
 };
@@ -235,10 +317,15 @@ static int setup(struct run *r, int argc, char **argv)
 	r->rounds = argv[11];
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	path(r->g, sizeof(r->g), "g");
-	path(r->go, sizeof(r->go), "go");
-	path(r->out, sizeof(r->out), "out");
-	path(r->alog, sizeof(r->alog), "agent");
+	snprintf(local, sizeof(local), "/tmp/keepguest.XXXXXX");
+	if (!mkdtemp(local)) {
+		fprintf(stderr, "keepguest: cannot make a folder in /tmp: %s\n", strerror(errno));
+		return 99;
+	}
+	local_path(r->g, sizeof(r->g), "g");
+	local_path(r->go, sizeof(r->go), "go");
+	local_path(r->out, sizeof(r->out), "out");
+	local_path(r->alog, sizeof(r->alog), "agent");
 	path(r->ready, sizeof(r->ready), "ready");
 	path(r->done, sizeof(r->done), "done");
 	text_file = malloc(r->tlen);
@@ -266,7 +353,41 @@ static int setup(struct run *r, int argc, char **argv)
 	}
 	entry = (is64 ? (unsigned long)eh.e64.e_entry : eh.e32.e_entry) & ~1ul;
 	close(tf);
+	/* The programs run from the guest's folder too (see `local`). */
+	snprintf(r->target_local, sizeof(r->target_local), "%s/keeptarget", local);
+	snprintf(r->agent_local, sizeof(r->agent_local), "%s/probe-agent", local);
+	if (!copy_file(r->target, r->target_local, 0755) ||
+	    !copy_file(r->agent_path, r->agent_local, 0755)) {
+		fprintf(stderr, "keepguest: cannot copy %s and %s to %s\n", r->target,
+			r->agent_path, local);
+		return 99;
+	}
+	r->target = r->target_local;
+	r->agent_path = r->agent_local;
 	return 0;
+}
+
+/* Puts the agent's output, the ground file and the program's output in
+ * DIR for the host, and removes the guest's folder. */
+static void local_done(struct run *r)
+{
+	char to[300];
+	const char *keep[][2] = { { r->alog, "agent" }, { r->g, "g" }, { r->out, "out" } };
+
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		path(to, sizeof(to), keep[i][1]);
+		copy_file(keep[i][0], to, 0644);
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		unlink(keep[i][0]);
+	char tmp[300];
+	snprintf(tmp, sizeof(tmp), "%s.start", r->go);
+	unlink(tmp);
+	snprintf(tmp, sizeof(tmp), "%s.exit", r->go);
+	unlink(tmp);
+	unlink(r->target_local);
+	unlink(r->agent_local);
+	rmdir(local);
 }
 
 /* MODE "plain": runs TARGET untraced and keeps its result line. */
@@ -344,7 +465,9 @@ static bool start_calls(struct run *r)
 	       !exited(r->agent, NULL))
 		sleep_us(2000);
 	if (text_diff(r->prog, r->taddr, r->tlen, NULL, true) <= 0) {
-		problem("the probes never went in (see gdb's output)");
+		char st[512];
+		problem("the probes never went in (see gdb's output)%s",
+			exited(r->agent, NULL) ? "" : where_is(r->agent, st, sizeof(st)));
 		return false;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.start", r->go);
@@ -422,6 +545,7 @@ static void report(struct run *r)
 	}
 	if (r->prog && !exited(r->prog, NULL))
 		kill(r->prog, SIGKILL);
+	local_done(r);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", r->done);
 	FILE *f = fopen(tmp, "w");
 	if (problems[0])
@@ -441,8 +565,11 @@ int main(int argc, char **argv)
 
 	if (rc)
 		return rc;
-	if (!strcmp(r.mode, "plain"))
-		return run_plain(&r);
+	if (!strcmp(r.mode, "plain")) {
+		rc = run_plain(&r);
+		local_done(&r);
+		return rc;
+	}
 	snprintf(tmp, sizeof(tmp), "%s/plain.result", dir);
 	has_line(tmp, "", r.want, sizeof(r.want));
 	start_agent(&r);

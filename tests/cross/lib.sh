@@ -707,7 +707,7 @@ keeper_chaos_run() {
 			case $res in
 			ok*) ok "$what${res#ok}" ;;
 			*) not_ok "$what" "${res#not ok: }" \
-				"$(grep -E '[Ee]rror|Remote|Tracepoint' "$kdir/gdb$kn.out" | head -n 3 | tr '\n' ' ')" \
+				"$(grep -v -e '^Tracepoint [0-9]* at' -e '^$' "$kdir/gdb$kn.out" | tail -n 3 | tr '\n' ' ')" \
 				"$(grep -v '^$' "$kdir/agent$kn" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
 			esac
 		done <"$kdir/kills"
