@@ -8,8 +8,8 @@
 . "$srcdir/tests/cross/record-cases.sh"
 sfx= lbl=
 
-# Breakpoint, stepi, backtrace and exit code; stepi over svc; hardware
-# points (debug-cases.sh).
+# Breakpoint, stepi, backtrace and exit code; stepi over svc
+# (debug-cases.sh).
 reg=x0
 after_name() {	# WHAT ADDR: "WHAT + 4"
 	echo "$1 + 4"
@@ -52,6 +52,9 @@ if grep -q "Collected 4 trace frames" "$out" && grep -q "WS0 pc=$before\$" "$out
 else
 	not_ok "while-stepping over svc" "$(grep -E 'WS[02]|Collected|signal|SIGTRAP|[Ee]rror' "$out" | head -n 6 | tr '\n' ' ')"
 fi
+
+# Hardware points (debug-cases.sh).
+debug_hw
 
 # --- debugging cases: threads, awatch, attach and detach ---------------------
 # (debug-cases.sh)

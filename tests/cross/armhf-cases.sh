@@ -33,6 +33,7 @@ after_name() {
 armhf_debug_cases() {	# STUB ISA
 	sfx=-$2 lbl=" [$1, $2]"
 	debug_basic
+	debug_hw
 	for threads_run in $(seq 1 "$threads_runs"); do
 		debug_threads
 	done

@@ -12,14 +12,14 @@
 # instruction (svc), where the step must end as a step (arm64 ends it
 # with a bare SIGTRAP from the syscall exit path, not TRAP_TRACE) and
 # no SIGTRAP reach the program, and the result register hold the pid
-# the program prints after it; hardware points (NT_ARM_HW_BREAK /
-# NT_ARM_HW_WATCH, PTRACE_GETHBPREGS / SETHBPREGS): a hardware
-# breakpoint, a write watchpoint on `counter` (level3 adds to it) and a
-# read watchpoint on `set_me` (read by the printout after checkpoint).
-# The arch's case file sets reg (the first argument and result
-# register) and after_name WHAT ADDR (how a case's name calls ADDR, the
-# instruction after WHAT's).  Sets svc and after (the instruction after
-# svc) for the arch's own cases.
+# the program prints after it.  debug_hw: hardware points
+# (NT_ARM_HW_BREAK / NT_ARM_HW_WATCH, PTRACE_GETHBPREGS / SETHBPREGS): a
+# hardware breakpoint, a write watchpoint on `counter` (level3 adds to
+# it) and a read watchpoint on `set_me` (read by the printout after
+# checkpoint).  The arch's case file sets reg (the first argument and
+# result register) and after_name WHAT ADDR (how a case's name calls
+# ADDR, the instruction after WHAT's).  debug_basic sets svc and after
+# (the instruction after svc) for the arch's own cases.
 debug_basic() {
 	gdb_case "break$sfx" <<EOF
 break *square
@@ -84,7 +84,9 @@ EOF
 	else
 		not_ok "after the step over svc$lbl" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
 	fi
+}
 
+debug_hw() {
 	gdb_case "hw$sfx" <<EOF
 break main
 run
