@@ -632,6 +632,9 @@ struct probe {
 	uint64_t pad_resume;	/* the relocated window in the pad */
 	uint64_t pad_ipa_site;	/* PAD_IPA: its struct ipa_site in the process */
 	bool pad_ipa_live;	/* PAD_IPA: records hold the thread and time */
+	unsigned int pad_copies;	/* PAD_IPA: ranges the pad copies itself,
+					 * with no call of the collector (0: it
+					 * calls it; arch_pad_ring.copy_fn) */
 	bool pad_no_image;	/* its records hold the frame only: no x87/SSE/
 				 * AVX (v registers) image */
 	/* The owner wants returns taken in the pad (PROBE_PAD_RET), and the

@@ -31,13 +31,15 @@ extern const unsigned char probe_ipa_image_end[];
 static const struct {
 	const char *name;
 	size_t off;
+	bool optional;		/* absent: the field stays 0 */
 } wanted[] = {
-	{ "ipa_collect", offsetof(struct ipa_image, collect) },
-	{ "ipa_collect_site", offsetof(struct ipa_image, collect_site) },
-	{ "ipa_site_wants", offsetof(struct ipa_image, site_wants) },
-	{ "ipa_copy_fault_begin", offsetof(struct ipa_image, fault_begin) },
-	{ "ipa_copy_fault_end", offsetof(struct ipa_image, fault_end) },
-	{ "ipa_copy_fault_exit", offsetof(struct ipa_image, fault_exit) },
+	{ "ipa_collect", offsetof(struct ipa_image, collect), false },
+	{ "ipa_collect_site", offsetof(struct ipa_image, collect_site), false },
+	{ "ipa_site_wants", offsetof(struct ipa_image, site_wants), false },
+	{ "ipa_copy_fault_begin", offsetof(struct ipa_image, fault_begin), false },
+	{ "ipa_copy_fault_end", offsetof(struct ipa_image, fault_end), false },
+	{ "ipa_copy_fault_exit", offsetof(struct ipa_image, fault_exit), false },
+	{ "ipa_copy_native", offsetof(struct ipa_image, copy_native), true },
 };
 
 static int fail(struct ipa_image *img, int err, const char *what)
@@ -128,9 +130,10 @@ static int scan(struct ipa_image *img, Elf *elf)
 		}
 	}
 	for (size_t k = 0; k < sizeof(wanted) / sizeof(wanted[0]); k++)
-		if (!found[k])
+		if (!found[k] && !wanted[k].optional)
 			return fail(img, -ENOEXEC, "a symbol is missing");
 	if (!(img->fault_begin < img->fault_end && img->fault_end <= img->size &&
+	      img->copy_native < img->size &&
 	      img->fault_exit < img->size && img->collect < img->size &&
 	      img->collect_site < img->size && img->site_wants < img->size))
 		return fail(img, -ENOEXEC, "symbols outside the image");

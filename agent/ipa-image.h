@@ -23,6 +23,9 @@ struct ipa_image {
 	uint64_t site_wants;		/* ipa_site_wants */
 	uint64_t fault_begin, fault_end; /* ipa_copy's loads */
 	uint64_t fault_exit;		/* where a faulting load resumes */
+	uint64_t copy_native;		/* ipa_copy for the pads to call
+					 * (arch_pad_ring.copy_fn); 0: the
+					 * arch's image has none */
 	char error[160];		/* why the last call failed */
 };
 

@@ -266,6 +266,9 @@ static void check_env(void)
 
 	if (v && *v && strcmp(v, "vdso") && strcmp(v, "tsc"))
 		die("PROBE_PAD_CLOCK=%s: expected vdso or tsc", v);
+	v = getenv("PROBE_PAD_NATIVE_COPY");
+	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+		die("PROBE_PAD_NATIVE_COPY=%s: expected 0 or 1", v);
 }
 
 int main(int argc, char **argv)

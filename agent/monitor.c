@@ -56,14 +56,17 @@ static void list_probes(struct rsp_buf *reply)
 		for (struct probe *pr = p->probes; pr; pr = pr->next, n++) {
 			const char *owner = (size_t)pr->owner < sizeof(owners) / sizeof(owners[0]) &&
 					    owners[pr->owner] ? owners[pr->owner] : "agent";
-			char skipped[80] = "";
+			char skipped[80] = "", copies[64] = "";
 			if (pr->pad_collect == PAD_IPA)
 				snprintf(skipped, sizeof(skipped), ", %llu skipped there (condition "
 					 "false or past the pass count)",
 					 (unsigned long long)pad_ipa_skipped(pr));
+			if (pr->pad_collect == PAD_IPA && pr->pad_copies)
+				snprintf(copies, sizeof(copies), "; %u range%s copied by the pad itself",
+					 pr->pad_copies, pr->pad_copies == 1 ? "" : "s");
 			if (pr->pad)
 				snprintf(line, sizeof(line),
-					 "process %d 0x%llx pad (%sjump over %zu bytes to 0x%llx%s%s), else %s (%s), %s; "
+					 "process %d 0x%llx pad (%sjump over %zu bytes to 0x%llx%s%s%s), else %s (%s), %s; "
 					 "hits: %llu stopped, %llu recorded in the process%s\n",
 					 p->pid, (unsigned long long)pr->addr,
 					 pr->pad_far ? "far " : "", pr->pad_window,
@@ -71,7 +74,7 @@ static void list_probes(struct rsp_buf *reply)
 					 pr->pad_collect == PAD_IPA ?
 					 "; collects in the process with its collector, no stop" :
 					 pr->pad_collect ? "; collects in the process, no stop" : "",
-					 pr->pad_ret ? "; return pushed in the process, no stop" : "",
+					 copies, pr->pad_ret ? "; return pushed in the process, no stop" : "",
 					 arch_strategy_name(pr->strategy),
 					 pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,

@@ -18,6 +18,7 @@
 #include "agent/ipa/ipa-abi.h"
 #include "agent/log.h"
 #include "agent/pad-int.h"
+#include "agent/regblock.h"
 
 /* A block the records of a ring are loaded into (every register of the
  * arch's largest set); NULL when there is no memory for it. */
@@ -40,6 +41,19 @@ static int load_record(struct process *p, uint8_t *blk, const uint8_t *rec,
 		return err;
 	regsrc_record(src, agent.arch, p->features, p, blk, tid);
 	return 0;
+}
+
+/* Whether record `rec` holds the image of the registers its frame leaves
+ * out: its flags word says, where the arch has one; else `image`, what
+ * the pad of its probe was built to store. */
+static bool record_has_image(const uint8_t *rec, bool image)
+{
+	uint32_t flags;
+
+	if (!layout()->off_flags)
+		return image;
+	memcpy(&flags, rec + layout()->off_flags, 4);
+	return (flags & PAD_REC_IMAGE) != 0;
 }
 
 /* The hit's time a recording pad stored in record `rec`, in us: a
@@ -87,13 +101,13 @@ static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
 	if (take && (magic == RET_REC_MAGIC_VALUE || magic == RET_REC_MAGIC_BARE) &&
 	    load_record(p, pt->rec_regs, rec, magic == RET_REC_MAGIC_VALUE, pt->xsave,
 			(pid_t)tid, &src) == 0) {
-		struct arch_gpregs g;
-		regs_to_gpregs(src.blk, &g);
-		g.pc = real;
+		/* Two registers set in place (a round trip through
+		 * struct arch_gpregs cost more than the rest of the load). */
+		regblock_set(agent.arch, src.blk, (unsigned int)agent.arch->pc_regnum, real);
 		if (agent.ptrace->ret_addr == PTRACE_RET_LINK)
 			/* as `ret` leaves it (the record has the trampoline) */
-			g.gpr[agent.ptrace->ret_link_regnum] = real;
-		regs_from_gpregs(src.blk, &g);
+			regblock_set(agent.arch, src.blk,
+				     (unsigned int)agent.ptrace->ret_link_regnum, real);
 		taken = trace_drain_return(&src, func_run & ((1ull << 48) - 1),
 					   (uint32_t)(func_run >> 48),
 					   pad_tsc_ns(ticks), pad_tsc_real_us(tsc));
@@ -143,7 +157,8 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	bool taken = true;
 	struct regsrc src;
 	if (pr && fn &&
-	    load_record(p, pt->rec_regs, rec, !pr->pad_no_image, pt->xsave, tid, &src) == 0)
+	    load_record(p, pt->rec_regs, rec, record_has_image(rec, !pr->pad_no_image),
+			pt->xsave, tid, &src) == 0)
 		taken = fn(pr, &src, time_us, so, arg);
 	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
@@ -267,7 +282,9 @@ static int old_tables(struct process *p, uint64_t *starts, int max)
  * through the process's memory (this agent has no mapping of it), and
  * every record handed over is marked taken there, so that a second
  * salvage does not see it again.  Records still claimed but unwritten
- * (a writer stopped or gone) are left.  Returns the records handed over,
+ * (a writer stopped or gone) are left.  The x87/SSE/AVX registers are
+ * the initial state's where the record's flags word says its pad left
+ * the image out (an arch with no such word: the image as it is).  Returns the records handed over,
  * or -errno.
  */
 int pad_salvage(struct process *p,
@@ -317,7 +334,8 @@ int pad_salvage(struct process *p,
 				continue;	/* taken, or never written */
 			memcpy(&tid, rec + l->off_tid, 4);
 			struct regsrc src;
-			if (load_record(p, blk, rec, true, xsave, 0, &src) == 0) {
+			if (load_record(p, blk, rec, record_has_image(rec, true), xsave, 0,
+					&src) == 0) {
 				fn(frame_pc(rec), &src, (pid_t)tid, record_time_us(rec), arg);
 				taken++;
 			}

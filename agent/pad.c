@@ -48,7 +48,10 @@
  * into the record's second half; IPA_TRAP sends the hit on to the
  * hand-off.  The drain hands the blocks to the owner with the registers.
  * A load of the collector that faults is resumed at its exit
- * (pad_ipa_fault): the program sees no signal.
+ * (pad_ipa_fault): the program sees no signal.  Where the site's one
+ * tracepoint only collects ranges, with no condition and no pass count,
+ * an x86-64 pad writes those blocks itself instead of calling the
+ * collector, with the collector's ipa_copy (native_copy).
  *
  * A site whose one tracepoint has a condition of the simplest shape (one
  * register or memory word compared with a constant: ax_simple_cond)
@@ -169,7 +172,13 @@ int pad_remote_call(struct thread *t, long nr, long a0, long a1, long a2,
  * Makes the process create and map `size` bytes of a memfd named `name`,
  * read-write, and maps them here too: *remote and *local.  The name
  * memfd_create wants is written below the stopped thread's stack pointer,
- * under its red zone, where nothing lives.
+ * under its red zone, where nothing lives.  Both mappings are populated
+ * (MAP_POPULATE) at once: the agent writes every record's sequence word
+ * anyway, so no page is spared by waiting, and otherwise the ring's first
+ * round would cost the hitting threads a page fault every 16 pages (a
+ * fault maps those around it; 8 MiB of ring: some 130 faults of several
+ * us, about 20 ns a hit over 50000 hits, bench/README.md) and the agent
+ * one a page.
  */
 static int shm_map(struct process *p, const char *name, size_t size,
 		   uint64_t *remote, uint8_t **local, char *why, size_t whylen)
@@ -193,8 +202,8 @@ static int shm_map(struct process *p, const char *name, size_t size,
 	if (err == 0)
 		err = pad_remote_call(t, SYS_ftruncate, fd, (long)size, 0, 0, 0, 0, &ret);
 	if (err == 0)
-		err = inferior_mmap(t, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-				    (int)fd, 0, &addr);
+		err = inferior_mmap(t, 0, size, PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_POPULATE, (int)fd, 0, &addr);
 	if (err < 0) {
 		snprintf(why, whylen, "process %d cannot create shared memory %s: %s",
 			 p->pid, name, strerror(-err));
@@ -208,7 +217,7 @@ static int shm_map(struct process *p, const char *name, size_t size,
 		pad_remote_call(t, SYS_munmap, (long)addr, (long)size, 0, 0, 0, 0, &ret);
 		goto close_remote;
 	}
-	*local = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+	*local = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, lfd, 0);
 	close(lfd);
 	if (*local == MAP_FAILED) {
 		err = -errno;
@@ -792,6 +801,7 @@ struct pad_build {
 	enum pad_collect collect;
 	uint64_t ipa_site;
 	bool ipa_live, no_image;
+	unsigned int copies;		/* ranges the pad copies (native_copy) */
 	bool ret, ret_only;		/* the return pushed; nothing else */
 	uint8_t code[PAD_CODE_MAX];
 	size_t n;			/* the code's length so far */
@@ -907,6 +917,59 @@ static bool site_has_cond(struct pad_table *pt, uint64_t site)
 	return false;
 }
 
+/*
+ * The collector's work done by the pad itself (arch_pad_ring.copy_fn),
+ * where the arch's image exports a copy for it: the site's one
+ * tracepoint has no condition, no pass count and nothing but ranges to
+ * collect (`collect *p`, `collect buf`: ax_simple_trace made them
+ * IPA_ACT_MEM), each at a frame register plus a constant or at a
+ * constant, at most ARCH_PAD_COPIES, and what they write fits the block
+ * area (the collector would trap otherwise).  Then the pad writes the
+ * same record the collector would, with no call into it, no program or
+ * counter read and no `lock` add (its `hits` and `taken` stay 0: nothing
+ * reads them, the agent counts hits from the records, and without a
+ * pass count nothing needs a ticket).  PROBE_PAD_NATIVE_COPY=0 keeps the
+ * collector's call, to measure the difference.
+ */
+static void native_copy(struct pad_table *pt, struct arch_pad_ring *r)
+{
+	const char *e = getenv("PROBE_PAD_NATIVE_COPY");
+
+	if (!r->ipa_call || !pt->img.copy_native || r->ipa_wants || (e && !strcmp(e, "0")) ||
+	    r->ipa_site < pt->ipa_remote ||
+	    r->ipa_site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
+		return;
+	const struct ipa_site *s = (const struct ipa_site *)
+		(pt->ipa_local + (r->ipa_site - pt->ipa_remote));
+	if (s->nprogs != 1)
+		return;
+	const struct ipa_program *pg = (const struct ipa_program *)
+		(pt->ipa_local + s->prog_off[0]);
+	uint64_t need = sizeof(struct ipa_site_out) + sizeof(struct ipa_group);
+	if (pg->cond_len || pg->pass_count || (pg->flags & IPA_PROG_LIVE) ||
+	    !pg->nactions || pg->nactions > ARCH_PAD_COPIES)
+		return;
+	for (uint32_t i = 0; i < pg->nactions; i++) {
+		const struct ipa_action *a = &pg->actions[i];
+		if (a->kind != IPA_ACT_MEM || !a->len ||
+		    (a->basereg != IPA_NO_REG && a->basereg >= layout()->frame_words))
+			return;
+		need += (sizeof(struct ipa_mem_block) + a->len + 7) & ~(uint64_t)7;
+	}
+	if (need > r->blocks_size)
+		return;
+	for (uint32_t i = 0; i < pg->nactions; i++) {
+		const struct ipa_action *a = &pg->actions[i];
+		r->copies[i].basereg = a->basereg == IPA_NO_REG ? ARCH_PAD_NO_REG : a->basereg;
+		r->copies[i].len = a->len;
+		r->copies[i].offset = a->offset;
+	}
+	r->ncopies = pg->nactions;
+	r->copy_tp = pg->tp_number;
+	r->copy_flags = pg->flags;
+	r->copy_fn = pt->ipa_remote + pt->img.copy_native;
+}
+
 /* A recording pad's (or a collector's) record of the hit in the ring;
  * a full ring falls through to the hand-off. */
 static int build_collect(struct pad_build *b, char *why, size_t whylen)
@@ -933,6 +996,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.tsc_time = time_tid && pt->tsc_time,
 		.prefetch = pad_prefetch_ahead(),
 		.off_tid = l->off_tid, .off_time = l->off_time,
+		.off_flags = l->off_flags,
 		.image = !b->no_image,
 		.ipa_call = b->ipa_site ? pt->ipa_remote + pt->img.collect_site : 0,
 		.ipa_site = b->ipa_site,
@@ -940,10 +1004,24 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 			     pt->ipa_remote + pt->img.site_wants : 0,
 		.off_blocks = blocks_off(), .blocks_size = blocks_size(),
 	};
+	native_copy(pt, &r);
 	size_t at = b->n;
-	int err = grown(b, agent.arch->emit_pad_collect(b->code + b->n,
-							sizeof(b->code) - b->n, &r, &b->done),
-			"collector", why, whylen);
+	int m = agent.arch->emit_pad_collect(b->code + b->n, sizeof(b->code) - b->n, &r,
+					     &b->done);
+	if (m < 0 && r.copy_fn) {
+		/* What the arch would not copy itself, its collector does. */
+		debug("probe at %#llx: the pad calls the collector: its copy of the "
+		      "ranges failed: %s", (unsigned long long)b->pr->addr, strerror(-m));
+		r.copy_fn = 0;
+		r.ncopies = 0;
+		m = agent.arch->emit_pad_collect(b->code + b->n, sizeof(b->code) - b->n, &r,
+						 &b->done);
+	}
+	b->copies = m >= 0 && r.copy_fn ? r.ncopies : 0;
+	if (b->copies)
+		debug("probe at %#llx: the pad copies its %u range(s) itself",
+		      (unsigned long long)b->pr->addr, b->copies);
+	int err = grown(b, m, "collector", why, whylen);
 	b->done += at;
 	return err;
 }
@@ -1134,6 +1212,7 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 	pr->pad_collect = b->collect;
 	pr->pad_ipa_site = b->ipa_site;
 	pr->pad_ipa_live = b->ipa_live;
+	pr->pad_copies = b->copies;
 	pr->pad_no_image = b->no_image;
 	pr->pad_ret = b->ret;
 	debug("%spad for %#llx at %#llx, %zu bytes%s", b->far ? "far " : "",
@@ -1233,6 +1312,7 @@ void pad_detach(struct probe *pr)
 	pr->pad_no_image = false;
 	pr->pad_ipa_site = 0;
 	pr->pad_ipa_live = false;
+	pr->pad_copies = 0;
 	pr->pad_ret = false;
 }
 

@@ -34,6 +34,7 @@
 #include "agent/ipa/ipa-abi.h"
 #include "agent/log.h"
 #include "agent/pending.h"
+#include "agent/regblock.h"
 #include "agent/trace.h"
 #include "protocol/ax.h"
 #include "protocol/ax-plan.h"
@@ -314,6 +315,76 @@ static void evaluation_failed(struct tp_def *tp, const char *what,
 	stop_later(TP_STOP_ERROR, tp->number);
 }
 
+/*
+ * The frame of a tracepoint whose one action is a plan (ax-plan.h:
+ * probe-trace's values: `tracev` and `reg; setv; pop`) and that collects
+ * nothing else, built straight into the buffer: one reservation for its
+ * `V` blocks, the registers read from the hit's block, the variables
+ * looked up once, no interpreter callbacks.  Millions of frames a second
+ * go this way when a recording's pads and return trampoline are busy
+ * (bench/ret-real.sh's python3 case).  The same frame and variable
+ * values as the callbacks' path (but for a frame that finds no room: it
+ * is lost before its `setv`s, which keep the variables as they were);
+ * anything it cannot vouch for beforehand (a register or variable that
+ * does not exist, a stopped thread's registers not all fetched) returns
+ * -EAGAIN and collect_frame takes the long way, which reports it.
+ */
+#define PLAN_TSVS_MAX 64
+
+static int plan_frame(struct hit *h, const struct ax_plan *plan)
+{
+	struct tsv_def *v[PLAN_TSVS_MAX];
+	const struct regsrc *src = h->src;
+	const struct arch_ops *arch = src->arch;
+	unsigned int nregs = arch->nregs_for(src->features);
+	size_t ntrace = plan->nsteps - plan->nregs;
+	uint8_t *p;
+	int err;
+
+	if (plan->nsteps > PLAN_TSVS_MAX || !src->complete)
+		return -EAGAIN;
+	for (size_t i = 0; i < plan->nsteps; i++) {
+		const struct ax_plan_step *s = &plan->step[i];
+		/* `reg; setv N; pop; tracev N`: the variable just set */
+		if (i && s->kind == AXP_TRACEV && plan->step[i - 1].kind == AXP_SETV_REG &&
+		    plan->step[i - 1].tsv == s->tsv)
+			v[i] = v[i - 1];
+		else if (!(v[i] = tsv_find(&tr.store, s->tsv)))
+			return -EAGAIN;
+		if (s->kind == AXP_SETV_REG &&
+		    (s->reg >= nregs || arch->regs[s->reg].bitsize > 64))
+			return -EAGAIN;
+	}
+	if ((err = tbuf_frame_begin(&tr.tb, (int16_t)h->tp->number)) < 0)
+		return err;
+	if ((err = tbuf_frame_reserve(&tr.tb, ntrace * TBUF_TSV_BLOCK, &p)) < 0)
+		return err;	/* the frame is aborted already */
+	for (size_t i = 0; i < plan->nsteps; i++) {
+		const struct ax_plan_step *s = &plan->step[i];
+		if (s->kind == AXP_SETV_REG) {
+			uint64_t r;
+			if (arch->regs[s->reg].bitsize == 64)
+				memcpy(&r, src->blk + arch->regs[s->reg].offset, 8);
+			else
+				r = regblock_get(arch, src->blk, s->reg);
+			v[i]->value = (int64_t)r;
+			v[i]->value_known = true;
+			continue;
+		}
+		int32_t num = (int32_t)s->tsv;
+		int64_t value = tsv_live_value(v[i], h);
+		p[0] = 'V';
+		memcpy(p + 1, &num, 4);
+		memcpy(p + 5, &value, 8);
+		p += TBUF_TSV_BLOCK;
+	}
+	size_t size;
+	if ((err = tbuf_frame_commit(&tr.tb, &size)) < 0)
+		return err;
+	h->tp->bytes_used += size;
+	return 0;
+}
+
 /* One frame for tracepoint `tp`: its collect actions, or its
  * while-stepping actions.  Returns 0, or -errno when the run must stop. */
 static int collect_frame(struct hit *h, bool stepping)
@@ -325,6 +396,10 @@ static int collect_frame(struct hit *h, bool stepping)
 	size_t size;
 	int err;
 
+	if (!stepping && tp->n_actions == 1 && !tp->actions[0].while_stepping &&
+	    tp->actions[0].kind == TP_ACTION_EXPR && tp->actions[0].plan &&
+	    (err = plan_frame(h, tp->actions[0].plan)) != -EAGAIN)
+		return err;
 	hit_ctx(h, &ctx);
 	for (size_t i = 0; i < tp->n_actions; i++)
 		if (tp->actions[i].while_stepping == stepping &&

@@ -397,29 +397,31 @@ static int x86_64_load_record(uint8_t *blk, unsigned int features,
 			      bool xsave, const uint64_t *bases)
 {
 	static const uint8_t *initial_blk;
-	struct user_regs_struct every = { .cs = 0x33, .ss = 0x2b };	/* __USER_CS, __USER_DS */
-	uint8_t fx[FXSAVE_SIZE];
+	const struct arch_reg *regs = agent.arch->regs;
 	uint32_t fcw = 0, mxcsr = 0;
 
-	memcpy(&fcw, reg_ptr(blk, R_FCTRL), 4);
-	memcpy(&mxcsr, reg_ptr(blk, R_MXCSR), 4);
+	memcpy(&fcw, blk + regs[R_FCTRL].offset, 4);
+	memcpy(&mxcsr, blk + regs[R_MXCSR].offset, 4);
 	bool initial = blk == initial_blk && fcw == 0x37f && mxcsr == 0x1f80;
 	if (initial && !image) {
 		/* The block holds a record of the same kind already: its
 		 * selectors, orig_rax and x87/SSE/AVX state are every
 		 * record's.  Only what the pad saved changes (the recorder's
-		 * stream loads millions of these a second). */
+		 * stream loads millions of these a second: nothing else is
+		 * touched, not even a zeroed user_regs_struct). */
 		uint64_t fsgs[2] = { 0, 0 };
 		uint32_t eflags = (uint32_t)frame[R_EFLAGS];
 		for (int i = 0; i <= R_RIP; i++)
-			memcpy(reg_ptr(blk, i), &frame[i], 8);
-		memcpy(reg_ptr(blk, R_EFLAGS), &eflags, 4);
+			memcpy(blk + regs[i].offset, &frame[i], 8);
+		memcpy(blk + regs[R_EFLAGS].offset, &eflags, 4);
 		if (bases)
 			memcpy(fsgs, bases, 16);
-		memcpy(reg_ptr(blk, R_FS_BASE), &fsgs[0], 8);
-		memcpy(reg_ptr(blk, R_GS_BASE), &fsgs[1], 8);
+		memcpy(blk + regs[R_FS_BASE].offset, &fsgs[0], 8);
+		memcpy(blk + regs[R_GS_BASE].offset, &fsgs[1], 8);
 		return 0;
 	}
+	struct user_regs_struct every = { .cs = 0x33, .ss = 0x2b };	/* __USER_CS, __USER_DS */
+	uint8_t fx[FXSAVE_SIZE];
 	pad_to_block(blk, features, &every, frame, image, xsave, bases, fx, initial);
 	initial_blk = image ? NULL : blk;
 	return 0;

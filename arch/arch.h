@@ -195,6 +195,9 @@ struct arch_pad_handoff {
  * stops to read them later): with fsgsbase by the CPU's instructions,
  * without it by system calls (two more per hit).
  */
+#define ARCH_PAD_COPIES 8
+#define ARCH_PAD_NO_REG 0xffffu
+
 struct arch_pad_ring {
 	uint64_t ring;
 	unsigned int off_records;
@@ -238,6 +241,32 @@ struct arch_pad_ring {
 	 * condition false: no record, no state stored). */
 	uint64_t ipa_wants;
 	/*
+	 * x86-64 (others ignore it and call ipa_call): with ipa_call,
+	 * copy_fn (the collector's ipa_copy in the process, the image's
+	 * ipa_copy_native: copy_fn(dst, src, len) returns the bytes it
+	 * could read, a fault in it resumed by the agent) and ncopies > 0,
+	 * the pad writes itself what ipa_collect_site would write for a
+	 * site whose one tracepoint (gdb's number copy_tp, its IPA_PROG_*
+	 * flags copy_flags) has no condition, no pass count and only
+	 * these ranges to collect, and calls no collector: the site's
+	 * header (IPA_RECORD, one group), the group's, then per range a
+	 * memory block (struct ipa_mem_block) of `len` bytes at
+	 * frame[basereg] + offset, or at `offset` (basereg
+	 * ARCH_PAD_NO_REG), its avail what copy_fn returned.  The agent
+	 * sets it only where those blocks fit in blocks_size (the
+	 * collector would trap otherwise) and every len is > 0; the pad
+	 * never traps then, and counts nothing in the collector's
+	 * counters (the agent counts the records).
+	 */
+	uint64_t copy_fn;
+	uint32_t copy_tp, copy_flags;
+	unsigned int ncopies;		/* <= ARCH_PAD_COPIES */
+	struct arch_pad_copy {
+		unsigned int basereg;	/* a frame word, or ARCH_PAD_NO_REG */
+		uint32_t len;
+		uint64_t offset;
+	} copies[ARCH_PAD_COPIES];
+	/*
 	 * x86-64 (others ignore them), with time_tid.  tid_table: the
 	 * agent's table of thread ids by thread pointer (PAD_TID_*
 	 * below), which a pad with fsgsbase reads instead of making the
@@ -253,7 +282,15 @@ struct arch_pad_ring {
 	 * lines of the record `prefetch` positions on (prefetchw), which
 	 * the hit after next will write. */
 	unsigned int prefetch;
+	/* x86-64 (others ignore it): with off_flags (not 0) the pad also
+	 * stores there a 32-bit word of what the record holds:
+	 * PAD_REC_IMAGE when it stored the image, else 0.  A record
+	 * without the image then leaves the image's lines as they were
+	 * (the XSAVE header's too), and its reader goes by this word. */
+	unsigned int off_flags;
 };
+
+#define PAD_REC_IMAGE 1u
 
 /*
  * The thread id table a pad reads (arch_pad_ring.tid_table): entries of
@@ -308,14 +345,16 @@ struct arch_pad_cond {
  * frame_words 64-bit words (emit_save_regs's layout, the probe's address
  * at index frame_pc) at off_frame; a hand-off entry's owner and ready
  * words, a record's sequence word (which shares their place), the
- * thread-pointer bases (16 bytes), and a record's tid and time as
- * struct arch_pad_handoff and struct arch_pad_ring say.
+ * thread-pointer bases (16 bytes), a record's tid and time, and where
+ * the arch has one (not 0) a record's flags word, as struct
+ * arch_pad_handoff and struct arch_pad_ring say.
  */
 struct arch_pad_layout {
 	unsigned int entry_shift;
 	unsigned int image_bytes;
 	unsigned int off_owner, off_ready, off_seq;
 	unsigned int off_bases, off_frame, off_tid, off_time;
+	unsigned int off_flags;
 	unsigned int frame_words, frame_pc;
 };
 

@@ -75,7 +75,11 @@ struct ipa_program {
 #define IPA_PROG_LIVE 2u	/* traces a live variable: the record
 				 * needs the hit's time and thread */
 
-/* Changed by every hit, with atomic operations. */
+/* Changed by every hit the collector runs, with atomic operations.  The
+ * agent reads skipped_cond and over_pass (monitor probes); it counts the
+ * hits themselves from the records it drains, so a pad that does the
+ * collector's work itself (x86-64, arch_pad_ring.copy_fn: no condition,
+ * no pass count) counts nothing here. */
 struct ipa_counters {
 	uint64_t hits;		/* every time the pad ran the program */
 	uint64_t taken;		/* condition true (or none) and under the pass count */

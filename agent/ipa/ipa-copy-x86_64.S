@@ -14,7 +14,16 @@
 	.globl	ipa_copy_fault_begin
 	.globl	ipa_copy_fault_end
 	.globl	ipa_copy_fault_exit
+/*
+ * ipa_copy_native: the same routine, exported for the jump pads, which
+ * call it themselves where they do the collector's work
+ * (arch_pad_ring.copy_fn).  It clobbers rax, rcx, rdi and rsi only, and
+ * wants DF clear.
+ */
+	.globl	ipa_copy_native
+	.type	ipa_copy_native, %function
 ipa_copy:
+ipa_copy_native:
 	movq	%rdx, %rcx
 	movq	%rdx, %rax
 ipa_copy_fault_begin:
@@ -25,4 +34,5 @@ ipa_copy_fault_exit:
 	subq	%rcx, %rax		/* asked - left */
 	ret
 	.size	ipa_copy, . - ipa_copy
+	.size	ipa_copy_native, . - ipa_copy_native
 	.section .note.GNU-stack, "", %progbits

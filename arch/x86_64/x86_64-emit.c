@@ -205,14 +205,12 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
 
 /*
  * What a pad stores for a hit, the record or entry in %r14 and the frame
- * at %rbx: the frame (18 words, rep movsq: rsi, rdi, rcx and DF go), the
+ * at %rbx: the frame (18 words, by rax and rcx; DF cleared), the
  * x87/SSE(/AVX) image at offset 0 (rax, rdx go), and with fsgsbase the
  * two bases at off_bases.
  *
- *   48 8d be <frame>        lea frame(%rsi),%rdi   (%rsi = %r14 here)
- *   48 89 de                mov %rbx,%rsi
- *   b9 12 00 00 00          mov $18,%ecx
- *   fc f3 48 a5             cld; rep movsq
+ *   fc                      cld
+ *   48 8b 43 00 48 8b 4b 08 ...   the frame, see put_frame_copy
  *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
  *   49 0f ae 26             xsave64 (%r14)        (or 49 0f ae 06 fxsave64)
  *     (with fxsave_ymm: fxsave64, 16 vextractf128 of the upper halves,
@@ -250,6 +248,46 @@ static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
 	}
 }
 
+/*
+ * The frame (18 words at %rbx) to off_frame(%r14), through rax and rcx,
+ * two words at a time: `rep movsq` costs a start-up of
+ * some 8 ns on the CPUs of bench/README.md, more than its 18 stores.
+ * DF is cleared for what the pad calls next (the collector, the vDSO's
+ * clock: the ABI's; rflags are in the frame).
+ *
+ *   fc                      cld
+ *   48 8b 43 <8i>           mov 8i(%rbx),%rax     (i = 0, 2, .. 16;
+ *   48 8b 4b <8i+8>         mov 8i+8(%rbx),%rcx    from 128 on: 48 8b 83 /
+ *                                                  48 8b 8b <disp32>)
+ *   49 89 86 <frame+8i>     mov %rax,frame+8i(%r14)
+ *   49 89 8e <frame+8i+8>   mov %rcx,frame+8i+8(%r14)
+ */
+static void put_frame_copy(struct x86_64_out *o, unsigned int off_frame)
+{
+	static const uint8_t load[2][3] = { { 0x48, 0x8b, 0x43 }, { 0x48, 0x8b, 0x4b } };
+	static const uint8_t store[2][3] = { { 0x49, 0x89, 0x86 }, { 0x49, 0x89, 0x8e } };
+
+	x86_64_put8(o, 0xfc);
+	for (unsigned int i = 0; i < 18; i += 2) {
+		for (unsigned int k = 0; k < 2; k++) {
+			unsigned int at = 8 * (i + k);
+			x86_64_put8(o, load[k][0]);
+			x86_64_put8(o, load[k][1]);
+			if (at < 128) {		/* disp8 is signed */
+				x86_64_put8(o, load[k][2]);
+				x86_64_put8(o, (uint8_t)at);
+			} else {		/* mod 10: disp32 */
+				x86_64_put8(o, (uint8_t)(load[k][2] + 0x40));
+				x86_64_put32(o, at);
+			}
+		}
+		for (unsigned int k = 0; k < 2; k++) {
+			x86_64_put(o, store[k], 3);
+			x86_64_put32(o, off_frame + 8 * (i + k));
+		}
+	}
+}
+
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 			  bool xsave, bool fxsave_ymm, bool image, enum bases_how bases,
 			  unsigned int off_bases)
@@ -260,9 +298,6 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	 */
 	static const uint8_t no_bv[] = { 0x49, 0xc7, 0x86, 0x00, 0x02, 0, 0,
 					 0, 0, 0, 0 };
-	static const uint8_t lea_rdi[] = { 0x48, 0x8d, 0xbe };
-	static const uint8_t copy[] = { 0x48, 0x89, 0xde, 0xb9, 18, 0, 0, 0,
-					0xfc, 0xf3, 0x48, 0xa5 };
 	static const uint8_t xsave64[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2,
 					   0x49, 0x0f, 0xae, 0x26 };
 	/* 49 c7 86 00 02 00 00 07 00 00 00   movq $7,512(%r14)  XSTATE_BV */
@@ -273,9 +308,7 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	static const uint8_t rdgs[] = { 0xf3, 0x48, 0x0f, 0xae, 0xc8 };
 	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 
-	x86_64_put(o, lea_rdi, sizeof(lea_rdi));
-	x86_64_put32(o, off_frame);
-	x86_64_put(o, copy, sizeof(copy));
+	put_frame_copy(o, off_frame);
 	if (!image) {
 		if (xsave)
 			x86_64_put(o, no_bv, sizeof(no_bv));
@@ -334,10 +367,8 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
  *   f3 90                   pause
  *   eb <1b>                 jmp 1b
  * 2:49 89 f6                mov %rsi,%r14         r14 = entry
- *   48 8d be <frame>        lea frame(%rsi),%rdi
- *   48 89 de                mov %rbx,%rsi
- *   b9 12 00 00 00          mov $18,%ecx
- *   fc f3 48 a5             cld; rep movsq        the frame, 18 words
+ *   fc                      cld
+ *   48 8b 43 00 ...         the frame, 18 words (put_frame_copy)
  *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
  *   49 0f ae 26             xsave64 (%r14)        x87, SSE, AVX
  *     (or 49 0f ae 06       fxsave64 (%r14))
@@ -441,17 +472,21 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   75 <1b>                 jne 1b
  *   49 89 c4                mov %rax,%r12          pos
  *   49 89 f6                mov %rsi,%r14          record
- *   48 8d be <frame>        lea frame(%rsi),%rdi
- *   48 89 de b9 12 00 00 00 fc f3 48 a5    the frame, as in the hand-off
+ *   fc 48 8b 43 00 ...      the frame, as in the hand-off
  *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
- *     (without r->image no xsave64 / fxsave64: movq $0,512(%r14), the
- *      XSTATE_BV of an XSAVE image, with xsave)
+ *     (without r->image no xsave64 / fxsave64; without r->off_flags
+ *      then movq $0,512(%r14), the XSTATE_BV of an XSAVE image, with
+ *      xsave)
  *     (without fsgsbase: arch_prctl ARCH_GET_FS / ARCH_GET_GS)
+ *   41 c7 86 <flags> <0|1>  movl $PAD_REC_IMAGE or 0,flags(%r14)
+ *                           (with r->off_flags)
  *   49 8d 44 24 01          lea 1(%r12),%rax
  *   49 89 86 <seq>          mov %rax,seq(%r14)     published
  *   e9 <done>               jmp done               (the restore)
  *     (with ipa_call: the call below before the publish, and
- *      jne done after it, on the collector's verdict)
+ *      jne done after it, on the collector's verdict; with copy_fn
+ *      too, the collector's blocks written by the pad instead
+ *      (emit_native_copy), and jmp done)
  * full:                     (falls through: the hand-off)
  */
 /*
@@ -469,6 +504,7 @@ static bool record_parts_fit(const struct arch_pad_ring *r, unsigned int image)
 		{ r->off_tid, 4, 4, r->time_tid },
 		{ r->off_time, 16, 8, r->time_tid },
 		{ r->off_blocks, r->blocks_size, 8, r->ipa_call != 0 },
+		{ r->off_flags, 4, 4, r->off_flags != 0 },
 	};
 	uint64_t rec = 1ull << r->record_shift;
 
@@ -716,6 +752,146 @@ static void emit_ipa_call(struct x86_64_out *o, const struct arch_pad_ring *r)
 }
 
 /*
+ * The collector's work done by the pad itself (arch_pad_ring.copy_fn:
+ * one tracepoint, no condition, no pass count, ranges only).  What the
+ * call costs beyond the copies (the site, program and counters read from
+ * shared memory, two `lock` adds whose stores wait for the cold record's
+ * lines, the interpretation of the actions) is known when the pad is
+ * built, so the pad writes the same bytes ipa_collect_site would with
+ * immediates, and reads memory only through copy_fn, ipa_copy itself: an
+ * unreadable byte is the agent's fixed-up fault, and the block's avail.
+ * With the record at %r14 and the frame at %rbx:
+ *
+ *   49 c7 86 <blocks> <1>         movq $IPA_RECORD|1<<32,blocks(%r14)  (site:
+ *   49 c7 86 <blocks+8> <len>     movq $len,blocks+8(%r14)   verdict, groups, len)
+ *   48 b8 <tp|1<<32>              movabs $tp|IPA_RECORD<<32,%rax     (the group)
+ *   49 89 86 <blocks+16>          mov %rax,blocks+16(%r14)
+ *   48 b8 <glen|flags<<32> / 49 89 86 <blocks+24>   its len and flags
+ * per range, its block at b:
+ *   49 c7 86 <b> / 48 b8 .. 49 89 86 <b>   kind IPA_BLK_MEM, size
+ *   48 8b b3 <8*basereg>          mov 8*basereg(%rbx),%rsi   the frame's
+ *     (or 48 be <offset>          movabs $offset,%rsi)
+ *   48 81 c6 <offset>             add $offset,%rsi (or via %rax: 48 b8 ..
+ *                                 48 01 c6; none when 0)
+ *   49 89 b6 <b+8>                mov %rsi,b+8(%r14)          addr
+ *   41 c7 86 <b+16> <len>         movl $len,b+16(%r14)
+ *   49 8d be <b+24>               lea b+24(%r14),%rdi          bytes
+ *   ba <len>                      mov $len,%edx
+ *   48 b8 <copy_fn> ff d0         call copy_fn   (rsp 16-aligned; it
+ *                                 clobbers rax, rcx, rdi, rsi; DF clear)
+ *   41 89 86 <b+20>               mov %eax,b+20(%r14)          avail
+ */
+#define NATIVE_HDR 32u		/* struct ipa_site_out + struct ipa_group */
+#define NATIVE_BLK 24u		/* struct ipa_mem_block's header */
+
+static uint32_t native_block_size(uint32_t len)
+{
+	return (NATIVE_BLK + len + 7u) & ~7u;
+}
+
+/* The bytes the native copy writes at off_blocks, or 0 when it cannot
+ * (no range, too many, a zero length, a register the frame has not,
+ * more than blocks_size). */
+static uint64_t native_copy_len(const struct arch_pad_ring *r)
+{
+	uint64_t n = NATIVE_HDR;
+
+	if (!r->ncopies || r->ncopies > ARCH_PAD_COPIES)
+		return 0;
+	for (unsigned int i = 0; i < r->ncopies; i++) {
+		const struct arch_pad_copy *c = &r->copies[i];
+		if (!c->len || c->len > (1u << 20) ||
+		    (c->basereg != ARCH_PAD_NO_REG && c->basereg >= 18))
+			return 0;
+		n += native_block_size(c->len);
+	}
+	return n <= r->blocks_size ? n : 0;
+}
+
+/* Stores the 64-bit `v` at disp(%r14): an imm32 when it sign-extends
+ * to v, else through %rax. */
+static void put_store_q(struct x86_64_out *o, uint64_t v, uint32_t disp)
+{
+	static const uint8_t movq_imm[] = { 0x49, 0xc7, 0x86 };
+	static const uint8_t mov_rax[] = { 0x49, 0x89, 0x86 };
+
+	if ((uint64_t)(int64_t)(int32_t)v == v) {
+		x86_64_put(o, movq_imm, sizeof(movq_imm));
+		x86_64_put32(o, disp);
+		x86_64_put32(o, (uint32_t)v);
+		return;
+	}
+	x86_64_put8(o, 0x48);
+	x86_64_put8(o, 0xb8);
+	x86_64_put64(o, v);
+	x86_64_put(o, mov_rax, sizeof(mov_rax));
+	x86_64_put32(o, disp);
+}
+
+static void emit_native_copy(struct x86_64_out *o, const struct arch_pad_ring *r,
+			     uint32_t total)
+{
+	static const uint8_t load_frame[] = { 0x48, 0x8b, 0xb3 };
+	static const uint8_t add_imm[] = { 0x48, 0x81, 0xc6 };
+	static const uint8_t add_rax[] = { 0x48, 0x01, 0xc6 };
+	static const uint8_t store_rsi[] = { 0x49, 0x89, 0xb6 };
+	static const uint8_t movl_imm[] = { 0x41, 0xc7, 0x86 };
+	static const uint8_t lea_rdi[] = { 0x49, 0x8d, 0xbe };
+	static const uint8_t call_rax[] = { 0xff, 0xd0 };
+	static const uint8_t store_eax[] = { 0x41, 0x89, 0x86 };
+	uint32_t b = r->off_blocks;
+	const uint64_t record = 1;	/* IPA_RECORD */
+
+	/* ipa_site_out: verdict, ngroups = 1; len (after it), reserved. */
+	put_store_q(o, record | 1ull << 32, b);
+	put_store_q(o, total - 16, b + 8);
+	/* ipa_group: tp_number, verdict; len (its blocks), flags. */
+	put_store_q(o, r->copy_tp | record << 32, b + 16);
+	put_store_q(o, (total - NATIVE_HDR) | (uint64_t)r->copy_flags << 32, b + 24);
+	b += NATIVE_HDR;
+	for (unsigned int i = 0; i < r->ncopies; i++) {
+		const struct arch_pad_copy *c = &r->copies[i];
+		uint32_t size = native_block_size(c->len);
+
+		/* ipa_block: kind IPA_BLK_MEM (1), reserved, size. */
+		put_store_q(o, 1 | (uint64_t)size << 32, b);
+		if (c->basereg == ARCH_PAD_NO_REG) {
+			x86_64_put8(o, 0x48);
+			x86_64_put8(o, 0xbe);
+			x86_64_put64(o, c->offset);
+		} else {
+			x86_64_put(o, load_frame, sizeof(load_frame));
+			x86_64_put32(o, 8 * c->basereg);
+			if (c->offset && (uint64_t)(int64_t)(int32_t)c->offset == c->offset) {
+				x86_64_put(o, add_imm, sizeof(add_imm));
+				x86_64_put32(o, (uint32_t)c->offset);
+			} else if (c->offset) {
+				x86_64_put8(o, 0x48);
+				x86_64_put8(o, 0xb8);
+				x86_64_put64(o, c->offset);
+				x86_64_put(o, add_rax, sizeof(add_rax));
+			}
+		}
+		x86_64_put(o, store_rsi, sizeof(store_rsi));
+		x86_64_put32(o, b + 8);
+		x86_64_put(o, movl_imm, sizeof(movl_imm));
+		x86_64_put32(o, b + 16);
+		x86_64_put32(o, c->len);
+		x86_64_put(o, lea_rdi, sizeof(lea_rdi));
+		x86_64_put32(o, b + NATIVE_BLK);
+		x86_64_put8(o, 0xba);
+		x86_64_put32(o, c->len);
+		x86_64_put8(o, 0x48);
+		x86_64_put8(o, 0xb8);
+		x86_64_put64(o, r->copy_fn);
+		x86_64_put(o, call_rax, sizeof(call_rax));
+		x86_64_put(o, store_eax, sizeof(store_eax));
+		x86_64_put32(o, b + 20);
+		b += size;
+	}
+}
+
+/*
  * After the publish, with the in-process collector: skip lands here, and
  * the verdict picks the restore or the hand-off.
  *
@@ -763,9 +939,9 @@ static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
 	unsigned int lo = r->off_seq, hi = r->off_seq;
 	uint32_t at = (uint32_t)ahead << r->record_shift;
 
-	/* The parts past the image: seq, bases, frame, tid, time. */
+	/* The parts past the image: seq, bases, frame, tid, time, flags. */
 	const unsigned int parts[][2] = {
-		{ r->off_bases, 16 }, { r->off_frame, 18 * 8 },
+		{ r->off_bases, 16 }, { r->off_frame, 18 * 8 }, { r->off_flags, r->off_flags ? 4 : 0 },
 		{ r->off_tid, r->time_tid ? 4 : 0 }, { r->off_time, r->time_tid ? 16 : 0 },
 	};
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
@@ -784,7 +960,7 @@ static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
 		x86_64_put(o, prefetchw, sizeof(prefetchw));
 		x86_64_put32(o, at + l);
 	}
-	if (!r->image && r->xsave) {
+	if (!r->image && r->xsave && !r->off_flags) {	/* XSTATE_BV */
 		x86_64_put(o, prefetchw, sizeof(prefetchw));
 		x86_64_put32(o, at + 512);
 	}
@@ -804,30 +980,49 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 {
 	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
 	static const uint8_t publish[] = { 0x49, 0x8d, 0x44, 0x24, 0x01 };
+	static const uint8_t movl_r14[] = { 0x41, 0xc7, 0x86 };
 	struct x86_64_out o = { out, size, 0, 0, false };
 	unsigned int image = r->xsave ? 832 : 512;
 	size_t jl_at, skip_at = 0;
 
+	/* The collector's work in the pad (emit_native_copy): what it
+	 * writes known now, no condition to ask about. */
+	bool native = r->ipa_call && r->copy_fn;
+	uint64_t native_len = native ? native_copy_len(r) : 0;
+
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
 	    r->record_shift < 6 || r->record_shift > 20 || (r->ring & 63) ||
 	    (r->off_records & 63) || r->off_records < 8 ||
-	    r->off_records > (1u << 30) || !record_parts_fit(r, image))
+	    r->off_records > (1u << 30) || !record_parts_fit(r, image) ||
+	    (native && (!native_len || r->ipa_wants)))
 		return -EINVAL;
 	if (r->ipa_call && r->ipa_wants)
 		skip_at = emit_ipa_wants(&o, r);
 	jl_at = emit_claim_record(&o, r);
 	if (r->prefetch)
 		emit_prefetch(&o, r, image, r->prefetch);
-	put_hit_state(&o, r->off_frame, r->xsave, r->fxsave_ymm, r->image,
+	/* Without the image but with the flags word, not even the XSAVE
+	 * header's XSTATE_BV: its line would be a fourth for the record
+	 * (put_hit_state writes it only with xsave). */
+	put_hit_state(&o, r->off_frame, r->xsave && (r->image || !r->off_flags),
+		      r->fxsave_ymm, r->image,
 		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
+	if (r->off_flags) {
+		/* 41 c7 86 <flags> <imm32>   movl $what,flags(%r14) */
+		x86_64_put(&o, movl_r14, sizeof(movl_r14));
+		x86_64_put32(&o, r->off_flags);
+		x86_64_put32(&o, r->image ? PAD_REC_IMAGE : 0);
+	}
 	if (r->time_tid)
 		emit_time_tid(&o, r);
-	if (r->ipa_call)
+	if (native)
+		emit_native_copy(&o, r, (uint32_t)native_len);
+	else if (r->ipa_call)
 		emit_ipa_call(&o, r);
 	x86_64_put(&o, publish, sizeof(publish));
 	x86_64_put(&o, mov_r14, sizeof(mov_r14));
 	x86_64_put32(&o, r->off_seq);
-	if (r->ipa_call)
+	if (r->ipa_call && !native)
 		emit_ipa_verdict(&o, skip_at);
 	else
 		x86_64_put8(&o, 0xe9);

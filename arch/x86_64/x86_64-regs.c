@@ -232,12 +232,14 @@ static const uint8_t x86_64_nop[] = { 0x90 };
  * The pads' entries and records: 1 KiB, the XSAVE image up to AVX (832
  * bytes) first, then the owner and ready words (a record's sequence word
  * in their place), fs_base and gs_base, the frame of 18 words (16 GPRs,
- * rip, rflags), a record's tid and time.
+ * rip, rflags), a record's tid, flags and time.  A record without the
+ * image is the last three lines alone (832-1023).
  */
 static const struct arch_pad_layout x86_64_pad_layout = {
 	.entry_shift = 10, .image_bytes = 832,
 	.off_owner = 832, .off_ready = 836, .off_seq = 832,
 	.off_bases = 840, .off_frame = 856, .off_tid = 1000, .off_time = 1008,
+	.off_flags = 1004,
 	.frame_words = 18, .frame_pc = 16,
 };
 

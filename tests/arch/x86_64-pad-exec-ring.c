@@ -390,6 +390,7 @@ static int case_ring_threads(const void *arg)
 
 /* The thread and time parts of a record (the agent's x86-64 layout). */
 #define OFF_TID 1000
+#define OFF_FLAGS 1004
 #define OFF_TIME 1008
 
 /* The agent's thread id table (PAD_TID_*), in this process. */
@@ -478,6 +479,78 @@ static int case_collect_tid(const void *arg)
 		struct hit hit;
 		if (check(ring_take(pos, &hit, fs, gs), "record taken", name))
 			check_hit(f, &st, &hit, name);
+	}
+	set_gs(old_gs);
+	return 0;
+}
+
+/*
+ * The record as the agent's pads write it (the thread and the TSC, the
+ * flags word), with the image and without: the flags word says which,
+ * and a record without it leaves the image's 832 bytes as they were,
+ * the XSAVE header's XSTATE_BV too (the record is its last three lines).
+ */
+static int case_collect_flags(const void *arg)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	struct arch_pad_handoff h = handoff(16, default_xsave(), cpu.fsgsbase);
+	struct arch_pad_ring r = ring_of(4, default_xsave());
+	struct call_state st;
+	uint64_t fs = get_fs();
+	const char *name = "record flags";
+
+	(void)arg;
+	h.fxsave_ymm = r.fxsave_ymm = cpu.fxsave_ymm;
+	r.time_tid = true;
+	r.off_tid = OFF_TID;
+	r.off_time = OFF_TIME;
+	r.off_flags = OFF_FLAGS;
+	r.tid_table = A(tids);
+	r.tsc_time = true;
+	r.prefetch = 2;
+	memset(tids, 0, sizeof(tids));
+	reset_table(16);
+	uint64_t gs = A(&print_budget), old_gs = set_gs(gs);
+	for (int image = 0; image <= 1; image++) {
+		r.image = image;
+		reset_ring(4);
+		uint8_t *e = record_at(0);
+		memset(e, 0xee, IMAGE_SIZE);	/* the XSAVE header too */
+		memset(e + OFF_FLAGS, 0xee, 4);
+		if (build_pad(f, &h, &r, name))
+			break;
+		prepare(&st, f, 7 + image);
+		pad_call(&st);
+		check_return(f, &st, name);
+		uint32_t flags, tid;
+		memcpy(&flags, e + OFF_FLAGS, 4);
+		memcpy(&tid, e + OFF_TID, 4);
+		check(*seq_of(e) == 1, "record published", name);
+		check(tid == (uint32_t)syscall(SYS_gettid), "the record's thread", name);
+		if (!image) {
+			check(flags == 0, "flags 0: no image", name);
+			size_t k = 0;
+			while (k < IMAGE_SIZE && e[k] == 0xee)
+				k++;
+			if (!check(k == IMAGE_SIZE, "no image: its bytes untouched", name))
+				printf("  byte %zu of the image written: %#x\n", k, e[k]);
+			const uint64_t *fr = (const uint64_t *)(e + OFF_FRAME);
+			bool same = true;
+			for (int i = 0; i < 16; i++)
+				if (i != R_RSP && fr[i] != st.in[i])
+					same = false;
+			check(same, "no image: the frame's GPRs", name);
+			check(fr[R_RIP] == cfg.fn && fr[R_FLAGS] == st.in[R_FLAGS],
+			      "no image: frame rip and eflags", name);
+			check(((const uint64_t *)(e + OFF_BASES))[0] == fs &&
+			      ((const uint64_t *)(e + OFF_BASES))[1] == gs,
+			      "no image: the bases", name);
+		} else {
+			struct hit hit;
+			check(flags == PAD_REC_IMAGE, "flags PAD_REC_IMAGE: the image", name);
+			if (check(ring_take(0, &hit, fs, gs), "record taken", name))
+				check_hit(f, &st, &hit, name);
+		}
 	}
 	set_gs(old_gs);
 	return 0;
@@ -593,6 +666,8 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 		 case_ring_full, NULL);
 	run_case("collect: 4 threads x 20000 calls, 8 records, a consumer thread",
 		 case_ring_threads, NULL);
+	run_case("collect: the record's flags word, with the image and without",
+		 case_collect_flags, NULL);
 	static const unsigned int ahead[] = { 0, 2 };
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(title, sizeof(title),
@@ -621,6 +696,9 @@ struct bench_cfg {
 	const char *what;
 	bool ring, image, fxsave_ymm, time_tid, ymm_in_use;
 	unsigned int prefetch;
+	/* collect *b: 64 bytes at rdi (a pointer to them), by the
+	 * collector's call, or by the pad itself (x86_64-pad-exec-copy.c) */
+	enum { NO_COPY, COPY_CALL, COPY_NATIVE } copy;
 };
 
 static double bench_now(void)
@@ -668,9 +746,11 @@ static int bench_build(const struct bench_cfg *c, uint8_t *ring)
 			.fxsave_ymm = c->fxsave_ymm, .fsgsbase = cpu.fsgsbase,
 			.image = c->image, .prefetch = c->prefetch,
 			.time_tid = c->time_tid, .off_tid = OFF_TID,
-			.off_time = OFF_TIME, .tid_table = A(tids),
+			.off_time = OFF_TIME, .off_flags = OFF_FLAGS, .tid_table = A(tids),
 			.tsc_time = true,
 		};
+		if (c->copy != NO_COPY && copy_bench_ring(&r, c->copy == COPY_NATIVE) < 0)
+			return -1;
 		n = ops->emit_pad_collect(pad_page + off, PAGE - off, &r, &done);
 		if (n <= 0)
 			return -1;
@@ -715,8 +795,8 @@ static void bench_drain(uint8_t *ring, uint64_t *pos)
 
 /* ns per call of `fn` over one batch; the ymm upper halves in use or not
  * as the configuration says, set right before the loop (the loop itself
- * runs no AVX code). */
-static double bench_batch(uint64_t fn, bool ymm_in_use)
+ * runs no AVX code).  The argument: `arg`, or the call's number when 0. */
+static double bench_batch(uint64_t fn, bool ymm_in_use, long arg)
 {
 	long (*volatile call)(long) = (long (*)(long))(uintptr_t)fn;
 	volatile long sink = 0;
@@ -727,7 +807,7 @@ static double bench_batch(uint64_t fn, bool ymm_in_use)
 		__asm__ volatile("vzeroupper" ::: "xmm1");
 	double a = bench_now();
 	for (long i = 0; i < BENCH_BATCH; i++)
-		sink += call(i);
+		sink += call(arg ? arg : i);
 	double b = bench_now();
 	(void)sink;
 	return (b - a) / BENCH_BATCH;
@@ -736,15 +816,27 @@ static double bench_batch(uint64_t fn, bool ymm_in_use)
 void pad_bench(void)
 {
 	static const struct bench_cfg cfgs[] = {
-		{ "empty pad: save + restore only", false, false, false, false, false, 0 },
-		{ "record, no image (registers only)", true, false, false, false, false, 2 },
-		{ "record, no image, prefetch off", true, false, false, false, false, 0 },
-		{ "record + thread + TSC (probe-trace args)", true, false, false, true, false, 2 },
-		{ "collect $regs, XSAVE, ymm upper in use", true, true, false, false, true, 2 },
-		{ "collect $regs, XSAVE, ymm upper initial", true, true, false, false, false, 2 },
-		{ "collect $regs, FXSAVE+vextractf128, in use", true, true, true, false, true, 2 },
-		{ "collect $regs, FXSAVE+vextractf128, initial", true, true, true, false, false, 2 },
+		{ "empty pad: save + restore only", false, false, false, false, false, 0, NO_COPY },
+		{ "record, no image (registers only)", true, false, false, false, false, 2, NO_COPY },
+		{ "record, no image, prefetch off", true, false, false, false, false, 0, NO_COPY },
+		{ "record + thread + TSC (probe-trace args)", true, false, false, true, false, 2, NO_COPY },
+		{ "collect $regs, XSAVE, ymm upper in use", true, true, false, false, true, 2, NO_COPY },
+		{ "collect $regs, XSAVE, ymm upper initial", true, true, false, false, false, 2, NO_COPY },
+		{ "collect $regs, FXSAVE+vextractf128, in use", true, true, true, false, true, 2, NO_COPY },
+		{ "collect $regs, FXSAVE+vextractf128, initial", true, true, true, false, false, 2, NO_COPY },
+		{ "collect *b (64 B), no image, collector call", true, false, false, false, false, 2,
+		  COPY_CALL },
+		{ "collect *b (64 B), no image, pad's own copy", true, false, false, false, false, 2,
+		  COPY_NATIVE },
+		/* As gdb sends `collect *b`: its register too (an R action),
+		 * so the record holds the whole register set, image included. */
+		{ "collect *b (64 B) + image, collector call", true, true, true, false, false, 2,
+		  COPY_CALL },
+		{ "collect *b (64 B) + image, pad's own copy", true, true, true, false, false, 2,
+		  COPY_NATIVE },
 	};
+	static uint64_t blob[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	long blob_arg = (long)(uintptr_t)blob;
 	size_t ring_len = OFF_RECORDS + ((size_t)BENCH_RECORDS << BENCH_SHIFT);
 	uint8_t *ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -781,14 +873,14 @@ void pad_bench(void)
 		}
 		uint64_t fn = cfg.fn;
 		for (int r = 0; r < BENCH_ROUNDS; r++) {
-			t[r] = bench_batch(fn, c->ymm_in_use);
+			t[r] = bench_batch(fn, c->ymm_in_use, c->copy ? blob_arg : 0);
 			bench_drain(ring, &pos);
 		}
 		/* The same function unpatched, in the same state. */
 		memcpy((void *)(uintptr_t)fn, fns[FN_LEA].src, fns[FN_LEA].window);
 		__builtin___clear_cache((char *)code_page, (char *)code_page + PAGE);
 		for (int r = 0; r < BENCH_ROUNDS; r++)
-			plain[r] = bench_batch(fn, c->ymm_in_use);
+			plain[r] = bench_batch(fn, c->ymm_in_use, c->copy ? blob_arg : 0);
 		if (c->ring && pos != (uint64_t)BENCH_ROUNDS * BENCH_BATCH) {
 			printf("ERROR: '%s': %llu records, expected %d\n", c->what,
 			       (unsigned long long)pos, BENCH_ROUNDS * BENCH_BATCH);

@@ -54,7 +54,9 @@
  * whatever the bytes say.  Each case runs in a child process under an
  * alarm, so a crash or a hang (a lost entry) is a failure of that case.
  *
- * The collector cases are in x86_64-pad-exec-ring.c; what the two files
+ * The collector cases are in x86_64-pad-exec-ring.c, the cases of a pad
+ * that copies ranges itself instead of calling the collector (against
+ * the agent's collector image) in x86_64-pad-exec-copy.c; what the files
  * share is declared in x86_64-pad-exec.h.
  *
  * Exit 0 pass, 1 failure, 77 no RWX memory, 99 harness.
@@ -1007,6 +1009,7 @@ int main(int argc, char **argv)
 	run_case("4 threads x 20000 calls, 2 entries", case_threads, NULL);
 
 	run_collector_cases(pages, low);
+	run_copy_cases();
 
 	printf("%d checks, %d failures\n", all_checks, all_failures);
 	return all_failures ? 1 : 0;

@@ -154,5 +154,10 @@ bool run_case(const char *title, int (*fn)(const void *), const void *arg);
 void run_collector_cases(uint8_t *pages, uint8_t *low);
 /* --bench: ns per call of collecting pads (x86_64-pad-exec-ring.c). */
 void pad_bench(void);
+/* The native copy cases (x86_64-pad-exec-copy.c), and the bench's ring
+ * made to collect 64 bytes at rdi through the collector's image: by the
+ * pad itself with `native`, else by the collector's call (0, or -1). */
+void run_copy_cases(void);
+int copy_bench_ring(struct arch_pad_ring *r, bool native);
 
 #endif
