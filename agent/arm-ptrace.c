@@ -43,6 +43,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -434,6 +435,64 @@ static int arm_ps_setregs(pid_t lwp, const void *regs, bool fp)
 	return preq(fp ? PTRACE_SETFPREGS : PTRACE_SETREGS, lwp, 0, (void *)regs);
 }
 
+/*
+ * The generic timer's virtual counter the in-process return pads read
+ * (CNTVCT, mrrc p15, 1; its rate CNTFRQ), where the kernel lets user
+ * mode read it (CNTKCTL.PL0VCTEN: Linux sets it where its vDSO reads the
+ * counter, as the armmp kernel does under qemu's cortex-a15).  Elsewhere
+ * the instruction is undefined: the agent tries it once under a SIGILL
+ * handler, and without it returns trap (pad-ret.c).  The agent runs on
+ * the tracee's machine, so its reading is the pads' reading.
+ */
+static sigjmp_buf counter_jmp;
+
+static void counter_sigill(int sig)
+{
+	(void)sig;
+	siglongjmp(counter_jmp, 1);
+}
+
+static uint64_t arm_counter_read(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("isb\n\tmrrc p15, 1, %0, %1, c14" : "=r"(lo), "=r"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static uint64_t arm_counter_hz(void)
+{
+	uint32_t v;
+
+	__asm__ volatile("mrc p15, 0, %0, c14, c0, 0" : "=r"(v));
+	return v;
+}
+
+static bool arm_counter_usable(void)
+{
+	static int usable = -1;
+	struct sigaction sa, old;
+	volatile uint64_t hz = 0;
+
+	if (usable >= 0)
+		return usable;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = counter_sigill;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGILL, &sa, &old) < 0)
+		return (usable = 0);
+	if (!sigsetjmp(counter_jmp, 1)) {
+		(void)arm_counter_read();
+		hz = arm_counter_hz();
+	}
+	sigaction(SIGILL, &old, NULL);
+	usable = hz != 0;
+	if (!usable)
+		debug("the CPU's virtual counter is not readable in user mode: "
+		      "returns trap");
+	return usable;
+}
+
 /* The thread pointer is TPIDRURO, whatever libthread_db's index. */
 static int arm_thread_area(pid_t lwp, int idx, uint64_t *base)
 {
@@ -540,6 +599,9 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	 * address (flags_isa_bit). */
 	.ret_addr = PTRACE_RET_LINK,
 	.ret_link_regnum = ARM_LR,
+	.counter_read = arm_counter_read,
+	.counter_hz = arm_counter_hz,
+	.counter_usable = arm_counter_usable,
 	/*
 	 * svc #0 in A32 (the injected call runs in ARM state: syscall.c
 	 * clears cpsr.T and ITSTATE for it, flags_clear); r7 = number (EABI),

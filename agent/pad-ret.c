@@ -168,6 +168,11 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 		snprintf(why, whylen, "returns trap on %s", arch->name);
 		return -ENOTSUP;
 	}
+	if (agent.ptrace->counter_usable && !agent.ptrace->counter_usable()) {
+		snprintf(why, whylen, "returns trap: the CPU's counter is not readable "
+			 "in user mode on this machine");
+		return -ENOTSUP;
+	}
 	pt->ret_failed = true;
 	if (!(t = process_stopped_thread(p))) {
 		snprintf(why, whylen, "no stopped thread to set up the shadow stacks");

@@ -343,6 +343,9 @@ struct ptrace_arch_ops {
 	 */
 	uint64_t (*counter_read)(void);
 	uint64_t (*counter_hz)(void);
+	/* Whether this machine lets user mode read the counter at all (32-bit
+	 * ARM: only where the kernel allows it); NULL: always. */
+	bool (*counter_usable)(void);
 	/* Whether recording pads may stamp a hit's time with the counter
 	 * (arch_pad_ring.tsc_time) instead of calling the vDSO's clock:
 	 * one rate on every CPU, counting in deep sleep.  NULL: never. */

@@ -359,10 +359,10 @@ struct arch_pad_layout {
 };
 
 /*
- * Return probes with no stop (x86-64, aarch64): a per-thread shadow
+ * Return probes with no stop (x86-64, aarch64, arm): a per-thread shadow
  * stack in the process, in memory private to it (a fork child gets its
  * own copy, as of its stack), found by the thread pointer (x86-64: the
- * fs base; aarch64: TPIDR_EL0) with no system call.  At `area`:
+ * fs base; aarch64: TPIDR_EL0; arm: TPIDRURO) with no system call.  At `area`:
  *
  *   0      header: RET_PAD_* words (flags and counters, 64-bit each)
  *   4096   RET_PAD_SLOTS thread slots of 4096 bytes, open addressed
@@ -384,8 +384,9 @@ struct arch_pad_layout {
  * the real address, in the record's block area) and jumps to the real
  * address (aarch64: with x30 = the real address, as `ret` leaves it).
  * Only the owning thread and, while it is stopped, the agent write a
- * slot's entries.  The counter is the TSC (x86-64) or CNTVCT_EL0
- * (aarch64), which the agent converts (ptrace_arch_ops.counter_read).
+ * slot's entries.  The counter is the TSC (x86-64), CNTVCT_EL0 (aarch64)
+ * or CNTVCT (arm), which the agent converts (ptrace_arch_ops.counter_read).
+ * arm keeps the 64-bit words with 32-bit values (high halves 0).
  */
 enum {
 	RET_PAD_ON = 8,		/* header: nonzero while records are taken */

@@ -207,6 +207,10 @@ const struct arch_ops arm_arch_ops = {
 	.emit_pad_handoff = arm_emit_pad_handoff,
 	.emit_pad_collect = arm_emit_pad_collect,
 	.patch_branch = arm_patch_branch,
+	/* Returns with no stop (arm-retpad.c): TPIDRURO, CNTVCT. */
+	.emit_ret_entry = arm_emit_ret_entry,
+	.emit_ret_exit = arm_emit_ret_exit,
+	.emit_ret_stamp = arm_emit_ret_stamp,
 	.relocate_window = arm_relocate_window,
 	.asm_reg = arm_asm_reg,
 	.sdt_operand_parse = arm_sdt_operand_parse,

@@ -276,6 +276,13 @@ int arm_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 		 const struct arch_mem *mem);
 extern const struct arch_pad_layout arm_pad_layout;
 
+/* arm-retpad.c: return probes with no stop (struct arch_ret_pad) */
+int arm_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+		       size_t *fallback_at, size_t *done_at);
+int arm_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
+		      size_t *trap_off);
+int arm_emit_ret_stamp(uint8_t *out, size_t size);
+
 /* arm-sdt.c */
 int arm_sdt_operand_parse(const char *text, struct arch_operand *op,
 			  char *err, size_t errsize);

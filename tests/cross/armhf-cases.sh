@@ -362,6 +362,105 @@ EOF
 	fi
 }
 
+# armhf_ret_case STRATEGY (pad, auto): return probes with no stop.  gdb
+# tracepoints at the entries of leaf, rec, tcall and saver of
+# tests/cross/progs/retprobe.c (built for the cases' instruction set),
+# each a return probe (`monitor return-probe N`): every frame's r0 must
+# be the value the program printed, in the order of its returns (tcall's
+# 80 from 4 threads as a set), and `monitor probes` must show each entry
+# pushed by its pad in the process with no stop, the returns recorded by
+# the in-process trampoline, none left to the agent (arm-retpad.c);
+# rec's 6 latencies ($probe_latency_ns, from CNTVCT) grow outward and
+# are not 0 at the outermost.  Where returns trap (arch_ops.emit_ret_entry
+# NULL) every entry and every return stops.
+armhf_ret_case() {
+	strat=$1
+	name=ret-$strat$sfx
+	gdb_case_prog "$name" "retprobe$sfx" 180 <<'EOF'
+break main
+run
+tvariable $probe_latency_ns
+trace *leaf
+actions
+collect $regs
+end
+trace *rec
+actions
+collect $regs, $probe_latency_ns
+end
+trace *tcall
+actions
+collect $regs
+end
+trace *saver
+actions
+collect $regs
+end
+monitor return-probe 2
+monitor return-probe 3
+monitor return-probe 4
+monitor return-probe 5
+tstart
+break done
+continue
+monitor probes
+tstop
+tfind start
+while $trace_frame != -1
+printf "RF tp=%d r0=%d\n", $tracepoint, $r0
+if $tracepoint == 3
+printf "RL lat=%lld\n", $probe_latency_ns
+end
+tfind
+end
+tfind none
+delete
+continue
+EOF
+	out="$run/$name.out"
+	grd="$run/ground-$name.txt"
+	grep -e '^process ' "$out" | sed "s/^/# $name: /" || true
+	sed -n 's/^ground: //p' "$grd" 2>/dev/null | while read -r what a b c; do
+		case $what in
+		leaf) echo "2 ${b#value=}" ;;
+		saver) echo "2 ${b#inner=}"; echo "5 ${c#value=}" ;;
+		rec) echo "3 ${b#value=}" ;;
+		tail) echo "2 ${a#value=}" ;;
+		tcall) echo "4 ${c#value=}" ;;
+		esac
+	done >"$run/$name.all"
+	grep -v '^4 ' "$run/$name.all" >"$run/$name.want" || true
+	grep '^4 ' "$run/$name.all" | sort >"$run/$name.thr.want" || true
+	sed -n 's/^RF tp=\([0-9]*\) r0=\(-*[0-9]*\)$/\1 \2/p' "$out" >"$run/$name.got.all"
+	grep -v '^4 ' "$run/$name.got.all" >"$run/$name.got" || true
+	grep '^4 ' "$run/$name.got.all" | sort >"$run/$name.thr.got" || true
+	if [ -s "$run/$name.want" ] && [ "$(wc -l <"$run/$name.thr.want")" -eq 80 ] &&
+	   diff "$run/$name.want" "$run/$name.got" >"$run/$name.diff" &&
+	   cmp -s "$run/$name.thr.want" "$run/$name.thr.got" &&
+	   grep -q '^ground: check ok' "$grd"; then
+		ok "return probes ($strat)$lbl: $(wc -l <"$run/$name.all") return frames, r0 as the program says (leaf, saver, recursion, tail call, 4 threads)"
+	else
+		not_ok "return probes ($strat)$lbl: return frames" \
+			"$(head -n 6 "$run/$name.diff" 2>/dev/null | tr '\n' ' ')" \
+			"want $(wc -l <"$run/$name.all") got $(wc -l <"$run/$name.got.all"); $(grep -E 'mismatch|check' "$grd" 2>/dev/null | head -n 2 | tr '\n' ' ')"
+	fi
+	sed -n 's/^RL lat=//p' "$out" >"$run/$name.lat"
+	if [ "$(wc -l <"$run/$name.lat")" = 6 ] &&
+	   awk 'NR > 1 && $1 < prev { bad = 1 } { prev = $1 } END { exit !(!bad && prev > 0 && prev < 1000000000) }' "$run/$name.lat"; then
+		ok "return probes ($strat)$lbl: rec's 6 latencies grow outward, the outermost $(tail -n 1 "$run/$name.lat") ns"
+	else
+		not_ok "return probes ($strat)$lbl: rec's latencies" "$(tr '\n' ' ' <"$run/$name.lat")"
+	fi
+	npushed=$(grep -c '^process [0-9]* 0x[0-9a-f]* pad (.*; return pushed in the process, no stop).*; hits: 0 stopped' "$out") || true
+	rets=$(sed -n 's/^process [0-9]* returns: \([0-9]*\) recorded in the process (no stop), \([0-9]*\) entries left.*, \([0-9]*\) waited.*/\1 \2 \3/p' "$out" | tail -n 1)
+	if [ "$npushed" = 4 ] && [ -n "$rets" ] && [ "${rets#* }" = "0 0" ]; then
+		ok "return probes ($strat)$lbl: 4 entries pushed by their pads, 0 stops; ${rets%% *} returns recorded in the process, none left to the agent"
+	else
+		not_ok "return probes ($strat)$lbl: no stop" "want 4 probes pushed in the process with 0 stops, got $npushed; returns '$rets'" \
+			"$(grep -e '^process' "$out" | head -n 5 | tr '\n' ' ')"
+	fi
+}
+
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
 # instruction and at main's bl to it, both collecting the registers:
 # each frame holds its probe's address and the argument, 7, in r0, each
@@ -440,7 +539,7 @@ armhf_trace_cases() {
 		fi
 	fi
 	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
-	case $strat in pad|auto) armhf_ipa_case "$strat" ;; esac
+	case $strat in pad|auto) armhf_ipa_case "$strat"; armhf_ret_case "$strat" ;; esac
 	[ "$ipa_only" = 0 ] || return 0
 	[ "$strat" != pad ] || pad_settle_case "$strat"
 	armhf_record_cases "$strat"

@@ -6,6 +6,8 @@
  *   saver(), rec()   `stp x29, x30, [sp, #-N]!` first: x30 saved
  *   jumper()         longjmps out of its frame for odd k
  *   tail_call()      `b leaf`: x30 is already the trampoline at leaf
+ * check-cross's armhf cases build it too (-mthumb and -marm: lr instead
+ * of x30, push {..., lr} instead of stp; armhf_ret_case).
  * noipa keeps every call a call.  At the end the program checks the
  * values against its own arithmetic and says "check ok".
  */

@@ -1,0 +1,239 @@
+/*
+ * arm-retpad-table.c - the words of 32-bit ARM's return probes with no
+ * stop (arch/arm/arm-retpad.c), on any host (cmocka).
+ *
+ * The words named here were produced with arm-linux-gnueabihf-as and
+ * read back with objdump (source beside each).  The code's meaning is
+ * checked by running it (arm-retpad-exec.c, under qemu-arm-static); here:
+ * the instructions that carry the scheme are there and in their order,
+ * every branch lands inside the code, the only system calls are gettid,
+ * the caller's branches are where the contract says, and bad layouts are
+ * refused.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/arm/arm.h"
+
+#define AREA 0x40000000u
+#define TRAMP 0x3fff0000u
+
+static uint32_t word_at(const uint8_t *b, size_t off)
+{
+	return (uint32_t)b[off] | (uint32_t)b[off + 1] << 8 | (uint32_t)b[off + 2] << 16 |
+	       (uint32_t)b[off + 3] << 24;
+}
+
+/* Where the B<c> at `off` goes (an offset of the same code), or -1. */
+static long target_of(const uint8_t *b, size_t off)
+{
+	uint32_t w = word_at(b, off);
+	int32_t imm;
+
+	if ((w & 0x0f000000u) != 0x0a000000u || (w >> 28) == 15)
+		return -1;
+	imm = (int32_t)(w << 8) >> 8;
+	return (long)off + 8 + 4 * (long)imm;
+}
+
+/* Every branch of the `n` bytes lands in [0, n]; returns how many. */
+static int branches_inside(const uint8_t *b, size_t n)
+{
+	int count = 0;
+
+	for (size_t off = 0; off < n; off += 4) {
+		long t = target_of(b, off);
+		if (t < 0)
+			continue;
+		count++;
+		if (t > (long)n)
+			fail_msg("branch at %zu goes to %ld, outside 0..%zu", off, t, n);
+	}
+	return count;
+}
+
+static long find(const uint8_t *b, size_t n, size_t from, uint32_t w)
+{
+	for (size_t off = from; off + 4 <= n; off += 4)
+		if (word_at(b, off) == w)
+			return (long)off;
+	return -1;
+}
+
+static void in_order(const uint8_t *b, size_t n, const uint32_t *w, size_t nw)
+{
+	long at = 0;
+
+	for (size_t i = 0; i < nw; i++) {
+		long f = find(b, n, (size_t)at, w[i]);
+		if (f < 0)
+			fail_msg("word %zu (%08x) missing after offset %ld", i, w[i], at);
+		at = f + 4;
+	}
+}
+
+/* The system calls: each is gettid (mov r7, #224 right before). */
+static int svcs(const uint8_t *b, size_t n)
+{
+	int count = 0;
+
+	for (size_t off = 4; off < n; off += 4)
+		if (word_at(b, off) == 0xef000000u) {		/* svc #0 */
+			assert_int_equal(word_at(b, off - 4), 0xe3a070e0u);	/* mov r7, #224 */
+			count++;
+		}
+	return count;
+}
+
+static const struct arch_ret_pad rp = {
+	.area = AREA, .tramp = TRAMP, .func_run = 0x0001000000401235ull,
+	.ring = { .ring = 0x3e000000u, .off_records = 4096, .record_shift = 11,
+		  .nrecords = 4096, .off_seq = 400, .off_bases = 408, .off_frame = 264,
+		  .off_blocks = 1024, .blocks_size = 1024 },
+};
+
+static void test_ops(void **state)
+{
+	(void)state;
+	assert_ptr_equal(arm_arch_ops.emit_ret_entry, arm_emit_ret_entry);
+	assert_ptr_equal(arm_arch_ops.emit_ret_exit, arm_emit_ret_exit);
+	assert_ptr_equal(arm_arch_ops.emit_ret_stamp, arm_emit_ret_stamp);
+}
+
+static void test_entry(void **state)
+{
+	uint8_t b[2048];
+	size_t fb = 0, done = 0;
+	int n;
+	static const uint32_t scheme[] = {
+		0xee1daf70u,	/* mrc p15, 0, r10, c13, c0, 3: TPIDRURO */
+		0xe0832c9au,	/* umull r2, r3, r10, r12 */
+		0xe0233c9au,	/* mla r3, r10, r12, r3 */
+		0xe1a0bc23u,	/* lsr r11, r3, #24: the hash's top 8 bits */
+		0xe089860bu,	/* add r8, r9, r11, lsl #12 */
+		0xe2888a01u,	/* add r8, r8, #4096: the slot */
+		0xe1981f9fu,	/* ldrex r1, [r8]: the claim */
+		0xe1882f9au,	/* strex r2, r10, [r8] */
+		0xe5942068u,	/* ldr r2, [r4, #104]: sp at the entry */
+		0xe5943070u,	/* ldr r3, [r4, #112]: lr, the return address */
+		0xe356007eu,	/* cmp r6, #126: the depth */
+		0xe28cc040u,	/* add r12, r12, #64: entry n */
+		0xec510f1eu,	/* mrrc p15, 1, r0, r1, c14: CNTVCT */
+		0xe58c0010u,	/* str r0, [r12, #16] */
+		0xe58c1014u,	/* str r1, [r12, #20] */
+		0xe58c2000u,	/* str r2, [r12]: the slot, last */
+		0xe5845070u,	/* str r5, [r4, #112]: lr = trampoline (done_at) */
+		0xe584c02cu,	/* str r12, [r4, #44]: the entry, for the stamp */
+	};
+
+	(void)state;
+	n = arm_emit_ret_entry(b, sizeof(b), &rp, &fb, &done);
+	assert_true(n > 0);
+	in_order(b, (size_t)n, scheme, sizeof(scheme) / sizeof(scheme[0]));
+	assert_true(branches_inside(b, (size_t)n) > 10);
+	assert_int_equal(svcs(b, (size_t)n), 2);
+	/* The caller's branches: the fallback's and done's B, unpatched. */
+	assert_true(fb < (size_t)n && done < (size_t)n && fb != done);
+	assert_int_equal(word_at(b, fb) >> 24, 0xea);
+	assert_int_equal(word_at(b, done) >> 24, 0xea);
+	/* The tramp and func_run as movw/movt: movw r5, #0 ; movt r5, #0x3fff */
+	assert_true(find(b, (size_t)n, 0, 0xe3005000u) >= 0);
+	assert_true(find(b, (size_t)n, 0, 0xe3435fffu) >= 0);
+	/* Without done_at the trampoline waits in the frame's stash. */
+	n = arm_emit_ret_entry(b, sizeof(b), &rp, &fb, NULL);
+	assert_true(n > 0);
+	assert_true(find(b, (size_t)n, 0, 0xe5845034u) >= 0);	/* str r5, [r4, #52] */
+	assert_true(find(b, (size_t)n, 0, 0xe5845070u) < 0);
+	assert_int_equal(word_at(b, fb) >> 24, 0xea);
+	assert_int_equal(arm_emit_ret_entry(b, 16, &rp, &fb, NULL), -ENOSPC);
+}
+
+static void test_stamp(void **state)
+{
+	uint8_t b[64];
+	static const uint32_t want[] = {
+		0xe594002cu,	/* ldr r0, [r4, #44] */
+		0xe3500000u,	/* cmp r0, #0 */
+		0x0a000004u,	/* beq 1f */
+		0xec521f1eu,	/* mrrc p15, 1, r1, r2, c14 */
+		0xe5801010u,	/* str r1, [r0, #16] */
+		0xe5802014u,	/* str r2, [r0, #20] */
+		0xe5941034u,	/* ldr r1, [r4, #52] */
+		0xe5841070u,	/* str r1, [r4, #112] */
+	};
+
+	(void)state;
+	assert_int_equal(arm_emit_ret_stamp(b, sizeof(b)), (int)sizeof(want));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(word_at(b, 4 * i), want[i]);
+	assert_int_equal(target_of(b, 8), (long)sizeof(want));
+	assert_int_equal(arm_emit_ret_stamp(b, 8), -ENOSPC);
+}
+
+static void test_exit(void **state)
+{
+	uint8_t b[4096];
+	size_t trap = 0;
+	int n;
+	static const uint32_t scheme[] = {
+		0xe24dd088u,	/* sub sp, sp, #136: the save */
+		0xee1daf70u,	/* mrc TPIDRURO */
+		0xe598600cu,	/* ldr r6, [r8, #12]: n */
+		0xe594b068u,	/* ldr r11, [r4, #104]: sp */
+		0xe59ce008u,	/* ldr lr, [r12, #8]: the real address */
+		0xec510f1eu,	/* mrrc p15, 1, r0, r1, c14: now */
+		0xe5995008u,	/* ldr r5, [r9, #8]: records on? */
+		0xe1905f9fu,	/* ldrex r5, [r0]: the ring's head */
+		0xe1805f93u,	/* strex r5, r3, [r0] */
+		0xec820b20u,	/* vstmia r2, {d0-d15}: the image */
+		0xe0500005u,	/* subs r0, r0, r5: ticks */
+		0xe0c11005u,	/* sbc r1, r1, r5 */
+		0xe583e020u,	/* str lr, [r3, #32]: RET */
+		0xe7f001f0u,	/* udf #16: the wait for room */
+		0xe584e070u,	/* str lr, [r4, #112] */
+		0xe28dd088u,	/* add sp, sp, #136: the restore */
+		0xe12fff1eu,	/* bx lr */
+		0xe7f001f0u,	/* udf #16: an orphan */
+	};
+	struct arch_ret_pad bad = rp;
+
+	(void)state;
+	n = arm_emit_ret_exit(b, sizeof(b), &rp, &trap);
+	assert_true(n > 0 && n < 4096);
+	in_order(b, (size_t)n, scheme, sizeof(scheme) / sizeof(scheme[0]));
+	assert_int_equal(word_at(b, trap), ARM_BKPT_A32);
+	assert_true(branches_inside(b, (size_t)n) > 10);
+	assert_int_equal(svcs(b, (size_t)n), 0);
+	bad.ring.nrecords = 3;
+	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.ring.off_frame = 0;		/* over the image */
+	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.tramp = TRAMP | 1;
+	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	bad = rp;
+	bad.area = 0x100000000ull;	/* beyond 32 bits */
+	assert_int_equal(arm_emit_ret_entry(b, sizeof(b), &bad, &trap, NULL), -EINVAL);
+	assert_int_equal(arm_emit_ret_exit(b, 64, &rp, &trap), -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_entry),
+		cmocka_unit_test(test_stamp),
+		cmocka_unit_test(test_exit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
