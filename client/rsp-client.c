@@ -320,6 +320,10 @@ int rsp_client_wait_reply(struct rsp_client *c, struct rsp_buf *reply,
 
 	for (;;) {
 		int r = take_packets(c, reply);
+		if (r > 0 && c->owed) {
+			c->owed--;	/* an earlier request's, late */
+			continue;
+		}
 		if (r != 0)
 			return r < 0 ? r : 0;
 		if (c->eof)
@@ -331,6 +335,7 @@ int rsp_client_wait_reply(struct rsp_client *c, struct rsp_buf *reply,
 				snprintf(c->error, sizeof(c->error),
 					 "no reply from the agent in %d ms",
 					 timeout_ms);
+				c->owed++;	/* it may still come */
 				return -ETIMEDOUT;
 			}
 			left = (int)l;

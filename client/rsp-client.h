@@ -32,6 +32,10 @@ struct rsp_client {
 	struct rsp_note *notes, **notes_tail;
 	struct rsp_buf out;
 	char error[256];		/* why the last call failed */
+	unsigned int owed;		/* replies still to come for requests
+					   that stopped waiting (a timeout):
+					   dropped when they come, so that no
+					   later request takes one for its own */
 };
 
 /*
@@ -48,9 +52,10 @@ int rsp_client_close(struct rsp_client *c, int wait_ms);
 
 /*
  * Sends `payload` (formatted) and waits up to timeout_ms (-1: forever) for
- * the reply, stored NUL-terminated in `reply`.  Returns 0, -ETIMEDOUT,
- * -EPIPE when the agent is gone (c->error says so), -EINTR when a signal
- * arrived (the reply is still pending: call rsp_client_wait_reply).
+ * the reply, stored NUL-terminated in `reply`.  Returns 0, -ETIMEDOUT
+ * (a reply that comes later is dropped then, not taken for the next
+ * request's: c->owed), or -EPIPE when the agent is gone (c->error says
+ * so).
  */
 int rsp_client_request(struct rsp_client *c, struct rsp_buf *reply,
 		       int timeout_ms, const char *fmt, ...)

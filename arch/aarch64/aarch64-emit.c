@@ -72,6 +72,22 @@ void aarch64_emit_mov_imm(struct aarch64_out *o, unsigned int rd, uint64_t v)
 	}
 }
 
+/*
+ * xd = xn + imm, through xtmp when imm does not fit 12 bits:
+ *   add xd, xn, #imm12             1 00 100010 0 imm12 Rn Rd    91000000
+ *   add xd, xn, xtmp               1 00 01011 000 Rm 000000 Rn Rd  8b000000
+ */
+void aarch64_emit_add_imm(struct aarch64_out *o, unsigned int d, unsigned int n,
+			  uint64_t imm, unsigned int tmp)
+{
+	if (imm < 4096) {
+		aarch64_put32(o, 0x91000000u | (uint32_t)imm << 10 | n << 5 | d);
+	} else {
+		aarch64_emit_mov_imm(o, tmp, imm);
+		aarch64_put32(o, 0x8b000000u | tmp << 16 | n << 5 | d);
+	}
+}
+
 static int finish(const struct aarch64_out *o)
 {
 	return o->overflow ? -ENOSPC : (int)o->len;

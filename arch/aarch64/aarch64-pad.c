@@ -113,18 +113,6 @@ static void put_ldst(struct aarch64_out *o, bool load, unsigned int t,
 			 n << 5 | t);
 }
 
-/* xd = xn + imm, through xtmp when imm does not fit 12 bits. */
-static void put_add_imm(struct aarch64_out *o, unsigned int d, unsigned int n,
-			uint64_t imm, unsigned int tmp)
-{
-	if (imm < 4096) {
-		aarch64_put32(o, 0x91000000u | (uint32_t)imm << 10 | n << 5 | d);
-	} else {
-		aarch64_emit_mov_imm(o, tmp, imm);
-		aarch64_put32(o, 0x8b000000u | tmp << 16 | n << 5 | d);
-	}
-}
-
 /* A branch from offset `from` to offset `to` of the same code. */
 static uint32_t enc_bcond(size_t from, size_t to, unsigned int cond)
 {
@@ -216,6 +204,72 @@ static void put_at(struct aarch64_out *o, size_t at, uint32_t w)
 		o->buf[at + k] = (uint8_t)(w >> (8 * k));
 }
 
+/*
+ * The claim of a ring record (struct arch_pad_ring), the part the pad's
+ * collection and the return exit (aarch64-retpad.c) share: x1 = &head,
+ * x2 = the position p claimed, x3 = its record, x4 = &record's seq;
+ * x5-x8 and the registers `mask` (nrecords - 1) and `tmp` (offsets past
+ * 12 bits) are scratch.
+ *
+ *         movz/movk x1, #ring ; movz/movk xMASK, #nrecords-1
+ *   retry:
+ *         ldar  x2, [x1] ; and x3, x2, xMASK ; add x3, x1, x3, lsl #shift
+ *         add   x3, x3, #off_records ; add x4, x3, #off_seq
+ *         ldar  x5, [x4] ; cmp x5, x2 ; b.ne notfree
+ *         ldaxr x6, [x1] ; cmp x6, x2 ; b.ne lost
+ *         add   x7, x2, #1 ; stlxr w8, x7, [x1] ; cbnz w8, retry
+ *                                          claimed: on
+ *
+ * The two forward branches are left as words for
+ * aarch64_emit_ring_unclaimed, which emits their targets.
+ */
+void aarch64_emit_ring_claim(struct aarch64_out *o, const struct arch_pad_ring *g,
+			     unsigned int mask, unsigned int tmp,
+			     struct aarch64_ring_claim *c)
+{
+	aarch64_emit_mov_imm(o, 1, g->ring);
+	aarch64_emit_mov_imm(o, mask, g->nrecords - 1);
+	c->retry = o->len;
+	aarch64_put32(o, 0xc8dffc00u | 1 << 5 | 2);		/* ldar x2, [x1] */
+	aarch64_put32(o, 0x8a000000u | mask << 16 | 2 << 5 | 3);	/* and x3, x2, xMASK */
+	aarch64_put32(o, 0x8b000000u | 3 << 16 | g->record_shift << 10 | 1 << 5 | 3);
+	aarch64_emit_add_imm(o, 3, 3, g->off_records, tmp);
+	aarch64_emit_add_imm(o, 4, 3, g->off_seq, tmp);
+	aarch64_put32(o, 0xc8dffc00u | 4 << 5 | 5);		/* ldar x5, [x4] */
+	aarch64_put32(o, 0xeb00001fu | 2 << 16 | 5 << 5);	/* cmp x5, x2 */
+	c->to_notfree = o->len;
+	aarch64_put32(o, 0);					/* b.ne notfree */
+	aarch64_put32(o, 0xc85ffc00u | 1 << 5 | 6);		/* ldaxr x6, [x1] */
+	aarch64_put32(o, 0xeb00001fu | 2 << 16 | 6 << 5);	/* cmp x6, x2 */
+	c->to_lost = o->len;
+	aarch64_put32(o, 0);					/* b.ne lost */
+	aarch64_put32(o, 0x91000000u | 1 << 10 | 2 << 5 | 7);	/* add x7, x2, #1 */
+	aarch64_put32(o, 0xc800fc00u | 8 << 16 | 1 << 5 | 7);	/* stlxr w8, x7, [x1] */
+	aarch64_put32(o, enc_cbnz_w(o->len, c->retry, 8));
+}
+
+/*
+ * The ways a claim (aarch64_emit_ring_claim) did not succeed, where the
+ * code does not run on from the claim:
+ *
+ *   lost: clrex ; b retry                  another thread won the pair
+ *   notfree:
+ *         ldar  x6, [x1] ; cmp x6, x2
+ *         b.ne  retry                      another thread took p: again
+ *                                          else the ring is full: on
+ */
+void aarch64_emit_ring_unclaimed(struct aarch64_out *o,
+				 const struct aarch64_ring_claim *c)
+{
+	put_at(o, c->to_lost, enc_bcond(c->to_lost, o->len, 1));	/* ne */
+	aarch64_put32(o, 0xd503305fu);				/* clrex */
+	aarch64_put32(o, enc_b_off(o->len, c->retry));
+	put_at(o, c->to_notfree, enc_bcond(c->to_notfree, o->len, 1));
+	aarch64_put32(o, 0xc8dffc00u | 1 << 5 | 6);		/* notfree: ldar x6, [x1] */
+	aarch64_put32(o, 0xeb00001fu | 2 << 16 | 6 << 5);	/* cmp x6, x2 */
+	aarch64_put32(o, enc_bcond(o->len, c->retry, 1));	/* b.ne retry */
+}
+
 #define FRAME_WORDS AARCH64_PAD_FRAME_WORDS
 #define VERDICT_TRAP 3		/* the in-process collector's IPA_TRAP */
 
@@ -280,9 +334,9 @@ static void put_ipa_call(struct aarch64_out *o, const struct arch_pad_ring *r)
 	aarch64_put32(o, 0xaa0003e0u | 3 << 16 | 21);		/* mov x21, x3 */
 	aarch64_put32(o, 0x91000000u | FP << 5 | 31);		/* add sp, x19, #0 */
 	aarch64_emit_mov_imm(o, 0, r->ipa_site);
-	put_add_imm(o, 1, 3, r->off_frame, 10);
+	aarch64_emit_add_imm(o, 1, 3, r->off_frame, 10);
 	aarch64_emit_mov_imm(o, 2, FRAME_WORDS);
-	put_add_imm(o, 3, 3, r->off_blocks, 10);
+	aarch64_emit_add_imm(o, 3, 3, r->off_blocks, 10);
 	aarch64_emit_mov_imm(o, 4, r->blocks_size);
 	aarch64_emit_mov_imm(o, 16, r->ipa_call);
 	aarch64_put32(o, 0xd63f0000u | 16 << 5);		/* blr x16 */
@@ -353,7 +407,8 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 {
 	struct aarch64_out o = { out, size, 0, 0, false };
 	unsigned int rec;
-	size_t retry, to_notfree, to_lost, to_retry, lost, to_out = 0, to_end = 0;
+	struct aarch64_ring_claim claim;
+	size_t to_out = 0, to_end = 0;
 
 	if (!r->nrecords || (r->nrecords & (r->nrecords - 1)) ||
 	    r->record_shift < 4 || r->record_shift > 24)
@@ -394,37 +449,18 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 
 	if (r->ipa_call && r->ipa_wants)
 		to_out = put_ipa_wants(&o, r);
-	aarch64_emit_mov_imm(&o, 1, r->ring);
-	aarch64_emit_mov_imm(&o, 9, r->nrecords - 1);
-	retry = o.len;
-	aarch64_put32(&o, 0xc8dffc00u | 1 << 5 | 2);		/* ldar x2, [x1] */
-	aarch64_put32(&o, 0x8a000000u | 9 << 16 | 2 << 5 | 3);	/* and x3, x2, x9 */
-	aarch64_put32(&o, 0x8b000000u | 3 << 16 | r->record_shift << 10 | 1 << 5 | 3);
-	put_add_imm(&o, 3, 3, r->off_records, 10);
-	put_add_imm(&o, 4, 3, r->off_seq, 10);
-	aarch64_put32(&o, 0xc8dffc00u | 4 << 5 | 5);		/* ldar x5, [x4] */
-	aarch64_put32(&o, 0xeb00001fu | 2 << 16 | 5 << 5);	/* cmp x5, x2 */
-	to_notfree = o.len;
-	aarch64_put32(&o, 0);					/* b.ne notfree */
-	aarch64_put32(&o, 0xc85ffc00u | 1 << 5 | 6);		/* ldaxr x6, [x1] */
-	aarch64_put32(&o, 0xeb00001fu | 2 << 16 | 6 << 5);	/* cmp x6, x2 */
-	to_lost = o.len;
-	aarch64_put32(&o, 0);					/* b.ne lost */
-	aarch64_put32(&o, 0x91000000u | 1 << 10 | 2 << 5 | 7);	/* add x7, x2, #1 */
-	aarch64_put32(&o, 0xc800fc00u | 8 << 16 | 1 << 5 | 7);	/* stlxr w8, x7, [x1] */
-	to_retry = o.len;
-	aarch64_put32(&o, enc_cbnz_w(to_retry, retry, 8));
+	aarch64_emit_ring_claim(&o, r, 9, 10, &claim);
 	if (r->time_tid) {
 		aarch64_emit_mov_imm(&o, 8, 178);		/* gettid */
 		aarch64_put32(&o, 0xd4000001u);
-		put_add_imm(&o, 4, 3, r->off_tid, 10);
+		aarch64_emit_add_imm(&o, 4, 3, r->off_tid, 10);
 		aarch64_put32(&o, 0xb9000000u | 4 << 5 | 0);	/* str w0, [x4] */
 		aarch64_emit_mov_imm(&o, 0, 0);			/* CLOCK_REALTIME */
-		put_add_imm(&o, 1, 3, r->off_time, 10);
+		aarch64_emit_add_imm(&o, 1, 3, r->off_time, 10);
 		aarch64_emit_mov_imm(&o, 8, 113);		/* clock_gettime */
 		aarch64_put32(&o, 0xd4000001u);
 	}
-	put_add_imm(&o, 4, 3, r->off_frame, 10);
+	aarch64_emit_add_imm(&o, 4, 3, r->off_frame, 10);
 	for (unsigned int i = 0; i < FRAME_BYTES; i += 16) {
 		put_pair(&o, true, 5, 6, FP, i);
 		put_pair(&o, false, 5, 6, 4, i);
@@ -442,7 +478,7 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	if (r->ipa_call)
 		put_ipa_call(&o, r);
 	aarch64_put32(&o, 0x91000000u | 1 << 10 | 2 << 5 | 7);	/* add x7, x2, #1 */
-	put_add_imm(&o, 4, 3, r->off_seq, 10);
+	aarch64_emit_add_imm(&o, 4, 3, r->off_seq, 10);
 	aarch64_put32(&o, 0xc89ffc00u | 4 << 5 | 7);		/* stlr x7, [x4] */
 	if (r->ipa_call) {
 		aarch64_put32(&o, 0x7100001fu | VERDICT_TRAP << 10 | 22 << 5);
@@ -453,21 +489,7 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 	}
 	*done = o.len;
 	aarch64_put32(&o, enc_b_off(0, 0));			/* b done */
-	lost = o.len;
-	aarch64_put32(&o, 0xd503305fu);				/* clrex */
-	aarch64_put32(&o, enc_b_off(o.len, retry));
-	if (!o.overflow) {
-		/* The forward branches, now that their targets are known. */
-		uint32_t w = enc_bcond(to_lost, lost, 1);	/* ne */
-		for (int k = 0; k < 4; k++)
-			out[to_lost + k] = (uint8_t)(w >> (8 * k));
-		w = enc_bcond(to_notfree, o.len, 1);
-		for (int k = 0; k < 4; k++)
-			out[to_notfree + k] = (uint8_t)(w >> (8 * k));
-	}
-	aarch64_put32(&o, 0xc8dffc00u | 1 << 5 | 6);		/* notfree: ldar x6, [x1] */
-	aarch64_put32(&o, 0xeb00001fu | 2 << 16 | 6 << 5);	/* cmp x6, x2 */
-	aarch64_put32(&o, enc_bcond(o.len, retry, 1));		/* b.ne retry */
+	aarch64_emit_ring_unclaimed(&o, &claim);
 	if (to_end)						/* end: */
 		put_at(&o, to_end, enc_bcond(to_end, o.len, 0));	/* eq */
 	return finish(&o);
@@ -599,7 +621,7 @@ int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
 	aarch64_put32(&o, 0x0a000000u | 9 << 16 | 0 << 5 | 23);	/* and w23, w0, w9 */
 	retry = o.len;
 	aarch64_put32(&o, 0x8b000000u | 23 << 16 | h->entry_shift << 10 | 22 << 5 | 20);
-	put_add_imm(&o, 24, 20, h->off_owner, 10);
+	aarch64_emit_add_imm(&o, 24, 20, h->off_owner, 10);
 	aarch64_put32(&o, 0x885ffc00u | 24 << 5 | 25);		/* ldaxr w25, [x24] */
 	to_next = o.len;
 	aarch64_put32(&o, 0);					/* cbnz w25, next */
@@ -620,12 +642,12 @@ int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
 		for (int k = 0; k < 4; k++)
 			out[to_claimed + k] = (uint8_t)(w >> (8 * k));
 	}
-	put_add_imm(&o, 4, 20, h->off_frame, 10);
+	aarch64_emit_add_imm(&o, 4, 20, h->off_frame, 10);
 	for (unsigned int i = 0; i < FRAME_BYTES; i += 16) {
 		put_pair(&o, true, 5, 6, FP, i);
 		put_pair(&o, false, 5, 6, 4, i);
 	}
-	put_add_imm(&o, 24, 20, h->off_ready, 10);
+	aarch64_emit_add_imm(&o, 24, 20, h->off_ready, 10);
 	aarch64_put32(&o, 0x52800000u | PAD_READY << 5 | 5);	/* movz w5, #READY */
 	aarch64_put32(&o, 0x889ffc00u | 24 << 5 | 5);		/* stlr w5, [x24] */
 	trap = o.len;
@@ -634,7 +656,7 @@ int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
 	aarch64_put32(&o, 0x7100001fu | PAD_DONE << 10 | 5 << 5);	/* cmp w5, #DONE */
 	aarch64_put32(&o, enc_bcond(o.len, trap, 1));		/* b.ne trap */
 	aarch64_put32(&o, 0xb9000000u | 24 << 5 | 31);		/* str wzr, [x24] */
-	put_add_imm(&o, 24, 20, h->off_owner, 10);
+	aarch64_emit_add_imm(&o, 24, 20, h->off_owner, 10);
 	aarch64_put32(&o, 0x889ffc00u | 24 << 5 | 31);		/* stlr wzr, [x24] */
 	*trap_off = trap;
 	return finish(&o);

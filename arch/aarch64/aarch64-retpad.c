@@ -91,17 +91,6 @@ static void put_pair(struct aarch64_out *o, bool load, unsigned int t,
 			 t2 << 10 | n << 5 | t);
 }
 
-static void put_add_imm(struct aarch64_out *o, unsigned int d, unsigned int n,
-			uint64_t imm, unsigned int tmp)
-{
-	if (imm < 4096) {
-		aarch64_put32(o, 0x91000000u | (uint32_t)imm << 10 | n << 5 | d);
-	} else {
-		aarch64_emit_mov_imm(o, tmp, imm);
-		aarch64_put32(o, 0x8b000000u | tmp << 16 | n << 5 | d);
-	}
-}
-
 static void put_mov(struct aarch64_out *o, unsigned int d, unsigned int m)
 {
 	aarch64_put32(o, 0xaa0003e0u | m << 16 | d);
@@ -482,6 +471,7 @@ int aarch64_emit_ret_stamp(uint8_t *out, size_t size)
  *         cbz   x23, popped               nobody takes records
  *         movz/movk x1, #ring ; movz/movk x10, #nrecords-1
  *   retry:                                the record: as the collector
+ *                                         (aarch64_emit_ring_claim)
  *         ldar x2, [x1] ; and x3, x2, x10 ; add x3, x1, x3, lsl #shift
  *         add x3, x3, #off_records ; add x4, x3, #off_seq ; ldar x5, [x4]
  *         cmp x5, x2 ; b.ne notfree
@@ -524,9 +514,10 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 {
 	struct aarch64_out o = { out, size, 0, r->tramp, false };
 	const struct arch_pad_ring *g = &r->ring;
-	struct fix f_none, f_none2, f_orph[2], f_mine, f_popped[2], f_notfree, f_lost;
+	struct fix f_none, f_none2, f_orph[2], f_mine, f_popped[2];
 	struct fix f_claimed, f_full, f_out;
-	size_t pop, chain, retry, popped, rec;
+	struct aarch64_ring_claim claim;
+	size_t pop, chain, popped, rec;
 	int m;
 
 	if (!r->area || (r->area & 4095) || !r->tramp || (r->tramp & 3) ||
@@ -566,34 +557,12 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 	chain = o.len;
 	put_ldst(&o, true, 23, 9, RET_PAD_ON);
 	f_popped[0] = put_fwd(&o, 'z', 23, true);
-	aarch64_emit_mov_imm(&o, 1, g->ring);
-	aarch64_emit_mov_imm(&o, 10, g->nrecords - 1);
-	retry = o.len;
-	aarch64_put32(&o, 0xc8dffc00u | 1 << 5 | 2);		/* ldar x2, [x1] */
-	aarch64_put32(&o, 0x8a000000u | 10 << 16 | 2 << 5 | 3);	/* and x3, x2, x10 */
-	aarch64_put32(&o, 0x8b000000u | 3 << 16 | g->record_shift << 10 | 1 << 5 | 3);
-	put_add_imm(&o, 3, 3, g->off_records, 11);
-	put_add_imm(&o, 4, 3, g->off_seq, 11);
-	aarch64_put32(&o, 0xc8dffc00u | 4 << 5 | 5);		/* ldar x5, [x4] */
-	put_cmp(&o, 5, 2);
-	f_notfree = put_fwd(&o, 'c', C_NE, false);
-	aarch64_put32(&o, 0xc85ffc00u | 1 << 5 | 6);		/* ldaxr x6, [x1] */
-	put_cmp(&o, 6, 2);
-	f_lost = put_fwd(&o, 'c', C_NE, false);
-	aarch64_put32(&o, 0x91000400u | 2 << 5 | 7);		/* add x7, x2, #1 */
-	aarch64_put32(&o, 0xc800fc00u | 8 << 16 | 1 << 5 | 7);	/* stlxr w8, x7, [x1] */
-	put_back(&o, 'n', 8, false, retry);
+	aarch64_emit_ring_claim(&o, g, 10, 11, &claim);
 	f_claimed = put_fwd(&o, 'b', 0, false);
-	fix_to(&o, &f_lost, o.len);
-	aarch64_put32(&o, 0xd503305fu);				/* clrex */
-	put_back(&o, 'b', 0, false, retry);
-	fix_to(&o, &f_notfree, o.len);
-	aarch64_put32(&o, 0xc8dffc00u | 1 << 5 | 6);		/* ldar x6, [x1] */
-	put_cmp(&o, 6, 2);
-	put_back(&o, 'c', C_NE, false, retry);
+	aarch64_emit_ring_unclaimed(&o, &claim);
 	f_full = put_fwd(&o, 'b', 0, false);
 	fix_to(&o, &f_claimed, o.len);
-	put_add_imm(&o, 4, 3, g->off_frame, 11);
+	aarch64_emit_add_imm(&o, 4, 3, g->off_frame, 11);
 	for (unsigned int i = 0; i < AARCH64_PAD_FRAME_WORDS * 8; i += 16) {
 		put_pair(&o, true, 5, 6, FP, i);
 		put_pair(&o, false, 5, 6, 4, i);
@@ -604,7 +573,7 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 	put_ldst_w(&o, false, 5, 3, 512);
 	aarch64_put32(&o, 0xd53b4400u | 6);			/* mrs x6, fpcr */
 	put_ldst_w(&o, false, 6, 3, 516);
-	put_add_imm(&o, 4, 3, g->off_blocks, 11);
+	aarch64_emit_add_imm(&o, 4, 3, g->off_blocks, 11);
 	put_ldst(&o, true, 5, 22, 24);
 	put_ldst(&o, false, 5, 4, RET_REC_FUNC);
 	put_ldst(&o, false, 26, 4, RET_REC_TSC);
@@ -617,7 +586,7 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 	aarch64_emit_mov_imm(&o, 5, RET_REC_MAGIC_VALUE);
 	put_ldst_w(&o, false, 5, 4, RET_REC_MAGIC);
 	aarch64_put32(&o, 0x91000400u | 2 << 5 | 7);		/* add x7, x2, #1 */
-	put_add_imm(&o, 4, 3, g->off_seq, 11);
+	aarch64_emit_add_imm(&o, 4, 3, g->off_seq, 11);
 	aarch64_put32(&o, 0xc89ffc00u | 4 << 5 | 7);		/* stlr x7, [x4] */
 	f_popped[1] = put_fwd(&o, 'b', 0, false);
 	fix_to(&o, &f_full, o.len);

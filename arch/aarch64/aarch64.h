@@ -166,6 +166,8 @@ bool aarch64_in_b_reach(uint64_t from, uint64_t to);	/* +-128 MiB */
 bool aarch64_in_lit_reach(uint64_t from, uint64_t to);	/* +-1 MiB */
 uint32_t aarch64_enc_b(uint64_t from, uint64_t to, bool link);
 void aarch64_emit_mov_imm(struct aarch64_out *o, unsigned int rd, uint64_t v);
+void aarch64_emit_add_imm(struct aarch64_out *o, unsigned int d, unsigned int n,
+			  uint64_t imm, unsigned int tmp);
 void aarch64_emit_b(struct aarch64_out *o, uint64_t to);
 int aarch64_emit_jump(uint8_t *out, size_t size, uint64_t from, uint64_t to);
 int aarch64_emit_jump_abs(uint8_t *out, size_t size, uint64_t to);
@@ -201,6 +203,16 @@ int aarch64_emit_restore_regs(uint8_t *out, size_t size);
 int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 			     const struct arch_pad_ring *r, size_t *done);
 int aarch64_patch_branch(uint8_t *code, size_t at, size_t to);
+/* A ring record's claim, shared by the pad's collection and the return
+ * exit: offsets of its retry label and of its two forward branches. */
+struct aarch64_ring_claim {
+	size_t retry, to_notfree, to_lost;
+};
+void aarch64_emit_ring_claim(struct aarch64_out *o, const struct arch_pad_ring *g,
+			     unsigned int mask, unsigned int tmp,
+			     struct aarch64_ring_claim *c);
+void aarch64_emit_ring_unclaimed(struct aarch64_out *o,
+				 const struct aarch64_ring_claim *c);
 
 /* aarch64-retpad.c: return probes with no stop (struct arch_ret_pad). */
 int aarch64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,

@@ -54,13 +54,13 @@
 #ifndef SEED
 #define SEED 0x13198a2e03707344ull
 #endif
+#include "tests/arch/xorshift.h"
 #ifndef SCALE
 #define SCALE 1
 #endif
 #define CASES (300 * SCALE)		/* per form, distance and strategy */
 
 static uint8_t *orig;			/* A's page */
-static uint64_t rng = SEED;
 static unsigned long runs, refused, failures;
 static uint8_t store_init[STORE_LEN];
 
@@ -81,11 +81,7 @@ static struct place places[NPLACES];
 
 static uint64_t rnd(void)
 {
-	/* xorshift64*: deterministic on every host */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
+	return xorshift_next();
 }
 
 static unsigned int rndn(unsigned int n)
@@ -98,16 +94,10 @@ static uint64_t A_(const void *p)
 	return (uint64_t)(uintptr_t)p;
 }
 
+/* A register value: often one that makes a test go the rarer way. */
 static uint64_t rnd_value(void)
 {
-	switch (rndn(8)) {
-	case 0: return 0;
-	case 1: return 1ull << rndn(64);
-	case 2: return rnd() << 32;
-	case 3: return rnd() & 0xffffffffull;
-	case 4: return ~0ull;
-	default: return rnd();
-	}
+	return xorshift_value();
 }
 
 /* An indirect branch target: in the region, not in any page that holds

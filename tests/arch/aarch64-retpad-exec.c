@@ -84,34 +84,39 @@
 #define RECORD_SHIFT 11
 #define RING_OFF 4096
 
-static const struct arch_ops *ops = &aarch64_arch_ops;
-static int failures;
+#define NT 4
+#define PER 3000
+#define ARCH_OPS (&aarch64_arch_ops)
 
-static uint8_t *area, *ring, *code;
-static unsigned int nrecords;
-static uint64_t tramp, ring_pos;
-static volatile long traps;
+struct rec {
+	uint64_t x0, x9, x30, sp, pc, tag, ticks, tsc, ret;
+	uint32_t tid, magic;
+};
 
-typedef long (*fn_t)(long);
-static fn_t pf, pr, pj, ps, pc_f;
+/* The BRK leaves the pc on itself: on past it, as the agent does. */
+static void trap_past(void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	uc->uc_mcontext.pc += 4;
+}
+
+static void child_init(void)
+{
+}
+
+static const char *run_note(void)
+{
+	return "";
+}
+
+#include "tests/arch/retpad-exec.h"
+
+static fn_t ps, pc_f;
 fn_t pt_tail, pf_for_tail;
-static uint64_t f_tag = 0x1111, r_tag = 0x2222, j_tag = 0x3333, t_tag = 0x4444;
-static uint64_t s_tag = 0x5555, c_tag = 0x6666;
+static const uint64_t t_tag = 0x4444, s_tag = 0x5555, c_tag = 0x6666;
 /* What the recording pad's stand-in collector saw of the frame's x30. */
 static volatile uint64_t entry_x30;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failures++;
-}
 
 /*
  * f(i) = 3i + 1, keeping i in x9 for the record's check.
@@ -149,20 +154,6 @@ __asm__(".text\n"
 	"1:\tldp x29, x30, [sp], #16\n"
 	"\tret\n");
 
-__attribute__((noinline)) static long r(long n)
-{
-	return n ? pr(n - 1) + 1 : 0;
-}
-
-static jmp_buf env;
-
-__attribute__((noinline)) static long j(long n)
-{
-	if (!n)
-		longjmp(env, 1);
-	return pj(n - 1) + 1;
-}
-
 /* Sleeps `ms` milliseconds: the latency case's function. */
 __attribute__((noinline)) static long slow(long ms)
 {
@@ -170,34 +161,6 @@ __attribute__((noinline)) static long slow(long ms)
 
 	nanosleep(&ts, NULL);
 	return ms;
-}
-
-/* One entry pad for `fn`, tagged `tag`, at `at`: its address. */
-static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag)
-{
-	size_t n = 0, fb = 0, done = 0;
-	int m;
-	struct arch_ret_pad rp = { .area = (uint64_t)area, .tramp = tramp,
-				   .func_run = tag };
-
-	if ((m = ops->emit_save_regs(at, size, (uint64_t)fn)) < 0)
-		exit(99);
-	n = (size_t)m;
-	if ((m = ops->emit_ret_entry(at + n, size - n, &rp, &fb, &done)) < 0)
-		exit(99);
-	fb += n;
-	done += n;
-	n += (size_t)m;
-	if (ops->patch_branch(at, fb, n) < 0 || ops->patch_branch(at, done, n) < 0)
-		exit(99);
-	if ((m = ops->emit_restore_regs(at + n, size - n)) < 0)
-		exit(99);
-	n += (size_t)m;
-	if ((m = ops->emit_jump_abs(at + n, size - n, (uint64_t)fn)) < 0)
-		exit(99);
-	n += (size_t)m;
-	__builtin___clear_cache((char *)at, (char *)at + n);
-	return (fn_t)(void *)at;
 }
 
 /*
@@ -245,76 +208,28 @@ static fn_t make_rec_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag)
 
 static void setup(unsigned int records)
 {
-	size_t ring_size = RING_OFF + ((size_t)records << RECORD_SHIFT);
-	size_t tr_off = 0;
-	int m;
-
-	nrecords = records;
-	area = mmap(NULL, RET_PAD_AREA_SIZE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		    -1, 0);
-	code = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED || ring == MAP_FAILED)
-		exit(99);
-	if (code == MAP_FAILED) {
-		printf("SKIP: no RWX memory\n");
-		exit(77);
-	}
-	*(uint64_t *)(area + RET_PAD_ON) = 1;
-	for (unsigned int i = 0; i < records; i++)
-		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
-	tramp = (uint64_t)code;
-	struct arch_ret_pad rp = {
-		.area = (uint64_t)area, .tramp = tramp,
-		.ring = { .ring = (uint64_t)ring, .off_records = RING_OFF,
-			  .record_shift = RECORD_SHIFT, .nrecords = records,
-			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
-			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
-	};
-	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)
-		exit(99);
-	__builtin___clear_cache((char *)code, (char *)code + m);
-	pf = make_pad(code + 4096, 1024, (const void *)f_asm, f_tag);
-	pr = make_pad(code + 4096 + 1024, 1024, (const void *)r, r_tag);
-	pj = make_pad(code + 4096 + 2048, 1024, (const void *)j, j_tag);
-	pt_tail = make_pad(code + 4096 + 3072, 1024, (const void *)t_asm, t_tag);
+	ring_map(records, 8 * 4096, false, false, false);
+	pf = make_pad(code + 4096, 1024, (const void *)f_asm, f_tag, false);
+	pr = make_pad(code + 4096 + 1024, 1024, (const void *)r, r_tag, false);
+	pj = make_pad(code + 4096 + 2048, 1024, (const void *)j, j_tag, false);
+	pt_tail = make_pad(code + 4096 + 3072, 1024, (const void *)t_asm, t_tag, false);
 	pf_for_tail = pf;
-	ps = make_pad(code + 4096 + 4096, 1024, (const void *)slow, s_tag);
+	ps = make_pad(code + 4096 + 4096, 1024, (const void *)slow, s_tag, false);
 	pc_f = make_rec_pad(code + 4096 + 5120, 1024, (const void *)f_asm, c_tag);
 }
 
-struct rec {
-	uint64_t x0, x9, x30, sp, pc, tag, ticks, tsc, ret;
-	uint32_t tid, magic;
-};
-
-/* The next record, as the agent's drain takes it; false: none yet. */
-static bool take(struct rec *out)
+/* take()'s arch part: the frame's x0, x9, x30, sp and pc, the counter
+ * at the return. */
+static void take_arch(struct rec *out, const uint8_t *rec)
 {
-	uint8_t *rec = ring + RING_OFF + ((size_t)(ring_pos & (nrecords - 1)) << RECORD_SHIFT);
-	volatile uint64_t *seq = (volatile uint64_t *)(rec + OFF_SEQ);
-	uint64_t head = __atomic_load_n((uint64_t *)ring, __ATOMIC_ACQUIRE);
-
-	if (ring_pos >= head || __atomic_load_n(seq, __ATOMIC_ACQUIRE) != ring_pos + 1)
-		return false;
 	const uint64_t *fr = (const uint64_t *)(rec + OFF_FRAME);
-	const uint8_t *d = rec + OFF_BLOCKS;
+
 	out->x0 = fr[0];
 	out->x9 = fr[9];
 	out->x30 = fr[30];
 	out->sp = fr[31];
 	out->pc = fr[32];
-	memcpy(&out->tag, d + RET_REC_FUNC, 8);
-	memcpy(&out->ticks, d + RET_REC_TICKS, 8);
-	memcpy(&out->tsc, d + RET_REC_TSC, 8);
-	memcpy(&out->tid, d + RET_REC_TID, 4);
-	memcpy(&out->magic, d + RET_REC_MAGIC, 4);
-	memcpy(&out->ret, d + RET_REC_RET, 8);
-	__atomic_store_n(seq, ring_pos + nrecords, __ATOMIC_RELEASE);
-	ring_pos++;
-	return true;
+	memcpy(&out->tsc, rec + OFF_BLOCKS + RET_REC_TSC, 8);
 }
 
 /* The counter at the previous record's return (one thread's records:
@@ -326,24 +241,13 @@ static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t
 	if (x->pc != tramp || x->x30 != tramp || x->magic != RET_REC_MAGIC_VALUE ||
 	    x->tag != tag || x->x0 != x0 || x->ticks > (1ull << 40) ||
 	    x->tsc < last_tsc ||
-	    x->tid != (uint32_t)syscall(SYS_gettid))
+	    x->tid != tid_now())
 		fail("%s: record pc %#llx x30 %#llx magic %#x tag %#llx x0 %lld ticks %llu "
 		     "tid %u; want tag %#llx x0 %lld", c, (unsigned long long)x->pc,
 		     (unsigned long long)x->x30, x->magic,
 		     (unsigned long long)x->tag, (long long)x->x0,
 		     (unsigned long long)x->ticks, x->tid, (unsigned long long)tag,
 		     (long long)x0);
-}
-
-/* The calling thread's depth in the area (its slot found by its tid). */
-static uint32_t depth(void)
-{
-	for (unsigned int i = 0; i < RET_PAD_SLOTS; i++) {
-		uint8_t *s = area + 4096 + (size_t)i * RET_PAD_SLOT_SIZE;
-		if (*(uint64_t *)s && *(uint32_t *)(s + 8) == (uint32_t)syscall(SYS_gettid))
-			return *(uint32_t *)(s + 12);
-	}
-	return 0;
 }
 
 static void case_values(void)
@@ -480,25 +384,6 @@ static void case_longjmp(void)
 	}
 }
 
-static void case_deep(void)
-{
-	struct rec x;
-	long v = pr(200);
-	uint64_t k = 75;
-
-	if (v != 200)
-		fail("deep: r(200) = %ld", v);
-	while (take(&x)) {
-		check_rec("deep", &x, r_tag, k);
-		k++;
-	}
-	if (k != 201)
-		fail("deep: records up to %llu, want 75..200", (unsigned long long)k - 1);
-	uint64_t fb = *(uint64_t *)(area + RET_PAD_FALLBACKS);
-	if (fb != 75)
-		fail("deep: %llu fallbacks, want 75", (unsigned long long)fb);
-}
-
 /* The ticks of CNTVCT_EL0 from entry to return, by CNTFRQ_EL0, against
  * CLOCK_MONOTONIC around the call. */
 static void case_latency(void)
@@ -529,91 +414,13 @@ static void case_latency(void)
 	}
 }
 
-static struct rec drained[64];
-static int ndrained;
-
-/* The BRK leaves the pc on itself: on past it, as the agent does. */
-static void past_brk(void *ctx)
-{
-	ucontext_t *uc = ctx;
-
-	uc->uc_mcontext.pc += 4;
-}
-
-static void on_trap(int sig, siginfo_t *si, void *ctx)
-{
-	(void)sig;
-	(void)si;
-	traps++;
-	while (ndrained < 64 && take(&drained[ndrained]))
-		ndrained++;
-	past_brk(ctx);
-}
-
-static void on_trap_wait(int sig, siginfo_t *si, void *ctx)
-{
-	(void)sig;
-	(void)si;
-	__atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED);
-	past_brk(ctx);
-}
-
-static void on_sigtrap(void (*fn)(int, siginfo_t *, void *))
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = fn;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGTRAP, &sa, NULL);
-}
-
-static void case_full(void)
-{
-	on_sigtrap(on_trap);
-	for (long i = 0; i < 40; i++)
-		if (pf(i) != 3 * i + 1)
-			fail("full: f(%ld)", i);
-	while (ndrained < 64 && take(&drained[ndrained]))
-		ndrained++;
-	if (ndrained != 40)
-		fail("full: %d records, want 40", ndrained);
-	for (int i = 0; i < ndrained; i++)
-		check_rec("full", &drained[i], f_tag, 3 * (uint64_t)i + 1);
-	if (!traps)
-		fail("full: the trampoline never waited for room");
-	printf("  full: %ld waits for room\n", traps);
-}
-
-#define NT 4
-#define PER 3000
-static volatile int producers_left;
-static uint32_t tids[NT];
-static uint8_t *seen;
-
-static void *producer(void *arg)
-{
-	int t = (int)(intptr_t)arg;
-
-	tids[t] = (uint32_t)syscall(SYS_gettid);
-	for (long i = 0; i < PER; i++)
-		if (pf(t * PER + i) != 3 * (t * PER + i) + 1)
-			fail("threads: a wrong return value");
-	__atomic_sub_fetch(&producers_left, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 static void case_threads(void)
 {
 	pthread_t th[NT];
 	struct rec x;
 	long n = 0;
 
-	on_sigtrap(on_trap_wait);	/* a full ring: the consumer drains it */
-	seen = calloc(NT * PER, 1);
-	producers_left = NT;
-	for (int t = 0; t < NT; t++)
-		pthread_create(&th[t], NULL, producer, (void *)(intptr_t)t);
+	producers_start(th);
 	for (;;) {
 		bool last = !__atomic_load_n(&producers_left, __ATOMIC_ACQUIRE);
 		bool any = false;
@@ -638,30 +445,6 @@ static void case_threads(void)
 		slots += *(uint64_t *)(area + 4096 + (size_t)i * RET_PAD_SLOT_SIZE) != 0;
 	if (slots != NT)
 		fail("threads: %u slots claimed, want %d", slots, NT);
-}
-
-static int run(const char *name, void (*fn)(void), unsigned int records)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		alarm(180);
-		setup(records);
-		fn();
-		exit(failures ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return 99;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-		return 77;
-	bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	printf("%s: %s", ok ? "ok" : "FAIL", name);
-	if (WIFSIGNALED(st))
-		printf(": killed by signal %d%s", WTERMSIG(st),
-		       WTERMSIG(st) == SIGALRM ? " (timeout)" : "");
-	printf("\n");
-	return ok ? 0 : 1;
 }
 
 int main(void)

@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "tests/arch/aarch64-run.h"
+#include "tests/arch/sig-run.h"
 
 #define FPSIMD_MAGIC_ 0x46508001u
 
@@ -105,45 +105,23 @@ static void handler(int sig, siginfo_t *si, void *ctx)
 
 int a64_run_init(void)
 {
-	static const int sigs[] = { SIGUSR1, SIGILL, SIGSEGV, SIGBUS, SIGTRAP,
-				    SIGVTALRM, SIGFPE };
-	struct sigaction sa;
-	stack_t ss;
-
-	ss.ss_size = 1 << 16;
-	ss.ss_sp = malloc(ss.ss_size);
-	ss.ss_flags = 0;
-	if (!ss.ss_sp || sigaltstack(&ss, NULL) < 0)
-		return -errno;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, NULL) < 0)
-			return -errno;
-	return 0;
+	return sig_run_init(handler);
 }
 
 int a64_run(const struct a64_state *in, struct a64_state *out, bool with_v)
 {
-	/* A branch to itself loops: the watchdog ends it.  It counts CPU
-	 * time, so a loaded machine does not fire it early. */
-	struct itimerval watchdog = { { 0, 0 }, { 0, 100000 } };
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-
 	memset(out, 0, sizeof(*out));
 	run_in = in;
 	run_out = out;
 	run_with_v = with_v;
 	if (sigsetjmp(run_jmp, 1) == 0) {
 		phase = LOAD;
-		setitimer(ITIMER_VIRTUAL, &watchdog, NULL);
+		sig_run_watchdog(true);	/* ends a branch to itself */
 		raise(SIGUSR1);
 		/* not reached: the handler's return went to in->pc */
 		harness_fault(0);
 	}
-	setitimer(ITIMER_VIRTUAL, &off, NULL);
+	sig_run_watchdog(false);
 	return out->sig == SIGVTALRM ? -ETIMEDOUT : 0;
 }
 

@@ -45,19 +45,15 @@ static uint8_t *region, *page;		/* page: the RWX page of A */
 #ifndef SEED
 #define SEED 0x243f6a8885a308d3ull
 #endif
+#include "tests/arch/xorshift.h"
 #ifndef SCALE
 #define SCALE 1
 #endif
-static uint64_t rng = SEED;
 static unsigned long compared, failures;
 
 static uint64_t rnd(void)
 {
-	/* xorshift64*: deterministic on every host */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
+	return xorshift_next();
 }
 
 static unsigned int rndn(unsigned int n)
@@ -73,14 +69,7 @@ static uint64_t A_(const void *p)
 /* A register value: often one that makes a test go the rarer way. */
 static uint64_t rnd_value(void)
 {
-	switch (rndn(8)) {
-	case 0: return 0;
-	case 1: return 1ull << rndn(64);
-	case 2: return rnd() << 32;		/* W part zero */
-	case 3: return rnd() & 0xffffffffull;
-	case 4: return ~0ull;
-	default: return rnd();
-	}
+	return xorshift_value();
 }
 
 /* ---- executable mappings a random branch target must not hit ---- */

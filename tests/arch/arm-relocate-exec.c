@@ -42,22 +42,19 @@
 #ifndef SEED
 #define SEED 0x13198a2e03707344ull
 #endif
+#include "tests/arch/xorshift.h"
 #ifndef SCALE
 #define SCALE 1
 #endif
 #define PER_FORM (600 * SCALE)
 
-static uint64_t rng = SEED;
 static unsigned long compared, failures, form_failures;
 static uint8_t *region, *window, *page, *near_slot, *far_slot;
 static uint8_t snapshot[WINDOW], after_native[WINDOW];
 
 static uint32_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (uint32_t)((rng * 2685821657736338717ull) >> 32);
+	return (uint32_t)(xorshift_next() >> 32);
 }
 
 static uint32_t rndn(uint32_t n)

@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "tests/arch/arm-run.h"
+#include "tests/arch/sig-run.h"
 
 enum phase { IDLE, LOAD, RUN };
 static volatile sig_atomic_t phase = IDLE;
@@ -61,41 +61,21 @@ static void handler(int sig, siginfo_t *si, void *ctx)
 
 int arm_run_init(void)
 {
-	static const int sigs[] = { SIGUSR1, SIGILL, SIGSEGV, SIGBUS, SIGTRAP,
-				    SIGVTALRM, SIGFPE };
-	struct sigaction sa;
-	stack_t ss;
-
-	ss.ss_size = 1 << 16;
-	ss.ss_sp = malloc(ss.ss_size);
-	ss.ss_flags = 0;
-	if (!ss.ss_sp || sigaltstack(&ss, NULL) < 0)
-		return -errno;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, NULL) < 0)
-			return -errno;
-	return 0;
+	return sig_run_init(handler);
 }
 
 void arm_run(const struct arm_state *in, struct arm_state *out)
 {
-	struct itimerval watchdog = { { 0, 0 }, { 0, 100000 } };
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-
 	memset(out, 0, sizeof(*out));
 	run_in = in;
 	run_out = out;
 	if (sigsetjmp(run_jmp, 1) == 0) {
 		phase = LOAD;
-		setitimer(ITIMER_VIRTUAL, &watchdog, NULL);
+		sig_run_watchdog(true);
 		raise(SIGUSR1);
 		_exit(99);
 	}
-	setitimer(ITIMER_VIRTUAL, &off, NULL);
+	sig_run_watchdog(false);
 }
 
 void arm_print_state(const char *title, const struct arm_state *s)

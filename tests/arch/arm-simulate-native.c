@@ -52,21 +52,18 @@
 #ifndef SEED
 #define SEED 0x243f6a8885a308d3ull
 #endif
+#include "tests/arch/xorshift.h"
 #ifndef SCALE
 #define SCALE 1
 #endif
 #define PER_FORM (1200 * SCALE)
 
-static uint64_t rng = SEED;
 static unsigned long compared, failures, form_failures, misaligned;
 static uint8_t *region, *window, *page;
 
 static uint32_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (uint32_t)((rng * 2685821657736338717ull) >> 32);
+	return (uint32_t)(xorshift_next() >> 32);
 }
 
 static uint32_t rndn(uint32_t n)

@@ -59,15 +59,13 @@
 
 static uint8_t *arena;
 static uint8_t mem_copy[ARENA_SIZE];
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+#define SEED 0x9e3779b97f4a7c15ull
+#include "tests/arch/xorshift.h"
 
 static uint64_t rnd(void)
 {
-	/* xorshift64*: deterministic */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
+	return xorshift_next();
 }
 
 static unsigned int rndn(unsigned int n)

@@ -71,120 +71,55 @@
 #define RECORD_SHIFT 11
 #define RING_OFF 4096
 
-static const struct arch_ops *ops = &x86_64_arch_ops;
-static int failures;
+#define NT 8
+#define PER 5000
+#define ARCH_OPS (&x86_64_arch_ops)
 
-static uint8_t *area, *ring, *code;
-static unsigned int nrecords;
-static uint64_t tramp, ring_pos;
 static bool use_fsgsbase, use_xsave, use_image;
-static volatile long traps;
 
-typedef long (*fn_t)(long);
-static fn_t pf, pr, pj;
-static uint64_t f_tag = 0x1111, r_tag = 0x2222, j_tag = 0x3333;
+struct rec {
+	uint64_t rax, rdi, pc, tag, ticks, ret;
+	uint32_t tid, magic, mxcsr;
+};
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
+/* int3 leaves the pc past itself. */
+static void trap_past(void *ctx)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failures++;
+	(void)ctx;
 }
+
+/* Each case's child: MXCSR all masked, rounding up (not the default),
+ * for the records' image to show. */
+static void child_init(void)
+{
+	uint32_t up = 0x5f80;
+
+	__asm__ volatile("ldmxcsr %0" : : "m"(up));
+}
+
+static const char *run_note(void)
+{
+	static char note[32];
+
+	snprintf(note, sizeof(note), "%s%s", use_fsgsbase ? " (rdfsbase)" : " (%fs:0)",
+		 use_image ? " (image)" : "");
+	return note;
+}
+
+#include "tests/arch/retpad-exec.h"
 
 __attribute__((noinline)) static long f(long i)
 {
 	return 3 * i + 1;
 }
 
-__attribute__((noinline)) static long r(long n)
-{
-	return n ? pr(n - 1) + 1 : 0;
-}
-
-static jmp_buf env;
-
-__attribute__((noinline)) static long j(long n)
-{
-	if (!n)
-		longjmp(env, 1);
-	return pj(n - 1) + 1;
-}
-
-/* One entry pad for `fn`, tagged `tag`, at `at`: its address. */
-static fn_t make_pad(uint8_t *at, size_t size, long (*fn)(long), uint64_t tag)
-{
-	size_t n = 0, fb = 0, done = 0;
-	int m;
-	struct arch_ret_pad rp = { .area = (uint64_t)area, .tramp = tramp,
-				   .func_run = tag, .fsgsbase = use_fsgsbase };
-
-	if ((m = ops->emit_save_regs(at, size, (uint64_t)fn)) < 0)
-		exit(99);
-	n = (size_t)m;
-	if ((m = ops->emit_ret_entry(at + n, size - n, &rp, &fb, &done)) < 0)
-		exit(99);
-	fb += n;
-	done += n;
-	n += (size_t)m;
-	if (ops->patch_branch(at, fb, n) < 0 || ops->patch_branch(at, done, n) < 0)
-		exit(99);
-	if ((m = ops->emit_restore_regs(at + n, size - n)) < 0)
-		exit(99);
-	n += (size_t)m;
-	if ((m = ops->emit_jump_abs(at + n, size - n, (uint64_t)fn)) < 0)
-		exit(99);
-	return (fn_t)(void *)at;
-}
-
 static void setup(unsigned int records)
 {
-	size_t ring_size = RING_OFF + ((size_t)records << RECORD_SHIFT);
-	size_t tr_off = 0;
-	int m;
-
-	nrecords = records;
-	area = mmap(NULL, RET_PAD_AREA_SIZE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		    -1, 0);
-	code = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED || ring == MAP_FAILED)
-		exit(99);
-	if (code == MAP_FAILED) {
-		printf("SKIP: no RWX memory\n");
-		exit(77);
-	}
-	*(uint64_t *)(area + RET_PAD_ON) = 1;
-	*(uint64_t *)(area + RET_PAD_IMAGE) = use_image;
-	for (unsigned int i = 0; i < records; i++)
-		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
-	tramp = (uint64_t)code;
-	struct arch_ret_pad rp = {
-		.area = (uint64_t)area, .tramp = tramp, .fsgsbase = use_fsgsbase,
-		.ring = { .ring = (uint64_t)ring, .off_records = RING_OFF,
-			  .record_shift = RECORD_SHIFT, .nrecords = records,
-			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
-			  .xsave = use_xsave, .fsgsbase = use_fsgsbase,
-			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
-	};
-	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)
-		exit(99);
-	pf = make_pad(code + 4096, 1024, f, f_tag);
-	pr = make_pad(code + 4096 + 1024, 1024, r, r_tag);
-	pj = make_pad(code + 4096 + 2048, 1024, j, j_tag);
+	ring_map(records, 4 * 4096, use_image, use_xsave, use_fsgsbase);
+	pf = make_pad(code + 4096, 1024, (const void *)f, f_tag, use_fsgsbase);
+	pr = make_pad(code + 4096 + 1024, 1024, (const void *)r, r_tag, use_fsgsbase);
+	pj = make_pad(code + 4096 + 2048, 1024, (const void *)j, j_tag, use_fsgsbase);
 }
-
-struct rec {
-	uint64_t rax, rdi, pc, tag, ticks, ret;
-	uint32_t tid, magic, mxcsr;
-};
 
 static uint32_t mxcsr_now(void)
 {
@@ -194,29 +129,15 @@ static uint32_t mxcsr_now(void)
 	return v;
 }
 
-/* The next record, as the agent's drain takes it; false: none yet. */
-static bool take(struct rec *out)
+/* take()'s arch part: the frame's rax, rdi and pc, the image's MXCSR. */
+static void take_arch(struct rec *out, const uint8_t *rec)
 {
-	uint8_t *rec = ring + RING_OFF + ((size_t)(ring_pos & (nrecords - 1)) << RECORD_SHIFT);
-	volatile uint64_t *seq = (volatile uint64_t *)(rec + OFF_SEQ);
-	uint64_t head = __atomic_load_n((uint64_t *)ring, __ATOMIC_ACQUIRE);
-
-	if (ring_pos >= head || __atomic_load_n(seq, __ATOMIC_ACQUIRE) != ring_pos + 1)
-		return false;
 	const uint64_t *fr = (const uint64_t *)(rec + OFF_FRAME);
-	const uint8_t *d = rec + OFF_BLOCKS;
+
 	out->rax = fr[0];
 	out->rdi = fr[5];
 	out->pc = fr[16];
-	memcpy(&out->tag, d + RET_REC_FUNC, 8);
-	memcpy(&out->ticks, d + RET_REC_TICKS, 8);
-	memcpy(&out->tid, d + RET_REC_TID, 4);
-	memcpy(&out->magic, d + RET_REC_MAGIC, 4);
-	memcpy(&out->ret, d + RET_REC_RET, 8);
 	memcpy(&out->mxcsr, rec + 24, 4);	/* FXSAVE and XSAVE alike */
-	__atomic_store_n(seq, ring_pos + nrecords, __ATOMIC_RELEASE);
-	ring_pos++;
-	return true;
 }
 
 static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t rax)
@@ -224,7 +145,7 @@ static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t
 	uint32_t magic = use_image ? RET_REC_MAGIC_VALUE : RET_REC_MAGIC_BARE;
 
 	if (x->pc != tramp || x->magic != magic || x->tag != tag ||
-	    x->rax != rax || !x->ticks || x->tid != (uint32_t)gettid() ||
+	    x->rax != rax || !x->ticks || x->tid != tid_now() ||
 	    (use_image && x->mxcsr != mxcsr_now()))
 		fail("%s: record pc %#llx magic %#x tag %#llx rax %lld ticks %llu tid %u "
 		     "mxcsr %#x; want magic %#x tag %#llx rax %lld mxcsr %#x", c,
@@ -233,17 +154,6 @@ static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t
 		     (unsigned long long)x->ticks, x->tid, x->mxcsr, magic,
 		     (unsigned long long)tag, (long long)rax,
 		     use_image ? mxcsr_now() : x->mxcsr);
-}
-
-/* The calling thread's depth in the area (its slot found by its key). */
-static uint32_t depth(void)
-{
-	for (unsigned int i = 0; i < RET_PAD_SLOTS; i++) {
-		uint8_t *s = area + 4096 + (size_t)i * RET_PAD_SLOT_SIZE;
-		if (*(uint32_t *)(s + 8) == (uint32_t)gettid())
-			return *(uint32_t *)(s + 12);
-	}
-	return 0;
 }
 
 static void case_values(void)
@@ -312,88 +222,13 @@ static void case_longjmp(void)
 	printf("  longjmp: %u entries of gone frames left after 10 rounds\n", depth());
 }
 
-static void case_deep(void)
-{
-	struct rec x;
-	long v = pr(200);
-	uint64_t k = 75;
-
-	if (v != 200)
-		fail("deep: r(200) = %ld", v);
-	while (take(&x)) {
-		check_rec("deep", &x, r_tag, k);
-		k++;
-	}
-	if (k != 201)
-		fail("deep: records up to %llu, want 75..200", (unsigned long long)k - 1);
-	uint64_t fb = *(uint64_t *)(area + RET_PAD_FALLBACKS);
-	if (fb != 75)
-		fail("deep: %llu fallbacks, want 75", (unsigned long long)fb);
-}
-
-static struct rec drained[64];
-static int ndrained;
-
-static void on_trap(int sig)
-{
-	(void)sig;
-	traps++;
-	while (ndrained < 64 && take(&drained[ndrained]))
-		ndrained++;
-}
-
-static void on_trap_wait(int sig)
-{
-	(void)sig;
-	__atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED);
-}
-
-static void case_full(void)
-{
-	signal(SIGTRAP, on_trap);
-	for (long i = 0; i < 40; i++)
-		if (pf(i) != 3 * i + 1)
-			fail("full: f(%ld)", i);
-	while (ndrained < 64 && take(&drained[ndrained]))
-		ndrained++;
-	if (ndrained != 40)
-		fail("full: %d records, want 40", ndrained);
-	for (int i = 0; i < ndrained; i++)
-		check_rec("full", &drained[i], f_tag, 3 * (uint64_t)i + 1);
-	if (!traps)
-		fail("full: the trampoline never waited for room");
-	printf("  full: %ld waits for room\n", traps);
-}
-
-#define NT 8
-#define PER 5000
-static volatile int producers_left;
-static uint32_t tids[NT];
-static uint8_t *seen;
-
-static void *producer(void *arg)
-{
-	int t = (int)(intptr_t)arg;
-
-	tids[t] = (uint32_t)gettid();
-	for (long i = 0; i < PER; i++)
-		if (pf(t * PER + i) != 3 * (t * PER + i) + 1)
-			fail("threads: a wrong return value");
-	__atomic_sub_fetch(&producers_left, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 static void case_threads(void)
 {
 	pthread_t th[NT];
 	struct rec x;
 	long n = 0;
 
-	signal(SIGTRAP, on_trap_wait);	/* a full ring: the consumer drains it */
-	seen = calloc(NT * PER, 1);
-	producers_left = NT;
-	for (int t = 0; t < NT; t++)
-		pthread_create(&th[t], NULL, producer, (void *)(intptr_t)t);
+	producers_start(th);
 	for (;;) {
 		bool last = !__atomic_load_n(&producers_left, __ATOMIC_ACQUIRE);
 		bool any = false;
@@ -412,34 +247,6 @@ static void case_threads(void)
 		pthread_join(th[t], NULL);
 	if (n != NT * PER)
 		fail("threads: %ld records, want %d", n, NT * PER);
-}
-
-static int run(const char *name, void (*fn)(void), unsigned int records)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		uint32_t up = 0x5f80;	/* all masked, round up */
-
-		__asm__ volatile("ldmxcsr %0" : : "m"(up));
-		alarm(180);
-		setup(records);
-		fn();
-		exit(failures ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return 99;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-		return 77;
-	bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	printf("%s: %s%s%s", ok ? "ok" : "FAIL", name, use_fsgsbase ? " (rdfsbase)" : " (%fs:0)",
-	       use_image ? " (image)" : "");
-	if (WIFSIGNALED(st))
-		printf(": killed by signal %d%s", WTERMSIG(st),
-		       WTERMSIG(st) == SIGALRM ? " (timeout)" : "");
-	printf("\n");
-	return ok ? 0 : 1;
 }
 
 static double now_ns(void)

@@ -5,6 +5,7 @@
 progs="$srcdir/tests/integration/progs"
 "$triplet-gcc" -g -O0 -fno-omit-frame-pointer -static -o "$run/basic" \
 	"$progs/basic.c" || fail99 "cannot cross-compile basic.c"
+"$triplet-objdump" -d "$run/basic" >"$run/basic.dis"
 
 # --- return probes (a64-ret): build -------------------------------------------
 # tests/cross/progs/retprobe.c at -O1, where a leaf keeps x30 in its
@@ -15,70 +16,15 @@ progs="$srcdir/tests/integration/progs"
 	fail99 "cannot cross-compile retprobe.c"
 
 # --- the keeper's chaos case: preparation ---------------------------------------
-# The agent is SIGKILLed at random moments while an 8-thread program hits
-# tracepoints (step, boost, emulate; started by the agent, attached to,
-# and started with a while-stepping action, which single-steps the
-# threads after each hit of work; return probes on work and leaf but
-# with while-stepping); the keeper must leave the program running on to its untraced
-# result and exit status, with its text the file's.  In the guest,
-# keepguest (tests/cross/keepguest.c) runs each kill; on the host, gdb
-# sets the tracepoints.  KEEPER_KILLS (default 20) and KEEPER_SEED
-# (default 1) choose the kills and their delays; KEEPER_NO_KEEPER=1 runs
-# the agents with PROBE_AGENT_NO_KEEPER=1, which must fail.
-keeper_chaos_prepare() {
-	kdir="$run/keeper"
-	mkdir -p "$kdir"
-	"$triplet-gcc" -O1 -static -pthread -o "$kdir/keeptarget" \
-		"$srcdir/tests/keeper/keeptarget.c" &&
-	"$triplet-gcc" -O2 -static -o "$kdir/keepguest" "$srcdir/tests/cross/keepguest.c" ||
-		fail99 "cannot cross-compile the keeper's chaos programs"
-	# The probes: leaf's and bump's entries (mov; adrp: simulated, or
-	# copied as movz/movk), work's entry (stp) and its `bl leaf`.
-	keeper_probes=$("$triplet-objdump" -d "$kdir/keeptarget" | awk '
-		/<(leaf|bump)>:/ { print "0x" $1 }
-		/<work>:/ { print "0x" $1; w = 1; next }
-		w && /\tbl\t.*<leaf>/ { sub(":", "", $1); print "0x" $1; w = 0 }' |
-		sed 's/^0x0*/0x/' | tr '\n' ' ')
-	[ "$(echo $keeper_probes | wc -w)" = 4 ] ||
-		fail99 "keeptarget: leaf, bump, work and its bl not found ($keeper_probes)"
-	# The plan: the executable segment, then one line per kill (n,
-	# started/attached, strategy, delay in microseconds) from the seed.
-	python3 - "$kdir/keeptarget" "${KEEPER_KILLS:-20}" "${KEEPER_SEED:-1}" \
-		>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case"
-import random, struct, sys
-data = open(sys.argv[1], "rb").read()
-phoff, = struct.unpack_from("<Q", data, 0x20)
-phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-for i in range(phnum):
-    p_type, p_flags, p_offset, p_vaddr, _, p_filesz, _, _ = \
-        struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
-    if p_type == 1 and p_flags & 1:
-        print("text %#x %#x %d" % (p_vaddr, p_offset, p_filesz))
-        break
-kills, seed = int(sys.argv[2]), int(sys.argv[3])
-
-for n in range(kills):
-    strategy = ("step", "boost", "emulate", "pad")[n % 4]
-    mode = ("started", "attached", "while-stepping")[n // 3 % 3]
-    delay = random.Random(seed * 100003 + n).randint(0, 250000)
-    print("kill %d %s %s %d" % (n, mode, strategy, delay))
-PY
-	cat >"$kdir/chaos.sh" <<EOF
-# The keeper's chaos case, in the guest (check-cross.sh writes it).
-cd /mnt/keeper
-${KEEPER_NO_KEEPER:+export PROBE_AGENT_NO_KEEPER=1}
-set -- \$(sed -n 's/^text //p' plan)
-taddr=\$1 toff=\$2 tlen=\$3
-./keepguest . -1 plain - 0 \$taddr \$toff \$tlen /mnt/probe-agent ./keeptarget 4000 ||
-	echo "guest: keepguest plain failed"
-sed -n 's/^kill //p' plan | while read n mode strategy delay; do
-	./keepguest . \$n \$mode --tp-strategy=\$strategy \$delay \$taddr \$toff \$tlen \\
-		/mnt/probe-agent ./keeptarget 4000
-done
-echo "guest: keeper chaos done"
-EOF
-}
-[ "$quick" = 1 ] || keeper_chaos_prepare
+# (keeper_chaos_prepare in lib.sh.)  The agent is SIGKILLed at random
+# moments while an 8-thread program hits tracepoints at leaf's and
+# bump's entries (mov; adrp: simulated, or copied as movz/movk), work's
+# entry (stp) and its `bl leaf`: KEEPER_KILLS (default 20) kills,
+# strategies step, boost, emulate and pad in turn, the mode (started by
+# the agent, attached to, started with a while-stepping action, which
+# single-steps the threads after each hit of work) changing every 3
+# kills.
+[ "$quick" = 1 ] || keeper_chaos_prepare "${KEEPER_KILLS:-20}" "step boost emulate pad" 3
 
 # --- attach and tstart, again and again: preparation -------------------------
 # One keeptarget (main thread in clock_nanosleep, waiting for its GO
@@ -202,22 +148,5 @@ fi
 # and auto only, 10000 calls under the others (times in doc/testing.md).
 cross_record_setup 10000 "pad auto"
 # What the guest does for these cases before the agents start: the
-# untraced stress run (the output every traced one must equal), and a
-# watcher that starts the attach case's program, not under any agent,
-# when the host asks for it (attach.go).
-cat >"$run/guest-extra.sh" <<EOF
-for c in $stress_calls $stress_short 1000; do
-	t0=\$(date +%s)
-	./recstress calls $stress_threads \$c /mnt/stress-untraced-\$c.out
-	echo "guest: untraced recstress $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
-done
-(
-	while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
-	sh -c 'echo \$\$ >/mnt/attach.pid.tmp; exec ./rectarget loop /mnt/attach.ground' &
-	while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
-	mv /mnt/attach.pid.tmp /mnt/attach.pid
-	wait \$!
-	echo \$? >/mnt/attach.status
-) &
-EOF
-
+# untraced stress runs and the attach case's watcher (lib.sh).
+cross_guest_extra >"$run/guest-extra.sh"

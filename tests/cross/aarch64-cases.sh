@@ -8,75 +8,13 @@
 . "$srcdir/tests/cross/record-cases.sh"
 sfx= lbl=
 
-# Breakpoint at a function's first instruction, registers, one
-# instruction step, backtrace, and the exit status.
-gdb_case break <<'EOF'
-break *square
-run exit 3
-info registers pc x0
-printf "BRK pc=%#lx x0=%ld\n", $pc, $x0
-stepi
-printf "STEP pc=%#lx\n", $pc
-bt
-delete
-continue
-EOF
-square=$(ground break square)
-out="$run/break.out"
-if [ -z "$square" ]; then
-	not_ok "break: the program printed its addresses" "$(tail -n 5 "$out")"
-else
-	if grep -q "BRK pc=$square x0=7\$" "$out" &&
-	   grep -Eq "^x0 +0x7 +7" "$out"; then
-		ok "break *square: pc = square ($square), x0 = 7 as the program passed it"
-	else
-		not_ok "break *square: pc and x0" "$(grep -E 'BRK|^pc|^x0' "$out" | tr '\n' ' ')"
-	fi
-	step=$(printf '%#x' $((square + 4)))
-	if grep -q "STEP pc=$step\$" "$out"; then
-		ok "stepi: pc = square + 4"
-	else
-		not_ok "stepi: pc = square + 4 ($step)" "$(grep STEP "$out")"
-	fi
-	if grep -Eq "^#0 .*square" "$out" && grep -Eq "^#1 .*main" "$out"; then
-		ok "backtrace: square called from main"
-	else
-		not_ok "backtrace" "$(grep '^#' "$out" | tr '\n' ' ')"
-	fi
-fi
-if grep -q "exited with code 03" "$out" && grep -q "ground: exiting with 3" "$run/ground-break.txt"; then
-	ok "continue to the end: exit code 3"
-else
-	not_ok "exit code 3" "$(grep -i 'exited\|error' "$out" | tr '\n' ' ')"
-fi
-
-# Stepping over a system call instruction: arm64 ends that step with a
-# bare SIGTRAP from the syscall exit path, not TRAP_TRACE.  The agent must
-# report it as the end of the step and not hand a SIGTRAP to the program.
-svc=$("$triplet-objdump" -d "$run/basic" |
-	awk '/<(__)?getpid>:/ { m = 1 } m && /\tsvc\t/ { sub(":", "", $1); print "0x" $1; exit }')
-[ -n "$svc" ] || fail99 "no svc in getpid (objdump)"
-gdb_case svc <<EOF
-break *$svc
-run
-stepi
-printf "SVC pc=%#lx x0=%ld\n", \$pc, \$x0
-delete
-continue
-EOF
-out="$run/svc.out"
-pid=$(ground svc pid)
-after=$(printf '%#x' $((svc + 4)))
-if [ -n "$pid" ] && grep -q "SVC pc=$after x0=$pid\$" "$out"; then
-	ok "stepi over svc: pc = svc + 4, x0 = getpid() = $pid"
-else
-	not_ok "stepi over svc ($svc, pid $pid)" "$(grep -E 'SVC|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
-fi
-if grep -q "exited normally" "$out" && ! grep -q "SIGTRAP" "$out"; then
-	ok "after the step over svc the program runs to its end, no SIGTRAP"
-else
-	not_ok "after the step over svc" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
-fi
+# Breakpoint, stepi, backtrace and exit code; stepi over svc
+# (debug-cases.sh).
+reg=x0
+after_name() {	# WHAT ADDR: "WHAT + 4"
+	echo "$1 + 4"
+}
+debug_basic
 
 # while-stepping across the same system call: a tracepoint on the
 # instruction before the svc, stepping 3 instructions (svc, ret, back in
@@ -115,36 +53,8 @@ else
 	not_ok "while-stepping over svc" "$(grep -E 'WS[02]|Collected|signal|SIGTRAP|[Ee]rror' "$out" | head -n 6 | tr '\n' ' ')"
 fi
 
-# Hardware points (NT_ARM_HW_BREAK / NT_ARM_HW_WATCH): a hardware
-# breakpoint, a write watchpoint on `counter` (level3 adds to it) and a
-# read watchpoint on `set_me` (read by the printout after checkpoint);
-# aarch64 has read watchpoints, so gdb sends Z3 for them.
-gdb_case hw <<'EOF'
-break main
-run
-hbreak *square
-continue
-printf "HB pc=%#lx x0=%ld\n", $pc, $x0
-delete
-watch counter
-continue
-printf "WATCH counter=%d\n", counter
-delete
-rwatch set_me
-continue
-printf "RWATCH set_me=%d\n", set_me
-delete
-continue
-EOF
-square=$(ground hw square)
-out="$run/hw.out"
-if [ -n "$square" ] && grep -q "HB pc=$square x0=7\$" "$out"; then
-	ok "hbreak *square: stops there with x0 = 7"
-else
-	not_ok "hbreak *square ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
-fi
-counter=$(ground hw counter)
-hw_watch_checks "$out" "$counter"
+# Hardware points (debug-cases.sh).
+debug_hw
 
 # --- debugging cases: threads, awatch, attach and detach ---------------------
 # (debug-cases.sh)
@@ -179,32 +89,7 @@ record_sdt() {
 		ok "record USDT ($strat) # SKIP no sys/sdt.h on this host (systemtap-sdt-dev)"
 		return
 	fi
-	rec_pt "sdt-$strat" -e 'sdt:rec:tick args mem=arg2,6' -e 'sdt:rec:twice' \
-		-e 'sdt:rec:guarded' -- /mnt/recsdt "/mnt/sdt-$strat.ground" 25
-	if [ "$rec_status" = 0 ] &&
-	   python3 - "$run/sdt-$strat.jsonl" "$run/sdt-$strat.ground" >"$run/sdt-$strat.check" 2>&1 <<'PY'
-import json, sys
-fr = [json.loads(l) for l in open(sys.argv[1])]
-g = [l.split() for l in open(sys.argv[2])]
-def s64(v): return v - (1 << 64) if v >= 1 << 63 else v
-tick = [f for f in fr if f["probe"] == "sdt:rec:tick"]
-want = [(int(l[1]), int(l[2]), l[3]) for l in g if l[0] == "tick"]
-got = [(f["values"]["arg0"], s64(f["values"]["arg1"]),
-        bytes.fromhex(f["memory"][0]["bytes"]).decode()) for f in tick]
-assert len(want) == 25 and got == [(i, v, s[:6]) for i, v, s in want], (got[:3], want[:3])
-twice = [f["values"]["arg0"] for f in fr if f["probe"] == "sdt:rec:twice"]
-assert twice == [int(l[1]) for l in g if l[0] == "twice"], twice
-guarded = [f["values"]["arg0"] for f in fr if f["probe"] == "sdt:rec:guarded"]
-gw = [int(l[1]) for l in g if l[0] == "guarded"]
-assert len(gw) == 25 and guarded == gw, (guarded, gw)
-print(len(tick), "ticks,", len(twice), "twice (2 sites),", len(guarded), "guarded")
-PY
-	then
-		ok "record --connect ($strat): USDT tick (3 operands + memory), twice (2 sites), guarded (semaphore)"
-	else
-		not_ok "record --connect ($strat): USDT" "status $rec_status" \
-			"$(cat "$run/sdt-$strat.err" "$run/sdt-$strat.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
-	fi
+	record_usdt "$strat" "sdt-$strat" recsdt 64 USDT " "
 }
 
 rec_bl=$("$triplet-objdump" -d "$run/rectarget" |
@@ -217,95 +102,13 @@ rec_bl_off=$(printf '%#x' $(($2 - $1)))
 record_cases() {
 	record_args "$1"
 	record_sdt "$1"
-	case " $stress_full " in
-	*" $1 "*) record_stress "$1" "$stress_calls"; return ;;
-	esac
-	case " $stress_strategies " in
-	*" $1 "*) record_stress "$1" "$stress_short" ;;
-	esac
+	record_stress_for "$1"
 }
 
-# Leaving pads (pad and auto): 8 threads of recstress call hit() 1000
-# times each under a tracepoint collecting $regs there, and a breakpoint
-# at the same address whose condition the agent evaluates (thread 3's
-# 500th call) stops them all while the others run in their pads (with
-# gdb's breakpoint there, every hit goes through the pad's hand-off and
-# its BRK).  The agent steps each one out of its pad, or back to the
-# probe where the step would not make progress (an exclusive claim):
-# no thread may show a pc in a pad (gdb prints such a frame as `?? ()`);
-# afterwards every call is one frame (none lost, none twice) and the
-# output is the untraced run's.  With `mem` the tracepoint collects a
-# global too, so its pads call the in-process collector, and the
-# breakpoint is at hit + 4 (its condition on x0 and x1, which hit's
-# first instruction leaves be): the other threads are in their pads or
-# in the collector, whose exclusive loops (atomic counters) the agent
-# does by hand (arch callee_step) where a step would loop for ever.
-pad_settle_case() {
-	strat=$1
-	name=settle-$strat
-	collect='$regs' at=hit cond='t == 3 && i == 500' args='t, i' slbl=
-	if [ "${2:-}" = mem ]; then
-		name=settle-mem-$strat
-		collect='$regs, per_thread' at='*hit+4' slbl=', collector'
-		cond='$x0 == 3 && $x1 == 500' args='$x0, $x1'
-	fi
-	rm -f "$run/$name.res"
-	cat >"$run/$name.gdb" <<EOF
-set pagination off
-set confirm off
-set architecture $gdbarch
-set sysroot $run
-set remotetimeout 30
-file $run/recstress
-target extended-remote 127.0.0.1:$port
-set remote exec-file /mnt/recstress
-set startup-with-shell off
-set breakpoint condition-evaluation target
-break main
-run calls 8 1000 /mnt/$name.res
-set trace-buffer-size 16000000
-trace hit
-actions
-collect $collect
-end
-tstart
-break $at if $cond
-continue
-printf "SETTLE t=%ld i=%ld\\n", $args
-info threads
-monitor probes
-delete
-break fopen
-continue
-tstop
-tstatus
-delete
-continue
-EOF
-	timeout 300 gdb-multiarch -batch -nx -x "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
-	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
-	out="$run/$name.out"
-	threads=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c 'Thread [0-9]*\.[0-9]*') || true
-	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
-	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
-	want_pad=' pad (jump over 4 bytes'
-	[ -z "$slbl" ] || want_pad="$want_pad.*with its collector"
-	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
-	   grep -q "$want_pad" "$out"; then
-		ok "pads ($strat$slbl): all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
-	else
-		not_ok "pads ($strat$slbl): threads stopped while in pads" \
-			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
-	fi
-	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced-1000.out" "$run/$name.res" &&
-	   grep -q "exited normally" "$out"; then
-		ok "pads ($strat$slbl): 8 x 1000 calls = $frames frames, output as untraced, the program ends"
-	else
-		not_ok "pads ($strat$slbl): every call one frame, output as untraced" \
-			"frames ${frames:-none}, $(cmp "$run/stress-untraced-1000.out" "$run/$name.res" 2>&1)" \
-			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
-	fi
-}
+# Leaving pads (pad and auto; pad_settle_case in lib.sh): hit's pad is 4
+# bytes over; with `mem` the breakpoint is at hit + 4, its condition on
+# x0 and x1.
+settle_pad=' pad (jump over 4 bytes' settle_regs='x0 x1' settle_next=4
 
 # ftrace_case: gdb's fast tracepoints (FastTracepoints+): `ftrace` at the
 # same two sites asks for a jump pad or an error; each must collect its
@@ -385,6 +188,21 @@ retprobe_gdb() {	# NAME: like gdb_case, for the program retprobe
 	gdb_case_prog "$1" retprobe 180
 }
 
+# retprobe_traces [REC TCALL]: gdb's tracepoints 2 to 7, at the entries
+# of leaf, saver, rec, jumper, tail_call and tcall, collecting $regs
+# (and at rec REC, at tcall TCALL); retprobe_marks: each a return probe.
+retprobe_traces() {
+	for _f in leaf saver rec jumper tail_call tcall; do
+		_c='$regs'
+		[ "$_f" != rec ] || _c="$_c${1:+, $1}"
+		[ "$_f" != tcall ] || _c="$_c${2:+, $2}"
+		printf 'trace *%s\nactions\ncollect %s\nend\n' "$_f" "$_c"
+	done
+}
+retprobe_marks() {
+	for _n in 2 3 4 5 6 7; do echo "monitor return-probe $_n"; done
+}
+
 retprobe_first() {	# FUNC: its first instruction, as objdump shows it
 	"$triplet-objdump" -d "$run/retprobe" |
 		awk -v f="<$1>:" '$2 == f { m = 1; next } m && NF { print; exit }'
@@ -408,43 +226,14 @@ retprobe_cases() {
 	# leaf's ret, where gdb steps into the trampoline.
 	leafret=$("$triplet-objdump" -d "$run/retprobe" |
 		awk '/<leaf>:/ { m = 1 } m && $3 == "ret" { sub(":", "", $1); print "0x" $1; exit }')
-	{ echo "set \$leafret = ${leafret:-0}"; cat <<'EOF'; } | retprobe_gdb "$name"
-break main
-run
-trace *leaf
-actions
-collect $regs
-end
-trace *saver
-actions
-collect $regs
-end
-trace *rec
-actions
-collect $regs
-end
-trace *jumper
-actions
-collect $regs
-end
-trace *tail_call
-actions
-collect $regs
-end
-trace *tcall
-actions
-collect $regs
-end
-trace *leaf
-actions
-collect $regs
-end
-monitor return-probe 2
-monitor return-probe 3
-monitor return-probe 4
-monitor return-probe 5
-monitor return-probe 6
-monitor return-probe 7
+	{
+		echo "set \$leafret = ${leafret:-0}"
+		printf 'break main\nrun\n'
+		retprobe_traces
+		# tracepoint 8: leaf's entry again, an ordinary one
+		printf 'trace *leaf\nactions\ncollect $regs\nend\n'
+		retprobe_marks
+		cat <<'EOF'
 tstart
 break *leaf+4
 continue
@@ -482,6 +271,7 @@ tfind none
 delete
 continue
 EOF
+	} | retprobe_gdb "$name"
 	out="$run/$name.out"
 	grd="$run/ground-$name.txt"
 	# Frames in return order, but the threads' (tp 7), as
@@ -850,41 +640,11 @@ EOF
 retpad_cases() {
 	strat=$1
 	name=retpad-$strat
-	retprobe_gdb "$name" <<'EOF'
-break main
-run
-tvariable $probe_latency_ns
-tvariable $probe_thread
-trace *leaf
-actions
-collect $regs
-end
-trace *saver
-actions
-collect $regs
-end
-trace *rec
-actions
-collect $regs, $probe_latency_ns
-end
-trace *jumper
-actions
-collect $regs
-end
-trace *tail_call
-actions
-collect $regs
-end
-trace *tcall
-actions
-collect $regs, $probe_thread
-end
-monitor return-probe 2
-monitor return-probe 3
-monitor return-probe 4
-monitor return-probe 5
-monitor return-probe 6
-monitor return-probe 7
+	{
+		printf 'break main\nrun\ntvariable $probe_latency_ns\ntvariable $probe_thread\n'
+		retprobe_traces '$probe_latency_ns' '$probe_thread'
+		retprobe_marks
+		cat <<'EOF'
 tstart
 break done
 continue
@@ -906,6 +666,7 @@ tfind none
 delete
 continue
 EOF
+	} | retprobe_gdb "$name"
 	out="$run/$name.out"
 	grd="$run/ground-$name.txt"
 	"$triplet-objdump" -d "$run/retprobe" >"$run/retprobe.dis"
@@ -1027,81 +788,7 @@ for strat in $(cat "$run/strategies"); do
 done
 end_agent
 
-# --- the keeper's chaos case: the kills --------------------------------------------
-# Per kill: wait for keepguest's readyN, connect gdb, set the tracepoints
-# and start them; keepguest kills the agent and writes doneN.
-keeper_chaos_run() {
-	kdir="$run/keeper"
-	kstart=$(date +%s)
-	set -- $keeper_probes
-	sed -n 's/^kill //p' "$kdir/plan" >"$kdir/kills"
-	while read -r kn kmode kstrat kdelay; do
-		waited=0
-		until [ -f "$kdir/ready$kn" ] || [ -f "$kdir/done$kn" ]; do
-			waited=$((waited + 1))
-			if [ "$waited" -gt 1200 ] || ! kill -0 "$qpid" 2>/dev/null; then
-				not_ok "keeper chaos $((kn + 1)) ($kmode $kstrat): the guest never got ready"
-				return
-			fi
-			sleep 0.1
-		done
-		{
-			echo "set pagination off"
-			echo "set confirm off"
-			echo "set architecture $gdbarch"
-			echo "set remotetimeout 30"
-			echo "target remote 127.0.0.1:$port"
-			for a in "$@"; do
-				printf 'trace *%s\nactions\ncollect $regs\n' "$a"
-				# work's entry (the third): four steps after each hit
-				if [ "$kmode" = while-stepping ] && [ "$a" = "$3" ]; then
-					printf 'while-stepping 4\ncollect $pc\nend\n'
-				fi
-				printf 'end\n'
-			done
-			# work's return (a non-leaf: it saves the trampoline's
-			# address in its frame) and leaf's (which keeps it in
-			# x30), but not with while-stepping.
-			if [ "$kmode" != while-stepping ]; then
-				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
-				echo "monitor return-probe 5"
-				echo "monitor return-probe 6"
-			fi
-			echo "tstart"
-			echo "continue"
-		} >"$kdir/gdb$kn.cmd"
-		timeout 150 gdb-multiarch -batch -nx -x "$kdir/gdb$kn.cmd" \
-			>"$kdir/gdb$kn.out" 2>&1 </dev/null &
-		gpid=$!
-		waited=0
-		until [ -f "$kdir/done$kn" ]; do
-			waited=$((waited + 1))
-			if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
-				break
-			fi
-			sleep 0.1
-		done
-		kill "$gpid" 2>/dev/null || true
-		wait "$gpid" 2>/dev/null || true
-		what="keeper chaos $((kn + 1)): $kmode $kstrat, SIGKILL after $((kdelay / 1000)) ms"
-		res=$(cat "$kdir/done$kn" 2>/dev/null) || res="not ok: no result from the guest"
-		case $res in
-		ok*) ok "$what${res#ok}" ;;
-		*) not_ok "$what" "${res#not ok: }" \
-			"$(grep -v -e '^Tracepoint [0-9]* at' -e '^$' "$kdir/gdb$kn.out" | tail -n 3 | tr '\n' ' ')" \
-			"$(grep -v '^$' "$kdir/agent$kn" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
-		esac
-	done <"$kdir/kills"
-	# What the keepers did: threads given a fix-up record, single steps
-	# disarmed by re-attaching (doc/keeper.md, "On aarch64").
-	moved=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
-		sed -n 's/^keeper: process [0-9]*: .*, \([0-9]*\) threads moved$/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
-	disarmed=$(cat "$kdir"/agent[0-9]* 2>/dev/null |
-		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) single steps disarmed.*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
-	echo "# keeper chaos: $(wc -l <"$kdir/kills") kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $moved threads moved, $disarmed single steps disarmed"
-}
+# --- the keeper's chaos case: the kills (keeper_chaos_run in lib.sh) -----------
 keeper_chaos_run
 
 # --- attach and tstart, again and again --------------------------------------------
@@ -1113,30 +800,17 @@ attach_rounds_run() {
 	adir="$run/keeper/attach"
 	astart=$(date +%s)
 	rounds=$(sed -n 's/.*rounds=\([0-9]*\).*/\1/p' "$adir/params")
-	set -- $keeper_probes
+	# shellcheck disable=SC2046
+	set -- $(cat "$run/keeper/probes")
 	i=0
 	while [ "$i" -lt "$rounds" ]; do
-		waited=0
-		until [ -f "$adir/ready$i" ]; do
-			waited=$((waited + 1))
-			if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
-				not_ok "attach round $((i + 1)): the guest never got ready"
-				return
-			fi
-			sleep 0.1
-		done
+		if ! tlib_wait_alive "$qpid" 180 test -f "$adir/ready$i"; then
+			not_ok "attach round $((i + 1)): the guest never got ready"
+			return
+		fi
 		{
-			echo "set pagination off"
-			echo "set confirm off"
-			echo "set architecture $gdbarch"
-			echo "set remotetimeout 30"
-			echo "target remote 127.0.0.1:$port"
-			for a in "$@"; do
-				printf 'trace *%s\nactions\ncollect $regs\nend\n' "$a"
-			done
-			printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
-			echo "monitor return-probe 5"
-			echo "monitor return-probe 6"
+			cross_gdb_head remote
+			keeper_trace_cmds started "$@"
 			echo "tstart"
 			echo "tstatus"
 			echo "tstop"
@@ -1147,15 +821,10 @@ attach_rounds_run() {
 		touch "$adir/hostdone$i"
 		i=$((i + 1))
 	done
-	waited=0
-	until [ -f "$adir/done" ]; do
-		waited=$((waited + 1))
-		if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
-			not_ok "attach rounds: no result from the guest"
-			return
-		fi
-		sleep 0.1
-	done
+	if ! tlib_wait_alive "$qpid" 180 test -f "$adir/done"; then
+		not_ok "attach rounds: no result from the guest"
+		return
+	fi
 	i=0
 	while [ "$i" -lt "$rounds" ]; do
 		res=$(sed -n "s/^round $i //p" "$adir/results")

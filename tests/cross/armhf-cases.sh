@@ -20,121 +20,20 @@
 # shellcheck source=tests/cross/record-cases.sh
 . "$srcdir/tests/cross/record-cases.sh"
 
-# insn_after ADDR: the address of the instruction after ADDR in the
-# listing of basic$sfx (2 or 4 bytes on: Thumb-2 mixes both).
-insn_after() {
-	awk -v a="$(printf '%x:' "$1")" '
-		f && $1 ~ /^[0-9a-f]+:$/ { sub(":", "", $1); print "0x" $1; exit }
-		$1 == a { f = 1 }' "$run/basic$sfx.dis"
-}
-# fn_addr HEX: a function's address as the program printed it (a Thumb
-# function's pointer has bit 0 set), as gdb shows its pc.
-fn_addr() {
-	[ -n "$1" ] || return 0
-	printf '%#x' $(($1 & ~1))
+reg=r0
+# after_name WHAT ADDR: how the stepi cases name the instruction after
+# WHAT's (insn_after: 2 or 4 bytes on).
+after_name() {
+	case $1 in
+	svc) echo "the next instruction" ;;
+	*) echo "the next instruction ($2)" ;;
+	esac
 }
 
 armhf_debug_cases() {	# STUB ISA
 	sfx=-$2 lbl=" [$1, $2]"
-	# Breakpoint at square's first instruction, registers, one
-	# instruction step, backtrace, and the exit status.
-	gdb_case "break$sfx" <<'EOF'
-break *square
-run exit 3
-info registers pc r0
-printf "BRK pc=%#lx r0=%ld\n", $pc, $r0
-stepi
-printf "STEP pc=%#lx\n", $pc
-bt
-delete
-continue
-EOF
-	square=$(fn_addr "$(ground "break$sfx" square)")
-	out="$run/break$sfx.out"
-	if [ -z "$square" ]; then
-		not_ok "break$lbl: the program printed its addresses" "$(tail -n 5 "$out" | tr '\n' ' ')"
-	else
-		if grep -q "BRK pc=$square r0=7\$" "$out" && grep -Eq "^r0 +0x7 +7" "$out"; then
-			ok "break *square$lbl: pc = square ($square), r0 = 7 as the program passed it"
-		else
-			not_ok "break *square$lbl: pc and r0" "$(grep -E 'BRK|^pc|^r0|[Ee]rror' "$out" | tr '\n' ' ')"
-		fi
-		step=$(insn_after "$square")
-		if [ -n "$step" ] && grep -q "STEP pc=$step\$" "$out"; then
-			ok "stepi$lbl: pc = the next instruction ($step)"
-		else
-			not_ok "stepi$lbl: pc = the next instruction (${step:-not found})" "$(grep -E 'STEP|[Ee]rror' "$out" | tr '\n' ' ')"
-		fi
-		if grep -Eq "^#0 .*square" "$out" && grep -Eq "^#1 .*main" "$out"; then
-			ok "backtrace$lbl: square called from main"
-		else
-			not_ok "backtrace$lbl" "$(grep '^#' "$out" | tr '\n' ' ')"
-		fi
-	fi
-	if grep -q "exited with code 03" "$out" && grep -q "ground: exiting with 3" "$run/ground-break$sfx.txt"; then
-		ok "continue to the end$lbl: exit code 3"
-	else
-		not_ok "exit code 3$lbl" "$(grep -i 'exited\|error' "$out" | tr '\n' ' ')"
-	fi
-
-	# Stepping over getpid's system call instruction (svc): r0 holds
-	# the pid the program prints after the step; no SIGTRAP reaches it.
-	svc=$(awk '/<(__)?getpid>:/ { m = 1 } m && /\tsvc\t/ { sub(":", "", $1); print "0x" $1; exit }' \
-		"$run/basic$sfx.dis")
-	[ -n "$svc" ] || fail99 "no svc in getpid (objdump of basic$sfx)"
-	gdb_case "svc$sfx" <<EOF
-break *$svc
-run
-stepi
-printf "SVC pc=%#lx r0=%ld\n", \$pc, \$r0
-delete
-continue
-EOF
-	out="$run/svc$sfx.out"
-	pid=$(ground "svc$sfx" pid)
-	after=$(insn_after "$svc")
-	if [ -n "$pid" ] && grep -q "SVC pc=$after r0=$pid\$" "$out"; then
-		ok "stepi over svc$lbl: pc = the next instruction, r0 = getpid() = $pid"
-	else
-		not_ok "stepi over svc$lbl ($svc, pid $pid)" "$(grep -E 'SVC|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
-	fi
-	if grep -q "exited normally" "$out" && ! grep -q "SIGTRAP" "$out"; then
-		ok "after the step over svc$lbl the program runs to its end, no SIGTRAP"
-	else
-		not_ok "after the step over svc$lbl" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
-	fi
-
-	# Hardware points (PTRACE_GETHBPREGS / SETHBPREGS): a hardware
-	# breakpoint, a write watchpoint on `counter` (level3 adds to it),
-	# a read watchpoint on `set_me` (read by the printout after
-	# checkpoint).
-	gdb_case "hw$sfx" <<'EOF'
-break main
-run
-hbreak *square
-continue
-printf "HB pc=%#lx r0=%ld\n", $pc, $r0
-delete
-watch counter
-continue
-printf "WATCH counter=%d\n", counter
-delete
-rwatch set_me
-continue
-printf "RWATCH set_me=%d\n", set_me
-delete
-continue
-EOF
-	square=$(fn_addr "$(ground "hw$sfx" square)")
-	out="$run/hw$sfx.out"
-	if [ -n "$square" ] && grep -q "HB pc=$square r0=7\$" "$out"; then
-		ok "hbreak *square$lbl: stops there with r0 = 7"
-	else
-		not_ok "hbreak *square$lbl ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
-	fi
-	counter=$(ground "hw$sfx" counter)
-	hw_watch_checks "$out" "$counter" "$lbl"
-
+	debug_basic
+	debug_hw
 	for threads_run in $(seq 1 "$threads_runs"); do
 		debug_threads
 	done
@@ -294,94 +193,13 @@ armhf_record_cases() {
 		fi
 		name=sdt-$strat-$opt$sfx
 		ops=$("$triplet-readelf" -n "$run/$prog" | sed -n 's/^ *Arguments: //p' | sort -u | tr '\n' ' ')
-		rec_pt "$name" -e 'sdt:rec:tick args mem=arg2,6' -e 'sdt:rec:twice' \
-			-e 'sdt:rec:guarded' -- "/mnt/$prog" "/mnt/$name.ground" 25
-		if [ "$rec_status" = 0 ] &&
-		   python3 - "$run/$name.jsonl" "$run/$name.ground" >"$run/$name.check" 2>&1 <<'PY'
-import json, sys
-fr = [json.loads(l) for l in open(sys.argv[1])]
-g = [l.split() for l in open(sys.argv[2])]
-def s32(v):
-    v &= 0xffffffff
-    return v - (1 << 32) if v >> 31 else v
-tick = [f for f in fr if f["probe"] == "sdt:rec:tick"]
-want = [(int(l[1]), int(l[2]), l[3]) for l in g if l[0] == "tick"]
-got = [(s32(f["values"]["arg0"]), s32(f["values"]["arg1"]),
-        bytes.fromhex(f["memory"][0]["bytes"]).decode()) for f in tick]
-assert len(want) == 25 and got == [(i, v, s[:6]) for i, v, s in want], (got[:3], want[:3])
-twice = [s32(f["values"]["arg0"]) for f in fr if f["probe"] == "sdt:rec:twice"]
-assert twice == [int(l[1]) for l in g if l[0] == "twice"], twice
-guarded = [s32(f["values"]["arg0"]) for f in fr if f["probe"] == "sdt:rec:guarded"]
-gw = [int(l[1]) for l in g if l[0] == "guarded"]
-assert len(gw) == 25 and guarded == gw, (guarded, gw)
-print(len(tick), "ticks,", len(twice), "twice (2 sites),", len(guarded), "guarded")
-PY
-		then
-			ok "record --connect ($strat)$lbl: USDT at -$opt ($ops): tick (3 operands + memory), twice (2 sites), guarded (semaphore)"
-		else
-			not_ok "record --connect ($strat)$lbl: USDT at -$opt ($ops)" "status $rec_status" \
-				"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
-		fi
+		record_usdt "$strat" "$name" "$prog" 32 "USDT at -$opt ($ops)"
 	done
 }
 
-# armhf_pad_settle_case STRATEGY: leaving pads.  8 threads of recstress
-# call hit() 1000 times each under a tracepoint collecting $regs there,
-# and a breakpoint at the same address whose condition the agent
-# evaluates (thread 3's 500th call) stops them all while the others run
-# in their pads (with gdb's breakpoint there, every hit goes through the
-# pad's hand-off and its udf).  The agent steps each one out of its pad
-# in software, or back to the probe at an ldrex/strex of a claim: no
-# thread may show a pc in a pad (gdb prints such a frame as `?? ()`);
-# afterwards every call is one frame and the output is the untraced
-# run's.
-armhf_pad_settle_case() {
-	strat=$1
-	name=settle-$strat$sfx
-	rm -f "$run/$name.res"
-	gdb_case_prog "$name" "recstress$sfx" 300 <<EOF
-set breakpoint condition-evaluation target
-break main
-run calls 8 1000 /mnt/$name.res
-set trace-buffer-size 16000000
-trace hit
-actions
-collect \$regs
-end
-tstart
-break hit if t == 3 && i == 500
-continue
-printf "SETTLE t=%ld i=%ld\\n", t, i
-info threads
-monitor probes
-delete
-break fopen
-continue
-tstop
-tstatus
-delete
-continue
-EOF
-	out="$run/$name.out"
-	threads=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c 'Thread [0-9]*\.[0-9]*') || true
-	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
-	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
-	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
-	   grep -q ' pad (jump over [46] bytes' "$out"; then
-		ok "pads ($strat)$lbl: all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
-	else
-		not_ok "pads ($strat)$lbl: threads stopped while in pads" \
-			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
-	fi
-	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced$sfx-1000.out" "$run/$name.res" &&
-	   grep -q "exited normally" "$out"; then
-		ok "pads ($strat)$lbl: 8 x 1000 calls = $frames frames, output as untraced, the program ends"
-	else
-		not_ok "pads ($strat)$lbl: every call one frame, output as untraced" \
-			"frames ${frames:-none}, $(cmp "$run/stress-untraced$sfx-1000.out" "$run/$name.res" 2>&1)" \
-			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
-	fi
-}
+# Leaving pads (pad; pad_settle_case in lib.sh): hit's pad is 4 or 6
+# bytes over (ARM, Thumb-2).
+settle_pad=' pad (jump over [46] bytes'
 
 # armhf_ipa_case STRATEGY: tracepoints a pad runs with the in-process
 # collector (pad and auto; sfx and lbl as armhf_trace_cases sets them).
@@ -458,7 +276,6 @@ delete
 continue
 EOF
 	out="$run/$name.out"
-	g="$run/ground-$name.txt"
 	grep '^process ' "$out" | sed "s/^/# $name: /" || true
 	total=$(ground "$name" total)
 	arr2=$(ground "$name" arr2)
@@ -503,8 +320,7 @@ EOF
 		not_ok "collector ($strat)$lbl: monitor probes (want pads with the collector at add $add, level3 $level3, square $square, 0 stops)" \
 			"$(grep -E '^process' "$out" | tr '\n' ' ')"
 	fi
-	if grep -q "exited normally" "$out" && grep -q "ground: done" "$g" &&
-	   grep -q "ground: sq=49" "$g"; then
+	if ran_untraced "$name"; then
 		ok "collector ($strat)$lbl: the program computes as untraced and runs to its end"
 	else
 		not_ok "collector ($strat)$lbl: the program runs to its end" "$(tail -n 3 "$out" | tr '\n' ' ')"
@@ -546,10 +362,6 @@ EOF
 	fi
 }
 
-# armhf_trace_cases STRATEGY ISA: tracepoints at square's first
-# instruction and at main's bl to it, both collecting the registers:
-# each frame holds its probe's address and the argument, 7, in r0, each
-# probe hits once, the program prints what it prints untraced.  Then the
 # armhf_ret_case STRATEGY (pad, auto): return probes with no stop.  gdb
 # tracepoints at the entries of leaf, rec, tcall and saver of
 # tests/cross/progs/retprobe.c (built for the cases' instruction set),
@@ -649,6 +461,10 @@ EOF
 	fi
 }
 
+# armhf_trace_cases STRATEGY ISA: tracepoints at square's first
+# instruction and at main's bl to it, both collecting the registers:
+# each frame holds its probe's address and the argument, 7, in r0, each
+# probe hits once, the program prints what it prints untraced.  Then the
 # record cases: armhf_record_cases and the stress case of record-cases.sh.
 armhf_trace_cases() {
 	strat=$1
@@ -725,95 +541,9 @@ armhf_trace_cases() {
 	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
 	case $strat in pad|auto) armhf_ipa_case "$strat"; armhf_ret_case "$strat" ;; esac
 	[ "$ipa_only" = 0 ] || return 0
-	[ "$strat" != pad ] || armhf_pad_settle_case "$strat"
+	[ "$strat" != pad ] || pad_settle_case "$strat"
 	armhf_record_cases "$strat"
-	case " $stress_full " in
-	*" $strat "*) record_stress "$strat" "$stress_calls"; return ;;
-	esac
-	case " $stress_strategies " in
-	*" $strat "*) record_stress "$strat" "$stress_short" ;;
-	esac
-}
-
-# --- the keeper's chaos case: the kills --------------------------------------------
-# Per build and kill (armhf-build.sh planned them): wait for keepguest's
-# readyN, connect gdb-multiarch with the build's file, set the tracepoints
-# and start them; keepguest kills the agent and writes doneN.  With
-# while-stepping, work's entry steps 4 instructions after each hit; the
-# other modes add return probes on work (it saves lr in its frame) and
-# leaf (it keeps lr).
-keeper_chaos_run() {
-	kstart=$(date +%s)
-	nkills=0
-	for isa in $isas; do
-		kdir="$run/keeper/$isa"
-		set -- $(cat "$kdir/probes")
-		sed -n 's/^kill //p' "$kdir/plan" >"$kdir/kills"
-		while read -r kn kmode kstrat kdelay; do
-			nkills=$((nkills + 1))
-			what="keeper chaos [$isa] $((kn + 1)): $kmode $kstrat"
-			waited=0
-			until [ -f "$kdir/ready$kn" ] || [ -f "$kdir/done$kn" ]; do
-				waited=$((waited + 1))
-				if [ "$waited" -gt 1200 ] || ! kill -0 "$qpid" 2>/dev/null; then
-					not_ok "$what: the guest never got ready"
-					return
-				fi
-				sleep 0.1
-			done
-			{
-				echo "set pagination off"
-				echo "set confirm off"
-				echo "set architecture $gdbarch"
-				echo "set remotetimeout 30"
-				echo "file $kdir/keeptarget"
-				echo "target remote 127.0.0.1:$port"
-				for a in "$@"; do
-					printf 'trace *%s\nactions\ncollect $regs\n' "$a"
-					if [ "$kmode" = while-stepping ] && [ "$a" = "$3" ]; then
-						printf 'while-stepping 4\ncollect $pc\nend\n'
-					fi
-					printf 'end\n'
-				done
-				if [ "$kmode" != while-stepping ]; then
-					printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
-					echo "monitor return-probe 5"
-					echo "monitor return-probe 6"
-				fi
-				echo "tstart"
-				echo "continue"
-			} >"$kdir/gdb$kn.cmd"
-			timeout 150 gdb-multiarch -batch -nx -x "$kdir/gdb$kn.cmd" \
-				>"$kdir/gdb$kn.out" 2>&1 </dev/null &
-			gpid=$!
-			waited=0
-			until [ -f "$kdir/done$kn" ]; do
-				waited=$((waited + 1))
-				if [ "$waited" -gt 1800 ] || ! kill -0 "$qpid" 2>/dev/null; then
-					break
-				fi
-				sleep 0.1
-			done
-			kill "$gpid" 2>/dev/null || true
-			wait "$gpid" 2>/dev/null || true
-			res=$(cat "$kdir/done$kn" 2>/dev/null) || res="not ok: no result from the guest"
-			what="$what, SIGKILL after $((kdelay / 1000)) ms"
-			case $res in
-			ok*) ok "$what${res#ok}" ;;
-			*) not_ok "$what" "${res#not ok: }" \
-				"$(grep -v -e '^Tracepoint [0-9]* at' -e '^$' "$kdir/gdb$kn.out" | tail -n 3 | tr '\n' ' ')" \
-				"$(grep -v '^$' "$kdir/agent$kn" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
-			esac
-		done <"$kdir/kills"
-	done
-	# What the keepers did: threads given a fix-up record, sites restored.
-	moved=$(cat "$run"/keeper/*/agent[0-9]* 2>/dev/null |
-		sed -n 's/^keeper: process [0-9]*: .*, \([0-9]*\) threads moved$/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
-	sites=$(cat "$run"/keeper/*/agent[0-9]* 2>/dev/null |
-		sed -n 's/^keeper: process [0-9]*: \([0-9]*\) sites restored.*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
-	echo "# keeper chaos: $nkills kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $sites sites restored, $moved threads moved"
+	record_stress_for "$strat"
 }
 
 # CROSS_KEEPER_ONLY=1: each agent starts and exits without its cases,

@@ -1,9 +1,119 @@
 # debug-cases.sh - sourced by the arch's case file: the debugging cases
-# that need nothing of the arch (threads, awatch, attach and detach).
+# that need little or nothing of the arch (break, stepi over svc,
+# hardware points, threads, awatch, attach and detach).
 # $sfx names the build of the target programs (empty, or -thumb / -arm)
 # and $lbl is added to each case's name (empty on aarch64).
 # Under the first agent, like the cases above; each has its own program
 # and checks gdb's view against the program's printout.
+
+# debug_basic: on basic$sfx (its disassembly in $run/basic$sfx.dis): a
+# breakpoint at square's first instruction, registers, one instruction
+# step, backtrace and the exit code; stepi over getpid's system call
+# instruction (svc), where the step must end as a step (arm64 ends it
+# with a bare SIGTRAP from the syscall exit path, not TRAP_TRACE) and
+# no SIGTRAP reach the program, and the result register hold the pid
+# the program prints after it.  debug_hw: hardware points
+# (NT_ARM_HW_BREAK / NT_ARM_HW_WATCH, PTRACE_GETHBPREGS / SETHBPREGS): a
+# hardware breakpoint, a write watchpoint on `counter` (level3 adds to
+# it) and a read watchpoint on `set_me` (read by the printout after
+# checkpoint).  The arch's case file sets reg (the first argument and
+# result register) and after_name WHAT ADDR (how a case's name calls
+# ADDR, the instruction after WHAT's).  debug_basic sets svc and after
+# (the instruction after svc) for the arch's own cases.
+debug_basic() {
+	gdb_case "break$sfx" <<EOF
+break *square
+run exit 3
+info registers pc $reg
+printf "BRK pc=%#lx $reg=%ld\\n", \$pc, \$$reg
+stepi
+printf "STEP pc=%#lx\\n", \$pc
+bt
+delete
+continue
+EOF
+	square=$(fn_addr "$(ground "break$sfx" square)")
+	out="$run/break$sfx.out"
+	if [ -z "$square" ]; then
+		not_ok "break$lbl: the program printed its addresses" "$(tail -n 5 "$out" | tr '\n' ' ')"
+	else
+		if grep -q "BRK pc=$square $reg=7\$" "$out" && grep -Eq "^$reg +0x7 +7" "$out"; then
+			ok "break *square$lbl: pc = square ($square), $reg = 7 as the program passed it"
+		else
+			not_ok "break *square$lbl: pc and $reg" "$(grep -E "BRK|^pc|^$reg|[Ee]rror" "$out" | tr '\n' ' ')"
+		fi
+		step=$(insn_after "$square")
+		if [ -n "$step" ] && grep -q "STEP pc=$step\$" "$out"; then
+			ok "stepi$lbl: pc = $(after_name square "$step")"
+		else
+			not_ok "stepi$lbl: pc = the next instruction (${step:-not found})" "$(grep -E 'STEP|[Ee]rror' "$out" | tr '\n' ' ')"
+		fi
+		if grep -Eq "^#0 .*square" "$out" && grep -Eq "^#1 .*main" "$out"; then
+			ok "backtrace$lbl: square called from main"
+		else
+			not_ok "backtrace$lbl" "$(grep '^#' "$out" | tr '\n' ' ')"
+		fi
+	fi
+	if grep -q "exited with code 03" "$out" && grep -q "ground: exiting with 3" "$run/ground-break$sfx.txt"; then
+		ok "continue to the end$lbl: exit code 3"
+	else
+		not_ok "exit code 3$lbl" "$(grep -i 'exited\|error' "$out" | tr '\n' ' ')"
+	fi
+
+	svc=$(awk '/<(__)?getpid>:/ { m = 1 } m && /\tsvc\t/ { sub(":", "", $1); print "0x" $1; exit }' \
+		"$run/basic$sfx.dis")
+	[ -n "$svc" ] || fail99 "no svc in getpid (objdump of basic$sfx)"
+	gdb_case "svc$sfx" <<EOF
+break *$svc
+run
+stepi
+printf "SVC pc=%#lx $reg=%ld\\n", \$pc, \$$reg
+delete
+continue
+EOF
+	out="$run/svc$sfx.out"
+	pid=$(ground "svc$sfx" pid)
+	after=$(insn_after "$svc")
+	if [ -n "$pid" ] && grep -q "SVC pc=$after $reg=$pid\$" "$out"; then
+		ok "stepi over svc$lbl: pc = $(after_name svc "$after"), $reg = getpid() = $pid"
+	else
+		not_ok "stepi over svc$lbl ($svc, pid $pid)" "$(grep -E 'SVC|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	if grep -q "exited normally" "$out" && ! grep -q "SIGTRAP" "$out"; then
+		ok "after the step over svc$lbl the program runs to its end, no SIGTRAP"
+	else
+		not_ok "after the step over svc$lbl" "$(grep -E 'signal|exited|SIGTRAP' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
+debug_hw() {
+	gdb_case "hw$sfx" <<EOF
+break main
+run
+hbreak *square
+continue
+printf "HB pc=%#lx $reg=%ld\\n", \$pc, \$$reg
+delete
+watch counter
+continue
+printf "WATCH counter=%d\\n", counter
+delete
+rwatch set_me
+continue
+printf "RWATCH set_me=%d\\n", set_me
+delete
+continue
+EOF
+	square=$(fn_addr "$(ground "hw$sfx" square)")
+	out="$run/hw$sfx.out"
+	if [ -n "$square" ] && grep -q "HB pc=$square $reg=7\$" "$out"; then
+		ok "hbreak *square$lbl: stops there with $reg = 7"
+	else
+		not_ok "hbreak *square$lbl ($square)" "$(grep -E 'HB |[Ee]rror|Could not' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	counter=$(ground "hw$sfx" counter)
+	hw_watch_checks "$out" "$counter" "$lbl"
+}
 
 # Threads: threads.c starts 4 threads behind a barrier; thread i calls
 # hit(i) i + 1 times and prints its kernel tid.  A conditional
@@ -97,14 +207,7 @@ debug_attach() {
 		not_ok "attach$lbl: the guest started the program" "no attach.pid after 30 s"
 		return
 	fi
-	cat >"$run/attach.gdb" <<EOF
-set pagination off
-set confirm off
-set architecture $gdbarch
-set sysroot $run
-set remotetimeout 30
-file $run/rectarget$sfx
-target extended-remote 127.0.0.1:$port
+	{ cross_gdb_head -s extended-remote "$run/rectarget$sfx"; cat <<EOF; } >"$run/attach.gdb"
 attach $pid
 info inferiors
 break compute

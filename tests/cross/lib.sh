@@ -10,7 +10,11 @@
 #   wait_agent S / end_agent the stub of strategy S listens / exits
 #   ok / not_ok / skip_case  one TAP line (and one .trs line)
 #   gdb_case / gdb_case_prog one gdb-multiarch session against the stub
+#   cross_gdb_head           the first lines of a session's command file
 #   ground NAME KEY          a value of the program's printout
+#   pad_settle_case          threads stopped while others run in pads
+#   keeper_chaos_prepare     the keeper's chaos case: programs, plan, script
+#   keeper_chaos_run         its host side: gdb sets the probes per kill
 #   guest_exit               the verdict
 
 # cross_arch_config ARCH: sets triplet, debarch, kflavour (the kernel
@@ -271,6 +275,27 @@ guest_exit() {
 }
 
 # --- gdb sessions -------------------------------------------------------------------
+# cross_gdb_head [-s] TARGET [FILE]: the lines a session's command file
+# starts with: gdb's settings and the arch, with -s the run folder as
+# the sysroot, FILE for the program's symbols, and the connection to the
+# guest's stub (TARGET: remote or extended-remote).
+cross_gdb_head() {
+	_sysroot=
+	if [ "$1" = -s ]; then
+		_sysroot=$run
+		shift
+	fi
+	echo "set pagination off"
+	echo "set confirm off"
+	echo "set architecture $gdbarch"
+	[ -z "$_sysroot" ] || echo "set sysroot $_sysroot"
+	# The guest runs under emulation: a reply may take longer than
+	# gdb's default 2 s when the host is busy.
+	echo "set remotetimeout 30"
+	[ -z "${2:-}" ] || echo "file $2"
+	echo "target $1 127.0.0.1:$port"
+}
+
 # gdb_case_prog NAME PROG [TIMEOUT]: runs gdb-multiarch on $run/NAME.gdb
 # (after a common prologue that connects and names the program PROG of
 # the run folder) for at most TIMEOUT seconds (120); its transcript is
@@ -280,15 +305,7 @@ gdb_case_prog() {
 	prog=$2
 	rm -f "$run/ground-$name.txt"
 	{
-		echo "set pagination off"
-		echo "set confirm off"
-		echo "set architecture $gdbarch"
-		echo "set sysroot $run"
-		# The guest runs under emulation: a reply may take longer
-		# than gdb's default 2 s when the host is busy.
-		echo "set remotetimeout 30"
-		echo "file $run/$prog"
-		echo "target extended-remote 127.0.0.1:$port"
+		cross_gdb_head -s extended-remote "$run/$prog"
 		echo "set remote exec-file /mnt/$prog"
 		echo "set startup-with-shell off"
 		echo "set environment ITEST_GROUND=/mnt/ground-$name.txt"
@@ -341,6 +358,14 @@ continue
 EOF
 }
 
+# ran_untraced NAME: basic's session NAME ran the program to its end
+# ("exited normally"), and the program computed as untraced (its
+# printout's sq=49 and done).
+ran_untraced() {
+	grep -q "exited normally" "$run/$1.out" && grep -q "ground: sq=49" "$run/ground-$1.txt" &&
+		grep -q "ground: done" "$run/ground-$1.txt"
+}
+
 # trace_checks NAME STRAT SQUARE BL REG [LABEL]: trace_gdb's session NAME
 # under tracepoint strategy STRAT has one frame at square (SQUARE, as the
 # program printed it) and one at the bl, each with REG = 7, and the
@@ -355,12 +380,26 @@ trace_checks() {
 		not_ok "tracepoints ($_s)$_lbl at square ($_sq) and bl ($_bl)" \
 			"$(grep -E 'TP[23] |Collected|[Ee]rror|Target returned|not' "$_out" | head -n 8 | tr '\n' ' ')"
 	fi
-	if grep -q "exited normally" "$_out" && grep -q "ground: sq=49" "$run/ground-$1.txt" &&
-	   grep -q "ground: done" "$run/ground-$1.txt"; then
+	if ran_untraced "$1"; then
 		ok "traced program ($_s)$_lbl computes as untraced and runs to its end"
 	else
 		not_ok "traced program ($_s)$_lbl runs to its end" "$(tail -n 3 "$_out" | tr '\n' ' ')"
 	fi
+}
+
+# insn_after ADDR: the address of the instruction after ADDR in the
+# listing of basic$sfx ($run/basic$sfx.dis; Thumb-2 mixes 2 and 4 bytes).
+insn_after() {
+	awk -v a="$(printf '%x:' "$1")" '
+		f && $1 ~ /^[0-9a-f]+:$/ { sub(":", "", $1); print "0x" $1; exit }
+		$1 == a { f = 1 }' "$run/basic${sfx:-}.dis"
+}
+
+# fn_addr HEX: a function's address as the program printed it (a Thumb
+# function's pointer has bit 0 set), as gdb shows its pc.
+fn_addr() {
+	[ -n "$1" ] || return 0
+	printf '%#x' $(($1 & ~1))
 }
 
 # ground NAME KEY: the value of KEY=... in the program's printout.
@@ -395,6 +434,293 @@ hw_watch_checks() {
 	fi
 }
 
+# pad_settle_case STRAT [mem]: leaving pads.  8 threads of recstress$sfx
+# call hit() 1000 times each under a tracepoint collecting $regs there,
+# and a breakpoint at the same address whose condition the agent
+# evaluates (thread 3's 500th call) stops them all while the others run
+# in their pads (with gdb's breakpoint there, every hit goes through the
+# pad's hand-off and its trap).  The agent steps each one out of its
+# pad, or back to the probe where the step would not make progress (an
+# exclusive claim): no thread may show a pc in a pad (gdb prints such a
+# frame as `?? ()`); afterwards every call is one frame (none lost, none
+# twice) and the output is the untraced run's.  $settle_pad: the
+# `monitor probes` words of hit's pad (its length is the arch's).  With
+# `mem` the tracepoint collects a global too, so its pads call the
+# in-process collector, and the breakpoint is at hit's second
+# instruction (hit+$settle_next), its condition on the first two
+# argument registers ($settle_regs), which hit's first instruction
+# leaves be: the other threads are in their pads or in the collector,
+# whose exclusive loops (atomic counters) the agent does by hand (arch
+# callee_step) where a step would loop for ever.
+pad_settle_case() {
+	strat=$1
+	name=settle-$strat$sfx
+	collect='$regs' at=hit cond='t == 3 && i == 500' args='t, i' slbl=
+	want_pad=$settle_pad
+	if [ "${2:-}" = mem ]; then
+		# shellcheck disable=SC2086
+		set -- $settle_regs
+		name=settle-mem-$strat$sfx
+		collect='$regs, per_thread' at="*hit+$settle_next" slbl=', collector'
+		cond="\$$1 == 3 && \$$2 == 500" args="\$$1, \$$2"
+		want_pad="$want_pad.*with its collector"
+	fi
+	rm -f "$run/$name.res"
+	gdb_case_prog "$name" "recstress$sfx" 300 <<EOF
+set breakpoint condition-evaluation target
+break main
+run calls 8 1000 /mnt/$name.res
+set trace-buffer-size 16000000
+trace hit
+actions
+collect $collect
+end
+tstart
+break $at if $cond
+continue
+printf "SETTLE t=%ld i=%ld\\n", $args
+info threads
+monitor probes
+delete
+break fopen
+continue
+tstop
+tstatus
+delete
+continue
+EOF
+	out="$run/$name.out"
+	threads=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c 'Thread [0-9]*\.[0-9]*') || true
+	unknown=$(sed -n '/^  Id  *Target Id/,/^process /p' "$out" | grep -c '?? ()') || true
+	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
+	if grep -q "^SETTLE t=3 i=500\$" "$out" && [ "$threads" -ge 2 ] && [ "$unknown" = 0 ] &&
+	   grep -q "$want_pad" "$out"; then
+		ok "pads ($strat$slbl)$lbl: all threads stopped at thread 3's 500th hit, $threads threads, none shown in a pad"
+	else
+		not_ok "pads ($strat$slbl)$lbl: threads stopped while in pads" \
+			"$(grep -E 'SETTLE|\?\? \(\)|^process|[Ee]rror|signal' "$out" | head -n 8 | tr '\n' ' ')"
+	fi
+	if [ "$frames" = 8000 ] && cmp -s "$run/stress-untraced$sfx-1000.out" "$run/$name.res" &&
+	   grep -q "exited normally" "$out"; then
+		ok "pads ($strat$slbl)$lbl: 8 x 1000 calls = $frames frames, output as untraced, the program ends"
+	else
+		not_ok "pads ($strat$slbl)$lbl: every call one frame, output as untraced" \
+			"frames ${frames:-none}, $(cmp "$run/stress-untraced$sfx-1000.out" "$run/$name.res" 2>&1)" \
+			"$(grep -E 'Trace|exited|signal|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+}
+
+# --- the keeper's chaos case ------------------------------------------------------
+# The agent is SIGKILLed at random moments while keeptarget's 8 threads
+# hit tracepoints at leaf's, bump's and work's entries and at work's `bl
+# leaf`, with return probes on work and leaf (but with while-stepping):
+# started by the agent, attached to, and started with a while-stepping
+# action on work's entry.  The keeper must leave the program running on
+# to its untraced result and exit status 7, its text the file's.
+# keepguest (tests/cross/keepguest.c) runs each kill in the guest, in
+# one folder per build of keeptarget ($run/keeper, or $run/keeper/ISA
+# for each of $isas); on the host, gdb-multiarch sets the tracepoints
+# (keeper_chaos_run).  KEEPER_SEED (default 1) chooses the delays;
+# KEEPER_NO_KEEPER=1 runs the agents with PROBE_AGENT_NO_KEEPER=1, which
+# must fail.
+
+# keeper_dirs: one line per build of keeptarget, "FOLDER LABEL": LABEL
+# "-" for the one build, or "[ISA]".
+keeper_dirs() {
+	if [ -z "$isas" ]; then
+		echo "$run/keeper -"
+	else
+		for _isa in $isas; do echo "$run/keeper/$_isa [$_isa]"; done
+	fi
+}
+
+# keeper_chaos_prepare KILLS STRATEGIES [MODE_EVERY]: keepguest, each
+# build of keeptarget with its probes (KDIR/probes) and its plan
+# (KDIR/plan: the executable segment, then one line per kill: n, mode,
+# strategy, delay in microseconds), and the guest's script
+# ($run/keeper/chaos.sh, which guest.sh runs after the last agent).
+# KILLS kills per build (empty: 3 per strategy, each mode with each
+# strategy once); kill n's strategy is the nth of STRATEGIES, in turn
+# (pad-far: pad with PROBE_AGENT_FAR_PADS=1); the mode changes every
+# MODE_EVERY kills (default: the number of strategies).
+keeper_chaos_prepare() {
+	mkdir -p "$run/keeper"
+	"$triplet-gcc" -O2 -static -o "$run/keeper/keepguest" "$srcdir/tests/cross/keepguest.c" ||
+		fail99 "cannot cross-compile keepguest.c"
+	{
+		echo "# The keeper's chaos case, in the guest (check-cross.sh writes it)."
+		[ -z "${KEEPER_NO_KEEPER:-}" ] || echo "export PROBE_AGENT_NO_KEEPER=1"
+	} >"$run/keeper/chaos.sh"
+	_salt=0
+	for kdir in $(keeper_dirs | cut -d' ' -f1); do
+		klbl=$(keeper_dirs | sed -n "s|^$kdir ||p")
+		_m=
+		[ "$klbl" = - ] || _m=-m${kdir##*/}
+		mkdir -p "$kdir"
+		"$triplet-gcc" ${_m:+"$_m"} -O1 -static -pthread -o "$kdir/keeptarget" \
+			"$srcdir/tests/keeper/keeptarget.c" ||
+			fail99 "cannot cross-compile keeptarget.c ${_m:+with $_m}"
+		# leaf's, bump's and work's entries, and work's `bl leaf`
+		# (objdump's addresses: without the Thumb bit, as gdb takes
+		# them).
+		probes=$("$triplet-objdump" -d "$kdir/keeptarget" | awk '
+			/<(leaf|bump)>:/ { print "0x" $1 }
+			/<work>:/ { print "0x" $1; w = 1; next }
+			w && /\tbl\t.*<leaf>/ { sub(":", "", $1); print "0x" $1; w = 0 }' |
+			sed 's/^0x0*/0x/' | tr '\n' ' ')
+		# shellcheck disable=SC2086
+		[ "$(echo $probes | wc -w)" = 4 ] ||
+			fail99 "keeptarget ${_m}: leaf, bump, work and its bl not found ($probes)"
+		echo "$probes" >"$kdir/probes"
+		python3 - "$kdir/keeptarget" "$1" "${KEEPER_SEED:-1}" "$_salt" "$2" "${3:-}" \
+			>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case ${_m}"
+import random, struct, sys
+data = open(sys.argv[1], "rb").read()
+if data[4] == 2:	# ELFCLASS64
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    fmt, fields = "<IIQQQQQQ", (0, 1, 2, 3, 5)
+else:
+    phoff, = struct.unpack_from("<I", data, 0x1c)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x2a)
+    fmt, fields = "<IIIIIIII", (0, 6, 1, 2, 4)
+for i in range(phnum):
+    p = struct.unpack_from(fmt, data, phoff + i * phentsize)
+    p_type, p_flags, p_offset, p_vaddr, p_filesz = (p[k] for k in fields)
+    if p_type == 1 and p_flags & 1:
+        print("text %#x %#x %d" % (p_vaddr, p_offset, p_filesz))
+        break
+seed, salt = int(sys.argv[3]), int(sys.argv[4])
+strategies = sys.argv[5].split()
+for s in strategies:
+    if s not in ("step", "boost", "emulate", "pad", "auto", "pad-far"):
+        sys.exit("KEEPER_STRATEGIES: '%s' is not one of step boost emulate pad auto pad-far" % s)
+if not strategies:
+    sys.exit("KEEPER_STRATEGIES: no strategy")
+if sys.argv[2] and not sys.argv[2].isdigit():
+    sys.exit("KEEPER_KILLS: '%s' is not a number" % sys.argv[2])
+kills = int(sys.argv[2]) if sys.argv[2] else 3 * len(strategies)
+every = int(sys.argv[6]) if sys.argv[6] else len(strategies)
+for n in range(kills):
+    strategy = strategies[n % len(strategies)]
+    mode = ("started", "attached", "while-stepping")[n // every % 3]
+    delay = random.Random(seed * 100003 + salt + n).randint(0, 250000)
+    print("kill %d %s %s %d" % (n, mode, strategy, delay))
+PY
+		# The next build's delays are not this one's.
+		_salt=$((_salt + 7919))
+		cat >>"$run/keeper/chaos.sh" <<EOF
+cd /mnt/${kdir#"$run"/}
+set -- \$(sed -n 's/^text //p' plan)
+taddr=\$1 toff=\$2 tlen=\$3
+/mnt/keeper/keepguest . -1 plain - 0 \$taddr \$toff \$tlen /mnt/probe-agent ./keeptarget 4000 ||
+	echo "guest: keepguest plain ${_m} failed"
+sed -n 's/^kill //p' plan | while read n mode strategy delay; do
+	far=
+	[ "\$strategy" != pad-far ] || far=1 strategy=pad
+	PROBE_AGENT_FAR_PADS=\$far /mnt/keeper/keepguest . \$n \$mode --tp-strategy=\$strategy \$delay \\
+		\$taddr \$toff \$tlen /mnt/probe-agent ./keeptarget 4000
+done
+echo "guest: keeper chaos ${_m} done"
+EOF
+	done
+}
+
+# keeper_trace_cmds MODE LEAF BUMP WORK BL: gdb's commands for the
+# keeper's probes (KDIR/probes): a tracepoint at each, collecting the
+# registers; with MODE while-stepping, work's entry steps 4
+# instructions after each hit; in the other modes return probes on work
+# (a non-leaf: it saves its return address in its frame) and leaf
+# (which keeps it in its register).
+keeper_trace_cmds() {
+	_mode=$1
+	shift
+	for _a in "$@"; do
+		printf 'trace *%s\nactions\ncollect $regs\n' "$_a"
+		if [ "$_mode" = while-stepping ] && [ "$_a" = "$3" ]; then
+			printf 'while-stepping 4\ncollect $pc\nend\n'
+		fi
+		printf 'end\n'
+	done
+	if [ "$_mode" != while-stepping ]; then
+		printf 'trace *%s\nactions\ncollect $regs\nend\n' "$3" "$1"
+		echo "monitor return-probe 5"
+		echo "monitor return-probe 6"
+	fi
+}
+
+# keeper_either A B: file A or file B exists.
+keeper_either() {
+	[ -f "$1" ] || [ -f "$2" ]
+}
+
+# keeper_log_sum SED FILE...: the sum of the numbers the sed command
+# SED prints from the keeper's lines of the agents' logs FILE...
+keeper_log_sum() {
+	_sed=$1
+	shift
+	cat "$@" 2>/dev/null | sed -n "$_sed" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# keeper_chaos_run: per build and kill (keeper_chaos_prepare planned
+# them): wait for keepguest's readyN, connect gdb-multiarch (with the
+# build's file when there are several builds), set the tracepoints
+# (keeper_trace_cmds) and start them; keepguest kills the agent and
+# writes doneN, the case's verdict.  Then what the keepers did: sites
+# restored, threads given a fix-up record, single steps disarmed by
+# re-attaching (doc/keeper.md).
+keeper_chaos_run() {
+	kstart=$(date +%s)
+	nkills=0 sites=0 moved=0 disarmed=0
+	for kdir in $(keeper_dirs | cut -d' ' -f1); do
+		klbl=$(keeper_dirs | sed -n "s|^$kdir ||p")
+		kfile=$kdir/keeptarget
+		if [ "$klbl" = - ]; then
+			klbl='' kfile=''
+		else
+			klbl="$klbl "
+		fi
+		# shellcheck disable=SC2046
+		set -- $(cat "$kdir/probes")
+		sed -n 's/^kill //p' "$kdir/plan" >"$kdir/kills"
+		while read -r kn kmode kstrat kdelay; do
+			nkills=$((nkills + 1))
+			what="keeper chaos $klbl$((kn + 1)): $kmode $kstrat"
+			if ! tlib_wait_alive "$qpid" 120 keeper_either "$kdir/ready$kn" "$kdir/done$kn"; then
+				not_ok "$what: the guest never got ready"
+				return
+			fi
+			{
+				cross_gdb_head remote ${kfile:+"$kfile"}
+				keeper_trace_cmds "$kmode" "$@"
+				echo "tstart"
+				echo "continue"
+			} >"$kdir/gdb$kn.cmd"
+			timeout 150 gdb-multiarch -batch -nx -x "$kdir/gdb$kn.cmd" \
+				>"$kdir/gdb$kn.out" 2>&1 </dev/null &
+			gpid=$!
+			tlib_wait_alive "$qpid" 180 test -f "$kdir/done$kn" || true
+			kill "$gpid" 2>/dev/null || true
+			wait "$gpid" 2>/dev/null || true
+			res=$(cat "$kdir/done$kn" 2>/dev/null) || res="not ok: no result from the guest"
+			what="$what, SIGKILL after $((kdelay / 1000)) ms"
+			case $res in
+			ok*) ok "$what${res#ok}" ;;
+			*) not_ok "$what" "${res#not ok: }" \
+				"$(grep -v -e '^Tracepoint [0-9]* at' -e '^$' "$kdir/gdb$kn.out" | tail -n 3 | tr '\n' ' ')" \
+				"$(grep -v '^$' "$kdir/agent$kn" 2>/dev/null | tail -n 3 | tr '\n' ' ')" ;;
+			esac
+		done <"$kdir/kills"
+		sites=$((sites + $(keeper_log_sum 's/^keeper: process [0-9]*: \([0-9]*\) sites restored.*/\1/p' \
+			"$kdir"/agent[0-9]*)))
+		moved=$((moved + $(keeper_log_sum 's/^keeper: process [0-9]*: .*, \([0-9]*\) threads moved$/\1/p' \
+			"$kdir"/agent[0-9]*)))
+		disarmed=$((disarmed + $(keeper_log_sum 's/^keeper: process [0-9]*: \([0-9]*\) single steps disarmed.*/\1/p' \
+			"$kdir"/agent[0-9]*)))
+	done
+	echo "# keeper chaos: $nkills kills in $(($(date +%s) - kstart)) s (seed ${KEEPER_SEED:-1}): $sites sites restored, $moved threads moved, $disarmed single steps disarmed"
+}
+
 # cross_record_setup SHORT FULL: the sysroot probe-trace (the record
 # cases) reads the programs from, where the guest's /mnt is the run
 # folder, and the stress counts: CROSS_STRESS_THREADS threads x
@@ -412,6 +738,43 @@ cross_record_setup() {
 	stress_short=${CROSS_STRESS_SHORT_CALLS:-$1}
 	stress_full=${CROSS_STRESS_FULL-$2}
 	stress_strategies=${CROSS_STRESS_STRATEGIES-step boost emulate pad auto}
+}
+
+# cross_guest_extra: what the guest does for the cases before the stubs
+# start (the arch's build file writes it to $run/guest-extra.sh, after
+# its own lines): when the agent's cases run, the untraced stress runs
+# of each build of recstress (the output every traced one must equal,
+# for each count cross_record_setup chose and the settle case's 1000),
+# and a watcher that starts an attach case's program (attach.go names
+# it), under no stub, each time the host asks for one.
+cross_guest_extra() {
+	if [ "$with_agent" = 1 ] && [ "$quick" = 0 ]; then
+		for _b in ${isas:--}; do
+			_s=-$_b
+			[ "$_b" != - ] || _s=
+			cat <<EOF
+for c in $stress_calls $stress_short 1000; do
+	t0=\$(date +%s)
+	./recstress$_s calls $stress_threads \$c /mnt/stress-untraced$_s-\$c.out
+	echo "guest: untraced recstress$_s $stress_threads x \$c: status \$?, \$((\$(date +%s) - t0)) s"
+done
+EOF
+		done
+	fi
+	cat <<'EOF'
+(
+	while :; do
+		while [ ! -f /mnt/attach.go ]; do sleep 0.2; done
+		prog=$(cat /mnt/attach.go)
+		rm -f /mnt/attach.go
+		sh -c 'echo $$ >/mnt/attach.pid.tmp; exec ./'"$prog"' loop /mnt/attach.ground' &
+		while [ ! -s /mnt/attach.pid.tmp ]; do sleep 0.1; done
+		mv /mnt/attach.pid.tmp /mnt/attach.pid
+		wait $!
+		echo $? >/mnt/attach.status
+	done
+) &
+EOF
 }
 
 # cross_sdt_include: the host's <sys/sdt.h> (plain preprocessor and asm,

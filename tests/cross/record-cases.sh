@@ -1,6 +1,6 @@
 # record-cases.sh - sourced by the arch's case file: probe-trace record
 # --connect from this host through the guest's agent, the parts that need
-# nothing of the arch (rec_pt, the stress case).  $sfx and $lbl as in
+# nothing of the arch (rec_pt, the calls, USDT and stress cases).  $sfx and $lbl as in
 # debug-cases.sh.
 
 # probe-trace runs here, on the host, and connects to the guest's agent
@@ -50,6 +50,46 @@ PY
 		ok "record --connect ($strat)${lbl:-}: compute, checksum (memory) and the bl, 20 calls each, values as printed"
 	else
 		not_ok "record --connect ($strat)${lbl:-}: rectarget calls" "status $rec_status" \
+			"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
+# record_usdt STRAT NAME PROG BITS WHAT [SEP]: recsdt (PROG, in /mnt)
+# fires rec:tick(i, -3i, "tick-i") at one site, rec:twice(i) at two,
+# rec:guarded(i) only while its semaphore is raised, 25 times each;
+# every frame must carry the values the program printed, read as
+# BITS-bit signed numbers, and tick's 6 bytes of its string.  WHAT
+# names the build in the case's name (after SEP, default ": ", comes
+# what was checked).
+record_usdt() {
+	strat=$1 name=$2
+	rec_pt "$name" -e 'sdt:rec:tick args mem=arg2,6' -e 'sdt:rec:twice' \
+		-e 'sdt:rec:guarded' -- "/mnt/$3" "/mnt/$name.ground" 25
+	if [ "$rec_status" = 0 ] &&
+	   python3 - "$run/$name.jsonl" "$run/$name.ground" "$4" >"$run/$name.check" 2>&1 <<'PY'
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1])]
+g = [l.split() for l in open(sys.argv[2])]
+bits = int(sys.argv[3])
+def signed(v):
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+tick = [f for f in fr if f["probe"] == "sdt:rec:tick"]
+want = [(int(l[1]), int(l[2]), l[3]) for l in g if l[0] == "tick"]
+got = [(signed(f["values"]["arg0"]), signed(f["values"]["arg1"]),
+        bytes.fromhex(f["memory"][0]["bytes"]).decode()) for f in tick]
+assert len(want) == 25 and got == [(i, v, s[:6]) for i, v, s in want], (got[:3], want[:3])
+twice = [signed(f["values"]["arg0"]) for f in fr if f["probe"] == "sdt:rec:twice"]
+assert twice == [int(l[1]) for l in g if l[0] == "twice"], twice
+guarded = [signed(f["values"]["arg0"]) for f in fr if f["probe"] == "sdt:rec:guarded"]
+gw = [int(l[1]) for l in g if l[0] == "guarded"]
+assert len(gw) == 25 and guarded == gw, (guarded, gw)
+print(len(tick), "ticks,", len(twice), "twice (2 sites),", len(guarded), "guarded")
+PY
+	then
+		ok "record --connect ($strat)${lbl:-}: $5${6:-: }tick (3 operands + memory), twice (2 sites), guarded (semaphore)"
+	else
+		not_ok "record --connect ($strat)${lbl:-}: $5" "status $rec_status" \
 			"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
 	fi
 }
@@ -105,3 +145,14 @@ EOF
 	rm -f "$run/stress-$strat$sfx.tfile"
 }
 
+
+# record_stress_for STRAT: the stress case as cross_record_setup chose
+# for the strategy: the full count, the short one, or none.
+record_stress_for() {
+	case " $stress_full " in
+	*" $1 "*) record_stress "$1" "$stress_calls"; return ;;
+	esac
+	case " $stress_strategies " in
+	*" $1 "*) record_stress "$1" "$stress_short" ;;
+	esac
+}

@@ -52,7 +52,7 @@ tlib_cross_tools() {
 
 # tlib_cross_arch_test ARCH PROG [CC FLAGS...]: builds tests/arch/PROG.c
 # for ARCH, statically, with its runner (tests/arch/aarch64-run.c or
-# arm-run.c) and every arch/ source, and exits with the status of its
+# arm-run.c, and sig-run.c) and every arch/ source, and exits with the status of its
 # run under TLIB_XRUN.  A64_CFLAGS / ARM_CFLAGS are added (a longer run
 # by hand: ARM_CFLAGS='-DSEED=7 -DSCALE=10' tests/arch/PROG.sh).
 tlib_cross_arch_test() {
@@ -69,7 +69,7 @@ tlib_cross_arch_test() {
 	# shellcheck disable=SC2086
 	"$TLIB_XCC" -static -O1 -std=gnu11 -Wall -Werror -Wno-unused-parameter \
 		"$@" $_flags -I"$_s" -I"$top_builddir" -o "$_out" \
-		"$_s/tests/arch/$_prog.c" "$_s/tests/arch/$_runner" \
+		"$_s/tests/arch/$_prog.c" "$_s/tests/arch/$_runner" "$_s/tests/arch/sig-run.c" \
 		"$_s"/arch/*.c "$_s"/arch/aarch64/*.c "$_s"/arch/arm/*.c \
 		"$_s"/arch/x86_64/*.c || tlib_error "cannot build $_out"
 	$TLIB_XRUN "$_out"
@@ -222,6 +222,20 @@ tlib_wait_for() {
 	until "$@"; do
 		tlib_n=$((tlib_n - 1))
 		[ "$tlib_n" -le 0 ] && return 1
+		sleep 0.1
+	done
+}
+
+# tlib_wait_alive PID SECONDS COMMAND...: tlib_wait_for, but 1 as soon
+# as PID has ended too (a guest, a server the test waits on).
+tlib_wait_alive() {
+	tlib_p=$1 tlib_n=$(($2 * 10))
+	shift 2
+	until "$@"; do
+		tlib_n=$((tlib_n - 1))
+		if [ "$tlib_n" -le 0 ] || ! kill -0 "$tlib_p" 2>/dev/null; then
+			return 1
+		fi
 		sleep 0.1
 	done
 }

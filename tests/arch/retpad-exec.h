@@ -1,0 +1,326 @@
+/*
+ * retpad-exec.h - the harness the native return probe tests share
+ * (x86_64-retpad-exec.c, aarch64-retpad-exec.c): the area, ring and code
+ * mappings with the trampoline (emit_ret_exit), entry pads, the ring's
+ * consumer as the agent's drain takes records, the calling thread's
+ * depth, a case run in its own child, the deep and full-ring cases and
+ * the threads case's producers.
+ *
+ * Included once, after the test defines: OFF_SEQ, OFF_BASES, OFF_FRAME,
+ * OFF_BLOCKS, RECORD_SHIFT, RING_OFF (the agent's record layout), NT and
+ * PER (the threads case: threads, calls each), ARCH_OPS (its arch_ops),
+ * struct rec (a record as the test reads it) and the hooks
+ *   static void trap_past(void *ctx);    on past the trampoline's trap
+ *                                        in a SIGTRAP's context
+ *   static void child_init(void);        in each case's child, first
+ *   static const char *run_note(void);   said after each case's name
+ * struct rec has at least tag, ticks, ret (uint64_t), tid and magic
+ * (uint32_t).  After the inclusion the test defines take_arch() (a
+ * record's registers into its struct rec), check_rec() and setup()
+ * (ring_map, then its pads).
+ */
+#ifndef PROBE_TESTS_RETPAD_EXEC_H
+#define PROBE_TESTS_RETPAD_EXEC_H
+
+static const struct arch_ops *ops = ARCH_OPS;
+static int failures;
+
+static uint8_t *area, *ring, *code;
+static unsigned int nrecords;
+static uint64_t tramp, ring_pos;
+static volatile long traps;
+
+typedef long (*fn_t)(long);
+/* The entry pads of f(i) = 3i + 1, of r (recursion) and j (longjmp). */
+static fn_t pf, pr, pj;
+static const uint64_t f_tag = 0x1111, r_tag = 0x2222, j_tag = 0x3333;
+
+static void take_arch(struct rec *out, const uint8_t *rec);
+static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t ret);
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("FAIL: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	failures++;
+}
+
+static uint32_t tid_now(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* One entry pad for `fn`, tagged `tag`, at `at`: its address. */
+static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
+		     bool fsgsbase)
+{
+	size_t n = 0, fb = 0, done = 0;
+	int m;
+	struct arch_ret_pad rp = { .area = (uint64_t)area, .tramp = tramp,
+				   .func_run = tag, .fsgsbase = fsgsbase };
+
+	if ((m = ops->emit_save_regs(at, size, (uint64_t)fn)) < 0)
+		exit(99);
+	n = (size_t)m;
+	if ((m = ops->emit_ret_entry(at + n, size - n, &rp, &fb, &done)) < 0)
+		exit(99);
+	fb += n;
+	done += n;
+	n += (size_t)m;
+	if (ops->patch_branch(at, fb, n) < 0 || ops->patch_branch(at, done, n) < 0)
+		exit(99);
+	if ((m = ops->emit_restore_regs(at + n, size - n)) < 0)
+		exit(99);
+	n += (size_t)m;
+	if ((m = ops->emit_jump_abs(at + n, size - n, (uint64_t)fn)) < 0)
+		exit(99);
+	n += (size_t)m;
+	__builtin___clear_cache((char *)at, (char *)at + n);
+	return (fn_t)(void *)at;
+}
+
+/*
+ * The area (return probes on, the records' image as `image` says), a
+ * ring of `records` records, all free, and `code_size` bytes of RWX
+ * code with the trampoline in its first 4 KiB (xsave and fsgsbase: the
+ * x86-64 variants).  No RWX memory: exit 77.
+ */
+static void ring_map(unsigned int records, size_t code_size, bool image, bool xsave,
+		     bool fsgsbase)
+{
+	size_t ring_size = RING_OFF + ((size_t)records << RECORD_SHIFT);
+	size_t tr_off = 0;
+	int m;
+
+	nrecords = records;
+	area = mmap(NULL, RET_PAD_AREA_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	code = mmap(NULL, code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED || ring == MAP_FAILED)
+		exit(99);
+	if (code == MAP_FAILED) {
+		printf("SKIP: no RWX memory\n");
+		exit(77);
+	}
+	*(uint64_t *)(area + RET_PAD_ON) = 1;
+	*(uint64_t *)(area + RET_PAD_IMAGE) = image;
+	for (unsigned int i = 0; i < records; i++)
+		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
+	tramp = (uint64_t)code;
+	struct arch_ret_pad rp = {
+		.area = (uint64_t)area, .tramp = tramp, .fsgsbase = fsgsbase,
+		.ring = { .ring = (uint64_t)ring, .off_records = RING_OFF,
+			  .record_shift = RECORD_SHIFT, .nrecords = records,
+			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
+			  .xsave = xsave, .fsgsbase = fsgsbase,
+			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
+	};
+	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)
+		exit(99);
+	__builtin___clear_cache((char *)code, (char *)code + m);
+}
+
+/* The next record, as the agent's drain takes it (then ring_done);
+ * NULL: none yet. */
+static const uint8_t *ring_next(void)
+{
+	uint8_t *rec = ring + RING_OFF + ((size_t)(ring_pos & (nrecords - 1)) << RECORD_SHIFT);
+	uint64_t head = __atomic_load_n((uint64_t *)ring, __ATOMIC_ACQUIRE);
+
+	if (ring_pos >= head ||
+	    __atomic_load_n((uint64_t *)(rec + OFF_SEQ), __ATOMIC_ACQUIRE) != ring_pos + 1)
+		return NULL;
+	return rec;
+}
+
+/* ring_next's record is read: free for the producers again. */
+static void ring_done(const uint8_t *rec)
+{
+	__atomic_store_n((uint64_t *)(rec + OFF_SEQ), ring_pos + nrecords, __ATOMIC_RELEASE);
+	ring_pos++;
+}
+
+/* The next record, as the agent's drain takes it (its registers by
+ * take_arch); false: none yet. */
+static bool take(struct rec *out)
+{
+	const uint8_t *rec = ring_next();
+
+	if (!rec)
+		return false;
+	const uint8_t *d = rec + OFF_BLOCKS;
+	memcpy(&out->tag, d + RET_REC_FUNC, 8);
+	memcpy(&out->ticks, d + RET_REC_TICKS, 8);
+	memcpy(&out->tid, d + RET_REC_TID, 4);
+	memcpy(&out->magic, d + RET_REC_MAGIC, 4);
+	memcpy(&out->ret, d + RET_REC_RET, 8);
+	take_arch(out, rec);
+	ring_done(rec);
+	return true;
+}
+
+/* The calling thread's depth in the area (its slot found by its tid). */
+static uint32_t depth(void)
+{
+	for (unsigned int i = 0; i < RET_PAD_SLOTS; i++) {
+		uint8_t *s = area + 4096 + (size_t)i * RET_PAD_SLOT_SIZE;
+		if (*(uint64_t *)s && *(uint32_t *)(s + 8) == tid_now())
+			return *(uint32_t *)(s + 12);
+	}
+	return 0;
+}
+
+/* r(n): n calls of itself through its pad; j(n): n of itself, then a
+ * longjmp to env out of them all. */
+__attribute__((noinline)) static long r(long n)
+{
+	return n ? pr(n - 1) + 1 : 0;
+}
+
+static jmp_buf env;
+
+__attribute__((noinline)) static long j(long n)
+{
+	if (!n)
+		longjmp(env, 1);
+	return pj(n - 1) + 1;
+}
+
+/* r(200): 126 entries pushed, 75 counted as fallbacks (the depth
+ * limit), the 126 outermost returns recorded in order. */
+static void case_deep(void)
+{
+	struct rec x;
+	long v = pr(200);
+	uint64_t k = 75;
+
+	if (v != 200)
+		fail("deep: r(200) = %ld", v);
+	while (take(&x)) {
+		check_rec("deep", &x, r_tag, k);
+		k++;
+	}
+	if (k != 201)
+		fail("deep: records up to %llu, want 75..200", (unsigned long long)k - 1);
+	uint64_t fb = *(uint64_t *)(area + RET_PAD_FALLBACKS);
+	if (fb != 75)
+		fail("deep: %llu fallbacks, want 75", (unsigned long long)fb);
+}
+
+/* --- full: the trampoline traps when the ring is full ------------------ */
+static struct rec drained[64];
+static int ndrained;
+
+static void on_trap(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	traps++;
+	while (ndrained < 64 && take(&drained[ndrained]))
+		ndrained++;
+	trap_past(ctx);
+}
+
+static void on_trap_wait(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	__atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED);
+	trap_past(ctx);
+}
+
+static void on_sigtrap(void (*fn)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, NULL);
+}
+
+/* 40 calls into an 8-record ring nobody drains meanwhile: the
+ * trampoline traps when it is full, the handler drains, every return
+ * is recorded. */
+static void case_full(void)
+{
+	on_sigtrap(on_trap);
+	for (long i = 0; i < 40; i++)
+		if (pf(i) != 3 * i + 1)
+			fail("full: f(%ld)", i);
+	while (ndrained < 64 && take(&drained[ndrained]))
+		ndrained++;
+	if (ndrained != 40)
+		fail("full: %d records, want 40", ndrained);
+	for (int i = 0; i < ndrained; i++)
+		check_rec("full", &drained[i], f_tag, 3 * (uint64_t)i + 1);
+	if (!traps)
+		fail("full: the trampoline never waited for room");
+	printf("  full: %ld waits for room\n", traps);
+}
+
+/* --- threads: NT producers of PER calls each --------------------------- */
+static volatile int producers_left;
+static uint32_t tids[NT];
+static uint8_t *seen;
+
+static void *producer(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+
+	tids[t] = tid_now();
+	for (long i = 0; i < PER; i++)
+		if (pf(t * PER + i) != 3 * (t * PER + i) + 1)
+			fail("threads: a wrong return value");
+	__atomic_sub_fetch(&producers_left, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Starts the producers (a full ring: the consumer drains it). */
+static void producers_start(pthread_t th[NT])
+{
+	on_sigtrap(on_trap_wait);
+	seen = calloc(NT * PER, 1);
+	producers_left = NT;
+	for (int t = 0; t < NT; t++)
+		pthread_create(&th[t], NULL, producer, (void *)(intptr_t)t);
+}
+
+/* --- a case in its own child, under an alarm --------------------------- */
+static void setup(unsigned int records);
+
+static int run(const char *name, void (*fn)(void), unsigned int records)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		child_init();
+		alarm(180);
+		setup(records);
+		fn();
+		exit(failures ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 99;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		return 77;
+	bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	printf("%s: %s%s", ok ? "ok" : "FAIL", name, run_note());
+	if (WIFSIGNALED(st))
+		printf(": killed by signal %d%s", WTERMSIG(st),
+		       WTERMSIG(st) == SIGALRM ? " (timeout)" : "");
+	printf("\n");
+	return ok ? 0 : 1;
+}
+
+#endif
