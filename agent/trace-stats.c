@@ -38,7 +38,8 @@ static const char *how(const struct probe *pr)
 	if (pr->pad) {
 		switch (pr->pad_collect) {
 		case PAD_STOPS:
-			return "pad-trap";
+			/* only a return's push at the entry: no trap there */
+			return pr->pad_ret_only ? "pad" : "pad-trap";
 		case PAD_IPA:
 			return "pad-ipa";
 		default:

@@ -230,6 +230,14 @@ void read_stats(struct recorder *r)
 		return;
 	}
 	r->stats_known = true;
+	/* The agent counts returns per process: with one return probe they
+	 * are its own and go with its entry's counts; with several they are
+	 * said once for all of them (say_stats). */
+	size_t nret = 0;
+	for (size_t i = 0; i < r->nprobes; i++)
+		if (r->probes[i].spec.ret && r->probes[i].how[0])
+			nret++;
+	r->ret_shared = nret > 1 ? nret : 0;
 	/* The agent's words as the user reads them; a return probe's
 	 * returns added to its entry's counts. */
 	for (size_t i = 0; i < r->nprobes; i++) {
@@ -239,8 +247,10 @@ void read_stats(struct recorder *r)
 			continue;
 		snprintf(how, sizeof(how), "%s", how_text(p->how));
 		if (p->spec.ret && r->ret_known) {
-			p->stops += r->ret_stopped + r->ret_ring_full;
-			p->ring_full += r->ret_ring_full;
+			if (!r->ret_shared) {
+				p->stops += r->ret_stopped + r->ret_ring_full;
+				p->ring_full += r->ret_ring_full;
+			}
 			snprintf(p->how, sizeof(p->how), "%s + %s", how,
 				 r->ret_in_process ? "return pad" : "return trap");
 		} else {
@@ -267,8 +277,16 @@ static void say_stats(struct recorder *r)
 		}
 		tfile_stops_text(text, sizeof(text), p->how, p->stops, p->ring_full,
 				 p->waited);
-		fprintf(stderr, "probe-trace: %s: %llu frames, %s\n", p->name,
-			(unsigned long long)p->frames, text);
+		fprintf(stderr, "probe-trace: %s: %llu frames, %s%s\n", p->name,
+			(unsigned long long)p->frames, text,
+			p->spec.ret && r->ret_shared ? " at entry" : "");
+	}
+	if (r->ret_shared && r->ret_known) {
+		tfile_stops_text(text, sizeof(text),
+				 r->ret_in_process ? "return pad" : "return trap",
+				 r->ret_stopped + r->ret_ring_full, r->ret_ring_full, 0);
+		fprintf(stderr, "probe-trace: the returns of the %zu return probes together: "
+			"%s\n", r->ret_shared, text);
 	}
 }
 

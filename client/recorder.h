@@ -169,6 +169,8 @@ struct recorder {
 	 * return probes ran), ret_in_process: the process recorded them. */
 	bool stats_known, ret_known, ret_in_process;
 	uint64_t ret_recorded, ret_stopped, ret_ring_full;
+	size_t ret_shared;		/* >1: that many return probes share
+					   the returns' counts, said once */
 	uint64_t lost_count[MAX_PROBES];
 	/* The run ended by itself (full buffer, error...): what the agent
 	 * said, for the user, the file and the exit status. */
