@@ -1048,8 +1048,19 @@ static void ilink_on_tramp(struct thread *t, struct ret_stack *v, uint64_t sp,
 	if (regs_get_pc(t) != t->proc->ret_itramp || (i = find_slot(v, sp)) < 0)
 		return;
 	real = v->e[i].ret;
-	regs_set_pc(t, real);
+	/* As `ret` / `bx lr` leaves it: the link register the real address;
+	 * on 32-bit ARM the trampoline is A32 whatever the caller's set, so
+	 * bit 0 of the address picks the set (cpsr.T) and leaves the pc. */
 	regs_set(t, (unsigned int)agent.ptrace->ret_link_regnum, real);
+	if (agent.ptrace->flags_isa_bit) {
+		unsigned int fr = (unsigned int)agent.arch->flags_regnum;
+		uint64_t isa = agent.ptrace->flags_isa_bit, flags;
+
+		if (regs_get(t, fr, &flags) == 0)
+			regs_set(t, fr, (real & 1) ? flags | isa : flags & ~isa);
+		real &= ~1ull;
+	}
+	regs_set_pc(t, real);
 	record = record && trace_running();
 	if (record)
 		trace_drain(false);
