@@ -461,6 +461,139 @@ EOF
 	fi
 }
 
+# armhf_retbt_case STRATEGY (pad, auto): gdb's view while the return
+# pads hold the trampoline.  leaf, saver and rec of retprobe are return
+# probes again; gdb stops at leaf's bx lr (lr is the trampoline), at
+# saver's bl leaf (after its push {r4, lr}: the stack slot is) and at
+# base under six rec frames (six slots).  lr must read as the address
+# after a bl leaf in main, backtrace must show main (and rec x6, main
+# under base) with no ?? frame, `finish` out of leaf and saver must
+# return the program's values, and the probes' own hits must stop
+# nothing (monitor probes: the breakpoints are gdb's own), every return
+# still a trace frame.  In the Thumb build, finish's step over leaf's
+# bx lr ends on the A32 trampoline: the agent must send the thread back
+# in Thumb state (else it runs main's Thumb code as ARM: SIGILL).
+armhf_retbt_case() {
+	strat=$1
+	name=retbt-$strat$sfx
+	dis="$run/retprobe$sfx.dis"
+	[ -s "$dis" ] || "$triplet-objdump" -d "$run/retprobe$sfx" >"$dis"
+	# leaf's bx lr, saver's bl leaf
+	leafret=$(awk '$2 == "<leaf>:" { m = 1; next } m && /\tbx\tlr/ { sub(":", "", $1); print "0x" $1; exit }' "$dis")
+	saverbl=$(awk '$2 == "<saver>:" { m = 1; next } m && /\tbl\t/ { sub(":", "", $1); print "0x" $1; exit }' "$dis")
+	[ -n "$leafret" ] && [ -n "$saverbl" ] || fail99 "no bx lr in leaf or bl in saver (objdump of retprobe$sfx)"
+	gdb_case_prog "$name" "retprobe$sfx" 180 <<EOF
+break main
+run
+trace *leaf
+actions
+collect \$regs
+end
+trace *saver
+actions
+collect \$regs
+end
+trace *rec
+actions
+collect \$regs
+end
+monitor return-probe 2
+monitor return-probe 3
+monitor return-probe 4
+tstart
+break *$leafret
+continue
+printf "=== BT-LEAF lr=%#lx\n", \$lr
+bt
+finish
+delete \$bpnum
+break *$saverbl
+continue
+printf "=== BT-SAVER\n"
+bt
+finish
+delete \$bpnum
+break *base
+continue
+printf "=== BT-BASE\n"
+bt
+delete \$bpnum
+printf "=== BT-END\n"
+break done
+continue
+monitor probes
+tstop
+tstatus
+delete
+continue
+EOF
+	out="$run/$name.out"
+	grd="$run/ground-$name.txt"
+	bt_leaf=$(sed -n '/^=== BT-LEAF/,/^Value returned/p' "$out")
+	bt_saver=$(sed -n '/^=== BT-SAVER/,/^Value returned/p' "$out")
+	bt_base=$(sed -n '/^=== BT-BASE/,/^=== BT-END/p' "$out")
+	# lr as gdb reads it (bit 0 set for Thumb) and frame 1's pc.
+	lr=$(printf '%s\n' "$bt_leaf" | sed -n 's/^=== BT-LEAF lr=\(0x[0-9a-f]*\)$/\1/p')
+	caller=$(printf '%s\n' "$bt_leaf" | sed -n 's/^#1 *0x0*\([0-9a-f]*\) in main .*/0x\1/p' | head -n 1)
+	# What the instruction before the caller's pc calls (objdump).
+	callee=?
+	if [ -n "$caller" ]; then
+		callee=$(awk -v a="$(printf '%x' $((caller - 4)))" \
+			'$1 == a ":" && /\tbl\t/ { print $NF; exit }' "$dis")
+	fi
+	if [ -n "$lr" ] && [ -n "$caller" ] && [ $((lr & ~1)) = $((caller)) ] &&
+	   [ "$callee" = "<leaf>" ] && printf '%s\n' "$bt_leaf" | grep -Eq '^#0 .*leaf'; then
+		ok "return pads ($strat)$lbl: stopped at leaf()'s bx lr, lr ($lr) and backtrace show main's bl leaf, not the trampoline"
+	else
+		not_ok "return pads ($strat)$lbl: lr and backtrace in leaf()" "lr=$lr caller=$caller calls $callee" \
+			"$(printf '%s\n' "$bt_leaf" | head -n 4 | tr '\n' ' ')"
+	fi
+	if printf '%s\n' "$bt_saver" | grep -Eq '^#0 .*saver' &&
+	   printf '%s\n' "$bt_saver" | grep -Eq '^#1 .* in main ' &&
+	   ! printf '%s\n' "$bt_saver" | grep -q '?? ()'; then
+		ok "return pads ($strat)$lbl: stopped in saver() after its push, backtrace shows main"
+	else
+		not_ok "return pads ($strat)$lbl: backtrace in saver()" "$(printf '%s\n' "$bt_saver" | head -n 4 | tr '\n' ' ')"
+	fi
+	nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ') || true
+	if [ "$nrec" = 6 ] && printf '%s\n' "$bt_base" | grep -Eq '^#7 .* in main ' &&
+	   ! printf '%s\n' "$bt_base" | grep -q '?? ()'; then
+		ok "return pads ($strat)$lbl: backtrace under six probed rec() frames: rec x6, main"
+	else
+		not_ok "return pads ($strat)$lbl: backtrace in base()" "$(printf '%s\n' "$bt_base" | head -n 9 | tr '\n' ' ')"
+	fi
+	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null)
+	saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$grd" 2>/dev/null)
+	if [ -n "$leaf0" ] && [ -n "$saver0" ] &&
+	   [ "$(grep -c '^Value returned is ' "$out")" = 2 ] &&
+	   grep -q "^Value returned is \$[0-9]* = $leaf0\$" "$out" &&
+	   grep -q "^Value returned is \$[0-9]* = $saver0\$" "$out"; then
+		ok "return pads ($strat)$lbl: finish from leaf() and saver() returns $leaf0 and $saver0"
+	else
+		not_ok "return pads ($strat)$lbl: finish (want $leaf0, $saver0)" "$(grep -E '^Value returned|Run till' "$out" | tr '\n' ' ')"
+	fi
+	# Each probe pushed by its pad, 0 stops.  Every return of the run
+	# up to done (6 + 2 of leaf, 4 of saver and 4 of leaf under it, 6
+	# of rec, the tail call's leaf) is a trace frame; all but one come
+	# from the in-process trampoline: finish's step over the breakpoint
+	# at leaf's bx lr ends on the trampoline's first word, and the agent
+	# takes that return by hand (in ARM state, so its pc back to Thumb).
+	npushed=$(grep -c '^process [0-9]* 0x[0-9a-f]* pad (.*; return pushed in the process, no stop).*; hits: 0 stopped' "$out") || true
+	rets=$(sed -n 's/^process [0-9]* returns: \([0-9]*\) recorded in the process (no stop), \([0-9]*\) entries left.*, \([0-9]*\) waited.*/\1 \2 \3/p' "$out" | tail -n 1)
+	nret=$(grep -Ec '^ground: (leaf|saver|rec|tail) ' "$grd" 2>/dev/null) || true
+	nsaver=$(grep -c '^ground: saver ' "$grd" 2>/dev/null) || true
+	nret=$((${nret:-0} + ${nsaver:-0}))
+	nframes=$(sed -n 's/^Collected \([0-9]*\) trace frames\.$/\1/p' "$out" | tail -n 1)
+	if [ "$npushed" = 3 ] && [ "$nframes" = "$nret" ] && [ "$rets" = "$((nret - 1)) 0 0" ] &&
+	   grep -q '^ground: check ok' "$grd" 2>/dev/null && grep -q 'exited normally' "$out"; then
+		ok "return pads ($strat)$lbl: 3 entries pushed by their pads, 0 stops; $nframes return frames, $((nret - 1)) recorded in the process, none left; the program checks ok"
+	else
+		not_ok "return pads ($strat)$lbl: records and stops" \
+			"want 3 pushed with 0 stops, $nret frames, '$((nret - 1)) 0 0' returns; got $npushed, $nframes, '$rets'" \
+			"$(grep -h -e '^process' -e 'mismatch' -e 'SIG' "$out" "$grd" 2>/dev/null | head -n 5 | tr '\n' ' ')"
+	fi
+}
+
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
 # instruction and at main's bl to it, both collecting the registers:
 # each frame holds its probe's address and the argument, 7, in r0, each
@@ -539,7 +672,7 @@ armhf_trace_cases() {
 		fi
 	fi
 	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
-	case $strat in pad|auto) armhf_ipa_case "$strat"; armhf_ret_case "$strat" ;; esac
+	case $strat in pad|auto) armhf_ipa_case "$strat"; armhf_ret_case "$strat"; armhf_retbt_case "$strat" ;; esac
 	[ "$ipa_only" = 0 ] || return 0
 	[ "$strat" != pad ] || pad_settle_case "$strat"
 	armhf_record_cases "$strat"

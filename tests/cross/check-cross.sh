@@ -59,7 +59,9 @@
 # CROSS_STRATEGIES (default "step boost emulate pad auto", and on armhf
 # pad-far after pad) chooses the agent's tracepoint strategies, in order
 # (a subset to iterate on one); pad-far (armhf) is pad with every pad
-# placed beyond B / B.W's reach (PROBE_AGENT_FAR_PADS=1): far jump pads.
+# placed beyond B / B.W's reach (PROBE_AGENT_FAR_PADS=1): far jump pads;
+# CROSS_ISAS (armhf, default "thumb arm") chooses the builds of the
+# programs, and so the cases run (one alone to iterate).
 set -eu
 arch=${1:-${ARCH:-aarch64}}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)

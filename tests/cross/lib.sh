@@ -21,7 +21,8 @@
 # package's flavour, linux-image-FLAVOUR), qemu, machine, gdbarch, tty,
 # archdir (the arch's folder under arch/), ld_so (the guest's dynamic
 # loader, for gdbserver) and isas (the instruction sets the target
-# programs are built for: empty for one build with the defaults).
+# programs are built for: empty for one build with the defaults; armhf:
+# CROSS_ISAS, default "thumb arm").
 cross_arch_config() {
 	case "$1" in
 	aarch64)
@@ -34,7 +35,15 @@ cross_arch_config() {
 		# Debian's gcc defaults to Thumb-2, both are run.
 		triplet=arm-linux-gnueabihf debarch=armhf kflavour=armmp qemu=qemu-system-arm
 		machine="-M virt,highmem=off -cpu cortex-a15" gdbarch=arm tty=ttyAMA0
-		archdir=arm ld_so=ld-linux-armhf.so.3 isas="thumb arm" ;;
+		archdir=arm ld_so=ld-linux-armhf.so.3 isas="${CROSS_ISAS:-thumb arm}"
+		# CROSS_ISAS: a subset to iterate on one build.
+		for _i in $isas; do
+			case $_i in
+			thumb|arm) ;;
+			*) echo "check-cross: CROSS_ISAS: unknown instruction set '$_i' (thumb, arm)" >&2
+			   exit 2 ;;
+			esac
+		done ;;
 	*)
 		echo "check-cross: no test bed for $1 (aarch64 or armhf)" >&2
 		exit 2 ;;
