@@ -562,8 +562,9 @@ EOF
 	else
 		not_ok "return pads ($strat)$lbl: backtrace in base()" "$(printf '%s\n' "$bt_base" | head -n 9 | tr '\n' ' ')"
 	fi
-	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null)
-	saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$grd" 2>/dev/null)
+	# (no ground file when the program died before its end)
+	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null) || true
+	saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$grd" 2>/dev/null) || true
 	if [ -n "$leaf0" ] && [ -n "$saver0" ] &&
 	   [ "$(grep -c '^Value returned is ' "$out")" = 2 ] &&
 	   grep -q "^Value returned is \$[0-9]* = $leaf0\$" "$out" &&
