@@ -240,6 +240,7 @@ struct recorder {
 		bool framed;		/* a frame of it was taken */
 	} *threads;
 	size_t nthreads, cap_threads;
+	size_t last_thread;		/* of the last frame (note_thread) */
 	size_t unasked;			/* threads with !asked */
 
 	/* --tid, --comm: frames of other threads are dropped here, counted
