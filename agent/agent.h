@@ -44,6 +44,11 @@ struct agent_options {
 	bool startup_with_shell;
 	unsigned int disabled;		/* --disable-packet: DISABLE_* bits */
 	int tp_strategy;		/* --tp-strategy: enum probe_strategy */
+	/* From the environment, read and checked once at start-up (main.c,
+	 * read_env; doc/probe-agent.1, ENVIRONMENT), never per attach or
+	 * hit.  Zero is the default behaviour. */
+	bool pad_collector_copy;	/* PROBE_PAD_NATIVE_COPY=0: pads call the
+					 * collector even where they could copy */
 };
 
 /* How probe hits execute the displaced instruction (--tp-strategy). */

@@ -261,8 +261,10 @@ static void parse_args(int argc, char **argv)
 }
 
 /* The environment variables that change what the agent does (doc/
- * probe-agent.1, ENVIRONMENT) are checked before anything starts. */
-static void check_env(void)
+ * probe-agent.1, ENVIRONMENT) are checked before anything starts, and
+ * those read later kept in agent.opt, so that no attach or hit asks the
+ * environment again. */
+static void read_env(void)
 {
 	const char *v = getenv("PROBE_PAD_CLOCK");
 
@@ -271,6 +273,7 @@ static void check_env(void)
 	v = getenv("PROBE_PAD_NATIVE_COPY");
 	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
 		die("PROBE_PAD_NATIVE_COPY=%s: expected 0 or 1", v);
+	agent.opt.pad_collector_copy = v && !strcmp(v, "0");
 }
 
 int main(int argc, char **argv)
@@ -280,7 +283,7 @@ int main(int argc, char **argv)
 
 	inferior_note_signals();
 	parse_args(argc, argv);
-	check_env();
+	read_env();
 	agent.arch = arch_host();
 	agent.ptrace = &ptrace_arch_host;
 	/* After the ops: the keeper uses them. */

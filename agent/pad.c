@@ -933,9 +933,8 @@ static bool site_has_cond(struct pad_table *pt, uint64_t site)
  */
 static void native_copy(struct pad_table *pt, struct arch_pad_ring *r)
 {
-	const char *e = getenv("PROBE_PAD_NATIVE_COPY");
-
-	if (!r->ipa_call || !pt->img.copy_native || r->ipa_wants || (e && !strcmp(e, "0")) ||
+	if (!r->ipa_call || !pt->img.copy_native || r->ipa_wants ||
+	    agent.opt.pad_collector_copy ||
 	    r->ipa_site < pt->ipa_remote ||
 	    r->ipa_site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
 		return;
