@@ -781,7 +781,7 @@ void trace_frame_regs(struct rsp_buf *reply);
 void trace_frame_reg(unsigned int regnum, struct rsp_buf *reply);
 void trace_frame_mem(uint64_t addr, size_t len, struct rsp_buf *reply);
 void trace_after_hit(void);
-void trace_drain(bool may_stop);
+int trace_drain(bool may_stop);
 /* The in-process collector's programs (struct ipa_program, agent/ipa/
  * ipa-abi.h) of the tracepoints at `addr`, one after another in
  * buf[0, size), program i at offs[i] (8-aligned); their counters_off is

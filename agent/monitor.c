@@ -36,9 +36,11 @@ static const char monitor_help[] =
 	"  probes                  list the agent's probes: address, how a hit\n"
 	"                          runs (pad, emulate, boost, step), owner, and\n"
 	"                          the hits that stopped the thread and that a\n"
-	"                          pad recorded in the process, the\n"
-	"                          unreadable addresses its collector met, and\n"
-	"                          the returns recorded in the process\n";
+	"                          pad recorded in the process (and of the\n"
+	"                          stops, those of a full ring or a full\n"
+	"                          buffer), the unreadable addresses its\n"
+	"                          collector met, and the returns recorded\n"
+	"                          in the process\n";
 
 /* One line per probe of every process: what a hit costs there. */
 static void list_probes(struct rsp_buf *reply)
@@ -49,14 +51,19 @@ static void list_probes(struct rsp_buf *reply)
 		[PROBE_OWNER_RETURN] = "return probes (unwinder)",
 		[PROBE_OWNER_SOLIB] = "library events",
 	};
-	char line[512];
+	char line[768];
 	int n = 0;
 
 	for (struct process *p = agent.processes; p; p = p->next) {
 		for (struct probe *pr = p->probes; pr; pr = pr->next, n++) {
 			const char *owner = (size_t)pr->owner < sizeof(owners) / sizeof(owners[0]) &&
 					    owners[pr->owner] ? owners[pr->owner] : "agent";
-			char skipped[80] = "", copies[64] = "";
+			char skipped[80] = "", copies[64] = "", why[160] = "";
+			if (pr->hits_ring_full || pr->hits_waited)
+				snprintf(why, sizeof(why), "; of the stops, %llu with "
+					 "the ring full, %llu waiting for room in the buffer",
+					 (unsigned long long)pr->hits_ring_full,
+					 (unsigned long long)pr->hits_waited);
 			if (pr->pad_collect == PAD_IPA)
 				snprintf(skipped, sizeof(skipped), ", %llu skipped there (condition "
 					 "false or past the pass count)",
@@ -67,7 +74,7 @@ static void list_probes(struct rsp_buf *reply)
 			if (pr->pad)
 				snprintf(line, sizeof(line),
 					 "process %d 0x%llx pad (%sjump over %zu bytes to 0x%llx%s%s%s), else %s (%s), %s; "
-					 "hits: %llu stopped, %llu recorded in the process%s\n",
+					 "hits: %llu stopped, %llu recorded in the process%s%s\n",
 					 p->pid, (unsigned long long)pr->addr,
 					 pr->pad_far ? "far " : "", pr->pad_window,
 					 (unsigned long long)pr->pad,
@@ -78,14 +85,14 @@ static void list_probes(struct rsp_buf *reply)
 					 arch_strategy_name(pr->strategy),
 					 pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
-					 (unsigned long long)pr->hits_recorded, skipped);
+					 (unsigned long long)pr->hits_recorded, skipped, why);
 			else
 				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s; "
-					 "hits: %llu stopped, %llu recorded in the process\n",
+					 "hits: %llu stopped, %llu recorded in the process%s\n",
 					 p->pid, (unsigned long long)pr->addr,
 					 arch_strategy_name(pr->strategy), pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
-					 (unsigned long long)pr->hits_recorded);
+					 (unsigned long long)pr->hits_recorded, why);
 			server_console(line);
 		}
 		if (p->ret_area) {

@@ -50,6 +50,8 @@
 #define EVENTS_MAX (256u << 10)
 
 static struct pending *pendings;
+/* Changes whenever a location is defined, placed or taken out. */
+static uint64_t generation;
 static struct rsp_buf events;
 static bool events_init, events_overflow;
 
@@ -93,6 +95,11 @@ struct pending *pending_find(uint32_t number, uint64_t key)
 	return NULL;
 }
 
+uint64_t pending_gen(void)
+{
+	return generation;
+}
+
 bool pending_any(void)
 {
 	return pendings != NULL;
@@ -129,6 +136,7 @@ int pending_define(uint32_t number, uint64_t key, uint64_t offset,
 	pl->sym = strdup(sym);
 	pl->lib = strdup(lib);
 	pl->offset = offset;
+	generation++;
 	if (!pl->sym || !pl->lib)
 		return -ENOMEM;
 	return 0;
@@ -136,6 +144,7 @@ int pending_define(uint32_t number, uint64_t key, uint64_t offset,
 
 void pending_clear(void)
 {
+	generation++;
 	while (pendings) {
 		struct pending *pl = pendings;
 		pendings = pl->next;
@@ -152,6 +161,7 @@ void pending_start_run(void)
 {
 	for (struct pending *pl = pendings; pl; pl = pl->next) {
 		pl->placed = false;
+		generation++;
 		pl->loads = 0;
 		pl->failed_lm = 0;
 	}
@@ -298,6 +308,7 @@ static void place(struct process *p, struct pending *pl, const struct solib *lib
 		return;
 	}
 	pl->placed = true;
+	generation++;
 	pl->addr = addr;
 	pl->lm = lib->lm;
 	pl->l_addr = lib->l_addr;
@@ -321,6 +332,7 @@ static void unplace(struct pending *pl, char how)
 				      .addr = pl->addr, .load = pl->loads,
 				      .frames = frames });
 	pl->placed = false;
+	generation++;
 }
 
 struct scan {

@@ -30,6 +30,9 @@ int pending_define(uint32_t number, uint64_t key, uint64_t offset,
 /* QTinit: none left. */
 void pending_clear(void);
 bool pending_any(void);
+/* A number that changes with every change of the locations or their
+ * placement (a cache of what runs at an address is then stale). */
+uint64_t pending_gen(void);
 struct pending *pending_find(uint32_t number, uint64_t key);
 /* The placed locations whose probe is at `addr`, one after another. */
 struct pending *pending_next_at(uint64_t addr, const struct pending *prev);

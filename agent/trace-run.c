@@ -326,59 +326,83 @@ static void evaluation_failed(struct tp_def *tp, const char *what,
  * probe-trace's values: `tracev` and `reg; setv; pop`) and that collects
  * nothing else, built straight into the buffer: one reservation for its
  * `V` blocks, the registers read from the hit's block, the variables
- * looked up once, no interpreter callbacks.  Millions of frames a second
- * go this way when a recording's pads and return trampoline are busy
- * (bench/ret-real.sh's python3 case).  The same frame and variable
- * values as the callbacks' path (but for a frame that finds no room: it
- * is lost before its `setv`s, which keep the variables as they were);
- * anything it cannot vouch for beforehand (a register or variable that
- * does not exist, a stopped thread's registers not all fetched) returns
- * -EAGAIN and collect_frame takes the long way, which reports it.
+ * looked up beforehand (plan_resolve), no interpreter callbacks.
+ * Millions of frames a second go this way when a recording's pads and
+ * return trampoline are busy (bench/ret-real.sh's python3 case).  The
+ * same frame and variable values as the callbacks' path (but for a frame
+ * that finds no room: it is lost before its `setv`s, which keep the
+ * variables as they were); anything it cannot vouch for beforehand (a
+ * register or variable that does not exist, a stopped thread's registers
+ * not all fetched) makes collect_frame take the long way, which reports
+ * it.
  */
 #define PLAN_TSVS_MAX 64
 
-static int plan_frame(struct hit *h, const struct ax_plan *plan)
-{
+/* A plan's steps made ready to run: each one's variable, and where its
+ * register is in a register block (a 64-bit one: read in place). */
+struct plan_ready {
+	const struct ax_plan *plan;
+	size_t ntrace;			/* the `tracev` steps */
 	struct tsv_def *v[PLAN_TSVS_MAX];
-	const struct regsrc *src = h->src;
-	const struct arch_ops *arch = src->arch;
-	unsigned int nregs = arch->nregs_for(src->features);
-	size_t ntrace = plan->nsteps - plan->nregs;
-	uint8_t *p;
-	int err;
+	uint32_t reg_off[PLAN_TSVS_MAX];	/* UINT32_MAX: not 64 bits */
+};
 
-	if (plan->nsteps > PLAN_TSVS_MAX || !src->complete)
-		return -EAGAIN;
+/* Fills `r` for `plan`: false when a variable or register is missing (or
+ * the plan is too long), the long way's cases. */
+static bool plan_resolve(const struct ax_plan *plan, const struct arch_ops *arch,
+			 unsigned int features, struct plan_ready *r)
+{
+	unsigned int nregs = arch->nregs_for(features);
+
+	if (plan->nsteps > PLAN_TSVS_MAX)
+		return false;
+	r->plan = plan;
+	r->ntrace = plan->nsteps - plan->nregs;
 	for (size_t i = 0; i < plan->nsteps; i++) {
 		const struct ax_plan_step *s = &plan->step[i];
 		/* `reg; setv N; pop; tracev N`: the variable just set */
 		if (i && s->kind == AXP_TRACEV && plan->step[i - 1].kind == AXP_SETV_REG &&
 		    plan->step[i - 1].tsv == s->tsv)
-			v[i] = v[i - 1];
-		else if (!(v[i] = tsv_find(&tr.store, s->tsv)))
-			return -EAGAIN;
-		if (s->kind == AXP_SETV_REG &&
-		    (s->reg >= nregs || arch->regs[s->reg].bitsize > 64))
-			return -EAGAIN;
+			r->v[i] = r->v[i - 1];
+		else if (!(r->v[i] = tsv_find(&tr.store, s->tsv)))
+			return false;
+		r->reg_off[i] = UINT32_MAX;
+		if (s->kind != AXP_SETV_REG)
+			continue;
+		if (s->reg >= nregs || arch->regs[s->reg].bitsize > 64)
+			return false;
+		if (arch->regs[s->reg].bitsize == 64)
+			r->reg_off[i] = arch->regs[s->reg].offset;
 	}
+	return true;
+}
+
+/* The frame of hit `h` by the ready plan `r`.  0 or -errno. */
+static int plan_write(struct hit *h, const struct plan_ready *r)
+{
+	const struct ax_plan *plan = r->plan;
+	const struct regsrc *src = h->src;
+	uint8_t *p;
+	int err;
+
 	if ((err = tbuf_frame_begin(&tr.tb, (int16_t)h->tp->number)) < 0)
 		return err;
-	if ((err = tbuf_frame_reserve(&tr.tb, ntrace * TBUF_TSV_BLOCK, &p)) < 0)
+	if ((err = tbuf_frame_reserve(&tr.tb, r->ntrace * TBUF_TSV_BLOCK, &p)) < 0)
 		return err;	/* the frame is aborted already */
 	for (size_t i = 0; i < plan->nsteps; i++) {
 		const struct ax_plan_step *s = &plan->step[i];
 		if (s->kind == AXP_SETV_REG) {
-			uint64_t r;
-			if (arch->regs[s->reg].bitsize == 64)
-				memcpy(&r, src->blk + arch->regs[s->reg].offset, 8);
+			uint64_t v;
+			if (r->reg_off[i] != UINT32_MAX)
+				memcpy(&v, src->blk + r->reg_off[i], 8);
 			else
-				r = regblock_get(arch, src->blk, s->reg);
-			v[i]->value = (int64_t)r;
-			v[i]->value_known = true;
+				v = regblock_get(src->arch, src->blk, s->reg);
+			r->v[i]->value = (int64_t)v;
+			r->v[i]->value_known = true;
 			continue;
 		}
 		int32_t num = (int32_t)s->tsv;
-		int64_t value = tsv_live_value(v[i], h);
+		int64_t value = tsv_live_value(r->v[i], h);
 		p[0] = 'V';
 		memcpy(p + 1, &num, 4);
 		memcpy(p + 5, &value, 8);
@@ -389,6 +413,16 @@ static int plan_frame(struct hit *h, const struct ax_plan *plan)
 		return err;
 	h->tp->bytes_used += size;
 	return 0;
+}
+
+static int plan_frame(struct hit *h, const struct ax_plan *plan)
+{
+	struct plan_ready r;
+
+	if (!h->src->complete ||
+	    !plan_resolve(plan, h->src->arch, h->src->features, &r))
+		return -EAGAIN;
+	return plan_write(h, &r);
 }
 
 /* One frame for tracepoint `tp`: its collect actions, or its
@@ -589,6 +623,96 @@ static void run_site(struct hit *h, uint64_t addr, bool returning)
 		run_tracepoints(h, pl->key, returning, pl);
 }
 
+/*
+ * What a pad's record at a site runs, worked out once per site: records
+ * come by the million, and most sites run one tracepoint whose one
+ * action is a plan.  An entry holds while the definitions, the pending
+ * locations' placements and the process's register set are those it was
+ * worked out for (their generations); anything else (several
+ * tracepoints, a condition, a stop decided) takes run_site's way.
+ */
+#define SITE_CACHE 64	/* a power of two */
+
+struct site_plan {
+	uint64_t addr;
+	bool returning, valid;
+	uint64_t store_gen, pending_gen;
+	unsigned int features;
+	struct tp_def *tp;		/* NULL: run_site's way */
+	struct plan_ready ready;
+};
+
+static struct site_plan site_cache[SITE_CACHE];
+
+/* The one tracepoint a hit at `addr` runs (as run_site would), or NULL
+ * when it runs none or several. */
+static struct tp_def *site_single(uint64_t addr, bool returning)
+{
+	struct tp_def *one = NULL;
+	const struct pending *pl = NULL;
+
+	do {
+		uint64_t at = pl ? pl->key : addr;
+		for (struct tp_def *tp = tp_next_at(&tr.store, at, NULL); tp;
+		     tp = tp_next_at(&tr.store, at, tp)) {
+			if (!site_runs(tp, pl) || !tp->enabled ||
+			    ret_is_marked(tp->number) != returning)
+				continue;
+			if (one)
+				return NULL;
+			one = tp;
+		}
+	} while ((pl = pending_next_at(addr, pl)));
+	return one;
+}
+
+static void site_plan_build(struct site_plan *c, uint64_t addr, bool returning,
+			    const struct regsrc *src)
+{
+	struct tp_def *tp = site_single(addr, returning);
+
+	c->addr = addr;
+	c->returning = returning;
+	c->store_gen = tr.store.gen;
+	c->pending_gen = pending_gen();
+	c->features = src->features;
+	c->valid = true;
+	c->tp = NULL;
+	if (tp && !tp->cond && tp->n_actions == 1 && !tp->actions[0].while_stepping &&
+	    tp->actions[0].kind == TP_ACTION_EXPR && tp->actions[0].plan &&
+	    plan_resolve(tp->actions[0].plan, src->arch, src->features, &c->ready))
+		c->tp = tp;
+}
+
+/* A pad's record at `addr` by its site's plan.  False: not a site of
+ * that kind (or not now), for run_site. */
+static bool run_site_planned(struct hit *h, uint64_t addr, bool returning)
+{
+	struct site_plan *c = &site_cache[((addr >> 2) ^ (addr >> 12) ^ returning) &
+					  (SITE_CACHE - 1)];
+
+	if (tr.stop_pending || !h->src->complete)
+		return false;
+	if (!c->valid || c->addr != addr || c->returning != returning ||
+	    c->store_gen != tr.store.gen || c->pending_gen != pending_gen() ||
+	    c->features != h->src->features)
+		site_plan_build(c, addr, returning, h->src);
+	struct tp_def *tp = c->tp;
+	if (!tp)
+		return false;
+	h->tp = tp;
+	int err = plan_write(h, &c->ready);
+	if (err < 0) {
+		if (!tr.stop_pending)
+			collection_failed(tp, err);
+		return true;
+	}
+	tp->hit_count++;
+	if (tp_pass_reached(tp))
+		stop_later(TP_STOP_PASSCOUNT, tp->number);
+	return true;
+}
+
 /* Whether a return probe's tracepoint is among those at `addr`. */
 static struct tp_def *site_return(uint64_t addr)
 {
@@ -756,26 +880,30 @@ static bool drain_hit(struct probe *pr, struct regsrc *src, uint64_t time_us,
 		}
 		return true;
 	}
-	run_site(&h, pr->addr, false);
+	if (!run_site_planned(&h, pr->addr, false))
+		run_site(&h, pr->addr, false);
 	return true;
 }
 
 /*
  * Takes in the hits the jump pads of the traced process collected on
  * their own.  `may_stop`: the caller is at the top of the loop, where a
- * stop they cause (buffer full) can run at once.
+ * stop they cause (buffer full) can run at once.  Returns how many
+ * records it took.
  */
-void trace_drain(bool may_stop)
+int trace_drain(bool may_stop)
 {
 	static bool busy;
+	int n;
 
 	if (busy || !tr.proc || !tr.proc->pads)
-		return;
+		return 0;
 	busy = true;
-	pad_drain(tr.proc, drain_hit, NULL);
+	n = pad_drain(tr.proc, drain_hit, NULL);
 	busy = false;
 	if (may_stop)
 		trace_after_hit();
+	return n;
 }
 
 
@@ -793,7 +921,8 @@ bool trace_drain_return(struct regsrc *src, uint64_t func, uint32_t run16,
 		return false;
 	if (!tr.running || run16 != (tr.run_id & 0xffff))
 		return true;
-	run_site(&h, func, true);
+	if (!run_site_planned(&h, func, true))
+		run_site(&h, func, true);
 	return true;
 }
 

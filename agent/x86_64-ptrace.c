@@ -411,8 +411,11 @@ static int x86_64_load_record(uint8_t *blk, unsigned int features,
 		 * touched, not even a zeroed user_regs_struct). */
 		uint64_t fsgs[2] = { 0, 0 };
 		uint32_t eflags = (uint32_t)frame[R_EFLAGS];
-		for (int i = 0; i <= R_RIP; i++)
-			memcpy(blk + regs[i].offset, &frame[i], 8);
+		if (regs[R_RIP].offset == 8 * R_RIP && regs[0].offset == 0)
+			memcpy(blk, frame, 8 * (R_RIP + 1));	/* packed in order */
+		else
+			for (int i = 0; i <= R_RIP; i++)
+				memcpy(blk + regs[i].offset, &frame[i], 8);
 		memcpy(blk + regs[R_EFLAGS].offset, &eflags, 4);
 		if (bases)
 			memcpy(fsgs, bases, 16);

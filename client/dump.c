@@ -83,8 +83,17 @@ static void print_summary(const struct tfile_reader *t,
 				continue;
 			printf("%s{\"tracepoint\":%d,\"probe\":", first ? "" : ",", tp);
 			tfile_json_str(stdout, tfile_probe_name(t, tp, buf, sizeof(buf)));
-			printf(",\"frames\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+			printf(",\"frames\":%" PRIu64 ",\"lost\":%" PRIu64,
 			       stats[tp].frames, stats[tp].lost);
+			const struct tfile_stops *st = tfile_rec_stops(t, tp);
+			if (st) {
+				printf(",\"recorded_by\":");
+				tfile_json_str(stdout, st->how);
+				printf(",\"stops\":%" PRIu64 ",\"ring_full\":%" PRIu64
+				       ",\"waited\":%" PRIu64, st->stops, st->ring_full,
+				       st->waited);
+			}
+			putchar('}');
 			first = false;
 		}
 		printf("]}\n");
@@ -129,6 +138,15 @@ static void print_summary(const struct tfile_reader *t,
 			       s->lat_sum / (double)s->lat_n / 1000.0,
 			       (double)s->lat_max / 1000.0);
 		putchar('\n');
+		/* How the recording ran it, when the file says (record's
+		 * closing line for the probe). */
+		const struct tfile_stops *st = tfile_rec_stops(t, tp);
+		if (st) {
+			char text[256];
+			tfile_stops_text(text, sizeof(text), st->how, st->stops,
+					 st->ring_full, st->waited);
+			printf("    recorded by %s\n", text);
+		}
 	}
 }
 

@@ -131,7 +131,35 @@ void direct_start(struct recorder *r)
 		return;
 	}
 	r->direct = true;
+	r->head_end = r->end;
+	/* After the status line, which the recorder itself rewrites. */
+	uint64_t fixed = r->status_off + r->status_len;
+	r->head_tail_len = r->end < fixed ? 0 :
+			   r->end - fixed < sizeof(r->head_tail) ? (size_t)(r->end - fixed) :
+			   sizeof(r->head_tail);
+	if (pread(r->fd, r->head_tail, r->head_tail_len,
+		  (off_t)(r->end - r->head_tail_len)) != (ssize_t)r->head_tail_len)
+		r->head_tail_len = 0;	/* not checked then */
 	say_path(r, NULL);
+}
+
+static void head_cut(struct recorder *r)
+{
+	err_msg("%s: its header was cut or changed by another program while it "
+		"was recorded: the recording stops, with the file as that program "
+		"left it", r->out_path);
+}
+
+/* Whether the header's last bytes are still what they were (another
+ * program may cut the file before the agent's first frames: the agent's
+ * next write then grows it again, with zeros where the header was). */
+static bool head_intact(struct recorder *r)
+{
+	uint8_t now[sizeof(r->head_tail)];
+	size_t n = r->head_tail_len;
+
+	return !n || (pread(r->fd, now, n, (off_t)(r->head_end - n)) == (ssize_t)n &&
+		      memcmp(now, r->head_tail, n) == 0);
 }
 
 /*
@@ -178,6 +206,10 @@ static int take_written(struct recorder *r, uint64_t frames, uint64_t bytes)
 
 	if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size < r->end + bytes) {
 		cut_short(r, bytes);
+		return -EIO;
+	}
+	if (!head_intact(r)) {
+		head_cut(r);
 		return -EIO;
 	}
 	void *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, (off_t)lo);
@@ -229,6 +261,14 @@ long direct_drain(struct recorder *r)
 {
 	long total = 0;
 
+	/* Looked at on every drain, frames or not: a file cut before the
+	 * agent's first frames grows again at its next write. */
+	if (!head_intact(r)) {
+		head_cut(r);
+		r->write_failed = true;
+		r->direct = false;
+		return -EIO;
+	}
 	for (;;) {
 		unsigned long long frames, bytes;
 		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT, "qprobe.fwrite");

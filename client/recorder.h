@@ -208,6 +208,13 @@ struct recorder {
 	int fd;
 	uint64_t end;			/* offset of the end marker */
 	uint64_t frames, bytes;
+	/* The header's last bytes as they were when the agent began to
+	 * write the frames after them (record-direct.c): a cut of the
+	 * file into the header is seen by them, even after the agent's
+	 * next write has grown the file again past them. */
+	uint8_t head_tail[64];
+	size_t head_tail_len;
+	uint64_t head_end;
 	uint8_t *carry;			/* partial frame from the stream */
 	size_t carry_len, carry_cap;
 	bool write_failed;
@@ -233,6 +240,7 @@ struct recorder {
 		bool framed;		/* a frame of it was taken */
 	} *threads;
 	size_t nthreads, cap_threads;
+	size_t last_thread;		/* of the last frame (note_thread) */
 	size_t unasked;			/* threads with !asked */
 
 	/* --tid, --comm: frames of other threads are dropped here, counted

@@ -151,6 +151,7 @@ int tsv_define(struct tp_store *s, uint32_t number, int64_t initial,
 		memset(t, 0, sizeof(*t));
 		t->number = number;
 	}
+	s->gen++;
 	free(t->name);
 	t->name = copy;
 	t->initial = initial;
@@ -196,6 +197,7 @@ void tp_store_free(struct tp_store *s)
 void tp_store_clear(struct tp_store *s)
 {
 	tp_store_drop_all(s);
+	s->gen++;
 	/* Cannot fail: the TSV array keeps its capacity. */
 	tp_store_add_builtins(s);
 	s->error = NULL;
@@ -203,6 +205,7 @@ void tp_store_clear(struct tp_store *s)
 
 void tp_store_start_run(struct tp_store *s)
 {
+	s->gen++;
 	for (size_t i = 0; i < s->n_tps; i++) {
 		s->tps[i]->hit_count = 0;
 		s->tps[i]->bytes_used = 0;
@@ -319,6 +322,7 @@ int tp_set_enabled(struct tp_store *s, uint32_t number, uint64_t addr,
 		return tp_fail(s, -ENOENT, "no tracepoint %u at 0x%" PRIx64,
 			       number, addr);
 	tp->enabled = enabled;
+	s->gen++;
 	return 0;
 }
 
@@ -401,6 +405,7 @@ int tp_define(struct tp_store *s, const struct rsp_request *req,
 	memmove(&tps[pos + 1], &tps[pos], (s->n_tps - pos) * sizeof(*tps));
 	tps[pos] = tp;
 	s->n_tps++;
+	s->gen++;
 	*out = tp;
 	return 0;
 }
@@ -479,6 +484,7 @@ int tp_add_actions(struct tp_store *s, const struct rsp_request *req,
 	if (!acts)
 		return tp_fail(s, -ENOMEM, "out of memory");
 	tp->actions = acts;
+	s->gen++;
 	for (size_t i = 0; i < r->count; i++) {
 		const struct rsp_tp_action *ra = &r->actions[i];
 		struct tp_action *a = &acts[tp->n_actions];

@@ -132,6 +132,10 @@ struct tp_store {
 	size_t n_tsvs, cap_tsvs;
 	const char *error;		/* message of the last failure */
 	char errbuf[160];
+	uint64_t gen;			/* changes with every change of a
+					 * definition, a variable or the
+					 * enabled state (a user's cache of
+					 * what runs where is then stale) */
 };
 
 /* ---- store life cycle ---- */

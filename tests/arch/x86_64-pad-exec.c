@@ -17,7 +17,7 @@
  * in state PAD_READY, copies it (frame, x87/SSE/AVX image, bases), checks
  * the trap address and sets PAD_DONE.  The probed function is called by
  * an assembly trampoline (pad_call) that loads a known value into every
- * general register, rflags (DF and the arithmetic flags set or clear)
+ * general register, rflags (DF and each arithmetic flag set or clear)
  * and xmm0-15 / ymm0-15, fills the callee's red zone with a pattern, and
  * records everything after the return.  The pad must be invisible: the
  * registers, flags, vector registers and red zone come back exactly as
@@ -481,9 +481,21 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-/* Arithmetic flags and DF all set, or all clear (IF and bit 1 always). */
-#define FLAGS_SET 0xed7ull	/* CF PF AF ZF SF IF DF OF | 2 */
+/* Each arithmetic flag and DF set or clear by the seed, all set and all
+ * clear among them (IF and bit 1 always): the pad puts back each one. */
 #define FLAGS_CLEAR 0x202ull
+
+static uint64_t flags_of(uint64_t seed)
+{
+	static const uint64_t bit[] = { 0x1, 0x4, 0x10, 0x40, 0x80, 0x400, 0x800 };
+	uint64_t m = seed % 8 == 1 ? ~0ull : seed % 8 == 2 ? 0 : mix(seed ^ 0x9e37);
+	uint64_t f = FLAGS_CLEAR;
+
+	for (size_t i = 0; i < sizeof(bit) / sizeof(bit[0]); i++)
+		if (m >> i & 1)
+			f |= bit[i];	/* CF PF AF ZF SF DF OF */
+	return f;
+}
 
 void prepare(struct call_state *st, const struct fn_desc *f,
 	     uint64_t seed)
@@ -492,7 +504,7 @@ void prepare(struct call_state *st, const struct fn_desc *f,
 	for (int r = 0; r < 16; r++)
 		st->in[r] = mix(seed * 16 + r + 1);
 	st->in[R_RSP] = st->in[R_RIP] = 0;
-	st->in[R_FLAGS] = seed & 1 ? FLAGS_SET : FLAGS_CLEAR;
+	st->in[R_FLAGS] = flags_of(seed);
 	st->target = cfg.fn;
 	st->avx = cpu.avx;
 	if (seed % 4 == 0)
