@@ -44,7 +44,26 @@ struct agent_options {
 	bool startup_with_shell;
 	unsigned int disabled;		/* --disable-packet: DISABLE_* bits */
 	int tp_strategy;		/* --tp-strategy: enum probe_strategy */
+	/* From the environment, read and checked once at start-up (main.c,
+	 * read_env; doc/probe-agent.1, ENVIRONMENT), never per attach or
+	 * hit.  Zero is the default behaviour but for pad_prefetch. */
+	bool pad_collector_copy;	/* PROBE_PAD_NATIVE_COPY=0: pads call the
+					 * collector even where they could copy */
+	bool pad_clock_vdso;		/* PROBE_PAD_CLOCK=vdso: no TSC stamps */
+	bool pad_xsave;			/* PROBE_PAD_XSAVE=1: x86-64 pads XSAVE */
+	bool far_pads;			/* PROBE_AGENT_FAR_PADS: every pad far */
+	unsigned int pad_prefetch;	/* PROBE_PAD_PREFETCH: records ahead a
+					 * recording pad prefetches (default
+					 * PAD_PREFETCH_DEFAULT, 0 none) */
 };
+
+/* How many records on a recording pad prefetches the lines it will
+ * write (arch_pad_ring.prefetch): two, which measured best on the 2-CPU
+ * machine of bench/README.md (`collect *b` 300-330 ns a hit against
+ * 400-470 without); PROBE_PAD_PREFETCH=N to measure others, up to
+ * PAD_PREFETCH_MAX. */
+#define PAD_PREFETCH_DEFAULT 2
+#define PAD_PREFETCH_MAX 15
 
 /* How probe hits execute the displaced instruction (--tp-strategy). */
 enum probe_strategy {

@@ -261,16 +261,37 @@ static void parse_args(int argc, char **argv)
 }
 
 /* The environment variables that change what the agent does (doc/
- * probe-agent.1, ENVIRONMENT) are checked before anything starts. */
-static void check_env(void)
+ * probe-agent.1, ENVIRONMENT) are checked before anything starts, and
+ * those read later kept in agent.opt, so that no attach or hit asks the
+ * environment again. */
+static void read_env(void)
 {
 	const char *v = getenv("PROBE_PAD_CLOCK");
+	char *end;
 
 	if (v && *v && strcmp(v, "vdso") && strcmp(v, "tsc"))
 		die("PROBE_PAD_CLOCK=%s: expected vdso or tsc", v);
+	agent.opt.pad_clock_vdso = v && !strcmp(v, "vdso");
 	v = getenv("PROBE_PAD_NATIVE_COPY");
 	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
 		die("PROBE_PAD_NATIVE_COPY=%s: expected 0 or 1", v);
+	agent.opt.pad_collector_copy = v && !strcmp(v, "0");
+	v = getenv("PROBE_PAD_XSAVE");
+	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+		die("PROBE_PAD_XSAVE=%s: expected 0 or 1", v);
+	agent.opt.pad_xsave = v && !strcmp(v, "1");
+	v = getenv("PROBE_PAD_PREFETCH");
+	agent.opt.pad_prefetch = PAD_PREFETCH_DEFAULT;
+	if (v && *v) {
+		unsigned long n = strtoul(v, &end, 10);
+		if (*end || !isdigit((unsigned char)*v) || n > PAD_PREFETCH_MAX)
+			die("PROBE_PAD_PREFETCH=%s: expected a number from 0 to %d",
+			    v, PAD_PREFETCH_MAX);
+		agent.opt.pad_prefetch = n;
+	}
+	/* A test knob: empty or 0 is off, anything else on. */
+	v = getenv("PROBE_AGENT_FAR_PADS");
+	agent.opt.far_pads = v && *v && strcmp(v, "0");
 }
 
 int main(int argc, char **argv)
@@ -280,7 +301,7 @@ int main(int argc, char **argv)
 
 	inferior_note_signals();
 	parse_args(argc, argv);
-	check_env();
+	read_env();
 	agent.arch = arch_host();
 	agent.ptrace = &ptrace_arch_host;
 	/* After the ops: the keeper uses them. */

@@ -188,16 +188,15 @@ void pad_tid_reset(struct process *p)
 /* Whether the counter can stamp a hit for the agent to turn into the
  * time (ptrace_arch_ops.counter_is_clock: x86-64's TSC where it is
  * constant and non-stop).  PROBE_PAD_CLOCK=vdso in the agent's
- * environment says no, so that the pads call the vDSO's clock_gettime
- * as on a CPU without such a counter (for tests and measuring; main.c
- * refuses other values). */
+ * environment (agent.opt.pad_clock_vdso) says no, so that the pads call
+ * the vDSO's clock_gettime as on a CPU without such a counter (for tests
+ * and measuring; main.c refuses other values). */
 bool pad_tsc_usable(void)
 {
 	static int usable = -1;
-	const char *force = getenv("PROBE_PAD_CLOCK");
 
 	if (usable < 0)
-		usable = !(force && !strcmp(force, "vdso")) &&
+		usable = !agent.opt.pad_clock_vdso &&
 			 agent.ptrace->counter_is_clock && agent.ptrace->counter_is_clock();
 	return usable;
 }

@@ -554,17 +554,6 @@ static bool all_stopped(struct process *p)
 	return true;
 }
 
-/* How many records on a recording pad prefetches the lines it will
- * write (arch_pad_ring.prefetch): two, which measured best on the 2-CPU
- * machine of bench/README.md (`collect *b` 300-330 ns a hit against
- * 400-470 without); PROBE_PAD_PREFETCH=N to measure others (0: none). */
-static unsigned int pad_prefetch_ahead(void)
-{
-	const char *e = getenv("PROBE_PAD_PREFETCH");
-
-	return e && *e >= '0' && *e <= '9' ? (unsigned int)atoi(e) % 16 : 2;
-}
-
 /*
  * clock_gettime in the vDSO of `p` (its ELF image, which the kernel maps
  * at AT_SYSINFO_EHDR): a pad that stores the hit's time calls it, in the
@@ -933,9 +922,8 @@ static bool site_has_cond(struct pad_table *pt, uint64_t site)
  */
 static void native_copy(struct pad_table *pt, struct arch_pad_ring *r)
 {
-	const char *e = getenv("PROBE_PAD_NATIVE_COPY");
-
-	if (!r->ipa_call || !pt->img.copy_native || r->ipa_wants || (e && !strcmp(e, "0")) ||
+	if (!r->ipa_call || !pt->img.copy_native || r->ipa_wants ||
+	    agent.opt.pad_collector_copy ||
 	    r->ipa_site < pt->ipa_remote ||
 	    r->ipa_site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
 		return;
@@ -994,7 +982,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.clock_call = time_tid && !pt->tsc_time ? vdso_clock(b->pr->proc, pt) : 0,
 		.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,
 		.tsc_time = time_tid && pt->tsc_time,
-		.prefetch = pad_prefetch_ahead(),
+		.prefetch = agent.opt.pad_prefetch,
 		.off_tid = l->off_tid, .off_time = l->off_time,
 		.off_flags = l->off_flags,
 		.image = !b->no_image,
@@ -1067,16 +1055,6 @@ static int build_tail(struct pad_build *b, char *why, size_t whylen)
 		     "register restore", why, whylen);
 }
 
-/* PROBE_AGENT_FAR_PADS=1, a test knob (doc/testing.md): every pad goes
- * beyond the near jump's reach, so that its site gets the far jump, on
- * an arch that has one (arch_ops.emit_jump_far; 32-bit ARM). */
-static bool far_pads_forced(void)
-{
-	const char *e = getenv("PROBE_AGENT_FAR_PADS");
-
-	return e && *e && strcmp(e, "0") != 0;
-}
-
 /*
  * A far pad's place (no room within the near jump's reach, or
  * PROBE_AGENT_FAR_PADS), and its jump's length, the window's least.  The
@@ -1116,10 +1094,10 @@ static int far_place(struct pad_build *b, const uint8_t **func, uint64_t *func_s
 		*func = *fbuf;
 	}
 	err = xol_span_alloc_far(pr->proc, pr->addr, b->n + arch->pad_window_max,
-				 far_pads_forced(), &b->at);
+				 agent.opt.far_pads, &b->at);
 	if (err < 0) {
 		snprintf(why, whylen, "no room for a pad%s",
-			 far_pads_forced() ? " beyond a jump's reach (PROBE_AGENT_FAR_PADS)" : "");
+			 agent.opt.far_pads ? " beyond a jump's reach (PROBE_AGENT_FAR_PADS)" : "");
 		return err;
 	}
 	b->far = true;
@@ -1139,7 +1117,7 @@ static int build_window(struct pad_build *b, const uint8_t *func, uint64_t func_
 	uint8_t *fbuf = NULL;
 	int m, err;
 
-	err = arch->emit_jump_far && far_pads_forced() ? -ERANGE :
+	err = arch->emit_jump_far && agent.opt.far_pads ? -ERANGE :
 	      xol_span_alloc(pr->proc, pr->addr, b->n + arch->pad_window_max, &b->at);
 	if (err < 0) {
 		debug("probe at %#llx: no pad within reach, a far one", (unsigned long long)pr->addr);

@@ -325,7 +325,7 @@ static uint64_t islot_of(struct thread *t)
 
 	if (!p->ret_area || !(key = thread_key(t)))
 		return 0;
-	unsigned int i = (unsigned int)((key * 0x9e3779b97f4a7c15ull) >> 56);
+	unsigned int i = (unsigned int)((key * RET_PAD_HASH) >> RET_PAD_HASH_SHIFT);
 	for (unsigned int tries = 0; tries < RET_PAD_SLOTS; tries++) {
 		uint64_t at = p->ret_area + 4096 + (uint64_t)i * RET_PAD_SLOT_SIZE;
 		if (!read_word(p, at, &k) || !k)

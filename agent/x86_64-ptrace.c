@@ -432,17 +432,10 @@ static int x86_64_load_record(uint8_t *blk, unsigned int features,
 
 /* The XSAVE layout when the process has AVX, stored by FXSAVE and
  * vextractf128 (XSAVE is a slow microcoded instruction: 39 ns a hit here
- * against 26); PROBE_PAD_XSAVE=1 in the agent's environment keeps XSAVE
- * (to compare).  The bases read by rdfsbase and rdgsbase when the kernel
+ * against 26); PROBE_PAD_XSAVE=1 in the agent's environment
+ * (agent.opt.pad_xsave) keeps XSAVE (to compare).  The bases read by rdfsbase and rdgsbase when the kernel
  * lets user space (HWCAP2_FSGSBASE). */
 #define HWCAP2_FSGSBASE_BIT (1u << 1)
-
-static bool cpu_fxsave_ymm(void)
-{
-	const char *e = getenv("PROBE_PAD_XSAVE");
-
-	return !(e && !strcmp(e, "1"));
-}
 
 static void x86_64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
 			       bool *fsgsbase)
@@ -450,7 +443,7 @@ static void x86_64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
 	uint64_t hwcap2 = 0;
 
 	*xsave = p->features & ARCH_FEAT_AVX;
-	*fxsave_ymm = *xsave && cpu_fxsave_ymm();
+	*fxsave_ymm = *xsave && !agent.opt.pad_xsave;
 	*fsgsbase = process_auxv(p, AT_HWCAP2, &hwcap2) &&
 		    (hwcap2 & HWCAP2_FSGSBASE_BIT);
 }

@@ -400,7 +400,18 @@ enum {
 	RET_PAD_SLOT_SIZE = 4096,
 	RET_PAD_DEPTH = 126,
 	RET_PAD_ENTRY_SIZE = 32,
+	RET_PAD_ENTRY_SHIFT = 5,	/* log2 RET_PAD_ENTRY_SIZE */
 	RET_PAD_AREA_SIZE = 4096 + RET_PAD_SLOTS * RET_PAD_SLOT_SIZE,
+	/* a thread's slot */
+	RET_SLOT_KEY = 0,	/* the thread pointer, 0: free */
+	RET_SLOT_TID = 8,	/* 32 bits */
+	RET_SLOT_DEPTH = 12,	/* n, 32 bits */
+	RET_SLOT_ENTRIES = 64,	/* entry 0 */
+	/* an entry */
+	RET_ENTRY_SLOT = 0,	/* the slot (or sp at the entry) */
+	RET_ENTRY_RET = 8,	/* the real return address */
+	RET_ENTRY_TIME = 16,	/* the counter at the entry */
+	RET_ENTRY_FUNC = 24,	/* tracepoint address | run << 48 */
 	/* the return's descriptor, at the record's off_blocks */
 	RET_REC_FUNC = 0,	/* tracepoint address | run << 48 */
 	RET_REC_TICKS = 8,	/* counter ticks from entry to return */
@@ -413,7 +424,13 @@ enum {
 	RET_REC_MAGIC_VALUE = 0x4e544552,	/* "RETN" */
 	RET_REC_MAGIC_BARE = 0x42544552,	/* "RETB" */
 	RET_REC_RET = 32,	/* the real return address */
+	RET_REC_SIZE = 40,
 };
+
+/* A slot's index: the top 8 bits (RET_PAD_SLOTS) of the key times this,
+ * then the next ones, wrapping. */
+#define RET_PAD_HASH PAD_TID_HASH
+#define RET_PAD_HASH_SHIFT 56
 
 struct arch_ret_pad {
 	uint64_t area, tramp;

@@ -37,17 +37,13 @@
 #include <errno.h>
 
 #include "arch/aarch64/aarch64.h"
+#include "arch/retpad-common.h"
 
 #define FP 19
 #define FRAME_X30 240
 #define FRAME_SP 248
 #define ENTRY 27		/* the pushed entry, for the stamp */
 #define TRAMP_REG 28		/* the trampoline, for the stamp */
-
-static int finish(const struct aarch64_out *o)
-{
-	return o->overflow ? -ENOSPC : (int)o->len;
-}
 
 /*
  * Encodings used here beyond aarch64-pad.c's list:
@@ -102,56 +98,51 @@ static void put_cmp(struct aarch64_out *o, unsigned int n, unsigned int m)
 }
 
 /*
- * Branches whose targets come later: the word's offset is kept and
- * fixed once the target is known.  kind: 'b' (B), 'c' (B.cond, cond),
- * 'z' / 'n' (CBZ / CBNZ, 64-bit with wide, else 32-bit, register t).
+ * Branches whose targets come later (struct retpad_fix): how = kind |
+ * arg << 8 | wide << 16.  kind: 'b' (B), 'c' (B.cond, arg the
+ * condition), 'z' / 'n' (CBZ / CBNZ on register arg, 64-bit with wide,
+ * else 32-bit).
  */
-struct fix {
-	size_t at;
-	char kind;
-	unsigned int arg;
-	bool wide;
-};
+#define HOW(kind, arg, wide) ((uint32_t)(kind) | (arg) << 8 | (uint32_t)(wide) << 16)
 
-static uint32_t enc_branch(const struct fix *f, size_t to)
+static uint32_t enc_branch(const struct retpad_fix *f, size_t to)
 {
 	int64_t d = ((int64_t)to - (int64_t)f->at) >> 2;
+	char kind = (char)(f->how & 0xff);
+	uint32_t arg = f->how >> 8 & 0xff;
+	bool wide = f->how >> 16 & 1;
 
-	switch (f->kind) {
+	switch (kind) {
 	case 'b':
 		return 0x14000000u | ((uint32_t)d & 0x3ffffff);
 	case 'c':
-		return 0x54000000u | ((uint32_t)d & 0x7ffff) << 5 | f->arg;
+		return 0x54000000u | ((uint32_t)d & 0x7ffff) << 5 | arg;
 	case 'z':
 	case 'n':
-		return (f->kind == 'z' ? 0x34000000u : 0x35000000u) |
-		       (f->wide ? 0x80000000u : 0) | ((uint32_t)d & 0x7ffff) << 5 | f->arg;
+		return (kind == 'z' ? 0x34000000u : 0x35000000u) |
+		       (wide ? 0x80000000u : 0) | ((uint32_t)d & 0x7ffff) << 5 | arg;
 	}
 	return 0;
 }
 
-static struct fix put_fwd(struct aarch64_out *o, char kind, unsigned int arg, bool wide)
+static struct retpad_fix put_fwd(struct aarch64_out *o, char kind, unsigned int arg,
+				 bool wide)
 {
-	struct fix f = { o->len, kind, arg, wide };
+	struct retpad_fix f = { o->len, HOW(kind, arg, wide) };
 
 	aarch64_put32(o, 0);
 	return f;
 }
 
-static void fix_to(struct aarch64_out *o, const struct fix *f, size_t to)
+static void fix_to(struct aarch64_out *o, const struct retpad_fix *f, size_t to)
 {
-	uint32_t w = enc_branch(f, to);
-
-	if (o->overflow || f->at + 4 > o->size)
-		return;
-	for (int k = 0; k < 4; k++)
-		o->buf[f->at + k] = (uint8_t)(w >> (8 * k));
+	retpad_fix_to(o->buf, o->size, o->overflow, f, to, enc_branch);
 }
 
 static void put_back(struct aarch64_out *o, char kind, unsigned int arg, bool wide,
 		     size_t to)
 {
-	struct fix f = put_fwd(o, kind, arg, wide);
+	struct retpad_fix f = put_fwd(o, kind, arg, wide);
 
 	fix_to(o, &f, to);
 }
@@ -192,22 +183,22 @@ static void put_back(struct aarch64_out *o, char kind, unsigned int arg, bool wi
  *         b     none
  *   found:
  */
-static struct fix put_find_slot(struct aarch64_out *o, const struct arch_ret_pad *r,
-				bool claim, struct fix *none2)
+static struct retpad_fix put_find_slot(struct aarch64_out *o, const struct arch_ret_pad *r,
+				bool claim, struct retpad_fix *none2)
 {
-	struct fix f_found, f_next, f_lost, f_found2, f_none;
+	struct retpad_fix f_found, f_next, f_lost, f_found2, f_none;
 	size_t loop, next;
 
 	aarch64_emit_mov_imm(o, 9, r->area);
 	aarch64_put32(o, 0xd53bd040u | 10);			/* mrs x10, tpidr_el0 */
-	aarch64_emit_mov_imm(o, 12, 0x9e3779b97f4a7c15ull);
+	aarch64_emit_mov_imm(o, 12, RET_PAD_HASH);
 	aarch64_put32(o, 0x9b007c00u | 12 << 16 | 10 << 5 | 11);	/* mul x11, x10, x12 */
 	aarch64_put32(o, 0xd378fc00u | 11 << 5 | 11);		/* lsr x11, x11, #56 */
 	aarch64_emit_mov_imm(o, 12, RET_PAD_SLOTS);
 	loop = o->len;
 	aarch64_put32(o, 0x8b000000u | 11 << 16 | 12 << 10 | 9 << 5 | 13);
 	aarch64_put32(o, 0x91400400u | 13 << 5 | 13);
-	put_ldst(o, true, 14, 13, 0);
+	put_ldst(o, true, 14, 13, RET_SLOT_KEY);
 	put_cmp(o, 14, 10);
 	f_found = put_fwd(o, 'c', C_EQ, false);
 	if (claim) {
@@ -218,8 +209,8 @@ static struct fix put_find_slot(struct aarch64_out *o, const struct arch_ret_pad
 		put_back(o, 'n', 15, false, loop);
 		aarch64_emit_mov_imm(o, 8, 178);
 		aarch64_put32(o, 0xd4000001u);			/* svc #0: gettid */
-		put_ldst_w(o, false, 0, 13, 8);
-		put_ldst_w(o, false, 31, 13, 12);
+		put_ldst_w(o, false, 0, 13, RET_SLOT_TID);
+		put_ldst_w(o, false, 31, 13, RET_SLOT_DEPTH);
 		f_found2 = put_fwd(o, 'b', 0, false);
 		fix_to(o, &f_lost, o->len);
 		aarch64_put32(o, 0xd503305fu);			/* clrex */
@@ -246,8 +237,9 @@ static struct fix put_find_slot(struct aarch64_out *o, const struct arch_ret_pad
  *   add x22, x13, x15, lsl #5 ; add x22, x22, #32 */
 static void put_top(struct aarch64_out *o)
 {
-	aarch64_put32(o, 0x8b000000u | 15 << 16 | 5 << 10 | 13 << 5 | 22);
-	aarch64_put32(o, 0x91000000u | 32 << 10 | 22 << 5 | 22);
+	aarch64_put32(o, 0x8b000000u | 15 << 16 | RET_PAD_ENTRY_SHIFT << 10 | 13 << 5 | 22);
+	aarch64_put32(o, 0x91000000u | (RET_SLOT_ENTRIES - RET_PAD_ENTRY_SIZE) << 10 |
+			 22 << 5 | 22);
 }
 
 /* A header counter of the area (x9) counted up:
@@ -336,26 +328,26 @@ int aarch64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad 
 			   size_t *fallback_at, size_t *done_at)
 {
 	struct aarch64_out o = { out, size, 0, 0, false };
-	struct fix f_none, f_tid, f_fresh[3], f_drop, f_push, f_fb[3], f_other, f_same, f_end;
+	struct retpad_fix f_none, f_tid, f_fresh[3], f_drop, f_push, f_fb[3], f_other, f_same, f_end;
 	size_t stale, fresh;
 
-	if (!r->area || (r->area & 4095) || !r->tramp || (r->tramp & 3))
+	if (!retpad_area_ok(r))
 		return -EINVAL;
 	f_none = put_find_slot(&o, r, true, NULL);
-	put_ldst_w(&o, true, 14, 13, 8);
+	put_ldst_w(&o, true, 14, 13, RET_SLOT_TID);
 	f_tid = put_fwd(&o, 'n', 14, false);
 	aarch64_emit_mov_imm(&o, 8, 178);
 	aarch64_put32(&o, 0xd4000001u);
-	put_ldst_w(&o, false, 0, 13, 8);
+	put_ldst_w(&o, false, 0, 13, RET_SLOT_TID);
 	fix_to(&o, &f_tid, o.len);
-	put_ldst_w(&o, true, 15, 13, 12);
+	put_ldst_w(&o, true, 15, 13, RET_SLOT_DEPTH);
 	put_ldst(&o, true, 16, FP, FRAME_SP);
 	put_ldst(&o, true, 17, FP, FRAME_X30);
 	aarch64_emit_mov_imm(&o, 21, r->tramp);
 	stale = o.len;
 	f_fresh[0] = put_fwd(&o, 'z', 15, false);
 	put_top(&o);
-	put_ldst(&o, true, 23, 22, 0);
+	put_ldst(&o, true, 23, 22, RET_ENTRY_SLOT);
 	put_cmp(&o, 23, 16);
 	f_fresh[1] = put_fwd(&o, 'c', C_HI, false);
 	f_drop = put_fwd(&o, 'c', C_NE, false);
@@ -371,32 +363,32 @@ int aarch64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad 
 	f_push = put_fwd(&o, 'c', C_NE, false);
 	f_fb[0] = put_fwd(&o, 'z', 15, false);
 	put_top(&o);
-	put_ldst(&o, true, 23, 22, 0);
+	put_ldst(&o, true, 23, 22, RET_ENTRY_SLOT);
 	put_cmp(&o, 23, 16);
 	f_fb[1] = put_fwd(&o, 'c', C_NE, false);
 	aarch64_emit_mov_imm(&o, 24, r->func_run);
-	put_ldst(&o, true, 25, 22, 24);
+	put_ldst(&o, true, 25, 22, RET_ENTRY_FUNC);
 	put_cmp(&o, 25, 24);
 	f_other = put_fwd(&o, 'c', C_NE, false);
 	put_mov(&o, ENTRY, 22);
 	f_same = put_fwd(&o, 'b', 0, false);
 	fix_to(&o, &f_other, o.len);
-	put_ldst(&o, true, 17, 22, 8);
+	put_ldst(&o, true, 17, 22, RET_ENTRY_RET);
 	fix_to(&o, &f_push, o.len);
 	aarch64_put32(&o, 0x7100001fu | RET_PAD_DEPTH << 10 | 15 << 5);	/* cmp w15, #depth */
 	f_fb[2] = put_fwd(&o, 'c', C_HS, false);
-	aarch64_put32(&o, 0x8b000000u | 15 << 16 | 5 << 10 | 13 << 5 | 22);
-	aarch64_put32(&o, 0x91000000u | 64 << 10 | 22 << 5 | 22);
+	aarch64_put32(&o, 0x8b000000u | 15 << 16 | RET_PAD_ENTRY_SHIFT << 10 | 13 << 5 | 22);
+	aarch64_put32(&o, 0x91000000u | RET_SLOT_ENTRIES << 10 | 22 << 5 | 22);
 	aarch64_put32(&o, 0x92800000u | 23);			/* mov x23, #-1 */
-	put_ldst(&o, false, 23, 22, 0);
+	put_ldst(&o, false, 23, 22, RET_ENTRY_SLOT);
 	aarch64_put32(&o, 0x11000400u | 15 << 5 | 24);		/* add w24, w15, #1 */
-	put_ldst_w(&o, false, 24, 13, 12);
-	put_ldst(&o, false, 17, 22, 8);
+	put_ldst_w(&o, false, 24, 13, RET_SLOT_DEPTH);
+	put_ldst(&o, false, 17, 22, RET_ENTRY_RET);
 	aarch64_put32(&o, 0xd53be040u | 23);			/* mrs x23, cntvct_el0 */
-	put_ldst(&o, false, 23, 22, 16);
+	put_ldst(&o, false, 23, 22, RET_ENTRY_TIME);
 	aarch64_emit_mov_imm(&o, 24, r->func_run);
-	put_ldst(&o, false, 24, 22, 24);
-	put_ldst(&o, false, 16, 22, 0);
+	put_ldst(&o, false, 24, 22, RET_ENTRY_FUNC);
+	put_ldst(&o, false, 16, 22, RET_ENTRY_SLOT);
 	if (done_at)
 		put_ldst(&o, false, 21, FP, FRAME_X30);
 	else
@@ -417,7 +409,7 @@ int aarch64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad 
 	} else {
 		fix_to(&o, &f_end, o.len);
 	}
-	return finish(&o);
+	return retpad_finish(o.overflow, o.len);
 }
 
 /*
@@ -443,9 +435,9 @@ int aarch64_emit_ret_stamp(uint8_t *out, size_t size)
 
 	aarch64_put32(&o, 0xb4000000u | 4 << 5 | ENTRY);	/* cbz x27, +16 */
 	aarch64_put32(&o, 0xd53be040u | 26);
-	put_ldst(&o, false, 26, ENTRY, 16);
+	put_ldst(&o, false, 26, ENTRY, RET_ENTRY_TIME);
 	put_ldst(&o, false, TRAMP_REG, FP, FRAME_X30);
-	return finish(&o);
+	return retpad_finish(o.overflow, o.len);
 }
 
 /*
@@ -514,45 +506,36 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 {
 	struct aarch64_out o = { out, size, 0, r->tramp, false };
 	const struct arch_pad_ring *g = &r->ring;
-	struct fix f_none, f_none2, f_orph[2], f_mine, f_popped[2];
-	struct fix f_claimed, f_full, f_out;
+	struct retpad_fix f_none, f_none2, f_orph[2], f_mine, f_popped[2];
+	struct retpad_fix f_claimed, f_full, f_out;
 	struct aarch64_ring_claim claim;
-	size_t pop, chain, popped, rec;
+	size_t pop, chain, popped;
 	int m;
 
-	if (!r->area || (r->area & 4095) || !r->tramp || (r->tramp & 3) ||
-	    !g->nrecords || (g->nrecords & (g->nrecords - 1)) ||
-	    g->record_shift < 10 || g->record_shift > 24 || (g->ring & 7) ||
-	    (g->off_records & 7))
-		return -EINVAL;
-	rec = (size_t)1 << g->record_shift;
-	if ((g->off_seq & 7) || g->off_seq + 8 > rec || g->off_seq < AARCH64_PAD_IMAGE_BYTES ||
-	    (g->off_frame & 7) || g->off_frame < AARCH64_PAD_IMAGE_BYTES ||
-	    g->off_frame + AARCH64_PAD_FRAME_WORDS * 8 > rec ||
-	    (g->off_blocks & 7) || g->off_blocks < AARCH64_PAD_IMAGE_BYTES ||
-	    g->off_blocks + 40 > rec || g->off_blocks + 40 > 4096 ||
-	    !(g->off_seq + 8 <= g->off_frame || g->off_frame + AARCH64_PAD_FRAME_WORDS * 8 <= g->off_seq) ||
-	    !(g->off_blocks + 40 <= g->off_frame || g->off_frame + AARCH64_PAD_FRAME_WORDS * 8 <= g->off_blocks) ||
-	    !(g->off_blocks + 40 <= g->off_seq || g->off_seq + 8 <= g->off_blocks))
+	/* The descriptor's stores are `str xt, [x4, #off]` from its start,
+	 * which is off_blocks from the record (aarch64_emit_add_imm). */
+	if (!retpad_area_ok(r) ||
+	    !retpad_ring_ok(g, AARCH64_PAD_IMAGE_BYTES, AARCH64_PAD_FRAME_WORDS * 8) ||
+	    g->off_blocks + RET_REC_SIZE > 4096)
 		return -EINVAL;
 	if ((m = aarch64_emit_save_regs(out, size, r->tramp)) < 0)
 		return m;
 	o.len = (size_t)m;
 	f_none = put_find_slot(&o, r, false, &f_none2);
-	put_ldst_w(&o, true, 15, 13, 12);
+	put_ldst_w(&o, true, 15, 13, RET_SLOT_DEPTH);
 	put_ldst(&o, true, 16, FP, FRAME_SP);
 	pop = o.len;
 	f_orph[0] = put_fwd(&o, 'z', 15, false);
 	put_top(&o);
-	put_ldst(&o, true, 23, 22, 0);
+	put_ldst(&o, true, 23, 22, RET_ENTRY_SLOT);
 	put_cmp(&o, 23, 16);
 	f_mine = put_fwd(&o, 'c', C_HS, false);
 	aarch64_put32(&o, 0x51000400u | 15 << 5 | 15);		/* sub w15, w15, #1 */
-	put_ldst_w(&o, false, 15, 13, 12);
+	put_ldst_w(&o, false, 15, 13, RET_SLOT_DEPTH);
 	put_back(&o, 'b', 0, false, pop);
 	fix_to(&o, &f_mine, o.len);
 	f_orph[1] = put_fwd(&o, 'c', C_NE, false);
-	put_ldst(&o, true, 20, 22, 8);
+	put_ldst(&o, true, 20, 22, RET_ENTRY_RET);
 	aarch64_put32(&o, 0xd53be040u | 26);			/* mrs x26, cntvct_el0 */
 	chain = o.len;
 	put_ldst(&o, true, 23, 9, RET_PAD_ON);
@@ -574,13 +557,13 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 	aarch64_put32(&o, 0xd53b4400u | 6);			/* mrs x6, fpcr */
 	put_ldst_w(&o, false, 6, 3, 516);
 	aarch64_emit_add_imm(&o, 4, 3, g->off_blocks, 11);
-	put_ldst(&o, true, 5, 22, 24);
+	put_ldst(&o, true, 5, 22, RET_ENTRY_FUNC);
 	put_ldst(&o, false, 5, 4, RET_REC_FUNC);
 	put_ldst(&o, false, 26, 4, RET_REC_TSC);
-	put_ldst(&o, true, 5, 22, 16);
+	put_ldst(&o, true, 5, 22, RET_ENTRY_TIME);
 	aarch64_put32(&o, 0xcb000000u | 5 << 16 | 26 << 5 | 5);	/* sub x5, x26, x5 */
 	put_ldst(&o, false, 5, 4, RET_REC_TICKS);
-	put_ldst_w(&o, true, 5, 13, 8);
+	put_ldst_w(&o, true, 5, 13, RET_SLOT_TID);
 	put_ldst_w(&o, false, 5, 4, RET_REC_TID);
 	put_ldst(&o, false, 20, 4, RET_REC_RET);
 	aarch64_emit_mov_imm(&o, 5, RET_REC_MAGIC_VALUE);
@@ -598,30 +581,24 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 	fix_to(&o, &f_popped[0], popped);
 	fix_to(&o, &f_popped[1], popped);
 	aarch64_put32(&o, 0x51000400u | 15 << 5 | 15);		/* sub w15, w15, #1 */
-	put_ldst_w(&o, false, 15, 13, 12);
+	put_ldst_w(&o, false, 15, 13, RET_SLOT_DEPTH);
 	f_out = put_fwd(&o, 'z', 15, false);
 	put_top(&o);
-	put_ldst(&o, true, 23, 22, 0);
+	put_ldst(&o, true, 23, 22, RET_ENTRY_SLOT);
 	put_cmp(&o, 23, 16);
 	put_back(&o, 'c', C_EQ, false, chain);
 	fix_to(&o, &f_out, o.len);
 	put_ldst(&o, false, 20, FP, FRAME_X30);
-	m = aarch64_emit_restore_regs(o.len < size ? out + o.len : out,
-				      o.len < size ? size - o.len : 0);
-	if (m < 0)
+	if ((m = retpad_append(out, size, &o.len, aarch64_emit_restore_regs)) < 0)
 		return m;
-	o.len += (size_t)m;
 	aarch64_put32(&o, 0xd65f03c0u);				/* ret */
 	fix_to(&o, &f_none, o.len);
 	fix_to(&o, &f_none2, o.len);
 	fix_to(&o, &f_orph[0], o.len);
 	fix_to(&o, &f_orph[1], o.len);
 	put_count(&o, RET_PAD_ORPHANS);
-	m = aarch64_emit_restore_regs(o.len < size ? out + o.len : out,
-				      o.len < size ? size - o.len : 0);
-	if (m < 0)
+	if ((m = retpad_append(out, size, &o.len, aarch64_emit_restore_regs)) < 0)
 		return m;
-	o.len += (size_t)m;
 	aarch64_put32(&o, AARCH64_BRK0);
-	return finish(&o);
+	return retpad_finish(o.overflow, o.len);
 }

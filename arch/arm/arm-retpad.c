@@ -51,6 +51,7 @@
 #include <errno.h>
 
 #include "arch/arm/arm.h"
+#include "arch/retpad-common.h"
 
 #define FP 4			/* r4: the frame */
 #define FRAME_SP (ARM_SP * 8)
@@ -66,12 +67,8 @@
 #define A32_BX_LR 0xe12fff1eu
 enum { C_EQ = 0, C_NE = 1, C_HS = 2, C_HI = 8, C_AL = 14 };
 
-static const uint32_t golden_lo = 0x7f4a7c15u, golden_hi = 0x9e3779b9u;
-
-static int finish(const struct arm_out *o)
-{
-	return o->overflow ? -ENOSPC : (int)o->len;
-}
+static const uint32_t golden_lo = (uint32_t)RET_PAD_HASH,
+		      golden_hi = (uint32_t)(RET_PAD_HASH >> 32);
 
 /*
  * Encodings used here (A32, cond AL unless said), beyond arm-pad.c's:
@@ -136,29 +133,24 @@ static void put_counter(struct arm_out *o, unsigned int lo, unsigned int hi)
 	arm_put32(o, 0xec500f1eu | hi << 16 | lo << 12);
 }
 
-/* Branches whose targets come later: the word's offset, fixed once the
- * target is known. */
-struct fix {
-	size_t at;
-	unsigned int cond;
-};
-
-static struct fix put_fwd(struct arm_out *o, unsigned int cond)
+/* Branches whose targets come later (struct retpad_fix): B<cond>, how
+ * the condition. */
+static uint32_t enc_branch(const struct retpad_fix *f, size_t to)
 {
-	struct fix f = { o->len, cond };
+	return arm_enc_b(f->at, to, f->how);
+}
+
+static struct retpad_fix put_fwd(struct arm_out *o, unsigned int cond)
+{
+	struct retpad_fix f = { o->len, cond };
 
 	arm_put32(o, 0);
 	return f;
 }
 
-static void fix_to(struct arm_out *o, const struct fix *f, size_t to)
+static void fix_to(struct arm_out *o, const struct retpad_fix *f, size_t to)
 {
-	uint32_t w = arm_enc_b(f->at, to, f->cond);
-
-	if (o->overflow || f->at + 4 > o->size)
-		return;
-	for (int k = 0; k < 4; k++)
-		o->buf[f->at + k] = (uint8_t)(w >> (8 * k));
+	retpad_fix_to(o->buf, o->size, o->overflow, f, to, enc_branch);
 }
 
 static void put_back(struct arm_out *o, unsigned int cond, size_t to)
@@ -208,10 +200,10 @@ static void put_back(struct arm_out *o, unsigned int cond, size_t to)
  *         b     none
  *   found:
  */
-static struct fix put_find_slot(struct arm_out *o, const struct arch_ret_pad *r, bool claim,
-				struct fix *none2)
+static struct retpad_fix put_find_slot(struct arm_out *o, const struct arch_ret_pad *r, bool claim,
+				struct retpad_fix *none2)
 {
-	struct fix f_found, f_next = { 0, 0 }, f_lost = { 0, 0 }, f_found2 = { 0, 0 }, f_none;
+	struct retpad_fix f_found, f_next = { 0, 0 }, f_lost = { 0, 0 }, f_found2 = { 0, 0 }, f_none;
 	size_t loop;
 
 	put_mov32(o, 9, (uint32_t)r->area);
@@ -225,7 +217,7 @@ static struct fix put_find_slot(struct arm_out *o, const struct arch_ret_pad *r,
 	loop = o->len;
 	arm_put32(o, 0xe0800000u | 9 << 16 | 8 << 12 | 12 << 7 | 11);	/* add r8, r9, r11, lsl #12 */
 	arm_put32(o, 0xe2800a01u | 8 << 16 | 8 << 12);		/* add r8, r8, #4096 */
-	put_ldst(o, true, 1, 8, 0);
+	put_ldst(o, true, 1, 8, RET_SLOT_KEY);
 	put_cmp(o, 1, 10);
 	f_found = put_fwd(o, C_EQ);
 	if (claim) {
@@ -240,9 +232,9 @@ static struct fix put_find_slot(struct arm_out *o, const struct arch_ret_pad *r,
 		arm_put32(o, A32_DMB);
 		arm_put32(o, 0xe3a07000u | 224);		/* mov r7, #224: gettid */
 		arm_put32(o, A32_SVC);
-		put_ldst(o, false, 0, 8, 8);
+		put_ldst(o, false, 0, 8, RET_SLOT_TID);
 		arm_put32(o, 0xe3a01000u);			/* mov r1, #0 */
-		put_ldst(o, false, 1, 8, 12);
+		put_ldst(o, false, 1, 8, RET_SLOT_DEPTH);
 		f_found2 = put_fwd(o, C_AL);
 		fix_to(o, &f_lost, o->len);
 		arm_put32(o, A32_CLREX);
@@ -268,8 +260,9 @@ static struct fix put_find_slot(struct arm_out *o, const struct arch_ret_pad *r,
  *   add r12, r8, r6, lsl #5 ; add r12, r12, #32 */
 static void put_top(struct arm_out *o)
 {
-	arm_put32(o, 0xe0800000u | 8 << 16 | 12 << 12 | 5 << 7 | 6);
-	arm_put32(o, 0xe2800020u | 12 << 16 | 12 << 12);
+	arm_put32(o, 0xe0800000u | 8 << 16 | 12 << 12 | RET_PAD_ENTRY_SHIFT << 7 | 6);
+	arm_put32(o, 0xe2800000u | 12 << 16 | 12 << 12 |
+		     (RET_SLOT_ENTRIES - RET_PAD_ENTRY_SIZE));
 }
 
 /* The low half of a header counter of the area (r9) counted up:
@@ -288,10 +281,11 @@ static void put_count(struct arm_out *o, unsigned int off)
 	put_back(o, C_NE, again);
 }
 
+/* retpad_area_ok, and within the 32-bit address space. */
 static bool args_ok(const struct arch_ret_pad *r)
 {
-	return r->area && !(r->area & 4095) && r->area + RET_PAD_AREA_SIZE - 1 <= UINT32_MAX &&
-	       r->tramp && !(r->tramp & 3) && r->tramp <= UINT32_MAX;
+	return retpad_area_ok(r) && r->area + RET_PAD_AREA_SIZE - 1 <= UINT32_MAX &&
+	       r->tramp <= UINT32_MAX;
 }
 
 /*
@@ -362,21 +356,22 @@ int arm_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 		       size_t *fallback_at, size_t *done_at)
 {
 	struct arm_out o = { out, size, 0, 0, false };
-	struct fix f_none, f_tid, f_fresh[3], f_drop, f_push, f_fb[4], f_other[2], f_same, f_end;
+	struct retpad_fix f_none, f_tid, f_fresh[3], f_drop, f_push, f_fb[3], f_other[2], f_same,
+			  f_end;
 	uint32_t fr_lo = (uint32_t)r->func_run, fr_hi = (uint32_t)(r->func_run >> 32);
 	size_t stale, fresh;
 
 	if (!args_ok(r))
 		return -EINVAL;
 	f_none = put_find_slot(&o, r, true, NULL);
-	put_ldst(&o, true, 1, 8, 8);
+	put_ldst(&o, true, 1, 8, RET_SLOT_TID);
 	put_cmp_imm(&o, 1, 0);
 	f_tid = put_fwd(&o, C_NE);
 	arm_put32(&o, 0xe3a07000u | 224);			/* mov r7, #224: gettid */
 	arm_put32(&o, A32_SVC);
-	put_ldst(&o, false, 0, 8, 8);
+	put_ldst(&o, false, 0, 8, RET_SLOT_TID);
 	fix_to(&o, &f_tid, o.len);
-	put_ldst(&o, true, 6, 8, 12);
+	put_ldst(&o, true, 6, 8, RET_SLOT_DEPTH);
 	put_ldst(&o, true, 2, FP, FRAME_SP);
 	put_ldst(&o, true, 3, FP, FRAME_LR);
 	put_mov32(&o, 5, (uint32_t)r->tramp);
@@ -384,7 +379,7 @@ int arm_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	put_cmp_imm(&o, 6, 0);
 	f_fresh[0] = put_fwd(&o, C_EQ);
 	put_top(&o);
-	put_ldst(&o, true, 1, 12, 0);
+	put_ldst(&o, true, 1, 12, RET_ENTRY_SLOT);
 	put_cmp(&o, 1, 2);
 	f_fresh[1] = put_fwd(&o, C_HI);
 	f_drop = put_fwd(&o, C_NE);
@@ -401,14 +396,14 @@ int arm_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	put_cmp_imm(&o, 6, 0);
 	f_fb[0] = put_fwd(&o, C_EQ);
 	put_top(&o);
-	put_ldst(&o, true, 1, 12, 0);
+	put_ldst(&o, true, 1, 12, RET_ENTRY_SLOT);
 	put_cmp(&o, 1, 2);
 	f_fb[1] = put_fwd(&o, C_NE);
-	put_ldst(&o, true, 0, 12, 24);
+	put_ldst(&o, true, 0, 12, RET_ENTRY_FUNC);
 	put_mov32(&o, 1, fr_lo);
 	put_cmp(&o, 0, 1);
 	f_other[0] = put_fwd(&o, C_NE);
-	put_ldst(&o, true, 0, 12, 28);
+	put_ldst(&o, true, 0, 12, RET_ENTRY_FUNC + 4);
 	put_mov32(&o, 1, fr_hi);
 	put_cmp(&o, 0, 1);
 	f_other[1] = put_fwd(&o, C_NE);
@@ -416,28 +411,29 @@ int arm_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	f_same = put_fwd(&o, C_AL);
 	fix_to(&o, &f_other[0], o.len);
 	fix_to(&o, &f_other[1], o.len);
-	put_ldst(&o, true, 3, 12, 8);
+	put_ldst(&o, true, 3, 12, RET_ENTRY_RET);
 	fix_to(&o, &f_push, o.len);
 	put_cmp_imm(&o, 6, RET_PAD_DEPTH);
 	f_fb[2] = put_fwd(&o, C_HS);
-	arm_put32(&o, 0xe0800000u | 8 << 16 | 12 << 12 | 5 << 7 | 6);	/* add r12, r8, r6, lsl #5 */
-	arm_put32(&o, 0xe2800040u | 12 << 16 | 12 << 12);	/* add r12, r12, #64 */
+	arm_put32(&o, 0xe0800000u | 8 << 16 | 12 << 12 | RET_PAD_ENTRY_SHIFT << 7 |
+		      6);						/* add r12, r8, r6, lsl #5 */
+	arm_put32(&o, 0xe2800000u | 12 << 16 | 12 << 12 | RET_SLOT_ENTRIES);	/* add r12, r12, #64 */
 	arm_put32(&o, 0xe3e01000u);				/* mvn r1, #0 */
 	arm_put32(&o, 0xe3a00000u);				/* mov r0, #0 */
-	put_ldst(&o, false, 1, 12, 0);
-	put_ldst(&o, false, 0, 12, 4);
+	put_ldst(&o, false, 1, 12, RET_ENTRY_SLOT);
+	put_ldst(&o, false, 0, 12, RET_ENTRY_SLOT + 4);
 	arm_put32(&o, 0xe2800001u | 6 << 16 | 1 << 12);		/* add r1, r6, #1 */
-	put_ldst(&o, false, 1, 8, 12);
-	put_ldst(&o, false, 3, 12, 8);
-	put_ldst(&o, false, 0, 12, 12);
+	put_ldst(&o, false, 1, 8, RET_SLOT_DEPTH);
+	put_ldst(&o, false, 3, 12, RET_ENTRY_RET);
+	put_ldst(&o, false, 0, 12, RET_ENTRY_RET + 4);
 	put_counter(&o, 0, 1);
-	put_ldst(&o, false, 0, 12, 16);
-	put_ldst(&o, false, 1, 12, 20);
+	put_ldst(&o, false, 0, 12, RET_ENTRY_TIME);
+	put_ldst(&o, false, 1, 12, RET_ENTRY_TIME + 4);
 	put_mov32(&o, 0, fr_lo);
-	put_ldst(&o, false, 0, 12, 24);
+	put_ldst(&o, false, 0, 12, RET_ENTRY_FUNC);
 	put_mov32(&o, 0, fr_hi);
-	put_ldst(&o, false, 0, 12, 28);
-	put_ldst(&o, false, 2, 12, 0);
+	put_ldst(&o, false, 0, 12, RET_ENTRY_FUNC + 4);
+	put_ldst(&o, false, 2, 12, RET_ENTRY_SLOT);
 	put_ldst(&o, false, 5, FP, done_at ? FRAME_LR : STASH_TRAMP);
 	put_ldst(&o, false, 12, FP, STASH_ENTRY);
 	f_end = put_fwd(&o, C_AL);
@@ -450,14 +446,13 @@ int arm_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	put_ldst(&o, false, 0, FP, STASH_ENTRY);
 	*fallback_at = o.len;
 	arm_put32(&o, arm_enc_b(0, 0, C_AL));			/* b (patched) */
-	(void)f_fb[3];
 	if (done_at) {
 		*done_at = f_end.at;
 		fix_to(&o, &f_end, f_end.at);	/* b . until the caller's patch */
 	} else {
 		fix_to(&o, &f_end, o.len);
 	}
-	return finish(&o);
+	return retpad_finish(o.overflow, o.len);
 }
 
 /*
@@ -488,11 +483,11 @@ int arm_emit_ret_stamp(uint8_t *out, size_t size)
 	put_cmp_imm(&o, 0, 0);
 	arm_put32(&o, 0x0a000004u);				/* beq +6 words */
 	put_counter(&o, 1, 2);
-	put_ldst(&o, false, 1, 0, 16);
-	put_ldst(&o, false, 2, 0, 20);
+	put_ldst(&o, false, 1, 0, RET_ENTRY_TIME);
+	put_ldst(&o, false, 2, 0, RET_ENTRY_TIME + 4);
 	put_ldst(&o, true, 1, FP, STASH_TRAMP);
 	put_ldst(&o, false, 1, FP, FRAME_LR);
-	return finish(&o);
+	return retpad_finish(o.overflow, o.len);
 }
 
 /*
@@ -569,45 +564,36 @@ int arm_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 {
 	struct arm_out o = { out, size, 0, 0, false };
 	const struct arch_pad_ring *g = &r->ring;
-	struct fix f_none, f_none2, f_orph[2], f_mine, f_popped[2], f_notfree, f_lost;
-	struct fix f_claimed, f_full, f_out;
-	size_t pop, chain, retry, popped, rec;
+	struct retpad_fix f_none, f_none2, f_orph[2], f_mine, f_popped[2], f_notfree, f_lost;
+	struct retpad_fix f_claimed, f_full, f_out;
+	size_t pop, chain, retry, popped;
 	const unsigned int fb = ARM_PAD_FRAME_WORDS * 8;
 	int m;
 
-	if (!args_ok(r) || !g->nrecords || (g->nrecords & (g->nrecords - 1)) ||
-	    g->nrecords > 65536 || g->record_shift < 10 || g->record_shift > 24 ||
-	    (g->ring & 7) || g->ring > UINT32_MAX || (g->off_records & 7))
-		return -EINVAL;
-	rec = (size_t)1 << g->record_shift;
-	if ((g->off_seq & 7) || g->off_seq + 8 > rec || g->off_seq >= 4096 ||
-	    g->off_seq < ARM_PAD_IMAGE_BYTES ||
-	    (g->off_frame & 7) || g->off_frame < ARM_PAD_IMAGE_BYTES || g->off_frame + fb > rec ||
-	    (g->off_blocks & 7) || g->off_blocks < ARM_PAD_IMAGE_BYTES ||
-	    g->off_blocks + 40 > rec ||
-	    !(g->off_seq + 8 <= g->off_frame || g->off_frame + fb <= g->off_seq) ||
-	    !(g->off_blocks + 40 <= g->off_frame || g->off_frame + fb <= g->off_blocks) ||
-	    !(g->off_blocks + 40 <= g->off_seq || g->off_seq + 8 <= g->off_blocks))
+	/* The ring's head is a 32-bit address (movw/movt), nrecords - 1 a
+	 * movw, and the sequence word an ldr / str offset (12 bits). */
+	if (!args_ok(r) || !retpad_ring_ok(g, ARM_PAD_IMAGE_BYTES, fb) ||
+	    g->nrecords > 65536 || g->ring > UINT32_MAX || g->off_seq >= 4096)
 		return -EINVAL;
 	if ((m = arm_emit_save_regs(out, size, r->tramp)) < 0)
 		return m;
 	o.len = (size_t)m;
 	f_none = put_find_slot(&o, r, false, &f_none2);
-	put_ldst(&o, true, 6, 8, 12);
+	put_ldst(&o, true, 6, 8, RET_SLOT_DEPTH);
 	put_ldst(&o, true, 11, FP, FRAME_SP);
 	pop = o.len;
 	put_cmp_imm(&o, 6, 0);
 	f_orph[0] = put_fwd(&o, C_EQ);
 	put_top(&o);
-	put_ldst(&o, true, 1, 12, 0);
+	put_ldst(&o, true, 1, 12, RET_ENTRY_SLOT);
 	put_cmp(&o, 1, 11);
 	f_mine = put_fwd(&o, C_HS);
 	arm_put32(&o, 0xe2400001u | 6 << 16 | 6 << 12);	/* sub r6, r6, #1 */
-	put_ldst(&o, false, 6, 8, 12);
+	put_ldst(&o, false, 6, 8, RET_SLOT_DEPTH);
 	put_back(&o, C_AL, pop);
 	fix_to(&o, &f_mine, o.len);
 	f_orph[1] = put_fwd(&o, C_NE);
-	put_ldst(&o, true, ARM_LR, 12, 8);
+	put_ldst(&o, true, ARM_LR, 12, RET_ENTRY_RET);
 	put_counter(&o, 0, 1);
 	put_ldst(&o, false, 0, 8, SLOT_NOW);
 	put_ldst(&o, false, 1, 8, SLOT_NOW + 4);
@@ -662,21 +648,21 @@ int arm_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	arm_put32(&o, 0xeef10a10u | 5 << 12);			/* vmrs r5, fpscr */
 	put_ldst(&o, false, 5, 2, 256);
 	put_add_imm(&o, 3, 2, g->off_blocks, 5);
-	put_ldst(&o, true, 5, 12, 24);
+	put_ldst(&o, true, 5, 12, RET_ENTRY_FUNC);
 	put_ldst(&o, false, 5, 3, RET_REC_FUNC);
-	put_ldst(&o, true, 5, 12, 28);
+	put_ldst(&o, true, 5, 12, RET_ENTRY_FUNC + 4);
 	put_ldst(&o, false, 5, 3, RET_REC_FUNC + 4);
 	put_ldst(&o, true, 0, 8, SLOT_NOW);
 	put_ldst(&o, true, 1, 8, SLOT_NOW + 4);
 	put_ldst(&o, false, 0, 3, RET_REC_TSC);
 	put_ldst(&o, false, 1, 3, RET_REC_TSC + 4);
-	put_ldst(&o, true, 5, 12, 16);
+	put_ldst(&o, true, 5, 12, RET_ENTRY_TIME);
 	arm_put32(&o, 0xe0500000u | 0 << 16 | 0 << 12 | 5);	/* subs r0, r0, r5 */
-	put_ldst(&o, true, 5, 12, 20);
+	put_ldst(&o, true, 5, 12, RET_ENTRY_TIME + 4);
 	arm_put32(&o, 0xe0c00000u | 1 << 16 | 1 << 12 | 5);	/* sbc r1, r1, r5 */
 	put_ldst(&o, false, 0, 3, RET_REC_TICKS);
 	put_ldst(&o, false, 1, 3, RET_REC_TICKS + 4);
-	put_ldst(&o, true, 5, 8, 8);
+	put_ldst(&o, true, 5, 8, RET_SLOT_TID);
 	put_ldst(&o, false, 5, 3, RET_REC_TID);
 	put_ldst(&o, false, ARM_LR, 3, RET_REC_RET);
 	arm_put32(&o, 0xe3a05000u);				/* mov r5, #0 */
@@ -697,31 +683,25 @@ int arm_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	fix_to(&o, &f_popped[0], popped);
 	fix_to(&o, &f_popped[1], popped);
 	arm_put32(&o, 0xe2400001u | 6 << 16 | 6 << 12);	/* sub r6, r6, #1 */
-	put_ldst(&o, false, 6, 8, 12);
+	put_ldst(&o, false, 6, 8, RET_SLOT_DEPTH);
 	put_cmp_imm(&o, 6, 0);
 	f_out = put_fwd(&o, C_EQ);
 	put_top(&o);
-	put_ldst(&o, true, 1, 12, 0);
+	put_ldst(&o, true, 1, 12, RET_ENTRY_SLOT);
 	put_cmp(&o, 1, 11);
 	put_back(&o, C_EQ, chain);
 	fix_to(&o, &f_out, o.len);
 	put_ldst(&o, false, ARM_LR, FP, FRAME_LR);
-	m = arm_emit_restore_regs(o.len < size ? out + o.len : out,
-				  o.len < size ? size - o.len : 0);
-	if (m < 0)
+	if ((m = retpad_append(out, size, &o.len, arm_emit_restore_regs)) < 0)
 		return m;
-	o.len += (size_t)m;
 	arm_put32(&o, A32_BX_LR);
 	fix_to(&o, &f_none, o.len);
 	fix_to(&o, &f_none2, o.len);
 	fix_to(&o, &f_orph[0], o.len);
 	fix_to(&o, &f_orph[1], o.len);
 	put_count(&o, RET_PAD_ORPHANS);
-	m = arm_emit_restore_regs(o.len < size ? out + o.len : out,
-				  o.len < size ? size - o.len : 0);
-	if (m < 0)
+	if ((m = retpad_append(out, size, &o.len, arm_emit_restore_regs)) < 0)
 		return m;
-	o.len += (size_t)m;
 	arm_put32(&o, ARM_BKPT_A32);
-	return finish(&o);
+	return retpad_finish(o.overflow, o.len);
 }

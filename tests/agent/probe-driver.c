@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 	if (getenv("PROBE_DEBUG"))
 		log_enable(getenv("PROBE_DEBUG"));
 	agent.opt.disable_randomization = true;
+	agent.opt.pad_prefetch = PAD_PREFETCH_DEFAULT;
 	agent.arch = arch_host();
 	agent.ptrace = &ptrace_arch_host;
 	for (i = 2; i < argc && strcmp(argv[i], "--") && n < MAX_PROBES; i++)

@@ -414,32 +414,21 @@ static void case_latency(void)
 	}
 }
 
+/* threads_drain's view of a record: f keeps its argument in x9. */
+static uint64_t rec_arg(const struct rec *x)
+{
+	return x->x9;
+}
+
+static uint64_t rec_value(const struct rec *x)
+{
+	return x->x0;
+}
+
+/* threads_drain, and one slot claimed per thread. */
 static void case_threads(void)
 {
-	pthread_t th[NT];
-	struct rec x;
-	long n = 0;
-
-	producers_start(th);
-	for (;;) {
-		bool last = !__atomic_load_n(&producers_left, __ATOMIC_ACQUIRE);
-		bool any = false;
-		while (take(&x)) {
-			any = true;
-			if (x.x9 >= NT * PER || x.x0 != 3 * x.x9 + 1 || x.pc != tramp ||
-			    x.magic != RET_REC_MAGIC_VALUE ||
-			    x.tid != tids[x.x9 / PER] || seen[x.x9]++)
-				fail("threads: record x9 %llu x0 %llu tid %u",
-				     (unsigned long long)x.x9, (unsigned long long)x.x0, x.tid);
-			n++;
-		}
-		if (last && !any)
-			break;	/* every producer's records were published */
-	}
-	for (int t = 0; t < NT; t++)
-		pthread_join(th[t], NULL);
-	if (n != NT * PER)
-		fail("threads: %ld records, want %d", n, NT * PER);
+	threads_drain();
 	unsigned int slots = 0;
 	for (unsigned int i = 0; i < RET_PAD_SLOTS; i++)
 		slots += *(uint64_t *)(area + 4096 + (size_t)i * RET_PAD_SLOT_SIZE) != 0;
@@ -449,12 +438,7 @@ static void case_threads(void)
 
 int main(void)
 {
-	int bad = 0, r;
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-		unsigned int records;
-	} cases[] = {
+	static const struct retpad_case cases[] = {
 		{ "values", case_values, 256 },
 		{ "recording", case_recording, 256 },
 		{ "recursion", case_recursion, 256 },
@@ -467,11 +451,5 @@ int main(void)
 	};
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		r = run(cases[i].name, cases[i].fn, cases[i].records);
-		if (r == 77 || r == 99)
-			return r;
-		bad |= r;
-	}
-	return bad;
+	return run_cases(cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -26,10 +26,10 @@
 #define AREA 0x7f0000000000ull
 #define TRAMP 0x7f1000004000ull
 
-static uint32_t word_at(const uint8_t *b, size_t off)
-{
-	return aarch64_word(b + off);
-}
+#define RT_SVC 0xd4000001u		/* svc #0 */
+#define RT_GETTID 0xd2801648u		/* mov x8, #178 */
+#define RT_IMAGE_BYTES AARCH64_PAD_IMAGE_BYTES
+#include "tests/arch/retpad-table.h"
 
 /* Where the branch at `off` goes (an offset of the same code), or -1
  * when the word is no direct branch. */
@@ -44,57 +44,6 @@ static long target_of(const uint8_t *b, size_t off)
 	if ((w & 0x7e000000u) == 0x34000000u)			/* cbz, cbnz */
 		return (long)off + 4 * (long)aarch64_sext(w >> 5, 19);
 	return -1;
-}
-
-/* Every branch of the `n` bytes lands in [0, n]; returns how many. */
-static int branches_inside(const uint8_t *b, size_t n)
-{
-	int count = 0;
-
-	for (size_t off = 0; off < n; off += 4) {
-		long t = target_of(b, off);
-		if (t < 0)
-			continue;
-		count++;
-		if (t > (long)n)
-			fail_msg("branch at %zu goes to %ld, outside 0..%zu", off, t, n);
-	}
-	return count;
-}
-
-/* The offset of the first `w` at or after `from`, -1 if none. */
-static long find(const uint8_t *b, size_t n, size_t from, uint32_t w)
-{
-	for (size_t off = from; off + 4 <= n; off += 4)
-		if (word_at(b, off) == w)
-			return (long)off;
-	return -1;
-}
-
-/* The words must all be there, in this order. */
-static void in_order(const uint8_t *b, size_t n, const uint32_t *w, size_t nw)
-{
-	long at = 0;
-
-	for (size_t i = 0; i < nw; i++) {
-		long f = find(b, n, (size_t)at, w[i]);
-		if (f < 0)
-			fail_msg("word %zu (%08x) missing after offset %ld", i, w[i], at);
-		at = f + 4;
-	}
-}
-
-/* The system calls: each is gettid (mov x8, #178 right before). */
-static int svcs(const uint8_t *b, size_t n)
-{
-	int count = 0;
-
-	for (size_t off = 4; off < n; off += 4)
-		if (word_at(b, off) == 0xd4000001u) {		/* svc #0 */
-			assert_int_equal(word_at(b, off - 4), 0xd2801648u);	/* mov x8, #178 */
-			count++;
-		}
-	return count;
 }
 
 static const struct arch_ret_pad rp = {
@@ -248,27 +197,9 @@ static void test_exit_refused(void **state)
 {
 	uint8_t b[4096];
 	size_t trap;
-	struct arch_ret_pad bad;
 
 	(void)state;
-	bad = rp;
-	bad.ring.nrecords = 100;			/* not a power of two */
-	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
-	bad = rp;
-	bad.ring.off_blocks = 600;			/* inside the frame */
-	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
-	bad = rp;
-	bad.ring.off_blocks = 2040;			/* past the record */
-	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
-	bad = rp;
-	bad.ring.off_frame = 256;			/* over the image */
-	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
-	bad = rp;
-	bad.ring.record_shift = 9;			/* no room for the image */
-	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
-	bad = rp;
-	bad.area = 0;
-	assert_int_equal(aarch64_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	exit_refuses_bad_layouts(aarch64_emit_ret_exit, &rp);
 	assert_int_equal(aarch64_emit_ret_exit(b, 400, &rp, &trap), -ENOSPC);
 }
 

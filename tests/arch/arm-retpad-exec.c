@@ -45,9 +45,16 @@
  *               126 outermost returns recorded in order
  *   full        40 calls into an 8-record ring nobody drains meanwhile:
  *               the trampoline traps (udf) when it is full, the handler
- *               drains and steps past it, every return recorded in order
- *   threads     4 threads x 2000 calls, a consumer thread draining: each
- *               (thread, i) seen exactly once, each thread its own stack
+ *               drains and steps past it (only there: anywhere else
+ *               fails), every return recorded in order
+ *   threads     4 threads x 2000 calls (Thumb code calling an A32
+ *               function's pad), this thread draining: each (thread, i)
+ *               seen exactly once, with its thread's tid
+ *
+ * The area, ring and trampoline, the plain entry pads, the ring's
+ * consumer, deep, full and the threads' producers are retpad-exec.h's,
+ * shared with x86-64 and aarch64; full and deep there also check the
+ * waits counted (RET_PAD_LOST) and that no return was an orphan.
  *
  * Exit 0 pass, 1 failure, 77 no RWX memory, 99 harness.
  */
@@ -56,6 +63,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,38 +87,11 @@
 #define RECORD_SHIFT 11
 #define RING_OFF 4096
 
-static const struct arch_ops *ops = &arm_arch_ops;
-static int failures;
-
-static uint8_t *area, *ring, *code;
-static unsigned int nrecords;
-static uint32_t tramp;
-static uint64_t ring_pos;
-static volatile unsigned long emulated;
-static uint32_t trap_pc;
-static volatile long traps;
-static uint32_t full_r0[64];
-static volatile int full_n;
-
-typedef long (*fn_t)(long);
-static fn_t pfa, pft, pra, prt, ps, pcf;
-static const uint64_t fa_tag = 0x1111 | 7ull << 48, ft_tag = 0x2222, ra_tag = 0x3333,
-		      rt_tag = 0x4444 | 0xffffull << 48, s_tag = 0x5555, c_tag = 0x6666;
-static volatile uint32_t entry_lr;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	failures++;
-}
+#define NT 4
+#define PER 2000
+#define ARCH_OPS (&arm_arch_ops)
+/* A Thumb function's pad is entered in Thumb: its address has fn's bit 0. */
+#define PAD_ADDR(at, fn) ((uintptr_t)(at) | ((uintptr_t)(fn) & 1))
 
 struct rec {
 	uint32_t r0, lr, sp, pc;
@@ -118,10 +99,38 @@ struct rec {
 	uint32_t tid, magic;
 };
 
-static bool take(struct rec *out);
+static void trap_past(void *ctx);
+static void child_init(void);
 
-/* CNTVCT where user mode may not read it: nanoseconds of CLOCK_MONOTONIC;
- * and the trampoline's wait for room (the full case). */
+static const char *run_note(void)
+{
+	return "";
+}
+
+#include "tests/arch/retpad-exec.h"
+
+static volatile unsigned long emulated;
+static fn_t pfa, pft, pra, prt, ps, pcf;
+static const uint64_t fa_tag = 0x1111 | 7ull << 48, ft_tag = 0x2222, ra_tag = 0x3333,
+		      rt_tag = 0x4444 | 0xffffull << 48, s_tag = 0x5555, c_tag = 0x6666;
+static volatile uint32_t entry_lr;
+
+/* The trampoline's udf #16, Linux's breakpoint (SIGTRAP), leaves the pc
+ * on itself: on past it, as the agent does.  Nowhere else. */
+static void trap_past(void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	if (uc->uc_mcontext.arm_pc != trap_at ||
+	    *(const uint32_t *)uc->uc_mcontext.arm_pc != ARM_BKPT_A32) {
+		(void)!write(2, "ERROR: SIGTRAP not at the trampoline's wait\n", 44);
+		_exit(99);
+	}
+	uc->uc_mcontext.arm_pc += 4;
+}
+
+/* CNTVCT where user mode may not read it: nanoseconds of
+ * CLOCK_MONOTONIC. */
 static void sigill(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -131,16 +140,6 @@ static void sigill(int sig, siginfo_t *si, void *ctx)
 
 	(void)sig;
 	(void)si;
-	if (trap_pc && uc->uc_mcontext.arm_pc == trap_pc && w == ARM_BKPT_A32) {
-		/* The trampoline waits for room: drain, as the agent does. */
-		struct rec x;
-		while (take(&x))
-			if (full_n < 64)
-				full_r0[full_n++] = x.r0;
-		uc->uc_mcontext.arm_pc += 4;
-		traps++;
-		return;
-	}
 	if ((uc->uc_mcontext.arm_cpsr & ARM_PSR_T) || (w & 0xfff00fffu) != 0xec500f1eu) {
 		(void)!write(2, "ERROR: SIGILL not at mrrc CNTVCT\n", 33);
 		_exit(99);
@@ -151,6 +150,25 @@ static void sigill(int sig, siginfo_t *si, void *ctx)
 	g[w >> 16 & 15] = (uint32_t)(ns >> 32);
 	uc->uc_mcontext.arm_pc += 4;
 	emulated++;
+}
+
+static void say_emulated(void)
+{
+	printf("  %lu counter reads emulated\n", emulated);
+}
+
+/* Each case's child: the counter's stand-in, and its count said at the
+ * end. */
+static void child_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sigill;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGILL, &sa, NULL) < 0 || atexit(say_emulated))
+		exit(99);
 }
 
 __attribute__((target("arm"), noinline)) long f_arm(long i)
@@ -207,24 +225,6 @@ static size_t put(size_t size, size_t n, int m)
 	return n + (size_t)m;
 }
 
-/* One entry pad for `fn` (bit 0: Thumb), tagged `tag`, at `at`: its
- * address (bit 0 as fn's: a Thumb pad starts in Thumb). */
-static fn_t make_pad(uint8_t *at, size_t size, uintptr_t fn, uint64_t tag)
-{
-	size_t n = 0, fb = 0, done = 0;
-	struct arch_ret_pad rp = { .area = (uintptr_t)area, .tramp = tramp, .func_run = tag };
-
-	n = put(size, n, ops->emit_save_regs(at, size, fn));
-	size_t e = n;
-	n = put(size, n, ops->emit_ret_entry(at + n, size - n, &rp, &fb, &done));
-	if (ops->patch_branch(at, e + fb, n) < 0 || ops->patch_branch(at, e + done, n) < 0)
-		exit(99);
-	n = put(size, n, ops->emit_restore_regs(at + n, size - n));
-	n = put(size, n, ops->emit_jump_abs(at + n, size - n, fn));
-	__builtin___clear_cache((char *)at, (char *)at + n);
-	return (fn_t)(void *)((uintptr_t)at | (fn & 1));
-}
-
 /*
  * An entry pad that also records the entry, as pad.c builds one:
  *
@@ -265,99 +265,52 @@ static fn_t make_rec_pad(uint8_t *at, size_t size, uintptr_t fn, uint64_t tag)
 
 static void setup(unsigned int records)
 {
-	size_t ring_size = RING_OFF + ((size_t)records << RECORD_SHIFT);
-	size_t tr_off = 0;
-	int m;
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = sigill;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	/* the trampoline's udf #16 is Linux's breakpoint: SIGTRAP */
-	if (sigaction(SIGILL, &sa, NULL) < 0 || sigaction(SIGTRAP, &sa, NULL) < 0)
-		exit(99);
-	nrecords = records;
-	area = mmap(NULL, RET_PAD_AREA_SIZE + 4096, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		    -1, 0);
-	code = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED || ring == MAP_FAILED)
-		exit(99);
-	if (code == MAP_FAILED) {
-		printf("SKIP: no RWX memory\n");
-		exit(77);
-	}
-	*(uint64_t *)(area + RET_PAD_ON) = 1;
-	for (unsigned int i = 0; i < records; i++)
-		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
-	tramp = (uint32_t)(uintptr_t)code;
-	struct arch_ret_pad rp = {
-		.area = (uintptr_t)area, .tramp = tramp,
-		.ring = { .ring = (uintptr_t)ring, .off_records = RING_OFF,
-			  .record_shift = RECORD_SHIFT, .nrecords = records,
-			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
-			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
-	};
-	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)
-		exit(99);
-	trap_pc = tramp + (uint32_t)tr_off;
-	__builtin___clear_cache((char *)code, (char *)code + m);
-	pfa = make_pad(code + 4096, 1024, (uintptr_t)f_arm, fa_tag);
-	pft = make_pad(code + 4096 + 1024, 1024, (uintptr_t)f_thumb, ft_tag);
-	pra = make_pad(code + 4096 + 2048, 1024, (uintptr_t)r_arm, ra_tag);
-	prt = make_pad(code + 4096 + 3072, 1024, (uintptr_t)r_thumb, rt_tag);
-	ps = make_pad(code + 4096 + 4096, 1024, (uintptr_t)slow, s_tag);
-	pcf = make_rec_pad(code + 4096 + 5120, 1024, (uintptr_t)f_arm, c_tag);
+	ring_map(records, 8 * 4096, false, false, false);
+	/* The shared cases' pads (f, r, j), then A32 and Thumb ones. */
+	pf = make_pad(code + 4096, 1024, (const void *)f_arm, f_tag, false);
+	pr = make_pad(code + 4096 + 1024, 1024, (const void *)r, r_tag, false);
+	pfa = make_pad(code + 4096 + 2048, 1024, (const void *)f_arm, fa_tag, false);
+	pft = make_pad(code + 4096 + 3072, 1024, (const void *)f_thumb, ft_tag, false);
+	pra = make_pad(code + 4096 + 4096, 1024, (const void *)r_arm, ra_tag, false);
+	prt = make_pad(code + 4096 + 5120, 1024, (const void *)r_thumb, rt_tag, false);
+	ps = make_pad(code + 4096 + 6144, 1024, (const void *)slow, s_tag, false);
+	pcf = make_rec_pad(code + 4096 + 7168, 1024, (uintptr_t)f_arm, c_tag);
 }
 
-
-/* The next record, as the agent's drain takes it; false: none yet. */
-static bool take(struct rec *out)
+/* take()'s arch part: the frame's r0, sp, lr and pc (the low halves of
+ * its words), the counter at the return. */
+static void take_arch(struct rec *out, const uint8_t *rec)
 {
-	uint8_t *rec = ring + RING_OFF + ((size_t)(ring_pos & (nrecords - 1)) << RECORD_SHIFT);
-	uint64_t *seq = (uint64_t *)(rec + OFF_SEQ);
-	uint64_t head = __atomic_load_n((uint64_t *)ring, __ATOMIC_ACQUIRE);
-
-	/* The pads write the low halves of the head and seq. */
-	if ((uint32_t)ring_pos == (uint32_t)head ||
-	    (uint32_t)__atomic_load_n(seq, __ATOMIC_ACQUIRE) != (uint32_t)(ring_pos + 1))
-		return false;
 	const uint64_t *fr = (const uint64_t *)(rec + OFF_FRAME);
-	const uint8_t *d = rec + OFF_BLOCKS;
+
 	out->r0 = (uint32_t)fr[0];
 	out->sp = (uint32_t)fr[13];
 	out->lr = (uint32_t)fr[14];
 	out->pc = (uint32_t)fr[15];
-	memcpy(&out->tag, d + RET_REC_FUNC, 8);
-	memcpy(&out->ticks, d + RET_REC_TICKS, 8);
-	memcpy(&out->tsc, d + RET_REC_TSC, 8);
-	memcpy(&out->tid, d + RET_REC_TID, 4);
-	memcpy(&out->magic, d + RET_REC_MAGIC, 4);
-	memcpy(&out->ret, d + RET_REC_RET, 8);
-	__atomic_store_n(seq, ring_pos + nrecords, __ATOMIC_RELEASE);
-	ring_pos++;
-	return true;
+	memcpy(&out->tsc, rec + OFF_BLOCKS + RET_REC_TSC, 8);
 }
 
 static uint64_t last_tsc;
 
 /* leaf: the function returned with `bx lr`, so lr is the trampoline;
- * else (`pop {..., pc}`) lr is whatever the function left there. */
+ * else (`pop {..., pc}`) lr is whatever the function left there.  Set
+ * by the cases whose functions all are (each case runs in its child). */
 static bool leaf;
 
-static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint32_t r0)
+/* One record of the calling thread: the trampoline's pc (and lr, for a
+ * leaf), the magic, the tag, r0 = what the function returned, ticks
+ * never wrapped, the counter never backwards. */
+static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t r0)
 {
 	if (x->pc != tramp || (leaf && x->lr != tramp) || x->magic != RET_REC_MAGIC_VALUE ||
 	    x->tag != tag || x->r0 != r0 || x->ticks > (1ull << 40) || x->tsc < last_tsc ||
-	    x->tid != (uint32_t)syscall(SYS_gettid))
+	    x->tid != tid_now())
 		fail("%s: record pc %#x lr %#x magic %#x tag %#llx r0 %u ticks %llu tsc %llu "
-		     "(last %llu) tid %u; want pc (lr if leaf) = %#x, tag %#llx, r0 %u", c, x->pc,
-		     x->lr, x->magic, (unsigned long long)x->tag, x->r0,
+		     "(last %llu) tid %u; want pc (lr if leaf) = %#llx, tag %#llx, r0 %llu", c,
+		     x->pc, x->lr, x->magic, (unsigned long long)x->tag, x->r0,
 		     (unsigned long long)x->ticks, (unsigned long long)x->tsc,
-		     (unsigned long long)last_tsc, x->tid, tramp, (unsigned long long)tag, r0);
+		     (unsigned long long)last_tsc, x->tid, (unsigned long long)tramp,
+		     (unsigned long long)tag, (unsigned long long)r0);
 	last_tsc = x->tsc;
 }
 
@@ -371,16 +324,19 @@ static void check_ret(const char *c, const struct rec *x, uintptr_t caller)
 		     (unsigned long long)x->ret, (unsigned long)start, (unsigned)(caller & 1));
 }
 
+/* The calling thread's depth, its slot found by TPIDRURO hashed as the
+ * agent hashes it (not by its tid, as depth() does): no slot there,
+ * 0xffffffff. */
 static uint32_t slot_depth(void)
 {
 	uint32_t tp, i;
 
 	__asm__ volatile("mrc p15, 0, %0, c13, c0, 3" : "=r"(tp));
-	i = (uint32_t)(((uint64_t)tp * 0x9e3779b97f4a7c15ull) >> 56);
+	i = (uint32_t)(((uint64_t)tp * RET_PAD_HASH) >> RET_PAD_HASH_SHIFT);
 	for (int k = 0; k < RET_PAD_SLOTS; k++, i = (i + 1) & (RET_PAD_SLOTS - 1)) {
 		uint8_t *s = area + 4096 + (size_t)i * RET_PAD_SLOT_SIZE;
 		if (*(uint32_t *)s == tp)
-			return *(uint32_t *)(s + 12);
+			return *(uint32_t *)(s + RET_SLOT_DEPTH);
 		if (!*(uint32_t *)s)
 			break;
 	}
@@ -399,6 +355,8 @@ static void case_values(void)
 		{ "thumb->arm", &pfa, fa_tag, 1 }, { "thumb->thumb", &pft, ft_tag, 2 },
 	};
 	struct rec x;
+
+	leaf = true;
 
 	for (int k = 0; k < 4; k++) {
 		long (*call)(fn_t, long) = k < 2 ? call_arm : call_thumb;
@@ -425,6 +383,8 @@ static void case_recording(void)
 {
 	struct rec x;
 
+	leaf = true;
+
 	for (long i = 0; i < 20; i++) {
 		entry_lr = 0;
 		long got = call_thumb(pcf, i);
@@ -441,6 +401,8 @@ static void case_recording(void)
 		check_rec("recording", &x, c_tag, (uint32_t)(3 * i + 1));
 		check_ret("recording", &x, (uintptr_t)call_thumb);
 	}
+	if (depth() != 0)
+		fail("recording: %u entries left", depth());
 }
 
 static void case_recursion(void)
@@ -465,6 +427,8 @@ static void case_recursion(void)
 		}
 		if (take(&x))
 			fail("%s: more than 11 records", name);
+		if (depth() != 0)
+			fail("%s: %u entries left", name, depth());
 	}
 }
 
@@ -493,147 +457,32 @@ static void case_latency(void)
 	}
 }
 
-static void case_deep(void)
+/* threads_drain's view of a record: f(v) returned r0 = 3v + 1. */
+static uint64_t rec_arg(const struct rec *x)
 {
-	struct rec x;
-	uint64_t fb0 = *(uint64_t *)(area + RET_PAD_FALLBACKS);
-
-	long got = call_arm(pra, 200);
-	if (got != 1200)
-		fail("deep: r(200) returned %ld", got);
-	uint64_t fb = *(uint64_t *)(area + RET_PAD_FALLBACKS) - fb0;
-	if (fb != 201 - RET_PAD_DEPTH)
-		fail("deep: %llu fallbacks, want %d", (unsigned long long)fb, 201 - RET_PAD_DEPTH);
-	for (uint32_t d = 201 - RET_PAD_DEPTH; d <= 200; d++) {
-		if (!take(&x)) {
-			fail("deep: no record for depth value %u", d);
-			break;
-		}
-		check_rec("deep", &x, ra_tag, d);
-	}
-	if (take(&x))
-		fail("deep: more records than %d", RET_PAD_DEPTH);
-	if (*(uint64_t *)(area + RET_PAD_ORPHANS))
-		fail("deep: orphans");
+	return (x->r0 - 1) / 3;
 }
 
-static void case_full(void)
+static uint64_t rec_value(const struct rec *x)
 {
-	struct rec x;
-
-	for (long i = 0; i < 40; i++)
-		if (call_arm(pfa, i) != 3 * i + 1 + 1000)
-			fail("full: f(%ld) wrong", i);
-	while (take(&x))
-		if (full_n < 64)
-			full_r0[full_n++] = x.r0;
-	if (full_n != 40 || !traps)
-		fail("full: %d records, %ld traps; want 40 and some", full_n, traps);
-	for (int i = 0; i < full_n && i < 40; i++)
-		if (full_r0[i] != (uint32_t)(3 * i + 1))
-			fail("full: record %d r0 %u, want %d", i, full_r0[i], 3 * i + 1);
-	if (*(uint64_t *)(area + RET_PAD_LOST) != (uint64_t)traps)
-		fail("full: LOST counter %llu, traps %ld",
-		     (unsigned long long)*(uint64_t *)(area + RET_PAD_LOST), traps);
-}
-
-#define NTHREADS 4
-#define NCALLS 2000
-static int producers_done;
-
-static void *producer(void *arg)
-{
-	long id = (long)arg;
-
-	for (long i = 0; i < NCALLS; i++) {
-		long v = id * 100000 + i;
-		long got = (id & 1) ? call_thumb(pft, v) : call_arm(pfa, v);
-		if (got != 3 * v + ((id & 1) ? 2 : 1) + 1000) {
-			fail("threads: thread %ld f(%ld) returned %ld", id, v, got);
-			break;
-		}
-	}
-	__atomic_add_fetch(&producers_done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void case_threads(void)
-{
-	pthread_t th[NTHREADS];
-	static unsigned char seen[NTHREADS][NCALLS];
-	struct rec x;
-	long n = 0;
-
-	for (long t = 0; t < NTHREADS; t++)
-		if (pthread_create(&th[t], NULL, producer, (void *)t))
-			exit(99);
-	for (;;) {
-		if (take(&x)) {
-			uint32_t v = (x.r0 - ((x.tag == ft_tag) ? 2 : 1)) / 3;
-			long id = v / 100000, i = v % 100000;
-			if (id >= NTHREADS || i >= NCALLS || x.magic != RET_REC_MAGIC_VALUE ||
-			    x.pc != tramp || seen[id][i]++)
-				fail("threads: record r0 %u tag %#llx (thread %ld, i %ld) unexpected",
-				     x.r0, (unsigned long long)x.tag, id, i);
-			n++;
-			continue;
-		}
-		if (n == NTHREADS * NCALLS ||
-		    __atomic_load_n(&producers_done, __ATOMIC_ACQUIRE) == NTHREADS)
-			break;
-		sched_yield();
-	}
-	for (int t = 0; t < NTHREADS; t++)
-		pthread_join(th[t], NULL);
-	while (take(&x))
-		n++;
-	if (n != NTHREADS * NCALLS)
-		fail("threads: %ld records, want %d", n, NTHREADS * NCALLS);
-}
-
-static void run_case(const char *name, void (*fn)(void))
-{
-	pid_t pid;
-	int st;
-
-	fflush(stdout);
-	if ((pid = fork()) < 0)
-		exit(99);
-	if (!pid) {
-		alarm(60);
-		failures = 0;
-		setup(name[0] == 't' ? 8192 : name[0] == 'f' ? 8 : 512);
-		fn();
-		printf("%s: %s (%lu counter reads emulated)\n", failures ? "FAIL" : "ok",
-		       name, emulated);
-		fflush(stdout);
-		_exit(failures ? 1 : 0);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		exit(99);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) == 99) {
-		printf("FAIL: %s: %s %d\n", name, WIFEXITED(st) ? "exit" : "signal",
-		       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-		failures++;
-	} else if (WEXITSTATUS(st) == 77) {
-		exit(77);
-	} else if (WEXITSTATUS(st)) {
-		failures++;
-	}
+	return x->r0;
 }
 
 int main(void)
 {
+	static const struct retpad_case cases[] = {
+		{ "values", case_values, 512 },
+		{ "recording", case_recording, 512 },
+		{ "recursion", case_recursion, 512 },
+		{ "latency", case_latency, 512 },
+		{ "deep", case_deep, 512 },
+		{ "full", case_full, 8 },
+		{ "threads", threads_drain, 8192 },
+	};
+	int r;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	leaf = true;
-	run_case("values", case_values);
-	run_case("recording", case_recording);
-	leaf = false;
-	run_case("recursion", case_recursion);
-	run_case("latency", case_latency);
-	run_case("deep", case_deep);
-	run_case("full", case_full);
-	run_case("threads", case_threads);
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures ? 1 : 0;
+	r = run_cases(cases, sizeof(cases) / sizeof(cases[0]));
+	printf("%s\n", r ? "FAIL" : "PASS");
+	return r;
 }

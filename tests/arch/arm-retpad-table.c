@@ -26,11 +26,10 @@
 #define AREA 0x40000000u
 #define TRAMP 0x3fff0000u
 
-static uint32_t word_at(const uint8_t *b, size_t off)
-{
-	return (uint32_t)b[off] | (uint32_t)b[off + 1] << 8 | (uint32_t)b[off + 2] << 16 |
-	       (uint32_t)b[off + 3] << 24;
-}
+#define RT_SVC 0xef000000u		/* svc #0 */
+#define RT_GETTID 0xe3a070e0u		/* mov r7, #224 */
+#define RT_IMAGE_BYTES ARM_PAD_IMAGE_BYTES
+#include "tests/arch/retpad-table.h"
 
 /* Where the B<c> at `off` goes (an offset of the same code), or -1. */
 static long target_of(const uint8_t *b, size_t off)
@@ -42,55 +41,6 @@ static long target_of(const uint8_t *b, size_t off)
 		return -1;
 	imm = (int32_t)(w << 8) >> 8;
 	return (long)off + 8 + 4 * (long)imm;
-}
-
-/* Every branch of the `n` bytes lands in [0, n]; returns how many. */
-static int branches_inside(const uint8_t *b, size_t n)
-{
-	int count = 0;
-
-	for (size_t off = 0; off < n; off += 4) {
-		long t = target_of(b, off);
-		if (t < 0)
-			continue;
-		count++;
-		if (t > (long)n)
-			fail_msg("branch at %zu goes to %ld, outside 0..%zu", off, t, n);
-	}
-	return count;
-}
-
-static long find(const uint8_t *b, size_t n, size_t from, uint32_t w)
-{
-	for (size_t off = from; off + 4 <= n; off += 4)
-		if (word_at(b, off) == w)
-			return (long)off;
-	return -1;
-}
-
-static void in_order(const uint8_t *b, size_t n, const uint32_t *w, size_t nw)
-{
-	long at = 0;
-
-	for (size_t i = 0; i < nw; i++) {
-		long f = find(b, n, (size_t)at, w[i]);
-		if (f < 0)
-			fail_msg("word %zu (%08x) missing after offset %ld", i, w[i], at);
-		at = f + 4;
-	}
-}
-
-/* The system calls: each is gettid (mov r7, #224 right before). */
-static int svcs(const uint8_t *b, size_t n)
-{
-	int count = 0;
-
-	for (size_t off = 4; off < n; off += 4)
-		if (word_at(b, off) == 0xef000000u) {		/* svc #0 */
-			assert_int_equal(word_at(b, off - 4), 0xe3a070e0u);	/* mov r7, #224 */
-			count++;
-		}
-	return count;
 }
 
 static const struct arch_ret_pad rp = {
@@ -212,18 +162,19 @@ static void test_exit(void **state)
 	assert_int_equal(word_at(b, trap), ARM_BKPT_A32);
 	assert_true(branches_inside(b, (size_t)n) > 10);
 	assert_int_equal(svcs(b, (size_t)n), 0);
+	exit_refuses_bad_layouts(arm_emit_ret_exit, &rp);
 	bad.ring.nrecords = 3;
-	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
-	bad = rp;
-	bad.ring.off_frame = 0;		/* over the image */
 	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
 	bad = rp;
 	bad.tramp = TRAMP | 1;
 	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
+	/* What only 32-bit ARM refuses: addresses beyond 32 bits. */
 	bad = rp;
-	bad.area = 0x100000000ull;	/* beyond 32 bits */
+	bad.area = 0x100000000ull;
 	assert_int_equal(arm_emit_ret_entry(b, sizeof(b), &bad, &trap, NULL), -EINVAL);
-	assert_int_equal(arm_emit_ret_exit(b, 64, &rp, &trap), -ENOSPC);
+	bad = rp;
+	bad.ring.ring = 0x100000000ull;
+	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 /*
  * retpad-exec.h - the harness the native return probe tests share
- * (x86_64-retpad-exec.c, aarch64-retpad-exec.c): the area, ring and code
+ * (x86_64-retpad-exec.c, aarch64-retpad-exec.c, arm-retpad-exec.c): the
+ * area, ring and code
  * mappings with the trampoline (emit_ret_exit), entry pads, the ring's
  * consumer as the agent's drain takes records, the calling thread's
  * depth, a case run in its own child, the deep and full-ring cases and
@@ -15,12 +16,25 @@
  *   static void child_init(void);        in each case's child, first
  *   static const char *run_note(void);   said after each case's name
  * struct rec has at least tag, ticks, ret (uint64_t), tid and magic
- * (uint32_t).  After the inclusion the test defines take_arch() (a
- * record's registers into its struct rec), check_rec() and setup()
- * (ring_map, then its pads).
+ * (uint32_t) and pc.  Optional: PAD_ADDR(at, fn), the address to call a
+ * pad at built at `at` for `fn` (32-bit ARM: with fn's Thumb bit; else
+ * `at`); REC_MAGIC, the descriptor's magic the records hold (else
+ * RET_REC_MAGIC_VALUE).  After the inclusion the test defines
+ * take_arch() (a record's registers into its struct rec), check_rec(),
+ * rec_arg() and rec_value() (the argument of f's call a record is the
+ * return of, and what it returned) and setup() (ring_map, then its
+ * pads).  Addresses go through uintptr_t: the harness builds for 32-bit
+ * ARM too.
  */
 #ifndef PROBE_TESTS_RETPAD_EXEC_H
 #define PROBE_TESTS_RETPAD_EXEC_H
+
+#ifndef PAD_ADDR
+#define PAD_ADDR(at, fn) (at)
+#endif
+#ifndef REC_MAGIC
+#define REC_MAGIC RET_REC_MAGIC_VALUE
+#endif
 
 static const struct arch_ops *ops = ARCH_OPS;
 static int failures;
@@ -28,6 +42,7 @@ static int failures;
 static uint8_t *area, *ring, *code;
 static unsigned int nrecords;
 static uint64_t tramp, ring_pos;
+static uint64_t trap_at;	/* the trampoline's wait for room (ring full) */
 static volatile long traps;
 
 typedef long (*fn_t)(long);
@@ -37,6 +52,8 @@ static const uint64_t f_tag = 0x1111, r_tag = 0x2222, j_tag = 0x3333;
 
 static void take_arch(struct rec *out, const uint8_t *rec);
 static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t ret);
+static uint64_t rec_arg(const struct rec *x);
+static uint64_t rec_value(const struct rec *x);
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -62,10 +79,10 @@ static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
 {
 	size_t n = 0, fb = 0, done = 0;
 	int m;
-	struct arch_ret_pad rp = { .area = (uint64_t)area, .tramp = tramp,
+	struct arch_ret_pad rp = { .area = (uintptr_t)area, .tramp = tramp,
 				   .func_run = tag, .fsgsbase = fsgsbase };
 
-	if ((m = ops->emit_save_regs(at, size, (uint64_t)fn)) < 0)
+	if ((m = ops->emit_save_regs(at, size, (uintptr_t)fn)) < 0)
 		exit(99);
 	n = (size_t)m;
 	if ((m = ops->emit_ret_entry(at + n, size - n, &rp, &fb, &done)) < 0)
@@ -78,11 +95,11 @@ static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
 	if ((m = ops->emit_restore_regs(at + n, size - n)) < 0)
 		exit(99);
 	n += (size_t)m;
-	if ((m = ops->emit_jump_abs(at + n, size - n, (uint64_t)fn)) < 0)
+	if ((m = ops->emit_jump_abs(at + n, size - n, (uintptr_t)fn)) < 0)
 		exit(99);
 	n += (size_t)m;
 	__builtin___clear_cache((char *)at, (char *)at + n);
-	return (fn_t)(void *)at;
+	return (fn_t)(void *)PAD_ADDR(at, fn);
 }
 
 /*
@@ -115,10 +132,10 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 	*(uint64_t *)(area + RET_PAD_IMAGE) = image;
 	for (unsigned int i = 0; i < records; i++)
 		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
-	tramp = (uint64_t)code;
+	tramp = (uintptr_t)code;
 	struct arch_ret_pad rp = {
-		.area = (uint64_t)area, .tramp = tramp, .fsgsbase = fsgsbase,
-		.ring = { .ring = (uint64_t)ring, .off_records = RING_OFF,
+		.area = (uintptr_t)area, .tramp = tramp, .fsgsbase = fsgsbase,
+		.ring = { .ring = (uintptr_t)ring, .off_records = RING_OFF,
 			  .record_shift = RECORD_SHIFT, .nrecords = records,
 			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
 			  .xsave = xsave, .fsgsbase = fsgsbase,
@@ -126,6 +143,7 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 	};
 	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)
 		exit(99);
+	trap_at = tramp + tr_off;
 	__builtin___clear_cache((char *)code, (char *)code + m);
 }
 
@@ -188,7 +206,8 @@ __attribute__((noinline)) static long r(long n)
 
 static jmp_buf env;
 
-__attribute__((noinline)) static long j(long n)
+/* (unused where the test has no longjmp case) */
+__attribute__((noinline, unused)) static long j(long n)
 {
 	if (!n)
 		longjmp(env, 1);
@@ -196,7 +215,7 @@ __attribute__((noinline)) static long j(long n)
 }
 
 /* r(200): 126 entries pushed, 75 counted as fallbacks (the depth
- * limit), the 126 outermost returns recorded in order. */
+ * limit), the 126 outermost returns recorded in order, no orphan. */
 static void case_deep(void)
 {
 	struct rec x;
@@ -214,6 +233,9 @@ static void case_deep(void)
 	uint64_t fb = *(uint64_t *)(area + RET_PAD_FALLBACKS);
 	if (fb != 75)
 		fail("deep: %llu fallbacks, want 75", (unsigned long long)fb);
+	uint64_t orphans = *(uint64_t *)(area + RET_PAD_ORPHANS);
+	if (orphans)
+		fail("deep: %llu orphans", (unsigned long long)orphans);
 }
 
 /* --- full: the trampoline traps when the ring is full ------------------ */
@@ -250,7 +272,7 @@ static void on_sigtrap(void (*fn)(int, siginfo_t *, void *))
 
 /* 40 calls into an 8-record ring nobody drains meanwhile: the
  * trampoline traps when it is full, the handler drains, every return
- * is recorded. */
+ * is recorded, and each wait is counted (RET_PAD_LOST). */
 static void case_full(void)
 {
 	on_sigtrap(on_trap);
@@ -265,6 +287,9 @@ static void case_full(void)
 		check_rec("full", &drained[i], f_tag, 3 * (uint64_t)i + 1);
 	if (!traps)
 		fail("full: the trampoline never waited for room");
+	uint64_t lost = *(uint64_t *)(area + RET_PAD_LOST);
+	if (lost != (uint64_t)traps)
+		fail("full: %llu waits counted, %ld traps", (unsigned long long)lost, traps);
 	printf("  full: %ld waits for room\n", traps);
 }
 
@@ -295,6 +320,40 @@ static void producers_start(pthread_t th[NT])
 		pthread_create(&th[t], NULL, producer, (void *)(intptr_t)t);
 }
 
+/* The threads case: the producers started, this thread drains the ring
+ * until they are done; each record is one call's (thread, i) exactly
+ * once, on its thread, of f's pad, whole. */
+static void threads_drain(void)
+{
+	pthread_t th[NT];
+	struct rec x;
+	long n = 0;
+
+	producers_start(th);
+	for (;;) {
+		bool last = !__atomic_load_n(&producers_left, __ATOMIC_ACQUIRE);
+		bool any = false;
+		while (take(&x)) {
+			uint64_t v = rec_arg(&x);
+			any = true;
+			if (v >= NT * PER || rec_value(&x) != 3 * v + 1 || x.tag != f_tag ||
+			    x.pc != tramp || x.magic != REC_MAGIC || x.tid != tids[v / PER] ||
+			    seen[v]++)
+				fail("threads: record of f(%llu) = %llu, tag %#llx, pc %#llx, "
+				     "magic %#x, tid %u", (unsigned long long)v,
+				     (unsigned long long)rec_value(&x), (unsigned long long)x.tag,
+				     (unsigned long long)x.pc, x.magic, x.tid);
+			n++;
+		}
+		if (last && !any)
+			break;	/* every producer's records were published */
+	}
+	for (int t = 0; t < NT; t++)
+		pthread_join(th[t], NULL);
+	if (n != NT * PER)
+		fail("threads: %ld records, want %d", n, NT * PER);
+}
+
 /* --- a case in its own child, under an alarm --------------------------- */
 static void setup(unsigned int records);
 
@@ -321,6 +380,27 @@ static int run(const char *name, void (*fn)(void), unsigned int records)
 		       WTERMSIG(st) == SIGALRM ? " (timeout)" : "");
 	printf("\n");
 	return ok ? 0 : 1;
+}
+
+struct retpad_case {
+	const char *name;
+	void (*fn)(void);
+	unsigned int records;	/* the ring's */
+};
+
+/* Runs the cases in order: 77 (no RWX memory) or 99 from one ends the
+ * run with it; else 0 when all passed, 1. */
+static int run_cases(const struct retpad_case *cases, size_t n)
+{
+	int bad = 0, r;
+
+	for (size_t i = 0; i < n; i++) {
+		r = run(cases[i].name, cases[i].fn, cases[i].records);
+		if (r == 77 || r == 99)
+			return r;
+		bad |= r;
+	}
+	return bad;
 }
 
 #endif

@@ -106,6 +106,7 @@ static const char *run_note(void)
 	return note;
 }
 
+#define REC_MAGIC (use_image ? RET_REC_MAGIC_VALUE : RET_REC_MAGIC_BARE)
 #include "tests/arch/retpad-exec.h"
 
 __attribute__((noinline)) static long f(long i)
@@ -222,31 +223,15 @@ static void case_longjmp(void)
 	printf("  longjmp: %u entries of gone frames left after 10 rounds\n", depth());
 }
 
-static void case_threads(void)
+/* threads_drain's view of a record: f's argument stays in rdi. */
+static uint64_t rec_arg(const struct rec *x)
 {
-	pthread_t th[NT];
-	struct rec x;
-	long n = 0;
+	return x->rdi;
+}
 
-	producers_start(th);
-	for (;;) {
-		bool last = !__atomic_load_n(&producers_left, __ATOMIC_ACQUIRE);
-		bool any = false;
-		while (take(&x)) {
-			any = true;
-			if (x.rdi >= NT * PER || x.rax != 3 * x.rdi + 1 ||
-			    x.tid != tids[x.rdi / PER] || seen[x.rdi]++)
-				fail("threads: record rdi %llu rax %llu tid %u",
-				     (unsigned long long)x.rdi, (unsigned long long)x.rax, x.tid);
-			n++;
-		}
-		if (last && !any)
-			break;	/* every producer's records were published */
-	}
-	for (int t = 0; t < NT; t++)
-		pthread_join(th[t], NULL);
-	if (n != NT * PER)
-		fail("threads: %ld records, want %d", n, NT * PER);
+static uint64_t rec_value(const struct rec *x)
+{
+	return x->rax;
 }
 
 static double now_ns(void)
@@ -296,17 +281,13 @@ static void bench(void)
 int main(int argc, char **argv)
 {
 	int bad = 0, r;
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-		unsigned int records;
-	} cases[] = {
+	static const struct retpad_case cases[] = {
 		{ "values", case_values, 256 },
 		{ "recursion", case_recursion, 256 },
 		{ "longjmp", case_longjmp, 256 },
 		{ "deep", case_deep, 256 },
 		{ "full", case_full, 8 },
-		{ "threads", case_threads, 1024 },
+		{ "threads", threads_drain, 1024 },
 	};
 
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -339,12 +320,10 @@ int main(int argc, char **argv)
 	for (int v = 0; v < (fsgs ? 4 : 2); v++) {
 		use_fsgsbase = v & 1;
 		use_image = v & 2;
-		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-			r = run(cases[i].name, cases[i].fn, cases[i].records);
-			if (r == 77 || r == 99)
-				return r;
-			bad |= r;
-		}
+		r = run_cases(cases, sizeof(cases) / sizeof(cases[0]));
+		if (r == 77 || r == 99)
+			return r;
+		bad |= r;
 	}
 	return bad;
 }

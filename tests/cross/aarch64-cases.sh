@@ -319,14 +319,9 @@ EOF
 	fi
 	# gdb's view while the trampoline is in x30 (leaf) or in saved
 	# slots (saver, and six rec frames under base).
-	bt_leaf=$(sed -n '/^=== BT-LEAF/,/^Value returned/p' "$out")
-	bt_saver=$(sed -n '/^=== BT-SAVER/,/^Value returned/p' "$out")
-	bt_base=$(sed -n '/^=== BT-BASE/,/^=== BT-END/p' "$out")
-	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null)
-	saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$grd" 2>/dev/null)
-	caller=$(printf '%s\n' "$bt_leaf" | sed -n 's/^#1 *0x0*\([0-9a-f]*\) in main .*/0x\1/p' | head -n 1)
+	retbt_sections "$out" x30
 	if printf '%s\n' "$bt_leaf" | grep -Eq '^#0 .*leaf' && [ -n "$caller" ] &&
-	   printf '%s\n' "$bt_leaf" | grep -q "BT-LEAF x30=$caller\$"; then
+	   [ "$lreg" = "$caller" ]; then
 		ok "return probes ($strat): stopped in leaf(), x30 and backtrace show main ($caller), not the trampoline"
 	else
 		not_ok "return probes ($strat): backtrace in leaf()" "$(printf '%s\n' "$bt_leaf" | head -n 4 | tr '\n' ' ')"
@@ -337,26 +332,7 @@ EOF
 	else
 		not_ok "return probes ($strat): stepi over ret" "$(grep -E 'STEPRET|SIGTRAP|signal' "$out" | head -n 3 | tr '\n' ' ')"
 	fi
-	if printf '%s\n' "$bt_saver" | grep -Eq '^#1 .* in main '; then
-		ok "return probes ($strat): stopped in saver() after its stp, backtrace shows main"
-	else
-		not_ok "return probes ($strat): backtrace in saver()" "$(printf '%s\n' "$bt_saver" | head -n 4 | tr '\n' ' ')"
-	fi
-	nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ') || true
-	if [ "$nrec" = 6 ] && printf '%s\n' "$bt_base" | grep -Eq '^#7 .* in main ' &&
-	   ! printf '%s\n' "$bt_base" | grep -q '?? ()'; then
-		ok "return probes ($strat): backtrace under six probed rec() frames: rec x6, main"
-	else
-		not_ok "return probes ($strat): backtrace in base()" "$(printf '%s\n' "$bt_base" | head -n 9 | tr '\n' ' ')"
-	fi
-	if [ -n "$leaf0" ] && [ -n "$saver0" ] &&
-	   [ "$(grep -c '^Value returned is ' "$out")" = 2 ] &&
-	   grep -q "^Value returned is \$[0-9]* = $leaf0\$" "$out" &&
-	   grep -q "^Value returned is \$[0-9]* = $saver0\$" "$out"; then
-		ok "return probes ($strat): finish from leaf() and saver() returns $leaf0 and $saver0"
-	else
-		not_ok "return probes ($strat): finish" "$(grep -E '^Value returned|Run till' "$out" | tr '\n' ' ')"
-	fi
+	retbt_checks "$out" "$grd" "return probes ($strat)" stp
 	if grep -q "^ground: check ok" "$grd" 2>/dev/null && grep -q "exited normally" "$out"; then
 		ok "return probes ($strat): the program's values are its own, it runs to its end"
 	else

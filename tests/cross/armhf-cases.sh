@@ -529,50 +529,22 @@ continue
 EOF
 	out="$run/$name.out"
 	grd="$run/ground-$name.txt"
-	bt_leaf=$(sed -n '/^=== BT-LEAF/,/^Value returned/p' "$out")
-	bt_saver=$(sed -n '/^=== BT-SAVER/,/^Value returned/p' "$out")
-	bt_base=$(sed -n '/^=== BT-BASE/,/^=== BT-END/p' "$out")
-	# lr as gdb reads it (bit 0 set for Thumb) and frame 1's pc.
-	lr=$(printf '%s\n' "$bt_leaf" | sed -n 's/^=== BT-LEAF lr=\(0x[0-9a-f]*\)$/\1/p')
-	caller=$(printf '%s\n' "$bt_leaf" | sed -n 's/^#1 *0x0*\([0-9a-f]*\) in main .*/0x\1/p' | head -n 1)
-	# What the instruction before the caller's pc calls (objdump).
+	retbt_sections "$out" lr
+	# lr as gdb reads it has bit 0 set for Thumb; what the instruction
+	# before the caller's pc calls (objdump).
 	callee=?
 	if [ -n "$caller" ]; then
 		callee=$(awk -v a="$(printf '%x' $((caller - 4)))" \
 			'$1 == a ":" && /\tbl\t/ { print $NF; exit }' "$dis")
 	fi
-	if [ -n "$lr" ] && [ -n "$caller" ] && [ $((lr & ~1)) = $((caller)) ] &&
+	if [ -n "$lreg" ] && [ -n "$caller" ] && [ $((lreg & ~1)) = $((caller)) ] &&
 	   [ "$callee" = "<leaf>" ] && printf '%s\n' "$bt_leaf" | grep -Eq '^#0 .*leaf'; then
-		ok "return pads ($strat)$lbl: stopped at leaf()'s bx lr, lr ($lr) and backtrace show main's bl leaf, not the trampoline"
+		ok "return pads ($strat)$lbl: stopped at leaf()'s bx lr, lr ($lreg) and backtrace show main's bl leaf, not the trampoline"
 	else
-		not_ok "return pads ($strat)$lbl: lr and backtrace in leaf()" "lr=$lr caller=$caller calls $callee" \
+		not_ok "return pads ($strat)$lbl: lr and backtrace in leaf()" "lr=$lreg caller=$caller calls $callee" \
 			"$(printf '%s\n' "$bt_leaf" | head -n 4 | tr '\n' ' ')"
 	fi
-	if printf '%s\n' "$bt_saver" | grep -Eq '^#0 .*saver' &&
-	   printf '%s\n' "$bt_saver" | grep -Eq '^#1 .* in main ' &&
-	   ! printf '%s\n' "$bt_saver" | grep -q '?? ()'; then
-		ok "return pads ($strat)$lbl: stopped in saver() after its push, backtrace shows main"
-	else
-		not_ok "return pads ($strat)$lbl: backtrace in saver()" "$(printf '%s\n' "$bt_saver" | head -n 4 | tr '\n' ' ')"
-	fi
-	nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ') || true
-	if [ "$nrec" = 6 ] && printf '%s\n' "$bt_base" | grep -Eq '^#7 .* in main ' &&
-	   ! printf '%s\n' "$bt_base" | grep -q '?? ()'; then
-		ok "return pads ($strat)$lbl: backtrace under six probed rec() frames: rec x6, main"
-	else
-		not_ok "return pads ($strat)$lbl: backtrace in base()" "$(printf '%s\n' "$bt_base" | head -n 9 | tr '\n' ' ')"
-	fi
-	# (no ground file when the program died before its end)
-	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null) || true
-	saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$grd" 2>/dev/null) || true
-	if [ -n "$leaf0" ] && [ -n "$saver0" ] &&
-	   [ "$(grep -c '^Value returned is ' "$out")" = 2 ] &&
-	   grep -q "^Value returned is \$[0-9]* = $leaf0\$" "$out" &&
-	   grep -q "^Value returned is \$[0-9]* = $saver0\$" "$out"; then
-		ok "return pads ($strat)$lbl: finish from leaf() and saver() returns $leaf0 and $saver0"
-	else
-		not_ok "return pads ($strat)$lbl: finish (want $leaf0, $saver0)" "$(grep -E '^Value returned|Run till' "$out" | tr '\n' ' ')"
-	fi
+	retbt_checks "$out" "$grd" "return pads ($strat)$lbl" push
 	# Each probe pushed by its pad, 0 stops.  Every return of the run
 	# up to done (6 + 2 of leaf, 4 of saver and 4 of leaf under it, 6
 	# of rec, the tail call's leaf) is a trace frame; all but one come

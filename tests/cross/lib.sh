@@ -12,6 +12,8 @@
 #   gdb_case / gdb_case_prog one gdb-multiarch session against the stub
 #   cross_gdb_head           the first lines of a session's command file
 #   ground NAME KEY          a value of the program's printout
+#   retbt_sections / retbt_checks  gdb's view while return probes hold
+#                            the trampoline (retprobe's leaf, saver, rec)
 #   pad_settle_case          threads stopped while others run in pads
 #   keeper_chaos_prepare     the keeper's chaos case: programs, plan, script
 #   keeper_chaos_run         its host side: gdb sets the probes per kill
@@ -414,6 +416,59 @@ fn_addr() {
 # ground NAME KEY: the value of KEY=... in the program's printout.
 ground() {
 	sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$run/ground-$1.txt" 2>/dev/null | head -n 1
+}
+
+# retbt_sections OUT REG: the stops of a return probes' backtrace case
+# whose transcript is OUT (retprobe under gdb, with return probes at
+# leaf, saver and rec), each printed by a marker line: "=== BT-LEAF
+# REG=<the link register>" then `bt` and `finish` at a stop in leaf,
+# "=== BT-SAVER" likewise in saver after it saved its return address,
+# "=== BT-BASE" then `bt` in base under six rec frames, "=== BT-END".
+# Sets bt_leaf, bt_saver and bt_base (each stop's lines), lreg (the
+# link register gdb read in leaf) and caller (frame 1's pc there, in
+# main, 0x-prefixed; empty when gdb showed no main).
+# shellcheck disable=SC2034	# the arch's cases read them
+retbt_sections() {
+	bt_leaf=$(sed -n '/^=== BT-LEAF/,/^Value returned/p' "$1")
+	bt_saver=$(sed -n '/^=== BT-SAVER/,/^Value returned/p' "$1")
+	bt_base=$(sed -n '/^=== BT-BASE/,/^=== BT-END/p' "$1")
+	lreg=$(printf '%s\n' "$bt_leaf" | sed -n "s/^=== BT-LEAF $2=\(0x[0-9a-f]*\)\$/\1/p")
+	caller=$(printf '%s\n' "$bt_leaf" | sed -n 's/^#1 *0x0*\([0-9a-f]*\) in main .*/0x\1/p' | head -n 1)
+}
+
+# retbt_checks OUT GROUND WHAT SAVE: after retbt_sections (and the
+# arch's own check of leaf's link register), what every arch's return
+# probes must show there, from the transcript OUT and the program's
+# printout GROUND: in saver, after SAVE (the instruction that spilled the
+# return address: push, stp), frames saver and main; under base, rec six
+# times then main; no ?? frame in either; `finish` out of leaf and saver
+# returns the values the program printed for x=0 (none when it died
+# before its end: a failure).  WHAT opens each case's name.
+retbt_checks() {
+	if printf '%s\n' "$bt_saver" | grep -Eq '^#0 .*saver' &&
+	   printf '%s\n' "$bt_saver" | grep -Eq '^#1 .* in main ' &&
+	   ! printf '%s\n' "$bt_saver" | grep -q '?? ()'; then
+		ok "$3: stopped in saver() after its $4, backtrace shows main"
+	else
+		not_ok "$3: backtrace in saver()" "$(printf '%s\n' "$bt_saver" | head -n 4 | tr '\n' ' ')"
+	fi
+	_nrec=$(printf '%s\n' "$bt_base" | grep -Ec '^#[1-6] .* in rec ') || true
+	if [ "$_nrec" = 6 ] && printf '%s\n' "$bt_base" | grep -Eq '^#7 .* in main ' &&
+	   ! printf '%s\n' "$bt_base" | grep -q '?? ()'; then
+		ok "$3: backtrace under six probed rec() frames: rec x6, main"
+	else
+		not_ok "$3: backtrace in base()" "$(printf '%s\n' "$bt_base" | head -n 9 | tr '\n' ' ')"
+	fi
+	_leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$2" 2>/dev/null) || true
+	_saver0=$(sed -n 's/^ground: saver x=0 inner=[^ ]* value=//p' "$2" 2>/dev/null) || true
+	if [ -n "$_leaf0" ] && [ -n "$_saver0" ] &&
+	   [ "$(grep -c '^Value returned is ' "$1")" = 2 ] &&
+	   grep -q "^Value returned is \$[0-9]* = $_leaf0\$" "$1" &&
+	   grep -q "^Value returned is \$[0-9]* = $_saver0\$" "$1"; then
+		ok "$3: finish from leaf() and saver() returns $_leaf0 and $_saver0"
+	else
+		not_ok "$3: finish (want '$_leaf0', '$_saver0')" "$(grep -E '^Value returned|Run till' "$1" | tr '\n' ' ')"
+	fi
 }
 
 # hw_watch_checks OUT COUNTER [LABEL]: the write watchpoint on `counter`

@@ -1,0 +1,68 @@
+#!/bin/bash
+# env-check.sh - the environment variables of doc/probe-agent.1
+# (ENVIRONMENT) are checked once, at start-up: a value the agent does not
+# know stops it before it starts anything (exit 1, a message naming the
+# variable and what it expects); each value it knows, and an empty one,
+# lets it start the program and serve (gdb's side here is an empty
+# stdin: the agent ends at its end, exit 0).
+#
+# Exit: 0 pass, 1 a failure, 99 harness error.
+set -u
+
+: "${top_builddir:=.}"
+agent="$top_builddir/agent/probe-agent"
+[ -x "$agent" ] || { echo "ERROR: build first"; exit 99; }
+prog=$(command -v true) || { echo "ERROR: no true(1)"; exit 99; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/env-check.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+# refused VAR=VALUE MESSAGE
+refused() {
+	local rc
+	: | timeout 20 env "$1" "$agent" - "$prog" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	if [ "$rc" != 1 ]; then
+		fail "$1: exit $rc, expected 1"
+	elif ! grep -qxF "probe-agent: $1: $2" "$tmp/err"; then
+		fail "$1: no 'probe-agent: $1: $2' on stderr:"; cat "$tmp/err"
+	elif grep -q 'created' "$tmp/err"; then
+		fail "$1: the program was started before the refusal"
+	else
+		echo "ok: $1 refused ($2)"
+	fi
+}
+
+# accepted VAR=VALUE
+accepted() {
+	local rc
+	: | timeout 20 env "$1" "$agent" - "$prog" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		fail "$1: exit $rc, expected 0:"; cat "$tmp/err"
+	elif ! grep -q "^Process $prog created" "$tmp/err"; then
+		fail "$1: the program was not started:"; cat "$tmp/err"
+	else
+		echo "ok: $1 accepted"
+	fi
+}
+
+refused PROBE_PAD_CLOCK=rdtsc "expected vdso or tsc"
+refused PROBE_PAD_NATIVE_COPY=2 "expected 0 or 1"
+refused PROBE_PAD_NATIVE_COPY=yes "expected 0 or 1"
+refused PROBE_PAD_XSAVE=on "expected 0 or 1"
+refused PROBE_PAD_PREFETCH=16 "expected a number from 0 to 15"
+refused PROBE_PAD_PREFETCH=-1 "expected a number from 0 to 15"
+refused PROBE_PAD_PREFETCH=3x "expected a number from 0 to 15"
+refused "PROBE_PAD_PREFETCH= 3" "expected a number from 0 to 15"
+
+for v in PROBE_PAD_CLOCK=vdso PROBE_PAD_CLOCK=tsc PROBE_PAD_CLOCK= \
+	 PROBE_PAD_NATIVE_COPY=0 PROBE_PAD_NATIVE_COPY=1 \
+	 PROBE_PAD_XSAVE=0 PROBE_PAD_XSAVE=1 \
+	 PROBE_PAD_PREFETCH=0 PROBE_PAD_PREFETCH=15 PROBE_PAD_PREFETCH= \
+	 PROBE_AGENT_FAR_PADS=0 PROBE_AGENT_FAR_PADS=1; do
+	accepted "$v"
+done
+exit $status
