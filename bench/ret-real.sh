@@ -26,10 +26,12 @@
 #                thread, in the kernel)
 #
 # Prints every run, then per configuration the median time, its ratio to
-# the untraced median, the program's own CPU time (user + system, as it
-# reports it: what the probes cost its thread, whatever else runs on the
-# machine; bpftrace's work is in it, probe-trace's drain is not) and its
-# ratio, and the latency's median and p90 as each tool
+# the untraced median and the median of the rounds' own ratios (each run
+# over the untraced run of its round: "rounds"), the program's own CPU
+# time (user + system, as it reports it: what the probes cost its thread,
+# whatever else runs on the machine; bpftrace's work is in it,
+# probe-trace's drain is not) and its two ratios, and the latency's
+# median and p90 as each tool
 # reports it (probe-trace report's p50 and p90; bpftrace's log2 histogram:
 # the bucket holding the 50th and 90th percentile).  The header shows the
 # strategy the agent gave each probe (one untimed run with --debug=pad).
@@ -67,6 +69,13 @@ ulimit -l unlimited 2>/dev/null || ulimit -l 8192 2>/dev/null
 
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "-") printf "%.2fx", a / b; else print "-" }'; }
+# The median of the rounds' own ratios: file $1's k-th run over file
+# $2's k-th (the untraced run of the same round), which a machine whose
+# speed drifts between rounds moves less than a ratio of medians.
+round_ratio() {
+	paste "$1" "$2" | awk '$2 > 0 { print $1 / $2 }' | sort -g |
+		awk '{ a[NR] = $1 } END { if (NR) printf "%.2fx", a[int((NR + 1) / 2)]; else print "-" }'
+}
 
 # probe-trace report's latency line: "p50 NS p90 NS" (its us turned to ns).
 pt_latency() {
@@ -146,15 +155,17 @@ run_case() {
 	local u uc
 	u=$(median <"$work/$c.untraced.ms")
 	uc=$(median <"$work/$c.untraced.cpu")
-	printf '   %-9s %9s %8s %9s %8s   %s\n' config "ms(med)" ratio "cpu(med)" ratio \
-		"latency p50 p90 (ns) of each run"
+	printf '   %-9s %9s %8s %8s %9s %8s %8s   %s\n' config "ms(med)" ratio rounds \
+		"cpu(med)" ratio rounds "latency p50 p90 (ns) of each run"
 	for cfg in untraced pt-1cpu pt-2cpu bpftrace; do
 		[ -s "$work/$c.$cfg.ms" ] || continue
 		t=$(median <"$work/$c.$cfg.ms")
 		cpu=$(median <"$work/$c.$cfg.cpu")
 		lat=$( [ -s "$work/$c.$cfg.lat" ] && tr '\n' ';' <"$work/$c.$cfg.lat" | sed 's/;$//; s/;/; /g')
-		printf '   %-9s %9s %8s %9s %8s   %s\n' "$cfg" "$t" "$(ratio "$t" "$u")" \
-			"$cpu" "$(ratio "$cpu" "$uc")" "${lat:--}"
+		printf '   %-9s %9s %8s %8s %9s %8s %8s   %s\n' "$cfg" "$t" "$(ratio "$t" "$u")" \
+			"$(round_ratio "$work/$c.$cfg.ms" "$work/$c.untraced.ms")" \
+			"$cpu" "$(ratio "$cpu" "$uc")" \
+			"$(round_ratio "$work/$c.$cfg.cpu" "$work/$c.untraced.cpu")" "${lat:--}"
 	done
 }
 
