@@ -1526,7 +1526,7 @@ static void put_magic(struct x86_64_out *o, unsigned int off_blocks, uint32_t ma
  *   56 57 51 41 52 41 55 41 54   push rsi rdi rcx r10 r13 r12
  *   <put_ring_claim: full -> full>
  *   <the frame and the bases, as a pad's record without the image
- *    (with XSAVE: XSTATE_BV = 0)>
+ *    (no XSTATE_BV: the magic below says whether the image is there)>
  *   48 8b 44 24 08          mov 8(%rsp),%rax      the area (r13 pushed)
  *   48 83 78 <IMAGE> 00     cmpq $0,IMAGE(%rax)   a return probe reads
  *   0f 84 <bare>            je bare               beyond the frame?
@@ -1651,7 +1651,11 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	j_popped[0] = put_jcc32(&o, JE);
 	x86_64_put(&o, save, sizeof(save));
 	j_full = put_ring_claim(&o, g);
-	put_hit_state(&o, g->off_frame, g->xsave, false, false,
+	/* No XSTATE_BV for a record without the image: its magic says so
+	 * (the drain loads no image for RETB), and the header's line would
+	 * be a fifth for the record; XSAVE writes the whole header for
+	 * RETN. */
+	put_hit_state(&o, g->off_frame, false, false, false,
 		      g->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, g->off_bases);
 	x86_64_put(&o, ld_area, sizeof(ld_area));
 	j_bare = put_jcc32(&o, JE);
