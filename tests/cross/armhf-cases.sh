@@ -307,6 +307,8 @@ EOF
 			"$(grep -E 'set_me|\(int \*\)16|[Ee]rror' "$out" | head -n 4 | tr '\n' ' ')"
 	fi
 	rx='pad (jump over [46] bytes to 0x[0-9a-f]*; collects in the process with its collector, no stop)'
+	[ "$strat" != pad-far ] ||
+		rx='pad (far jump over \(8\|10\|12\) bytes to 0x[0-9a-f]*; collects in the process with its collector, no stop)'
 	line_add=$(grep "^process [0-9]* $add $rx" "$out" | tail -n 1)
 	line_l3=$(grep "^process [0-9]* $level3 $rx" "$out" | tail -n 1)
 	line_sq=$(grep "^process [0-9]* $square $rx" "$out" | tail -n 1)
@@ -567,6 +569,275 @@ EOF
 	fi
 }
 
+# --- the far pad's collector, stops in the collector, stepi over a probed
+# return, record of entries and returns (armhf_gap_cases) ---------------------
+
+# intr_n: the calls per thread of the interrupt case (4 threads of
+# recstress$sfx; the guest's untraced run of the same count is its
+# truth, armhf-build.sh), intr_stops: how many times gdb interrupts it.
+intr_n=${CROSS_INTR_CALLS:-4000000}
+intr_stops=3
+
+# armhf_intr_case STRATEGY (pad, auto): a thread stopped by gdb inside
+# the in-process collector.  4 threads of recstress$sfx call hit()
+# intr_n times each under a tracepoint whose condition reads a global,
+# true every 4096th call ((i & 4095) == 0 && per_thread > 0: the pads
+# call the collector for every hit), collecting $regs and per_thread;
+# gdb's ^C (SIGINT to gdb, which sends the interrupt to the agent) stops
+# the program intr_stops times while they hammer it.  At each stop every thread's pc must lie
+# in the program's .text (never a pad, a XOL slot or the collector's
+# code, which live outside it; gdb shows none as `?? ()`), and
+# `continue` must go on.  Afterwards every 4096th call is one frame (4
+# x ceil(intr_n / 4096)), the first with i = 0 and the last with the
+# last such i, both with per_thread = intr_n, and the output is the
+# untraced run's.
+armhf_intr_case() {
+	strat=$1
+	name=intr-$strat$sfx
+	prog=recstress$sfx
+	rm -f "$run/$name.res" "$run/$name.out"
+	per=$(((intr_n + 4095) / 4096)) lasti=$((((intr_n - 1) / 4096) * 4096))
+	{
+		cat <<EOF
+break main
+run calls 4 $intr_n /mnt/$name.res
+delete
+set trace-buffer-size 16000000
+trace hit if (\$r1 & 4095) == 0 && per_thread > 0
+actions
+collect \$regs, per_thread
+end
+tstart
+EOF
+		for i in $(seq 1 "$intr_stops"); do
+			cat <<EOF
+echo === CONT $i\n
+continue
+echo === STOP $i\n
+info threads
+thread apply all printf "TPC %#lx\n", \$pc
+EOF
+		done
+		cat <<EOF
+echo === END\n
+break fopen
+continue
+tstop
+tstatus
+tfind 0
+printf "FIRST r1=%ld per_thread=%ld\n", \$r1, per_thread
+tfind $((4 * per - 1))
+printf "LAST r1=%ld per_thread=%ld\n", \$r1, per_thread
+tfind none
+delete
+continue
+EOF
+	} >"$run/$name.in"
+	# The interrupts: each a second after gdb says it continues (gdb
+	# resumes the program by then; a ^C while gdb runs a command would
+	# quit that command).
+	(
+		for i in $(seq 1 "$intr_stops"); do
+			n=0
+			while ! grep -q "^=== CONT $i\$" "$run/$name.out" 2>/dev/null; do
+				n=$((n + 1))
+				[ "$n" -lt 1500 ] || exit 0
+				sleep 0.1
+			done
+			sleep 1
+			gpid=$(cat "$run/$name.gdbpid" 2>/dev/null) || exit 0
+			kill -INT "$gpid" 2>/dev/null || exit 0
+		done
+	) &
+	intr_pid=$!
+	{
+		cross_gdb_head -s extended-remote "$run/$prog"
+		echo "set remote exec-file /mnt/$prog"
+		echo "set startup-with-shell off"
+		cat "$run/$name.in"
+	} >"$run/$name.gdb"
+	sh -c 'echo $$ >"$1"; exec timeout -s KILL 300 gdb-multiarch -batch -nx -x "$2"' \
+		sh "$run/$name.gdbpid" "$run/$name.gdb" >"$run/$name.out" 2>&1 || true
+	kill "$intr_pid" 2>/dev/null || true
+	wait "$intr_pid" 2>/dev/null || true
+	[ "${V:-0}" = 0 ] || sed "s/^/# $name: /" "$run/$name.out"
+	out="$run/$name.out"
+	# .text of the program: [lo, hi)
+	set -- $("$triplet-readelf" -SW "$run/$prog" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print "0x" $(i + 2), "0x" $(i + 4); exit } }')
+	[ $# = 2 ] || fail99 "no .text in $prog (readelf)"
+	lo=$(($1)) hi=$(($1 + $2))
+	nstops=$(grep -c 'received signal SIGINT' "$out") || true
+	npc=$(grep -c '^TPC 0x' "$out") || true
+	bad=$(sed -n 's/^TPC \(0x[0-9a-f]*\)$/\1/p' "$out" | while read -r pc; do
+		[ $((pc)) -ge "$lo" ] && [ $((pc)) -lt "$hi" ] || echo "$pc"
+	done | tr '\n' ' ')
+	unknown=$(grep -c '?? ()' "$out") || true
+	if [ "$nstops" = "$intr_stops" ] && [ "$npc" -ge $((intr_stops * 2)) ] && [ -z "$bad" ] &&
+	   [ "$unknown" = 0 ] && grep -q '^=== END$' "$out"; then
+		ok "interrupts ($strat)$lbl: $nstops stops by ^C while 4 threads run the collector, $npc thread pcs all in the program's .text, none in a pad"
+	else
+		not_ok "interrupts ($strat)$lbl: stops by ^C (want $intr_stops, every pc in .text $(printf '%#x-%#x' "$lo" "$hi"))" \
+			"stops $nstops, pcs $npc, outside: ${bad:-none}, ?? frames $unknown" \
+			"$(grep -E '^Program|[Ee]rror|Quit|exited' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	frames=$(sed -n 's/^Collected \([0-9]*\) trace frames.*/\1/p' "$out" | tail -n 1)
+	if [ "$frames" = $((4 * per)) ] && grep -q "^FIRST r1=0 per_thread=$intr_n\$" "$out" &&
+	   grep -q "^LAST r1=$lasti per_thread=$intr_n\$" "$out" &&
+	   cmp -s "$run/stress-untraced$sfx-4x$intr_n.out" "$run/$name.res" &&
+	   grep -q "exited normally" "$out"; then
+		ok "interrupts ($strat)$lbl: afterwards 4 x $intr_n calls, $frames frames (i from 0 to $lasti by 4096, per_thread $intr_n), output as untraced"
+	else
+		not_ok "interrupts ($strat)$lbl: every 4096th call one frame ($((4 * per))), output as untraced" \
+			"frames ${frames:-none}, $(cmp "$run/stress-untraced$sfx-4x$intr_n.out" "$run/$name.res" 2>&1)" \
+			"$(grep -E 'FIRST|LAST|Trace|exited|signal|[Ee]rror' "$out" | head -n 5 | tr '\n' ' ')"
+	fi
+}
+
+# armhf_stepret_case STRATEGY: stepi over a probed return.  leaf of
+# retprobe$sfx is a return probe (tracepoint 2) and its bx lr a
+# tracepoint (3); gdb stops at that bx lr in leaf's first call (x = 0)
+# and steps it.  The step must end where `info frame` said leaf returns
+# to (main, after its bl leaf), with r0 the value the program prints for
+# leaf(0), and in the Thumb build in Thumb state.  Every later return of
+# leaf must be two frames, tracepoint 3's at the bx lr and then
+# tracepoint 2's return frame, with r0 the value the program prints (the
+# stepped call's bx lr frame too, its return frame once), and the
+# program ends with its values its own.
+armhf_stepret_case() {
+	strat=$1
+	name=stepret-$strat$sfx
+	dis="$run/retprobe$sfx.dis"
+	[ -s "$dis" ] || "$triplet-objdump" -d "$run/retprobe$sfx" >"$dis"
+	leafret=$(awk '$2 == "<leaf>:" { m = 1; next } m && /\tbx\tlr/ { sub(":", "", $1); print "0x" $1; exit }' "$dis")
+	[ -n "$leafret" ] || fail99 "no bx lr in leaf (objdump of retprobe$sfx)"
+	gdb_case_prog "$name" "retprobe$sfx" 180 <<EOF
+break main
+run
+trace *leaf
+actions
+collect \$regs
+end
+trace *$leafret
+actions
+collect \$regs
+end
+monitor return-probe 2
+tstart
+break *$leafret
+continue
+info frame
+stepi
+printf "=== STEPRET pc=%#lx r0=%d thumb=%d\n", \$pc, \$r0, (\$cpsr >> 5) & 1
+bt 1
+delete
+break done
+continue
+monitor probes
+tstop
+tstatus
+tfind start
+while \$trace_frame != -1
+printf "RF tp=%d r0=%d\n", \$tracepoint, \$r0
+tfind
+end
+tfind none
+delete
+continue
+EOF
+	out="$run/$name.out"
+	grd="$run/ground-$name.txt"
+	grep -e '^process ' "$out" | sed "s/^/# $name: /" || true
+	saved=$(sed -n 's/.*; saved pc = \(0x[0-9a-f]*\).*/\1/p' "$out" | head -n 1)
+	leaf0=$(sed -n 's/^ground: leaf x=0 value=//p' "$grd" 2>/dev/null)
+	thumb=0
+	[ "$sfx" != -thumb ] || thumb=1
+	# the instruction before the caller's pc calls leaf (objdump)
+	callee=?
+	if [ -n "$saved" ]; then
+		callee=$(awk -v a="$(printf '%x' $((saved - 4)))" \
+			'$1 == a ":" && /\tbl\t/ { print $NF; exit }' "$dis")
+	fi
+	if [ -n "$saved" ] && [ -n "$leaf0" ] && [ "$callee" = "<leaf>" ] &&
+	   grep -q "^=== STEPRET pc=$saved r0=$leaf0 thumb=$thumb\$" "$out" &&
+	   grep -q '^#0 .* in main ' "$out"; then
+		ok "stepi over a probed bx lr ($strat)$lbl: ends in main at $saved, after its bl leaf, as info frame said; r0 = $leaf0"
+	else
+		not_ok "stepi over a probed bx lr ($strat)$lbl (want pc = info frame's saved pc ${saved:-?}, after a bl leaf: $callee; r0 = ${leaf0:-?}, thumb $thumb)" \
+			"$(grep -E 'STEPRET|saved pc|^#0|SIG|signal' "$out" | head -n 4 | tr '\n' ' ')"
+	fi
+	sed -n 's/^ground: //p' "$grd" 2>/dev/null | while read -r what a b _; do
+		case $what in
+		leaf) v=${b#value=} ;;
+		saver) v=${b#inner=} ;;
+		tail) v=${a#value=} ;;
+		*) continue ;;
+		esac
+		echo "3 $v"
+		echo "2 $v"
+	done >"$run/$name.want"
+	sed -n 's/^RF tp=\([0-9]*\) r0=\(-*[0-9]*\)$/\1 \2/p' "$out" >"$run/$name.got"
+	if [ -s "$run/$name.want" ] && diff "$run/$name.want" "$run/$name.got" >"$run/$name.diff" &&
+	   grep -q '^ground: check ok' "$grd" && grep -q 'exited normally' "$out"; then
+		ok "stepi over a probed bx lr ($strat)$lbl: $(grep -c '^3' "$run/$name.want") returns of leaf, each a frame at its bx lr and a return frame, r0 as the program says"
+	else
+		not_ok "stepi over a probed bx lr ($strat)$lbl: frames at the bx lr and the return" \
+			"want $(wc -l <"$run/$name.want") got $(wc -l <"$run/$name.got"): $(head -n 6 "$run/$name.diff" 2>/dev/null | tr '\n' ' ')" \
+			"$(grep -h -E 'mismatch|check|exited|signal' "$grd" "$out" 2>/dev/null | head -n 3 | tr '\n' ' ')"
+	fi
+}
+
+# armhf_record_ret_case STRATEGY: probe-trace record --connect of leaf's
+# entry (its argument) and of leaf%return and rec%return on retprobe$sfx;
+# the values, their order and the count of returns must be those the
+# program printed under gdb in the stepret case of the same strategy
+# (the same program and build; its printout is the same every run).
+armhf_record_ret_case() {
+	strat=$1
+	name=retrec-$strat$sfx
+	grd="$run/ground-stepret-$strat$sfx.txt"
+	rec_pt "$name" -e 'leaf args=1' -e 'leaf%return' -e 'rec%return' -- "/mnt/retprobe$sfx"
+	sed -n 's/^ground: //p' "$grd" 2>/dev/null | while read -r what a b _; do
+		case $what in
+		leaf) echo "leaf ${a#x=}"; echo "leaf%return ${b#value=}" ;;
+		saver) echo "leaf $((${a#x=} + 1))"; echo "leaf%return ${b#inner=}" ;;
+		rec) echo "rec%return ${b#value=}" ;;
+		tail) echo "leaf 13"; echo "leaf%return ${a#value=}" ;;
+		esac
+	done >"$run/$name.want"
+	python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    f = json.loads(l)
+    p = f["probe"]
+    v = f["values"]["retval" if p.endswith("%return") else "arg0"] & 0xffffffff
+    print(p, v - (1 << 32) if v >> 31 else v)
+' "$run/$name.jsonl" >"$run/$name.got" 2>&1 || true
+	nret=$(grep -c '%return' "$run/$name.want") || true
+	if [ "$rec_status" = 0 ] && [ -s "$run/$name.want" ] &&
+	   diff "$run/$name.want" "$run/$name.got" >"$run/$name.diff"; then
+		ok "record --connect ($strat)$lbl: leaf's entry and leaf%return, rec%return: $(grep -c '^leaf ' "$run/$name.want") entries, $nret returns, values and order as the program says"
+	else
+		not_ok "record --connect ($strat)$lbl: leaf, leaf%return, rec%return" \
+			"status $rec_status, want $(wc -l <"$run/$name.want") frames ($nret returns) got $(wc -l <"$run/$name.got"): $(head -n 4 "$run/$name.diff" 2>/dev/null | tr '\n' ' ')" \
+			"$(tail -n 3 "$run/$name.err" 2>/dev/null | tr '\n' ' ')"
+	fi
+}
+
+# armhf_gap_cases STRATEGY: the cases above, each where it belongs: the
+# collector through far pads (armhf_ipa_case under pad-far), the
+# interrupts under pad and auto (only with CROSS_INTR=1: the agent
+# leaves threads in the collector and in pads at a ^C stop, see
+# doc/testing.md), the stepi and record cases under step, pad and auto.
+armhf_gap_cases() {
+	strat=$1
+	case $strat in pad-far) armhf_ipa_case "$strat" ;; esac
+	case $strat in pad|auto) [ "$intr_case" = 0 ] || armhf_intr_case "$strat" ;; esac
+	case $strat in
+	step|pad|auto) armhf_stepret_case "$strat"; armhf_record_ret_case "$strat" ;;
+	esac
+}
+
 # armhf_trace_cases STRATEGY ISA: tracepoints at square's first
 # instruction and at main's bl to it, both collecting the registers:
 # each frame holds its probe's address and the argument, 7, in r0, each
@@ -575,6 +846,10 @@ EOF
 armhf_trace_cases() {
 	strat=$1
 	sfx=-$2 lbl=" [$2]"
+	if [ "$gaps_only" = 1 ]; then
+		armhf_gap_cases "$strat"
+		return 0
+	fi
 	bl=$(awk '/<main>:/ { m = 1 } m && /\tbl\t.*<square>/ { sub(":", "", $1); print "0x" $1; exit }' \
 		"$run/basic$sfx.dis")
 	[ -n "$bl" ] || fail99 "no bl square in main (objdump of basic$sfx)"
@@ -646,6 +921,7 @@ armhf_trace_cases() {
 	fi
 	trace_checks "trace-$strat$sfx" "$strat" "$square" "$bl" r0 "$lbl"
 	case $strat in pad|auto) armhf_ipa_case "$strat"; armhf_ret_case "$strat"; armhf_retbt_case "$strat" ;; esac
+	armhf_gap_cases "$strat"
 	[ "$ipa_only" = 0 ] || return 0
 	[ "$strat" != pad ] || pad_settle_case "$strat"
 	armhf_record_cases "$strat"
@@ -658,6 +934,15 @@ keeper_only=${CROSS_KEEPER_ONLY:-0}
 # CROSS_IPA_ONLY=1: under each agent the tracepoint cases and the
 # collector's (pad, auto) only: no settle, record or stress case.
 ipa_only=${CROSS_IPA_ONLY:-0}
+# CROSS_GAPS_ONLY=1: under each agent armhf_gap_cases only (the far
+# pad's collector, the interrupts, stepi over a probed return, record of
+# entries and returns): no debugging, tracepoint or record case.
+gaps_only=${CROSS_GAPS_ONLY:-0}
+case $gaps_only in 0|1) ;; *) fail99 "CROSS_GAPS_ONLY must be 0 or 1, not '$gaps_only'" ;; esac
+# CROSS_INTR=1: the interrupt case too (armhf_intr_case; it fails: the
+# agent shows gdb threads in the collector and in pads at a ^C stop).
+intr_case=${CROSS_INTR:-0}
+case $intr_case in 0|1) ;; *) fail99 "CROSS_INTR must be 0 or 1, not '$intr_case'" ;; esac
 current=$first
 for stub_s in $strategies; do
 	if [ "$stub_s" != "$current" ]; then
@@ -670,7 +955,7 @@ for stub_s in $strategies; do
 	gdbserver)
 		for isa in $isas; do armhf_debug_cases gdbserver "$isa"; done ;;
 	*)
-		if [ "$stub_s" = step ]; then
+		if [ "$stub_s" = step ] && [ "$gaps_only" = 0 ]; then
 			for isa in $isas; do armhf_debug_cases agent "$isa"; done
 			[ "$quick" = 0 ] || continue
 		fi

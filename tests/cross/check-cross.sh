@@ -62,6 +62,11 @@
 # placed beyond B / B.W's reach (PROBE_AGENT_FAR_PADS=1): far jump pads;
 # CROSS_ISAS (armhf, default "thumb arm") chooses the builds of the
 # programs, and so the cases run (one alone to iterate).
+# CROSS_GAPS_ONLY=1 (armhf) runs only armhf_gap_cases under each agent
+# (the far pads' collector, stepi over a probed bx lr, record of an
+# entry and returns); CROSS_INTR=1 (armhf) adds the interrupt case
+# (threads stopped by ^C inside the collector; CROSS_INTR_CALLS, default
+# 4000000, the calls per thread).
 set -eu
 arch=${1:-${ARCH:-aarch64}}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
