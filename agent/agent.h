@@ -711,6 +711,7 @@ int pad_drain(struct process *p,
 			 const void *blocks, void *arg), void *arg);
 bool pad_ipa_fault(struct thread *t, int sig);
 uint64_t pad_ipa_faults(const struct process *p);
+ssize_t pad_ipa_code_write(struct process *p, uint64_t addr, const void *buf, size_t len);
 uint64_t pad_ipa_skipped(const struct probe *pr);
 int pad_salvage(struct process *p,
 		void (*fn)(uint64_t site, struct regsrc *src, pid_t tid,

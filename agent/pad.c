@@ -433,6 +433,30 @@ uint64_t pad_ipa_faults(const struct process *p)
 	return p->pads ? p->pads->ipa_faults : 0;
 }
 
+/*
+ * A write into the in-process collector's code, which /proc/PID/mem
+ * refuses (a shared mapping, read and execute only in the program): a
+ * step breakpoint where the arch steps in software (32-bit ARM) while a
+ * thread leaves the collector.  Done through the agent's own mapping of
+ * the same pages, and the caches made coherent for the code (a
+ * core whose instruction cache is indexed by the physical address, as
+ * ARMv7's A-profile cores with a PIPT or non-aliasing one, sees it at
+ * the program's address too).  `len` bytes written, or -EIO when
+ * [addr, addr + len) is not wholly in the collector's image.
+ */
+ssize_t pad_ipa_code_write(struct process *p, uint64_t addr, const void *buf, size_t len)
+{
+	struct pad_table *pt = p->pads;
+
+	if (!pt || !pt->ipa_local || addr < pt->ipa_remote ||
+	    addr + len > pt->ipa_remote + pt->img.size || addr + len < addr)
+		return -EIO;
+	uint8_t *at = pt->ipa_local + (addr - pt->ipa_remote);
+	memcpy(at, buf, len);
+	__builtin___clear_cache((char *)at, (char *)at + len);
+	return (ssize_t)len;
+}
+
 static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 {
 	struct pad_table *pt = p->pads;
