@@ -575,7 +575,7 @@ EOF
 # intr_n: the calls per thread of the interrupt case (4 threads of
 # recstress$sfx; the guest's untraced run of the same count is its
 # truth, armhf-build.sh), intr_stops: how many times gdb interrupts it.
-intr_n=${CROSS_INTR_CALLS:-4000000}
+intr_n=${CROSS_INTR_CALLS:-10000000}
 intr_stops=3
 
 # armhf_intr_case STRATEGY (pad, auto): a thread stopped by gdb inside
@@ -633,7 +633,7 @@ delete
 continue
 EOF
 	} >"$run/$name.in"
-	# The interrupts: each a second after gdb says it continues (gdb
+	# The interrupts: each 0.3 s after gdb says it continues (gdb
 	# resumes the program by then; a ^C while gdb runs a command would
 	# quit that command).
 	(
@@ -644,7 +644,7 @@ EOF
 				[ "$n" -lt 1500 ] || exit 0
 				sleep 0.1
 			done
-			sleep 1
+			sleep 0.3
 			gpid=$(cat "$run/$name.gdbpid" 2>/dev/null) || exit 0
 			kill -INT "$gpid" 2>/dev/null || exit 0
 		done
