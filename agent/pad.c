@@ -1006,6 +1006,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.clock_call = time_tid && !pt->tsc_time ? vdso_clock(b->pr->proc, pt) : 0,
 		.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,
 		.tsc_time = time_tid && pt->tsc_time,
+		.stamp_entry = b->ret && !b->ret_only,
 		.prefetch = agent.opt.pad_prefetch,
 		.off_tid = l->off_tid, .off_time = l->off_time,
 		.off_flags = l->off_flags,

@@ -278,6 +278,12 @@ struct arch_pad_ring {
 	 */
 	uint64_t tid_table;
 	bool tsc_time;
+	/* x86-64 (others ignore it): with tsc_time and no ipa_call, the pad
+	 * pushed a return before (emit_ret_entry: %r15 the entry, or 0):
+	 * the record's TSC is also the entry's time, and %r15 is cleared
+	 * so that emit_ret_stamp after it reads no counter again (the
+	 * entry's time is then the entry frame's, as the stamp makes it). */
+	bool stamp_entry;
 	/* x86-64 (others ignore it): with prefetch > 0 the pad asks for the
 	 * lines of the record `prefetch` positions on (prefetchw), which
 	 * the hit after next will write. */

@@ -686,6 +686,12 @@ static void emit_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
  *   0f 31                   rdtsc
  *   48 c1 e2 20 48 09 d0    shl $32,%rdx; or %rdx,%rax
  *   49 89 86 <time>         mov %rax,time(%r14)
+ *   (with stamp_entry: the pushed return's time is the same, and the
+ *    stamp before the restore has nothing left to do)
+ *   4d 85 ff 74 07          test %r15,%r15; jz 1f
+ *   49 89 47 10             mov %rax,16(%r15)
+ *   45 31 ff                xor %r15d,%r15d
+ * 1:
  *   49 c7 86 <time+8> ff ff ff ff   movq $PAD_TIME_TSC,time+8(%r14)
  *
  * Otherwise a CLOCK_REALTIME timespec:
@@ -703,10 +709,16 @@ static void emit_time_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
 	static const uint8_t clock_arg[] = { 0x31, 0xff, 0x49, 0x8d, 0xb6 };
 	static const uint8_t clock_call[] = { 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05 };
 
+	/* test %r15,%r15; jz 1f; mov %rax,16(%r15); xor %r15d,%r15d; 1: */
+	static const uint8_t stamp[] = { 0x4d, 0x85, 0xff, 0x74, 0x07,
+					 0x49, 0x89, 0x47, 0x10, 0x45, 0x31, 0xff };
+
 	emit_tid(o, r);
 	if (r->tsc_time) {
 		x86_64_put(o, tsc, sizeof(tsc));
 		x86_64_put32(o, r->off_time);
+		if (r->stamp_entry && !r->ipa_call)
+			x86_64_put(o, stamp, sizeof(stamp));
 		x86_64_put(o, tsc_mark, sizeof(tsc_mark));
 		x86_64_put32(o, r->off_time + 8);
 		x86_64_put32(o, (uint32_t)PAD_TIME_TSC);

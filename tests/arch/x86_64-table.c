@@ -364,6 +364,57 @@ static void test_patch_branch(void **state)
 			 -ERANGE);
 }
 
+/* A record's TSC as the pushed return's time (stamp_entry): the stamp
+ * right after the time's store, with %r15 the entry (or 0) and cleared,
+ * only where asked and never with a collector's call after it. */
+static int count_seq(const uint8_t *buf, int n, const uint8_t *seq, size_t len)
+{
+	int k = 0;
+
+	for (int i = 0; i + (int)len <= n; i++)
+		k += memcmp(buf + i, seq, len) == 0;
+	return k;
+}
+
+static void test_stamp_entry(void **state)
+{
+	static const uint8_t time_store[] = { 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09,
+					      0xd0, 0x49, 0x89, 0x86, 0xf0, 0x03, 0, 0 };
+	static const uint8_t stamp[] = { 0x4d, 0x85, 0xff, 0x74, 0x07,
+					 0x49, 0x89, 0x47, 0x10, 0x45, 0x31, 0xff };
+	struct arch_pad_ring r = {
+		.ring = 0x10000, .off_records = 4096, .record_shift = 11,
+		.nrecords = 8, .off_seq = 832, .off_bases = 840,
+		.off_frame = 856, .xsave = true, .fsgsbase = true,
+		.time_tid = true, .tsc_time = true, .off_tid = 1000, .off_time = 1008,
+	};
+	static uint8_t buf[2048];
+	size_t done = 0;
+	int n;
+
+	(void)state;
+	n = x86_64_arch_ops.emit_pad_collect(buf, sizeof(buf), &r, &done);
+	assert_true(n > 0);
+	assert_int_equal(count_seq(buf, n, time_store, sizeof(time_store)), 1);
+	assert_int_equal(count_seq(buf, n, stamp, sizeof(stamp)), 0);
+	r.stamp_entry = true;
+	n = x86_64_arch_ops.emit_pad_collect(buf, sizeof(buf), &r, &done);
+	assert_true(n > 0);
+	assert_int_equal(count_seq(buf, n, stamp, sizeof(stamp)), 1);
+	for (int i = 0; i + (int)sizeof(time_store) <= n; i++)
+		if (!memcmp(buf + i, time_store, sizeof(time_store)))
+			assert_memory_equal(buf + i + sizeof(time_store), stamp, sizeof(stamp));
+	/* A collector's call may still trap to the hand-off after the
+	 * record: the stamp before the restore keeps its rdtsc then. */
+	r.ipa_call = 0x7f0000001000ull;
+	r.ipa_site = 0x7f0000002000ull;
+	r.off_blocks = 1024;
+	r.blocks_size = 1024;
+	n = x86_64_arch_ops.emit_pad_collect(buf, sizeof(buf), &r, &done);
+	assert_true(n > 0);
+	assert_int_equal(count_seq(buf, n, stamp, sizeof(stamp)), 0);
+}
+
 /* The USDT operand hook on its own: kinds, registers, and the symbol
  * as a span of the text (client/sdt.c's tests cover every form). */
 static void test_sdt_operand(void **state)
@@ -529,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_relocate_jcc_far),
 		cmocka_unit_test(test_emitters),
 		cmocka_unit_test(test_patch_branch),
+		cmocka_unit_test(test_stamp_entry),
 		cmocka_unit_test(test_sdt_operand),
 		cmocka_unit_test(test_follows_call),
 		cmocka_unit_test(test_pad_step),
