@@ -46,7 +46,7 @@ cross_record_setup 2000 "pad auto"
 	# the interrupt case's truth (armhf_intr_case): 4 threads
 	if [ "$with_agent" = 1 ] && [ "$quick" = 0 ] && [ "${CROSS_INTR:-0}" = 1 ]; then
 		for isa in $isas; do
-			echo "./recstress-$isa calls 4 ${CROSS_INTR_CALLS:-10000000} /mnt/stress-untraced-$isa-4x${CROSS_INTR_CALLS:-10000000}.out"
+			echo "./recstress-$isa calls 4 ${CROSS_INTR_CALLS:-2000000} /mnt/stress-untraced-$isa-4x${CROSS_INTR_CALLS:-2000000}.out"
 		done
 	fi
 	cross_guest_extra

@@ -66,7 +66,7 @@
 # (the far pads' collector, stepi over a probed bx lr, record of an
 # entry and returns); CROSS_INTR=1 (armhf) adds the interrupt case
 # (threads stopped by ^C inside the collector; CROSS_INTR_CALLS, default
-# 10000000, the calls per thread).
+# 2000000, the calls per thread).
 set -eu
 arch=${1:-${ARCH:-aarch64}}
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
