@@ -114,7 +114,12 @@ void pad_tsc_refine(void)
 
 uint64_t pad_tsc_ns(uint64_t ticks)
 {
-	return tscal.ticks_per_ns > 0 ? (uint64_t)((double)ticks / tscal.ticks_per_ns) : 0;
+	/* A difference the pad took across CPUs whose counters disagree
+	 * by more than the interval is "negative": no time, not 2^64
+	 * ticks. */
+	if ((int64_t)ticks < 0 || tscal.ticks_per_ns <= 0)
+		return 0;
+	return (uint64_t)((double)ticks / tscal.ticks_per_ns);
 }
 
 uint64_t pad_ret_latency_ns(uint64_t t0)
