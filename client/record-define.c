@@ -9,6 +9,8 @@
  * see the same tracepoints the agent ran.  Every frame collects the
  * timestamp and the thread; arguments, return values, memory ranges,
  * registers and typed values are compiled to agent expressions here.
+ * A `hist` probe's locations have a condition and no actions, and the
+ * agent is asked to add their latencies to a histogram (record-hist.c).
  * define_all also sizes the buffer and says what a full one does
  * (--on-full); semaphores raises and lowers USDT semaphores around the
  * run.
@@ -193,7 +195,9 @@ static int define_location(struct recorder *r, struct probe *p,
 		ax_emit_free(e);
 		ax_emit_init(e);
 	}
-	rsp_buf_puts(pkt, "-");
+	/* A histogram probe has no actions: its hits make no frame. */
+	if (!p->spec.hist)
+		rsp_buf_puts(pkt, "-");
 	return define(r, p->name, pkt->data);
 }
 
@@ -358,6 +362,13 @@ static int define_site(struct recorder *r, struct probe *p,
 
 	if (define_location(r, p, site, &comp, &e, &pkt) < 0)
 		goto out;
+	if (p->spec.hist) {
+		/* No actions; the sources still name the location for gdb
+		 * (and say why it has no frames). */
+		rc = define_sources(r, p, site, NULL, "# hist: latencies added "
+				    "to a histogram in the agent, no frames");
+		goto out;
+	}
 
 	/* Actions: one X for the values, one per memory range, R for regs. */
 	rsp_buf_reset(&pkt);
@@ -416,6 +427,8 @@ static int define_probe(struct recorder *r, struct probe *p)
 			return -EINVAL;
 		}
 	}
+	if (p->spec.hist && define_hist(r, p) < 0)
+		return -EINVAL;
 	return 0;
 }
 

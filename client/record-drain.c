@@ -198,6 +198,8 @@ int finish(struct recorder *r)
 		read_libevents(r);	/* the last loads' frames */
 	read_lost(r);	/* final once the run is over */
 	read_stats(r);	/* the agent kept them if the program exited */
+	if (read_hists(r) < 0)	/* kept too */
+		r->hist_failed = true;
 	if (!r->exited) {
 		semaphores(r, -1);
 		/* A program we started ends with the recording the user

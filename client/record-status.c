@@ -270,15 +270,18 @@ static void say_stats(struct recorder *r)
 		return;
 	for (size_t i = 0; i < r->nprobes; i++) {
 		const struct probe *p = &r->probes[i];
+		/* a histogram probe's hits are calls counted, not frames */
+		unsigned long long count = p->spec.hist ? p->hist.n : p->frames;
+		const char *what = p->spec.hist ? "calls" : "frames";
 		if (!p->how[0]) {
-			fprintf(stderr, "probe-trace: %s: %llu frames, not placed\n", p->name,
-				(unsigned long long)p->frames);
+			fprintf(stderr, "probe-trace: %s: %llu %s, not placed\n", p->name,
+				count, what);
 			continue;
 		}
 		tfile_stops_text(text, sizeof(text), p->how, p->stops, p->ring_full,
 				 p->waited);
-		fprintf(stderr, "probe-trace: %s: %llu frames, %s%s\n", p->name,
-			(unsigned long long)p->frames, text,
+		fprintf(stderr, "probe-trace: %s: %llu %s, %s%s\n", p->name,
+			count, what, text,
 			p->spec.ret && r->ret_shared ? " at entry" : "");
 	}
 	if (r->ret_shared && r->ret_known) {
@@ -343,9 +346,16 @@ void say_summary(struct recorder *r)
 		fprintf(stderr, "probe-trace: %llu frames (%llu bytes) in %s",
 			(unsigned long long)r->frames, (unsigned long long)r->bytes,
 			r->out_path);
-		for (size_t i = 0; i < r->nprobes; i++)
-			fprintf(stderr, "%s %s: %llu", i ? "," : ";", r->probes[i].name,
-				(unsigned long long)r->probes[i].frames);
+		for (size_t i = 0; i < r->nprobes; i++) {
+			const struct probe *p = &r->probes[i];
+			if (p->spec.hist)
+				fprintf(stderr, "%s %s: %llu calls in a histogram (stdout)",
+					i ? "," : ";", p->name,
+					(unsigned long long)p->hist.n);
+			else
+				fprintf(stderr, "%s %s: %llu", i ? "," : ";", p->name,
+					(unsigned long long)p->frames);
+		}
 		fputc('\n', stderr);
 		say_stats(r);
 		if (r->exited && r->exit_signal)

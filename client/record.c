@@ -450,7 +450,8 @@ static int exit_status(struct recorder *r)
 {
 	/* Lost frames fail the recording, also in --on-full=drop, where
 	 * they are the price asked for: a script sees them in the status. */
-	int rc = r->write_failed || r->self_stopped || r->lost ? PT_EXIT_FAIL : PT_EXIT_OK;
+	int rc = r->write_failed || r->self_stopped || r->lost || r->hist_failed
+		 ? PT_EXIT_FAIL : PT_EXIT_OK;
 
 	/* A probe that could not be placed in its library is an error like
 	 * any bad spec, and so is one whose library never came (a misspelt
@@ -513,17 +514,23 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	}
 	int e = record_loop(r);
 	if (e == -EPIPE) {
+		for (size_t i = 0; i < r->nprobes; i++)
+			if (r->probes[i].spec.hist)
+				err_msg("%s: the agent is gone, and its latency "
+					"histogram with it", r->probes[i].name);
 		salvage(r);
 		update_status(r, true);
 		goto out;
 	}
 	if (finish(r) < 0 || e < 0) {
 		update_status(r, true);
+		print_hists(r);
 		goto out;
 	}
 	update_status(r, true);
 	status_line(r, true);
 	say_summary(r);
+	print_hists(r);
 	rc = exit_status(r);
 	goto out;
 stop:

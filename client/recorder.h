@@ -14,6 +14,7 @@
  *   record-modules.c  the program and its libraries as local ELF files
  *   record-spec.c     probe specs resolved to sites and typed values
  *   record-pending.c  probes in libraries not loaded yet (dlopen)
+ *   record-hist.c     latency histograms the agent keeps (`hist`)
  *   record-define.c   probes as the agent's tracepoint definitions
  *   record-file.c     the trace file: header, frames, status line
  *   record-threads.c  the program's threads: names, --tid/--comm, the
@@ -47,6 +48,7 @@
 #include "client/rsp-client.h"
 #include "client/sdt.h"
 #include "client/spec.h"
+#include "client/stats.h"
 #include "client/target.h"
 #include "protocol/tp-status.h"
 #include "protocol/tracepoint.h"
@@ -134,6 +136,11 @@ struct probe {
 	 * ones that waited for room in the trace buffer. */
 	char how[64];
 	uint64_t stops, ring_full, waited;
+	/* `hist`: the latencies the agent counted (qprobe.hist, at the
+	 * end), hist.n the calls; hist_known once read. */
+	struct log2_hist hist;
+	uint64_t hist_sum;		/* ns */
+	bool hist_known;
 };
 
 struct recorder {
@@ -200,6 +207,7 @@ struct recorder {
 	int max_args;
 	bool any_ret;
 	bool usage_error;		/* a spec names what is not there */
+	bool hist_failed;		/* a histogram could not be read */
 
 	struct tp_store store;
 	struct rsp_request *req;
@@ -303,6 +311,11 @@ void say_loads(struct recorder *r);
 /* record-define.c */
 int define_all(struct recorder *r);
 int semaphores(struct recorder *r, int delta);
+
+/* record-hist.c */
+int define_hist(struct recorder *r, struct probe *p);
+int read_hists(struct recorder *r);
+void print_hists(struct recorder *r);
 
 /* record-file.c */
 int open_output(struct recorder *r);

@@ -610,6 +610,25 @@ int spec_parse(const char *text, struct probe_spec *s, char *err,
 			s->cond_text = xstrndup(c, strlen(c));
 			break;
 		}
+		if (p - w == 4 && memcmp(w, "hist", 4) == 0) {
+			if (!s->ret) {
+				fail_at(&ps, w, "hist: only a return probe (FUNC%%return) "
+					"keeps a latency histogram");
+				goto fail;
+			}
+			if (s->nitems || s->hist) {
+				fail_at(&ps, w, "hist: a histogram probe collects nothing "
+					"else: give hist alone (and a condition with if)");
+				goto fail;
+			}
+			s->hist = true;
+			continue;
+		}
+		if (s->hist) {
+			fail_at(&ps, w, "hist: a histogram probe collects nothing "
+				"else: give hist alone (and a condition with if)");
+			goto fail;
+		}
 		if (parse_item(&ps, w, (size_t)(p - w), s) < 0)
 			goto fail;
 	}
@@ -620,7 +639,7 @@ int spec_parse(const char *text, struct probe_spec *s, char *err,
 				"retval is only known in a return probe");
 			goto fail;
 		}
-	if (s->nitems == 0)
+	if (s->nitems == 0 && !s->hist)
 		s->items[s->nitems++].what = s->ret ? SPEC_RETVAL : SPEC_ARGS;
 	return 0;
 fail:

@@ -6,7 +6,7 @@
  *          | FUNC%return | LIB:FUNC%return
  *          | FILE:LINE | LIB:FILE:LINE
  *          | sdt:PROVIDER:NAME | sdt:LIB:PROVIDER:NAME
- *   WHAT  := regs | args | args=N | retval | mem=EXPR,LEN | VALUE
+ *   WHAT  := regs | args | args=N | retval | mem=EXPR,LEN | VALUE | hist
  *   VALUE := [*] NAME { .MEMBER | ->MEMBER | [N] } [@N]   (from DWARF:
  *            a parameter, a local in scope or a global, with its type;
  *            @N: N elements from where a pointer points, as gdb's *p@N)
@@ -85,6 +85,7 @@ struct probe_spec {
 	size_t nitems;
 	struct expr *cond;
 	char *cond_text;
+	bool hist;			/* `hist`: nitems is 0 */
 };
 
 /*
