@@ -106,6 +106,14 @@ static void test_where_forms(void **state)
 	assert_int_equal(s.items[0].what, SPEC_ARGS);
 	spec_free(&s);
 
+	/* hist: no item, the condition kept */
+	s = parse_ok("libc:read%return hist if retval > 0");
+	assert_true(s.ret);
+	assert_true(s.hist);
+	assert_int_equal(s.nitems, 0);
+	assert_string_equal(s.cond_text, "retval > 0");
+	spec_free(&s);
+
 	s = parse_ok("sdt:libpython3.11:python:function__entry");
 	assert_string_equal(s.lib, "libpython3.11");
 	assert_string_equal(s.provider, "python");
@@ -148,6 +156,11 @@ static void test_errors(void **state)
 	expect_error("f.c:3%return", "needs a function, not FILE:LINE", 0);
 	expect_error("f args=0", "expected args=N", 7);
 	expect_error("f retval", "only known in a return probe", 2);
+	expect_error("f hist", "only a return probe (FUNC%return) keeps a "
+		     "latency histogram", 2);
+	expect_error("f%return hist retval", "give hist alone", 14);
+	expect_error("f%return args=1 hist", "give hist alone", 16);
+	expect_error("f%return hist hist", "give hist alone", 14);
 	expect_error("f mem=arg0", "expected mem=ADDR-EXPR,LEN", 6);
 	expect_error("f mem=arg0,70000", "1 to 65535", 11);
 	expect_error("f mem=,4", "expected mem=ADDR-EXPR,LEN", 6);
