@@ -131,6 +131,8 @@ static const struct packet_row packets[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_SALVAGE] = { .fn = h_probe_salvage, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_PENDING] = { .fn = h_probe_pending, .flags = PKT_DRAIN },
 	[RSP_REQ_PROBE_LIBEVENTS] = { .fn = h_probe_libevents, .flags = PKT_DRAIN },
+	[RSP_REQ_PROBE_HIST_SET] = { .fn = h_probe_hist_set, .flags = PKT_DRAIN },
+	[RSP_REQ_PROBE_HIST] = { .fn = h_probe_hist, .flags = PKT_DRAIN },
 	/* RSP_REQ_RELOC_INSN: no handler, empty reply */
 };
 

@@ -38,6 +38,7 @@ handler_fn h_tp_upload, h_tsv_upload, h_tframe, h_tbuffer_read, h_tsave;
 handler_fn h_tmin_ftpi_len;
 handler_fn h_probe_frames, h_probe_full_wait, h_probe_full_drop, h_probe_lost;
 handler_fn h_probe_pending, h_probe_libevents, h_probe_salvage, h_probe_stats;
+handler_fn h_probe_hist_set, h_probe_hist;
 handler_fn h_probe_file, h_probe_fwrite;
 
 /* vfile.c: one per vFile operation */

@@ -102,9 +102,16 @@ static inline size_t tids_off(void)
 
 #define TIDS_BYTES (((size_t)PAD_TID_ENTRIES * 16 + 4095) & ~(size_t)4095)
 
-static inline size_t shm_size(void)
+/* The return trampoline's latency histograms (RET_HIST_*), after the
+ * thread id table. */
+static inline size_t hist_off(void)
 {
 	return tids_off() + TIDS_BYTES;
+}
+
+static inline size_t shm_size(void)
+{
+	return hist_off() + RET_HIST_BYTES;
 }
 
 /* The probe's address a frame holds. */

@@ -193,6 +193,7 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 	const struct arch_pad_layout *l = layout();
 	struct arch_ret_pad r = {
 		.area = base + 4096, .tramp = base, .fsgsbase = pt->fsgsbase,
+		.hist = arch->ret_hist ? pt->remote + hist_off() : 0,
 		.ring = {
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
 			.record_shift = record_shift(), .nrecords = RING_RECORDS,
@@ -265,6 +266,28 @@ int pad_ret_image(struct process *p)
 	p->ret_image = true;
 	debug("return records of %d store the registers' image", p->pid);
 	return 0;
+}
+
+/*
+ * The page of latency histograms the return trampoline of `p` keeps
+ * itself (RET_HIST_*, in the pads' shared memory: the agent reads it in
+ * place, and it outlives the process until the pads are freed), its
+ * tick rate set; NULL where the trampoline does not (no pads, no
+ * in-process returns, an arch without arch_ops.ret_hist).
+ */
+uint8_t *pad_ret_hist(struct process *p)
+{
+	struct pad_table *pt = p->pads;
+
+	if (!pt || !pt->local || !p->ret_area || !agent.arch->ret_hist)
+		return NULL;
+	pad_tsc_calibrate();
+	if (tscal.ticks_per_ns <= 0)
+		return NULL;
+	uint8_t *page = pt->local + hist_off();
+	uint64_t mult = (uint64_t)(4294967296.0 / tscal.ticks_per_ns);
+	__atomic_store_n((uint64_t *)(page + RET_HIST_MULT), mult, __ATOMIC_RELAXED);
+	return page;
 }
 
 /* A counter of the in-process shadow stacks' header (RET_PAD_*). */

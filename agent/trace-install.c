@@ -761,6 +761,7 @@ int trace_start_run(char *why, size_t whylen)
 		remove_probes();
 		return err;
 	}
+	trace_hist_start(p);
 	tr.running = tr.ever_run = true;
 	tr.start_time = now_usec();
 	tr.stop_time = 0;

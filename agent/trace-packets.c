@@ -269,6 +269,7 @@ void h_tinit(struct rsp_request *req, struct rsp_buf *reply)
 	tr.full_drop = false;
 	tr.parked_hits = 0;
 	trace_stats_reset(NULL);
+	trace_hist_clear();
 	trace_fwrite_close();
 	tp_store_clear(&tr.store);
 	pending_clear();

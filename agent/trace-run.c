@@ -95,6 +95,7 @@ void remove_probes(void)
 		}
 	}
 	trace_stats_keep_returns(p);
+	trace_hist_fold(p);
 	/* Return addresses the return probes replaced go back now; threads
 	 * that run keep theirs until they return (retprobe.c). */
 	ret_restore_process(p);
@@ -156,6 +157,7 @@ void trace_process_gone(struct process *p)
 				pr->owner = PROBE_OWNER_NONE;
 			}
 		trace_stats_keep_returns(p);
+		trace_hist_fold(p);
 		tr.running = false;
 		tr.reason = TP_STOP_UNKNOWN;
 		tr.stop_time = now_usec();
@@ -589,6 +591,12 @@ void run_tracepoints(struct hit *h, uint64_t addr, bool returning,
 			}
 			if (!res.value)
 				continue;
+		}
+		if (tp->hist && trace_hist_add(tp, h->latency_ns)) {
+			tp->hit_count++;
+			if (tp_pass_reached(tp))
+				stop_later(TP_STOP_PASSCOUNT, tp->number);
+			continue;
 		}
 		if (tr.stop_pending) {
 			/* The buffer filled earlier in this hit, or before the

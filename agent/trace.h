@@ -132,6 +132,12 @@ void trace_stats_keep(struct probe *pr);
 void trace_stats_keep_returns(struct process *p);
 void trace_stats_reset(struct process *p);
 
+/* trace-hist.c: latency histograms instead of frames (Qprobe.hist) */
+bool trace_hist_add(struct tp_def *tp, uint64_t latency_ns);
+void trace_hist_start(struct process *p);
+void trace_hist_fold(struct process *p);
+void trace_hist_clear(void);
+
 /* trace-frames.c */
 void trace_fill_status(struct tp_status *st);
 

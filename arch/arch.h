@@ -433,6 +433,32 @@ enum {
 	RET_REC_SIZE = 40,
 };
 
+/*
+ * Latency histograms the trampoline keeps itself (arch_ops.ret_hist; the
+ * agent's Qprobe.hist): a return whose entry's RET_ENTRY_FUNC equals an
+ * in-use histogram's RET_HIST_FUNC adds its latency there and writes no
+ * record.  A page of the pads' shared memory: a header, then
+ * RET_HIST_MAX histograms of RET_HIST_SIZE bytes.  The latency in ns is
+ * (ticks * RET_HIST_MULT) >> 32, 0 when the counter went back (another
+ * CPU's); bucket ZERO holds 0 ns, B + 8k the range [2^k, 2^(k+1)) ns,
+ * the last one everything above.  Updates are atomic (threads share a
+ * histogram); SUM adds the nanoseconds.
+ */
+enum {
+	RET_HIST_N = 0,		/* header: histograms in use, 32 bits */
+	RET_HIST_MULT = 8,	/* header: ns per tick, 32.32 fixed point */
+	RET_HIST_FIRST = 64,	/* the first histogram */
+	RET_HIST_SIZE = 512,
+	RET_HIST_MAX = 7,
+	RET_HIST_BYTES = 4096,
+	/* a histogram */
+	RET_HIST_FUNC = 0,	/* tracepoint address | run << 48 */
+	RET_HIST_SUM = 8,
+	RET_HIST_ZERO = 16,
+	RET_HIST_B = 24,
+	RET_HIST_BUCKETS = 61,	/* B's */
+};
+
 /* A slot's index: the top 8 bits (RET_PAD_SLOTS) of the key times this,
  * then the next ones, wrapping. */
 #define RET_PAD_HASH PAD_TID_HASH
@@ -444,6 +470,9 @@ struct arch_ret_pad {
 	bool fsgsbase;		/* x86-64: rdfsbase, else mov %fs:0 (the
 				   TCB's self pointer the x86-64 TLS ABI
 				   requires); aarch64 ignores it */
+	/* emit_ret_exit only: the histograms' page (RET_HIST_*), 0: none;
+	 * arches without ret_hist ignore it */
+	uint64_t hist;
 	/* emit_ret_exit only: the ring, as struct arch_pad_ring says
 	 * (time_tid, image and ipa_* are not used) */
 	struct arch_pad_ring ring;
@@ -690,6 +719,9 @@ struct arch_ops {
 	 */
 	int (*emit_ret_exit)(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 			     size_t *trap_off);
+	/* emit_ret_exit keeps the histograms of r->hist (RET_HIST_*) itself;
+	 * elsewhere their returns are records the agent counts. */
+	bool ret_hist;
 
 	/*
 	 * Code placed right before the register restore of a pad that

@@ -1069,6 +1069,10 @@ static const struct rsp_packet_def rsp_packets[] = {
 	PKT("Qprobe.pending:", RSP_REQ_PROBE_PENDING, 0, rsp_parse_probe_pending,
 	    "malformed Qprobe.pending packet: expected Qprobe.pending:<n>:<addr>:<offset>:<hex symbol>:<hex library>"),
 	PKT("qprobe.libevents", RSP_REQ_PROBE_LIBEVENTS, RSP_EXACT, NULL, NULL),
+	PKT("Qprobe.hist:", RSP_REQ_PROBE_HIST_SET, 0, rsp_parse_tp_ref,
+	    "malformed Qprobe.hist packet: expected Qprobe.hist:<n>:<addr>"),
+	PKT("qprobe.hist:", RSP_REQ_PROBE_HIST, 0, rsp_parse_tp_ref,
+	    "malformed qprobe.hist packet: expected qprobe.hist:<n>:<addr>"),
 	PKT("qRelocInsn:", RSP_REQ_RELOC_INSN, 0, rsp_parse_reloc_insn,
 	    "malformed qRelocInsn packet: expected qRelocInsn:<hex length>"),
 };
@@ -1219,6 +1223,8 @@ static const char *const rsp_req_names[RSP_REQ_KIND_COUNT] = {
 	[RSP_REQ_PROBE_SALVAGE] = "qprobe.salvage",
 	[RSP_REQ_PROBE_PENDING] = "Qprobe.pending",
 	[RSP_REQ_PROBE_LIBEVENTS] = "qprobe.libevents",
+	[RSP_REQ_PROBE_HIST_SET] = "Qprobe.hist",
+	[RSP_REQ_PROBE_HIST] = "qprobe.hist",
 	[RSP_REQ_RELOC_INSN] = "qRelocInsn",
 };
 

@@ -163,6 +163,11 @@ enum rsp_req_kind {
 	RSP_REQ_PROBE_LIBEVENTS, /* qprobe.libevents (the agent's own): what
 				 * became of the pending locations since the
 				 * last query */
+	RSP_REQ_PROBE_HIST_SET,	/* Qprobe.hist:n:addr (the agent's own): the
+				 * location's hits add to a latency
+				 * histogram, no frames: u.tp_ref */
+	RSP_REQ_PROBE_HIST,	/* qprobe.hist:n:addr (the agent's own): that
+				 * histogram: u.tp_ref */
 	RSP_REQ_RELOC_INSN,	/* qRelocInsn:<hex len> (gdb's answer to our
 				   qRelocInsn:from;to request): u.reloc_len */
 

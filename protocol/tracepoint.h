@@ -104,6 +104,8 @@ struct tp_def {
 	uint64_t bytes_used;		/* trace buffer bytes of its frames */
 	uint64_t lost;			/* hits of the run whose frame found no
 					   room in the buffer (qprobe.lost) */
+	bool hist;			/* the agent's: hits add to a latency
+					   histogram, no frame (Qprobe.hist) */
 
 	/* Private: definition bookkeeping. */
 	bool defining;			/* last packet had `-` */

@@ -1507,6 +1507,88 @@ static void put_magic(struct x86_64_out *o, unsigned int off_blocks, uint32_t ma
 }
 
 /*
+ * A return counted in its histogram instead of a record, when r->hist
+ * holds one for its entry (the top one of slot %rsi, n in %ecx; %r10
+ * now): on to `popped` if so, to the record if not:
+ *
+ *   49 b9 <hist>            movabs $hist,%r9
+ *   45 8b 01 45 85 c0       mov (%r9),%r8d; test %r8d,%r8d
+ *   0f 84 <record>          jz record             none in use
+ *   <put_top>               the entry, into %rdx
+ *   48 8b 42 18             mov 24(%rdx),%rax     its func_run
+ *   49 83 c1 40             add $FIRST,%r9
+ * 1:49 3b 01 0f 84 <2f>     cmp (%r9),%rax; je 2f
+ *   49 81 c1 <SIZE>         add $SIZE,%r9
+ *   41 ff c8 0f 85 <1b>     dec %r8d; jnz 1b
+ *   e9 <record>             jmp record
+ * 2:4c 89 d0 48 2b 42 10    mov %r10,%rax; sub 16(%rdx),%rax   ticks
+ *   79 02 31 c0             jns 3f; xor %eax,%eax  the counter went back
+ * 3:49 89 d3                mov %rdx,%r11
+ *   49 b8 <hist> 49 f7 60 08  movabs $hist,%r8; mulq MULT(%r8)
+ *   48 0f ac d0 20          shrd $32,%rdx,%rax    ns
+ *   4c 89 da                mov %r11,%rdx
+ *   f0 49 01 41 08          lock add %rax,SUM(%r9)
+ *   48 85 c0 74 <4f>        test %rax,%rax; jz 4f
+ *   4c 0f bd c0             bsr %rax,%r8
+ *   41 83 f8 <max> 76 06    cmp $(BUCKETS-1),%r8d; jbe 5f
+ *   41 b8 <max>             mov $(BUCKETS-1),%r8d
+ * 5:f0 4b ff 44 c1 <B>      lock incq B(%r9,%r8,8)
+ *   e9 <popped>
+ * 4:f0 49 ff 41 <ZERO>      lock incq ZERO(%r9)
+ *   e9 <popped>
+ *
+ * The entry stays where it is: `popped` takes it off the stack.
+ */
+static void put_hist(struct x86_64_out *o, uint64_t hist, size_t *j_done)
+{
+	static const uint8_t ld_n[] = { 0x45, 0x8b, 0x01, 0x45, 0x85, 0xc0 };
+	static const uint8_t ld_func[] = { 0x48, 0x8b, 0x42, 0x18,
+					   0x49, 0x83, 0xc1, RET_HIST_FIRST };
+	static const uint8_t cmp[] = { 0x49, 0x3b, 0x01 };
+	static const uint8_t add_size[] = { 0x49, 0x81, 0xc1 };
+	static const uint8_t dec[] = { 0x41, 0xff, 0xc8 };
+	static const uint8_t ticks[] = { 0x4c, 0x89, 0xd0, 0x48, 0x2b, 0x42, 0x10,
+					 0x79, 0x02, 0x31, 0xc0, 0x49, 0x89, 0xd3,
+					 0x49, 0xb8 };
+	static const uint8_t ns[] = { 0x49, 0xf7, 0x60, RET_HIST_MULT,
+				      0x48, 0x0f, 0xac, 0xd0, 0x20,
+				      0x4c, 0x89, 0xda,
+				      0xf0, 0x49, 0x01, 0x41, RET_HIST_SUM,
+				      0x48, 0x85, 0xc0, 0x74, 0x1b,
+				      0x4c, 0x0f, 0xbd, 0xc0,
+				      0x41, 0x83, 0xf8, RET_HIST_BUCKETS - 1, 0x76, 0x06,
+				      0x41, 0xb8, RET_HIST_BUCKETS - 1, 0, 0, 0,
+				      0xf0, 0x4b, 0xff, 0x44, 0xc1, RET_HIST_B };
+	static const uint8_t zero[] = { 0xf0, 0x49, 0xff, 0x41, RET_HIST_ZERO };
+	size_t j_none, j_rec, j_hit, loop;
+
+	x86_64_put8(o, 0x49);
+	x86_64_put8(o, 0xb9);
+	x86_64_put64(o, hist);
+	x86_64_put(o, ld_n, sizeof(ld_n));
+	j_none = put_jcc32(o, JE);
+	put_top(o);
+	x86_64_put(o, ld_func, sizeof(ld_func));
+	loop = o->len;
+	x86_64_put(o, cmp, sizeof(cmp));
+	j_hit = put_jcc32(o, JE);
+	x86_64_put(o, add_size, sizeof(add_size));
+	x86_64_put32(o, RET_HIST_SIZE);
+	x86_64_put(o, dec, sizeof(dec));
+	put_jcc32_to(o, JNE, loop);
+	j_rec = put_jcc32(o, JMP);
+	fix32(o, j_hit, o->len);
+	x86_64_put(o, ticks, sizeof(ticks));
+	x86_64_put64(o, hist);
+	x86_64_put(o, ns, sizeof(ns));
+	j_done[0] = put_jcc32(o, JMP);
+	x86_64_put(o, zero, sizeof(zero));
+	j_done[1] = put_jcc32(o, JMP);
+	fix32(o, j_none, o->len);
+	fix32(o, j_rec, o->len);
+}
+
+/*
  * The trampoline: `ret` brought the thread here with rsp one past the
  * slot.  Sketch (the key and slot search as in the entry, without the
  * claim; frame at %rbx after the save, its saved rsp at +56, rip at +128):
@@ -1535,6 +1617,7 @@ static void put_magic(struct x86_64_out *o, unsigned int off_blocks, uint32_t ma
  * chain:                    each entry of the slot, innermost first
  *   49 83 7d 08 00          cmpq $0,ON(%r13)
  *   0f 84 <popped>          je popped             nobody takes records
+ *   <put_hist, with r->hist: a histogram's return on to popped>
  *   56 57 51 41 52 41 55 41 54   push rsi rdi rcx r10 r13 r12
  *   <put_ring_claim: full -> full>
  *   <the frame and the bases, as a pad's record without the image
@@ -1623,7 +1706,7 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	struct x86_64_out o = { out, size, 0, r->tramp, false };
 	const struct arch_pad_ring *g = &r->ring;
 	unsigned int image = g->xsave ? 832 : 512;
-	size_t loop, j_found, j_orph[4], found, pop, j_mine, j_popped[2], chain;
+	size_t loop, j_found, j_orph[4], found, pop, j_mine, j_popped[4], chain;
 	size_t j_full, full, popped, j_out, out_at, j_bare, j_magic;
 	int m;
 
@@ -1661,6 +1744,8 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	chain = o.len;
 	x86_64_put(&o, is_on, sizeof(is_on));
 	j_popped[0] = put_jcc32(&o, JE);
+	if (r->hist)
+		put_hist(&o, r->hist, &j_popped[2]);
 	x86_64_put(&o, save, sizeof(save));
 	j_full = put_ring_claim(&o, g);
 	/* No XSTATE_BV for a record without the image: its magic says so
@@ -1701,8 +1786,8 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	x86_64_put8(&o, 0xcc);
 	put_jcc32_to(&o, JMP, chain);
 	popped = o.len;
-	fix32(&o, j_popped[0], popped);
-	fix32(&o, j_popped[1], popped);
+	for (int i = 0; i < (r->hist ? 4 : 2); i++)
+		fix32(&o, j_popped[i], popped);
 	x86_64_put(&o, drop, sizeof(drop));
 	x86_64_put(&o, test_n, sizeof(test_n));
 	j_out = put_jcc32(&o, JE);

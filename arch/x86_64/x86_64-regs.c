@@ -276,6 +276,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_pad_cond = x86_64_emit_pad_cond,
 	.emit_ret_entry = x86_64_emit_ret_entry,
 	.emit_ret_exit = x86_64_emit_ret_exit,
+	.ret_hist = true,
 	.emit_ret_stamp = x86_64_emit_ret_stamp,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,

@@ -40,6 +40,7 @@ static const struct arch_ops *ops = ARCH_OPS;
 static int failures;
 
 static uint8_t *area, *ring, *code;
+static uint8_t *hist;	/* the trampoline's histograms (ops->ret_hist), none in use */
 static unsigned int nrecords;
 static uint64_t tramp, ring_pos;
 static uint64_t trap_at;	/* the trampoline's wait for room (ring full) */
@@ -122,7 +123,9 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 		    -1, 0);
 	code = mmap(NULL, code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED || ring == MAP_FAILED)
+	hist = mmap(NULL, RET_HIST_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	if (area == MAP_FAILED || ring == MAP_FAILED || hist == MAP_FAILED)
 		exit(99);
 	if (code == MAP_FAILED) {
 		printf("SKIP: no RWX memory\n");
@@ -135,6 +138,7 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 	tramp = (uintptr_t)code;
 	struct arch_ret_pad rp = {
 		.area = (uintptr_t)area, .tramp = tramp, .fsgsbase = fsgsbase,
+		.hist = ops->ret_hist ? (uintptr_t)hist : 0,
 		.ring = { .ring = (uintptr_t)ring, .off_records = RING_OFF,
 			  .record_shift = RECORD_SHIFT, .nrecords = records,
 			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,

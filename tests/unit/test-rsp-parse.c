@@ -422,6 +422,10 @@ static bool describe_trace_run(const struct rsp_request *req, struct text *t)
 		    req->u.pending.number, req->u.pending.addr,
 		    req->u.pending.offset, req->u.pending.sym, req->u.pending.lib);
 		break;
+	case RSP_REQ_PROBE_HIST_SET:
+	case RSP_REQ_PROBE_HIST:
+		add(t, " n=%u addr=%" PRIx64, req->u.tp_ref.number, req->u.tp_ref.addr);
+		break;
 	default:
 		return false;
 	}
@@ -733,6 +737,8 @@ static const struct row valid_rows[] = {
 	  "Qprobe.pending n=3 addr=2 off=4 sym=[PyInit__json] lib=[_json]"),
 	R("Qprobe.pending:1:1139:0::6c6962742e736f",
 	  "Qprobe.pending n=1 addr=1139 off=0 sym=[] lib=[libt.so]"),
+	R("Qprobe.hist:3:401136", "Qprobe.hist n=3 addr=401136"),
+	R("qprobe.hist:7fff:7f0012345678", "qprobe.hist n=32767 addr=7f0012345678"),
 	R("qprobe.libevents", "qprobe.libevents"),
 };
 
@@ -997,6 +1003,10 @@ static const struct row invalid_rows[] = {
 	R("Qprobe.file:1a3f;fd01;2f78", "invalid"),	/* no inode */
 	R("Qprobe.file:1a3f;fd01;8c2d1;2f7", "invalid"),	/* odd hex */
 	R("Qprobe.pending:1:1139:0::", "invalid"),	/* no library */
+	R("Qprobe.hist:3", "invalid"),			/* no address */
+	R("Qprobe.hist:3:401136:", "invalid"),		/* trailing */
+	R("qprobe.hist:", "invalid"),
+	R("qprobe.hist:x:1", "invalid"),
 	R("Qprobe.pending:1:1139:0:6c", "invalid"),	/* one field short */
 	R("Qprobe.pending:1:1139:0:6:6c", "invalid"),	/* odd hex */
 	R("Qprobe.pending:1:1139::61:6c", "invalid"),	/* no offset */

@@ -1,0 +1,236 @@
+/*
+ * trace-hist.c - latency histograms kept instead of frames: probe-trace's
+ * `FUNC%return hist` (Qprobe.hist, qprobe.hist in doc/protocol.md).
+ *
+ * A tracepoint location marked with Qprobe.hist records no frame: each
+ * hit that passes its condition adds its $probe_latency_ns (0 at an
+ * entry) to a log2 histogram, and qprobe.hist answers with it.  A
+ * function called every 100 ns then costs its callers the entry pad and
+ * the trampoline, and nothing of the drain, the buffer or the file.
+ *
+ * Two places count.  The agent, for every hit it runs (run_tracepoints:
+ * a stop, a pad's record, a ring record of the return trampoline); and,
+ * where the arch's trampoline does (arch_ops.ret_hist), the trampoline
+ * itself, in a page of the pads' shared memory (RET_HIST_*): a return
+ * whose entry is a placed histogram's adds there and writes no record.
+ * A location is placed there at the run's start when its returns can
+ * all go that way: the only return tracepoint at its address, with no
+ * condition, pass count or stepping (those need the agent).  The answer
+ * adds both; the page's counts move into the agent's when the run stops
+ * or the process goes (before its pads are freed).
+ */
+#define LOG_DOMAIN "tp"
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "agent/packets.h"
+#include "agent/trace.h"
+#include "arch/arch.h"
+#include "protocol/tracepoint.h"
+
+#define TRACE_HIST_MAX 64	/* locations with a histogram */
+
+struct trace_hist {
+	uint32_t number;
+	uint64_t addr;
+	uint64_t sum, zero, b[RET_HIST_BUCKETS];
+	int slot;		/* its histogram in the traced process's
+				   page (RET_HIST_FIRST + slot * SIZE), -1 */
+};
+
+static struct trace_hist hists[TRACE_HIST_MAX];
+static size_t nhists;
+static struct process *placed_in;	/* the process whose page holds slots */
+
+static struct trace_hist *hist_find(uint32_t number, uint64_t addr)
+{
+	for (size_t i = 0; i < nhists; i++)
+		if (hists[i].number == number && hists[i].addr == addr)
+			return &hists[i];
+	return NULL;
+}
+
+static unsigned int bucket_of(uint64_t ns)
+{
+	unsigned int k = 63u - (unsigned int)__builtin_clzll(ns);
+
+	return k < RET_HIST_BUCKETS ? k : RET_HIST_BUCKETS - 1;
+}
+
+bool trace_hist_add(struct tp_def *tp, uint64_t latency_ns)
+{
+	struct trace_hist *h;
+
+	if (!tp->hist || !(h = hist_find(tp->number, tp->addr)))
+		return false;
+	h->sum += latency_ns;
+	if (latency_ns)
+		h->b[bucket_of(latency_ns)]++;
+	else
+		h->zero++;
+	return true;
+}
+
+static uint64_t *page_hist(uint8_t *page, int slot)
+{
+	return (uint64_t *)(page + RET_HIST_FIRST + (size_t)slot * RET_HIST_SIZE);
+}
+
+/* The counts of the page's histogram `slot` (its words, atomically). */
+static uint64_t page_word(uint8_t *page, int slot, unsigned int off)
+{
+	return __atomic_load_n(page_hist(page, slot) + off / 8, __ATOMIC_RELAXED);
+}
+
+/*
+ * The page's counts into the agent's, and the page's histograms out of
+ * use: the run stopped, or process `p` goes.  A return the trampoline
+ * counts between the read and the reset is lost; none comes once the
+ * trampoline's records are off (RET_PAD_ON), as they are then.
+ */
+void trace_hist_fold(struct process *p)
+{
+	uint8_t *page;
+
+	if (!placed_in || placed_in != p || !(page = pad_ret_hist(p))) {
+		placed_in = NULL;
+		for (size_t i = 0; i < nhists; i++)
+			hists[i].slot = -1;
+		return;
+	}
+	__atomic_store_n((uint32_t *)(page + RET_HIST_N), 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < nhists; i++) {
+		struct trace_hist *h = &hists[i];
+		if (h->slot < 0)
+			continue;
+		h->sum += page_word(page, h->slot, RET_HIST_SUM);
+		h->zero += page_word(page, h->slot, RET_HIST_ZERO);
+		for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++)
+			h->b[k] += page_word(page, h->slot, RET_HIST_B + 8 * k);
+		h->slot = -1;
+	}
+	placed_in = NULL;
+}
+
+/* Whether the trampoline can take every return of `tp` alone. */
+static bool trampoline_can_count(const struct tp_def *tp)
+{
+	if (!tp->enabled || !ret_is_marked(tp->number) || tp->cond ||
+	    tp->pass_count || tp->step_count || pending_find(tp->number, tp->addr))
+		return false;
+	for (struct tp_def *o = tp_next_at(&tr.store, tp->addr, NULL); o;
+	     o = tp_next_at(&tr.store, tp->addr, o))
+		if (o != tp && o->enabled && ret_is_marked(o->number))
+			return false;
+	return true;
+}
+
+/*
+ * The run starts: every histogram empty, and those the trampoline of
+ * process `p` can keep placed in its page (after the probes are in: the
+ * page exists once a return probe is).
+ */
+void trace_hist_start(struct process *p)
+{
+	uint8_t *page;
+	int used = 0;
+
+	for (size_t i = 0; i < nhists; i++) {
+		struct trace_hist *h = &hists[i];
+		h->sum = h->zero = 0;
+		memset(h->b, 0, sizeof(h->b));
+		h->slot = -1;
+	}
+	placed_in = NULL;
+	if (!p || !(page = pad_ret_hist(p)))
+		return;
+	__atomic_store_n((uint32_t *)(page + RET_HIST_N), 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < nhists && used < RET_HIST_MAX; i++) {
+		struct trace_hist *h = &hists[i];
+		struct tp_def *tp = tp_find(&tr.store, h->number, h->addr);
+		if (!tp || !trampoline_can_count(tp))
+			continue;
+		uint64_t *w = page_hist(page, used);
+		memset(w, 0, RET_HIST_SIZE);
+		/* The entry pads' word for it (pad.c's func_run). */
+		w[RET_HIST_FUNC / 8] = tp->addr | (uint64_t)(trace_run_id() & 0xffff) << 48;
+		h->slot = used++;
+		debug("tracepoint %u at %#" PRIx64 ": its returns counted by the trampoline",
+		      h->number, h->addr);
+	}
+	placed_in = p;
+	__atomic_store_n((uint32_t *)(page + RET_HIST_N), (uint32_t)used, __ATOMIC_RELEASE);
+}
+
+/* QTinit: no histograms. */
+void trace_hist_clear(void)
+{
+	nhists = 0;
+	placed_in = NULL;
+}
+
+/* Qprobe.hist:n:addr */
+void h_probe_hist_set(struct rsp_request *req, struct rsp_buf *reply)
+{
+	uint32_t n = req->u.tp_ref.number;
+	uint64_t addr = req->u.tp_ref.addr;
+	struct tp_def *tp;
+
+	if (tr.running) {
+		rsp_reply_error(reply, "Qprobe.hist: not during a run");
+		return;
+	}
+	if (!(tp = tp_find(&tr.store, n, addr))) {
+		rsp_reply_error(reply, "Qprobe.hist: no tracepoint %u at 0x%" PRIx64, n, addr);
+		return;
+	}
+	if (!hist_find(n, addr)) {
+		if (nhists == TRACE_HIST_MAX) {
+			rsp_reply_error(reply, "Qprobe.hist: at most %d histograms",
+					TRACE_HIST_MAX);
+			return;
+		}
+		hists[nhists++] = (struct trace_hist){ .number = n, .addr = addr, .slot = -1 };
+	}
+	tp->hist = true;
+	rsp_reply_ok(reply);
+}
+
+/* qprobe.hist:n:addr - `H<count>;<sum>;<zero>;<b0>,<b1>...` (hex, the
+ * buckets up to the last non-empty one). */
+void h_probe_hist(struct rsp_request *req, struct rsp_buf *reply)
+{
+	struct trace_hist *h = hist_find(req->u.tp_ref.number, req->u.tp_ref.addr);
+	uint64_t sum, zero, b[RET_HIST_BUCKETS], count;
+	uint8_t *page;
+	int last = -1;
+
+	if (!h) {
+		rsp_reply_error(reply, "qprobe.hist: no histogram for tracepoint %u at 0x%" PRIx64,
+				req->u.tp_ref.number, req->u.tp_ref.addr);
+		return;
+	}
+	sum = h->sum;
+	zero = h->zero;
+	memcpy(b, h->b, sizeof(b));
+	if (h->slot >= 0 && placed_in && (page = pad_ret_hist(placed_in))) {
+		sum += page_word(page, h->slot, RET_HIST_SUM);
+		zero += page_word(page, h->slot, RET_HIST_ZERO);
+		for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++)
+			b[k] += page_word(page, h->slot, RET_HIST_B + 8 * k);
+	}
+	count = zero;
+	for (int k = 0; k < RET_HIST_BUCKETS; k++) {
+		count += b[k];
+		if (b[k])
+			last = k;
+	}
+	rsp_buf_printf(reply, "H%" PRIx64 ";%" PRIx64 ";%" PRIx64 ";", count, sum, zero);
+	for (int k = 0; k <= last; k++)
+		rsp_buf_printf(reply, k ? ",%" PRIx64 : "%" PRIx64, b[k]);
+}
