@@ -736,7 +736,7 @@ uint64_t pad_ret_count(const struct process *p, unsigned int off);
 int pad_ret_image(struct process *p);
 uint64_t pad_ret_recorded(const struct process *p);
 /* The trampoline's own latency histograms (RET_HIST_*), or NULL. */
-uint8_t *pad_ret_hist(struct process *p);
+uint8_t *pad_ret_hist(struct process *p, bool placing);
 /* Nanoseconds from the counter's reading `t0` (an in-process entry's) to
  * now, by the agent's reading of the same counter. */
 uint64_t pad_ret_latency_ns(uint64_t t0);
