@@ -50,7 +50,6 @@ struct agent_options {
 	bool pad_collector_copy;	/* PROBE_PAD_NATIVE_COPY=0: pads call the
 					 * collector even where they could copy */
 	bool pad_clock_vdso;		/* PROBE_PAD_CLOCK=vdso: no TSC stamps */
-	bool pad_xsave;			/* PROBE_PAD_XSAVE=1: x86-64 pads XSAVE */
 	bool far_pads;			/* PROBE_AGENT_FAR_PADS: every pad far */
 	unsigned int pad_prefetch;	/* PROBE_PAD_PREFETCH: records ahead a
 					 * recording pad prefetches (default
