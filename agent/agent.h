@@ -50,7 +50,6 @@ struct agent_options {
 	bool pad_collector_copy;	/* PROBE_PAD_NATIVE_COPY=0: pads call the
 					 * collector even where they could copy */
 	bool pad_clock_vdso;		/* PROBE_PAD_CLOCK=vdso: no TSC stamps */
-	bool pad_xsave;			/* PROBE_PAD_XSAVE=1: x86-64 pads XSAVE */
 	bool far_pads;			/* PROBE_AGENT_FAR_PADS: every pad far */
 	unsigned int pad_prefetch;	/* PROBE_PAD_PREFETCH: records ahead a
 					 * recording pad prefetches (default
@@ -736,7 +735,7 @@ uint64_t pad_ret_count(const struct process *p, unsigned int off);
 int pad_ret_image(struct process *p);
 uint64_t pad_ret_recorded(const struct process *p);
 /* The trampoline's own latency histograms (RET_HIST_*), or NULL. */
-uint8_t *pad_ret_hist(struct process *p);
+uint8_t *pad_ret_hist(struct process *p, bool placing);
 /* Nanoseconds from the counter's reading `t0` (an in-process entry's) to
  * now, by the agent's reading of the same counter. */
 uint64_t pad_ret_latency_ns(uint64_t t0);

@@ -276,10 +276,6 @@ static void read_env(void)
 	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
 		die("PROBE_PAD_NATIVE_COPY=%s: expected 0 or 1", v);
 	agent.opt.pad_collector_copy = v && !strcmp(v, "0");
-	v = getenv("PROBE_PAD_XSAVE");
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		die("PROBE_PAD_XSAVE=%s: expected 0 or 1", v);
-	agent.opt.pad_xsave = v && !strcmp(v, "1");
 	v = getenv("PROBE_PAD_PREFETCH");
 	agent.opt.pad_prefetch = PAD_PREFETCH_DEFAULT;
 	if (v && *v) {
@@ -304,6 +300,11 @@ int main(int argc, char **argv)
 	read_env();
 	agent.arch = arch_host();
 	agent.ptrace = &ptrace_arch_host;
+	if (agent.ptrace->read_env) {
+		char why[256];
+		if (agent.ptrace->read_env(why, sizeof(why)) < 0)
+			die("%s", why);
+	}
 	/* After the ops: the keeper uses them. */
 	keeper_start();
 	rsp_buf_init(&agent.reply);

@@ -271,16 +271,19 @@ int pad_ret_image(struct process *p)
 /*
  * The page of latency histograms the return trampoline of `p` keeps
  * itself (RET_HIST_*, in the pads' shared memory: the agent reads it in
- * place, and it outlives the process until the pads are freed), its
- * tick rate set; NULL where the trampoline does not (no pads, no
- * in-process returns, an arch without arch_ops.ret_hist).
+ * place, and it outlives the process until the pads are freed); NULL
+ * where there is none (no pads, an arch without arch_ops.ret_hist).
+ * `placing`: the trampoline must be there too (in-process returns), and
+ * the page's tick rate is set.
  */
-uint8_t *pad_ret_hist(struct process *p)
+uint8_t *pad_ret_hist(struct process *p, bool placing)
 {
 	struct pad_table *pt = p->pads;
 
-	if (!pt || !pt->local || !p->ret_area || !agent.arch->ret_hist)
+	if (!pt || !pt->local || !agent.arch->ret_hist || (placing && !p->ret_area))
 		return NULL;
+	if (!placing)
+		return pt->local + hist_off();
 	pad_tsc_calibrate();
 	if (tscal.ticks_per_ns <= 0)
 		return NULL;

@@ -199,6 +199,14 @@ struct ptrace_arch_ops {
 	unsigned int (*detect_features)(pid_t tid);
 
 	/*
+	 * The arch's own environment variables (doc/probe-agent.1,
+	 * ENVIRONMENT), read once at start-up, before any program runs.
+	 * Returns 0, or -EINVAL with the reason in `why`: the agent exits.
+	 * NULL: none.
+	 */
+	int (*read_env)(char *why, size_t whylen);
+
+	/*
 	 * Fills the general registers of the block (those is_general()
 	 * names) from the kernel, in as few system calls as the arch can
 	 * (a probe hit needs nothing else).  Returns 0 or -errno (-ESRCH:

@@ -97,7 +97,9 @@ void trace_hist_fold(struct process *p)
 {
 	uint8_t *page;
 
-	if (!placed_in || placed_in != p || !(page = pad_ret_hist(p))) {
+	if (!p || placed_in != p)
+		return;		/* another process (a fork child) */
+	if (!(page = pad_ret_hist(p, false))) {
 		placed_in = NULL;
 		for (size_t i = 0; i < nhists; i++)
 			hists[i].slot = -1;
@@ -147,7 +149,7 @@ void trace_hist_start(struct process *p)
 		h->slot = -1;
 	}
 	placed_in = NULL;
-	if (!p || !(page = pad_ret_hist(p)))
+	if (!p || !(page = pad_ret_hist(p, true)))
 		return;
 	__atomic_store_n((uint32_t *)(page + RET_HIST_N), 0, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < nhists && used < RET_HIST_MAX; i++) {
@@ -218,7 +220,7 @@ void h_probe_hist(struct rsp_request *req, struct rsp_buf *reply)
 	sum = h->sum;
 	zero = h->zero;
 	memcpy(b, h->b, sizeof(b));
-	if (h->slot >= 0 && placed_in && (page = pad_ret_hist(placed_in))) {
+	if (h->slot >= 0 && placed_in && (page = pad_ret_hist(placed_in, false))) {
 		sum += page_word(page, h->slot, RET_HIST_SUM);
 		zero += page_word(page, h->slot, RET_HIST_ZERO);
 		for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++)

@@ -672,6 +672,7 @@ void trace_probes_gone(struct process *p)
 {
 	if (tr.proc == p)
 		pending_run_ended();
+	trace_hist_fold(p);	/* before its pads go (exec) */
 }
 
 void trace_libraries_changed(struct process *p)

@@ -430,11 +430,26 @@ static int x86_64_load_record(uint8_t *blk, unsigned int features,
 	return 0;
 }
 
+/* PROBE_PAD_XSAVE=1: pads store the image with XSAVE (to compare). */
+static bool pad_xsave;
+
+static int x86_64_read_env(char *why, size_t whylen)
+{
+	const char *v = getenv("PROBE_PAD_XSAVE");
+
+	if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
+		snprintf(why, whylen, "PROBE_PAD_XSAVE=%s: expected 0 or 1", v);
+		return -EINVAL;
+	}
+	pad_xsave = v && !strcmp(v, "1");
+	return 0;
+}
+
 /* The XSAVE layout when the process has AVX, stored by FXSAVE and
  * vextractf128 (XSAVE is a slow microcoded instruction: 39 ns a hit here
- * against 26); PROBE_PAD_XSAVE=1 in the agent's environment
- * (agent.opt.pad_xsave) keeps XSAVE (to compare).  The bases read by rdfsbase and rdgsbase when the kernel
- * lets user space (HWCAP2_FSGSBASE). */
+ * against 26), unless PROBE_PAD_XSAVE=1 keeps XSAVE.  The bases read by
+ * rdfsbase and rdgsbase when the kernel lets user space
+ * (HWCAP2_FSGSBASE). */
 #define HWCAP2_FSGSBASE_BIT (1u << 1)
 
 static void x86_64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
@@ -443,7 +458,7 @@ static void x86_64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
 	uint64_t hwcap2 = 0;
 
 	*xsave = p->features & ARCH_FEAT_AVX;
-	*fxsave_ymm = *xsave && !agent.opt.pad_xsave;
+	*fxsave_ymm = *xsave && !pad_xsave;
 	*fsgsbase = process_auxv(p, AT_HWCAP2, &hwcap2) &&
 		    (hwcap2 & HWCAP2_FSGSBASE_BIT);
 }
@@ -925,6 +940,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.word_size = 8,
 	.regcache_size = X86_64_REGCACHE,
 	.detect_features = x86_64_detect_features,
+	.read_env = x86_64_read_env,
 	.fetch_gpr = x86_64_fetch_gpr,
 	.fetch_rest = x86_64_fetch_rest,
 	.flush = x86_64_flush,

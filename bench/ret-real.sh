@@ -21,6 +21,9 @@
 #                pinned to CPU $CPU: the drain competes with the program
 #   pt-2cpu      the program pinned to CPU $CPU (the agent's --wrapper
 #                taskset), probe-trace and the agent to CPU $TRACER_CPU
+#   pt-hist      probe-trace record of FUNC%return hist: the latency's log2
+#                histogram kept in the process (the trampoline counts each
+#                return), no frame per call; everything pinned to CPU $CPU
 #   bpftrace     uprobe + uretprobe keeping the latency (hist), the program
 #                pinned to CPU $CPU (bpftrace's work runs in the program's
 #                thread, in the kernel)
@@ -82,9 +85,10 @@ pt_latency() {
 	"$PT" report "$1" | sed -n 's/^  latency  p50 \([0-9.]*\)us  p90 \([0-9.]*\)us.*/\1 \2/p' |
 		awk '{ printf "%.0f %.0f\n", $1 * 1000, $2 * 1000 }'
 }
-# bpftrace's log2 histogram (@h) on stdin: the buckets of p50 and p90.
-bpf_latency() {
-	awk 'BEGIN { n = 0 } /^@h:/ { on = 1; next } on && /^\[/ {
+# A log2 histogram on stdin, after a line matching $1 (bpftrace's @h:,
+# probe-trace's "latency (ns):"): the buckets of p50 and p90.
+hist_latency() {
+	awk -v start="$1" 'BEGIN { n = 0 } $0 ~ start { on = 1; next } on && /^ *\[/ {
 		l = $1; h = $2; gsub(/[^0-9KMG]/, "", l); gsub(/[^0-9KMG]/, "", h)
 		b[n] = "[" l "," h ")"; c[n] = $3; tot += $3; n++ }
 	END {
@@ -112,7 +116,7 @@ run_case() {
 	grep -q '^\[pad\] pad for' "$work/dbg.err" || echo "   agent: no pad placed (probes stop the thread)"
 	for r in $(seq "$RUNS"); do
 		line="$c run $r:"
-		for cfg in untraced pt-1cpu pt-2cpu bpftrace; do
+		for cfg in untraced pt-1cpu pt-2cpu pt-hist bpftrace; do
 			t=
 			case $cfg in
 			untraced)
@@ -125,6 +129,10 @@ run_case() {
 				taskset -c "$TRACER_CPU" "$PT" record -q -o "$work/t.tfile" \
 					--agent "$AGENT --wrapper taskset -c $CPU -- -" \
 					-e "$lib$fn" -e "$lib$fn%return" \
+					-- "${prog[@]}" >"$work/out" 2>&1 ;;
+			pt-hist)
+				taskset -c "$CPU" "$PT" record -q -o "$work/h.tfile" \
+					--agent "$AGENT -" -e "$lib$fn%return hist" \
 					-- "${prog[@]}" >"$work/out" 2>&1 ;;
 			bpftrace)
 				[ "$have_bpf" = 1 ] || continue
@@ -146,7 +154,13 @@ run_case() {
 					die "$c/$cfg: $ne entries, $nr returns recorded"
 				pt_latency "$work/t.tfile" >>"$work/$c.$cfg.lat" ;;
 			bpftrace)
-				bpf_latency <"$work/out" >>"$work/$c.$cfg.lat" ;;
+				hist_latency '^@h:' <"$work/out" >>"$work/$c.$cfg.lat" ;;
+			pt-hist)
+				local nh
+				nh=$(sed -n "s/^$lib$fn%return: \([0-9]*\) calls.*/\1/p" "$work/out")
+				[ -n "$nh" ] && [ "$nh" -gt 0 ] ||
+					die "$c/$cfg: no histogram of $lib$fn%return printed"
+				hist_latency '^ *latency \\(ns\\):' <"$work/out" >>"$work/$c.$cfg.lat" ;;
 			esac
 			line="$line $cfg $t ms (cpu $cpu)"
 		done
@@ -157,7 +171,7 @@ run_case() {
 	uc=$(median <"$work/$c.untraced.cpu")
 	printf '   %-9s %9s %8s %8s %9s %8s %8s   %s\n' config "ms(med)" ratio rounds \
 		"cpu(med)" ratio rounds "latency p50 p90 (ns) of each run"
-	for cfg in untraced pt-1cpu pt-2cpu bpftrace; do
+	for cfg in untraced pt-1cpu pt-2cpu pt-hist bpftrace; do
 		[ -s "$work/$c.$cfg.ms" ] || continue
 		t=$(median <"$work/$c.$cfg.ms")
 		cpu=$(median <"$work/$c.$cfg.cpu")
