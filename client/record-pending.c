@@ -174,8 +174,8 @@ static void take_libevent(struct recorder *r, const char *ev, size_t len)
 		}
 		if (!r->quiet && hex[0] == 'r')
 			fprintf(stderr, "%sprobe-trace: %s: removed from 0x%llx, its library "
-				"unloaded (load %u: %llu frames)\n", r->tty_status ? "\r\033[K" : "", p->name, addr, load,
-				frames);
+				"unloaded (load %u: %llu %s)\n", r->tty_status ? "\r\033[K" : "", p->name, addr, load,
+				frames, p->spec.hist ? "calls" : "frames");
 		break;
 	case 'x': {
 		const char *h = strrchr(hex, ',') + 1;
@@ -230,9 +230,10 @@ void say_loads(struct recorder *r)
 		fprintf(stderr, "probe-trace: %s: %u load%s:", p->name, p->nloads,
 			p->nloads == 1 ? "" : "s");
 		for (unsigned int k = 0; k < p->nloads && k < MAX_LOADS; k++)
-			fprintf(stderr, "%s load %u at 0x%llx %llu frames", k ? "," : "",
+			fprintf(stderr, "%s load %u at 0x%llx %llu %s", k ? "," : "",
 				k + 1, (unsigned long long)p->loads[k].addr,
-				(unsigned long long)p->loads[k].frames);
+				(unsigned long long)p->loads[k].frames,
+				p->spec.hist ? "calls" : "frames");	/* hits counted */
 		fputc('\n', stderr);
 	}
 }
