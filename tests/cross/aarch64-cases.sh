@@ -173,7 +173,8 @@ bl=$("$triplet-objdump" -d "$run/basic" |
 # four threads.  During the run gdb stops inside probed functions, where
 # x30 or the saved slots hold the trampoline: backtrace must show the real
 # callers and `finish` the value.  Then `probe-trace record --connect`
-# records leaf%return and rec%return from this host (auto only).
+# records leaf%return and rec%return, then leaf%return hist, from this
+# host (auto only).
 retprobe_callee() {	# ADDR: the function the bl at ADDR - 4 calls, or ?
 	case $1 in
 	0x[0-9a-f]*) ;;
@@ -382,6 +383,27 @@ for l in sys.stdin:
 	else
 		not_ok "probe-trace record --connect: leaf%return, rec%return" \
 			"$(head -n 6 "$run/ret-record.diff" | tr '\n' ' ')" "$(head -n 3 "$run/ret-record.out" | tr '\n' ' ')"
+	fi
+	retprobe_record_hist "$1"
+}
+
+# retprobe_record_hist GROUND: `probe-trace record --connect` of
+# `leaf%return hist`: the trampoline writes a ring record per return and
+# the agent adds it to the histogram.  The calls counted must be leaf's
+# returns in GROUND (the same program's printout under gdb: leaf's own
+# calls, saver's and the tail call's), the buckets must add up to them,
+# and under auto every entry and return runs in the process: 0 stops.
+retprobe_record_hist() {
+	calls=$(grep -c -E '^ground: (leaf|saver|tail) ' "$1" 2>/dev/null) || calls=0
+	rec_hist ret-hist 'leaf%return hist' retprobe
+	if [ "$rec_status" = 0 ] && [ "$calls" -gt 0 ] &&
+	   grep -q '^ground: check ok' "$1" &&
+	   hist_check ret-hist 'leaf%return' "$calls" pad >"$run/ret-hist.check" 2>&1; then
+		ok "probe-trace record --connect: leaf%return hist: $(cat "$run/ret-hist.check")"
+	else
+		not_ok "probe-trace record --connect: leaf%return hist ($calls returns of leaf)" \
+			"status $rec_status: $(tail -n 2 "$run/ret-hist.check" 2>/dev/null | tr '\n' ' ')" \
+			"$(tail -n 3 "$run/ret-hist.err" 2>/dev/null | tr '\n' ' ')"
 	fi
 }
 

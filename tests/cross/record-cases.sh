@@ -156,3 +156,60 @@ record_stress_for() {
 	*" $1 "*) record_stress "$1" "$stress_short" ;;
 	esac
 }
+
+# Latency histograms (`FUNC%return hist`): the agent counts each return
+# (on aarch64 and armhf from the return trampoline's ring records) and
+# records no frame; record prints the histogram on stdout at the end and
+# a line per probe on stderr.  rec_hist NAME SPEC PROG: one recording
+# without -q (stderr's summary is checked), stdout in $run/NAME.out,
+# stderr in $run/NAME.err, record's exit status in rec_status.
+rec_hist() {
+	rec_status=0
+	timeout "${rec_timeout:-120}" "$probe_trace" record -o "$run/$1.tfile" \
+		--connect "127.0.0.1:$port" --sysroot "$sysroot" -e "$2" -- "/mnt/$3" \
+		>"$run/$1.out" 2>"$run/$1.err" || rec_status=$?
+	[ "${V:-0}" = 0 ] || sed "s/^/# $1: /" "$run/$1.out" "$run/$1.err"
+}
+
+# hist_check NAME PROBE COUNT RETURNS: $run/NAME.out holds PROBE's
+# histogram of COUNT calls (`PROBE: N calls, latency avg ...`, then
+# `  latency (ns):` and the log2 bucket lines, which must add up to N);
+# stderr says 0 frames and, on PROBE's line, N calls and how they ran:
+# RETURNS `pad`, returns pushed and recorded in the process (`+ return
+# pad`, 0 stops); `trap:S`, returns that trap (`+ return trap`, S stops
+# in all).  Prints what it found; fails (status 1) on the first thing
+# that is not so.
+hist_check() {
+	python3 - "$run/$1.out" "$run/$1.err" "$2" "$3" "$4" <<'PY'
+import re, sys
+out, err, probe, count, returns = sys.argv[1:6]
+count = int(count)
+text = open(out).read()
+head = re.search(r"^%s: (\d+) calls?, latency avg (\d+)\.(\d{3})us \(sum (\d+)\.(\d{3})us\)\n"
+                 r"  latency \(ns\):\n((?:    .*\n)*)" % re.escape(probe), text, re.M)
+assert head, "no histogram of %s on stdout: %r" % (probe, text[:200])
+n = int(head.group(1))
+avg = int(head.group(2)) * 1000 + int(head.group(3))
+total = int(head.group(4)) * 1000 + int(head.group(5))
+assert n == count, "%d calls counted, the program made %d" % (n, count)
+assert avg > 0 and avg == total // n, "avg %d ns, sum %d ns, %d calls" % (avg, total, n)
+buckets = []
+for line in head.group(6).splitlines():
+    m = re.match(r"^    (\[0\]|\[1\]|\[\d+[KMGTPE]?, [^)]*\)) +(\d+) \|@* *\|$", line)
+    assert m, "bad bucket line %r" % line
+    buckets.append(int(m.group(2)))
+assert sum(buckets) == n, "buckets add up to %d, count %d" % (sum(buckets), n)
+e = open(err).read()
+assert re.search(r"^probe-trace: 0 frames \(", e, re.M), "frames in the file: %r" % e[-300:]
+m = re.search(r"^probe-trace: %s: (\d+) calls, ([^,]+), (\d+) stops?$" % re.escape(probe), e, re.M)
+assert m, "no summary line for %s: %r" % (probe, e[-300:])
+assert int(m.group(1)) == n, m.group(0)
+if returns == "pad":
+    assert m.group(2).endswith(" + return pad") and m.group(3) == "0", m.group(0)
+else:
+    stops = int(returns.split(":")[1])
+    assert m.group(2).endswith(" + return trap") and int(m.group(3)) == stops, \
+        "%s (want %d stops)" % (m.group(0), stops)
+print("%d calls, avg %d ns, %d bucket lines adding up; %s" % (n, avg, len(buckets), m.group(0)))
+PY
+}
