@@ -146,6 +146,12 @@ run_case() {
 			echo "$t" >>"$work/$c.$cfg.ms"
 			echo "$cpu" >>"$work/$c.$cfg.cpu"
 			case $cfg in
+			pt-hist)
+				local nh
+				nh=$(sed -n "s/^$lib$fn%return: \([0-9]*\) calls.*/\1/p" "$work/out")
+				[ -n "$nh" ] && [ "$nh" -gt 0 ] ||
+					die "$c/$cfg: no histogram of $lib$fn%return printed"
+				hist_latency '^ *latency \\(ns\\):' <"$work/out" >>"$work/$c.$cfg.lat" ;;
 			pt-*)
 				local ne nr
 				ne=$("$PT" report "$work/t.tfile" | sed -n "s/^$lib$fn: \([0-9]*\) hits/\1/p")
@@ -155,12 +161,6 @@ run_case() {
 				pt_latency "$work/t.tfile" >>"$work/$c.$cfg.lat" ;;
 			bpftrace)
 				hist_latency '^@h:' <"$work/out" >>"$work/$c.$cfg.lat" ;;
-			pt-hist)
-				local nh
-				nh=$(sed -n "s/^$lib$fn%return: \([0-9]*\) calls.*/\1/p" "$work/out")
-				[ -n "$nh" ] && [ "$nh" -gt 0 ] ||
-					die "$c/$cfg: no histogram of $lib$fn%return printed"
-				hist_latency '^ *latency \\(ns\\):' <"$work/out" >>"$work/$c.$cfg.lat" ;;
 			esac
 			line="$line $cfg $t ms (cpu $cpu)"
 		done

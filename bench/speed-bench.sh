@@ -16,6 +16,10 @@
 #           value and the latency, two frames a call); bpftrace: uprobe
 #           + uretprobe summing the latency and the return value;
 #           gdbserver has no return probes                   goal <= 120 ns
+#   rethist entry + return of hotr() as a latency histogram: probe-trace
+#           record 'hotr%return hist' (the trampoline counts each return
+#           in the process, no frame); bpftrace: uprobe + uretprobe
+#           into hist(); the count checked                   goal <= 120 ns
 #   record  probe-trace record 'hot args=2' of REC_N calls into a file:
 #           frames in the file must equal the calls (a loss is counted
 #           and reported, never silent); frames per second = REC_N /
@@ -129,7 +133,7 @@ for stub in agent gs; do
 done
 
 frames_want() { case $1 in cond) echo 0 ;; *) echo "$N" ;; esac; }
-mode_of() { case $1 in args6) echo 6 ;; ret) echo r ;; *) echo 1 ;; esac; }
+mode_of() { case $1 in args6) echo 6 ;; ret|rethist) echo r ;; *) echo 1 ;; esac; }
 
 run_untraced() {	# $1 run
 	pin "$TARGET" "$N" "$work/untraced.$1.out" || die "the target failed"
@@ -184,6 +188,20 @@ run_pt_ret() {	# $1 run
 	rm -f "$file"
 }
 
+# Entry + return as a histogram the process keeps: no frames; the calls
+# it counted must be the loop's.
+run_pt_rethist() {	# $1 run
+	local out=$work/rethist.pt.$1.out log=$work/rethist.pt.$1.log n
+	pin "$PT" record --agent="$AGENT -" -o "$work/rethist.tfile" -e 'hotr%return hist' \
+		-- "$TARGET" "$N" "$out" r >"$log" 2>&1 ||
+		die "probe-trace rethist run $1 failed (see $log)"
+	n=$(sed -n 's/^hotr%return: \([0-9]*\) calls,.*/\1/p' "$log")
+	[ "${n:-x}" = "$N" ] || die "probe-trace rethist run $1: ${n:-no} calls counted, expected $N (see $log)"
+	elapsed "$out" >>"$work/rethist.pt.ns"
+	cputime "$out" >>"$work/rethist.pt.cpu"
+	rm -f "$work/rethist.tfile"
+}
+
 # bpftrace exits by itself at bench_done() (its exit() prints the maps);
 # one that does not is sent SIGTERM (SIGINT is ignored by a background
 # job of a script), then killed.
@@ -210,6 +228,7 @@ bt_prog() {	# $1 cfg
 	mem64) echo "uprobe:$t:hot { \$p = (uint64 *)arg0; @s = sum(\$p[0] + \$p[1] + \$p[2] + \$p[3] + \$p[4] + \$p[5] + \$p[6] + \$p[7]); @n = count(); }" ;;
 	cond) echo "uprobe:$t:hot / (*(int32 *)uaddr(\"gate\")) == 1 / { @n = count(); } uprobe:$t:hot { @all = count(); }" ;;
 	ret) echo "uprobe:$t:hotr { @t[tid] = nsecs; @a = sum(arg0); } uretprobe:$t:hotr { @lat = sum(nsecs - @t[tid]); @r = sum(retval); @n = count(); }" ;;
+	rethist) echo "uprobe:$t:hotr { @t[tid] = nsecs; } uretprobe:$t:hotr /@t[tid]/ { @h = hist(nsecs - @t[tid]); delete(@t[tid]); @n = count(); }" ;;
 	esac
 }
 
@@ -289,7 +308,7 @@ run_record_bt() {
 echo "speed-bench: N=$N calls per run, $RUNS runs, REC_N=$REC_N, all on CPU $CPU"
 echo "  machine $(uname -sr), $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 [ $gs_ok = 1 ] || echo "  gdbserver: not measured: $gs_why"
-CFGS="regs args6 mem64 cond ret"
+CFGS="regs args6 mem64 cond ret rethist"
 for r in $(seq 1 "$RUNS"); do
 	printf 'run %d/%d:' "$r" "$RUNS" >&2
 	run_untraced "$r"
@@ -298,9 +317,10 @@ for r in $(seq 1 "$RUNS"); do
 		case $cfg in
 		args6) run_pt_args6 "$r" ;;
 		ret) run_pt_ret "$r" ;;
+		rethist) run_pt_rethist "$r" ;;
 		*) run_gdb "$cfg" agent "$r" ;;
 		esac
-		[ $gs_ok = 1 ] && [ $cfg != ret ] && run_gdb "$cfg" gs "$r"
+		[ $gs_ok = 1 ] && [ $cfg != ret ] && [ $cfg != rethist ] && run_gdb "$cfg" gs "$r"
 		[ $bt_ok = 1 ] && run_bt "$cfg" "$r"
 	done
 	echo >&2
@@ -328,7 +348,7 @@ echo "thread: the traced thread's own CPU time in the loop (a stop's tracer"
 echo "work and the machine's other load left out; untraced $(awk -v b="$cbase" -v n="$N" 'BEGIN { printf "%.1f", b / n }') ns)"
 printf '%-8s %-44s %17s %17s %17s %6s\n' "" "" "probe-agent" "gdbserver ftrace" "bpftrace uprobe" ""
 printf '%-8s %-44s %8s %8s %8s %8s %8s %8s %6s\n' config probe-agent wall thread wall thread wall thread goal
-goal_of() { case $1 in regs) echo 80 ;; args6) echo 30 ;; mem64) echo 60 ;; cond) echo 10 ;; ret) echo 120 ;; esac; }
+goal_of() { case $1 in regs) echo 80 ;; args6) echo 30 ;; mem64) echo 60 ;; cond) echo 10 ;; ret|rethist) echo 120 ;; esac; }
 what_of() {
 	case $1 in
 	regs) echo "pad, collect \$regs" ;;
@@ -336,15 +356,17 @@ what_of() {
 	mem64) echo "pad + collector, collect *b" ;;
 	cond) echo "pad, native check, gate == 1 false" ;;
 	ret) echo "probe-trace hotr args=1 + hotr%return" ;;
+	rethist) echo "probe-trace hotr%return hist (no frames)" ;;
 	esac
 }
 for cfg in $CFGS; do
 	k=$cfg.agent
 	[ $cfg = args6 ] && k=args6.pt
 	[ $cfg = ret ] && k=ret.pt
+	[ $cfg = rethist ] && k=rethist.pt
 	a=$(net "$work/$k.ns" "$base") ac=$(net "$work/$k.cpu" "$cbase")
 	g=- gc=- b=- bc=-
-	[ $gs_ok = 1 ] && [ $cfg != ret ] && g=$(net "$work/$cfg.gs.ns" "$base") gc=$(net "$work/$cfg.gs.cpu" "$cbase")
+	[ $gs_ok = 1 ] && [ $cfg != ret ] && [ $cfg != rethist ] && g=$(net "$work/$cfg.gs.ns" "$base") gc=$(net "$work/$cfg.gs.cpu" "$cbase")
 	[ $bt_ok = 1 ] && b=$(net "$work/$cfg.bt.ns" "$base") bc=$(net "$work/$cfg.bt.cpu" "$cbase")
 	verdict=$(awk -v a="$a" -v g="$(goal_of $cfg)" 'BEGIN { print (a + 0 <= g) ? "PASS" : "MISS" }')
 	printf '%-8s %-44s %8s %8s %8s %8s %8s %8s %6s %s (wall)\n' "$cfg" "$(what_of $cfg)" \
@@ -369,5 +391,5 @@ if [ $bt_ok = 1 ]; then
 			f, n, l, e / 1e9, e / n }'
 fi
 echo "  gdbserver: no headless recorder (frames stay in its buffer until gdb reads them)"
-echo "ret: gdbserver has no return probes (its column is -)"
+echo "ret, rethist: gdbserver has no return probes (its column is -)"
 failed=0

@@ -93,27 +93,36 @@ static int take_hex(const char **s, uint64_t *out)
 	return 0;
 }
 
-/* H<count>;<sum>;<zero>;<b0>,...,<bk> into p's histogram. */
+/* H<count>;<sum>;<zero>;<b0>,...,<bk> added to p's histogram (a probe
+ * of several locations: theirs together). */
 static int parse_hist(const char *reply, struct probe *p)
 {
 	const char *s = reply;
-	uint64_t total;
+	struct log2_hist h;
+	uint64_t total, sum;
 
-	memset(&p->hist, 0, sizeof(p->hist));
-	if (*s++ != 'H' || take_hex(&s, &p->hist.n) < 0 || *s++ != ';' ||
-	    take_hex(&s, &p->hist_sum) < 0 || *s++ != ';' ||
-	    take_hex(&s, &p->hist.zero) < 0 || *s++ != ';')
+	memset(&h, 0, sizeof(h));
+	if (*s++ != 'H' || take_hex(&s, &h.n) < 0 || *s++ != ';' ||
+	    take_hex(&s, &sum) < 0 || *s++ != ';' ||
+	    take_hex(&s, &h.zero) < 0 || *s++ != ';')
 		return -EINVAL;
-	total = p->hist.zero;
+	total = h.zero;
 	for (int k = 0; *s; k++) {
 		if (k == 64 || (k && *s++ != ',') ||
-		    take_hex(&s, &p->hist.b[k]) < 0)
+		    take_hex(&s, &h.b[k]) < 0)
 			return -EINVAL;
-		if (total + p->hist.b[k] < total)
+		if (total + h.b[k] < total)
 			return -EINVAL;
-		total += p->hist.b[k];
+		total += h.b[k];
 	}
-	return total == p->hist.n ? 0 : -EINVAL;
+	if (total != h.n)
+		return -EINVAL;
+	p->hist.n += h.n;
+	p->hist.zero += h.zero;
+	for (int k = 0; k < 64; k++)
+		p->hist.b[k] += h.b[k];
+	p->hist_sum += sum;
+	return 0;
 }
 
 int read_hists(struct recorder *r)
@@ -124,33 +133,36 @@ int read_hists(struct recorder *r)
 		struct probe *p = &r->probes[i];
 		if (!p->spec.hist)
 			continue;
-		/* One location (a FUNC%return probe): its histogram. */
 		if (r->c.eof) {
 			err_msg("%s: the agent is gone: its latency histogram is lost",
 				p->name);
 			return -EPIPE;
 		}
-		int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
-					   "qprobe.hist:%x:%llx", p->tpnum,
-					   (unsigned long long)p->sites[0].addr);
-		if (e < 0) {
-			err_msg("%s: reading its latency histogram: %s", p->name,
-				r->c.error);
-			rc = -EIO;
-			continue;
+		memset(&p->hist, 0, sizeof(p->hist));
+		p->hist_sum = 0;
+		/* Every location's (define_hist marked each). */
+		bool ok = true;
+		for (size_t j = 0; j < p->nsites && ok; j++) {
+			int e = rsp_client_request(&r->c, &r->reply, REQ_TIMEOUT,
+						   "qprobe.hist:%x:%llx", p->tpnum,
+						   (unsigned long long)p->sites[j].addr);
+			const char *m = r->reply.data;
+			ok = false;
+			if (e < 0)
+				err_msg("%s: reading its latency histogram: %s", p->name,
+					r->c.error);
+			else if (m[0] == 'E' && m[1] == '.')
+				err_msg("%s: the agent has no latency histogram of it: %s",
+					p->name, m + 2);
+			else if (parse_hist(m, p) < 0)
+				err_msg("%s: the agent's latency histogram is malformed "
+					"(expected H<count>;<sum>;<zero>;<b0>,<b1>,... in "
+					"lowercase hex, the buckets adding up to the count): "
+					"%.200s", p->name, m[0] ? m : "(empty reply)");
+			else
+				ok = true;
 		}
-		const char *m = r->reply.data;
-		if (m[0] == 'E' && m[1] == '.') {
-			err_msg("%s: the agent has no latency histogram of it: %s",
-				p->name, m + 2);
-			rc = -EIO;
-			continue;
-		}
-		if (parse_hist(m, p) < 0) {
-			err_msg("%s: the agent's latency histogram is malformed "
-				"(expected H<count>;<sum>;<zero>;<b0>,<b1>,... in lowercase "
-				"hex, the buckets adding up to the count): %.200s",
-				p->name, m[0] ? m : "(empty reply)");
+		if (!ok) {
 			rc = -EIO;
 			continue;
 		}
