@@ -719,8 +719,9 @@ struct arch_ops {
 	 */
 	int (*emit_ret_exit)(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 			     size_t *trap_off);
-	/* emit_ret_exit keeps the histograms of r->hist (RET_HIST_*) itself;
-	 * elsewhere their returns are records the agent counts. */
+	/* emit_ret_exit keeps the histograms of r->hist (RET_HIST_*) itself
+	 * (x86-64, aarch64); elsewhere their returns are records the agent
+	 * counts. */
 	bool ret_hist;
 
 	/*

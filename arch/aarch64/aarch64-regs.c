@@ -246,6 +246,7 @@ const struct arch_ops aarch64_arch_ops = {
 	.emit_pad_cond = aarch64_emit_pad_cond,
 	.emit_ret_entry = aarch64_emit_ret_entry,
 	.emit_ret_exit = aarch64_emit_ret_exit,
+	.ret_hist = true,
 	.emit_ret_stamp = aarch64_emit_ret_stamp,
 	.relocate_window = aarch64_relocate_window,
 	.asm_reg = aarch64_asm_reg,

@@ -441,6 +441,90 @@ int aarch64_emit_ret_stamp(uint8_t *out, size_t size)
 }
 
 /*
+ * A return counted in its histogram instead of a record, when the page
+ * at r->hist has one in use for the entry (x22; x26 now): on to
+ * `popped` by *done, to the record (the code after this) if not.
+ *
+ *         movz/movk x1, #hist
+ *         ldr   w2, [x1, #N]
+ *         cbz   w2, record
+ *         ldr   x5, [x22, #24]           the entry's func_run
+ *         add   x3, x1, #FIRST
+ *   1:    ldr   x4, [x3]
+ *         cmp   x4, x5
+ *         b.eq  2f
+ *         add   x3, x3, #SIZE
+ *         subs  w2, w2, #1
+ *         b.ne  1b
+ *         b     record
+ *   2:    ldr   x4, [x22, #16]
+ *         subs  x4, x26, x4              ticks
+ *         csel  x4, x4, xzr, pl          0 if the counter went back
+ *         ldr   x5, [x1, #MULT]
+ *         umulh x6, x4, x5 ; mul x7, x4, x5
+ *         extr  x4, x6, x7, #32          ns = ticks * MULT >> 32
+ *         add   x8, x3, #SUM
+ *   3:    ldaxr x6, [x8] ; add x6, x6, x4 ; stlxr w7, x6, [x8] ; cbnz w7, 3b
+ *         clz   x6, x4
+ *         mov   x7, #63 ; sub x6, x7, x6  k = floor(log2 ns), -1 for 0
+ *         mov   x7, #(BUCKETS-1) ; cmp x6, x7 ; csel x6, x7, x6, gt
+ *         add   x8, x3, x6, lsl #3
+ *         add   x8, x8, #B               B + 8k: ZERO for k = -1
+ *   4:    ldaxr x6, [x8] ; add x6, x6, #1 ; stlxr w7, x6, [x8] ; cbnz w7, 4b
+ *         b     popped
+ *   record:
+ */
+static void put_hist(struct aarch64_out *o, uint64_t hist, struct retpad_fix *done)
+{
+	struct retpad_fix none, miss, hit;
+	size_t loop, sum, inc;
+
+	aarch64_emit_mov_imm(o, 1, hist);
+	put_ldst_w(o, true, 2, 1, RET_HIST_N);
+	none = put_fwd(o, 'z', 2, false);
+	put_ldst(o, true, 5, 22, RET_ENTRY_FUNC);
+	aarch64_put32(o, 0x91000000u | RET_HIST_FIRST << 10 | 1 << 5 | 3);
+	loop = o->len;
+	put_ldst(o, true, 4, 3, 0);
+	put_cmp(o, 4, 5);
+	hit = put_fwd(o, 'c', C_EQ, false);
+	aarch64_put32(o, 0x91000000u | RET_HIST_SIZE << 10 | 3 << 5 | 3);
+	aarch64_put32(o, 0x71000400u | 2 << 5 | 2);		/* subs w2, w2, #1 */
+	put_back(o, 'c', C_NE, false, loop);
+	miss = put_fwd(o, 'b', 0, false);
+	fix_to(o, &hit, o->len);
+	put_ldst(o, true, 4, 22, RET_ENTRY_TIME);
+	aarch64_put32(o, 0xeb000000u | 4 << 16 | 26 << 5 | 4);	/* subs x4, x26, x4 */
+	aarch64_put32(o, 0x9a800000u | 31 << 16 | 5 << 12 | 4 << 5 | 4);	/* csel pl */
+	put_ldst(o, true, 5, 1, RET_HIST_MULT);
+	aarch64_put32(o, 0x9bc07c00u | 5 << 16 | 4 << 5 | 6);	/* umulh x6, x4, x5 */
+	aarch64_put32(o, 0x9b007c00u | 5 << 16 | 4 << 5 | 7);	/* mul x7, x4, x5 */
+	aarch64_put32(o, 0x93c00000u | 7 << 16 | 32 << 10 | 6 << 5 | 4);	/* extr */
+	aarch64_put32(o, 0x91000000u | RET_HIST_SUM << 10 | 3 << 5 | 8);
+	sum = o->len;
+	aarch64_put32(o, 0xc85ffc00u | 8 << 5 | 6);		/* ldaxr x6, [x8] */
+	aarch64_put32(o, 0x8b000000u | 4 << 16 | 6 << 5 | 6);	/* add x6, x6, x4 */
+	aarch64_put32(o, 0xc800fc00u | 7 << 16 | 8 << 5 | 6);	/* stlxr w7, x6, [x8] */
+	put_back(o, 'n', 7, false, sum);
+	aarch64_put32(o, 0xdac01000u | 4 << 5 | 6);		/* clz x6, x4 */
+	aarch64_put32(o, 0xd2800000u | 63 << 5 | 7);		/* mov x7, #63 */
+	aarch64_put32(o, 0xcb000000u | 6 << 16 | 7 << 5 | 6);	/* sub x6, x7, x6 */
+	aarch64_put32(o, 0xd2800000u | (RET_HIST_BUCKETS - 1) << 5 | 7);
+	put_cmp(o, 6, 7);
+	aarch64_put32(o, 0x9a800000u | 6 << 16 | 12 << 12 | 7 << 5 | 6);	/* csel gt */
+	aarch64_put32(o, 0x8b000000u | 6 << 16 | 3 << 10 | 3 << 5 | 8);	/* add, lsl #3 */
+	aarch64_put32(o, 0x91000000u | RET_HIST_B << 10 | 8 << 5 | 8);
+	inc = o->len;
+	aarch64_put32(o, 0xc85ffc00u | 8 << 5 | 6);
+	aarch64_put32(o, 0x91000400u | 6 << 5 | 6);		/* add x6, x6, #1 */
+	aarch64_put32(o, 0xc800fc00u | 7 << 16 | 8 << 5 | 6);
+	put_back(o, 'n', 7, false, inc);
+	*done = put_fwd(o, 'b', 0, false);
+	fix_to(o, &none, o->len);
+	fix_to(o, &miss, o->len);
+}
+
+/*
  * The trampoline, at r->tramp: `ret` brought the thread here with x30 =
  * the trampoline and sp as at the entry.
  *
@@ -461,6 +545,7 @@ int aarch64_emit_ret_stamp(uint8_t *out, size_t size)
  *   chain:                                each entry of the sp, innermost
  *         ldr   x23, [x9, #ON]            first
  *         cbz   x23, popped               nobody takes records
+ *         <put_hist, with r->hist: a histogram's return on to popped>
  *         movz/movk x1, #ring ; movz/movk x10, #nrecords-1
  *   retry:                                the record: as the collector
  *                                         (aarch64_emit_ring_claim)
@@ -506,7 +591,7 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 {
 	struct aarch64_out o = { out, size, 0, r->tramp, false };
 	const struct arch_pad_ring *g = &r->ring;
-	struct retpad_fix f_none, f_none2, f_orph[2], f_mine, f_popped[2];
+	struct retpad_fix f_none, f_none2, f_orph[2], f_mine, f_popped[3];
 	struct retpad_fix f_claimed, f_full, f_out;
 	struct aarch64_ring_claim claim;
 	size_t pop, chain, popped;
@@ -540,6 +625,8 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 	chain = o.len;
 	put_ldst(&o, true, 23, 9, RET_PAD_ON);
 	f_popped[0] = put_fwd(&o, 'z', 23, true);
+	if (r->hist)
+		put_hist(&o, r->hist, &f_popped[2]);
 	aarch64_emit_ring_claim(&o, g, 10, 11, &claim);
 	f_claimed = put_fwd(&o, 'b', 0, false);
 	aarch64_emit_ring_unclaimed(&o, &claim);
@@ -580,6 +667,8 @@ int aarch64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *
 	popped = o.len;
 	fix_to(&o, &f_popped[0], popped);
 	fix_to(&o, &f_popped[1], popped);
+	if (r->hist)
+		fix_to(&o, &f_popped[2], popped);
 	aarch64_put32(&o, 0x51000400u | 15 << 5 | 15);		/* sub w15, w15, #1 */
 	put_ldst_w(&o, false, 15, 13, RET_SLOT_DEPTH);
 	f_out = put_fwd(&o, 'z', 15, false);

@@ -448,6 +448,8 @@ int main(void)
 		{ "latency", case_latency, 256 },
 		{ "full", case_full, 8 },
 		{ "threads", case_threads, 1024 },
+		{ "hist", case_hist, 256 },
+		{ "hist-threads", case_hist_threads, 256 },
 	};
 
 	setvbuf(stdout, NULL, _IONBF, 0);

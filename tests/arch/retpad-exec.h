@@ -358,6 +358,131 @@ static void threads_drain(void)
 		fail("threads: %ld records, want %d", n, NT * PER);
 }
 
+/* --- the trampoline's own histograms (arch_ops.ret_hist) -----------------
+ * hist        r's in the second of two histograms in use, f's in none:
+ *             r(10) adds 11 returns to it and writes no record, f(i)
+ *             still records; the buckets agree with the sum (1 ns a
+ *             tick); then with f's too and 0 ns a tick: 100 returns of
+ *             f, all in ZERO
+ * hist-threads  8 threads x 5000 calls of f, counted in f's histogram:
+ *             exactly 40000, and no record
+ * An arch lists them where its trampoline keeps histograms. */
+
+/* Histogram `slot` of the page in use for `func`; n in use, `mult` ns
+ * per tick (32.32). */
+__attribute__((unused)) static uint64_t *hist_at(int slot)
+{
+	return (uint64_t *)(hist + RET_HIST_FIRST + (size_t)slot * RET_HIST_SIZE);
+}
+
+__attribute__((unused)) static void hist_use(int slot, uint64_t func)
+{
+	memset(hist_at(slot), 0, RET_HIST_SIZE);
+	hist_at(slot)[RET_HIST_FUNC / 8] = func;
+}
+
+__attribute__((unused)) static void hist_on(uint32_t n, uint64_t mult)
+{
+	*(uint64_t *)(hist + RET_HIST_MULT) = mult;
+	__atomic_store_n((uint32_t *)(hist + RET_HIST_N), n, __ATOMIC_RELEASE);
+}
+
+/* The histogram's count (ZERO and every bucket); checks that the sum
+ * lies within what its buckets allow. */
+__attribute__((unused)) static uint64_t hist_count(const char *c, int slot)
+{
+	const uint64_t *h = hist_at(slot);
+	uint64_t n = h[RET_HIST_ZERO / 8], lo = 0, hi = 0, sum = h[RET_HIST_SUM / 8];
+
+	for (int k = 0; k < RET_HIST_BUCKETS; k++) {
+		uint64_t b = h[RET_HIST_B / 8 + k];
+		n += b;
+		lo += b << k;
+		hi += (b << k) * 2 - b;		/* the bucket's largest: 2^(k+1) - 1 */
+	}
+	if (sum < lo || sum > hi)
+		fail("%s: the sum %llu lies outside the buckets' [%llu, %llu]", c,
+		     (unsigned long long)sum, (unsigned long long)lo, (unsigned long long)hi);
+	return n;
+}
+
+__attribute__((unused)) static void case_hist(void)
+{
+	struct rec x;
+	uint64_t n;
+
+	hist_use(0, j_tag);
+	hist_use(1, r_tag);
+	hist_on(2, 1ull << 32);
+	if (pr(10) != 10)
+		fail("hist: r(10)");
+	if (take(&x))
+		fail("hist: a record of r, whose returns its histogram counts");
+	if ((n = hist_count("hist", 1)) != 11)
+		fail("hist: r's histogram holds %llu returns, want 11", (unsigned long long)n);
+	if (hist_at(1)[RET_HIST_SUM / 8] == 0)
+		fail("hist: r's returns took 0 ns together");
+	if (hist_count("hist", 0) != 0)
+		fail("hist: j's histogram counted r's returns");
+	for (long i = 0; i < 10; i++) {
+		if (pf(i) != 3 * i + 1)
+			fail("hist: f(%ld)", i);
+		if (!take(&x))
+			fail("hist: no record of f(%ld), which no histogram has", i);
+		else
+			check_rec("hist", &x, f_tag, 3 * (uint64_t)i + 1);
+	}
+	if (depth() != 0)
+		fail("hist: %u entries left on the thread's stack", depth());
+	/* f's too, at 0 ns a tick: every return in ZERO. */
+	hist_use(2, f_tag);
+	hist_on(3, 0);
+	for (long i = 0; i < 100; i++)
+		if (pf(i) != 3 * i + 1)
+			fail("hist: f(%ld) counted", i);
+	if (take(&x))
+		fail("hist: a record of f, whose returns its histogram counts");
+	if (hist_at(2)[RET_HIST_ZERO / 8] != 100 || hist_count("hist", 2) != 100 ||
+	    hist_at(2)[RET_HIST_SUM / 8] != 0)
+		fail("hist: f's histogram: %llu in ZERO of %llu, sum %llu; want 100, 100, 0",
+		     (unsigned long long)hist_at(2)[RET_HIST_ZERO / 8],
+		     (unsigned long long)hist_count("hist", 2),
+		     (unsigned long long)hist_at(2)[RET_HIST_SUM / 8]);
+	/* Out of use: f records again. */
+	hist_on(0, 1ull << 32);
+	if (pf(1) != 4 || !take(&x))
+		fail("hist: no record of f with no histogram in use");
+}
+
+__attribute__((unused)) static void *hist_producer(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+
+	for (long i = 0; i < PER; i++)
+		if (pf(t * PER + i) != 3 * (t * PER + i) + 1)
+			fail("hist-threads: a wrong return value");
+	return NULL;
+}
+
+__attribute__((unused)) static void case_hist_threads(void)
+{
+	pthread_t th[NT];
+	struct rec x;
+	uint64_t n;
+
+	hist_use(0, f_tag);
+	hist_on(1, 1ull << 32);
+	for (int t = 0; t < NT; t++)
+		pthread_create(&th[t], NULL, hist_producer, (void *)(intptr_t)t);
+	for (int t = 0; t < NT; t++)
+		pthread_join(th[t], NULL);
+	if ((n = hist_count("hist-threads", 0)) != NT * PER)
+		fail("hist-threads: %llu returns counted, want %d", (unsigned long long)n,
+		     NT * PER);
+	if (take(&x))
+		fail("hist-threads: a record of f, whose returns its histogram counts");
+}
+
 /* --- a case in its own child, under an alarm --------------------------- */
 static void setup(unsigned int records);
 
