@@ -831,47 +831,18 @@ for l in open(sys.argv[1]):
 	armhf_record_hist_case "$strat" "$grd"
 }
 
-# armhf_record_hist_case STRATEGY GROUND: probe-trace record --connect
-# of `leaf%return hist` on retprobe$sfx, then of `leaf%return hist if
-# retval > 30 && retval < 100`: the trampoline writes a ring record per
-# return and the agent adds it to the histogram (only x86-64's
-# trampoline counts in place).  The calls counted must be leaf's returns
-# in GROUND (the same build's printout under gdb: leaf's own calls,
-# saver's and the tail call's), all of them, then those whose value the
-# program printed is in (30, 100) (33, 47 and 81 of 13: the condition
-# means the same read as a signed or an unsigned 32-bit value), and the
-# buckets must add up to them.  Under pad and auto every entry and
-# return runs in the process (0 stops); under step the entry's hit and
-# the return's trap each count a stop, 2 per call (the condition is the
-# agent's, after the stop: the calls it drops stopped as well).
+# armhf_record_hist_case STRATEGY GROUND: `leaf%return hist`, then with
+# a condition, on retprobe$sfx (record_hist_leaf in record-cases.sh; on
+# 32-bit ARM the trampoline writes a ring record per return and the agent
+# counts it).  Under pad and auto every entry and return runs in the
+# process (0 stops); under step the entry's hit and the return's trap
+# each count a stop, 2 per call.
 armhf_record_hist_case() {
-	strat=$1
-	grd=$2
-	calls=$(grep -c -E '^ground: (leaf|saver|tail) ' "$grd" 2>/dev/null) || calls=0
-	kept=$(sed -n -E 's/^ground: (leaf .*|tail) value=(-?[0-9]+).*/\2/p; s/^ground: saver .* inner=(-?[0-9]+) .*/\1/p' \
-		"$grd" 2>/dev/null | awk '$1 > 30 && $1 < 100' | wc -l)
-	for what in all cond; do
-		name=rethist-$what-$strat$sfx
-		if [ "$what" = all ]; then
-			spec='leaf%return hist' want=$calls
-		else
-			spec='leaf%return hist if retval > 30 && retval < 100' want=$kept
-		fi
-		case $strat in
-		pad|auto) returns=pad ;;
-		*) returns=trap:$((2 * calls)) ;;
-		esac
-		rec_hist "$name" "$spec" "retprobe$sfx"
-		if [ "$rec_status" = 0 ] && [ "$calls" -gt 0 ] && [ "$kept" -gt 0 ] &&
-		   [ "$kept" -lt "$calls" ] && grep -q '^ground: check ok' "$grd" &&
-		   hist_check "$name" 'leaf%return' "$want" "$returns" >"$run/$name.check" 2>&1; then
-			ok "record --connect ($strat)$lbl: $spec: $(cat "$run/$name.check")"
-		else
-			not_ok "record --connect ($strat)$lbl: $spec ($want of $calls returns of leaf)" \
-				"status $rec_status: $(tail -n 2 "$run/$name.check" 2>/dev/null | tr '\n' ' ')" \
-				"$(tail -n 3 "$run/$name.err" 2>/dev/null | tr '\n' ' ')"
-		fi
-	done
+	case $1 in
+	pad|auto) set -- "$1" "$2" pad ;;
+	*) set -- "$1" "$2" trap:2 ;;
+	esac
+	record_hist_leaf "record --connect ($1)$lbl" "rethist-$1$sfx" "retprobe$sfx" "$2" "$3"
 }
 
 # armhf_gap_cases STRATEGY: the cases above, each where it belongs: the

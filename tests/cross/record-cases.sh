@@ -213,3 +213,44 @@ else:
 print("%d calls, avg %d ns, %d bucket lines adding up; %s" % (n, avg, len(buckets), m.group(0)))
 PY
 }
+
+# record_hist_leaf WHAT NAME PROG GROUND RETURNS: retprobe (PROG, in
+# /mnt) recorded with `leaf%return hist` (NAME-all), then with
+# `leaf%return hist if retval > 30 && retval < 100` (NAME-cond).  The
+# calls counted must be leaf's returns in GROUND (the same build's
+# printout under gdb: leaf's own calls, saver's and the tail call's: 13),
+# then those whose value the program printed is in (30, 100) (33, 47 and
+# 81: the same whether the return register is read signed or unsigned,
+# 32 or 64 bits), and the buckets must add up to them.  A histogram with
+# no condition may be counted by the trampoline itself (arch_ops.ret_hist:
+# x86-64, aarch64); the condition is the agent's, so those returns come
+# as the trampoline's ring records on every arch.  RETURNS as hist_check
+# takes it, with `trap:S` S stops per call of leaf (the calls the
+# condition drops stopped as well).  WHAT begins the cases' names.
+record_hist_leaf() {
+	calls=$(grep -c -E '^ground: (leaf|saver|tail) ' "$4" 2>/dev/null) || calls=0
+	kept=$(sed -n -E 's/^ground: (leaf .*|tail) value=(-?[0-9]+).*/\2/p; s/^ground: saver .* inner=(-?[0-9]+) .*/\1/p' \
+		"$4" 2>/dev/null | awk '$1 > 30 && $1 < 100' | wc -l)
+	for hw in all cond; do
+		hname=$2-$hw
+		if [ "$hw" = all ]; then
+			spec='leaf%return hist' want=$calls
+		else
+			spec='leaf%return hist if retval > 30 && retval < 100' want=$kept
+		fi
+		case $5 in
+		trap:*) returns=trap:$((${5#trap:} * calls)) ;;
+		*) returns=$5 ;;
+		esac
+		rec_hist "$hname" "$spec" "$3"
+		if [ "$rec_status" = 0 ] && [ "$calls" -gt 0 ] && [ "$kept" -gt 0 ] &&
+		   [ "$kept" -lt "$calls" ] && grep -q '^ground: check ok' "$4" &&
+		   hist_check "$hname" 'leaf%return' "$want" "$returns" >"$run/$hname.check" 2>&1; then
+			ok "$1: $spec: $(cat "$run/$hname.check")"
+		else
+			not_ok "$1: $spec ($want of $calls returns of leaf)" \
+				"status $rec_status: $(tail -n 2 "$run/$hname.check" 2>/dev/null | tr '\n' ' ')" \
+				"$(tail -n 3 "$run/$hname.err" 2>/dev/null | tr '\n' ' ')"
+		fi
+	done
+}
