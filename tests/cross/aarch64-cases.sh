@@ -355,8 +355,9 @@ retprobe_record() {
 		return 0
 	fi
 	# $sysroot's mnt is the run folder (section 1b), retprobe in it.
-	# The agent keeps gdb's environment for the runs after: this run
-	# appends its own printout to GROUND.
+	# The expected values come from the gdb run's printout (GROUND):
+	# record resets the program's environment (QEnvironmentReset), so
+	# this run's own printout goes to the guest's stdout, not to GROUND.
 	cp "$1" "$run/ret-record.ground" 2>/dev/null || : >"$run/ret-record.ground"
 	timeout 120 "$pt" record -q --connect "127.0.0.1:$port" --sysroot "$sysroot" \
 		-o "$run/ret-record.tfile" -e 'leaf%return' -e 'rec%return' \
