@@ -96,6 +96,14 @@ static void print_summary(const struct tfile_reader *t,
 			putchar('}');
 			first = false;
 		}
+		for (size_t i = 0; i < t->nrec_hist; i++) {
+			const struct tfile_hist *hg = &t->rec_hist[i];
+			printf("%s{\"tracepoint\":%ld,\"probe\":", first ? "" : ",", hg->num);
+			tfile_json_str(stdout, tfile_probe_name(t, hg->num, buf, sizeof(buf)));
+			printf(",\"frames\":0,\"hist_calls\":%" PRIu64 ",\"hist_sum_ns\":%" PRIu64 "}",
+			       hg->n, hg->sum);
+			first = false;
+		}
 		printf("]}\n");
 		return;
 	}
@@ -147,6 +155,14 @@ static void print_summary(const struct tfile_reader *t,
 					 st->ring_full, st->waited);
 			printf("    recorded by %s\n", text);
 		}
+	}
+	for (size_t i = 0; i < t->nrec_hist; i++) {
+		const struct tfile_hist *hg = &t->rec_hist[i];
+		printf("  %-32s %10" PRIu64 " calls in a histogram (probe-trace report shows it)",
+		       tfile_probe_name(t, hg->num, buf, sizeof(buf)), hg->n);
+		if (hg->n)
+			printf("   latency avg %.3fus", (double)(hg->sum / hg->n) / 1000.0);
+		putchar('\n');
 	}
 }
 

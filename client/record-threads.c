@@ -199,6 +199,23 @@ void write_threads(struct recorder *r)
 		rsp_buf_put_hex(&b, p->how, strlen(p->how));
 		rsp_buf_putc(&b, '\n');
 	}
+	for (size_t i = 0; i < r->nprobes; i++) {
+		const struct probe *p = &r->probes[i];
+		int last = -1;
+		if (!p->hist_known)
+			continue;
+		rsp_buf_printf(&b, "hist-tp %d %llu %llu %llu ", p->tpnum,
+			       (unsigned long long)p->hist.n, (unsigned long long)p->hist_sum,
+			       (unsigned long long)p->hist.zero);
+		for (int k = 0; k < 64; k++)
+			if (p->hist.b[k])
+				last = k;
+		if (last < 0)
+			rsp_buf_putc(&b, '-');
+		for (int k = 0; k <= last; k++)
+			rsp_buf_printf(&b, k ? ",%llu" : "%llu", (unsigned long long)p->hist.b[k]);
+		rsp_buf_putc(&b, '\n');
+	}
 	rsp_buf_printf(&b, "probe-trace threads at %llx\n", (unsigned long long)at);
 	if (pwrite(r->fd, b.data, b.len, (off_t)at) != (ssize_t)b.len ||
 	    (r->out_regular && ftruncate(r->fd, (off_t)(at + b.len)) < 0)) {

@@ -297,6 +297,30 @@ int cmd_report(int argc, char **argv)
 			print_group(rp, tg, 4);
 		}
 	}
+	/* The `hist` probes: no frames, their histogram as record kept it
+	 * (whatever the filters: it has no threads). */
+	for (size_t i = 0; i < t->nrec_hist; i++) {
+		const struct tfile_hist *hg = &t->rec_hist[i];
+		struct log2_hist h = { .zero = hg->zero, .n = hg->n };
+		memcpy(h.b, hg->b, sizeof(h.b));
+		printf("\n%s: %" PRIu64 " calls, a histogram kept while recording (no frames)\n",
+		       tfile_probe_name(t, hg->num, buf, sizeof(buf)), hg->n);
+		const struct tfile_stops *st = tfile_rec_stops(t, hg->num);
+		if (st) {
+			char text[256];
+			tfile_stops_text(text, sizeof(text), st->how, st->stops,
+					 st->ring_full, st->waited);
+			printf("  recorded by %s\n", text);
+		}
+		if (!hg->n)
+			continue;
+		printf("  latency  avg ");
+		put_ns((int64_t)(hg->sum / hg->n));
+		printf("  (sum ");
+		put_ns((int64_t)hg->sum);
+		printf(")\n  latency (ns):\n");
+		log2_hist_print(stdout, &h, 4);
+	}
 out:
 	for (size_t i = 0; i < rp->ng; i++)
 		free(rp->g[i].lat);

@@ -216,6 +216,30 @@ static void read_threads(struct tfile_reader *t)
 				continue;
 			st.how[n] = '\0';
 			t->rec_stops[t->nrec_stops++] = st;
+		} else if (strncmp(line, "hist-tp ", 8) == 0) {
+			struct tfile_hist hg = { 0 };
+			char *end;
+			uint64_t total;
+			hg.num = strtol(line + 8, &end, 10);
+			hg.n = strtoull(end, &end, 10);
+			hg.sum = strtoull(end, &end, 10);
+			hg.zero = strtoull(end, &end, 10);
+			if (*end != ' ' || t->nrec_hist >= sizeof(t->rec_hist) /
+							    sizeof(t->rec_hist[0]))
+				continue;
+			end++;
+			total = hg.zero;
+			if (strcmp(end, "-") != 0)
+				for (int k = 0; k < 64; k++) {
+					hg.b[k] = strtoull(end, &end, 10);
+					total += hg.b[k];
+					if (*end != ',')
+						break;
+					end++;
+				}
+			if (*end || total != hg.n)
+				continue;	/* not whole: none */
+			t->rec_hist[t->nrec_hist++] = hg;
 		} else if (line[0] == 't' && line[1] == ' ') {
 			struct tfile_thread th = { 0 };
 			char *end, *hex;

@@ -16,12 +16,16 @@
  *                              "t <tid> <hex name>\n" ...
  *                              ["stops-tp <tp> <stops> <ring full>
  *                                <waited> <hex how>\n" ...]
+ *                              ["hist-tp <tp> <count> <sum ns> <zero>
+ *                                <b0>,<b1>,...\n" ...]
  *                              "probe-trace threads at <hex offset>\n"
  *
  * ("filtered": frames of other threads that `record --tid/--comm`
  * dropped, in all and per tracepoint.  "stops-tp": how the probe's hits
  * ran and how many stopped the program, after the thread lines, where
- * a reader that does not know them stops reading, its threads read.)  The last line gives the offset
+ * a reader that does not know them stops reading, its threads read.
+ * "hist-tp": a `hist` probe's latency histogram, as record printed it,
+ * in decimal: b_k the calls of [2^k, 2^(k+1)) ns, "-" for none.)  The last line gives the offset
  * of the first, so a reader finds the
  * table from the end of the file before it reads any frame.  A file cut
  * short (the recorder was killed while writing) is read up to its last
@@ -50,6 +54,11 @@ struct tfile_stops {
 	long num;
 	char how[64];
 	uint64_t stops, ring_full, waited;
+};
+/* A `hist-tp` line: the latency histogram of `hist` probe `num`. */
+struct tfile_hist {
+	long num;
+	uint64_t n, sum, zero, b[64];
 };
 #define TFILE_THREADS_MAGIC "probe-trace threads\n"
 #define TFILE_THREADS_FOOTER "probe-trace threads at "
@@ -100,6 +109,9 @@ struct tfile_reader {
 	/* how each probe ran while recording (record's line per probe) */
 	struct tfile_stops rec_stops[256];
 	size_t nrec_stops;
+	/* the latency histograms of `hist` probes */
+	struct tfile_hist rec_hist[16];
+	size_t nrec_hist;
 	/* reading frames */
 	uint8_t *data;
 	size_t cap;

@@ -67,6 +67,9 @@ head -c $((size - 40)) "$tf/rec-no-tdesc" >"$tf/rec-cut"
 "$pt" record -q -o "$work/threads.tfile" -e 'compute args=2' -- \
 	"$rec/rectarget" threads "$work/out" 2
 grep -av '^tdesc ' "$work/threads.tfile" >"$tf/rec-threads-no-tdesc"
+"$pt" record -q -o "$work/hist.tfile" -e 'compute%return hist' -- \
+	"$rec/rectarget" calls "$work/out" 20 >/dev/null
+cp "$work/hist.tfile" "$tf/rec-hist"	# whole: the table at its offset
 "$build/tests/unit/tfile-gen" "$work/sample.tfile"
 head -c 6000 "$work/sample.tfile" >"$tf/gdb-sample-head"
 ls -l "$sdt" "$sym" "$tf"
