@@ -76,6 +76,9 @@ static void write_file(int table)
 		put_hex(f, "worker-2");
 		fputs("\nt 103 ", f);
 		put_hex(f, "io thread");
+		/* work%return's histogram; a line whose buckets do not add
+		 * up to its count (5), which is no histogram */
+		fputs("\nhist-tp 2 6 1234 1 0,2,3\nhist-tp 3 5 10 0 1,1", f);
 		fprintf(f, "\nprobe-trace threads at %lx\n", table == 2 ? at + 4096 : at);
 	}
 	fclose(f);
@@ -121,6 +124,15 @@ static void test_frames_and_table(void **state)
 	assert_int_equal(tfile_rec_filtered(t, 1), 7);
 	assert_int_equal(tfile_rec_filtered(t, 2), 0);
 	assert_string_equal(tfile_probe_name(t, 2, buf, sizeof(buf)), "work%return");
+	assert_int_equal(t->nrec_hist, 1);
+	assert_int_equal(t->rec_hist[0].num, 2);
+	assert_int_equal(t->rec_hist[0].n, 6);
+	assert_int_equal(t->rec_hist[0].sum, 1234);
+	assert_int_equal(t->rec_hist[0].zero, 1);
+	assert_int_equal(t->rec_hist[0].b[0], 0);
+	assert_int_equal(t->rec_hist[0].b[1], 2);
+	assert_int_equal(t->rec_hist[0].b[2], 3);
+	assert_int_equal(t->rec_hist[0].b[3], 0);
 	for (int i = 0; i < 6; i++) {
 		assert_int_equal(tfile_reader_next(t, &v), 1);
 		assert_int_equal(v.number, i);
