@@ -23,22 +23,32 @@ static bool published(const struct pad_ring *r, uint64_t pos)
  * enough to cover a wait for memory with a take's work (~100 ns). */
 #define PREFETCH_AHEAD 4
 
+/* Takes the holes written since last looked at.  False: the take
+ * refused one (it stays a hole). */
+static bool take_holes(const struct pad_ring *r, struct pad_ring_reader *rd,
+		       pad_ring_take_fn *take, void *arg, int *n)
+{
+	for (size_t i = 0; i < rd->nholes;) {
+		uint64_t pos = rd->holes[i];
+		if (published(r, pos)) {
+			if (!take(pos, pad_ring_record(r, pos), arg))
+				return false;
+			rd->holes[i] = rd->holes[--rd->nholes];
+			(*n)++;
+		} else {
+			i++;
+		}
+	}
+	return true;
+}
+
 int pad_ring_drain(const struct pad_ring *r, struct pad_ring_reader *rd,
 		   pad_ring_take_fn *take, void *arg)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < rd->nholes;) {
-		uint64_t pos = rd->holes[i];
-		if (published(r, pos)) {
-			if (!take(pos, pad_ring_record(r, pos), arg))
-				return n;
-			rd->holes[i] = rd->holes[--rd->nholes];
-			n++;
-		} else {
-			i++;
-		}
-	}
+	if (!take_holes(r, rd, take, arg, &n))
+		return n;
 	uint64_t head = __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
 	while (rd->tail < head) {
 		uint64_t pos = rd->tail;
@@ -48,6 +58,13 @@ int pad_ring_drain(const struct pad_ring *r, struct pad_ring_reader *rd,
 				__builtin_prefetch(ahead + o, 0, 0);
 		}
 		if (published(r, pos)) {
+			/* A hole's writer may have published it, and then
+			 * this record, since the drain passed it: seen
+			 * published after this one (the acquire above), it
+			 * goes first, so that a thread's records stay in the
+			 * order it wrote them. */
+			if (rd->nholes && !take_holes(r, rd, take, arg, &n))
+				break;
 			if (!take(pos, pad_ring_record(r, pos), arg))
 				break;
 			n++;

@@ -9,8 +9,10 @@
  * storing pos + nrecords (the writer of the next round waits for that).
  *
  * A record still being written is passed over, remembered as a hole, and
- * taken by a later drain: its writer may be stopped, or gone for good (a
- * signal handler that never returned), which must not hold up the rest.
+ * taken once written, before any record found written after it (so that
+ * a thread's records stay in the order it wrote them): its writer may be
+ * stopped, or gone for good (a signal handler that never returned),
+ * which must not hold up the rest.
  * When the take callback refuses a record (no room for it yet), the drain
  * ends there and the next one starts from it.
  *

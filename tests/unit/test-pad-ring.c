@@ -32,6 +32,10 @@ struct fake {
 	uint64_t taken[MAX_TAKEN];
 	size_t ntaken;
 	uint64_t refuse;	/* the take refuses this position (0: none) */
+	/* As the take of position `writer_at` runs, a writer publishes
+	 * these positions (0 ends the list): a thread of the program going
+	 * on while the agent drains. */
+	uint64_t writer_at, writer_publishes[4];
 };
 
 static void fake_init(struct fake *f, unsigned int nrecords)
@@ -74,6 +78,9 @@ static bool take(uint64_t pos, uint8_t *rec, void *arg)
 	f->taken[f->ntaken++] = pos;
 	seq = pos + f->ring.nrecords;	/* free for the next round */
 	memcpy(rec + OFF_SEQ, &seq, 8);
+	if (f->writer_at && pos == f->writer_at)
+		for (int i = 0; i < 4 && f->writer_publishes[i]; i++)
+			publish(f, f->writer_publishes[i]);
 	return true;
 }
 
@@ -131,6 +138,31 @@ static void test_hole(void **state)
 	assert_int_equal(drain(&f), 2);
 	assert_taken(&f, then, 5);
 	assert_int_equal(f.rd.nholes, 0);
+}
+
+/*
+ * Thread A is writing record 1 as the drain passes it; while the drain
+ * takes thread B's record 2, A publishes 1 and then its next record, 3.
+ * A's records must come in A's order: 1 before 3, in the same drain.
+ */
+static void test_hole_written_during_drain(void **state)
+{
+	static const uint64_t want[] = { 0, 2, 1, 3, 4 };
+
+	(void)state;
+	fake_init(&f, 8);
+	for (int i = 0; i < 5; i++)
+		claim(&f);
+	publish(&f, 0);
+	publish(&f, 2);
+	publish(&f, 4);
+	f.writer_at = 2;
+	f.writer_publishes[0] = 1;
+	f.writer_publishes[1] = 3;
+	assert_int_equal(drain(&f), 5);
+	assert_taken(&f, want, 5);
+	assert_int_equal(f.rd.nholes, 0);
+	assert_int_equal(f.rd.tail, 5);
 }
 
 /* The owner refuses record 2 (no room yet): the drain ends there, and the
@@ -215,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_order),
 		cmocka_unit_test(test_hole),
+		cmocka_unit_test(test_hole_written_during_drain),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_holes_full),
