@@ -32,14 +32,20 @@
  * microseconds as a pad's record holds it.  The rate is the CPU's word
  * where it says it (counter_hz: CNTFRQ_EL0), else a short measure when
  * the first area is made, refined at every drain over the whole time
- * since (constant_tsc: one rate on every CPU of the machine); a record's
- * time counts from the latest reading of both clocks (the drain's), so
- * that the rate's error shows only over the record's age, microseconds
- * at most.
+ * since (constant_tsc: one rate on every CPU of the machine).  A record's
+ * time counts from an anchor, a reading of both clocks that every drain
+ * moves up to the present, so that the rate's error shows only over the
+ * record's age, microseconds at most.  The anchor follows the clocks
+ * through a filter: a drain moves it by a quarter of what its reading
+ * says the mapping is off, since one reading may be off by a microsecond
+ * (the pair's width) and an entry and its return, converted at two
+ * drains, must agree on when the call began (the return's time minus its
+ * latency) to well under the microsecond the records keep; a clock that
+ * jumped (settimeofday) is followed at once.
  */
 static struct {
 	uint64_t tsc0, mono0;		/* the first reading */
-	uint64_t tsc1, real1;		/* the latest */
+	uint64_t tsc1, real1;		/* the anchor */
 	double ticks_per_ns;
 	bool fixed;			/* the rate is the CPU's: not measured */
 } tscal;
@@ -58,18 +64,26 @@ static uint64_t clock_ns(clockid_t c)
 }
 
 /* The counter and CLOCK_MONOTONIC (and CLOCK_REALTIME, *r) taken
- * together: retried until the clock readings around the counter's lie
- * within 2 us (no preemption in between: the machine may be shared). */
+ * together: the narrowest of a few tries (the clock readings around the
+ * counter's closest), and tried on until they lie within 2 us (no
+ * preemption in between: the machine may be shared). */
 static void tsc_pair(uint64_t *t, uint64_t *m, uint64_t *r)
 {
-	for (int i = 0; i < 1000; i++) {
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 1000 && (i < 4 || best >= 2000); i++) {
 		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
 		uint64_t r1 = clock_ns(CLOCK_REALTIME);
-		*t = tsc_read();
+		uint64_t tn = tsc_read();
 		uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
-		*m = m1 + (m2 - m1) / 2;
-		*r = r1 + (m2 - m1) / 2;
-		if (m2 - m1 < 2000)
+
+		if (m2 - m1 < best) {
+			best = m2 - m1;
+			*t = tn;
+			*m = m1 + (m2 - m1) / 2;
+			*r = r1 + (m2 - m1) / 2;
+		}
+		if (best < 200)
 			return;
 	}
 }
@@ -99,6 +113,19 @@ void pad_tsc_calibrate(void)
 	debug("TSC: %.4f ticks per ns", tscal.ticks_per_ns);
 }
 
+/* The anchor moved to a new reading (t, r): where the mapping puts t,
+ * corrected by a quarter of its error, or r itself when the error is
+ * more than the readings' noise can explain (50 us: the clock was set). */
+static uint64_t anchor_real(uint64_t t, uint64_t r)
+{
+	double at = (double)tscal.real1 + ((double)t - (double)tscal.tsc1) / tscal.ticks_per_ns;
+	double err = (double)r - at;
+
+	if (err > 50000 || err < -50000)
+		return r;
+	return (uint64_t)(at + err / 4);
+}
+
 void pad_tsc_refine(void)
 {
 	uint64_t m, t, r;
@@ -108,8 +135,8 @@ void pad_tsc_refine(void)
 	tsc_pair(&t, &m, &r);
 	if (!tscal.fixed && m - tscal.mono0 > 100000000u)
 		tscal.ticks_per_ns = (double)(t - tscal.tsc0) / (double)(m - tscal.mono0);
+	tscal.real1 = anchor_real(t, r);
 	tscal.tsc1 = t;
-	tscal.real1 = r;
 }
 
 uint64_t pad_tsc_ns(uint64_t ticks)

@@ -13,14 +13,16 @@
  * is an instant event ("ph":"i") with its values as args.
  *
  * Entries wait on a stack per thread and function.  A return takes the
- * innermost entry that began no later than its call did (the return's
- * timestamp minus its latency, with a microsecond for the timestamps'
- * truncation): the entry's timestamp is taken at the hit, and the
- * latency's clock starts later, as the agent sets up the return (3 to
- * 20 us here, milliseconds on a loaded machine).  Entries above it that
- * began after the call began are calls that never returned (longjmp,
- * exceptions) and become instants, like the entries still waiting at
- * the end.
+ * innermost entry that began no later than its call did: the return's
+ * timestamp minus its latency, with two microseconds to spare, one for
+ * the truncation of the two timestamps and one for the clocks (where pads
+ * record the call, its entry and its return are converted from the CPU's
+ * counter at two drains).  The entry's timestamp is taken at the hit;
+ * where the agent stops the thread, the latency's clock starts later, as
+ * it sets up the return (3 to 20 us here, milliseconds on a loaded
+ * machine).  Entries above it that began after the call began are calls
+ * that never returned (longjmp, exceptions) and become instants, like
+ * the entries still waiting at the end.
  *
  * Times are microseconds (the format's unit) from the recording's start,
  * with three decimals, so that a latency in nanoseconds survives exactly;
@@ -41,7 +43,7 @@
 #include "client/probe-trace.h"
 #include "client/tfile-read.h"
 
-#define MATCH_SLACK_US 1
+#define MATCH_SLACK_US 2
 #define MAX_TP 0x8000
 
 struct pending {
