@@ -103,6 +103,18 @@ static void put_ns(int64_t ns)
 	printf("%lld.%03lldus", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
+/* How the recording ran probe tp (record's line), when the file says. */
+static void put_recorded_by(const struct tfile_reader *t, long tp)
+{
+	const struct tfile_stops *st = tfile_rec_stops(t, tp);
+	char text[256];
+
+	if (!st)
+		return;
+	tfile_stops_text(text, sizeof(text), st->how, st->stops, st->ring_full, st->waited);
+	printf("  recorded by %s\n", text);
+}
+
 static void print_group(const struct report *rp, struct group *g, int indent)
 {
 	const char *vname = rp->hist ? rp->hist : "retval";
@@ -279,14 +291,7 @@ int cmd_report(int argc, char **argv)
 			printf(", %" PRIu64 " dropped while recording",
 			       tfile_rec_filtered(t, g->tpnum));
 		putchar('\n');
-		/* How the recording ran it (record's line), when the file says. */
-		const struct tfile_stops *st = tfile_rec_stops(t, g->tpnum);
-		if (st) {
-			char text[256];
-			tfile_stops_text(text, sizeof(text), st->how, st->stops,
-					 st->ring_full, st->waited);
-			printf("  recorded by %s\n", text);
-		}
+		put_recorded_by(t, g->tpnum);
 		print_group(rp, g, 2);
 		for (size_t k = i + 1; k < rp->ng && rp->g[k].tpnum == g->tpnum; k++) {
 			struct group *tg = &rp->g[k];
@@ -305,13 +310,7 @@ int cmd_report(int argc, char **argv)
 		memcpy(h.b, hg->b, sizeof(h.b));
 		printf("\n%s: %" PRIu64 " calls, a histogram kept while recording (no frames)\n",
 		       tfile_probe_name(t, hg->num, buf, sizeof(buf)), hg->n);
-		const struct tfile_stops *st = tfile_rec_stops(t, hg->num);
-		if (st) {
-			char text[256];
-			tfile_stops_text(text, sizeof(text), st->how, st->stops,
-					 st->ring_full, st->waited);
-			printf("  recorded by %s\n", text);
-		}
+		put_recorded_by(t, hg->num);
 		if (!hg->n)
 			continue;
 		printf("  latency  avg ");
