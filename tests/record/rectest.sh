@@ -60,6 +60,11 @@ expect_fail() {
 # wait_for TIMEOUT_S command...: polls until the command succeeds.
 wait_for() { tlib_wait_for "$@"; }
 
+# agent_of PID: the tracer of process PID (its agent), or nothing.
+agent_of() {
+	awk '/^TracerPid:/ { if ($2 != 0) print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
 # listen_agent LOG OPTIONS...: a probe-agent (--once --multi --quiet
 # OPTIONS) listening on a free loopback port, under a 120 s lifetime,
 # its output in LOG.  Sets PORT (chosen here, never read back from the
