@@ -715,6 +715,8 @@ uint64_t pad_ipa_skipped(const struct probe *pr);
 int pad_salvage(struct process *p,
 		void (*fn)(uint64_t site, struct regsrc *src, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg);
+int pad_salvage_hist(struct process *p,
+		     void (*fn)(uint64_t addr, const uint64_t *words, void *arg), void *arg);
 void pad_detach(struct probe *pr);
 void pad_before_step(struct probe *pr);
 void pad_breakpoint_added(struct process *p, uint64_t addr);

@@ -347,3 +347,42 @@ int pad_salvage(struct process *p,
 	return taken;
 }
 
+
+/*
+ * Salvage of the latency histograms (trace-hist.c) a dead agent had
+ * placed in the return trampoline's page of its shared tables: each in
+ * use to `fn` with the tracepoint address it counts for and its words
+ * (RET_HIST_SUM, RET_HIST_ZERO, RET_HIST_B...), then the page's
+ * histograms marked out of use there, so that a second salvage does not
+ * count them again.  Returns the histograms handed over, or -errno.
+ */
+int pad_salvage_hist(struct process *p,
+		     void (*fn)(uint64_t addr, const uint64_t *words, void *arg), void *arg)
+{
+	uint64_t starts[8], page[RET_HIST_BYTES / 8];
+	int ntables, taken = 0;
+
+	if (!layout() || !agent.arch->ret_hist)
+		return 0;	/* no trampoline that counts on this arch */
+	ntables = old_tables(p, starts, 8);
+	if (ntables <= 0)
+		return ntables;
+	for (int k = 0; k < ntables; k++) {
+		uint64_t at = starts[k] + hist_off();
+		uint32_t n, none = 0;
+
+		if (mem_read_raw(p, at, page, sizeof(page)) != (ssize_t)sizeof(page))
+			continue;
+		memcpy(&n, (uint8_t *)page + RET_HIST_N, 4);
+		if (n > RET_HIST_MAX)
+			continue;	/* not a page the trampoline kept */
+		for (uint32_t i = 0; i < n; i++) {
+			const uint64_t *w = page + (RET_HIST_FIRST + i * RET_HIST_SIZE) / 8;
+			fn(w[RET_HIST_FUNC / 8] & ((1ull << 48) - 1), w, arg);
+			taken++;
+		}
+		if (n)
+			mem_write_raw(p, at + RET_HIST_N, &none, 4);
+	}
+	return taken;
+}

@@ -17,7 +17,10 @@
  * all go that way: the only return tracepoint at its address, with no
  * condition, pass count or stepping (those need the agent).  The answer
  * adds both; the page's counts move into the agent's when the run stops
- * or the process goes (before its pads are freed).
+ * or the process goes (before its pads are freed).  Should the agent
+ * die, the page stays in the process with its counts, and the agent the
+ * recorder starts to salvage the pads' records takes them back
+ * (trace_hist_salvage).
  */
 #define LOG_DOMAIN "tp"
 #include "config.h"
@@ -235,4 +238,48 @@ void h_probe_hist(struct rsp_request *req, struct rsp_buf *reply)
 	rsp_buf_printf(reply, "H%" PRIx64 ";%" PRIx64 ";%" PRIx64 ";", count, sum, zero);
 	for (int k = 0; k <= last; k++)
 		rsp_buf_printf(reply, k ? ",%" PRIx64 : "%" PRIx64, b[k]);
+}
+
+struct hist_salvage {
+	uint64_t calls;
+};
+
+static void salvage_one(uint64_t addr, const uint64_t *w, void *arg)
+{
+	struct hist_salvage *sv = arg;
+	struct trace_hist *h = NULL;
+
+	/* The page names the location, not the tracepoint: a placed
+	 * histogram is the only return tracepoint at its address. */
+	for (size_t i = 0; i < nhists && !h; i++)
+		if (hists[i].addr == addr)
+			h = &hists[i];
+	if (!h) {
+		debug("salvage: a histogram at %#" PRIx64 " no tracepoint keeps now", addr);
+		return;
+	}
+	h->sum += w[RET_HIST_SUM / 8];
+	h->zero += w[RET_HIST_ZERO / 8];
+	sv->calls += w[RET_HIST_ZERO / 8];
+	for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++) {
+		h->b[k] += w[RET_HIST_B / 8 + k];
+		sv->calls += w[RET_HIST_B / 8 + k];
+	}
+}
+
+/*
+ * qprobe.salvage: the histograms a dead agent had the trampoline of
+ * process `p` keep (pad_salvage_hist), added to this agent's of the
+ * same locations (Qprobe.hist, as the recorder defined them again), for
+ * qprobe.hist to give.  Returns the calls they counted, or -errno.
+ */
+long trace_hist_salvage(struct process *p)
+{
+	struct hist_salvage sv = { 0 };
+	int n = pad_salvage_hist(p, salvage_one, &sv);
+
+	if (n < 0)
+		return n;
+	debug("salvage: %d histograms, %" PRIu64 " calls", n, sv.calls);
+	return (long)sv.calls;
 }

@@ -169,7 +169,8 @@ static void salvage_hit(uint64_t site, struct regsrc *src, pid_t tid,
  * qprobe.salvage - a recorder whose agent died: this agent, attached to
  * the program since, with the same tracepoints defined (not started),
  * takes in what the dead agent's pads left in the program's ring, into a
- * buffer the recorder then streams (qprobe.frames).  `S<frames>;<records
+ * buffer the recorder then streams (qprobe.frames), and the latency
+ * histograms its return trampoline kept (then read by qprobe.hist).  `S<frames>;<records
  * left out>` in hex; an error when there is no process or a run is on.
  */
 static void salvage(struct rsp_buf *reply)
@@ -200,6 +201,10 @@ static void salvage(struct rsp_buf *reply)
 		rsp_reply_error(reply, "%s", why);
 		return;
 	}
+	/* The histograms the trampoline kept, for qprobe.hist. */
+	long calls = trace_hist_salvage(p);
+	if (calls < 0)
+		debug("salvage: the histograms' pages: %s", strerror((int)-calls));
 	debug("salvage: %d records, %llu frames, %llu left out", n,
 	      (unsigned long long)sv.frames, (unsigned long long)sv.unmatched);
 	rsp_reply_salvage(reply, sv.frames, sv.unmatched);

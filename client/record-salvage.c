@@ -9,6 +9,9 @@
  * which go into the file like the others; the USDT semaphores the
  * recording raised go back down, and the agent detaches.  Frames the
  * dead agent held itself, or had sent only in part, are gone with it.
+ * So it goes for the `hist` probes: the histograms the return trampoline
+ * kept in the process come back (qprobe.hist after the salvage), the
+ * returns the dead agent had counted itself do not.
  */
 #include "config.h"
 
@@ -66,6 +69,9 @@ static long recover(struct recorder *r)
 		e = -EIO;
 		goto out;
 	}
+	/* The hist probes' histograms, as far as the process kept them (a
+	 * failure leaves a probe's unknown, said lost by the caller). */
+	read_hists(r);
 	if (left)
 		err_msg("%llu records left by the pads were not taken (no tracepoint "
 			"defined at their address records without stopping)", left);

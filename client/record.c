@@ -517,12 +517,22 @@ static int record_run(struct recorder *r, int argc, char **argv)
 	}
 	int e = record_loop(r);
 	if (e == -EPIPE) {
-		for (size_t i = 0; i < r->nprobes; i++)
-			if (r->probes[i].spec.hist)
-				err_msg("%s: the agent is gone, and its latency "
-					"histogram with it", r->probes[i].name);
 		salvage(r);
+		for (size_t i = 0; i < r->nprobes; i++) {
+			const struct probe *p = &r->probes[i];
+			if (!p->spec.hist)
+				continue;
+			if (p->hist_known)
+				err_msg("%s: a new agent recovered the latency histogram "
+					"the process kept: %llu calls (any return the dead "
+					"agent had counted itself is lost)", p->name,
+					(unsigned long long)p->hist.n);
+			else
+				err_msg("%s: the agent is gone, and its latency "
+					"histogram with it", p->name);
+		}
 		update_status(r, true);
+		print_hists(r);
 		goto out;
 	}
 	if (finish(r) < 0 || e < 0) {
