@@ -210,6 +210,7 @@ const struct arch_ops arm_arch_ops = {
 	/* Returns with no stop (arm-retpad.c): TPIDRURO, CNTVCT. */
 	.emit_ret_entry = arm_emit_ret_entry,
 	.emit_ret_exit = arm_emit_ret_exit,
+	.ret_hist = true,
 	.emit_ret_stamp = arm_emit_ret_stamp,
 	.relocate_window = arm_relocate_window,
 	.asm_reg = arm_asm_reg,

@@ -84,6 +84,14 @@ static const uint32_t golden_lo = (uint32_t)RET_PAD_HASH,
  *   mvn   rd, #0                  e3e0 0000
  *   cmp   rn, #imm8 / rn, rm      e350 0000 / e150 0000
  *   bx    lr                      e12f ff1e
+ * and for the histograms (put_hist):
+ *   umlal rdlo, rdhi, rn, rm      e0a0 0090 | RdHi << 16 | RdLo << 12 | Rm << 8 | Rn
+ *   ldrexd rt, rt+1, [rn]         e1b0 0f9f | Rn << 16 | Rt << 12   (rt even)
+ *   strexd rd, rt, rt+1, [rn]     e1a0 0f90 | Rn << 16 | Rd << 12 | Rt
+ *   clz   rd, rm                  e16f 0f10 | Rd << 12 | Rm
+ *   rsb   rd, rn, #imm8           e260 0000 | Rn << 16 | Rd << 12 | imm
+ *   adds / adc rd, rn, rm         e090 0000 / e0a0 0000
+ *   sbcs  rd, rn, rm              e0d0 0000
  */
 static void put_ldst(struct arm_out *o, bool load, unsigned int t, unsigned int n,
 		     unsigned int off)
@@ -490,6 +498,125 @@ int arm_emit_ret_stamp(uint8_t *out, size_t size)
 	return retpad_finish(o.overflow, o.len);
 }
 
+/* A 64-bit word at rn counted up by the pair r5:r7 (low, high), or by
+ * 1 with one false; r0, r1 and r3 scratch:
+ *   1: ldrexd r0, r1, [rn] ; adds r0, r0, r5 ; adc r1, r1, r7
+ *      (adds r0, r0, #1 ; adc r1, r1, #0)
+ *      strexd r3, r0, r1, [rn] ; cmp r3, #0 ; bne 1b */
+static void put_add64(struct arm_out *o, unsigned int n, bool one)
+{
+	size_t again = o->len;
+
+	arm_put32(o, 0xe1b00f9fu | n << 16 | 0 << 12);		/* ldrexd r0, r1, [rn] */
+	if (one) {
+		arm_put32(o, 0xe2900001u);			/* adds r0, r0, #1 */
+		arm_put32(o, 0xe2a11000u);			/* adc r1, r1, #0 */
+	} else {
+		arm_put32(o, 0xe0900005u);			/* adds r0, r0, r5 */
+		arm_put32(o, 0xe0a11007u);			/* adc r1, r1, r7 */
+	}
+	arm_put32(o, 0xe1a00f90u | n << 16 | 3 << 12 | 0);	/* strexd r3, r0, r1, [rn] */
+	put_cmp_imm(o, 3, 0);
+	put_back(o, C_NE, again);
+}
+
+/*
+ * A return counted in its histogram instead of a record, when the page
+ * at r->hist has one in use for the entry (r12; the return's counter in
+ * the slot's scratch): on to `popped` by *done, to the record (the code
+ * after this) if not.  The words are 64-bit, the arithmetic in pairs of
+ * registers (low, high); r0-r3, r5, r7 and r10 are free here.
+ *
+ *         movw/movt r10, #hist
+ *         ldr   r2, [r10, #N]
+ *         cmp   r2, #0 ; beq record
+ *         ldr   r0, [r12, #24] ; ldr r1, [r12, #28]   the entry's func_run
+ *         add   r10, r10, #FIRST
+ *   1:    ldr   r3, [r10] ; cmp r3, r0
+ *         ldreq r3, [r10, #4] ; cmpeq r3, r1
+ *         beq   2f
+ *         add   r10, r10, #SIZE
+ *         subs  r2, r2, #1 ; bne 1b
+ *         b     record
+ *   2:    ldr   r0, [r8, #SLOT_NOW] ; ldr r1, [r8, #SLOT_NOW+4]
+ *         ldr   r2, [r12, #16] ; ldr r3, [r12, #20]
+ *         subs  r0, r0, r2 ; sbcs r1, r1, r3        ticks
+ *         movmi r0, #0 ; movmi r1, #0               0 if the counter went back
+ *         movw/movt r3, #hist
+ *         ldr   r2, [r3, #MULT] ; ldr r3, [r3, #MULT+4]
+ *         umull r7, r5, r0, r2                      ns = ticks * MULT >> 32, bits
+ *         mov   r7, #0                              32..95 of the product: the
+ *         umlal r5, r7, r0, r3                      low words' high word, the
+ *         umlal r5, r7, r1, r2                      cross products, the high
+ *         mla   r7, r1, r3, r7                      words' low word << 32
+ *         add   r2, r10, #SUM
+ *         <put_add64 [r2] += r5:r7>
+ *         clz   r0, r7 ; cmp r7, #0                 the 64-bit clz
+ *         clzeq r0, r5 ; addeq r0, r0, #32
+ *         rsb   r0, r0, #63                         k = floor(log2 ns), -1 for 0
+ *         cmp   r0, #BUCKETS-1 ; movgt r0, #BUCKETS-1
+ *         add   r2, r10, r0, lsl #3
+ *         add   r2, r2, #B                          B + 8k: ZERO for k = -1
+ *         <put_add64 [r2] += 1>
+ *         b     popped
+ *   record:
+ */
+static void put_hist(struct arm_out *o, uint32_t hist, struct retpad_fix *done)
+{
+	struct retpad_fix none, miss, hit;
+	size_t loop;
+
+	put_mov32(o, 10, hist);
+	put_ldst(o, true, 2, 10, RET_HIST_N);
+	put_cmp_imm(o, 2, 0);
+	none = put_fwd(o, C_EQ);
+	put_ldst(o, true, 0, 12, RET_ENTRY_FUNC);
+	put_ldst(o, true, 1, 12, RET_ENTRY_FUNC + 4);
+	put_add_imm(o, 10, 10, RET_HIST_FIRST, 3);
+	loop = o->len;
+	put_ldst(o, true, 3, 10, RET_HIST_FUNC);
+	put_cmp(o, 3, 0);
+	arm_put32(o, 0x05900000u | 10 << 16 | 3 << 12 | (RET_HIST_FUNC + 4));	/* ldreq */
+	arm_put32(o, 0x01500000u | 3 << 16 | 1);		/* cmpeq r3, r1 */
+	hit = put_fwd(o, C_EQ);
+	put_add_imm(o, 10, 10, RET_HIST_SIZE, 3);
+	arm_put32(o, 0xe2500001u | 2 << 16 | 2 << 12);		/* subs r2, r2, #1 */
+	put_back(o, C_NE, loop);
+	miss = put_fwd(o, C_AL);
+	fix_to(o, &hit, o->len);
+	put_ldst(o, true, 0, 8, SLOT_NOW);
+	put_ldst(o, true, 1, 8, SLOT_NOW + 4);
+	put_ldst(o, true, 2, 12, RET_ENTRY_TIME);
+	put_ldst(o, true, 3, 12, RET_ENTRY_TIME + 4);
+	arm_put32(o, 0xe0500002u);				/* subs r0, r0, r2 */
+	arm_put32(o, 0xe0d11003u);				/* sbcs r1, r1, r3 */
+	arm_put32(o, 0x43a00000u);				/* movmi r0, #0 */
+	arm_put32(o, 0x43a01000u);				/* movmi r1, #0 */
+	put_mov32(o, 3, hist);
+	put_ldst(o, true, 2, 3, RET_HIST_MULT);
+	put_ldst(o, true, 3, 3, RET_HIST_MULT + 4);
+	arm_put32(o, 0xe0800090u | 5 << 16 | 7 << 12 | 2 << 8 | 0);	/* umull r7, r5, r0, r2 */
+	arm_put32(o, 0xe3a07000u);				/* mov r7, #0 */
+	arm_put32(o, 0xe0a00090u | 7 << 16 | 5 << 12 | 3 << 8 | 0);	/* umlal r5, r7, r0, r3 */
+	arm_put32(o, 0xe0a00090u | 7 << 16 | 5 << 12 | 2 << 8 | 1);	/* umlal r5, r7, r1, r2 */
+	arm_put32(o, 0xe0200090u | 7 << 16 | 7 << 12 | 3 << 8 | 1);	/* mla r7, r1, r3, r7 */
+	put_add_imm(o, 2, 10, RET_HIST_SUM, 3);
+	put_add64(o, 2, false);
+	arm_put32(o, 0xe16f0f10u | 0 << 12 | 7);		/* clz r0, r7 */
+	put_cmp_imm(o, 7, 0);
+	arm_put32(o, 0x016f0f10u | 0 << 12 | 5);		/* clzeq r0, r5 */
+	arm_put32(o, 0x02800020u);				/* addeq r0, r0, #32 */
+	arm_put32(o, 0xe2600000u | 63);				/* rsb r0, r0, #63 */
+	put_cmp_imm(o, 0, RET_HIST_BUCKETS - 1);
+	arm_put32(o, 0xc3a00000u | (RET_HIST_BUCKETS - 1));	/* movgt r0, #BUCKETS-1 */
+	arm_put32(o, 0xe0800180u | 10 << 16 | 2 << 12);		/* add r2, r10, r0, lsl #3 */
+	put_add_imm(o, 2, 2, RET_HIST_B, 3);
+	put_add64(o, 2, true);
+	*done = put_fwd(o, C_AL);
+	fix_to(o, &none, o->len);
+	fix_to(o, &miss, o->len);
+}
+
 /*
  * The trampoline, at r->tramp (A32): the return brought the thread here
  * with lr = the trampoline and sp as at the entry.
@@ -512,6 +639,7 @@ int arm_emit_ret_stamp(uint8_t *out, size_t size)
  *   chain:                                each entry of the sp, innermost
  *         ldr   r5, [r9, #ON]             first
  *         cmp   r5, #0 ; beq popped       nobody takes records
+ *         <put_hist, with r->hist: a histogram's return on to popped>
  *         movw/movt r0, #ring             &head (its low half)
  *   retry:                                the record: as the collector
  *         ldr r1, [r0] ; dmb              p = head
@@ -564,16 +692,18 @@ int arm_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 {
 	struct arm_out o = { out, size, 0, 0, false };
 	const struct arch_pad_ring *g = &r->ring;
-	struct retpad_fix f_none, f_none2, f_orph[2], f_mine, f_popped[2], f_notfree, f_lost;
+	struct retpad_fix f_none, f_none2, f_orph[2], f_mine, f_popped[3], f_notfree, f_lost;
 	struct retpad_fix f_claimed, f_full, f_out;
 	size_t pop, chain, retry, popped;
 	const unsigned int fb = ARM_PAD_FRAME_WORDS * 8;
 	int m;
 
 	/* The ring's head is a 32-bit address (movw/movt), nrecords - 1 a
-	 * movw, and the sequence word an ldr / str offset (12 bits). */
+	 * movw, and the sequence word an ldr / str offset (12 bits); the
+	 * histograms' page 32-bit too, its words 8-aligned (ldrexd). */
 	if (!args_ok(r) || !retpad_ring_ok(g, ARM_PAD_IMAGE_BYTES, fb) ||
-	    g->nrecords > 65536 || g->ring > UINT32_MAX || g->off_seq >= 4096)
+	    g->nrecords > 65536 || g->ring > UINT32_MAX || g->off_seq >= 4096 ||
+	    r->hist + RET_HIST_BYTES - 1 > UINT32_MAX || (r->hist & 7))
 		return -EINVAL;
 	if ((m = arm_emit_save_regs(out, size, r->tramp)) < 0)
 		return m;
@@ -601,6 +731,8 @@ int arm_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	put_ldst(&o, true, 5, 9, RET_PAD_ON);
 	put_cmp_imm(&o, 5, 0);
 	f_popped[0] = put_fwd(&o, C_EQ);
+	if (r->hist)
+		put_hist(&o, (uint32_t)r->hist, &f_popped[2]);
 	put_mov32(&o, 0, (uint32_t)g->ring);
 	retry = o.len;
 	put_ldst(&o, true, 1, 0, 0);
@@ -682,6 +814,8 @@ int arm_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 	popped = o.len;
 	fix_to(&o, &f_popped[0], popped);
 	fix_to(&o, &f_popped[1], popped);
+	if (r->hist)
+		fix_to(&o, &f_popped[2], popped);
 	arm_put32(&o, 0xe2400001u | 6 << 16 | 6 << 12);	/* sub r6, r6, #1 */
 	put_ldst(&o, false, 6, 8, RET_SLOT_DEPTH);
 	put_cmp_imm(&o, 6, 0);

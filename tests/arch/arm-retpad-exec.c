@@ -50,11 +50,20 @@
  *   threads     4 threads x 2000 calls (Thumb code calling an A32
  *               function's pad), this thread draining: each (thread, i)
  *               seen exactly once, with its thread's tid
+ *   hist, hist-threads
+ *               the trampoline's own histograms (retpad-exec.h)
+ *   hist-ns     the histogram's arithmetic on counter readings the
+ *               handler makes up: for each (ticks, ns per tick) of a
+ *               table, two returns of f add twice the ns the table says
+ *               to SUM and 2 to the bucket it names, every other word as
+ *               it was (words preset to 0xffffffff: the carries into the
+ *               high halves too)
  *
  * The area, ring and trampoline, the plain entry pads, the ring's
- * consumer, deep, full and the threads' producers are retpad-exec.h's,
- * shared with x86-64 and aarch64; full and deep there also check the
- * waits counted (RET_PAD_LOST) and that no return was an orphan.
+ * consumer, deep, full, the threads' producers and the hist cases are
+ * retpad-exec.h's, shared with x86-64 and aarch64; full and deep there
+ * also check the waits counted (RET_PAD_LOST) and that no return was an
+ * orphan.
  *
  * Exit 0 pass, 1 failure, 77 no RWX memory, 99 harness.
  */
@@ -129,8 +138,13 @@ static void trap_past(void *ctx)
 	uc->uc_mcontext.arm_pc += 4;
 }
 
+/* hist-ns: the readings the handler gives instead, in order, while
+ * any are left. */
+static const uint64_t *script;
+static volatile unsigned int script_left;
+
 /* CNTVCT where user mode may not read it: nanoseconds of
- * CLOCK_MONOTONIC. */
+ * CLOCK_MONOTONIC, or the next of the script's readings. */
 static void sigill(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -146,6 +160,10 @@ static void sigill(int sig, siginfo_t *si, void *ctx)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (script_left) {
+		ns = *script++;
+		script_left--;
+	}
 	g[w >> 12 & 15] = (uint32_t)ns;
 	g[w >> 16 & 15] = (uint32_t)(ns >> 32);
 	uc->uc_mcontext.arm_pc += 4;
@@ -457,6 +475,76 @@ static void case_latency(void)
 	}
 }
 
+/*
+ * hist-ns: f's returns in f's histogram, the counter as each row says
+ * (the entry's reading, then the return's, twice).  The ns and the
+ * bucket are worked out by hand, each row for a part of the sum
+ * ns = ticks * MULT >> 32 (bits 32..95 of a 64 x 64 product) or of the
+ * bucket's choice; ticks a negative 64-bit value counts 0 ns.
+ */
+static void case_hist_ns(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t t0, t1;	/* the entry's reading, the return's */
+		uint64_t mult;		/* ns per tick, 32.32 */
+		uint64_t ns;
+		int bucket;		/* k of [2^k, 2^(k+1)), -1: ZERO */
+	} row[] = {
+		{ "1 ns a tick", 5000, 6000, 1ull << 32, 1000, 9 },
+		{ "1.5 ns a tick, rounded down", 7, 10, 3ull << 31, 4, 2 },
+		{ "ticks' high word x MULT's low", 0, 1ull << 32, 1ull << 31, 1ull << 31, 31 },
+		{ "the low words' product's high word", 1, 0x100000000ull, 0xffffffffull,
+		  0xfffffffeull, 31 },
+		{ "every partial product, carried", 0, 0x1ffffffffull, 0x1ffffffffull,
+		  0x3fffffffcull, 33 },
+		{ "ticks' high word x MULT's high", 100, 100 + (1ull << 40) + 5, 3ull << 32,
+		  3 * (1ull << 40) + 15, 41 },
+		{ "above the last bucket's start", 0, 1ull << 60, 4ull << 32, 1ull << 62, 60 },
+		{ "1 ns", 41, 42, 1ull << 32, 1, 0 },
+		{ "less than 1 ns", 41, 42, (1ull << 32) - 1, 0, -1 },
+		{ "the counter back by 1", 1000, 999, 1ull << 32, 0, -1 },
+		{ "the counter back by 2^63", 1ull << 63, 0, 1ull << 32, 0, -1 },
+	};
+	const uint64_t pre = 0xffffffffull;
+	uint64_t *h = hist_at(0);
+	struct rec x;
+
+	for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
+		uint64_t t[4] = { row[i].t0, row[i].t1, row[i].t0, row[i].t1 };
+		hist_use(0, f_tag);
+		for (unsigned int w = RET_HIST_SUM / 8; w < RET_HIST_SIZE / 8; w++)
+			h[w] = pre;
+		hist_on(1, row[i].mult);
+		script = t;
+		script_left = 4;
+		for (long c = 0; c < 2; c++)
+			if (pf(c) != 3 * c + 1)
+				fail("hist-ns %s: f(%ld)", row[i].what, c);
+		if (script_left == 4) {
+			printf("  hist-ns: the CPU reads the counter: no made-up readings\n");
+			return;
+		}
+		if (script_left)
+			fail("hist-ns %s: %u of 4 readings left", row[i].what, script_left);
+		script_left = 0;
+		if (take(&x))
+			fail("hist-ns %s: a record of f, whose returns its histogram counts",
+			     row[i].what);
+		if (h[RET_HIST_SUM / 8] != pre + 2 * row[i].ns)
+			fail("hist-ns %s: SUM %#llx, want %#llx + 2 x %#llx", row[i].what,
+			     (unsigned long long)h[RET_HIST_SUM / 8], (unsigned long long)pre,
+			     (unsigned long long)row[i].ns);
+		for (int k = -1; k < RET_HIST_BUCKETS; k++) {
+			uint64_t got = h[RET_HIST_B / 8 + k];	/* k = -1: ZERO */
+			uint64_t want = pre + (k == row[i].bucket ? 2 : 0);
+			if (got != want)
+				fail("hist-ns %s: bucket %d holds %#llx, want %#llx", row[i].what, k,
+				     (unsigned long long)got, (unsigned long long)want);
+		}
+	}
+}
+
 /* threads_drain's view of a record: f(v) returned r0 = 3v + 1. */
 static uint64_t rec_arg(const struct rec *x)
 {
@@ -478,6 +566,9 @@ int main(void)
 		{ "deep", case_deep, 512 },
 		{ "full", case_full, 8 },
 		{ "threads", threads_drain, 8192 },
+		{ "hist", case_hist, 512 },
+		{ "hist-threads", case_hist_threads, 512 },
+		{ "hist-ns", case_hist_ns, 512 },
 	};
 	int r;
 
