@@ -8,7 +8,8 @@
  * the instructions that carry the scheme are there and in their order,
  * every branch lands inside the code, the only system calls are gettid,
  * the caller's branches are where the contract says, and bad layouts are
- * refused.
+ * refused; with a histograms' page (ret_hist), the trampoline's count of
+ * a return in it, and that it goes on as a recorded return does.
  */
 #include "config.h"
 
@@ -56,6 +57,7 @@ static void test_ops(void **state)
 	assert_ptr_equal(arm_arch_ops.emit_ret_entry, arm_emit_ret_entry);
 	assert_ptr_equal(arm_arch_ops.emit_ret_exit, arm_emit_ret_exit);
 	assert_ptr_equal(arm_arch_ops.emit_ret_stamp, arm_emit_ret_stamp);
+	assert_true(arm_arch_ops.ret_hist);
 }
 
 static void test_entry(void **state)
@@ -177,6 +179,78 @@ static void test_exit(void **state)
 	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &bad, &trap), -EINVAL);
 }
 
+/* With a histograms' page: its search and count between the records-on
+ * test and the ring's claim, none of it without one, and a page beyond
+ * 32 bits or off 8 bytes refused. */
+static void test_exit_hist(void **state)
+{
+	uint8_t b[4096];
+	size_t trap = 0;
+	int n;
+	long at;
+	static const uint32_t scheme[] = {
+		0xe5995008u,	/* ldr r5, [r9, #8]: records on? */
+		0xe300a000u,	/* movw r10, #0 */
+		0xe343af00u,	/* movt r10, #0x3f00: the page */
+		0xe59a2000u,	/* ldr r2, [r10]: N */
+		0xe59c0018u,	/* ldr r0, [r12, #24]: the entry's func_run */
+		0xe59c101cu,	/* ldr r1, [r12, #28] */
+		0xe28aa040u,	/* add r10, r10, #64: the first histogram */
+		0xe59a3000u,	/* ldr r3, [r10]: its FUNC */
+		0x059a3004u,	/* ldreq r3, [r10, #4] */
+		0xe28aac02u,	/* add r10, r10, #512: the next */
+		0xe0500002u,	/* subs r0, r0, r2: ticks */
+		0xe0d11003u,	/* sbcs r1, r1, r3 */
+		0x43a00000u,	/* movmi r0, #0: the counter went back */
+		0xe5932008u,	/* ldr r2, [r3, #8]: MULT */
+		0xe0857290u,	/* umull r7, r5, r0, r2 */
+		0xe0a75390u,	/* umlal r5, r7, r0, r3 */
+		0xe0a75291u,	/* umlal r5, r7, r1, r2 */
+		0xe0277391u,	/* mla r7, r1, r3, r7 */
+		0xe28a2008u,	/* add r2, r10, #8: SUM */
+		0xe1b20f9fu,	/* ldrexd r0, r1, [r2] */
+		0xe1a23f90u,	/* strexd r3, r0, r1, [r2] */
+		0xe16f0f17u,	/* clz r0, r7 */
+		0x016f0f15u,	/* clzeq r0, r5 */
+		0xe260003fu,	/* rsb r0, r0, #63: k */
+		0xc3a0003cu,	/* movgt r0, #60: the last bucket */
+		0xe08a2180u,	/* add r2, r10, r0, lsl #3 */
+		0xe2822018u,	/* add r2, r2, #24: B + 8k */
+		0xe1b20f9fu,	/* ldrexd r0, r1, [r2] */
+		0xe1905f9fu,	/* ldrex r5, [r0]: the ring's head */
+	};
+	struct arch_ret_pad h = rp;
+
+	(void)state;
+	h.hist = 0x3f000000u;
+	n = arm_emit_ret_exit(b, sizeof(b), &h, &trap);
+	assert_true(n > 0 && n < 4096);
+	in_order(b, (size_t)n, scheme, sizeof(scheme) / sizeof(scheme[0]));
+	assert_true(branches_inside(b, (size_t)n) > 10);
+	assert_int_equal(word_at(b, trap), ARM_BKPT_A32);
+	/* A histogram's return goes where a recorded one goes: the B after
+	 * the bucket's count lands where the record's publish goes on to. */
+	at = find(b, (size_t)n, 0, 0xe1a23f90u);		/* the SUM's strexd */
+	at = find(b, (size_t)n, (size_t)at + 4, 0xe1a23f90u);	/* the bucket's */
+	assert_true(at > 0);
+	long popped = target_of(b, (size_t)at + 12);
+	assert_true(popped > at);
+	long pub = find(b, (size_t)n, 0, 0xe5825190u);	/* str r5, [r2, #400]: published */
+	assert_true(pub > 0);
+	assert_int_equal(target_of(b, (size_t)pub + 4), popped);
+	/* None of it without a page. */
+	n = arm_emit_ret_exit(b, sizeof(b), &rp, &trap);
+	assert_true(n > 0);
+	assert_true(find(b, (size_t)n, 0, 0xe1b20f9fu) < 0);
+	assert_true(find(b, (size_t)n, 0, 0xe0a75390u) < 0);
+	h.hist = 0x100000000ull;
+	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &h, &trap), -EINVAL);
+	h.hist = 0xfffff000u + 8;
+	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &h, &trap), -EINVAL);
+	h.hist = 0x3f000004u;
+	assert_int_equal(arm_emit_ret_exit(b, sizeof(b), &h, &trap), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_entry),
 		cmocka_unit_test(test_stamp),
 		cmocka_unit_test(test_exit),
+		cmocka_unit_test(test_exit_hist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
