@@ -832,17 +832,20 @@ for l in open(sys.argv[1]):
 }
 
 # armhf_record_hist_case STRATEGY GROUND: `leaf%return hist`, then with
-# a condition, on retprobe$sfx (record_hist_leaf in record-cases.sh; on
-# 32-bit ARM the trampoline writes a ring record per return and the agent
-# counts it).  Under pad and auto every entry and return runs in the
-# process (0 stops); under step the entry's hit and the return's trap
-# each count a stop, 2 per call.
+# a condition, on retprobe$sfx (record_hist_leaf in record-cases.sh).
+# Under pad and auto every entry and return runs in the process (0
+# stops), and with no condition the trampoline counts each return in
+# its histogram itself (arm's arch_ops.ret_hist; the agent's log says
+# so); with the condition it writes a ring record per return and the
+# agent counts it.  Under step the entry's hit and the return's trap each
+# count a stop, 2 per call, and the agent counts.
 armhf_record_hist_case() {
 	case $1 in
 	pad|auto) set -- "$1" "$2" pad ;;
 	*) set -- "$1" "$2" trap:2 ;;
 	esac
-	record_hist_leaf "record --connect ($1)$lbl" "rethist-$1$sfx" "retprobe$sfx" "$2" "$3"
+	record_hist_leaf "record --connect ($1)$lbl" "rethist-$1$sfx" "retprobe$sfx" "$2" "$3" \
+		"$run/agent-$1.log"
 }
 
 # armhf_gap_cases STRATEGY: the cases above, each where it belongs: the

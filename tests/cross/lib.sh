@@ -169,6 +169,8 @@ echo "guest: $(uname -r) $(uname -m)"
 [ -f /mnt/guest-extra.sh ] && . /mnt/guest-extra.sh
 # One agent per tracepoint strategy, one after the other: the host ends
 # each with `monitor exit`.  The debugging cases run under the first.
+# The log says the pads' events and which return probes' histograms the
+# trampoline counts (record_hist_leaf reads it).
 for s in $(cat /mnt/strategies); do
 	case $s in
 	gdbserver)
@@ -177,11 +179,12 @@ for s in $(cat /mnt/strategies); do
 		echo "guest: gdbserver exited with $?" ;;
 	pad-far)
 		# pad, every pad beyond B / B.W's reach (armhf: far pads)
-		PROBE_AGENT_FAR_PADS=1 ./probe-agent --multi --tp-strategy=pad --debug=pad \
+		PROBE_AGENT_FAR_PADS=1 ./probe-agent --multi --tp-strategy=pad --debug=pad,tp \
 			0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
 		echo "guest: probe-agent --tp-strategy=pad (far pads) exited with $?" ;;
 	*)
-		./probe-agent --multi --tp-strategy=$s --debug=pad 0.0.0.0:1234 >/mnt/agent-$s.log 2>&1
+		./probe-agent --multi --tp-strategy=$s --debug=pad,tp 0.0.0.0:1234 \
+			>/mnt/agent-$s.log 2>&1
 		echo "guest: probe-agent --tp-strategy=$s exited with $?" ;;
 	esac
 done

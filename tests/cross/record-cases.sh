@@ -158,9 +158,10 @@ record_stress_for() {
 }
 
 # Latency histograms (`FUNC%return hist`): the agent counts each return
-# (on aarch64 and armhf from the return trampoline's ring records) and
-# records no frame; record prints the histogram on stdout at the end and
-# a line per probe on stderr.  rec_hist NAME SPEC PROG: one recording
+# (on aarch64 and armhf from the return trampoline's ring records), or
+# the trampoline itself does in the process, and no frame is recorded;
+# record prints the histogram on stdout at the end and a line per probe
+# on stderr.  rec_hist NAME SPEC PROG: one recording
 # without -q (stderr's summary is checked), stdout in $run/NAME.out,
 # stderr in $run/NAME.err, record's exit status in rec_status.
 rec_hist() {
@@ -214,7 +215,25 @@ print("%d calls, avg %d ns, %d bucket lines adding up; %s" % (n, avg, len(bucket
 PY
 }
 
-# record_hist_leaf WHAT NAME PROG GROUND RETURNS: retprobe (PROG, in
+# hist_in_place_check HW RETURNS LOG LINE: whether the agent's LOG,
+# past its first LINE lines, says the trampoline counts leaf's returns
+# (hist_check's RETURNS; HW `all`: no condition) exactly when it should:
+# once with no condition and `pad`, else never.  Prints what it found;
+# status 1 when that is not what it should be.
+hist_in_place_check() {
+	said=$(tail -n +"$(($4 + 1))" "$3" 2>/dev/null |
+		grep -c '^\[tp\] tracepoint [0-9]* at 0x[0-9a-f]*: its returns counted by the trampoline$') ||
+		said=0
+	should=0
+	[ "$1" != all ] || [ "$2" != pad ] || should=1
+	if [ "$said" != "$should" ]; then
+		echo "the agent's log says the trampoline counts $said times, want $should"
+		return 1
+	fi
+	if [ "$should" = 1 ]; then echo "counted by the trampoline"; else echo "counted by the agent"; fi
+}
+
+# record_hist_leaf WHAT NAME PROG GROUND RETURNS [LOG]: retprobe (PROG, in
 # /mnt) recorded with `leaf%return hist` (NAME-all), then with
 # `leaf%return hist if retval > 30 && retval < 100` (NAME-cond).  The
 # calls counted must be leaf's returns in GROUND (the same build's
@@ -223,10 +242,14 @@ PY
 # 81: the same whether the return register is read signed or unsigned,
 # 32 or 64 bits), and the buckets must add up to them.  A histogram with
 # no condition may be counted by the trampoline itself (arch_ops.ret_hist:
-# x86-64, aarch64); the condition is the agent's, so those returns come
-# as the trampoline's ring records on every arch.  RETURNS as hist_check
-# takes it, with `trap:S` S stops per call of leaf (the calls the
-# condition drops stopped as well).  WHAT begins the cases' names.
+# x86-64, aarch64, 32-bit ARM); the condition is the agent's, so those
+# returns come as the trampoline's ring records on every arch.  With LOG
+# (the agent's log, with --debug=tp) it must be so: the agent says
+# `tracepoint N at ADDR: its returns counted by the trampoline` during
+# the recording with no condition when RETURNS is `pad`, and never with
+# the condition or with returns that trap.  RETURNS as hist_check takes
+# it, with `trap:S` S stops per call of leaf (the calls the condition
+# drops stopped as well).  WHAT begins the cases' names.
 record_hist_leaf() {
 	calls=$(grep -c -E '^ground: (leaf|saver|tail) ' "$4" 2>/dev/null) || calls=0
 	kept=$(sed -n -E 's/^ground: (leaf .*|tail) value=(-?[0-9]+).*/\2/p; s/^ground: saver .* inner=(-?[0-9]+) .*/\1/p' \
@@ -242,11 +265,15 @@ record_hist_leaf() {
 		trap:*) returns=trap:$((${5#trap:} * calls)) ;;
 		*) returns=$5 ;;
 		esac
+		log_at=0
+		[ -z "${6:-}" ] || log_at=$(wc -l <"$6" 2>/dev/null) || log_at=0
 		rec_hist "$hname" "$spec" "$3"
 		if [ "$rec_status" = 0 ] && [ "$calls" -gt 0 ] && [ "$kept" -gt 0 ] &&
 		   [ "$kept" -lt "$calls" ] && grep -q '^ground: check ok' "$4" &&
-		   hist_check "$hname" 'leaf%return' "$want" "$returns" >"$run/$hname.check" 2>&1; then
-			ok "$1: $spec: $(cat "$run/$hname.check")"
+		   hist_check "$hname" 'leaf%return' "$want" "$returns" >"$run/$hname.check" 2>&1 &&
+		   { [ -z "${6:-}" ] ||
+		     hist_in_place_check "$hw" "$returns" "$6" "$log_at" >>"$run/$hname.check" 2>&1; }; then
+			ok "$1: $spec: $(awk 'NR > 1 { printf "; " } { printf "%s", $0 }' "$run/$hname.check")"
 		else
 			not_ok "$1: $spec ($want of $calls returns of leaf)" \
 				"status $rec_status: $(tail -n 2 "$run/$hname.check" 2>/dev/null | tr '\n' ' ')" \
