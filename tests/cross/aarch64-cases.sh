@@ -390,12 +390,14 @@ for l in sys.stdin:
 
 # retprobe_record_hist GROUND: `probe-trace record --connect` of
 # `leaf%return hist`, counted by the trampoline itself (aarch64's
-# arch_ops.ret_hist), then with a condition, counted by the agent from
-# the trampoline's ring records (record_hist_leaf in record-cases.sh,
-# GROUND the same program's printout under gdb); under auto every entry
-# and return runs in the process: 0 stops.
+# arch_ops.ret_hist; the agent's log says so), then with a condition,
+# counted by the agent from the trampoline's ring records
+# (record_hist_leaf in record-cases.sh, GROUND the same program's
+# printout under gdb); under auto every entry and return runs in the
+# process: 0 stops.
 retprobe_record_hist() {
-	record_hist_leaf "probe-trace record --connect" ret-hist retprobe "$1" pad
+	record_hist_leaf "probe-trace record --connect" ret-hist retprobe "$1" pad \
+		"$run/agent-$strat.log"
 }
 
 # ipa_case STRAT (pad, auto): tracepoints the in-process collector runs
