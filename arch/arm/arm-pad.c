@@ -1066,13 +1066,15 @@ int arm_relocate_window(const uint8_t *func, size_t func_size, uint64_t func_add
  * A thread stepped out of a pad: every instruction of the pad steps,
  * except an exclusive load or store of the claims (a step's breakpoint
  * trap clears the monitor: the thread goes back to the probe with its
- * frame), and the Thumb entry's `bx pc`, done here (into A32 at the next
- * word).
+ * frame), the return trampoline's histogram counts (ldrexd / strexd,
+ * arm-retpad.c put_hist: after the sum's add the thread cannot go back
+ * without adding it twice), done by hand as in the collector
+ * (arm_callee_step), and the Thumb entry's `bx pc`, done here (into A32
+ * at the next word).
  */
 int arm_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 		 const struct arch_mem *mem)
 {
-	(void)mem;
 	if (len >= 2 && (regs->flags & ARM_PSR_T)) {
 		if ((insn[0] | insn[1] << 8) == 0x4778 && !(regs->pc & 3)) {
 			regs->pc += 4;
@@ -1088,6 +1090,9 @@ int arm_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 	if ((w & 0x0ff00fffu) == 0x01900f9fu ||		/* ldrex */
 	    (w & 0x0ff00ff0u) == 0x01800f90u)		/* strex */
 		return ARCH_PAD_REWIND;
+	if (((w & 0x0ff00fffu) == 0x01b00f9fu ||		/* ldrexd */
+	     (w & 0x0ff00ff0u) == 0x01a00f90u) && mem)	/* strexd */
+		return arm_callee_step(insn, len, regs, mem);
 	return ARCH_PAD_STEP;
 }
 

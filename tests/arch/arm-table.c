@@ -1399,15 +1399,19 @@ static void test_pad_window_far(void **state)
 						      sizeof(out), &inlen), -EILSEQ);
 }
 
-/* Stepping out of a pad: the claims' ldrex / strex rewind, the Thumb
- * entry's bx pc is done by hand, the rest steps. */
+/* Stepping out of a pad: the claims' ldrex / strex rewind, the return
+ * trampoline's histogram counts (ldrexd / strexd) and the Thumb entry's
+ * bx pc are done by hand, the rest steps. */
 static void test_pad_step(void **state)
 {
 	struct arch_gpregs g;
+	const uint64_t d = 0x80000 + 128;	/* in stack_mem */
 	static const uint8_t ldrex[] = { 0x9f, 0x6f, 0x91, 0xe1 };
 	static const uint8_t strex[] = { 0x97, 0x8f, 0x81, 0xe1 };
 	static const uint8_t add[] = { 0x01, 0x00, 0x80, 0xe0 };
 	static const uint8_t bxpc[] = { 0x78, 0x47, 0x00, 0xbf };
+	static const uint8_t ldrexd[] = { 0x9f, 0x0f, 0xb2, 0xe1 };	/* ldrexd r0, r1, [r2] */
+	static const uint8_t strexd[] = { 0x90, 0x3f, 0xa2, 0xe1 };	/* strexd r3, r0, r1, [r2] */
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
@@ -1416,6 +1420,23 @@ static void test_pad_step(void **state)
 	assert_int_equal(arm_arch_ops.pad_step(ldrex, 4, &g, &fake), ARCH_PAD_REWIND);
 	assert_int_equal(arm_arch_ops.pad_step(strex, 4, &g, &fake), ARCH_PAD_REWIND);
 	assert_int_equal(arm_arch_ops.pad_step(add, 4, &g, &fake), ARCH_PAD_STEP);
+	memset(stack_mem, 0, sizeof(stack_mem));
+	put32(d, 0xffffffff);
+	put32(d + 4, 0x7);
+	g.gpr[2] = d;
+	assert_int_equal(arm_arch_ops.pad_step(ldrexd, 4, &g, &fake), ARCH_PAD_DONE);
+	assert_int_equal(g.gpr[0], 0xffffffff);
+	assert_int_equal(g.gpr[1], 0x7);
+	assert_int_equal(g.pc, 0x1004);
+	g.gpr[0] = 0;
+	g.gpr[1] = 0x8;
+	g.gpr[3] = 1;
+	assert_int_equal(arm_arch_ops.pad_step(strexd, 4, &g, &fake), ARCH_PAD_DONE);
+	assert_int_equal(get32(d), 0);
+	assert_int_equal(get32(d + 4), 0x8);
+	assert_int_equal(g.gpr[3], 0);
+	assert_int_equal(g.pc, 0x1008);
+	g.pc = 0x1000;
 	g.flags |= ARM_PSR_T;
 	assert_int_equal(arm_arch_ops.pad_step(bxpc, 4, &g, &fake), ARCH_PAD_DONE);
 	assert_int_equal(g.pc, 0x1004);
