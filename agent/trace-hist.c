@@ -10,8 +10,9 @@
  *
  * Two places count.  The agent, for every hit it runs (run_tracepoints:
  * a stop, a pad's record, a ring record of the return trampoline); and,
- * where the arch's trampoline does (arch_ops.ret_hist: x86-64, aarch64),
- * the trampoline itself, in a page of the pads' shared memory (RET_HIST_*): a return
+ * where the arch's trampoline does (arch_ops.ret_hist: x86-64, aarch64,
+ * 32-bit ARM), the trampoline itself, in a page of the pads' shared
+ * memory (RET_HIST_*): a return
  * whose entry is a placed histogram's adds there and writes no record.
  * A location is placed there at the run's start when its returns can
  * all go that way: the only return tracepoint at its address, with no

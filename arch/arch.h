@@ -720,8 +720,8 @@ struct arch_ops {
 	int (*emit_ret_exit)(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 			     size_t *trap_off);
 	/* emit_ret_exit keeps the histograms of r->hist (RET_HIST_*) itself
-	 * (x86-64, aarch64); elsewhere their returns are records the agent
-	 * counts. */
+	 * (x86-64, aarch64, arm); elsewhere their returns are records the
+	 * agent counts. */
 	bool ret_hist;
 
 	/*
