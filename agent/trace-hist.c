@@ -85,10 +85,14 @@ static uint64_t *page_hist(uint8_t *page, int slot)
 	return (uint64_t *)(page + RET_HIST_FIRST + (size_t)slot * RET_HIST_SIZE);
 }
 
-/* The counts of the page's histogram `slot` (its words, atomically). */
-static uint64_t page_word(uint8_t *page, int slot, unsigned int off)
+/* Adds a trampoline's histogram (its words `w`, RET_HIST_SUM...; read
+ * atomically: the trampoline may be counting) to sum, zero and b. */
+static void add_words(const uint64_t *w, uint64_t *sum, uint64_t *zero, uint64_t *b)
 {
-	return __atomic_load_n(page_hist(page, slot) + off / 8, __ATOMIC_RELAXED);
+	*sum += __atomic_load_n(w + RET_HIST_SUM / 8, __ATOMIC_RELAXED);
+	*zero += __atomic_load_n(w + RET_HIST_ZERO / 8, __ATOMIC_RELAXED);
+	for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++)
+		b[k] += __atomic_load_n(w + RET_HIST_B / 8 + k, __ATOMIC_RELAXED);
 }
 
 /*
@@ -114,10 +118,7 @@ void trace_hist_fold(struct process *p)
 		struct trace_hist *h = &hists[i];
 		if (h->slot < 0)
 			continue;
-		h->sum += page_word(page, h->slot, RET_HIST_SUM);
-		h->zero += page_word(page, h->slot, RET_HIST_ZERO);
-		for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++)
-			h->b[k] += page_word(page, h->slot, RET_HIST_B + 8 * k);
+		add_words(page_hist(page, h->slot), &h->sum, &h->zero, h->b);
 		h->slot = -1;
 	}
 	placed_in = NULL;
@@ -224,12 +225,8 @@ void h_probe_hist(struct rsp_request *req, struct rsp_buf *reply)
 	sum = h->sum;
 	zero = h->zero;
 	memcpy(b, h->b, sizeof(b));
-	if (h->slot >= 0 && placed_in && (page = pad_ret_hist(placed_in, false))) {
-		sum += page_word(page, h->slot, RET_HIST_SUM);
-		zero += page_word(page, h->slot, RET_HIST_ZERO);
-		for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++)
-			b[k] += page_word(page, h->slot, RET_HIST_B + 8 * k);
-	}
+	if (h->slot >= 0 && placed_in && (page = pad_ret_hist(placed_in, false)))
+		add_words(page_hist(page, h->slot), &sum, &zero, b);
 	count = zero;
 	for (int k = 0; k < RET_HIST_BUCKETS; k++) {
 		count += b[k];
@@ -241,46 +238,29 @@ void h_probe_hist(struct rsp_request *req, struct rsp_buf *reply)
 		rsp_buf_printf(reply, k ? ",%" PRIx64 : "%" PRIx64, b[k]);
 }
 
-struct hist_salvage {
-	uint64_t calls;
-};
-
 static void salvage_one(uint64_t addr, const uint64_t *w, void *arg)
 {
-	struct hist_salvage *sv = arg;
 	struct trace_hist *h = NULL;
 
+	(void)arg;
 	/* The page names the location, not the tracepoint: a placed
 	 * histogram is the only return tracepoint at its address. */
 	for (size_t i = 0; i < nhists && !h; i++)
 		if (hists[i].addr == addr)
 			h = &hists[i];
-	if (!h) {
+	if (h)
+		add_words(w, &h->sum, &h->zero, h->b);
+	else
 		debug("salvage: a histogram at %#" PRIx64 " no tracepoint keeps now", addr);
-		return;
-	}
-	h->sum += w[RET_HIST_SUM / 8];
-	h->zero += w[RET_HIST_ZERO / 8];
-	sv->calls += w[RET_HIST_ZERO / 8];
-	for (unsigned int k = 0; k < RET_HIST_BUCKETS; k++) {
-		h->b[k] += w[RET_HIST_B / 8 + k];
-		sv->calls += w[RET_HIST_B / 8 + k];
-	}
 }
 
 /*
  * qprobe.salvage: the histograms a dead agent had the trampoline of
  * process `p` keep (pad_salvage_hist), added to this agent's of the
  * same locations (Qprobe.hist, as the recorder defined them again), for
- * qprobe.hist to give.  Returns the calls they counted, or -errno.
+ * qprobe.hist to give.  Returns how many, or -errno.
  */
-long trace_hist_salvage(struct process *p)
+int trace_hist_salvage(struct process *p)
 {
-	struct hist_salvage sv = { 0 };
-	int n = pad_salvage_hist(p, salvage_one, &sv);
-
-	if (n < 0)
-		return n;
-	debug("salvage: %d histograms, %" PRIu64 " calls", n, sv.calls);
-	return (long)sv.calls;
+	return pad_salvage_hist(p, salvage_one, NULL);
 }

@@ -202,9 +202,11 @@ static void salvage(struct rsp_buf *reply)
 		return;
 	}
 	/* The histograms the trampoline kept, for qprobe.hist. */
-	long calls = trace_hist_salvage(p);
-	if (calls < 0)
-		debug("salvage: the histograms' pages: %s", strerror((int)-calls));
+	int nh = trace_hist_salvage(p);
+	if (nh < 0)
+		debug("salvage: the histograms' pages: %s", strerror(-nh));
+	else
+		debug("salvage: %d histograms", nh);
 	debug("salvage: %d records, %llu frames, %llu left out", n,
 	      (unsigned long long)sv.frames, (unsigned long long)sv.unmatched);
 	rsp_reply_salvage(reply, sv.frames, sv.unmatched);

@@ -137,7 +137,7 @@ bool trace_hist_add(struct tp_def *tp, uint64_t latency_ns);
 void trace_hist_start(struct process *p);
 void trace_hist_fold(struct process *p);
 void trace_hist_clear(void);
-long trace_hist_salvage(struct process *p);
+int trace_hist_salvage(struct process *p);
 
 /* trace-frames.c */
 void trace_fill_status(struct tp_status *st);
