@@ -66,6 +66,16 @@ armhf_pkgs="gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf
 # tests/integration/lldb.itest.
 [ "$what" != check ] || pkgs="$pkgs lldb"
 
+# apt-get update, tried twice: a mirror in the middle of a sync fails
+# one list (seen: bookworm-security's armhf Packages, "unexpected
+# size") and apt-get then exits non-zero though the other lists came.
+# Said, and the install goes on with what came: a package no list
+# offers then fails the install with apt's own message.
+apt_update() {
+	apt-get update -qq || apt-get update -qq ||
+		echo "bootstrap: apt-get update failed on some lists (above); going on with those that came" >&2
+}
+
 foreign=$(dpkg --print-foreign-architectures)
 need_arm64=""
 case "$what" in
@@ -89,9 +99,7 @@ if [ -n "$need_armhf" ]; then
 	fi
 	echo "bootstrap: adding the armhf architecture (for apt-get download of armhf debs)"
 	dpkg --add-architecture armhf
-	# An update that fails on one mirror (a sync in progress) is
-	# retried once; the lists that did come are used.
-	apt-get update -qq || apt-get update -qq || true
+	apt_update
 fi
 if [ -n "$need_arm64" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -100,7 +108,7 @@ if [ -n "$need_arm64" ]; then
 	fi
 	echo "bootstrap: adding the arm64 architecture (for apt-get download of arm64 debs)"
 	dpkg --add-architecture arm64
-	apt-get update -qq || apt-get update -qq
+	apt_update
 fi
 missing=""
 for p in $pkgs; do
@@ -113,7 +121,7 @@ if [ -n "$missing" ]; then
 		echo "bootstrap: run as root to install$missing" >&2
 		exit 1
 	fi
-	apt-get update -qq
+	apt_update
 	# The tests run their own sshd (the ssh path of probe-trace): the
 	# package must not start the system's.  policy-rc.d is Debian's way
 	# to keep services down during an install.
