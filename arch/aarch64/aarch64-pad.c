@@ -666,20 +666,29 @@ int aarch64_emit_pad_handoff(uint8_t *out, size_t size,
  * A thread stepped out of a pad: every instruction of the pad steps,
  * except an exclusive load or store (LDXR, LDAXR, STXR, STLXR and their
  * pairs: bits 29-24 = 001000, o2 (bit 23) = 0), which the step's
- * exception defeats.  The pad has them in its claims, where the frame is
- * complete (x19) and nothing is claimed: the thread goes back; and in
- * the native condition's count of a false condition, before the save
- * (no frame to go back with): that pair, the only one on x16, is done
- * by hand as in the collector (aarch64_callee_step).
+ * exception defeats.  The pads and the return trampoline have them:
+ *
+ *  - in their claims (x1: a record, x24: a hand-off entry, x13: a
+ *    thread's slot), where the frame is complete (x19) and nothing is
+ *    claimed yet: the thread goes back (ARCH_PAD_REWIND);
+ *  - in the native condition's count of a false condition (x16), before
+ *    the save: no frame to go back with;
+ *  - in the trampoline's histogram count (x8, aarch64-retpad.c put_hist):
+ *    after the sum's add, going back would add the latency twice;
+ *  - in the header's counters (x23, put_count: fallbacks, waits,
+ *    orphans), which going back would count twice.
+ *
+ * The last three are done by hand as in the collector
+ * (aarch64_callee_step): the agent steps a thread out only with every
+ * thread of the process stopped.
  */
 int aarch64_pad_step(const uint8_t *insn, size_t len, struct arch_gpregs *regs,
 		     const struct arch_mem *mem)
 {
 	if (len < 4 || (aarch64_word(insn) & 0x3f800000u) != 0x08000000u)
 		return ARCH_PAD_STEP;
-	/* The native condition's count (aarch64-cond.c), before the save:
-	 * its pair is on x16, done by hand. */
-	if (((aarch64_word(insn) >> 5) & 31) == 16 && regs && mem)
+	unsigned int rn = (aarch64_word(insn) >> 5) & 31;
+	if ((rn == 16 || rn == 8 || rn == 23) && regs && mem)
 		return aarch64_callee_step(insn, len, regs, mem);
 	return ARCH_PAD_REWIND;
 }

@@ -193,6 +193,90 @@ static void test_exit(void **state)
 	assert_int_equal(svcs(b, (size_t)n), 0);
 }
 
+/* A memory of 64 bytes at 0x9000 for the steps done by hand. */
+static uint8_t step_mem[64];
+
+static int step_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	if (addr < 0x9000 || addr + len > 0x9000 + sizeof(step_mem))
+		return -EFAULT;
+	memcpy(buf, step_mem + (addr - 0x9000), len);
+	return 0;
+}
+
+static int step_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	(void)ctx;
+	if (addr < 0x9000 || addr + len > 0x9000 + sizeof(step_mem))
+		return -EFAULT;
+	memcpy(step_mem + (addr - 0x9000), buf, len);
+	return 0;
+}
+
+/*
+ * A thread the agent steps out of the entry pad or the trampoline: the
+ * claims' exclusive pairs (x1, x13, x24) send it back, those of the
+ * histogram's count (x8) and of the header's counters (x23) are done by
+ * hand, so that nothing is counted twice; the histogram's sum, stepped
+ * through its pair, is added once.
+ */
+static void test_step_exclusives(void **state)
+{
+	struct arch_ret_pad h = rp;
+	uint8_t b[4096];
+	size_t trap = 0, fb = 0;
+	unsigned int by_hand[32] = { 0 }, rewound[32] = { 0 };
+	struct arch_mem mem = { NULL, step_read, step_write };
+
+	(void)state;
+	h.hist = 0x7f2000000000ull;
+	for (int part = 0; part < 2; part++) {
+		int n = part ? aarch64_emit_ret_exit(b, sizeof(b), &h, &trap)
+			     : aarch64_emit_ret_entry(b, sizeof(b), &h, &fb, NULL);
+		assert_true(n > 0);
+		for (size_t off = 0; off < (size_t)n; off += 4) {
+			uint32_t w = word_at(b, off);
+			if ((w & 0x3f800000u) != 0x08000000u)
+				continue;
+			unsigned int rn = (w >> 5) & 31;
+			struct arch_gpregs g = { .pc = 0x4000 };
+			g.gpr[rn] = 0x9000;
+			int how = aarch64_arch_ops.pad_step(b + off, 4, &g, &mem);
+			if (how == ARCH_PAD_DONE) {
+				assert_int_equal(g.pc, 0x4004);
+				by_hand[rn]++;
+			} else {
+				assert_int_equal(how, ARCH_PAD_REWIND);
+				rewound[rn]++;
+			}
+		}
+	}
+	/* the hist's two pairs, the counters' (fallbacks; waits, orphans) */
+	assert_int_equal(by_hand[8], 4);
+	assert_int_equal(by_hand[23], 6);
+	assert_true(rewound[1] >= 2 && rewound[13] == 2);
+	assert_int_equal(rewound[8] + rewound[23], 0);
+
+	/* The sum's pair by hand: ldaxr x6, [x8]; (add x6, x6, x4 steps);
+	 * stlxr w7, x6, [x8]: the sum once more, the status 0. */
+	static const uint8_t ld[] = { 0x06, 0xfd, 0x5f, 0xc8 };	/* ldaxr x6, [x8] */
+	static const uint8_t st[] = { 0x06, 0xfd, 0x07, 0xc8 };	/* stlxr w7, x6, [x8] */
+	struct arch_gpregs g = { .pc = 0x4000 };
+	uint64_t sum = 1000, got;
+	memcpy(step_mem + 8, &sum, 8);
+	g.gpr[8] = 0x9008;
+	g.gpr[4] = 234;
+	g.gpr[7] = 1;
+	assert_int_equal(aarch64_arch_ops.pad_step(ld, 4, &g, &mem), ARCH_PAD_DONE);
+	assert_true(g.gpr[6] == 1000 && g.pc == 0x4004);
+	g.gpr[6] += g.gpr[4];
+	g.pc += 4;
+	assert_int_equal(aarch64_arch_ops.pad_step(st, 4, &g, &mem), ARCH_PAD_DONE);
+	memcpy(&got, step_mem + 8, 8);
+	assert_true(got == 1234 && g.gpr[7] == 0 && g.pc == 0x400c);
+}
+
 static void test_exit_refused(void **state)
 {
 	uint8_t b[4096];
@@ -212,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_stamp),
 		cmocka_unit_test(test_exit),
 		cmocka_unit_test(test_exit_refused),
+		cmocka_unit_test(test_step_exclusives),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
