@@ -631,7 +631,7 @@ static int a64_pad_fix(uint64_t trap, uint64_t pc, uint64_t *new_pc)
  * returns.  A thread stopped on the load's fault runs the branch
  * instead; one that comes later copies nothing more.
  */
-static int a64_ipa_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
+static int a64_load_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
 			size_t room)
 {
 	int64_t d = (int64_t)(to - at);
@@ -709,6 +709,6 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.step_sticks = true,	/* TIF_SINGLESTEP outlives the tracer */
 		.pad_open = a64_pad_open,
 		.pad_fix = a64_pad_fix,
-		.ipa_open = a64_ipa_open,
+		.load_open = a64_load_open,
 	},
 };

@@ -212,6 +212,10 @@ struct thread {
 	 * its memory (and thread pointer) now. */
 	bool tp_noted, tp_vfork;
 	uint64_t tp_key;
+	/* Where the pads read the thread pointer as %fs:0 (x86-64 without
+	 * fsgsbase): the thread had none there when it was last resumed
+	 * (no TLS), and its process's pads do without (pad-tid.c). */
+	bool tp_none;
 	uint8_t *regcache;
 };
 
@@ -708,8 +712,9 @@ int pad_attach(struct probe *pr, enum pad_collect collect, char *why, size_t why
 int pad_drain(struct process *p,
 	      bool (*fn)(struct probe *pr, struct regsrc *src, uint64_t time_us,
 			 const void *blocks, void *arg), void *arg);
-bool pad_ipa_fault(struct thread *t, int sig);
+bool pad_fault(struct thread *t, int sig);
 uint64_t pad_ipa_faults(const struct process *p);
+uint64_t pad_tp_faults(const struct process *p);
 ssize_t pad_ipa_code_write(struct process *p, uint64_t addr, const void *buf, size_t len);
 uint64_t pad_ipa_skipped(const struct probe *pr);
 int pad_salvage(struct process *p,

@@ -549,7 +549,7 @@ static int arm_pad_open(uint8_t *out, size_t size, uint32_t ready_off)
  * A32, 4 bytes) becomes `b exit`: r3 still counts what was copied, so
  * the exit returns that, and the rest reads as unavailable.
  */
-static int arm_ipa_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
+static int arm_load_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
 			size_t room)
 {
 	int64_t rel = (int64_t)to - (int64_t)at - 8;
@@ -636,6 +636,6 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.step_sticks = false,	/* no hardware step */
 		.pad_open = arm_pad_open,
 		/* pad_fix: none needed, see arm_pad_open. */
-		.ipa_open = arm_ipa_open,
+		.load_open = arm_load_open,
 	},
 };

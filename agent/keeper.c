@@ -890,15 +890,16 @@ static void open_pad(int fd, const struct kp_code *c)
 		mem_rw(fd, c->at, code, (size_t)n, true);
 }
 
-/* The collector's loads jump to their exit from now on (ipa_open). */
-static void open_ipa(int fd, const struct kp_code *c)
+/* Loads that may fault jump where a fault goes on from now on
+ * (load_open). */
+static void open_load(int fd, const struct kp_code *c)
 {
 	const struct ptrace_keeper_ops *ko = &agent.ptrace->keeper;
 	uint8_t code[16];
 	int n;
 
-	if (ko->ipa_open &&
-	    (n = ko->ipa_open(code, sizeof(code), c->at, c->addr, c->insn_len)) > 0)
+	if (ko->load_open &&
+	    (n = ko->load_open(code, sizeof(code), c->at, c->addr, c->insn_len)) > 0)
 		mem_rw(fd, c->at, code, (size_t)n, true);
 }
 
@@ -1002,8 +1003,8 @@ static void take_over_process(struct kp_proc *kp)
 	for (int i = 0; i < KP_CODES; i++)
 		if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_PAD)
 			open_pad(fd, &shm->codes[i]);
-		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_IPA)
-			open_ipa(fd, &shm->codes[i]);
+		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_LOAD)
+			open_load(fd, &shm->codes[i]);
 		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_RET_ON) {
 			/* Nobody drains the ring any more: the in-process
 			 * trampoline records nothing, and never waits. */

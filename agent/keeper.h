@@ -57,9 +57,10 @@ enum keeper_code_kind {
 			 * addr, the trampoline's wait for room (an int3
 			 * that becomes a nop; a thread stopped after it
 			 * goes on from there) */
-	KEEPER_IPA,	/* the in-process collector's faulting loads: at,
-			 * the first; insn_len their bytes; addr, their
-			 * fault exit */
+	KEEPER_LOAD,	/* loads that may fault (the in-process
+			 * collector's, a pad's thread pointer): at, the
+			 * first; insn_len their bytes; addr, where a
+			 * fault goes on */
 };
 void keeper_code(pid_t pid, enum keeper_code_kind kind, uint64_t at,
 		 uint64_t addr, unsigned int insn_len, unsigned int xol_len,

@@ -104,6 +104,12 @@ static void list_probes(struct rsp_buf *reply)
 				 (unsigned long long)pad_ret_count(p, RET_PAD_LOST));
 			server_console(line);
 		}
+		if (pad_tp_faults(p)) {
+			snprintf(line, sizeof(line), "process %d: %llu pad hits of threads "
+				 "with no thread pointer at %%fs:0 (a stop each, no signal to "
+				 "the program)\n", p->pid, (unsigned long long)pad_tp_faults(p));
+			server_console(line);
+		}
 		if (pad_ipa_faults(p)) {
 			snprintf(line, sizeof(line), "process %d: %llu unreadable addresses "
 				 "met by the in-process collector (no signal to the program)\n",

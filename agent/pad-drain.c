@@ -33,9 +33,13 @@ static int load_record(struct process *p, uint8_t *blk, const uint8_t *rec,
 		       bool image, bool xsave, pid_t tid, struct regsrc *src)
 {
 	const struct arch_pad_layout *l = layout();
+	/* Without fsgsbase a record without the image has no bases (the
+	 * pads would need two system calls): no tracepoint of its site
+	 * reads a register beyond the frame. */
+	bool bases = image || (p->pads && p->pads->fsgsbase);
 	int err = regs_load_record(p, blk, (const uint64_t *)(rec + l->off_frame),
 				   image ? rec : NULL, xsave,
-				   (const uint64_t *)(rec + l->off_bases));
+				   bases ? (const uint64_t *)(rec + l->off_bases) : NULL);
 
 	if (err < 0)
 		return err;

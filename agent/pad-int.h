@@ -125,13 +125,18 @@ static inline uint64_t frame_pc(const uint8_t *e)
 
 /* Code of a pad, kept until the process goes (threads may still be in
  * it after its probe is removed). */
+enum { PAD_FAULT_COND, PAD_FAULT_TID, PAD_FAULT_RET, PAD_FAULTS };
 struct pad_code {
 	struct pad_code *next;
 	uint64_t addr, trap, site;
 	size_t len;
-	/* A native condition's load, and where a fault there goes on
-	 * (its true path); 0: none. */
-	uint64_t cond_load, cond_take;
+	/* Loads that may fault (0: none) and where a fault there goes
+	 * on: a native condition's (its true path), and the thread
+	 * pointer's as %fs:0 of the tid lookup and of the return push
+	 * (struct arch_pad_fault). */
+	struct pad_load {
+		uint64_t load, take;
+	} faults[PAD_FAULTS];
 };
 
 struct pad_table {
@@ -154,7 +159,8 @@ struct pad_table {
 	size_t ipa_size, ipa_used;
 	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
 	bool ipa_failed;
-	uint64_t ipa_faults;		/* its loads fixed up (pad_ipa_fault) */
+	uint64_t ipa_faults;		/* its loads fixed up (pad_fault) */
+	uint64_t tp_faults;		/* %fs:0 loads fixed up (pad_fault) */
 	/* The process's vDSO clock_gettime, which a pad that stores the
 	 * hit's time calls instead of the system call (0: none found). */
 	uint64_t vdso_clock;

@@ -257,7 +257,7 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, base, base + trap_off, base, (size_t)n, 0, 0 };
+	*c = (struct pad_code){ pt->codes, base, base + trap_off, base, (size_t)n, { { 0, 0 } } };
 	pt->codes = c;
 	p->ret_area = r.area;
 	p->ret_itramp = base;

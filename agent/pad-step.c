@@ -289,7 +289,7 @@ static int step_wait(struct thread *t, siginfo_t kept[4], int *nkept)
 		return 0;
 	}
 	/* The collector's load of an unreadable address: on at its exit. */
-	if (pad_ipa_fault(t, sig))
+	if (pad_fault(t, sig))
 		return 0;
 	if (*nkept < 4 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &kept[*nkept]) == 0)
 		(*nkept)++;

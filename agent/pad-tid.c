@@ -5,7 +5,8 @@
  * A recording pad whose records name their thread (probe-trace's
  * frames, a traced $_thread-like variable) needs the hitting thread's
  * id.  gettid is a system call, the dearest part of such a hit; the
- * thread pointer (x86-64: fs_base, read by rdfsbase) costs nothing, and
+ * thread pointer (x86-64: fs_base, read by rdfsbase, or without
+ * fsgsbase as %fs:0, the TCB's pointer to itself) costs nothing, and
  * is distinct per live thread as long as each has its own TLS.  So the
  * agent keeps, in the pads' shared memory, a table from thread pointer
  * to tid (layout: PAD_TID_* in arch/arch.h), and the pad looks its
@@ -67,10 +68,11 @@ int tp_regnum(void)
 }
 
 /* Whether recording pads of `pt`'s process can read the table: the arch
- * reads the thread pointer with no system call (x86-64 with fsgsbase). */
+ * has a thread pointer the pads read with no system call (x86-64: with
+ * rdfsbase, else as %fs:0). */
 bool pad_tid_usable(const struct pad_table *pt)
 {
-	return pt->local && pt->fsgsbase && tp_regnum() >= 0;
+	return pt->local && tp_regnum() >= 0;
 }
 
 /* The live threads of p with thread pointer `key` (a vfork child running
@@ -130,6 +132,19 @@ static void entry_update(struct process *p, struct pad_table *pt, uint64_t key)
 	__atomic_store_n(&mine->tid, (uint32_t)tid, __ATOMIC_RELEASE);
 }
 
+/* PAD_TID_NOTLS says whether a live thread of p has no thread pointer at
+ * %fs:0 now. */
+static void notls_update(struct process *p, struct pad_table *pt)
+{
+	uint32_t n = 0;
+
+	for (struct thread *t = p->threads; t; t = t->next)
+		n += t->tp_none;
+	if (pt && pt->local)
+		__atomic_store_n((uint32_t *)(pt->local + tids_off() + PAD_TID_NOTLS), n,
+				 __ATOMIC_RELEASE);
+}
+
 /* Thread t, about to run: entered, if it is not yet. */
 void pad_tid_note(struct thread *t)
 {
@@ -140,6 +155,25 @@ void pad_tid_note(struct thread *t)
 
 	if (t->tp_noted || !pt || !pad_tid_usable(pt) || reg < 0 ||
 	    regs_get(t, (unsigned int)reg, &key) < 0)
+		return;
+	/* Without fsgsbase the pads read the key as the TCB's first word
+	 * (%fs:0), which the x86-64 TLS ABI makes the thread pointer.  A
+	 * thread whose word is not (no TLS: fs base 0, where the load would
+	 * fault) sets PAD_TID_NOTLS: the process's pads do without the
+	 * load until it has one, which is looked at again at each of its
+	 * resumes. */
+	uint64_t self = 0;
+	bool none = !pt->fsgsbase &&
+		    (!key || key == PAD_TID_GONE ||
+		     mem_read_raw(p, key, &self, sizeof(self)) != (ssize_t)sizeof(self) ||
+		     self != key);
+	if (none != t->tp_none) {
+		t->tp_none = none;
+		notls_update(p, pt);
+		debug("thread %d: %s thread pointer at %%fs:0 (fs base %#llx)", t->tid,
+		      none ? "no" : "its", (unsigned long long)key);
+	}
+	if (none)
 		return;
 	t->tp_noted = true;
 	t->tp_key = key;
@@ -158,6 +192,10 @@ void pad_tid_gone(struct thread *t)
 	struct process *p = t->proc;
 	struct pad_table *pt = p->pads;
 
+	if (t->tp_none) {
+		t->tp_none = false;
+		notls_update(p, pt);
+	}
 	if (!t->tp_noted)
 		return;
 	t->tp_noted = false;
@@ -182,7 +220,7 @@ void pad_tid_vfork(struct thread *t, bool running)
 void pad_tid_reset(struct process *p)
 {
 	for (struct thread *t = p->threads; t; t = t->next)
-		t->tp_noted = false;
+		t->tp_noted = t->tp_none = false;
 }
 
 /* Whether the counter can stamp a hit for the agent to turn into the

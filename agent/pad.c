@@ -48,7 +48,7 @@
  * into the record's second half; IPA_TRAP sends the hit on to the
  * hand-off.  The drain hands the blocks to the owner with the registers.
  * A load of the collector that faults is resumed at its exit
- * (pad_ipa_fault): the program sees no signal.  Where the site's one
+ * (pad_fault): the program sees no signal.  Where the site's one
  * tracepoint only collects ranges, with no condition and no pass count,
  * an x86-64 pad writes those blocks itself instead of calling the
  * collector, with the collector's ipa_copy (native_copy).
@@ -314,7 +314,7 @@ static int ipa_get(struct process *p, struct pad_table *pt, char *why,
 	pt->ipa_failed = false;
 	/* Should the agent die, the keeper makes the loads jump to their
 	 * exit: no SIGSEGV the agent is not there to fix up. */
-	keeper_code(p->pid, KEEPER_IPA, pt->ipa_remote + pt->img.fault_begin,
+	keeper_code(p->pid, KEEPER_LOAD, pt->ipa_remote + pt->img.fault_begin,
 		    pt->ipa_remote + pt->img.fault_exit,
 		    (unsigned int)(pt->img.fault_end - pt->img.fault_begin), 0, -1, 0);
 	debug("in-process collector at %#llx in %d (%zu bytes of image)",
@@ -375,31 +375,48 @@ static int ipa_site_make(struct process *p, struct pad_table *pt, uint64_t addr,
 
 /*
  * A thread of a traced process stopped with `sig`: if it is SIGSEGV or
- * SIGBUS at one of the collector's loads (ipa_copy), it goes on at the
- * loads' fault exit, which returns what was read, and the signal is not
- * the program's.  True when so (the caller resumes it without a signal).
+ * SIGBUS at one of a pad's loads that may fault (struct pad_code's
+ * faults: a native condition's, the thread pointer's) or of the
+ * collector's (ipa_copy), it goes on where the code does without what
+ * could not be read (for ipa_copy the loads' fault exit, which returns
+ * what was read), and the signal is not the program's.  True when so
+ * (the caller resumes it without a signal).
  */
-bool pad_ipa_fault(struct thread *t, int sig)
+bool pad_fault(struct thread *t, int sig)
 {
 	struct pad_table *pt = t->proc->pads;
 
-	if ((sig != SIGSEGV && sig != SIGBUS) || !pt || !pt->ipa_local)
+	if ((sig != SIGSEGV && sig != SIGBUS) || !pt)
 		return false;
-	uint64_t pc = regs_get_pc(t), to;
+	uint64_t pc = regs_get_pc(t), to = 0;
 	const struct pad_code *c = pad_code_at(t->proc, pc);
-	if (c && c->cond_load && pc == c->cond_load)
-		to = c->cond_take;	/* a native condition's load */
-	else if (pc >= pt->ipa_remote &&
-		 ipa_image_fault_fixable(&pt->img, pc - pt->ipa_remote))
+	int i;
+	for (i = 0; c && i < PAD_FAULTS; i++)
+		if (c->faults[i].load && pc == c->faults[i].load) {
+			to = c->faults[i].take;
+			break;
+		}
+	if (!to && pt->ipa_local && pc >= pt->ipa_remote &&
+	    ipa_image_fault_fixable(&pt->img, pc - pt->ipa_remote))
 		to = pt->ipa_remote + pt->img.fault_exit;
-	else
+	if (!to)
 		return false;
 	if (regs_set(t, (unsigned int)agent.arch->pc_regnum, to) < 0 ||
 	    regs_flush(t) < 0)
 		return false;
-	pt->ipa_faults++;
-	debug("thread %d: collector's load at %#llx faulted, resumed at its exit",
-	      t->tid, (unsigned long long)pc);
+	if (c && i == PAD_FAULT_TID) {
+		pt->tp_faults++;
+		debug("thread %d: no thread pointer at %%fs:0 (pad at %#llx): "
+		      "the pad asks the kernel", t->tid, (unsigned long long)c->addr);
+	} else if (c && i == PAD_FAULT_RET) {
+		pt->tp_faults++;
+		debug("thread %d: no thread pointer at %%fs:0 (pad at %#llx): "
+		      "the return goes to the agent", t->tid, (unsigned long long)c->addr);
+	} else {
+		pt->ipa_faults++;
+		debug("thread %d: collector's load at %#llx faulted, resumed at its exit",
+		      t->tid, (unsigned long long)pc);
+	}
 	return true;
 }
 
@@ -431,6 +448,13 @@ uint64_t pad_ipa_skipped(const struct probe *pr)
 uint64_t pad_ipa_faults(const struct process *p)
 {
 	return p->pads ? p->pads->ipa_faults : 0;
+}
+
+/* Pad hits of threads with no thread pointer at %fs:0 so far (a stop
+ * each). */
+uint64_t pad_tp_faults(const struct process *p)
+{
+	return p->pads ? p->pads->tp_faults : 0;
 }
 
 /*
@@ -819,6 +843,9 @@ struct pad_build {
 	uint8_t code[PAD_CODE_MAX];
 	size_t n;			/* the code's length so far */
 	size_t cond_skip, cond_load, cond_take;	/* native condition */
+	/* the thread pointer's loads (%fs:0): the tid lookup's, the
+	 * return push's */
+	struct arch_pad_fault tid_fault, ret_fault;
 	size_t ret_fallback, ret_done;	/* the return push's branches */
 	size_t done;			/* the collector's branch */
 	size_t trap_off, win_off;
@@ -901,7 +928,9 @@ static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
 	struct arch_ret_pad rp = {
 		.area = p->ret_area, .tramp = p->ret_itramp,
 		.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
-		.fsgsbase = b->pt->fsgsbase,
+		.fsgsbase = b->pt->fsgsbase, .tp_fault = &b->ret_fault,
+		.tp_notls = pad_tid_usable(b->pt) ?
+			    b->pt->remote + tids_off() + PAD_TID_NOTLS : 0,
 	};
 	size_t at = b->n;
 	int err = grown(b, agent.arch->emit_ret_entry(b->code + b->n, sizeof(b->code) - b->n,
@@ -911,6 +940,10 @@ static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
 	b->ret_fallback += at;
 	if (b->ret_only)
 		b->ret_done += at;
+	if (b->ret_fault.load) {
+		b->ret_fault.load += at;
+		b->ret_fault.take += at;
+	}
 	return err;
 }
 
@@ -1016,6 +1049,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.ipa_wants = site_has_cond(pt, b->ipa_site) ?
 			     pt->ipa_remote + pt->img.site_wants : 0,
 		.off_blocks = blocks_off(), .blocks_size = blocks_size(),
+		.tp_fault = &b->tid_fault,
 	};
 	native_copy(pt, &r);
 	size_t at = b->n;
@@ -1027,6 +1061,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		      "ranges failed: %s", (unsigned long long)b->pr->addr, strerror(-m));
 		r.copy_fn = 0;
 		r.ncopies = 0;
+		b->tid_fault = (struct arch_pad_fault){ 0, 0, 0 };
 		m = agent.arch->emit_pad_collect(b->code + b->n, sizeof(b->code) - b->n, &r,
 						 &b->done);
 	}
@@ -1036,6 +1071,10 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		      (unsigned long long)b->pr->addr, b->copies);
 	int err = grown(b, m, "collector", why, whylen);
 	b->done += at;
+	if (b->tid_fault.load) {
+		b->tid_fault.load += at;
+		b->tid_fault.take += at;
+	}
 	return err;
 }
 
@@ -1194,6 +1233,13 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 		return err;
 	keeper_code(p->pid, KEEPER_PAD, b->at + b->trap_off, pr->addr, 0, 0, -1,
 		    layout()->off_ready);
+	/* Should the agent die, the thread pointer's loads jump where a
+	 * fault there would have gone (KEEPER_LOAD). */
+	const struct arch_pad_fault *tf[] = { &b->tid_fault, &b->ret_fault };
+	for (size_t i = 0; i < 2; i++)
+		if (tf[i]->load)
+			keeper_code(p->pid, KEEPER_LOAD, b->at + tf[i]->load,
+				    b->at + tf[i]->take, (unsigned int)tf[i]->len, 0, -1, 0);
 	err = bp_patch(p, pr->addr, site, b->inlen);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot write the jump at 0x%llx: %s",
@@ -1203,9 +1249,14 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, b->at, b->at + b->trap_off, pr->addr, b->n,
-				b->cond_load ? b->at + b->cond_load : 0,
-				b->cond_skip ? b->at + b->cond_take : 0 };
+	*c = (struct pad_code){ pt->codes, b->at, b->at + b->trap_off, pr->addr, b->n, {
+		[PAD_FAULT_COND] = { b->cond_load ? b->at + b->cond_load : 0,
+				     b->cond_skip ? b->at + b->cond_take : 0 },
+		[PAD_FAULT_TID] = { b->tid_fault.load ? b->at + b->tid_fault.load : 0,
+				    b->at + b->tid_fault.take },
+		[PAD_FAULT_RET] = { b->ret_fault.load ? b->at + b->ret_fault.load : 0,
+				    b->at + b->ret_fault.take },
+	} };
 	pt->codes = c;
 	pr->pad = b->at;
 	pr->pad_len = b->n;

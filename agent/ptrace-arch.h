@@ -170,14 +170,16 @@ struct ptrace_keeper_ops {
 	int (*pad_open)(uint8_t *out, size_t size, uint32_t ready_off);
 	int (*pad_fix)(uint64_t trap, uint64_t pc, uint64_t *new_pc);
 	/*
-	 * The in-process collector's faulting loads ([at, at + room)) become
-	 * a jump to their fault exit `to`: a thread the agent had stopped on
-	 * a fault resumes there into the exit, and one that gets there later
-	 * reads nothing more (its values are unavailable) instead of taking
-	 * a SIGSEGV no one fixes up.  Returns the length written, or -errno
-	 * when no jump fits; NULL where the arch has no collector.
+	 * Loads that may fault ([at, at + room): the in-process collector's,
+	 * x86-64's thread pointer read as %fs:0) become a jump to where a
+	 * fault there goes on, `to`: a thread the agent had stopped on a
+	 * fault resumes there, and one that gets there later reads nothing
+	 * (the collector's values are unavailable, the thread's id comes
+	 * from the kernel) instead of taking a SIGSEGV no one fixes up.
+	 * Returns the length written, or -errno when no jump fits; NULL
+	 * where the arch has no collector.
 	 */
-	int (*ipa_open)(uint8_t *out, size_t size, uint64_t at, uint64_t to,
+	int (*load_open)(uint8_t *out, size_t size, uint64_t at, uint64_t to,
 			size_t room);
 };
 

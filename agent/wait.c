@@ -415,7 +415,7 @@ enum wait_outcome classify(struct thread *t, int status,
 
 	/* The in-process collector's load of an unreadable address: not the
 	 * program's signal (pad.c). */
-	if (pad_ipa_fault(t, sig))
+	if (pad_fault(t, sig))
 		return WAIT_RESUME;
 
 	int gsig = signal_to_gdb(sig);

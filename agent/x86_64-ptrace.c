@@ -430,18 +430,27 @@ static int x86_64_load_record(uint8_t *blk, unsigned int features,
 	return 0;
 }
 
-/* PROBE_PAD_XSAVE=1: pads store the image with XSAVE (to compare). */
-static bool pad_xsave;
+/* PROBE_PAD_XSAVE=1: pads store the image with XSAVE (to compare).
+ * PROBE_PAD_FSGSBASE=0: pads do as where the kernel does not let user
+ * space use rdfsbase (the thread pointer read as %fs:0, the bases by
+ * system calls), for tests and measuring on a machine where it does. */
+static bool pad_xsave, pad_no_fsgsbase;
 
 static int x86_64_read_env(char *why, size_t whylen)
 {
 	const char *v = getenv("PROBE_PAD_XSAVE");
+	const char *f = getenv("PROBE_PAD_FSGSBASE");
 
 	if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
 		snprintf(why, whylen, "PROBE_PAD_XSAVE=%s: expected 0 or 1", v);
 		return -EINVAL;
 	}
+	if (f && *f && strcmp(f, "0") && strcmp(f, "1")) {
+		snprintf(why, whylen, "PROBE_PAD_FSGSBASE=%s: expected 0 or 1", f);
+		return -EINVAL;
+	}
 	pad_xsave = v && !strcmp(v, "1");
+	pad_no_fsgsbase = f && !strcmp(f, "0");
 	return 0;
 }
 
@@ -459,7 +468,7 @@ static void x86_64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
 
 	*xsave = p->features & ARCH_FEAT_AVX;
 	*fxsave_ymm = *xsave && !pad_xsave;
-	*fsgsbase = process_auxv(p, AT_HWCAP2, &hwcap2) &&
+	*fsgsbase = !pad_no_fsgsbase && process_auxv(p, AT_HWCAP2, &hwcap2) &&
 		    (hwcap2 & HWCAP2_FSGSBASE_BIT);
 }
 
@@ -910,19 +919,30 @@ static int x86_64_pad_open(uint8_t *out, size_t size, uint32_t ready_off)
 }
 
 /* ipa_copy's `rep movsb` (2 bytes) becomes `jmp exit` (eb rel8): the
- * count still to copy stays in %rcx, so the exit returns what was read. */
-static int x86_64_ipa_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
-			   size_t room)
+ * count still to copy stays in %rcx, so the exit returns what was read.
+ * A pad's `mov %fs:0,%reg` (9 bytes) becomes `jmp` to its path without
+ * the thread pointer (eb rel8, or e9 rel32 when that is too far). */
+static int x86_64_load_open(uint8_t *out, size_t size, uint64_t at, uint64_t to,
+			    size_t room)
 {
 	int64_t rel = (int64_t)(to - (at + 2));
 
 	if (size < 2 || room < 2)
 		return -ENOSPC;
-	if (rel < -128 || rel > 127)
+	if (rel >= -128 && rel <= 127) {
+		out[0] = 0xeb;
+		out[1] = (uint8_t)(int8_t)rel;
+		return 2;
+	}
+	rel = (int64_t)(to - (at + 5));
+	if (size < 5 || room < 5)
+		return -ENOSPC;
+	if (rel < INT32_MIN || rel > INT32_MAX)
 		return -ERANGE;
-	out[0] = 0xeb;
-	out[1] = (uint8_t)(int8_t)rel;
-	return 2;
+	int32_t r32 = (int32_t)rel;
+	out[0] = 0xe9;
+	memcpy(out + 1, &r32, 4);
+	return 5;
 }
 
 static int x86_64_pad_fix(uint64_t trap, uint64_t pc, uint64_t *new_pc)
@@ -984,6 +1004,6 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.step_sticks = false,	/* the handler clears TF */
 		.pad_open = x86_64_pad_open,
 		.pad_fix = x86_64_pad_fix,
-		.ipa_open = x86_64_ipa_open,
+		.load_open = x86_64_load_open,
 	},
 };

@@ -198,6 +198,21 @@ struct arch_pad_handoff {
 #define ARCH_PAD_COPIES 8
 #define ARCH_PAD_NO_REG 0xffffu
 
+/*
+ * A load in emitted code that can fault where the program did nothing
+ * wrong, and where a fault there goes on: offsets in the emitter's
+ * `out`, load 0 when the code has none.  x86-64 without fsgsbase reads
+ * the thread pointer as %fs:0 (the TCB's first word), which faults in
+ * a thread with no TLS (fs base 0: a program without libc, a static
+ * one before it sets its TLS up); its `take` is the path that does
+ * without (the system call, the hand-off).  The agent resumes such a
+ * fault at `take` and the program sees no signal (pad.c pad_fault).
+ */
+struct arch_pad_fault {
+	size_t load, take;
+	size_t len;		/* the load's bytes */
+};
+
 struct arch_pad_ring {
 	uint64_t ring;
 	unsigned int off_records;
@@ -269,8 +284,9 @@ struct arch_pad_ring {
 	/*
 	 * x86-64 (others ignore them), with time_tid.  tid_table: the
 	 * agent's table of thread ids by thread pointer (PAD_TID_*
-	 * below), which a pad with fsgsbase reads instead of making the
-	 * gettid system call; a thread it does not name (key not found,
+	 * below), which a pad reads instead of making the gettid system
+	 * call, keyed by rdfsbase with fsgsbase, else by %fs:0 (tp_fault
+	 * below); a thread it does not name (key not found,
 	 * or its tid 0: more than one thread has that thread pointer)
 	 * still makes the call.  tsc_time: the time is the TSC (rdtsc) in
 	 * the first 8 bytes at off_time and PAD_TIME_TSC in the next 8,
@@ -278,6 +294,9 @@ struct arch_pad_ring {
 	 */
 	uint64_t tid_table;
 	bool tsc_time;
+	/* x86-64 (others leave it alone), when not NULL: the key's load
+	 * of the tid table's lookup (emit_pad_collect) */
+	struct arch_pad_fault *tp_fault;
 	/* x86-64 (others ignore it): with tsc_time and no ipa_call, the pad
 	 * pushed a return before (emit_ret_entry: %r15 the entry, or 0):
 	 * the record's TSC is also the entry's time, and %r15 is cleared
@@ -313,6 +332,15 @@ struct arch_pad_ring {
 #define PAD_TID_ENTRIES ((1u << PAD_TID_BITS) + PAD_TID_PROBES - 1)
 #define PAD_TID_HASH 0x9e3779b97f4a7c15ull
 #define PAD_TID_GONE 1ull
+/*
+ * After the entries, a 32-bit word: nonzero while a thread of the
+ * process has no thread pointer at %fs:0 (fs base 0, or a TCB that does
+ * not point at itself), where pads read it there (x86-64 without
+ * fsgsbase).  Such pads test it first and, while it is set, make the
+ * system call instead (and the return push goes to the agent): the
+ * load would fault in that thread.
+ */
+#define PAD_TID_NOTLS ((uint64_t)PAD_TID_ENTRIES * 16)
 #define PAD_TIME_TSC (-1ll)
 
 /*
@@ -470,6 +498,12 @@ struct arch_ret_pad {
 	bool fsgsbase;		/* x86-64: rdfsbase, else mov %fs:0 (the
 				   TCB's self pointer the x86-64 TLS ABI
 				   requires); aarch64 ignores it */
+	/* emit_ret_entry only, x86-64 without fsgsbase (others ignore
+	 * them): where a fault of the key's load goes on (when not NULL),
+	 * and the address of the PAD_TID_NOTLS word (0: none), which the
+	 * entry tests before it: set, the return goes to the agent. */
+	struct arch_pad_fault *tp_fault;
+	uint64_t tp_notls;
 	/* emit_ret_exit only: the histograms' page (RET_HIST_*), 0: none;
 	 * arches without ret_hist ignore it */
 	uint64_t hist;

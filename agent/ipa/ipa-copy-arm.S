@@ -8,7 +8,7 @@
  * [ipa_copy_fault_begin, ipa_copy_fault_end), sets the PC to
  * ipa_copy_fault_exit and drops the signal.  Should the agent die, the
  * keeper turns the load into `b ipa_copy_fault_exit` (arm-ptrace.c's
- * ipa_open).
+ * load_open).
  */
 	.syntax	unified
 	.arm

@@ -627,10 +627,18 @@ static size_t emit_claim_record(struct x86_64_out *o,
 
 /*
  * The record's thread: from the agent's table by the thread pointer
- * (r->tid_table, with fsgsbase), or by the system call where the table
- * does not name the thread (see PAD_TID_* in arch.h):
+ * (r->tid_table), or by the system call where the table does not name
+ * the thread (see PAD_TID_* in arch.h):
  *
  *   f3 48 0f ae c0          rdfsbase %rax          the key
+ *     (without fsgsbase
+ *      48 b9 <table>        movabs $table,%rcx
+ *      83 b9 <NOTLS> 00     cmpl $0,NOTLS(%rcx)    a thread without TLS:
+ *      75 <3f>              jne 3f                 the load would fault
+ *      64 48 8b 04 25 00 00 00 00   mov %fs:0,%rax: the TCB's first
+ *      word, the thread pointer by the x86-64 TLS ABI, which the agent
+ *      checks before it enters a thread; a fault there (a thread that
+ *      lost its TLS since) goes on at 3:, r->tp_fault)
  *   48 89 c2                mov %rax,%rdx
  *   48 b9 <PAD_TID_HASH>    movabs $hash,%rcx
  *   48 0f af d1             imul %rcx,%rdx
@@ -663,17 +671,43 @@ static void emit_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
 					  0x48, 0x83, 0xc2, 0x10, 0xff, 0xc9, 0x75, 0xf3,
 					  0xeb, 0x07,
 					  0x8b, 0x42, 0x08, 0x85, 0xc0, 0x75, 0x07 };
+	static const uint8_t key_tcb[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0,
+					   0x48, 0x89, 0xc2, 0x48, 0xb9 };
 	static const uint8_t gettid[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05,
 					  0x41, 0x89, 0x86 };
+	static const uint8_t notls[] = { 0x83, 0xb9 };
+	size_t load = 0, j_notls = 0;
 
-	if (r->tid_table && r->fsgsbase) {
-		x86_64_put(o, key, sizeof(key));
+	if (r->tid_table) {
+		if (r->fsgsbase) {
+			x86_64_put(o, key, sizeof(key));
+		} else {
+			x86_64_put8(o, 0x48);
+			x86_64_put8(o, 0xb9);
+			x86_64_put64(o, r->tid_table);
+			x86_64_put(o, notls, sizeof(notls));
+			x86_64_put32(o, (uint32_t)PAD_TID_NOTLS);
+			x86_64_put8(o, 0);
+			x86_64_put8(o, 0x75);
+			j_notls = o->len;
+			x86_64_put8(o, 0);
+			load = o->len;
+			x86_64_put(o, key_tcb, sizeof(key_tcb));
+		}
 		x86_64_put64(o, PAD_TID_HASH);
 		x86_64_put(o, hash, sizeof(hash));
 		x86_64_put8(o, 64 - PAD_TID_BITS);
 		x86_64_put(o, scale, sizeof(scale));
 		x86_64_put64(o, r->tid_table);
 		x86_64_put(o, search, sizeof(search));
+		if (!r->fsgsbase) {
+			/* to 3: (the gettid call), 74 bytes on: rel8 */
+			if (!o->overflow)
+				o->buf[j_notls] = (uint8_t)(o->len - (j_notls + 1));
+			if (r->tp_fault)
+				*r->tp_fault = (struct arch_pad_fault){ load, o->len,
+									sizeof(key_tcb) - 5 };
+		}
 	}
 	x86_64_put(o, gettid, sizeof(gettid));
 	x86_64_put32(o, r->off_tid);
@@ -1035,9 +1069,14 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	/* Without the image but with the flags word, not even the XSAVE
 	 * header's XSTATE_BV: its line would be a fourth for the record
 	 * (put_hit_state writes it only with xsave). */
+	/* Without fsgsbase no bases in a record without the image: it is
+	 * one only where no tracepoint of the site reads a register beyond
+	 * the frame, and the bases are beyond it (the agent loads such a
+	 * record without them). */
 	put_hit_state(&o, r->off_frame, r->xsave && (r->image || !r->off_flags),
 		      r->fxsave_ymm, r->image,
-		      r->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, r->off_bases);
+		      r->fsgsbase ? BASES_FSGSBASE : r->image ? BASES_SYSCALL : BASES_NONE,
+		      r->off_bases);
 	if (r->off_flags) {
 		/* 41 c7 86 <flags> <imm32>   movl $what,flags(%r14) */
 		x86_64_put(&o, movl_r14, sizeof(movl_r14));
@@ -1117,7 +1156,12 @@ enum { JE = 0x84, JNE = 0x85, JAE = 0x83, JA = 0x87, JL = 0x8c, JMP = 0xe9 };
  *
  *   49 bd <area>            movabs $area,%r13
  *   f3 49 0f ae c7          rdfsbase %r15
- *     (or 64 4c 8b 3c 25 00 00 00 00   mov %fs:0,%r15)
+ *     (or, without fsgsbase, at the entry with r->tp_notls:
+ *      48 b8 <notls>        movabs $notls,%rax
+ *      83 38 00             cmpl $0,(%rax)        a thread without TLS:
+ *      0f 85 <*notls_at>    jne (the caller's)    the load would fault
+ *      and then
+ *      64 4c 8b 3c 25 00 00 00 00   mov %fs:0,%r15)
  *   4c 89 fa                mov %r15,%rdx
  *   48 b9 <golden>          movabs $0x9e3779b97f4a7c15,%rcx
  *   48 0f af d1             imul %rcx,%rdx
@@ -1127,8 +1171,10 @@ enum { JE = 0x84, JNE = 0x85, JAE = 0x83, JA = 0x87, JL = 0x8c, JMP = 0xe9 };
  * stacks (which hold the TCB) are megabytes apart, so the low bits are
  * useless and a multiplicative hash spreads them.
  */
-static void put_key(struct x86_64_out *o, const struct arch_ret_pad *r)
+static void put_key(struct x86_64_out *o, const struct arch_ret_pad *r, size_t *notls_at,
+		    size_t *load_at)
 {
+	static const uint8_t cmp_notls[] = { 0x83, 0x38, 0x00 };
 	static const uint8_t rdfs_r15[] = { 0xf3, 0x49, 0x0f, 0xae, 0xc7 };
 	static const uint8_t fs0_r15[] = { 0x64, 0x4c, 0x8b, 0x3c, 0x25, 0, 0, 0, 0 };
 	static const uint8_t hash[] = { 0x4c, 0x89, 0xfa, 0x48, 0xb9,
@@ -1139,6 +1185,17 @@ static void put_key(struct x86_64_out *o, const struct arch_ret_pad *r)
 	x86_64_put8(o, 0x49);
 	x86_64_put8(o, 0xbd);
 	x86_64_put64(o, r->area);
+	if (notls_at)
+		*notls_at = 0;
+	if (!r->fsgsbase && notls_at && r->tp_notls) {
+		x86_64_put8(o, 0x48);
+		x86_64_put8(o, 0xb8);
+		x86_64_put64(o, r->tp_notls);
+		x86_64_put(o, cmp_notls, sizeof(cmp_notls));
+		*notls_at = put_jcc32(o, JNE);
+	}
+	if (load_at)
+		*load_at = o->len;
 	if (r->fsgsbase)
 		x86_64_put(o, rdfs_r15, sizeof(rdfs_r15));
 	else
@@ -1287,7 +1344,8 @@ static void put_count(struct x86_64_out *o, unsigned int off)
  *   4d 89 c7                mov %r8,%r15          the entry, for the stamp
  *   e9 <end>                jmp end               (over the fallback, or
  *                                                 to *done_at)
- * fallback:
+ * fallback:                 (also where a fault of put_key's %fs:0 goes
+ *                           on: r->tp_fault)
  *   f0 49 ff 45 10          lock incq FALLBACKS(%r13)
  *   45 31 ff                xor %r15d,%r15d       no entry: no stamp
  *   e9 <*fallback_at>       jmp (patched by the caller: the hand-off)
@@ -1332,7 +1390,8 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 
 	if (!r->area || (r->area & 4095) || !r->tramp)
 		return -EINVAL;
-	put_key(&o, r);
+	size_t key_load, j_notls;
+	put_key(&o, r, &j_notls, &key_load);
 	loop = o.len;
 	put_slot(&o);
 	x86_64_put(&o, cmp_key, sizeof(cmp_key));
@@ -1393,6 +1452,10 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 	j_end = put_jcc32(&o, JMP);
 	fix32(&o, j_same, end_jmp);
 	fb = o.len;
+	if (!r->fsgsbase && r->tp_fault)
+		*r->tp_fault = (struct arch_pad_fault){ key_load, fb, 9 };
+	if (j_notls)
+		fix32(&o, j_notls, fb);
 	fix32(&o, j_none, fb);
 	for (int i = 0; i < 3; i++)
 		fix32(&o, j_fb[i], fb);
@@ -1620,12 +1683,15 @@ static void put_hist(struct x86_64_out *o, uint64_t hist, size_t *j_done)
  *   <put_hist, with r->hist: a histogram's return on to popped>
  *   56 57 51 41 52 41 55 41 54   push rsi rdi rcx r10 r13 r12
  *   <put_ring_claim: full -> full>
- *   <the frame and the bases, as a pad's record without the image
- *    (no XSTATE_BV: the magic below says whether the image is there)>
+ *   <the frame and (with fsgsbase) the bases, as a pad's record
+ *    without the image (no XSTATE_BV: the magic below says whether
+ *    the image is there)>
  *   48 8b 44 24 08          mov 8(%rsp),%rax      the area (r13 pushed)
  *   48 83 78 <IMAGE> 00     cmpq $0,IMAGE(%rax)   a return probe reads
  *   0f 84 <bare>            je bare               beyond the frame?
  *   <xsave64 (mov $7,%eax; xor %edx,%edx) or fxsave64 (%r14)>
+ *   <without fsgsbase: the bases by put_bases_syscall, only here: a
+ *    record without the image is read without them>
  *   41 c7 86 <MAGIC> "RETN" movl                  with the image
  *   e9 <1f>
  * bare:
@@ -1719,7 +1785,7 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	if ((m = x86_64_emit_save_regs(out, size, r->tramp)) < 0)
 		return m;
 	o.len = (size_t)m;
-	put_key(&o, r);
+	put_key(&o, r, NULL, NULL);
 	loop = o.len;
 	put_slot(&o);
 	x86_64_put(&o, cmp_key, sizeof(cmp_key));
@@ -1753,10 +1819,12 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	 * be a fifth for the record; XSAVE writes the whole header for
 	 * RETN. */
 	put_hit_state(&o, g->off_frame, false, false, false,
-		      g->fsgsbase ? BASES_FSGSBASE : BASES_SYSCALL, g->off_bases);
+		      g->fsgsbase ? BASES_FSGSBASE : BASES_NONE, g->off_bases);
 	x86_64_put(&o, ld_area, sizeof(ld_area));
 	j_bare = put_jcc32(&o, JE);
 	x86_64_put(&o, g->xsave ? xsave64 : fxsave64, g->xsave ? sizeof(xsave64) : sizeof(fxsave64));
+	if (!g->fsgsbase)
+		put_bases_syscall(&o, g->off_bases);
 	put_magic(&o, g->off_blocks, RET_REC_MAGIC_VALUE);
 	j_magic = put_jcc32(&o, JMP);
 	fix32(&o, j_bare, o.len);

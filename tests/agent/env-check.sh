@@ -53,6 +53,7 @@ refused PROBE_PAD_CLOCK=rdtsc "expected vdso or tsc"
 refused PROBE_PAD_NATIVE_COPY=2 "expected 0 or 1"
 refused PROBE_PAD_NATIVE_COPY=yes "expected 0 or 1"
 refused PROBE_PAD_XSAVE=on "expected 0 or 1"
+refused PROBE_PAD_FSGSBASE=off "expected 0 or 1"
 refused PROBE_PAD_PREFETCH=16 "expected a number from 0 to 15"
 refused PROBE_PAD_PREFETCH=-1 "expected a number from 0 to 15"
 refused PROBE_PAD_PREFETCH=3x "expected a number from 0 to 15"
@@ -60,7 +61,7 @@ refused "PROBE_PAD_PREFETCH= 3" "expected a number from 0 to 15"
 
 for v in PROBE_PAD_CLOCK=vdso PROBE_PAD_CLOCK=tsc PROBE_PAD_CLOCK= \
 	 PROBE_PAD_NATIVE_COPY=0 PROBE_PAD_NATIVE_COPY=1 \
-	 PROBE_PAD_XSAVE=0 PROBE_PAD_XSAVE=1 \
+	 PROBE_PAD_XSAVE=0 PROBE_PAD_XSAVE=1 PROBE_PAD_FSGSBASE=0 PROBE_PAD_FSGSBASE=1 \
 	 PROBE_PAD_PREFETCH=0 PROBE_PAD_PREFETCH=15 PROBE_PAD_PREFETCH= \
 	 PROBE_AGENT_FAR_PADS=0 PROBE_AGENT_FAR_PADS=1; do
 	accepted "$v"

@@ -74,6 +74,10 @@ static uint32_t tid_now(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
+/* The PAD_TID_NOTLS word the entry pads test (x86-64 without fsgsbase;
+ * others ignore it): nonzero, they push nothing. */
+static uint32_t notls_word;
+
 /* One entry pad for `fn`, tagged `tag`, at `at`: its address. */
 static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
 		     bool fsgsbase)
@@ -81,7 +85,8 @@ static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
 	size_t n = 0, fb = 0, done = 0;
 	int m;
 	struct arch_ret_pad rp = { .area = (uintptr_t)area, .tramp = tramp,
-				   .func_run = tag, .fsgsbase = fsgsbase };
+				   .func_run = tag, .fsgsbase = fsgsbase,
+				   .tp_notls = (uintptr_t)&notls_word };
 
 	if ((m = ops->emit_save_regs(at, size, (uintptr_t)fn)) < 0)
 		exit(99);

@@ -393,9 +393,11 @@ static int case_ring_threads(const void *arg)
 #define OFF_FLAGS 1004
 #define OFF_TIME 1008
 
-/* The agent's thread id table (PAD_TID_*), in this process. */
-static struct { uint64_t key; uint32_t tid, unused; } tids[PAD_TID_ENTRIES]
+/* The agent's thread id table (PAD_TID_*), in this process, and the word
+ * after its entries (PAD_TID_NOTLS). */
+static struct { uint64_t key; uint32_t tid, unused; } tids[PAD_TID_ENTRIES + 1]
 	__attribute__((aligned(64)));
+#define NOTLS_WORD ((uint32_t *)((uint8_t *)tids + PAD_TID_NOTLS))
 
 static uint64_t tsc_now(void)
 {
@@ -413,29 +415,46 @@ static uint64_t tsc_now(void)
  *   table is what the pad read);  -> 0 (shared): gettid;  the entry one
  *   further on, past another key: FAKE_OWNER;  the key PAD_TID_PROBES
  *   entries on: gettid (out of the search).
- * Each with prefetch 0 and 2 (the code differs, the record must not).
+ * Each with prefetch 0 and 2 (the code differs, the record must not),
+ * the key read by rdfsbase (where the CPU lets us) and as %fs:0, glibc's
+ * TCB self pointer (the load the pad reports in tp_fault, as the agent
+ * needs it to resume a fault there).
  */
+static void collect_tid(unsigned int ahead, bool fsgsbase);
+
 static int case_collect_tid(const void *arg)
 {
-	const struct fn_desc *f = &fns[FN_LEA];
 	unsigned int ahead = *(const unsigned int *)arg;
+
+	for (int fg = 0; fg <= (int)cpu.fsgsbase; fg++)
+		collect_tid(ahead, fg);
+	return 0;
+}
+
+static void collect_tid(unsigned int ahead, bool fsgsbase)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
 	struct arch_pad_handoff h = handoff(16, default_xsave(), cpu.fsgsbase);
 	struct arch_pad_ring r = ring_of(4, default_xsave());
+	struct arch_pad_fault fault = { 0, 0, 0 };
 	struct call_state st;
 	uint64_t fs = get_fs(), pos = 0;
 	uint32_t me = (uint32_t)syscall(SYS_gettid);
 	char name[64];
-	static const struct { int at; uint32_t tid; bool fake; const char *what; } states[] = {
-		{ -1, 0, false, "no entry: gettid" },
-		{ 0, FAKE_OWNER, true, "its entry: the table's tid" },
-		{ 0, 0, false, "its entry, tid 0: gettid" },
-		{ 1, FAKE_OWNER, true, "one entry on: the table's tid" },
-		{ PAD_TID_PROBES, FAKE_OWNER, false, "past the search: gettid" },
+	static const struct { int at; uint32_t tid; bool fake, notls; const char *what; } states[] = {
+		{ -1, 0, false, false, "no entry: gettid" },
+		{ 0, FAKE_OWNER, true, false, "its entry: the table's tid" },
+		{ 0, 0, false, false, "its entry, tid 0: gettid" },
+		{ 1, FAKE_OWNER, true, false, "one entry on: the table's tid" },
+		{ PAD_TID_PROBES, FAKE_OWNER, false, false, "past the search: gettid" },
+		/* a thread without TLS in the process: %fs:0 is not read */
+		{ 0, FAKE_OWNER, false, true, "its entry, NOTLS set: gettid (%fs:0 only)" },
 	};
 
-	snprintf(name, sizeof(name), "tid table, prefetch %u", ahead);
-	if (!cpu.fsgsbase)
-		printf("  (no fsgsbase: the pad makes the system call; checked so)\n");
+	snprintf(name, sizeof(name), "tid table, prefetch %u, %s", ahead,
+		 fsgsbase ? "rdfsbase" : "%fs:0");
+	r.fsgsbase = fsgsbase;
+	r.tp_fault = &fault;
 	r.time_tid = true;
 	r.off_tid = OFF_TID;
 	r.off_time = OFF_TIME;
@@ -449,6 +468,7 @@ static int case_collect_tid(const void *arg)
 		reset_ring(4);
 		pos = 0;
 		memset(tids, 0, sizeof(tids));
+		*NOTLS_WORD = states[k].notls;
 		if (states[k].at >= 0) {
 			for (int j = 0; j < states[k].at; j++)
 				tids[first + j].key = fs + 4096 * (j + 1);	/* others */
@@ -457,6 +477,24 @@ static int case_collect_tid(const void *arg)
 		}
 		if (build_pad(f, &h, &r, name))
 			break;
+		if (!fsgsbase) {
+			/* The load reported: mov %fs:0,%rax, 9 bytes, and a fault
+			 * there goes on at the system call. */
+			static const uint8_t fs0[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 };
+			static const uint8_t gettid[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05 };
+			/* build_pad put the collector right after the save */
+			uint8_t save[512];
+			int at = ops->emit_save_regs(save, sizeof(save), cfg.fn);
+			const uint8_t *code = pad_page + (at > 0 ? at : 0);
+			if (!check(at > 0 && fault.load && fault.len == sizeof(fs0) &&
+				   !memcmp(code + fault.load, fs0, sizeof(fs0)) &&
+				   !memcmp(code + fault.take, gettid, sizeof(gettid)),
+				   "tp_fault: the %fs:0 load and the system call", name))
+				printf("  tp_fault load %zu take %zu len %zu\n", fault.load,
+				       fault.take, fault.len);
+		} else {
+			check(!fault.load, "tp_fault: none with rdfsbase", name);
+		}
 		prepare(&st, f, k + 1);
 		uint64_t t0 = tsc_now();
 		pad_call(&st);
@@ -467,7 +505,7 @@ static int case_collect_tid(const void *arg)
 		int64_t ts[2];
 		memcpy(&tid, e + OFF_TID, 4);
 		memcpy(ts, e + OFF_TIME, 16);
-		uint32_t want = states[k].fake && cpu.fsgsbase ? FAKE_OWNER : me;
+		uint32_t want = states[k].fake || (states[k].notls && fsgsbase) ? FAKE_OWNER : me;
 		if (!check(*seq_of(e) == pos + 1, "record published", name) ||
 		    !check(tid == want, states[k].what, name))
 			printf("  %s: tid %u, expected %u\n", states[k].what, tid, want);
@@ -480,8 +518,8 @@ static int case_collect_tid(const void *arg)
 		if (check(ring_take(pos, &hit, fs, gs), "record taken", name))
 			check_hit(f, &st, &hit, name);
 	}
+	*NOTLS_WORD = 0;
 	set_gs(old_gs);
-	return 0;
 }
 
 /*
@@ -489,6 +527,8 @@ static int case_collect_tid(const void *arg)
  * flags word), with the image and without: the flags word says which,
  * and a record without it leaves the image's 832 bytes as they were,
  * the XSAVE header's XSTATE_BV too (the record is its last three lines).
+ * Without fsgsbase such a record has no bases either (no system call):
+ * their words stay as they were.
  */
 static int case_collect_flags(const void *arg)
 {
@@ -517,6 +557,7 @@ static int case_collect_flags(const void *arg)
 		uint8_t *e = record_at(0);
 		memset(e, 0xee, IMAGE_SIZE);	/* the XSAVE header too */
 		memset(e + OFF_FLAGS, 0xee, 4);
+		memset(e + OFF_BASES, 0xee, 16);
 		if (build_pad(f, &h, &r, name))
 			break;
 		prepare(&st, f, 7 + image);
@@ -542,9 +583,16 @@ static int case_collect_flags(const void *arg)
 			check(same, "no image: the frame's GPRs", name);
 			check(fr[R_RIP] == cfg.fn && fr[R_FLAGS] == st.in[R_FLAGS],
 			      "no image: frame rip and eflags", name);
-			check(((const uint64_t *)(e + OFF_BASES))[0] == fs &&
-			      ((const uint64_t *)(e + OFF_BASES))[1] == gs,
-			      "no image: the bases", name);
+			uint64_t poison;
+			memset(&poison, 0xee, 8);
+			if (cpu.fsgsbase)
+				check(((const uint64_t *)(e + OFF_BASES))[0] == fs &&
+				      ((const uint64_t *)(e + OFF_BASES))[1] == gs,
+				      "no image: the bases", name);
+			else
+				check(((const uint64_t *)(e + OFF_BASES))[0] == poison &&
+				      ((const uint64_t *)(e + OFF_BASES))[1] == poison,
+				      "no image, no fsgsbase: no bases (no system call)", name);
 		} else {
 			struct hit hit;
 			check(flags == PAD_REC_IMAGE, "flags PAD_REC_IMAGE: the image", name);

@@ -85,9 +85,18 @@
 static bool use_fsgsbase, use_xsave, use_image;
 
 struct rec {
-	uint64_t rax, rdi, pc, tag, ticks, ret;
+	uint64_t rax, rdi, pc, tag, ticks, ret, fs;
 	uint32_t tid, magic, mxcsr;
 };
+
+/* The thread's fs base, from the kernel. */
+static uint64_t fs_now(void)
+{
+	uint64_t v = 0;
+
+	syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &v);
+	return v;
+}
 
 /* int3 leaves the pc past itself. */
 static void trap_past(void *ctx)
@@ -137,7 +146,8 @@ static uint32_t mxcsr_now(void)
 	return v;
 }
 
-/* take()'s arch part: the frame's rax, rdi and pc, the image's MXCSR. */
+/* take()'s arch part: the frame's rax, rdi and pc, the image's MXCSR,
+ * the fs base. */
 static void take_arch(struct rec *out, const uint8_t *rec)
 {
 	const uint64_t *fr = (const uint64_t *)(rec + OFF_FRAME);
@@ -146,6 +156,7 @@ static void take_arch(struct rec *out, const uint8_t *rec)
 	out->rdi = fr[5];
 	out->pc = fr[16];
 	memcpy(&out->mxcsr, rec + 24, 4);	/* FXSAVE and XSAVE alike */
+	memcpy(&out->fs, rec + OFF_BASES, 8);
 }
 
 static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t rax)
@@ -162,6 +173,11 @@ static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t
 		     (unsigned long long)x->ticks, x->tid, x->mxcsr, magic,
 		     (unsigned long long)tag, (long long)rax,
 		     use_image ? mxcsr_now() : x->mxcsr);
+	/* The bases: with rdfsbase always, without it (two system calls)
+	 * only in a record with the image, which is read with them. */
+	if ((use_image || use_fsgsbase) && x->fs != fs_now())
+		fail("%s: record fs base %#llx, the thread's %#llx", c,
+		     (unsigned long long)x->fs, (unsigned long long)fs_now());
 }
 
 static void case_values(void)
@@ -179,6 +195,30 @@ static void case_values(void)
 	}
 	if (n != 100)
 		fail("values: %d records, want 100", n);
+}
+
+/* A thread without TLS in the process (PAD_TID_NOTLS set): without
+ * fsgsbase the entry does not read %fs:0 and pushes nothing (each call
+ * a fallback, the agent's to take); with rdfsbase the word is not read. */
+static void case_notls(void)
+{
+	struct rec x;
+	int n = 0;
+	uint64_t fb0 = *(uint64_t *)(area + RET_PAD_FALLBACKS);
+
+	notls_word = 1;
+	for (long i = 0; i < 10; i++) {
+		if (pf(i) != 3 * i + 1)
+			fail("notls: f(%ld) = %ld", i, pf(i));
+		while (take(&x)) {
+			check_rec("notls", &x, f_tag, 3 * (uint64_t)x.rdi + 1);
+			n++;
+		}
+	}
+	notls_word = 0;
+	uint64_t fb = *(uint64_t *)(area + RET_PAD_FALLBACKS) - fb0;
+	if (use_fsgsbase ? n != 10 || fb != 0 : n != 0 || fb != 10)
+		fail("notls: %d records, %llu fallbacks", n, (unsigned long long)fb);
 }
 
 static void case_recursion(void)
@@ -308,6 +348,7 @@ int main(int argc, char **argv)
 	static const struct retpad_case cases[] = {
 		{ "values", case_values, 256 },
 		{ "recursion", case_recursion, 256 },
+		{ "notls", case_notls, 256 },
 		{ "longjmp", case_longjmp, 256 },
 		{ "deep", case_deep, 256 },
 		{ "full", case_full, 8 },
@@ -343,9 +384,14 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	for (int v = 0; v < (fsgs ? 4 : 2); v++) {
+	for (int v = 0; v < 4; v++) {
 		use_fsgsbase = v & 1;
 		use_image = v & 2;
+		if (use_fsgsbase && !fsgs) {
+			printf("skip: the cases with rdfsbase%s (HWCAP2_FSGSBASE not set)\n",
+			       use_image ? " (image)" : "");
+			continue;
+		}
 		r = run_cases(cases, sizeof(cases) / sizeof(cases[0]));
 		if (r == 77 || r == 99)
 			return r;
