@@ -216,6 +216,10 @@ struct thread {
 	 * fsgsbase): the thread had none there when it was last resumed
 	 * (no TLS), and its process's pads do without (pad-tid.c). */
 	bool tp_none;
+	/* ... and its other base (arch tp2_regnum: x86-64's gs base) then,
+	 * when known: PAD_TID_GS. */
+	bool tp2_known;
+	uint64_t tp2;
 	uint8_t *regcache;
 };
 

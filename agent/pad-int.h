@@ -125,15 +125,15 @@ static inline uint64_t frame_pc(const uint8_t *e)
 
 /* Code of a pad, kept until the process goes (threads may still be in
  * it after its probe is removed). */
-enum { PAD_FAULT_COND, PAD_FAULT_TID, PAD_FAULT_RET, PAD_FAULTS };
+enum { PAD_FAULT_COND, PAD_FAULT_TID, PAD_FAULT_RET, PAD_FAULT_BASES, PAD_FAULTS };
 struct pad_code {
 	struct pad_code *next;
 	uint64_t addr, trap, site;
 	size_t len;
 	/* Loads that may fault (0: none) and where a fault there goes
 	 * on: a native condition's (its true path), and the thread
-	 * pointer's as %fs:0 of the tid lookup and of the return push
-	 * (struct arch_pad_fault). */
+	 * pointer's as %fs:0 of the tid lookup, of the return push and
+	 * of the record's bases (struct arch_pad_fault). */
 	struct pad_load {
 		uint64_t load, take;
 	} faults[PAD_FAULTS];

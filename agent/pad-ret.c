@@ -218,6 +218,7 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 		return err;
 	}
 	const struct arch_pad_layout *l = layout();
+	struct arch_pad_fault bf = { 0, 0, 0 };
 	struct arch_ret_pad r = {
 		.area = base + 4096, .tramp = base, .fsgsbase = pt->fsgsbase,
 		.hist = arch->ret_hist ? pt->remote + hist_off() : 0,
@@ -228,6 +229,10 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 			.off_frame = l->off_frame, .xsave = pt->xsave,
 			.fxsave_ymm = pt->fxsave_ymm, .fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
 			.blocks_size = blocks_size(),
+			/* a record with the image: its bases from the table's
+			 * words where the pads cannot read them (x86-64) */
+			.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,
+			.bases_fault = &bf,
 		},
 	};
 	n = arch->emit_ret_exit(code, sizeof(code), &r, &trap_off);
@@ -257,7 +262,12 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 	struct pad_code *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
-	*c = (struct pad_code){ pt->codes, base, base + trap_off, base, (size_t)n, { { 0, 0 } } };
+	*c = (struct pad_code){ pt->codes, base, base + trap_off, base, (size_t)n, {
+		[PAD_FAULT_BASES] = { bf.load ? base + bf.load : 0, base + bf.take },
+	} };
+	if (bf.load)
+		keeper_code(p->pid, KEEPER_LOAD, base + bf.load, base + bf.take,
+			    (unsigned int)bf.len, 0, -1, 0);
 	pt->codes = c;
 	p->ret_area = r.area;
 	p->ret_itramp = base;

@@ -145,6 +145,37 @@ static void notls_update(struct process *p, struct pad_table *pt)
 				 __ATOMIC_RELEASE);
 }
 
+/* PAD_TID_GS_OK and PAD_TID_GS say the other base (gs) the threads of p
+ * the agent entered have, when they all have the same. */
+static void gs_update(struct process *p, struct pad_table *pt)
+{
+	uint64_t v = 0;
+	bool one = true, any = false;
+
+	if (!pt || !pt->local)
+		return;
+	for (struct thread *t = p->threads; t; t = t->next) {
+		if (!t->tp2_known)
+			continue;
+		if (any && t->tp2 != v)
+			one = false;
+		v = t->tp2;
+		any = true;
+	}
+	uint32_t *ok = (uint32_t *)(pt->local + tids_off() + PAD_TID_GS_OK);
+	uint64_t *gs = (uint64_t *)(pt->local + tids_off() + PAD_TID_GS);
+	if (!any || !one) {
+		__atomic_store_n(ok, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	if (__atomic_load_n(ok, __ATOMIC_RELAXED) && __atomic_load_n(gs, __ATOMIC_RELAXED) == v)
+		return;
+	/* Off while it changes: a pad that reads it on reads the new one. */
+	__atomic_store_n(ok, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(gs, v, __ATOMIC_RELEASE);
+	__atomic_store_n(ok, 1, __ATOMIC_RELEASE);
+}
+
 /* Thread t, about to run: entered, if it is not yet. */
 void pad_tid_note(struct thread *t)
 {
@@ -173,6 +204,16 @@ void pad_tid_note(struct thread *t)
 		debug("thread %d: %s thread pointer at %%fs:0 (fs base %#llx)", t->tid,
 		      none ? "no" : "its", (unsigned long long)key);
 	}
+	/* Its other base, for the records with the register image (the
+	 * pads read it where they cannot: without fsgsbase). */
+	uint64_t v2 = 0;
+	int reg2 = agent.arch->tp2_regnum;
+	if (!pt->fsgsbase && reg2 >= 0 && regs_get(t, (unsigned int)reg2, &v2) >= 0 &&
+	    (!t->tp2_known || t->tp2 != v2)) {
+		t->tp2_known = true;
+		t->tp2 = v2;
+		gs_update(p, pt);
+	}
 	if (none)
 		return;
 	t->tp_noted = true;
@@ -195,6 +236,10 @@ void pad_tid_gone(struct thread *t)
 	if (t->tp_none) {
 		t->tp_none = false;
 		notls_update(p, pt);
+	}
+	if (t->tp2_known) {
+		t->tp2_known = false;
+		gs_update(p, pt);
 	}
 	if (!t->tp_noted)
 		return;
@@ -220,7 +265,7 @@ void pad_tid_vfork(struct thread *t, bool running)
 void pad_tid_reset(struct process *p)
 {
 	for (struct thread *t = p->threads; t; t = t->next)
-		t->tp_noted = t->tp_none = false;
+		t->tp_noted = t->tp_none = t->tp2_known = false;
 }
 
 /* Whether the counter can stamp a hit for the agent to turn into the

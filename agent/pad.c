@@ -404,7 +404,7 @@ bool pad_fault(struct thread *t, int sig)
 	if (regs_set(t, (unsigned int)agent.arch->pc_regnum, to) < 0 ||
 	    regs_flush(t) < 0)
 		return false;
-	if (c && i == PAD_FAULT_TID) {
+	if (c && (i == PAD_FAULT_TID || i == PAD_FAULT_BASES)) {
 		pt->tp_faults++;
 		debug("thread %d: no thread pointer at %%fs:0 (pad at %#llx): "
 		      "the pad asks the kernel", t->tid, (unsigned long long)c->addr);
@@ -845,7 +845,7 @@ struct pad_build {
 	size_t cond_skip, cond_load, cond_take;	/* native condition */
 	/* the thread pointer's loads (%fs:0): the tid lookup's, the
 	 * return push's */
-	struct arch_pad_fault tid_fault, ret_fault;
+	struct arch_pad_fault tid_fault, ret_fault, bases_fault;
 	size_t ret_fallback, ret_done;	/* the return push's branches */
 	size_t done;			/* the collector's branch */
 	size_t trap_off, win_off;
@@ -1049,7 +1049,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.ipa_wants = site_has_cond(pt, b->ipa_site) ?
 			     pt->ipa_remote + pt->img.site_wants : 0,
 		.off_blocks = blocks_off(), .blocks_size = blocks_size(),
-		.tp_fault = &b->tid_fault,
+		.tp_fault = &b->tid_fault, .bases_fault = &b->bases_fault,
 	};
 	native_copy(pt, &r);
 	size_t at = b->n;
@@ -1061,7 +1061,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		      "ranges failed: %s", (unsigned long long)b->pr->addr, strerror(-m));
 		r.copy_fn = 0;
 		r.ncopies = 0;
-		b->tid_fault = (struct arch_pad_fault){ 0, 0, 0 };
+		b->tid_fault = b->bases_fault = (struct arch_pad_fault){ 0, 0, 0 };
 		m = agent.arch->emit_pad_collect(b->code + b->n, sizeof(b->code) - b->n, &r,
 						 &b->done);
 	}
@@ -1071,10 +1071,12 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		      (unsigned long long)b->pr->addr, b->copies);
 	int err = grown(b, m, "collector", why, whylen);
 	b->done += at;
-	if (b->tid_fault.load) {
-		b->tid_fault.load += at;
-		b->tid_fault.take += at;
-	}
+	struct arch_pad_fault *f[] = { &b->tid_fault, &b->bases_fault };
+	for (size_t i = 0; i < 2; i++)
+		if (f[i]->load) {
+			f[i]->load += at;
+			f[i]->take += at;
+		}
 	return err;
 }
 
@@ -1235,8 +1237,8 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 		    layout()->off_ready);
 	/* Should the agent die, the thread pointer's loads jump where a
 	 * fault there would have gone (KEEPER_LOAD). */
-	const struct arch_pad_fault *tf[] = { &b->tid_fault, &b->ret_fault };
-	for (size_t i = 0; i < 2; i++)
+	const struct arch_pad_fault *tf[] = { &b->tid_fault, &b->ret_fault, &b->bases_fault };
+	for (size_t i = 0; i < 3; i++)
 		if (tf[i]->load)
 			keeper_code(p->pid, KEEPER_LOAD, b->at + tf[i]->load,
 				    b->at + tf[i]->take, (unsigned int)tf[i]->len, 0, -1, 0);
@@ -1256,6 +1258,8 @@ static int install(struct pad_build *b, char *why, size_t whylen)
 				    b->at + b->tid_fault.take },
 		[PAD_FAULT_RET] = { b->ret_fault.load ? b->at + b->ret_fault.load : 0,
 				    b->at + b->ret_fault.take },
+		[PAD_FAULT_BASES] = { b->bases_fault.load ? b->at + b->bases_fault.load : 0,
+				      b->at + b->bases_fault.take },
 	} };
 	pt->codes = c;
 	pr->pad = b->at;

@@ -282,11 +282,12 @@ struct arch_pad_ring {
 		uint64_t offset;
 	} copies[ARCH_PAD_COPIES];
 	/*
-	 * x86-64 (others ignore them), with time_tid.  tid_table: the
-	 * agent's table of thread ids by thread pointer (PAD_TID_*
-	 * below), which a pad reads instead of making the gettid system
-	 * call, keyed by rdfsbase with fsgsbase, else by %fs:0 (tp_fault
-	 * below); a thread it does not name (key not found,
+	 * x86-64 (others ignore them).  tid_table: the agent's table of
+	 * thread ids by thread pointer (PAD_TID_* below), which a pad with
+	 * time_tid reads instead of making the gettid system call, keyed
+	 * by rdfsbase with fsgsbase, else by %fs:0 (tp_fault below), and
+	 * whose words after the entries give a record's bases without
+	 * fsgsbase (bases_fault); a thread it does not name (key not found,
 	 * or its tid 0: more than one thread has that thread pointer)
 	 * still makes the call.  tsc_time: the time is the TSC (rdtsc) in
 	 * the first 8 bytes at off_time and PAD_TIME_TSC in the next 8,
@@ -297,6 +298,10 @@ struct arch_pad_ring {
 	/* x86-64 (others leave it alone), when not NULL: the key's load
 	 * of the tid table's lookup (emit_pad_collect) */
 	struct arch_pad_fault *tp_fault;
+	/* x86-64 without fsgsbase, a record with the image and tid_table
+	 * (others leave it alone), when not NULL: the fs base's load
+	 * (%fs:0; the gs base then from PAD_TID_GS) */
+	struct arch_pad_fault *bases_fault;
 	/* x86-64 (others ignore it): with tsc_time and no ipa_call, the pad
 	 * pushed a return before (emit_ret_entry: %r15 the entry, or 0):
 	 * the record's TSC is also the entry's time, and %r15 is cleared
@@ -341,6 +346,15 @@ struct arch_pad_ring {
  * load would fault in that thread.
  */
 #define PAD_TID_NOTLS ((uint64_t)PAD_TID_ENTRIES * 16)
+/*
+ * Then a 32-bit word nonzero while every thread the agent entered has
+ * the gs base in the 64-bit word at PAD_TID_GS (x86-64 programs leave
+ * it 0), and that word: a record with the image takes its gs base from
+ * there where the pads cannot read it (without fsgsbase), instead of
+ * asking the kernel.
+ */
+#define PAD_TID_GS_OK (PAD_TID_NOTLS + 4)
+#define PAD_TID_GS (PAD_TID_NOTLS + 8)
 #define PAD_TIME_TSC (-1ll)
 
 /*
@@ -508,7 +522,9 @@ struct arch_ret_pad {
 	 * arches without ret_hist ignore it */
 	uint64_t hist;
 	/* emit_ret_exit only: the ring, as struct arch_pad_ring says
-	 * (time_tid, image and ipa_* are not used) */
+	 * (time_tid, image and ipa_* are not used; x86-64 without
+	 * fsgsbase: tid_table and bases_fault for the bases of a record
+	 * with the image) */
 	struct arch_pad_ring ring;
 };
 
@@ -554,6 +570,9 @@ struct arch_ops {
 	 * The pads' thread table and the return pads' shadow stacks are
 	 * keyed by it. */
 	int tp_regnum;
+	/* The other base register a pad's record holds beside the thread
+	 * pointer (x86-64: gs_base, PAD_TID_GS), -1 none. */
+	int tp2_regnum;
 	/* Registers sent with every stop reply, -1 terminated. */
 	const int *expedite;
 

@@ -224,6 +224,7 @@ const struct arch_ops aarch64_arch_ops = {
 	.sp_regnum = AARCH64_SP,
 	.fp_regnum = AARCH64_FP,
 	.tp_regnum = -1,
+	.tp2_regnum = -1,
 	.expedite = aarch64_expedite,
 	.bp_insn = aarch64_brk0,
 	.bp_len = 4,

@@ -185,6 +185,7 @@ const struct arch_ops arm_arch_ops = {
 	.sp_regnum = ARM_SP,
 	.fp_regnum = ARM_FP,
 	.tp_regnum = -1,
+	.tp2_regnum = -1,
 	.expedite = arm_expedite,
 	.bp_insn = arm_udf16,
 	.bp_len = 4,

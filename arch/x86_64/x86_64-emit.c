@@ -239,7 +239,7 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
  *   f3 48 0f ae c8          rdgsbase %rax
  *   49 89 86 <bases+8>      mov %rax,bases+8(%r14)
  */
-enum bases_how { BASES_NONE, BASES_FSGSBASE, BASES_SYSCALL };
+enum bases_how { BASES_NONE, BASES_FSGSBASE, BASES_SYSCALL, BASES_TABLE };
 
 /*
  * Without fsgsbase the collector still needs the bases (nothing stops to
@@ -253,17 +253,89 @@ enum bases_how { BASES_NONE, BASES_FSGSBASE, BASES_SYSCALL };
  *   49 8d b6 <bases+8>      lea bases+8(%r14),%rsi
  *   b8 9e 00 00 00 0f 05    mov $SYS_arch_prctl,%eax; syscall
  */
-static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
+static void put_base_call(struct x86_64_out *o, unsigned int off_bases, unsigned int i)
 {
 	static const uint8_t lea_rsi[] = { 0x49, 0x8d, 0xb6 };
 	static const uint8_t call[] = { 0xb8, 0x9e, 0, 0, 0, 0x0f, 0x05 };
 
+	x86_64_put8(o, 0xbf);
+	x86_64_put32(o, 0x1003 + i);	/* ARCH_GET_FS, ARCH_GET_GS */
+	x86_64_put(o, lea_rsi, sizeof(lea_rsi));
+	x86_64_put32(o, off_bases + 8 * i);
+	x86_64_put(o, call, sizeof(call));
+}
+
+static void put_bases_syscall(struct x86_64_out *o, unsigned int off_bases)
+{
+	for (unsigned int i = 0; i < 2; i++)
+		put_base_call(o, off_bases, i);
+}
+
+/*
+ * Without fsgsbase, with the agent's thread id table at `table`: the fs
+ * base is the TCB's first word (%fs:0, the thread pointer by the x86-64
+ * TLS ABI) unless a thread without TLS is about (PAD_TID_NOTLS), the gs
+ * base the agent's word while every thread it entered has that one
+ * (PAD_TID_GS_OK); each asked of the kernel otherwise.  A fault of the
+ * %fs:0 load (a thread that lost its TLS) goes on at the call, *fault.
+ * Clobbers rax, rcx, rdi, rsi, r11, all in the frame.
+ *
+ *   48 b9 <table>           movabs $table,%rcx
+ *   83 b9 <NOTLS> 00        cmpl $0,NOTLS(%rcx)
+ *   75 <1f>                 jne 1f
+ *   64 48 8b 04 25 00 00 00 00   mov %fs:0,%rax
+ *   49 89 86 <bases>        mov %rax,bases(%r14)
+ *   eb <2f>                 jmp 2f
+ * 1:<put_base_call ARCH_GET_FS>
+ * 2:48 b9 <table>           movabs $table,%rcx
+ *   83 b9 <GS_OK> 00        cmpl $0,GS_OK(%rcx)
+ *   74 <3f>                 je 3f
+ *   48 8b 81 <GS>           mov GS(%rcx),%rax
+ *   49 89 86 <bases+8>      mov %rax,bases+8(%r14)
+ *   eb <4f>                 jmp 4f
+ * 3:<put_base_call ARCH_GET_GS>
+ * 4:
+ */
+static void put_bases_table(struct x86_64_out *o, unsigned int off_bases, uint64_t table,
+			    struct arch_pad_fault *fault)
+{
+	static const uint8_t fs0[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 };
+	static const uint8_t mov_r14[] = { 0x49, 0x89, 0x86 };
+	static const uint8_t ld_gs[] = { 0x48, 0x8b, 0x81 };
+	size_t j1, j2, j3, j4, load;
+
 	for (unsigned int i = 0; i < 2; i++) {
-		x86_64_put8(o, 0xbf);
-		x86_64_put32(o, 0x1003 + i);	/* ARCH_GET_FS, ARCH_GET_GS */
-		x86_64_put(o, lea_rsi, sizeof(lea_rsi));
+		x86_64_put8(o, 0x48);
+		x86_64_put8(o, 0xb9);
+		x86_64_put64(o, table);
+		x86_64_put8(o, 0x83);
+		x86_64_put8(o, 0xb9);
+		x86_64_put32(o, (uint32_t)(i ? PAD_TID_GS_OK : PAD_TID_NOTLS));
+		x86_64_put8(o, 0);
+		x86_64_put8(o, i ? 0x74 : 0x75);
+		j1 = o->len;
+		x86_64_put8(o, 0);
+		load = o->len;
+		if (i) {
+			x86_64_put(o, ld_gs, sizeof(ld_gs));
+			x86_64_put32(o, (uint32_t)PAD_TID_GS);
+		} else {
+			x86_64_put(o, fs0, sizeof(fs0));
+		}
+		x86_64_put(o, mov_r14, sizeof(mov_r14));
 		x86_64_put32(o, off_bases + 8 * i);
-		x86_64_put(o, call, sizeof(call));
+		x86_64_put8(o, 0xeb);
+		j2 = o->len;
+		x86_64_put8(o, 0);
+		j3 = o->len;
+		put_base_call(o, off_bases, i);
+		j4 = o->len;
+		if (o->overflow)
+			continue;
+		o->buf[j1] = (uint8_t)(j3 - (j1 + 1));
+		o->buf[j2] = (uint8_t)(j4 - (j2 + 1));
+		if (!i && fault)
+			*fault = (struct arch_pad_fault){ load, j3, sizeof(fs0) };
 	}
 }
 
@@ -309,7 +381,7 @@ static void put_frame_copy(struct x86_64_out *o, unsigned int off_frame)
 
 static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 			  bool xsave, bool fxsave_ymm, bool image, enum bases_how bases,
-			  unsigned int off_bases)
+			  unsigned int off_bases, uint64_t table, struct arch_pad_fault *fault)
 {
 	/* Without the image, an XSAVE-layout reader still finds its
 	 * header's XSTATE_BV: 0, every component in its initial state.
@@ -354,6 +426,8 @@ static void put_hit_state(struct x86_64_out *o, unsigned int off_frame,
 	}
 	if (bases == BASES_SYSCALL)
 		put_bases_syscall(o, off_bases);
+	if (bases == BASES_TABLE)
+		put_bases_table(o, off_bases, table, fault);
 	if (bases == BASES_FSGSBASE) {
 		x86_64_put(o, rdfs, sizeof(rdfs));
 		x86_64_put(o, mov_r14, sizeof(mov_r14));
@@ -449,7 +523,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
 	put_hit_state(&o, h->off_frame, h->xsave, h->fxsave_ymm, true,
-		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases);
+		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases, 0, NULL);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
 	x86_64_put32(&o, PAD_READY);
@@ -1072,11 +1146,13 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	/* Without fsgsbase no bases in a record without the image: it is
 	 * one only where no tracepoint of the site reads a register beyond
 	 * the frame, and the bases are beyond it (the agent loads such a
-	 * record without them). */
+	 * record without them).  With it, from the agent's table where
+	 * there is one (put_bases_table), else from the kernel. */
+	enum bases_how bases = r->fsgsbase ? BASES_FSGSBASE : !r->image ? BASES_NONE :
+			       r->tid_table ? BASES_TABLE : BASES_SYSCALL;
 	put_hit_state(&o, r->off_frame, r->xsave && (r->image || !r->off_flags),
-		      r->fxsave_ymm, r->image,
-		      r->fsgsbase ? BASES_FSGSBASE : r->image ? BASES_SYSCALL : BASES_NONE,
-		      r->off_bases);
+		      r->fxsave_ymm, r->image, bases, r->off_bases, r->tid_table,
+		      r->bases_fault);
 	if (r->off_flags) {
 		/* 41 c7 86 <flags> <imm32>   movl $what,flags(%r14) */
 		x86_64_put(&o, movl_r14, sizeof(movl_r14));
@@ -1690,8 +1766,9 @@ static void put_hist(struct x86_64_out *o, uint64_t hist, size_t *j_done)
  *   48 83 78 <IMAGE> 00     cmpq $0,IMAGE(%rax)   a return probe reads
  *   0f 84 <bare>            je bare               beyond the frame?
  *   <xsave64 (mov $7,%eax; xor %edx,%edx) or fxsave64 (%r14)>
- *   <without fsgsbase: the bases by put_bases_syscall, only here: a
- *    record without the image is read without them>
+ *   <without fsgsbase: the bases by put_bases_table (with the ring's
+ *    tid_table, r->ring.bases_fault) or put_bases_syscall, only here:
+ *    a record without the image is read without them>
  *   41 c7 86 <MAGIC> "RETN" movl                  with the image
  *   e9 <1f>
  * bare:
@@ -1819,11 +1896,13 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	 * be a fifth for the record; XSAVE writes the whole header for
 	 * RETN. */
 	put_hit_state(&o, g->off_frame, false, false, false,
-		      g->fsgsbase ? BASES_FSGSBASE : BASES_NONE, g->off_bases);
+		      g->fsgsbase ? BASES_FSGSBASE : BASES_NONE, g->off_bases, 0, NULL);
 	x86_64_put(&o, ld_area, sizeof(ld_area));
 	j_bare = put_jcc32(&o, JE);
 	x86_64_put(&o, g->xsave ? xsave64 : fxsave64, g->xsave ? sizeof(xsave64) : sizeof(fxsave64));
-	if (!g->fsgsbase)
+	if (!g->fsgsbase && g->tid_table)
+		put_bases_table(&o, g->off_bases, g->tid_table, g->bases_fault);
+	else if (!g->fsgsbase)
 		put_bases_syscall(&o, g->off_bases);
 	put_magic(&o, g->off_blocks, RET_REC_MAGIC_VALUE);
 	j_magic = put_jcc32(&o, JMP);

@@ -254,6 +254,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.sp_regnum = 7,
 	.fp_regnum = 6,
 	.tp_regnum = 58,		/* fs_base (F_SEG) */
+	.tp2_regnum = 59,		/* gs_base */
 	.expedite = x86_64_expedite,
 	.bp_insn = x86_64_int3,
 	.bp_len = 1,

@@ -74,9 +74,13 @@ static uint32_t tid_now(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
-/* The PAD_TID_NOTLS word the entry pads test (x86-64 without fsgsbase;
- * others ignore it): nonzero, they push nothing. */
-static uint32_t notls_word;
+/* The agent's thread id table as the pads see it (x86-64 without
+ * fsgsbase; others ignore it): no entries, but its words after them,
+ * PAD_TID_NOTLS (nonzero: the entry pads push nothing) and the gs base
+ * the trampoline's records with the image take (PAD_TID_GS_OK, _GS). */
+static uint8_t tid_words[PAD_TID_GS + 8] __attribute__((aligned(64)));
+#define notls_word (*(uint32_t *)(tid_words + PAD_TID_NOTLS))
+#define TABLE_GS 0x5a5a5a5a00002000ull
 
 /* One entry pad for `fn`, tagged `tag`, at `at`: its address. */
 static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
@@ -138,6 +142,9 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 	}
 	*(uint64_t *)(area + RET_PAD_ON) = 1;
 	*(uint64_t *)(area + RET_PAD_IMAGE) = image;
+	memset(tid_words, 0, sizeof(tid_words));
+	*(uint32_t *)(tid_words + PAD_TID_GS_OK) = 1;
+	*(uint64_t *)(tid_words + PAD_TID_GS) = TABLE_GS;
 	for (unsigned int i = 0; i < records; i++)
 		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
 	tramp = (uintptr_t)code;
@@ -148,6 +155,7 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 			  .record_shift = RECORD_SHIFT, .nrecords = records,
 			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
 			  .xsave = xsave, .fsgsbase = fsgsbase,
+			  .tid_table = (uintptr_t)tid_words,
 			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
 	};
 	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)

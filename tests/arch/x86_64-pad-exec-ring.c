@@ -604,6 +604,69 @@ static int case_collect_flags(const void *arg)
 	return 0;
 }
 
+/*
+ * A record with the image where the pad cannot read the bases itself (no
+ * fsgsbase, forced here on any CPU), with the agent's table: the fs base
+ * from %fs:0 unless PAD_TID_NOTLS says a thread has no TLS (then the
+ * kernel's), the gs base from PAD_TID_GS while PAD_TID_GS_OK is set (a
+ * made-up value shows it came from there; else the kernel's).  The %fs:0
+ * load is reported with where a fault there goes on: the system call.
+ */
+static int case_collect_bases(const void *arg)
+{
+	const struct fn_desc *f = &fns[FN_LEA];
+	struct arch_pad_handoff h = handoff(16, default_xsave(), cpu.fsgsbase);
+	struct arch_pad_ring r = ring_of(4, default_xsave());
+	struct arch_pad_fault fault = { 0, 0, 0 };
+	struct call_state st;
+	uint64_t fs = get_fs();
+	const char *name = "bases from the table";
+	const uint64_t fake_gs = 0x5a5a5a5a00001000ull;
+	uint32_t *gs_ok = (uint32_t *)((uint8_t *)tids + PAD_TID_GS_OK);
+	uint64_t *gs_word = (uint64_t *)((uint8_t *)tids + PAD_TID_GS);
+
+	(void)arg;
+	h.fxsave_ymm = r.fxsave_ymm = cpu.fxsave_ymm;
+	r.fsgsbase = false;
+	r.off_flags = OFF_FLAGS;
+	r.tid_table = A(tids);
+	r.bases_fault = &fault;
+	memset(tids, 0, sizeof(tids));
+	reset_table(16);
+	uint64_t gs = A(&print_budget), old_gs = set_gs(gs);
+	for (int k = 0; k < 4; k++) {
+		bool notls = k & 1, ok = k & 2;
+		*NOTLS_WORD = notls;
+		*gs_ok = ok;
+		*gs_word = fake_gs;
+		reset_ring(4);
+		if (build_pad(f, &h, &r, name))
+			break;
+		static const uint8_t fs0[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 };
+		static const uint8_t get_fs_call[] = { 0xbf, 0x03, 0x10, 0, 0 };
+		uint8_t save[512];
+		int at = ops->emit_save_regs(save, sizeof(save), cfg.fn);
+		const uint8_t *code = pad_page + (at > 0 ? at : 0);
+		if (!check(at > 0 && fault.load && fault.len == sizeof(fs0) &&
+			   !memcmp(code + fault.load, fs0, sizeof(fs0)) &&
+			   !memcmp(code + fault.take, get_fs_call, sizeof(get_fs_call)),
+			   "bases_fault: the %fs:0 load and ARCH_GET_FS", name))
+			printf("  bases_fault load %zu take %zu len %zu\n", fault.load,
+			       fault.take, fault.len);
+		prepare(&st, f, 11 + (unsigned int)k);
+		pad_call(&st);
+		check_return(f, &st, name);
+		struct hit hit;
+		if (check(ring_take(0, &hit, fs, ok ? fake_gs : gs), "record taken", name))
+			check_hit(f, &st, &hit, name);
+	}
+	*NOTLS_WORD = 0;
+	*gs_ok = 0;
+	*gs_word = 0;
+	set_gs(old_gs);
+	return 0;
+}
+
 /* What emit_pad_collect must refuse (nothing runs). */
 static int case_collect_args(const void *arg)
 {
@@ -716,6 +779,8 @@ void run_collector_cases(uint8_t *pages, uint8_t *low)
 		 case_ring_threads, NULL);
 	run_case("collect: the record's flags word, with the image and without",
 		 case_collect_flags, NULL);
+	run_case("collect: without fsgsbase, the bases from the agent's table",
+		 case_collect_bases, NULL);
 	static const unsigned int ahead[] = { 0, 2 };
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(title, sizeof(title),
@@ -900,6 +965,14 @@ void pad_bench(void)
 	memset(tids, 0, sizeof(tids));
 	tids[first].key = fs;
 	tids[first].tid = (uint32_t)syscall(SYS_gettid);
+	/* ... and its words after the entries: no thread without TLS, every
+	 * thread with this gs base (what a record with the image reads
+	 * without fsgsbase). */
+	uint64_t gs = 0;
+	syscall(SYS_arch_prctl, 0x1004 /* ARCH_GET_GS */, &gs);
+	*NOTLS_WORD = 0;
+	*(uint32_t *)((uint8_t *)tids + PAD_TID_GS_OK) = 1;
+	*(uint64_t *)((uint8_t *)tids + PAD_TID_GS) = gs;
 
 	printf("ns per call through the pad (lea function), %u calls a batch, "
 	       "%d batches, ring %u x %u bytes; median (best), less the plain call\n",

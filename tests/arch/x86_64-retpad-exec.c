@@ -85,7 +85,7 @@
 static bool use_fsgsbase, use_xsave, use_image;
 
 struct rec {
-	uint64_t rax, rdi, pc, tag, ticks, ret, fs;
+	uint64_t rax, rdi, pc, tag, ticks, ret, fs, gs;
 	uint32_t tid, magic, mxcsr;
 };
 
@@ -157,6 +157,7 @@ static void take_arch(struct rec *out, const uint8_t *rec)
 	out->pc = fr[16];
 	memcpy(&out->mxcsr, rec + 24, 4);	/* FXSAVE and XSAVE alike */
 	memcpy(&out->fs, rec + OFF_BASES, 8);
+	memcpy(&out->gs, rec + OFF_BASES + 8, 8);
 }
 
 static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t rax)
@@ -173,11 +174,17 @@ static void check_rec(const char *c, const struct rec *x, uint64_t tag, uint64_t
 		     (unsigned long long)x->ticks, x->tid, x->mxcsr, magic,
 		     (unsigned long long)tag, (long long)rax,
 		     use_image ? mxcsr_now() : x->mxcsr);
-	/* The bases: with rdfsbase always, without it (two system calls)
-	 * only in a record with the image, which is read with them. */
-	if ((use_image || use_fsgsbase) && x->fs != fs_now())
-		fail("%s: record fs base %#llx, the thread's %#llx", c,
-		     (unsigned long long)x->fs, (unsigned long long)fs_now());
+	/* The bases: with rdfsbase always, without it only in a record with
+	 * the image, which is read with them: fs from %fs:0, gs from the
+	 * table's word (TABLE_GS, not the thread's: it came from there). */
+	uint64_t gs = 0;
+	syscall(SYS_arch_prctl, 0x1004 /* ARCH_GET_GS */, &gs);
+	if (!use_fsgsbase)
+		gs = TABLE_GS;
+	if ((use_image || use_fsgsbase) && (x->fs != fs_now() || x->gs != gs))
+		fail("%s: record bases fs %#llx gs %#llx, want %#llx %#llx", c,
+		     (unsigned long long)x->fs, (unsigned long long)x->gs,
+		     (unsigned long long)fs_now(), (unsigned long long)gs);
 }
 
 static void case_values(void)

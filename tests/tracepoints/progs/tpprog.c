@@ -11,10 +11,16 @@
  *
  * compute's first line (where `trace compute` lands) has seen none of
  * this call's updates: "ground: entry call=I a=A b=B counter=C" is printed
- * by main just before each call.  Built twice: PIE (tpprog) and not
- * (tpprog-nopie).
+ * by main just before each call.  On x86-64 "ground: bases fs=F gs=G"
+ * gives the thread's fs and gs bases.  Built twice: PIE (tpprog) and
+ * not (tpprog-nopie).
  */
 #include <string.h>
+#ifdef __x86_64__
+#include <asm/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include "tpground.h"
 
 #define HEAP_N 6
@@ -63,6 +69,12 @@ int main(int argc, char **argv)
 	if (!heap)
 		return 1;
 	ground("start n=%d &counter=%p compute=%p", n, (void *)&counter, (void *)compute);
+#ifdef __x86_64__
+	unsigned long fs = 0, gs = 0;
+	syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
+	syscall(SYS_arch_prctl, ARCH_GET_GS, &gs);
+	ground("bases fs=0x%lx gs=0x%lx", fs, gs);
+#endif
 	for (int i = 0; i < n; i++) {
 		ground("entry call=%d a=%d b=%d counter=%d", i, i, 100 + 3 * i, counter);
 		total += compute(i, 100 + 3 * i); /* MARK:loop-call */
