@@ -422,6 +422,27 @@ static uint64_t tsc_now(void)
  */
 static void collect_tid(unsigned int ahead, bool fsgsbase);
 
+/*
+ * A load of %fs:0 the collector build_pad placed reported in *f: `mov
+ * %fs:0,%rax` (9 bytes) at f->load, and at f->take, where a fault there
+ * goes on, the bytes `take` (offsets from the collector, which build_pad
+ * puts right after the register save).
+ */
+static void check_fs0_fault(const struct arch_pad_fault *f, const uint8_t *take,
+			    size_t take_len, const char *what, const char *name)
+{
+	static const uint8_t fs0[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 };
+	uint8_t save[512];
+	int at = ops->emit_save_regs(save, sizeof(save), cfg.fn);
+	const uint8_t *code = pad_page + (at > 0 ? at : 0);
+
+	if (!check(at > 0 && f->load && f->len == sizeof(fs0) &&
+		   !memcmp(code + f->load, fs0, sizeof(fs0)) &&
+		   !memcmp(code + f->take, take, take_len), what, name))
+		printf("  %s: load %zu take %zu len %zu\n", what, f->load, f->take, f->len);
+}
+
+
 static int case_collect_tid(const void *arg)
 {
 	unsigned int ahead = *(const unsigned int *)arg;
@@ -478,20 +499,10 @@ static void collect_tid(unsigned int ahead, bool fsgsbase)
 		if (build_pad(f, &h, &r, name))
 			break;
 		if (!fsgsbase) {
-			/* The load reported: mov %fs:0,%rax, 9 bytes, and a fault
-			 * there goes on at the system call. */
-			static const uint8_t fs0[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 };
+			/* a fault there goes on at the system call */
 			static const uint8_t gettid[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05 };
-			/* build_pad put the collector right after the save */
-			uint8_t save[512];
-			int at = ops->emit_save_regs(save, sizeof(save), cfg.fn);
-			const uint8_t *code = pad_page + (at > 0 ? at : 0);
-			if (!check(at > 0 && fault.load && fault.len == sizeof(fs0) &&
-				   !memcmp(code + fault.load, fs0, sizeof(fs0)) &&
-				   !memcmp(code + fault.take, gettid, sizeof(gettid)),
-				   "tp_fault: the %fs:0 load and the system call", name))
-				printf("  tp_fault load %zu take %zu len %zu\n", fault.load,
-				       fault.take, fault.len);
+			check_fs0_fault(&fault, gettid, sizeof(gettid),
+					"tp_fault: the %fs:0 load and the system call", name);
 		} else {
 			check(!fault.load, "tp_fault: none with rdfsbase", name);
 		}
@@ -642,17 +653,9 @@ static int case_collect_bases(const void *arg)
 		reset_ring(4);
 		if (build_pad(f, &h, &r, name))
 			break;
-		static const uint8_t fs0[] = { 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0 };
 		static const uint8_t get_fs_call[] = { 0xbf, 0x03, 0x10, 0, 0 };
-		uint8_t save[512];
-		int at = ops->emit_save_regs(save, sizeof(save), cfg.fn);
-		const uint8_t *code = pad_page + (at > 0 ? at : 0);
-		if (!check(at > 0 && fault.load && fault.len == sizeof(fs0) &&
-			   !memcmp(code + fault.load, fs0, sizeof(fs0)) &&
-			   !memcmp(code + fault.take, get_fs_call, sizeof(get_fs_call)),
-			   "bases_fault: the %fs:0 load and ARCH_GET_FS", name))
-			printf("  bases_fault load %zu take %zu len %zu\n", fault.load,
-			       fault.take, fault.len);
+		check_fs0_fault(&fault, get_fs_call, sizeof(get_fs_call),
+				"bases_fault: the %fs:0 load and ARCH_GET_FS", name);
 		prepare(&st, f, 11 + (unsigned int)k);
 		pad_call(&st);
 		check_return(f, &st, name);
