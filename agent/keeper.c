@@ -1193,6 +1193,53 @@ static enum agent_stop agent_stop_now(pid_t agent_pid)
 	return AGENT_HELD;
 }
 
+/*
+ * Says how the agent is ending, from its exit stop: the wait status the
+ * kernel will report (PTRACE_GETEVENTMSG), and for a fatal signal the pc
+ * it died at and the mapping that holds it, so a crash is not taken for
+ * a clean exit.  A clean exit and SIGKILL (someone ended it) say nothing
+ * more than before.
+ */
+static void say_how_agent_ends(pid_t agent_pid)
+{
+	unsigned long msg = 0;
+
+	if (ptrace(PTRACE_GETEVENTMSG, agent_pid, NULL, &msg) < 0)
+		return;
+	int status = (int)msg;
+	if (WIFEXITED(status)) {
+		if (WEXITSTATUS(status))
+			log_always("keeper: the agent exits with status %d", WEXITSTATUS(status));
+		return;
+	}
+	if (!WIFSIGNALED(status) || WTERMSIG(status) == SIGKILL)
+		return;
+	uint64_t sp, pc;
+	char where[320] = "";
+	if (task_regs(agent_pid, agent_pid, &sp, &pc)) {
+		char path[64], line[512];
+		snprintf(path, sizeof(path), "/proc/%d/maps", agent_pid);
+		FILE *f = fopen(path, "re");
+		snprintf(where, sizeof(where), " at pc %#llx", (unsigned long long)pc);
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned long long lo, hi, off;
+			int name = 0;
+			if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &name) < 3 ||
+			    pc < lo || pc >= hi)
+				continue;
+			line[strcspn(line, "\n")] = 0;
+			snprintf(where, sizeof(where), " at pc %#llx (%s+%#llx)",
+				 (unsigned long long)pc, name ? line + name : "?",
+				 (unsigned long long)(pc - lo + off));
+			break;
+		}
+		if (f)
+			fclose(f);
+	}
+	log_always("keeper: the agent dies of signal %d (%s)%s%s", WTERMSIG(status),
+		   strsignal(WTERMSIG(status)), where, WCOREDUMP(status) ? ", core dumped" : "");
+}
+
 /* PROBE_AGENT_KEEPER_DELAY_US: K pauses this long after each stop of the
  * agent it waited for, before it looks at the stop again and resumes the
  * agent.  A test widens the window above with it; 0 otherwise. */
@@ -1247,6 +1294,7 @@ static void keeper_main(pid_t agent_pid, int ready_fd)
 		}
 		ptrace(PTRACE_CONT, agent_pid, NULL, (void *)(long)(event ? 0 : sig));
 	}
+	say_how_agent_ends(agent_pid);
 	take_over();
 	ptrace(PTRACE_DETACH, agent_pid, NULL, NULL);
 	while (waitpid(agent_pid, &status, __WALL) > 0 &&

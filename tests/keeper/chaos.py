@@ -40,6 +40,10 @@ MODES = os.environ.get("CHAOS_MODES", "started attached gdb").split()
 # signal-delivery stop its keeper holds.
 STORM = os.environ.get("CHAOS_STORM") == "1"
 SSHD = os.environ.get("CHAOS_SSHD")
+# CHAOS_SIGNAL: what ends the agent (default KILL).  Any other signal is a
+# crash the keeper must report ("keeper: the agent dies of signal N ...
+# at pc ...") in the agent's log, which the attached runs keep.
+SIGNAL = getattr(signal, "SIG" + os.environ.get("CHAOS_SIGNAL", "KILL"))
 SSH = os.environ.get("CHAOS_SSH")
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -194,7 +198,7 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
     killed = False
     if tracer:
         try:
-            os.kill(tracer, signal.SIGKILL)
+            os.kill(tracer, SIGNAL)
             killed = True
         except ProcessLookupError:
             pass
@@ -250,6 +254,12 @@ def one_kill(n, strategy, attach, rnd, want_out, want_status, use_gdb):
         rec.wait()
     outf.close()
     log.close()
+    if killed and SIGNAL != signal.SIGKILL and attach:
+        said = open(os.path.join(WORK, "log%d" % n)).read()
+        want = "keeper: the agent dies of signal %d (%s) at pc 0x" % (
+            SIGNAL, signal.strsignal(SIGNAL))
+        if want not in said:
+            problems.append("the log does not say %r" % want)
     # What the program printed: in its ground file, and on its stdout
     # when the test started it (the agent relays a started program's).
     got = [l for l in ground_lines(g) if l.startswith("result")]
