@@ -293,7 +293,7 @@ struct run {
 	char want[128];		/* the untraced result line */
 	char target_local[128], agent_local[128];	/* their copies in `local` */
 	pid_t prog, agent;
-	bool killed;
+	bool killed, aborted;	/* SIGKILLed as planned; SIGABRTed when stuck */
 };
 
 /* Reads the arguments and TARGET's text; the exit status on failure. */
@@ -466,8 +466,19 @@ static bool start_calls(struct run *r)
 		sleep_us(2000);
 	if (text_diff(r->prog, r->taddr, r->tlen, NULL, true) <= 0) {
 		char st[512];
+		bool alive = !exited(r->agent, NULL);
 		problem("the probes never went in (see gdb's output)%s",
-			exited(r->agent, NULL) ? "" : where_is(r->agent, st, sizeof(st)));
+			alive ? where_is(r->agent, st, sizeof(st)) : "");
+		if (alive) {
+			/* Where it is stuck: its keeper names the pc of a
+			 * fatal signal ("the agent dies of signal 6 ... at pc"),
+			 * in the agent's log that the report shows. */
+			kill(r->agent, SIGABRT);
+			r->aborted = true;
+			double stop = now() + 10;
+			while (!exited(r->agent, NULL) && now() < stop)
+				sleep_us(2000);
+		}
 		return false;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.start", r->go);
@@ -534,7 +545,7 @@ static void report(struct run *r)
 	int ast;
 
 	/* An agent that ended before the kill: how (a crash shows here). */
-	if (!r->killed && r->agent && exited(r->agent, &ast))
+	if (!r->killed && !r->aborted && r->agent && exited(r->agent, &ast))
 		problem("the agent ended by itself: %s %d", WIFSIGNALED(ast) ? "signal" : "status",
 			WIFSIGNALED(ast) ? WTERMSIG(ast) : WEXITSTATUS(ast));
 	if (r->agent && !exited(r->agent, NULL)) {
