@@ -5,7 +5,8 @@
 # For a fresh Debian 12 machine, as root.
 #
 # ./bootstrap.sh check also runs the armhf guest (make check-cross
-# ARCH=armhf) after the aarch64 one; PROBE_CHECK_ARMHF=0 leaves it out.
+# ARCH=armhf) beside the aarch64 one; PROBE_CHECK_ARMHF=0 leaves it out,
+# PROBE_CHECK_GUESTS=serial runs one after the other.
 set -eu
 cd "$(dirname "$0")"
 
@@ -158,21 +159,52 @@ check)
 	echo "bootstrap: the sanitizer build and its tests took $(( $(date +%s) - san_start )) s"
 	# The static aarch64 agent in a qemu-system guest, driven by
 	# gdb-multiarch (tests/cross/check-cross.sh; its cases leave a
-	# .trs under build-aarch64/ for the count below).
-	cross_start=$(date +%s)
-	cross_status=0
-	make check-cross ARCH=aarch64 || cross_status=$?
-	[ "$cross_status" -eq 0 ] || [ "$cross_status" -eq 77 ] || status=$cross_status
-	echo "bootstrap: the aarch64 guest tests took $(( $(date +%s) - cross_start )) s"
-	# The armhf guest (PROBE_CHECK_ARMHF=0 leaves it out):
-	# gdbserver:armhf's cases, then the agent's, Thumb and ARM (its
-	# .trs under build-armhf/).
-	if [ "$check_armhf" = 1 ]; then
-		cross_start=$(date +%s)
-		cross_status=0
-		make check-cross ARCH=armhf || cross_status=$?
-		[ "$cross_status" -eq 0 ] || [ "$cross_status" -eq 77 ] || status=$cross_status
-		echo "bootstrap: the armhf guest tests took $(( $(date +%s) - cross_start )) s"
+	# .trs under build-aarch64/ for the count below), and the armhf
+	# guest (PROBE_CHECK_ARMHF=0 leaves it out): gdbserver:armhf's
+	# cases, then the agent's, Thumb and ARM (its .trs under
+	# build-armhf/).  Each guest is one qemu with one CPU, so on a
+	# machine with two or more the two run side by side, each with its
+	# output in a file that is printed when it ends
+	# (PROBE_CHECK_GUESTS=serial runs them one after the other).
+	guests=${PROBE_CHECK_GUESTS:-auto}
+	case $guests in
+	auto) if [ "$check_armhf" = 1 ] && [ "$(nproc)" -ge 2 ]; then guests=parallel; else guests=serial; fi ;;
+	serial|parallel) ;;
+	*) echo "bootstrap: PROBE_CHECK_GUESTS must be auto, serial or parallel, not '$guests'" >&2; exit 2 ;;
+	esac
+	[ "$check_armhf" = 1 ] || guests=serial
+	guest() {	# ARCH: its tests, timed; the exit status in $1.status
+		g_start=$(date +%s)
+		g_status=0
+		make check-cross ARCH="$1" || g_status=$?
+		echo "bootstrap: the $1 guest tests took $(( $(date +%s) - g_start )) s"
+		echo "$g_status" >"$1.status"
+	}
+	guest_status() {	# ARCH: 0 unless its tests failed (77, not installed: 0)
+		g_status=$(cat "$1.status" 2>/dev/null || echo 99)
+		rm -f "$1.status"
+		[ "$g_status" -eq 0 ] || [ "$g_status" -eq 77 ] || status=$g_status
+	}
+	if [ "$guests" = parallel ]; then
+		echo "bootstrap: the aarch64 and armhf guests run side by side (about 10 minutes); each one's output follows when it ends"
+		guest aarch64 >aarch64.guest.log 2>&1 &
+		a64=$!
+		guest armhf >armhf.guest.log 2>&1 &
+		ahf=$!
+		wait "$a64" || true
+		cat aarch64.guest.log
+		wait "$ahf" || true
+		cat armhf.guest.log
+		rm -f aarch64.guest.log armhf.guest.log
+		guest_status aarch64
+		guest_status armhf
+	else
+		guest aarch64
+		guest_status aarch64
+		if [ "$check_armhf" = 1 ]; then
+			guest armhf
+			guest_status armhf
+		fi
 	fi
 	# One closing line over every test, from automake's results: the
 	# plain build's, the sanitizer build's, then both.
