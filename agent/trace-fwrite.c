@@ -30,6 +30,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -56,6 +57,168 @@
  * CPU of the copy. */
 #define FWRITE_FLUSH_AT (256u << 10)
 
+/*
+ * What the written frames hold, for the reply: how many of each
+ * tracepoint's, and which threads the frames named ($probe_thread) for
+ * the first time since Qprobe.file.  The recorder needs both (its counts
+ * per probe, the threads it names while they run) and would otherwise
+ * read every frame back from the file: memory it has never touched,
+ * where the agent walks its own buffer right after building it.
+ */
+static struct {
+	uint64_t *count;		/* by tracepoint number, not yet said */
+	size_t count_cap;
+	int64_t *seen;			/* open addressing, 0 = empty slot */
+	size_t seen_cap, seen_n;
+	bool seen_zero;			/* tid 0 (a frame outside a thread) */
+	int64_t *fresh;			/* named for the first time, not yet said */
+	size_t fresh_n, fresh_cap;
+	int64_t last;			/* the last frame's thread */
+	bool have_last;
+} fw;
+
+static void fw_reset(void)
+{
+	free(fw.count);
+	free(fw.seen);
+	free(fw.fresh);
+	memset(&fw, 0, sizeof(fw));
+}
+
+static void fw_count(int16_t tp)
+{
+	if (tp <= 0)
+		return;
+	if ((size_t)tp >= fw.count_cap) {
+		size_t cap = fw.count_cap ? fw.count_cap : 64;
+		while (cap <= (size_t)tp)
+			cap *= 2;
+		uint64_t *c = realloc(fw.count, cap * sizeof(*c));
+		if (!c)
+			abort();
+		memset(c + fw.count_cap, 0, (cap - fw.count_cap) * sizeof(*c));
+		fw.count = c;
+		fw.count_cap = cap;
+	}
+	fw.count[tp]++;
+}
+
+static size_t fw_slot(const int64_t *tab, size_t cap, int64_t tid)
+{
+	size_t i = (size_t)((uint64_t)tid * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+
+	while (tab[i] && tab[i] != tid)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* A frame named thread `tid`: kept for the reply the first time. */
+static void fw_thread(int64_t tid)
+{
+	if (fw.have_last && fw.last == tid)
+		return;
+	fw.last = tid;
+	fw.have_last = true;
+	if (tid == 0) {
+		if (fw.seen_zero)
+			return;
+		fw.seen_zero = true;
+	} else {
+		if (2 * (fw.seen_n + 1) > fw.seen_cap) {
+			size_t cap = fw.seen_cap ? 2 * fw.seen_cap : 256;
+			int64_t *t = calloc(cap, sizeof(*t));
+			if (!t)
+				abort();
+			for (size_t i = 0; i < fw.seen_cap; i++)
+				if (fw.seen[i])
+					t[fw_slot(t, cap, fw.seen[i])] = fw.seen[i];
+			free(fw.seen);
+			fw.seen = t;
+			fw.seen_cap = cap;
+		}
+		size_t i = fw_slot(fw.seen, fw.seen_cap, tid);
+		if (fw.seen[i])
+			return;
+		fw.seen[i] = tid;
+		fw.seen_n++;
+	}
+	if (fw.fresh_n == fw.fresh_cap) {
+		fw.fresh_cap = fw.fresh_cap ? 2 * fw.fresh_cap : 64;
+		fw.fresh = realloc(fw.fresh, fw.fresh_cap * sizeof(*fw.fresh));
+		if (!fw.fresh)
+			abort();
+	}
+	fw.fresh[fw.fresh_n++] = tid;
+}
+
+/* The number of the variable that holds a frame's thread ($probe_thread),
+ * or 0 when the run has none. */
+static uint32_t thread_tsv(void)
+{
+	for (size_t i = 0; i < tr.store.n_tsvs; i++)
+		if (tr.store.tsvs[i].live == TSV_THREAD)
+			return tr.store.tsvs[i].number;
+	return 0;
+}
+
+/* The thread frame `body` names, from its first V block of variable
+ * `num`: probe-trace's frames start with their V blocks, looked at in
+ * place; others the long way.  False when it names none. */
+static bool frame_thread(const uint8_t *body, size_t len, uint32_t num, int64_t *tid)
+{
+	struct tbuf_block b;
+	size_t pos = 0;
+	int32_t n;
+
+	for (size_t at = 0; at + TBUF_TSV_BLOCK <= len && body[at] == 'V'; at += TBUF_TSV_BLOCK) {
+		memcpy(&n, body + at + 1, 4);
+		if ((uint32_t)n == num) {
+			memcpy(tid, body + at + 5, 8);
+			return true;
+		}
+	}
+	while (tbuf_block_next(body, len, tr.tb.regblock_size, &pos, &b) > 0) {
+		if (b.type != 'V')
+			continue;
+		memcpy(&n, b.body, 4);
+		if ((uint32_t)n == num) {
+			memcpy(tid, b.body + 4, 8);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Counts the first `len` bytes of whole frames of the buffer's pieces,
+ * which just went into the file. */
+static void fw_note(const struct tbuf_span *span, int n, size_t len)
+{
+	uint32_t num = thread_tsv();
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
+		for (size_t off = 0; off + TBUF_FRAME_HEADER <= span[i].len;) {
+			const uint8_t *f = span[i].data + off;
+			int16_t tp;
+			uint32_t size;
+			int64_t tid;
+			memcpy(&tp, f, 2);
+			memcpy(&size, f + 2, 4);
+			if (at + TBUF_FRAME_HEADER + size > len)
+				return;
+			fw_count(tp);
+			if (num && frame_thread(f + TBUF_FRAME_HEADER, size, num, &tid))
+				fw_thread(tid);
+			off += TBUF_FRAME_HEADER + size;
+			at += TBUF_FRAME_HEADER + size;
+		}
+	}
+}
+
+/* Threads one reply names at most (17 characters each, in a packet of
+ * 16 KiB with the counts); the rest come with the next. */
+#define FWRITE_TIDS 512
+
 static void close_out(void)
 {
 	if (tr.out_path)
@@ -65,6 +228,7 @@ static void close_out(void)
 	tr.out_frames = tr.out_bytes = 0;
 	free(tr.out_path);
 	tr.out_path = NULL;
+	fw_reset();
 }
 
 void trace_fwrite_close(void)
@@ -195,6 +359,7 @@ static long write_batch(uint64_t *frames)
 			}
 			if (nf == 0)
 				return -err;
+			fw_note(span, n, keep);
 			tr.out_error = err;
 			*frames += nf;
 			tbuf_consume(&tr.tb, nf);
@@ -205,6 +370,7 @@ static long write_batch(uint64_t *frames)
 		done += (size_t)w;
 	}
 	*frames += tr.tb.frames;
+	fw_note(span, n, len);
 	tbuf_consume_all(&tr.tb);
 	tr.frame_no = -1;	/* numbers shift: back to live */
 	tr.out_end += len;
@@ -235,9 +401,11 @@ void trace_fwrite_flush_some(void)
 /*
  * qprobe.fwrite - the buffer's frames into the file, then the pads'
  * records taken in and written too, until none are left or the budget
- * is spent.  Replies `W<frames>;<bytes>` (hex): what went into the file
- * since the last reply (also by the drains in between,
- * trace_fwrite_flush_some), at the offset the last reply ended at.
+ * is spent.  Replies `W<frames>;<bytes>;c<tp>:<n>,...;t<tid>,...[;+]`
+ * (hex): what went into the file since the last reply (also by the
+ * drains in between, trace_fwrite_flush_some), at the offset the last
+ * reply ended at; the frames per tracepoint; the threads new in them, at
+ * most FWRITE_TIDS, `;+` when more are left.
  */
 void h_probe_fwrite(struct rsp_request *req, struct rsp_buf *reply)
 {
@@ -272,5 +440,25 @@ void h_probe_fwrite(struct rsp_request *req, struct rsp_buf *reply)
 		return;
 	}
 	rsp_reply_fwrite(reply, tr.out_frames, tr.out_bytes);
+	/* ;c<tp>:<n>,... the frames per tracepoint, then ;t<tid>,... the
+	 * threads new in them (probe-trace counts these instead of reading
+	 * the frames back). */
+	rsp_buf_puts(reply, ";c");
+	bool first = true;
+	for (size_t tp = 1; tp < fw.count_cap; tp++) {
+		if (!fw.count[tp])
+			continue;
+		rsp_buf_printf(reply, "%s%zx:%" PRIx64, first ? "" : ",", tp, fw.count[tp]);
+		fw.count[tp] = 0;
+		first = false;
+	}
+	rsp_buf_puts(reply, ";t");
+	size_t said = fw.fresh_n < FWRITE_TIDS ? fw.fresh_n : FWRITE_TIDS;
+	for (size_t i = 0; i < said; i++)
+		rsp_buf_printf(reply, "%s%" PRIx64, i ? "," : "", (uint64_t)fw.fresh[i]);
+	memmove(fw.fresh, fw.fresh + said, (fw.fresh_n - said) * sizeof(*fw.fresh));
+	fw.fresh_n -= said;
+	if (fw.fresh_n)
+		rsp_buf_puts(reply, ";+");	/* more threads: ask again */
 	tr.out_frames = tr.out_bytes = 0;
 }

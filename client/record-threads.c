@@ -73,21 +73,28 @@ long note_thread(struct recorder *r, const uint8_t *body, size_t len)
 		if (num != TSV_THREAD)
 			continue;
 		memcpy(&tid, b.body + 4, 8);
-		long i = add_thread(r, tid);
-		struct rec_thread *th = &r->threads[i];
-		r->last_thread = (size_t)i;
-		if (!th->framed) {
-			/* named from the thread list, maybe before it named
-			 * itself: its name now is the one to keep */
-			th->framed = true;
-			if (th->asked) {
-				th->asked = false;
-				r->unasked++;
-			}
-		}
-		return i;
+		return thread_framed(r, tid);
 	}
 	return -1;
+}
+
+/* Thread `tid` named by a frame: added to r->threads if new; its index. */
+long thread_framed(struct recorder *r, int64_t tid)
+{
+	long i = add_thread(r, tid);
+	struct rec_thread *th = &r->threads[i];
+
+	r->last_thread = (size_t)i;
+	if (!th->framed) {
+		/* named from the thread list, maybe before it named
+		 * itself: its name now is the one to keep */
+		th->framed = true;
+		if (th->asked) {
+			th->asked = false;
+			r->unasked++;
+		}
+	}
+	return i;
 }
 
 /*

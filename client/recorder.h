@@ -324,6 +324,7 @@ int append_frames(struct recorder *r, const uint8_t *data, size_t len);
 
 /* record-threads.c */
 long note_thread(struct recorder *r, const uint8_t *body, size_t len);
+long thread_framed(struct recorder *r, int64_t tid);
 void name_threads(struct recorder *r);
 void list_threads(struct recorder *r);
 size_t drop_frames(struct recorder *r, size_t len);

@@ -14,6 +14,9 @@
  *   named    4 threads named "worker-T" (pthread_setname_np), each N calls
  *            of compute(t*100000+i, t) and fact(5), alive 0.3 s after
  *            their calls (a recorder names the threads it sees alive)
+ *   many     N threads at once, each named "m-I", one call of compute(I, 0),
+ *            alive 2 s after the last one started (hundreds of threads
+ *            new to a recorder in one batch of frames)
  *   spin     spin(d) for i < N, d = 1000 + (i % 5) * 1000 ns: a busy wait
  *            of d ns that measures itself (INNER: from its first clock
  *            reading to its last) inside its caller's measure (OUTER:
@@ -119,6 +122,23 @@ static void *named_worker(void *arg)
 	return NULL;
 }
 
+static pthread_barrier_t many_started;
+
+static void *many_worker(void *arg)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "m-%ld", (long)arg);
+	pthread_setname_np(pthread_self(), name);
+	pthread_mutex_lock(&out_lock);
+	fprintf(out, "name %ld %s\n", (long)syscall(SYS_gettid), name);
+	pthread_mutex_unlock(&out_lock);
+	call_compute((long)arg, 0);
+	pthread_barrier_wait(&many_started);
+	sleep(2);
+	return NULL;
+}
+
 static void *worker(void *arg)
 {
 	long t = (long)arg;
@@ -133,7 +153,7 @@ int main(int argc, char **argv)
 	long n;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: rectarget calls|threads|crash|loop|jump|fact|env|spin OUT [N]\n");
+		fprintf(stderr, "usage: rectarget calls|threads|named|many|crash|loop|jump|fact|env|spin OUT [N]\n");
 		return 2;
 	}
 	n = argc > 3 ? atol(argv[3]) : 10;
@@ -166,6 +186,21 @@ int main(int argc, char **argv)
 			pthread_create(&th[t], NULL, named_worker, (void *)t);
 		for (int t = 0; t < 4; t++)
 			pthread_join(th[t], NULL);
+	} else if (strcmp(argv[1], "many") == 0) {
+		pthread_t *th = calloc((size_t)n, sizeof(*th));
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 << 10);
+		pthread_barrier_init(&many_started, NULL, (unsigned)n + 1);
+		for (long t = 0; t < n; t++)
+			if (pthread_create(&th[t], &attr, many_worker, (void *)t) != 0) {
+				fprintf(stderr, "rectarget: thread %ld not created\n", t);
+				return 2;
+			}
+		pthread_barrier_wait(&many_started);
+		for (long t = 0; t < n; t++)
+			pthread_join(th[t], NULL);
+		free(th);
 	} else if (strcmp(argv[1], "crash") == 0) {
 		for (long i = 0; i < n; i++)
 			call_compute(i, 1);
