@@ -106,7 +106,7 @@ static void list_probes(struct rsp_buf *reply)
 		}
 		if (pad_tp_faults(p)) {
 			snprintf(line, sizeof(line), "process %d: %llu pad hits of threads "
-				 "with no thread pointer at %%fs:0 (a stop each, no signal to "
+				 "with no self-pointing TCB at their thread pointer (a stop each, no signal to "
 				 "the program)\n", p->pid, (unsigned long long)pad_tp_faults(p));
 			server_console(line);
 		}

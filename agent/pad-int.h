@@ -132,8 +132,9 @@ struct pad_code {
 	size_t len;
 	/* Loads that may fault (0: none) and where a fault there goes
 	 * on: a native condition's (its true path), and the thread
-	 * pointer's as %fs:0 of the tid lookup, of the return push and
-	 * of the record's bases (struct arch_pad_fault). */
+	 * pointer's word (the TCB's self pointer) of the tid lookup, of
+	 * the return push and of the record's bases (struct
+	 * arch_pad_fault). */
 	struct pad_load {
 		uint64_t load, take;
 	} faults[PAD_FAULTS];
@@ -160,7 +161,7 @@ struct pad_table {
 	size_t ipa_tsvs_off;		/* struct ipa_tsvs, from the base */
 	bool ipa_failed;
 	uint64_t ipa_faults;		/* its loads fixed up (pad_fault) */
-	uint64_t tp_faults;		/* %fs:0 loads fixed up (pad_fault) */
+	uint64_t tp_faults;		/* thread pointer word loads fixed up (pad_fault) */
 	/* The process's vDSO clock_gettime, which a pad that stores the
 	 * hit's time calls instead of the system call (0: none found). */
 	uint64_t vdso_clock;

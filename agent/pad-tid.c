@@ -68,8 +68,9 @@ int tp_regnum(void)
 }
 
 /* Whether recording pads of `pt`'s process can read the table: the arch
- * has a thread pointer the pads read with no system call (x86-64: with
- * rdfsbase, else as %fs:0). */
+ * has a thread pointer the pads read with no system call (the register
+ * itself, or the TCB's word that points at itself: x86-64 with rdfsbase,
+ * else as %fs:0). */
 bool pad_tid_usable(const struct pad_table *pt)
 {
 	return pt->local && tp_regnum() >= 0;
@@ -132,8 +133,8 @@ static void entry_update(struct process *p, struct pad_table *pt, uint64_t key)
 	__atomic_store_n(&mine->tid, (uint32_t)tid, __ATOMIC_RELEASE);
 }
 
-/* PAD_TID_NOTLS says whether a live thread of p has no thread pointer at
- * %fs:0 now. */
+/* PAD_TID_NOTLS says whether a live thread of p has no self-pointing TCB
+ * at its thread pointer now. */
 static void notls_update(struct process *p, struct pad_table *pt)
 {
 	uint32_t n = 0;
@@ -187,10 +188,11 @@ void pad_tid_note(struct thread *t)
 	if (t->tp_noted || !pt || !pad_tid_usable(pt) || reg < 0 ||
 	    regs_get(t, (unsigned int)reg, &key) < 0)
 		return;
-	/* Without fsgsbase the pads read the key as the TCB's first word
-	 * (%fs:0), which the x86-64 TLS ABI makes the thread pointer.  A
-	 * thread whose word is not (no TLS: fs base 0, where the load would
-	 * fault) sets PAD_TID_NOTLS: the process's pads do without the
+	/* Where the pads cannot read the thread pointer register itself
+	 * (x86-64 without fsgsbase) they read the key as the TCB's first
+	 * word, which the TLS ABI makes the thread pointer (x86-64: %fs:0).
+	 * A thread whose word is not (no TLS: a thread pointer of 0, where
+	 * the load would fault) sets PAD_TID_NOTLS: the process's pads do without the
 	 * load until it has one, which is looked at again at each of its
 	 * resumes. */
 	uint64_t self = 0;
@@ -201,8 +203,8 @@ void pad_tid_note(struct thread *t)
 	if (none != t->tp_none) {
 		t->tp_none = none;
 		notls_update(p, pt);
-		debug("thread %d: %s thread pointer at %%fs:0 (fs base %#llx)", t->tid,
-		      none ? "no" : "its", (unsigned long long)key);
+		debug("thread %d: %s self-pointing TCB at its thread pointer %#llx", t->tid,
+		      none ? "no" : "a", (unsigned long long)key);
 	}
 	/* Its other base, for the records with the register image (the
 	 * pads read it where they cannot: without fsgsbase). */

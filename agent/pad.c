@@ -406,11 +406,11 @@ bool pad_fault(struct thread *t, int sig)
 		return false;
 	if (c && (i == PAD_FAULT_TID || i == PAD_FAULT_BASES)) {
 		pt->tp_faults++;
-		debug("thread %d: no thread pointer at %%fs:0 (pad at %#llx): "
+		debug("thread %d: no self-pointing TCB at its thread pointer (pad at %#llx): "
 		      "the pad asks the kernel", t->tid, (unsigned long long)c->addr);
 	} else if (c && i == PAD_FAULT_RET) {
 		pt->tp_faults++;
-		debug("thread %d: no thread pointer at %%fs:0 (pad at %#llx): "
+		debug("thread %d: no self-pointing TCB at its thread pointer (pad at %#llx): "
 		      "the return goes to the agent", t->tid, (unsigned long long)c->addr);
 	} else {
 		pt->ipa_faults++;
@@ -450,8 +450,8 @@ uint64_t pad_ipa_faults(const struct process *p)
 	return p->pads ? p->pads->ipa_faults : 0;
 }
 
-/* Pad hits of threads with no thread pointer at %fs:0 so far (a stop
- * each). */
+/* Pad hits of threads with no self-pointing TCB at their thread pointer
+ * so far (a stop each). */
 uint64_t pad_tp_faults(const struct process *p)
 {
 	return p->pads ? p->pads->tp_faults : 0;
@@ -843,8 +843,8 @@ struct pad_build {
 	uint8_t code[PAD_CODE_MAX];
 	size_t n;			/* the code's length so far */
 	size_t cond_skip, cond_load, cond_take;	/* native condition */
-	/* the thread pointer's loads (%fs:0): the tid lookup's, the
-	 * return push's */
+	/* the loads of the TCB's word at the thread pointer: the tid
+	 * lookup's, the return push's, the bases' */
 	struct arch_pad_fault tid_fault, ret_fault, bases_fault;
 	size_t ret_fallback, ret_done;	/* the return push's branches */
 	size_t done;			/* the collector's branch */
