@@ -456,7 +456,8 @@ void h_probe_fwrite(struct rsp_request *req, struct rsp_buf *reply)
 	size_t said = fw.fresh_n < FWRITE_TIDS ? fw.fresh_n : FWRITE_TIDS;
 	for (size_t i = 0; i < said; i++)
 		rsp_buf_printf(reply, "%s%" PRIx64, i ? "," : "", (uint64_t)fw.fresh[i]);
-	memmove(fw.fresh, fw.fresh + said, (fw.fresh_n - said) * sizeof(*fw.fresh));
+	if (fw.fresh_n > said)
+		memmove(fw.fresh, fw.fresh + said, (fw.fresh_n - said) * sizeof(*fw.fresh));
 	fw.fresh_n -= said;
 	if (fw.fresh_n)
 		rsp_buf_puts(reply, ";+");	/* more threads: ask again */
