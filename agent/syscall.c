@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 
 #include "agent/agent.h"
@@ -52,12 +53,21 @@ static long signed_value(unsigned int regnum, uint64_t v)
 	return (long)(int64_t)v;
 }
 
-/* Single-steps `t` until the step's own trap, keeping other signals. */
+/* Stops a step over the injected instruction may take before it is given
+ * up: each is a signal that came before the instruction ran, kept for
+ * later (a few at most), or the step's own trap. */
+#define STEP_OVER_STOPS 64
+
+/* Single-steps `t` until the step's own trap, keeping other signals.  A
+ * fault of the injected instruction itself (SIGSEGV, SIGBUS, SIGILL or
+ * SIGFPE that the kernel raised, si_code > 0) ends it with -EFAULT, not
+ * kept for the program, which never ran that instruction: stepped again
+ * it would fault again, for ever. */
 static int step_over(struct thread *t)
 {
 	int status, err;
 
-	for (;;) {
+	for (int round = 0; round < STEP_OVER_STOPS; round++) {
 		if ((err = thread_step(t, 0)) < 0)
 			return err;
 		if (waitpid(t->tid, &status, __WALL) < 0)
@@ -73,12 +83,33 @@ static int step_over(struct thread *t)
 		int sig = WSTOPSIG(status);
 		if (sig == SIGTRAP && (status >> 16) == 0)
 			return 0;
+		siginfo_t si;
+		if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
+		    (status >> 16) == 0 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
+		    si.si_code > 0) {
+			uint64_t pc = 0;
+			regs_invalidate(t);
+			regs_get(t, agent.arch->pc_regnum, &pc);
+			log_always("thread %d: the injected system call faulted (signal %d, "
+				   "code %d) at %#llx", t->tid, sig, si.si_code,
+				   (unsigned long long)pc);
+			return -EFAULT;
+		}
 		/* A signal before the instruction ran: keep it for later. */
 		if (sig != SIGSTOP && sig != SIGTRAP && sig != (SIGTRAP | 0x80))
 			t->pending_signal = sig;
 		else if (sig == SIGSTOP && t->stop_expected)
 			t->stop_expected = false;
+		if (round == STEP_OVER_STOPS - 1) {
+			uint64_t pc = 0;
+			regs_invalidate(t);
+			regs_get(t, agent.arch->pc_regnum, &pc);
+			log_always("thread %d: the step over an injected system call stopped %d "
+				   "times without running it (last status %#x at %#llx): given up",
+				   t->tid, STEP_OVER_STOPS, status, (unsigned long long)pc);
+		}
 	}
+	return -EIO;
 }
 
 /* Where the system call instruction goes: the program's entry point
