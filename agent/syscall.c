@@ -58,6 +58,16 @@ static long signed_value(unsigned int regnum, uint64_t v)
  * later (a few at most), or the step's own trap. */
 #define STEP_OVER_STOPS 64
 
+/* t's pc as the kernel has it now, for a message (0 if unknown). */
+static unsigned long long pc_now(struct thread *t)
+{
+	uint64_t pc = 0;
+
+	regs_invalidate(t);
+	regs_get(t, agent.arch->pc_regnum, &pc);
+	return (unsigned long long)pc;
+}
+
 /* Single-steps `t` until the step's own trap, keeping other signals.  A
  * fault of the injected instruction itself (SIGSEGV, SIGBUS, SIGILL or
  * SIGFPE that the kernel raised, si_code > 0) ends it with -EFAULT, not
@@ -87,12 +97,8 @@ static int step_over(struct thread *t)
 		if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
 		    (status >> 16) == 0 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
 		    si.si_code > 0) {
-			uint64_t pc = 0;
-			regs_invalidate(t);
-			regs_get(t, agent.arch->pc_regnum, &pc);
 			log_always("thread %d: the injected system call faulted (signal %d, "
-				   "code %d) at %#llx", t->tid, sig, si.si_code,
-				   (unsigned long long)pc);
+				   "code %d) at %#llx", t->tid, sig, si.si_code, pc_now(t));
 			return -EFAULT;
 		}
 		/* A signal before the instruction ran: keep it for later. */
@@ -100,14 +106,10 @@ static int step_over(struct thread *t)
 			t->pending_signal = sig;
 		else if (sig == SIGSTOP && t->stop_expected)
 			t->stop_expected = false;
-		if (round == STEP_OVER_STOPS - 1) {
-			uint64_t pc = 0;
-			regs_invalidate(t);
-			regs_get(t, agent.arch->pc_regnum, &pc);
+		if (round == STEP_OVER_STOPS - 1)
 			log_always("thread %d: the step over an injected system call stopped %d "
 				   "times without running it (last status %#x at %#llx): given up",
-				   t->tid, STEP_OVER_STOPS, status, (unsigned long long)pc);
-		}
+				   t->tid, STEP_OVER_STOPS, status, pc_now(t));
 	}
 	return -EIO;
 }

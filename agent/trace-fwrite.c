@@ -161,34 +161,6 @@ static uint32_t thread_tsv(void)
 	return 0;
 }
 
-/* The thread frame `body` names, from its first V block of variable
- * `num`: probe-trace's frames start with their V blocks, looked at in
- * place; others the long way.  False when it names none. */
-static bool frame_thread(const uint8_t *body, size_t len, uint32_t num, int64_t *tid)
-{
-	struct tbuf_block b;
-	size_t pos = 0;
-	int32_t n;
-
-	for (size_t at = 0; at + TBUF_TSV_BLOCK <= len && body[at] == 'V'; at += TBUF_TSV_BLOCK) {
-		memcpy(&n, body + at + 1, 4);
-		if ((uint32_t)n == num) {
-			memcpy(tid, body + at + 5, 8);
-			return true;
-		}
-	}
-	while (tbuf_block_next(body, len, tr.tb.regblock_size, &pos, &b) > 0) {
-		if (b.type != 'V')
-			continue;
-		memcpy(&n, b.body, 4);
-		if ((uint32_t)n == num) {
-			memcpy(tid, b.body + 4, 8);
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Counts the first `len` bytes of whole frames of the buffer's pieces,
  * which just went into the file. */
 static void fw_note(const struct tbuf_span *span, int n, size_t len)
@@ -207,7 +179,8 @@ static void fw_note(const struct tbuf_span *span, int n, size_t len)
 			if (at + TBUF_FRAME_HEADER + size > len)
 				return;
 			fw_count(tp);
-			if (num && frame_thread(f + TBUF_FRAME_HEADER, size, num, &tid))
+			if (num && tbuf_body_tsv(f + TBUF_FRAME_HEADER, size, tr.tb.regblock_size,
+						 (int32_t)num, &tid) == 0)
 				fw_thread(tid);
 			off += TBUF_FRAME_HEADER + size;
 			at += TBUF_FRAME_HEADER + size;

@@ -197,6 +197,23 @@ static void cut_short(struct recorder *r, uint64_t bytes)
 		r->out_path, size, (unsigned long long)(r->end + bytes));
 }
 
+/* Whether the file still holds `bytes` more after r->end under its own
+ * header; says what another program did to it when not. */
+static bool file_holds(struct recorder *r, uint64_t bytes)
+{
+	struct stat sb;
+
+	if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size < r->end + bytes) {
+		cut_short(r, bytes);
+		return false;
+	}
+	if (!head_intact(r)) {
+		head_cut(r);
+		return false;
+	}
+	return true;
+}
+
 /* What the agent appended: counted and its threads learnt.  Read where
  * it is, in the page cache (a mapping of the file, no copy), or into
  * r->carry when the file cannot be mapped. */
@@ -206,17 +223,10 @@ static int take_written(struct recorder *r, uint64_t frames, uint64_t bytes)
 	uint64_t lo = r->end & ~(uint64_t)(page - 1);
 	size_t maplen = (size_t)(r->end + bytes - lo);
 	const uint8_t *data;
-	struct stat sb;
 	const uint64_t before = r->frames;
 
-	if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size < r->end + bytes) {
-		cut_short(r, bytes);
+	if (!file_holds(r, bytes))
 		return -EIO;
-	}
-	if (!head_intact(r)) {
-		head_cut(r);
-		return -EIO;
-	}
 	void *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, r->fd, (off_t)lo);
 	if (map != MAP_FAILED) {
 		static bool handler;
@@ -284,22 +294,15 @@ static int take_counted(struct recorder *r, uint64_t frames, uint64_t bytes,
 	static uint64_t add[MAX_PROBES + 1];
 	const char *p = counts + 2;
 	uint64_t sum = 0;
-	struct stat sb;
 	uint8_t head[6];
 
 	/* Nothing written (threads left from the last reply): nothing to
 	 * look at; the next drain looks at the header first. */
-	if (bytes && fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size < r->end + bytes) {
-		cut_short(r, bytes);
-		return -EIO;
-	}
-	if (bytes && !head_intact(r)) {
-		head_cut(r);
-		return -EIO;
-	}
 	if (bytes) {
 		int16_t tpnum;
 		uint32_t size;
+		if (!file_holds(r, bytes))
+			return -EIO;
 		if (pread(r->fd, head, sizeof(head), (off_t)r->end) != (ssize_t)sizeof(head)) {
 			cut_short(r, bytes);
 			return -EIO;
@@ -315,7 +318,7 @@ static int take_counted(struct recorder *r, uint64_t frames, uint64_t bytes,
 	while (*p && *p != ';') {
 		char *end;
 		unsigned long long tp = strtoull(p, &end, 16), n;
-		if (end == p || *end != ':' || !probe_of(r, (int)tp) || tp > r->nprobes)
+		if (end == p || *end != ':' || tp < 1 || tp > r->nprobes)
 			goto bad;
 		p = end + 1;
 		n = strtoull(p, &end, 16);
@@ -348,8 +351,9 @@ static int take_counted(struct recorder *r, uint64_t frames, uint64_t bytes,
 	r->bytes += bytes;
 	return 0;
 bad:
-	err_msg("the agent's count of the frames it wrote does not add up (%s); the "
-		"recording stops", counts);
+	err_msg("the agent's count of the frames it wrote does not add up (%s): is it "
+		"another version of probe-agent than probe-trace's?  The recording stops; "
+		"--no-direct records without that count", counts);
 	return -EIO;
 }
 

@@ -45,37 +45,16 @@ static long add_thread(struct recorder *r, int64_t tid)
  * its index there, or -1 when the frame names none. */
 long note_thread(struct recorder *r, const uint8_t *body, size_t len)
 {
-	struct tbuf_block b;
-	size_t pos = 0;
+	int64_t tid;
 
-	/* A frame of `V` blocks only (probe-trace's own: millions a
-	 * second): looked at in place, and a thread seen framed already
-	 * (the last one, most often) needs nothing more. */
-	for (size_t at = 0; at + TBUF_TSV_BLOCK <= len && body[at] == 'V'; at += TBUF_TSV_BLOCK) {
-		int32_t num;
-		int64_t tid;
-		memcpy(&num, body + at + 1, 4);
-		if (num != TSV_THREAD)
-			continue;
-		memcpy(&tid, body + at + 5, 8);
-		if (r->nthreads && r->last_thread < r->nthreads &&
-		    r->threads[r->last_thread].tid == tid && r->threads[r->last_thread].framed)
-			return (long)r->last_thread;
-		break;	/* the long way, which finds the same block */
-	}
-	while (tbuf_block_next(body, len, r->regs.block_size, &pos, &b) > 0) {
-		int32_t num;
-		int64_t tid;
-
-		if (b.type != 'V')
-			continue;
-		memcpy(&num, b.body, 4);
-		if (num != TSV_THREAD)
-			continue;
-		memcpy(&tid, b.body + 4, 8);
-		return thread_framed(r, tid);
-	}
-	return -1;
+	if (tbuf_body_tsv(body, len, r->regs.block_size, TSV_THREAD, &tid) < 0)
+		return -1;
+	/* A thread seen framed already (the last one, most often: millions
+	 * of frames a second) needs nothing more. */
+	if (r->nthreads && r->last_thread < r->nthreads &&
+	    r->threads[r->last_thread].tid == tid && r->threads[r->last_thread].framed)
+		return (long)r->last_thread;
+	return thread_framed(r, tid);
 }
 
 /* Thread `tid` named by a frame: added to r->threads if new; its index. */

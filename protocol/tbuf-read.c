@@ -174,6 +174,32 @@ int tbuf_frame_read_mem(const struct tbuf *tb, const struct tbuf_frame *f,
 	return 0;
 }
 
+int tbuf_body_tsv(const uint8_t *body, size_t len, size_t regblock_size,
+		  int32_t number, int64_t *value)
+{
+	struct tbuf_block b;
+	size_t pos = 0;
+	int32_t num;
+
+	for (size_t at = 0; at + TBUF_TSV_BLOCK <= len && body[at] == 'V'; at += TBUF_TSV_BLOCK) {
+		memcpy(&num, body + at + 1, 4);
+		if (num == number) {
+			memcpy(value, body + at + 5, 8);
+			return 0;
+		}
+	}
+	while (tbuf_block_next(body, len, regblock_size, &pos, &b) > 0) {
+		if (b.type != 'V')
+			continue;
+		memcpy(&num, b.body, 4);
+		if (num == number) {
+			memcpy(value, b.body + 4, 8);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int tbuf_frame_tsv(const struct tbuf *tb, const struct tbuf_frame *f,
 		   int32_t number, int64_t *value)
 {

@@ -193,6 +193,12 @@ struct tbuf_block {
  * outside a tbuf too (a trace file being read). */
 int tbuf_block_next(const uint8_t *data, size_t len, size_t regblock_size,
 		    size_t *pos, struct tbuf_block *b);
+/* Value of TSV `number` in a frame's body (the bytes after its 6-byte
+ * header), from the first V block of that number: a body that starts
+ * with V blocks (probe-trace's frames) is looked at in place, others
+ * block by block.  0, or -ENOENT. */
+int tbuf_body_tsv(const uint8_t *body, size_t len, size_t regblock_size,
+		  int32_t number, int64_t *value);
 /* Value of TSV `number` from the first V block, or -ENOENT. */
 int tbuf_frame_tsv(const struct tbuf *tb, const struct tbuf_frame *f,
 		   int32_t number, int64_t *value);

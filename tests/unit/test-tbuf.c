@@ -625,11 +625,44 @@ static void test_reply_raw(void **state)
 	tbuf_free(&tb);
 }
 
+/* A frame body's variable: from a run of V blocks in place, and after
+ * an R block the long way; the first of a number wins; none: -ENOENT. */
+static void test_body_tsv(void **state)
+{
+	uint8_t body[3 * TBUF_TSV_BLOCK + 1 + REGS];
+	int64_t v, a = 11, b = 22, c = 33;
+	int32_t n2 = 2, n5 = 5;
+	(void)state;
+
+	/* V(5)=11 V(2)=22 V(2)=33 */
+	body[0] = 'V'; memcpy(body + 1, &n5, 4); memcpy(body + 5, &a, 8);
+	body[13] = 'V'; memcpy(body + 14, &n2, 4); memcpy(body + 18, &b, 8);
+	body[26] = 'V'; memcpy(body + 27, &n2, 4); memcpy(body + 31, &c, 8);
+	assert_int_equal(tbuf_body_tsv(body, 39, REGS, 2, &v), 0);
+	assert_int_equal(v, 22);
+	assert_int_equal(tbuf_body_tsv(body, 39, REGS, 5, &v), 0);
+	assert_int_equal(v, 11);
+	assert_int_equal(tbuf_body_tsv(body, 39, REGS, 7, &v), -ENOENT);
+	/* Cut inside the second block: only the first is whole. */
+	assert_int_equal(tbuf_body_tsv(body, 20, REGS, 2, &v), -ENOENT);
+
+	/* R (REGS bytes) then V(2)=33 */
+	body[0] = 'R';
+	memset(body + 1, 0x5a, REGS);
+	body[1 + REGS] = 'V';
+	memcpy(body + 2 + REGS, &n2, 4);
+	memcpy(body + 6 + REGS, &c, 8);
+	assert_int_equal(tbuf_body_tsv(body, 14 + REGS, REGS, 2, &v), 0);
+	assert_int_equal(v, 33);
+	assert_int_equal(tbuf_body_tsv(body, 14 + REGS, REGS, 5, &v), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_reads),
+		cmocka_unit_test(test_body_tsv),
 		cmocka_unit_test(test_mem_split),
 		cmocka_unit_test(test_linear_full),
 		cmocka_unit_test(test_consume),
