@@ -306,12 +306,12 @@ static int a64_load_record(uint8_t *blk, unsigned int features,
 
 /* No choices: the pads' layout is fixed (aarch64-pad.c). */
 static void a64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
-			    bool *fsgsbase)
+			    bool *tp_read)
 {
 	*fxsave_ymm = false;
 	(void)p;
 	*xsave = false;
-	*fsgsbase = false;
+	*tp_read = true;	/* mrs TPIDR_EL0 */
 }
 
 static bool a64_is_general(unsigned int regnum)

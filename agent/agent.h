@@ -212,8 +212,8 @@ struct thread {
 	 * its memory (and thread pointer) now. */
 	bool tp_noted, tp_vfork;
 	uint64_t tp_key;
-	/* Where the pads read the thread pointer as %fs:0 (x86-64 without
-	 * fsgsbase): the thread had none there when it was last resumed
+	/* Where the pads read the thread pointer as the TCB's word at it
+	 * (no tp_read: x86-64's %fs:0): the thread had none there when it was last resumed
 	 * (no TLS), and its process's pads do without (pad-tid.c). */
 	bool tp_none;
 	/* ... and its other base (arch tp2_regnum: x86-64's gs base) then,
@@ -757,6 +757,10 @@ void pad_tid_gone(struct thread *t);
 void pad_tid_vfork(struct thread *t, bool running);
 /* The gdb regnum of the thread pointer (arch_ops.tp_regnum), -1 none. */
 int tp_regnum(void);
+/* t's thread pointer as its pads read it: the register gdb sees
+ * (tp_regnum: x86-64's fs base), else the TLS register through ptrace
+ * (aarch64 TPIDR_EL0, arm TPIDRURO).  0 if unknown. */
+uint64_t thread_key(struct thread *t);
 void probe_remove(struct probe *pr);
 /* probe_remove for a probe whose code was unmapped (dlclose): nothing is
  * written where it was, the memory may be another mapping's by now. */

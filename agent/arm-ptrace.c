@@ -269,12 +269,12 @@ static int arm_load_record(uint8_t *blk, unsigned int features,
 
 /* No choices: the pads' layout is fixed (arm-pad.c). */
 static void arm_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
-			    bool *fsgsbase)
+			    bool *tp_read)
 {
 	*fxsave_ymm = false;
 	(void)p;
 	*xsave = false;
-	*fsgsbase = false;
+	*tp_read = true;	/* mrc TPIDRURO */
 }
 
 /* --- traps ---------------------------------------------------------------- */

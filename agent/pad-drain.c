@@ -33,10 +33,10 @@ static int load_record(struct process *p, uint8_t *blk, const uint8_t *rec,
 		       bool image, bool xsave, pid_t tid, struct regsrc *src)
 {
 	const struct arch_pad_layout *l = layout();
-	/* Without fsgsbase a record without the image has no bases (the
+	/* Without tp_read a record without the image has no bases (the
 	 * pads would need two system calls): no tracepoint of its site
 	 * reads a register beyond the frame. */
-	bool bases = image || (p->pads && p->pads->fsgsbase);
+	bool bases = image || (p->pads && p->pads->tp_read);
 	int err = regs_load_record(p, blk, (const uint64_t *)(rec + l->off_frame),
 				   image ? rec : NULL, xsave,
 				   bases ? (const uint64_t *)(rec + l->off_bases) : NULL);
@@ -299,14 +299,14 @@ int pad_salvage(struct process *p,
 	const struct arch_pad_layout *l = layout();
 	size_t ring_bytes;
 	uint64_t starts[8];
-	bool xsave = false, fxsave_ymm = false, fsgsbase = false;
+	bool xsave = false, fxsave_ymm = false, tp_read = false;
 	uint8_t *records;
 	int ntables, taken = 0;
 
 	if (!l || !agent.ptrace->pad_options)
 		return 0;	/* no pads on this arch: none left either */
 	ring_bytes = ring_records_bytes();
-	agent.ptrace->pad_options(p, &xsave, &fxsave_ymm, &fsgsbase);
+	agent.ptrace->pad_options(p, &xsave, &fxsave_ymm, &tp_read);
 	ntables = old_tables(p, starts, 8);
 	if (ntables <= 0)
 		return ntables;

@@ -220,14 +220,14 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 	const struct arch_pad_layout *l = layout();
 	struct arch_pad_fault bf = { 0, 0, 0 };
 	struct arch_ret_pad r = {
-		.area = base + 4096, .tramp = base, .fsgsbase = pt->fsgsbase,
+		.area = base + 4096, .tramp = base, .tp_read = pt->tp_read,
 		.hist = arch->ret_hist ? pt->remote + hist_off() : 0,
 		.ring = {
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
 			.record_shift = record_shift(), .nrecords = RING_RECORDS,
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
 			.off_frame = l->off_frame, .xsave = pt->xsave,
-			.fxsave_ymm = pt->fxsave_ymm, .fsgsbase = pt->fsgsbase, .off_blocks = blocks_off(),
+			.fxsave_ymm = pt->fxsave_ymm, .tp_read = pt->tp_read, .off_blocks = blocks_off(),
 			.blocks_size = blocks_size(),
 			/* a record with the image: its bases from the table's
 			 * words where the pads cannot read them (x86-64) */

@@ -21,7 +21,7 @@
 static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
 {
 	return regs_load_pad(t, (const uint64_t *)(e + layout()->off_frame), e, pt->xsave,
-			     pt->fsgsbase ? (const uint64_t *)(e + layout()->off_bases) : NULL);
+			     pt->tp_read ? (const uint64_t *)(e + layout()->off_bases) : NULL);
 }
 
 /*

@@ -5,8 +5,9 @@
  * A recording pad whose records name their thread (probe-trace's
  * frames, a traced $_thread-like variable) needs the hitting thread's
  * id.  gettid is a system call, the dearest part of such a hit; the
- * thread pointer (x86-64: fs_base, read by rdfsbase, or without
- * fsgsbase as %fs:0, the TCB's pointer to itself) costs nothing, and
+ * thread pointer (x86-64: fs_base, read by rdfsbase, or where the kernel
+ * does not allow that as %fs:0, the TCB's pointer to itself; aarch64:
+ * TPIDR_EL0) costs nothing, and
  * is distinct per live thread as long as each has its own TLS.  So the
  * agent keeps, in the pads' shared memory, a table from thread pointer
  * to tid (layout: PAD_TID_* in arch/arch.h), and the pad looks its
@@ -67,13 +68,29 @@ int tp_regnum(void)
 	return r >= 0 && (unsigned int)r < agent.arch->nregs_for(~0u) ? r : -1;
 }
 
+uint64_t thread_key(struct thread *t)
+{
+	int reg = tp_regnum();
+	uint64_t key = 0;
+
+	if (reg >= 0) {
+		if (regs_get(t, (unsigned int)reg, &key) < 0)
+			return 0;
+	} else if (!agent.ptrace->thread_area ||
+		   agent.ptrace->thread_area(t->tid, 25, &key) < 0) {
+		return 0;
+	}
+	return key;
+}
+
 /* Whether recording pads of `pt`'s process can read the table: the arch
  * has a thread pointer the pads read with no system call (the register
  * itself, or the TCB's word that points at itself: x86-64 with rdfsbase,
- * else as %fs:0). */
+ * else as %fs:0; aarch64's TPIDR_EL0).  The agent keeps it where the
+ * arch's emitter may not read it (arm's pads ask the kernel). */
 bool pad_tid_usable(const struct pad_table *pt)
 {
-	return pt->local && tp_regnum() >= 0;
+	return pt->local && (tp_regnum() >= 0 || agent.ptrace->thread_area);
 }
 
 /* The live threads of p with thread pointer `key` (a vfork child running
@@ -182,21 +199,20 @@ void pad_tid_note(struct thread *t)
 {
 	struct process *p = t->proc;
 	struct pad_table *pt = p->pads;
-	int reg = tp_regnum();
-	uint64_t key = 0;
+	uint64_t key;
 
-	if (t->tp_noted || !pt || !pad_tid_usable(pt) || reg < 0 ||
-	    regs_get(t, (unsigned int)reg, &key) < 0)
+	if (t->tp_noted || !pt || !pad_tid_usable(pt))
 		return;
+	key = thread_key(t);
 	/* Where the pads cannot read the thread pointer register itself
-	 * (x86-64 without fsgsbase) they read the key as the TCB's first
+	 * (no tp_read: x86-64 without FSGSBASE) they read the key as the TCB's first
 	 * word, which the TLS ABI makes the thread pointer (x86-64: %fs:0).
 	 * A thread whose word is not (no TLS: a thread pointer of 0, where
 	 * the load would fault) sets PAD_TID_NOTLS: the process's pads do without the
 	 * load until it has one, which is looked at again at each of its
 	 * resumes. */
 	uint64_t self = 0;
-	bool none = !pt->fsgsbase &&
+	bool none = !pt->tp_read &&
 		    (!key || key == PAD_TID_GONE ||
 		     mem_read_raw(p, key, &self, sizeof(self)) != (ssize_t)sizeof(self) ||
 		     self != key);
@@ -207,23 +223,27 @@ void pad_tid_note(struct thread *t)
 		      none ? "no" : "a", (unsigned long long)key);
 	}
 	/* Its other base, for the records with the register image (the
-	 * pads read it where they cannot: without fsgsbase). */
+	 * pads read it where they cannot: without tp_read). */
 	uint64_t v2 = 0;
 	int reg2 = agent.arch->tp2_regnum;
-	if (!pt->fsgsbase && reg2 >= 0 && regs_get(t, (unsigned int)reg2, &v2) >= 0 &&
+	if (!pt->tp_read && reg2 >= 0 && regs_get(t, (unsigned int)reg2, &v2) >= 0 &&
 	    (!t->tp2_known || t->tp2 != v2)) {
 		t->tp2_known = true;
 		t->tp2 = v2;
 		gs_update(p, pt);
 	}
-	if (none)
+	/* No thread pointer yet (0: a program's first thread before its
+	 * libc set its TLS up, which is when the agent first resumes it),
+	 * or a value no thread pointer has: the pads find no entry and ask
+	 * the kernel, and the thread is looked at again at its next resume.
+	 * Entered with 0 for good, its pointer once set would be missing
+	 * from the table; and a thread sharing it (a clone without
+	 * CLONE_SETTLS) would be entered alone, its tid then given to the
+	 * hits of both. */
+	if (none || key == 0 || key == PAD_TID_GONE)
 		return;
 	t->tp_noted = true;
 	t->tp_key = key;
-	/* No TLS at all (fs_base 0), or a value no thread pointer has:
-	 * the pads find no entry and ask the kernel. */
-	if (key == 0 || key == PAD_TID_GONE)
-		return;
 	entry_update(p, pt, key);
 	debug("thread %d: thread pointer %#llx in the tid table", t->tid,
 	      (unsigned long long)key);

@@ -499,11 +499,11 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 		pt->failed = true;
 		return NULL;
 	}
-	agent.ptrace->pad_options(p, &pt->xsave, &pt->fxsave_ymm, &pt->fsgsbase);
+	agent.ptrace->pad_options(p, &pt->xsave, &pt->fxsave_ymm, &pt->tp_read);
 	pad_tid_reset(p);	/* entered when they next run */
-	debug("table at %#llx in %d (xsave %d, fxsave_ymm %d, fsgsbase %d)",
+	debug("table at %#llx in %d (xsave %d, fxsave_ymm %d, tp_read %d)",
 	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fxsave_ymm,
-	      pt->fsgsbase);
+	      pt->tp_read);
 	return pt;
 }
 
@@ -928,7 +928,7 @@ static int build_ret_push(struct pad_build *b, char *why, size_t whylen)
 	struct arch_ret_pad rp = {
 		.area = p->ret_area, .tramp = p->ret_itramp,
 		.func_run = pr->addr | (uint64_t)(trace_run_id() & 0xffff) << 48,
-		.fsgsbase = b->pt->fsgsbase, .tp_fault = &b->ret_fault,
+		.tp_read = b->pt->tp_read, .tp_fault = &b->ret_fault,
 		.tp_notls = pad_tid_usable(b->pt) ?
 			    b->pt->remote + tids_off() + PAD_TID_NOTLS : 0,
 	};
@@ -1034,7 +1034,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.record_shift = record_shift(), .nrecords = RING_RECORDS,
 		.off_seq = l->off_seq, .off_bases = l->off_bases,
 		.off_frame = l->off_frame, .xsave = pt->xsave, .fxsave_ymm = pt->fxsave_ymm,
-		.fsgsbase = pt->fsgsbase,
+		.tp_read = pt->tp_read,
 		.time_tid = time_tid,
 		.clock_call = time_tid && !pt->tsc_time ? vdso_clock(b->pr->proc, pt) : 0,
 		.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,
@@ -1091,7 +1091,7 @@ static int build_tail(struct pad_build *b, char *why, size_t whylen)
 		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
 		.off_ready = l->off_ready, .off_bases = l->off_bases,
 		.off_frame = l->off_frame, .xsave = b->pt->xsave,
-		.fxsave_ymm = b->pt->fxsave_ymm, .fsgsbase = b->pt->fsgsbase,
+		.fxsave_ymm = b->pt->fxsave_ymm, .tp_read = b->pt->tp_read,
 	};
 	size_t at;
 	int err;

@@ -269,13 +269,13 @@ struct ptrace_arch_ops {
 	 * the emitters, load_pad and load_record: *xsave, the image is
 	 * XSAVE's (else FXSAVE's), *fxsave_ymm, the pads store that image
 	 * with FXSAVE and vextractf128 instead of XSAVE (struct
-	 * arch_pad_handoff), and *fsgsbase, the pad reads the thread-pointer
-	 * bases itself (x86-64: AVX, AVX again, HWCAP2_FSGSBASE).  All false
-	 * where the arch has no such choice (aarch64).  NULL when load_pad
+	 * arch_pad_handoff), and *tp_read, the pad reads the thread-pointer
+	 * register itself (x86-64: AVX, AVX again, HWCAP2_FSGSBASE; aarch64
+	 * and arm: false, false, true).  NULL when load_pad
 	 * is.
 	 */
 	void (*pad_options)(struct process *p, bool *xsave, bool *fxsave_ymm,
-			    bool *fsgsbase);
+			    bool *tp_read);
 
 	/*
 	 * Resumes stopped thread `tid` for one instruction, delivering

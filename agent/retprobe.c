@@ -299,24 +299,6 @@ static bool ilink_show(struct thread *t, const struct ientry *e, int n, uint64_t
 static void ilink_resume(struct thread *t, uint64_t at, uint64_t sp);
 static void ilink_fix_pc(struct thread *t);
 
-/* The thread pointer that keys t's slot, as the pad reads it: the
- * register gdb sees (arch_ops.tp_regnum: x86-64's fs base), else the TLS
- * register through ptrace (aarch64 TPIDR_EL0).  0 if unknown. */
-static uint64_t thread_key(struct thread *t)
-{
-	int fsr = tp_regnum();
-	uint64_t key = 0;
-
-	if (fsr >= 0) {
-		if (regs_get(t, (unsigned int)fsr, &key) < 0)
-			return 0;
-	} else if (!agent.ptrace->thread_area ||
-		   agent.ptrace->thread_area(t->tid, 25, &key) < 0) {
-		return 0;
-	}
-	return key;
-}
-
 /* The address of t's slot in the area, 0 if it has none. */
 static uint64_t islot_of(struct thread *t)
 {

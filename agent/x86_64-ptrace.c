@@ -462,13 +462,13 @@ static int x86_64_read_env(char *why, size_t whylen)
 #define HWCAP2_FSGSBASE_BIT (1u << 1)
 
 static void x86_64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
-			       bool *fsgsbase)
+			       bool *tp_read)
 {
 	uint64_t hwcap2 = 0;
 
 	*xsave = p->features & ARCH_FEAT_AVX;
 	*fxsave_ymm = *xsave && !pad_xsave;
-	*fsgsbase = !pad_no_fsgsbase && process_auxv(p, AT_HWCAP2, &hwcap2) &&
+	*tp_read = !pad_no_fsgsbase && process_auxv(p, AT_HWCAP2, &hwcap2) &&
 		    (hwcap2 & HWCAP2_FSGSBASE_BIT);
 }
 

@@ -157,9 +157,13 @@ struct arch_xol {
  * documents and, where the arch stores them (x86-64), at offset 0 its
  * image of the registers emit_save_regs leaves out (the FXSAVE image when
  * xsave is false, else the XSAVE image of x87, SSE and AVX) and at
- * off_bases the thread-pointer bases when the pad can read them (fs_base
- * and gs_base, with fsgsbase).  xsave and fsgsbase are x86-64's own
- * (ptrace_arch_ops.pad_options says them); aarch64 ignores them: its
+ * off_bases the thread-pointer bases when the pad can read them (x86-64:
+ * fs_base and gs_base, with tp_read).  tp_read: the pads read the thread
+ * pointer register with an instruction of their own (x86-64: rdfsbase,
+ * where the kernel allows FSGSBASE; aarch64: mrs TPIDR_EL0; arm: mrc
+ * TPIDRURO, always), rather than as the word the TLS ABI keeps at it
+ * (x86-64 without FSGSBASE: %fs:0).  xsave and tp_read come from
+ * ptrace_arch_ops.pad_options; aarch64 and arm ignore them here: their
  * stopped thread's v registers come from the kernel.  With xsave and
  * fxsave_ymm the XSAVE-layout image is stored without XSAVE: FXSAVE64
  * (the legacy area), the 16 ymm upper halves by vextractf128 at 576,
@@ -179,7 +183,7 @@ struct arch_pad_handoff {
 	unsigned int off_frame;
 	bool xsave;
 	bool fxsave_ymm;		/* with xsave: FXSAVE + vextractf128 (see above) */
-	bool fsgsbase;
+	bool tp_read;
 };
 
 /*
@@ -192,7 +196,7 @@ struct arch_pad_handoff {
  * it) and otherwise the layout of a hand-off entry: image at 0,
  * bases at off_bases, frame at off_frame.  The parts must lie apart,
  * inside the record, seq 8-aligned.  The bases are always stored (nothing
- * stops to read them later): with fsgsbase by the CPU's instructions,
+ * stops to read them later): with tp_read by the CPU's instructions,
  * without it by system calls (two more per hit).
  */
 #define ARCH_PAD_COPIES 8
@@ -221,7 +225,7 @@ struct arch_pad_ring {
 	unsigned int off_seq, off_bases, off_frame;
 	bool xsave;
 	bool fxsave_ymm;		/* with xsave: as in the hand-off */
-	bool fsgsbase;
+	bool tp_read;
 	/* With time_tid the record also gets the thread's id (32 bits, at
 	 * off_tid) and the time of the hit (a CLOCK_REALTIME timespec, at
 	 * off_time): two system calls in the process. */
@@ -509,9 +513,9 @@ enum {
 struct arch_ret_pad {
 	uint64_t area, tramp;
 	uint64_t func_run;	/* the entry's tracepoint address | run << 48 */
-	bool fsgsbase;		/* x86-64: rdfsbase, else mov %fs:0 (the
+	bool tp_read;		/* x86-64: rdfsbase, else mov %fs:0 (the
 				   TCB's self pointer the x86-64 TLS ABI
-				   requires); aarch64 ignores it */
+				   requires); aarch64 and arm ignore it */
 	/* emit_ret_entry only, x86-64 without fsgsbase (others ignore
 	 * them): where a fault of the key's load goes on (when not NULL),
 	 * and the address of the PAD_TID_NOTLS word (0: none), which the

@@ -491,7 +491,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	if (!h->nentries || (h->nentries & (h->nentries - 1)) ||
 	    h->entry_shift < 6 || h->entry_shift > 20 || (h->table & 63) ||
 	    h->off_owner < image || h->off_ready < image ||
-	    h->off_frame < image || (h->fsgsbase && h->off_bases < image) ||
+	    h->off_frame < image || (h->tp_read && h->off_bases < image) ||
 	    h->off_frame + 18 * 8 > (1u << h->entry_shift))
 		return -EINVAL;
 	x86_64_put(&o, gettid, sizeof(gettid));
@@ -523,7 +523,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
 	put_hit_state(&o, h->off_frame, h->xsave, h->fxsave_ymm, true,
-		      h->fsgsbase ? BASES_FSGSBASE : BASES_NONE, h->off_bases, 0, NULL);
+		      h->tp_read ? BASES_FSGSBASE : BASES_NONE, h->off_bases, 0, NULL);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
 	x86_64_put32(&o, PAD_READY);
@@ -753,7 +753,7 @@ static void emit_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
 	size_t load = 0, j_notls = 0;
 
 	if (r->tid_table) {
-		if (r->fsgsbase) {
+		if (r->tp_read) {
 			x86_64_put(o, key, sizeof(key));
 		} else {
 			x86_64_put8(o, 0x48);
@@ -774,7 +774,7 @@ static void emit_tid(struct x86_64_out *o, const struct arch_pad_ring *r)
 		x86_64_put(o, scale, sizeof(scale));
 		x86_64_put64(o, r->tid_table);
 		x86_64_put(o, search, sizeof(search));
-		if (!r->fsgsbase) {
+		if (!r->tp_read) {
 			/* to 3: (the gettid call), 74 bytes on: rel8 */
 			if (!o->overflow)
 				o->buf[j_notls] = (uint8_t)(o->len - (j_notls + 1));
@@ -1148,7 +1148,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	 * the frame, and the bases are beyond it (the agent loads such a
 	 * record without them).  With it, from the agent's table where
 	 * there is one (put_bases_table), else from the kernel. */
-	enum bases_how bases = r->fsgsbase ? BASES_FSGSBASE : !r->image ? BASES_NONE :
+	enum bases_how bases = r->tp_read ? BASES_FSGSBASE : !r->image ? BASES_NONE :
 			       r->tid_table ? BASES_TABLE : BASES_SYSCALL;
 	put_hit_state(&o, r->off_frame, r->xsave && (r->image || !r->off_flags),
 		      r->fxsave_ymm, r->image, bases, r->off_bases, r->tid_table,
@@ -1263,7 +1263,7 @@ static void put_key(struct x86_64_out *o, const struct arch_ret_pad *r, size_t *
 	x86_64_put64(o, r->area);
 	if (notls_at)
 		*notls_at = 0;
-	if (!r->fsgsbase && notls_at && r->tp_notls) {
+	if (!r->tp_read && notls_at && r->tp_notls) {
 		x86_64_put8(o, 0x48);
 		x86_64_put8(o, 0xb8);
 		x86_64_put64(o, r->tp_notls);
@@ -1272,7 +1272,7 @@ static void put_key(struct x86_64_out *o, const struct arch_ret_pad *r, size_t *
 	}
 	if (load_at)
 		*load_at = o->len;
-	if (r->fsgsbase)
+	if (r->tp_read)
 		x86_64_put(o, rdfs_r15, sizeof(rdfs_r15));
 	else
 		x86_64_put(o, fs0_r15, sizeof(fs0_r15));
@@ -1528,7 +1528,7 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 	j_end = put_jcc32(&o, JMP);
 	fix32(&o, j_same, end_jmp);
 	fb = o.len;
-	if (!r->fsgsbase && r->tp_fault)
+	if (!r->tp_read && r->tp_fault)
 		*r->tp_fault = (struct arch_pad_fault){ key_load, fb, 9 };
 	if (j_notls)
 		fix32(&o, j_notls, fb);
@@ -1896,13 +1896,13 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	 * be a fifth for the record; XSAVE writes the whole header for
 	 * RETN. */
 	put_hit_state(&o, g->off_frame, false, false, false,
-		      g->fsgsbase ? BASES_FSGSBASE : BASES_NONE, g->off_bases, 0, NULL);
+		      g->tp_read ? BASES_FSGSBASE : BASES_NONE, g->off_bases, 0, NULL);
 	x86_64_put(&o, ld_area, sizeof(ld_area));
 	j_bare = put_jcc32(&o, JE);
 	x86_64_put(&o, g->xsave ? xsave64 : fxsave64, g->xsave ? sizeof(xsave64) : sizeof(fxsave64));
-	if (!g->fsgsbase && g->tid_table)
+	if (!g->tp_read && g->tid_table)
 		put_bases_table(&o, g->off_bases, g->tid_table, g->bases_fault);
-	else if (!g->fsgsbase)
+	else if (!g->tp_read)
 		put_bases_syscall(&o, g->off_bases);
 	put_magic(&o, g->off_blocks, RET_REC_MAGIC_VALUE);
 	j_magic = put_jcc32(&o, JMP);

@@ -89,7 +89,7 @@ static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
 	size_t n = 0, fb = 0, done = 0;
 	int m;
 	struct arch_ret_pad rp = { .area = (uintptr_t)area, .tramp = tramp,
-				   .func_run = tag, .fsgsbase = fsgsbase,
+				   .func_run = tag, .tp_read = fsgsbase,
 				   .tp_notls = (uintptr_t)&notls_word };
 
 	if ((m = ops->emit_save_regs(at, size, (uintptr_t)fn)) < 0)
@@ -149,12 +149,12 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 		*(uint64_t *)(ring + RING_OFF + ((size_t)i << RECORD_SHIFT) + OFF_SEQ) = i;
 	tramp = (uintptr_t)code;
 	struct arch_ret_pad rp = {
-		.area = (uintptr_t)area, .tramp = tramp, .fsgsbase = fsgsbase,
+		.area = (uintptr_t)area, .tramp = tramp, .tp_read = fsgsbase,
 		.hist = ops->ret_hist ? (uintptr_t)hist : 0,
 		.ring = { .ring = (uintptr_t)ring, .off_records = RING_OFF,
 			  .record_shift = RECORD_SHIFT, .nrecords = records,
 			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
-			  .xsave = xsave, .fsgsbase = fsgsbase,
+			  .xsave = xsave, .tp_read = fsgsbase,
 			  .tid_table = (uintptr_t)tid_words,
 			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
 	};

@@ -65,7 +65,7 @@ static struct arch_pad_ring ring_of(unsigned int nrecords, bool xsave)
 		.ring = A(ring_mem), .off_records = OFF_RECORDS,
 		.record_shift = ENTRY_SHIFT, .nrecords = nrecords,
 		.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
-		.off_frame = OFF_FRAME, .xsave = xsave, .fsgsbase = cpu.fsgsbase,
+		.off_frame = OFF_FRAME, .xsave = xsave, .tp_read = cpu.fsgsbase,
 		.image = true,
 	};
 
@@ -474,7 +474,7 @@ static void collect_tid(unsigned int ahead, bool fsgsbase)
 
 	snprintf(name, sizeof(name), "tid table, prefetch %u, %s", ahead,
 		 fsgsbase ? "rdfsbase" : "%fs:0");
-	r.fsgsbase = fsgsbase;
+	r.tp_read = fsgsbase;
 	r.tp_fault = &fault;
 	r.time_tid = true;
 	r.off_tid = OFF_TID;
@@ -638,7 +638,7 @@ static int case_collect_bases(const void *arg)
 
 	(void)arg;
 	h.fxsave_ymm = r.fxsave_ymm = cpu.fxsave_ymm;
-	r.fsgsbase = false;
+	r.tp_read = false;
 	r.off_flags = OFF_FLAGS;
 	r.tid_table = A(tids);
 	r.bases_fault = &fault;
@@ -722,9 +722,9 @@ static int case_collect_args(const void *arg)
 		}
 		/* Without fsgsbase the bases come from arch_prctl: longer code. */
 		bad = r;
-		bad.fsgsbase = true;
+		bad.tp_read = true;
 		int with = ops->emit_pad_collect(buf, sizeof(buf), &bad, &done);
-		bad.fsgsbase = false;
+		bad.tp_read = false;
 		int without = ops->emit_pad_collect(buf, sizeof(buf), &bad, &done);
 		check(with > 0 && without > with,
 		      "no fsgsbase: accepted, the bases read by system calls", name);
@@ -859,7 +859,7 @@ static int bench_build(const struct bench_cfg *c, uint8_t *ring)
 			.record_shift = BENCH_SHIFT, .nrecords = BENCH_RECORDS,
 			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
 			.off_frame = OFF_FRAME, .xsave = cpu.avx,
-			.fxsave_ymm = c->fxsave_ymm, .fsgsbase = cpu.fsgsbase,
+			.fxsave_ymm = c->fxsave_ymm, .tp_read = cpu.fsgsbase,
 			.image = c->image, .prefetch = c->prefetch,
 			.time_tid = c->time_tid, .off_tid = OFF_TID,
 			.off_time = OFF_TIME, .off_flags = OFF_FLAGS, .tid_table = A(tids),

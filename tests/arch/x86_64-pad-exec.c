@@ -467,7 +467,7 @@ struct arch_pad_handoff handoff(unsigned int nentries, bool xsave,
 		.table = A(table), .entry_shift = ENTRY_SHIFT,
 		.nentries = nentries, .off_owner = OFF_OWNER,
 		.off_ready = OFF_READY, .off_bases = OFF_BASES,
-		.off_frame = OFF_FRAME, .xsave = xsave, .fsgsbase = fsgsbase,
+		.off_frame = OFF_FRAME, .xsave = xsave, .tp_read = fsgsbase,
 	};
 
 	return h;
@@ -646,7 +646,7 @@ void check_hit(const struct fn_desc *f, const struct call_state *st,
 		      "FXSAVE stays within 512 bytes", name);
 	}
 
-	if (cfg.h.fsgsbase || h->from_ring) {
+	if (cfg.h.tp_read || h->from_ring) {
 		check(h->bases[0] == h->fs && h->fs, "fs_base = ARCH_GET_FS", name);
 		check(h->bases[1] == h->gs, "gs_base = ARCH_GET_GS", name);
 	} else {

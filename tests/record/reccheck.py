@@ -11,9 +11,13 @@ program printed (rectarget.c's ground truth).
   reccheck.py count DUMP.jsonl PROBE N       exactly N frames of PROBE
   reccheck.py regs DUMP.jsonl GROUND ADDR    rdi/rsi/rip of compute frames
   reccheck.py returns DUMP.jsonl GROUND      fact%return: retval per level
+  reccheck.py tids DUMP.jsonl GROUND N       rectids.c: every tid_hit frame
+                                             names its thread, within the
+                                             program's clock readings
 
 Prints what differs and exits 1 on any difference.
 """
+import collections
 import json
 import sys
 
@@ -46,9 +50,56 @@ def signed(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
+def tids(frames, gpath, n):
+    """rectids.c's calls: tid_hit(kind, tid) N times per thread of a
+    kind, `tid` the caller's gettid.  Kinds 0-4 run in the recorded
+    process, so each of their calls is a frame; the fork and vfork
+    children (5, 6) are other processes, but a frame of theirs must
+    still name its own thread."""
+    g = {}
+    kinds = collections.defaultdict(list)
+    for line in open(gpath):
+        w = line.split()
+        if w[0] == "kind":
+            kinds[int(w[1])].append(int(w[3]))
+        else:
+            g[w[0]] = int(w[1])
+    bad = 0
+    count = collections.Counter()
+    for f in frames_of(frames, "tid_hit"):
+        v = f["values"]
+        kind, tid = v["arg0"], v["arg1"]
+        count[kind] += 1
+        if v.get("probe_thread") != tid:
+            bad += 1
+            if bad <= 5:
+                print("FAIL: kind %d call of thread %d recorded as thread %s"
+                      % (kind, tid, v.get("probe_thread")))
+        if tid not in kinds[kind]:
+            bad += 1
+            print("FAIL: kind %d: thread %d is none the program named" % (kind, tid))
+        t = v.get("trace_timestamp")
+        if t is None or not g["wall_us_before"] - 1000 <= t <= g["wall_us_after"] + 1000:
+            bad += 1
+            if bad <= 5:
+                print("FAIL: kind %d: time %s outside [%d, %d]"
+                      % (kind, t, g["wall_us_before"], g["wall_us_after"]))
+    for kind in range(5):
+        want = n * len(kinds[kind])
+        if count[kind] != want:
+            bad += 1
+            print("FAIL: kind %d: %d frames, %d calls" % (kind, count[kind], want))
+    print("frames per kind: %s" % sorted(count.items()))
+    if bad:
+        sys.exit(1)
+
+
 def main():
     mode, dump, gpath = sys.argv[1], sys.argv[2], sys.argv[3]
     frames = load(dump)
+    if mode == "tids":
+        tids(frames, gpath, int(sys.argv[4]))
+        return
     if mode == "count":
         got = len(frames_of(frames, gpath))
         if got != int(sys.argv[4]):

@@ -68,12 +68,12 @@ static void say(long kind, long tid)
 	fflush(out);
 }
 
-static long wall_us(void)
+static long long wall_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
 static void gate_file(const char *what, long value)
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 		while (access(path, F_OK) != 0)
 			usleep(1000);
 	}
-	fprintf(out, "wall_us_before %ld\n", wall_us());
+	fprintf(out, "wall_us_before %lld\n", wall_us());
 
 	calls(0);
 	say(0, my_tid());
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	waitpid(c, NULL, 0);
 	say(6, c);
 
-	fprintf(out, "wall_us_after %ld\n", wall_us());
+	fprintf(out, "wall_us_after %lld\n", wall_us());
 	fclose(out);
 	return 0;
 }
