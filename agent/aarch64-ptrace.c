@@ -474,6 +474,14 @@ static uint64_t a64_counter_hz(void)
 	return v;
 }
 
+/* The generic timer's system counter has one rate on every CPU and counts
+ * in every power state the kernel uses: recording pads stamp hits with
+ * it (arch_pad_ring.tsc_time) rather than calling clock_gettime. */
+static bool a64_counter_is_clock(void)
+{
+	return true;
+}
+
 static int a64_thread_area(pid_t lwp, int idx, uint64_t *base)
 {
 	(void)idx;
@@ -678,6 +686,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.ret_addr = PTRACE_RET_LINK,	/* BL and BLR set x30 */
 	.ret_link_regnum = A64_LR,
 	.counter_read = a64_counter_read,
+	.counter_is_clock = a64_counter_is_clock,
 	.counter_hz = a64_counter_hz,
 	/*
 	 * svc #0; x8 = number, x0..x5 arguments, x0 the result.  No restart

@@ -346,6 +346,105 @@ static void put_ipa_call(struct aarch64_out *o, const struct arch_pad_ring *r)
 }
 
 /*
+ * The hitting thread's id into w0 (x5-x9 change).  With the agent's
+ * table (tid_table: PAD_TID_* in arch/arch.h) it is looked up by
+ * TPIDR_EL0, and only a thread the table does not name (no entry, or
+ * tid 0: more than one thread has that pointer) asks the kernel:
+ *
+ *         mrs   x5, tpidr_el0
+ *         movz/movk x6, #PAD_TID_HASH
+ *         mul   x6, x5, x6
+ *         lsr   x6, x6, #(64 - PAD_TID_BITS)
+ *         movz/movk x7, #tid_table
+ *         add   x7, x7, x6, lsl #4          the key's first entry
+ *         movz  x8, #PAD_TID_PROBES
+ *   next: ldr   x9, [x7]
+ *         cmp   x9, x5
+ *         b.eq  found
+ *         cbz   x9, ask                    a free entry ends the search
+ *         add   x7, x7, #16
+ *         subs  x8, x8, #1
+ *         b.ne  next
+ *   ask:  mov   x8, #178 ; svc #0          gettid
+ *         b     have
+ *   found: ldr  w0, [x7, #8]
+ *         cbz   w0, ask
+ *   have:
+ *
+ * A thread pointer of 0 finds a free entry's key and its tid 0: it asks.
+ * Without the table, only the system call.
+ */
+static void put_tid(struct aarch64_out *o, const struct arch_pad_ring *r)
+{
+	size_t next, to_found, to_ask1, to_ask2, to_have, ask;
+
+	if (!r->tid_table) {
+		aarch64_emit_mov_imm(o, 8, 178);		/* gettid */
+		aarch64_put32(o, 0xd4000001u);			/* svc #0 */
+		return;
+	}
+	aarch64_put32(o, 0xd53bd040u | 5);			/* mrs x5, tpidr_el0 */
+	aarch64_emit_mov_imm(o, 6, PAD_TID_HASH);
+	aarch64_put32(o, 0x9b007c00u | 6 << 16 | 5 << 5 | 6);	/* mul x6, x5, x6 */
+	aarch64_put32(o, 0xd340fc00u | (64 - PAD_TID_BITS) << 16 | 6 << 5 | 6);
+								/* lsr x6, x6, #54 */
+	aarch64_emit_mov_imm(o, 7, r->tid_table);
+	aarch64_put32(o, 0x8b000000u | 6 << 16 | 4 << 10 | 7 << 5 | 7);
+								/* add x7, x7, x6, lsl #4 */
+	aarch64_emit_mov_imm(o, 8, PAD_TID_PROBES);
+	next = o->len;
+	aarch64_put32(o, 0xf9400000u | 7 << 5 | 9);		/* ldr x9, [x7] */
+	aarch64_put32(o, 0xeb00001fu | 5 << 16 | 9 << 5);	/* cmp x9, x5 */
+	to_found = o->len;
+	aarch64_put32(o, 0);					/* b.eq found */
+	to_ask1 = o->len;
+	aarch64_put32(o, 0);					/* cbz x9, ask */
+	aarch64_put32(o, 0x91000000u | 16 << 10 | 7 << 5 | 7);	/* add x7, x7, #16 */
+	aarch64_put32(o, 0xf1000000u | 1 << 10 | 8 << 5 | 8);	/* subs x8, x8, #1 */
+	aarch64_put32(o, enc_bcond(o->len, next, 1));		/* b.ne next */
+	ask = o->len;
+	aarch64_emit_mov_imm(o, 8, 178);			/* gettid */
+	aarch64_put32(o, 0xd4000001u);				/* svc #0 */
+	to_have = o->len;
+	aarch64_put32(o, 0);					/* b have */
+	put_at(o, to_found, enc_bcond(to_found, o->len, 0));	/* found: (eq) */
+	aarch64_put32(o, 0xb9400000u | (8 / 4) << 10 | 7 << 5 | 0);	/* ldr w0, [x7, #8] */
+	to_ask2 = o->len;
+	aarch64_put32(o, enc_cbz_w(to_ask2, ask, 0));		/* cbz w0, ask */
+	put_at(o, to_ask1, 0xb4000000u | ((uint32_t)((int64_t)(ask - to_ask1) >> 2) & 0x7ffff) << 5 | 9);
+								/* cbz x9, ask */
+	put_at(o, to_have, enc_b_off(to_have, o->len));		/* have: */
+}
+
+/*
+ * The hit's time at off_time: with tsc_time the counter (CNTVCT_EL0, the
+ * same on every CPU and counting in sleep) and PAD_TIME_TSC where a
+ * timespec's tv_nsec would be, which the agent turns into the time
+ * (x0, x1 change):
+ *
+ *         isb ; mrs x0, cntvct_el0
+ *         movn  x1, #0                     PAD_TIME_TSC (-1)
+ *         add   x8, x3, #off_time ; stp x0, x1, [x8]
+ *
+ * else clock_gettime(CLOCK_REALTIME, record + off_time) by svc.
+ */
+static void put_time(struct aarch64_out *o, const struct arch_pad_ring *r)
+{
+	if (r->tsc_time) {
+		aarch64_put32(o, 0xd5033fdfu);			/* isb */
+		aarch64_put32(o, 0xd53be040u | 0);		/* mrs x0, cntvct_el0 */
+		aarch64_put32(o, 0x92800000u | 1);		/* movn x1, #0 */
+		aarch64_emit_add_imm(o, 8, 3, r->off_time, 10);
+		aarch64_put32(o, 0xa9000000u | 1 << 10 | 8 << 5 | 0);	/* stp x0, x1, [x8] */
+		return;
+	}
+	aarch64_emit_mov_imm(o, 0, 0);				/* CLOCK_REALTIME */
+	aarch64_emit_add_imm(o, 1, 3, r->off_time, 10);
+	aarch64_emit_mov_imm(o, 8, 113);			/* clock_gettime */
+	aarch64_put32(o, 0xd4000001u);
+}
+
+/*
  * The collector, after the save (x19 = frame).  Registers it uses are
  * the program's, saved in the frame: x1 head, x2 p, x3 record, x4-x10
  * (with ipa_call also x16, x20-x22 and whatever the callee changes).
@@ -451,14 +550,10 @@ int aarch64_emit_pad_collect(uint8_t *out, size_t size,
 		to_out = put_ipa_wants(&o, r);
 	aarch64_emit_ring_claim(&o, r, 9, 10, &claim);
 	if (r->time_tid) {
-		aarch64_emit_mov_imm(&o, 8, 178);		/* gettid */
-		aarch64_put32(&o, 0xd4000001u);
+		put_tid(&o, r);
 		aarch64_emit_add_imm(&o, 4, 3, r->off_tid, 10);
 		aarch64_put32(&o, 0xb9000000u | 4 << 5 | 0);	/* str w0, [x4] */
-		aarch64_emit_mov_imm(&o, 0, 0);			/* CLOCK_REALTIME */
-		aarch64_emit_add_imm(&o, 1, 3, r->off_time, 10);
-		aarch64_emit_mov_imm(&o, 8, 113);		/* clock_gettime */
-		aarch64_put32(&o, 0xd4000001u);
+		put_time(&o, r);
 	}
 	aarch64_emit_add_imm(&o, 4, 3, r->off_frame, 10);
 	for (unsigned int i = 0; i < FRAME_BYTES; i += 16) {

@@ -38,6 +38,14 @@
  * sign-extended, < -1; x15 == a value, which the check itself borrows):
  * a record exactly for the calls where it holds, the others counted,
  * registers and flags unchanged either way.
+ * With the agent's thread id table (tid_table) and the counter for the
+ * time (tsc_time): a thread the table names gets the table's tid (a
+ * made-up one, so a system call would show), found past a PAD_TID_GONE
+ * entry and at the last of its PAD_TID_PROBES entries; tid 0 in its
+ * entry, no entry (a free one ends the search) and PAD_TID_PROBES other
+ * keys in its place make the pad ask the kernel; the time is
+ * CNTVCT_EL0 between two readings around the call, with PAD_TIME_TSC
+ * where tv_nsec would be.
  *
  * Exit 0 pass, 1 failure, 99 harness.
  */
@@ -262,6 +270,19 @@ static uint64_t ts_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
 }
 
+/* The tid call_one wants in a record (0: gettid's), and whether its time
+ * is the counter's (tsc_time). */
+static uint32_t want_tid;
+static bool counter_time;
+
+static uint64_t cntvct(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+}
+
 /* One call through the pad; checks the registers after it and, when
  * the ring has a record for it, the record.  `want0`: x0 after. */
 static void call_one(struct ring *g, size_t func, size_t site, uint64_t x0,
@@ -274,7 +295,9 @@ static void call_one(struct ring *g, size_t func, size_t site, uint64_t x0,
 
 	fill_in(in, x0, k);
 	clock_gettime(CLOCK_REALTIME, &t0);
+	uint64_t c0 = cntvct();
 	pad_call(base + func, in, out);
+	uint64_t c1 = cntvct();
 	clock_gettime(CLOCK_REALTIME, &t1);
 	CHECK(out[0] == want0, "site %#zx: x0 %#lx, want %#lx", site, out[0], want0);
 	for (int i = 1; i < 30; i++) {
@@ -323,8 +346,17 @@ static void call_one(struct ring *g, size_t func, size_t site, uint64_t x0,
 	CHECK(f[31] == sp, "frame sp %#lx, want %#lx", f[31], sp);
 	CHECK(f[32] == base + site, "frame pc %#lx, want %#lx", f[32], base + site);
 	CHECK(f[33] == in[31], "frame nzcv %#lx, want %#lx", f[33], in[31]);
-	CHECK(tid == (uint32_t)syscall(SYS_gettid), "tid %u", tid);
-	CHECK(ts_ns(&ts) >= ts_ns(&t0) && ts_ns(&ts) <= ts_ns(&t1), "time outside the call");
+	uint32_t want = want_tid ? want_tid : (uint32_t)syscall(SYS_gettid);
+	CHECK(tid == want, "tid %u, want %u", tid, want);
+	if (counter_time) {
+		int64_t w[2];
+		memcpy(w, rec + g->r.off_time, sizeof(w));
+		CHECK(w[1] == PAD_TIME_TSC && (uint64_t)w[0] >= c0 && (uint64_t)w[0] <= c1,
+		      "counter %#lx (mark %ld) outside %#lx..%#lx", w[0], w[1], c0, c1);
+	} else {
+		CHECK(ts_ns(&ts) >= ts_ns(&t0) && ts_ns(&ts) <= ts_ns(&t1),
+		      "time outside the call");
+	}
 }
 
 static void consume(struct ring *g);
@@ -606,6 +638,66 @@ static void case_full(void)
 	printf("full: 4 records, 6 hand-offs, 4 records after consuming\n");
 }
 
+/* The thread id table's entries, as the agent keeps them (pad-tid.c). */
+struct tid_entry {
+	uint64_t key;
+	uint32_t tid, unused;
+};
+
+static void case_tid_table(void)
+{
+	static struct tid_entry table[PAD_TID_ENTRIES];
+	struct ring g;
+	uint64_t tp;
+
+	__asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp));
+	unsigned int h = (unsigned int)((tp * PAD_TID_HASH) >> (64 - PAD_TID_BITS));
+	ring_init(&g, 64);
+	g.r.tid_table = (uint64_t)(uintptr_t)table;
+	g.r.tsc_time = true;
+	build_functions();
+	if (build_pad(F_ADD, 12, F_ADD, 0x4000, &g.r) < 0) {
+		CHECK(0, "cannot build the pad");
+		return;
+	}
+	counter_time = true;
+	struct {
+		const char *what;
+		unsigned int at;	/* the thread's entry, PAD_TID_PROBES: none */
+		uint32_t tid;		/* in it */
+		uint64_t before;	/* the keys before it */
+		uint32_t want;		/* 0: gettid's */
+	} cases[] = {
+		{ "its entry first", 0, 0x7777, 0, 0x7777 },
+		{ "past a gone entry", 1, 0x7778, PAD_TID_GONE, 0x7778 },
+		{ "its last probe", PAD_TID_PROBES - 1, 0x7779, 0x1234, 0x7779 },
+		{ "tid 0 (shared)", 0, 0, 0, 0 },
+		{ "no entry", PAD_TID_PROBES, 0, 0, 0 },
+		{ "others in its place", PAD_TID_PROBES, 0, 0x1234, 0 },
+		{ "behind a free entry", 2, 0x777a, 0, 0 },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		memset(table, 0, sizeof(table));
+		for (unsigned int i = 0; i < cases[c].at && i < PAD_TID_PROBES; i++)
+			table[h + i].key = cases[c].before ? cases[c].before + i * (cases[c].before > 1) : 0;
+		if (cases[c].at < PAD_TID_PROBES) {
+			table[h + cases[c].at].tid = cases[c].tid;
+			table[h + cases[c].at].key = tp;
+		}
+		int before = failures;
+		want_tid = cases[c].want;
+		for (unsigned int k = 0; k < 3; k++)
+			call_one(&g, F_ADD, F_ADD, k * 7, k * 21 + 1, k, true);
+		consume(&g);
+		if (failures != before)
+			printf("tid table: case '%s' failed\n", cases[c].what);
+	}
+	want_tid = 0;
+	counter_time = false;
+	printf("tid table: the table's tid where it names the thread, gettid's elsewhere; "
+	       "the counter for the time\n");
+}
+
 #define THREADS 4
 #define CALLS 3000
 static struct ring tg;
@@ -666,6 +758,7 @@ int main(void)
 	}
 	case_sites();
 	case_full();
+	case_tid_table();
 	case_threads();
 	case_ipa();
 	case_cond();

@@ -137,6 +137,7 @@ recprogs="$srcdir/tests/record/progs"
 xcc() { "$triplet-gcc" -g -static -pthread "$@"; }
 xcc -O0 -fno-omit-frame-pointer -o "$run/rectarget" "$recprogs/rectarget.c" &&
 xcc -O0 -fno-omit-frame-pointer -o "$run/recstress" "$recprogs/recstress.c" &&
+xcc -O1 -o "$run/rectids" "$recprogs/rectids.c" &&
 xcc -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads" "$progs/threads.c" ||
 	fail99 "cannot cross-compile the record and thread programs"
 if cross_sdt_include; then

@@ -77,6 +77,7 @@ fi
 record_args() {
 	strat=$1
 	record_calls "$strat" "rec-$strat" rectarget "$rec_bl_off"
+	record_tids "$strat" "tids-$strat" rectids
 }
 
 # USDT: recsdt fires rec:tick(i, -3i, "tick-i") at one site, rec:twice(i)

@@ -11,6 +11,7 @@ for isa in $isas; do
 	xcc -m$isa -O0 -fno-omit-frame-pointer -I"$progs" -o "$run/threads-$isa" "$progs/threads.c" &&
 	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/rectarget-$isa" "$recprogs/rectarget.c" &&
 	xcc -m$isa -O0 -fno-omit-frame-pointer -o "$run/recstress-$isa" "$recprogs/recstress.c" &&
+	xcc -m$isa -O1 -o "$run/rectids-$isa" "$recprogs/rectids.c" &&
 	xcc -m$isa -O2 -I"$progs" -o "$run/branches-$isa" "$srcdir/tests/cross/progs/branches.c" &&
 	xcc -m$isa -O1 -I"$progs" -o "$run/retprobe-$isa" "$srcdir/tests/cross/progs/retprobe.c" ||
 		fail99 "cannot cross-compile the target programs with -m$isa"

@@ -185,6 +185,7 @@ armhf_record_cases() {
 	[ $# = 2 ] || fail99 "no bl compute in call_compute (objdump of rectarget$sfx)"
 	off=$(printf '%#x' $(($2 - $1)))
 	record_calls "$strat" "rec-$strat$sfx" "rectarget$sfx" "$off"
+	record_tids "$strat" "tids-$strat$sfx" "rectids$sfx"
 	for opt in O2 O0; do
 		prog=recsdt-$opt$sfx
 		if [ ! -x "$run/$prog" ]; then

@@ -54,6 +54,29 @@ PY
 	fi
 }
 
+# record_tids STRAT NAME PROG: rectids (PROG, in /mnt) calls
+# tid_hit(kind, its own tid) 200 times from each thread of every kind a
+# pad must tell apart (tests/record/progs/rectids.c: the main thread, a
+# thread from before the probes, two threads one after the other on the
+# same TCB, a clone without CLONE_SETTLS on the main thread's thread
+# pointer, a fork and a vfork child).  Every frame must name the thread
+# that made the call (aarch64's pads take it from the agent's table by
+# TPIDR_EL0, which gives a thread pointer two threads share to neither)
+# and lie within the program's own clock readings around the calls.
+record_tids() {
+	strat=$1 name=$2
+	rec_pt "$name" -e 'tid_hit args=2' -- "/mnt/$3" 200 "/mnt/$name.ground"
+	if [ "$rec_status" = 0 ] &&
+	   python3 "$srcdir/tests/record/reccheck.py" tids "$run/$name.jsonl" \
+		"$run/$name.ground" 200 >"$run/$name.check" 2>&1
+	then
+		ok "record --connect ($strat)${lbl:-}: every thread of rectids named in its frames, times within the program's"
+	else
+		not_ok "record --connect ($strat)${lbl:-}: rectids" "status $rec_status" \
+			"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
+	fi
+}
+
 # record_usdt STRAT NAME PROG BITS WHAT [SEP]: recsdt (PROG, in /mnt)
 # fires rec:tick(i, -3i, "tick-i") at one site, rec:twice(i) at two,
 # rec:guarded(i) only while its semaphore is raised, 25 times each;
