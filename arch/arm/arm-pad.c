@@ -350,6 +350,89 @@ static void put_ipa_call(struct arm_out *o, const struct arch_pad_ring *r)
 }
 
 /*
+ * The hitting thread's id into r0 (r5-r10 change).  With the agent's
+ * table (tid_table: PAD_TID_* in arch/arch.h, 64-bit keys: TPIDRURO, the
+ * high word 0) it is looked up by the thread pointer, and only a thread
+ * the table does not name (no entry, or tid 0: more than one thread has
+ * that pointer) asks the kernel.  The hash's index is the top
+ * PAD_TID_BITS bits of the 64-bit key * PAD_TID_HASH, whose high word is
+ * hi(k * lo(HASH)) + k * hi(HASH):
+ *
+ *         mrc   p15, 0, r5, c13, c0, 3    TPIDRURO
+ *         movw/movt r6, #lo(HASH) ; movw/movt r10, #hi(HASH)
+ *         umull r8, r9, r5, r6
+ *         mla   r9, r5, r10, r9
+ *         lsr   r9, r9, #(32 - PAD_TID_BITS)
+ *         movw/movt r7, #tid_table
+ *         add   r7, r7, r9, lsl #4         the key's first entry
+ *         mov   r8, #PAD_TID_PROBES
+ *   next: ldr   r9, [r7] ; ldr r10, [r7, #4]
+ *         cmp   r9, r5 ; cmpeq r10, #0
+ *         beq   found
+ *         orrs  r9, r9, r10
+ *         beq   ask                        a free entry ends the search
+ *         add   r7, r7, #16
+ *         subs  r8, r8, #1
+ *         bne   next
+ *   ask:  mov   r7, #224 ; svc #0          gettid
+ *         b     have
+ *   found: ldr  r0, [r7, #8]
+ *         cmp   r0, #0
+ *         beq   ask
+ *   have:
+ *
+ * A thread pointer of 0 finds a free entry's key and its tid 0: it asks.
+ * Without the table, only the system call.
+ */
+static void put_tid(struct arm_out *o, const struct arch_pad_ring *r)
+{
+	size_t next, ask, to_found, to_have;
+
+	if (!r->tid_table) {
+		arm_put32(o, 0xe3a07000u | 224);		/* mov r7, #224: gettid */
+		arm_put32(o, A32_SVC);
+		return;
+	}
+	arm_put32(o, 0xee1d0f70u | 5 << 12);			/* mrc p15, 0, r5, c13, c0, 3 */
+	put_mov32(o, 6, (uint32_t)PAD_TID_HASH);
+	put_mov32(o, 10, (uint32_t)(PAD_TID_HASH >> 32));
+	arm_put32(o, 0xe0800090u | 9 << 16 | 8 << 12 | 6 << 8 | 5);	/* umull r8, r9, r5, r6 */
+	arm_put32(o, 0xe0200090u | 9 << 16 | 9 << 12 | 10 << 8 | 5);	/* mla r9, r5, r10, r9 */
+	arm_put32(o, 0xe1a00020u | 9 << 12 | (32 - PAD_TID_BITS) << 7 | 9);
+								/* lsr r9, r9, #22 */
+	put_mov32(o, 7, (uint32_t)r->tid_table);
+	arm_put32(o, 0xe0800000u | 7 << 16 | 7 << 12 | 4 << 7 | 9);	/* add r7, r7, r9, lsl #4 */
+	arm_put32(o, 0xe3a08000u | PAD_TID_PROBES);		/* mov r8, #PROBES */
+	next = o->len;
+	put_ldst(o, true, 9, 7, 0);				/* ldr r9, [r7] */
+	put_ldst(o, true, 10, 7, 4);				/* ldr r10, [r7, #4] */
+	arm_put32(o, 0xe1500000u | 9 << 16 | 5);		/* cmp r9, r5 */
+	arm_put32(o, 0x03500000u | 10 << 16);			/* cmpeq r10, #0 */
+	to_found = o->len;
+	arm_put32(o, 0);					/* beq found */
+	arm_put32(o, 0xe1900000u | 9 << 16 | 9 << 12 | 10);	/* orrs r9, r9, r10 */
+	size_t to_ask = o->len;
+	arm_put32(o, 0);					/* beq ask */
+	arm_put32(o, 0xe2800010u | 7 << 16 | 7 << 12);		/* add r7, r7, #16 */
+	arm_put32(o, 0xe2500001u | 8 << 16 | 8 << 12);		/* subs r8, r8, #1 */
+	put_b_to(o, next, COND_NE);
+	ask = o->len;
+	if (!o->overflow)
+		patch32(o->buf, to_ask, enc_b_off(to_ask, ask, COND_EQ));
+	arm_put32(o, 0xe3a07000u | 224);			/* mov r7, #224: gettid */
+	arm_put32(o, A32_SVC);
+	to_have = o->len;
+	arm_put32(o, 0);					/* b have */
+	if (!o->overflow)					/* found: */
+		patch32(o->buf, to_found, enc_b_off(to_found, o->len, COND_EQ));
+	put_ldst(o, true, 0, 7, 8);				/* ldr r0, [r7, #8] */
+	arm_put32(o, 0xe3500000u);				/* cmp r0, #0 */
+	put_b_to(o, ask, COND_EQ);
+	if (!o->overflow)					/* have: */
+		patch32(o->buf, to_have, enc_b_off(to_have, o->len, COND_AL));
+}
+
+/*
  * The collector, after the save (r4 = frame).  Registers it uses are
  * the program's, saved in the frame: r1 head, r2 p, r3 record, r5-r12.
  *
@@ -470,8 +553,7 @@ int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *
 	put_b_to(&o, retry, COND_NE);
 	arm_put32(&o, A32_DMB);
 	if (r->time_tid) {
-		arm_put32(&o, 0xe3a07000u | 224);		/* mov r7, #224: gettid */
-		arm_put32(&o, A32_SVC);
+		put_tid(&o, r);
 		put_ldst(&o, false, 0, 3, r->off_tid);
 		arm_put32(&o, 0xe3a00000u);			/* CLOCK_REALTIME */
 		put_add_imm(&o, 1, 3, r->off_time, 10);

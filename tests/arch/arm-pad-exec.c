@@ -601,17 +601,56 @@ static uint8_t *mt_ring;
 static uint32_t (*mt_fn)(uint32_t, uint32_t);
 static int mt_bad;
 
+/* The agent's thread id table (PAD_TID_*), where the threads enter
+ * themselves: thread t by its TPIDRURO with the made-up tid 1000 + t,
+ * and thread 0 with tid 0 (a pointer two threads share: the pad asks
+ * the kernel).  mt_tids: what the kernel says each thread is. */
+struct tid_entry {
+	uint64_t key;
+	uint32_t tid, unused;
+};
+static struct tid_entry mt_table[PAD_TID_ENTRIES];
+static bool mt_use_table;
+static pthread_mutex_t mt_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t mt_tids[THREADS];
+
+static uint32_t table_tid(uint32_t t)
+{
+	return mt_use_table && t ? 1000 + t : mt_tids[t];
+}
+
+static void enter_self(uint32_t t)
+{
+	uint32_t tp;
+
+	__asm__ volatile("mrc p15, 0, %0, c13, c0, 3" : "=r"(tp));
+	unsigned int h = (unsigned int)(((uint64_t)tp * PAD_TID_HASH) >> (64 - PAD_TID_BITS));
+	pthread_mutex_lock(&mt_lock);
+	for (unsigned int i = 0; i < PAD_TID_PROBES; i++) {
+		struct tid_entry *e = &mt_table[h + i];
+		if (e->key)
+			continue;
+		e->tid = t ? 1000 + t : 0;
+		__atomic_store_n(&e->key, (uint64_t)tp, __ATOMIC_RELEASE);
+		break;
+	}
+	pthread_mutex_unlock(&mt_lock);
+}
+
 static void *mt_thread(void *arg)
 {
 	uint32_t t = (uint32_t)(uintptr_t)arg;
 
+	mt_tids[t] = (uint32_t)syscall(SYS_gettid);
+	if (mt_use_table)
+		enter_self(t);
 	for (uint32_t i = 0; i < THREAD_CALLS; i++)
 		if (mt_fn(t, i) != t + i)
 			__atomic_add_fetch(&mt_bad, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
-static void threads_case(uint8_t *site_page, uint8_t *pad_page)
+static void threads_case(uint8_t *site_page, uint8_t *pad_page, bool table)
 {
 	const struct arch_pad_layout *l = &arm_pad_layout;
 	static const uint8_t fn[] = { 0x01, 0x00, 0x80, 0xe0, 0x1e, 0xff, 0x2f, 0xe1 };
@@ -623,11 +662,17 @@ static void threads_case(uint8_t *site_page, uint8_t *pad_page)
 		.nrecords = MT_RECORDS, .off_seq = l->off_seq, .off_frame = l->off_frame,
 		.off_bases = l->off_bases, .time_tid = true, .off_tid = l->off_tid,
 		.off_time = l->off_time, .image = true,
+		.tid_table = table ? A(mt_table) : 0,
 	};
 	pthread_t th[THREADS];
 	static uint8_t seen[THREADS][THREAD_CALLS];
 	int m, bad = 0;
 
+	mt_use_table = table;
+	memset(mt_table, 0, sizeof(mt_table));
+	memset(seen, 0, sizeof(seen));
+	memset(mt_ring, 0, 8);					/* the head */
+	mt_bad = 0;
 	for (unsigned int i = 0; i < MT_RECORDS; i++)
 		memcpy(mt_ring + 4096 + ((size_t)i << 11) + l->off_seq, &(uint64_t){ i }, 8);
 	fill_udf(site_page, PAGE, false);
@@ -662,15 +707,18 @@ static void threads_case(uint8_t *site_page, uint8_t *pad_page)
 	for (unsigned int pos = 0; pos < THREADS * THREAD_CALLS; pos++) {
 		const uint8_t *rec = mt_ring + 4096 + ((size_t)pos << 11);
 		uint64_t seq, f[NW];
+		uint32_t tid;
 		memcpy(&seq, rec + l->off_seq, 8);
 		memcpy(f, rec + l->off_frame, sizeof(f));
+		memcpy(&tid, rec + l->off_tid, 4);
 		if (seq != pos + 1 || f[ARM_PC] != at || f[0] >= THREADS ||
-		    f[1] >= THREAD_CALLS || seen[f[0]][f[1]]++) {
+		    f[1] >= THREAD_CALLS || seen[f[0]][f[1]]++ || tid != table_tid((uint32_t)f[0])) {
 			if (bad++ < 3)
 				printf("FAIL threads: record %u: seq %llu, pc %#llx, r0 %llu, "
-				       "r1 %llu\n", pos, (unsigned long long)seq,
+				       "r1 %llu, tid %u (want %u)\n", pos, (unsigned long long)seq,
 				       (unsigned long long)f[ARM_PC], (unsigned long long)f[0],
-				       (unsigned long long)f[1]);
+				       (unsigned long long)f[1], tid,
+				       f[0] < THREADS ? table_tid((uint32_t)f[0]) : 0);
 		}
 	}
 	uint64_t head;
@@ -684,8 +732,10 @@ static void threads_case(uint8_t *site_page, uint8_t *pad_page)
 		printf("FAIL threads: %d calls returned a wrong sum\n", mt_bad);
 		bad++;
 	}
-	printf("%d threads x %d calls through one pad: %d records checked, %d bad\n",
-	       THREADS, THREAD_CALLS, THREADS * THREAD_CALLS, bad);
+	printf("%d threads x %d calls through one pad%s: %d records checked, %d bad\n",
+	       THREADS, THREAD_CALLS,
+	       table ? " (tids from the table by TPIDRURO; thread 0's is 0: gettid)" : "",
+	       THREADS * THREAD_CALLS, bad);
 	failures += bad;
 	return;
 fail:
@@ -739,7 +789,8 @@ int main(void)
 		perror("mmap");
 		return 99;
 	}
-	threads_case(region + 16 * PAGE, region + 20 * PAGE);
+	threads_case(region + 16 * PAGE, region + 20 * PAGE, false);
+	threads_case(region + 16 * PAGE, region + 20 * PAGE, true);
 	printf("%d runs through pads, %d failures\n", compared, failures);
 	return failures ? 1 : 0;
 }
