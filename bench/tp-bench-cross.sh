@@ -5,7 +5,12 @@
 # Debian's gdbserver for the arch, on one target, same N, in one boot.
 # aarch64 adds two rows that also collect memory ("collect $regs, sink"):
 # the pad strategy, whose pad calls the in-process collector, and
-# gdbserver's trap tracepoint.
+# gdbserver's trap tracepoint.  Where the agent is built, two more rows
+# record `hot` with probe-trace (`record --connect -e hot`, from this
+# host; every hit a frame naming its thread and time): "record" with the
+# agent's defaults, and "record, clock by svc" with PROBE_PAD_CLOCK=vdso
+# in the guest's agent (the time from the kernel).  Each must write
+# exactly N frames.
 #
 #   bench/tp-bench-cross.sh ARCH [N]
 #   bench/tp-bench-aarch64.sh [N]     (ARCH aarch64, default N=2000)
@@ -20,6 +25,12 @@
 # the report says why.
 #
 # Environment: RUNS (3), ISA (armhf: thumb or arm, default thumb),
+# BENCH_CONFIGS (a subset of the configurations, in their order: untraced,
+# agent-emulate, agent-boost, agent-step, agent-pad, gdbserver,
+# agent-pad-mem, gdbserver-mem, record, record-svc; untraced is always
+# run: the net figures need it),
+# CROSS_AGENT (a static agent for the arch to measure instead of the one
+# tests/cross/build-agent.sh builds from this tree: another commit's),
 # PROBE_CROSS_CACHE (~/.cache/probe-agent-cross), BENCH_TIMEOUT (seconds
 # for the whole boot, default 1800), KEEP=1 keeps the run folder with
 # every log.
@@ -99,7 +110,12 @@ failed=1
 trap cleanup EXIT
 no_agent=
 agent_status=0
-agent=$("$top/tests/cross/build-agent.sh" "$ARCH" 2>"$run/agent-build.err") || agent_status=$?
+if [ -n "${CROSS_AGENT:-}" ]; then
+	[ -x "$CROSS_AGENT" ] || die "CROSS_AGENT: no executable at $CROSS_AGENT"
+	agent=$CROSS_AGENT
+else
+	agent=$("$top/tests/cross/build-agent.sh" "$ARCH" 2>"$run/agent-build.err") || agent_status=$?
+fi
 if [ "$agent_status" = 2 ]; then
 	no_agent=$(tail -n 1 "$run/agent-build.err")
 	STRATEGIES=
@@ -122,6 +138,23 @@ CONFIGS="untraced"
 for s in $STRATEGIES; do CONFIGS="$CONFIGS agent-$s"; done
 CONFIGS="$CONFIGS gdbserver"
 [ "$mem_rows" = 0 ] || CONFIGS="$CONFIGS agent-pad-mem gdbserver-mem"
+if [ -n "$STRATEGIES" ]; then
+	[ -x "$top/client/probe-trace" ] || die "no probe-trace at $top/client/probe-trace (make)"
+	CONFIGS="$CONFIGS record record-svc"
+	# probe-trace reads the program from a sysroot whose /mnt is the
+	# guest's 9p folder, this run folder.
+	mkdir -p "$run/sysroot" && ln -s "$run" "$run/sysroot/mnt" || die "cannot make the sysroot"
+fi
+if [ -n "${BENCH_CONFIGS:-}" ]; then
+	for c in $BENCH_CONFIGS; do
+		case " $CONFIGS " in *" $c "*) ;; *) die "BENCH_CONFIGS: no configuration '$c' here (of: $CONFIGS)" ;; esac
+	done
+	picked=untraced
+	for c in $CONFIGS; do
+		case " $BENCH_CONFIGS " in *" $c "*) [ "$c" = untraced ] || picked="$picked $c" ;; esac
+	done
+	CONFIGS=$picked
+fi
 cat >"$run/guest.sh" <<EOF
 cd /mnt
 echo "guest: \$(uname -r) \$(uname -m)"
@@ -129,6 +162,9 @@ for r in \$(seq 1 $RUNS); do
 	for cfg in $CONFIGS; do
 		case \$cfg in
 		untraced) ./tp-target $N /mnt/res-untraced-\$r ;;
+		record) ./probe-agent --multi --once 0.0.0.0:1234 >/mnt/log-\$cfg-\$r 2>&1 ;;
+		record-svc) PROBE_PAD_CLOCK=vdso ./probe-agent --multi --once 0.0.0.0:1234 \\
+			>/mnt/log-\$cfg-\$r 2>&1 ;;
 		agent-*) s=\${cfg#agent-}
 			./probe-agent --once --no-startup-with-shell --tp-strategy=\${s%-mem} \\
 			0.0.0.0:1234 /mnt/tp-target $N /mnt/res-\$cfg-\$r >/mnt/log-\$cfg-\$r 2>&1 ;;
@@ -232,7 +268,19 @@ for r in $(seq 1 "$RUNS"); do
 	printf 'run %d/%d:' "$r" "$RUNS" >&2
 	for cfg in $CONFIGS; do
 		printf ' %s' "$cfg" >&2
-		if [ "$cfg" != untraced ]; then
+		if [ "${cfg#record}" != "$cfg" ]; then
+			wait_listen "$run/log-$cfg-$r"
+			log=$run/rec-$cfg-$r.err
+			timeout 1200 "$top/client/probe-trace" record -o "$run/rec-$cfg-$r.tfile" \
+				--connect "127.0.0.1:$port" --sysroot "$run/sysroot" -e hot \
+				-- /mnt/tp-target "$N" "/mnt/res-$cfg-$r" >"$log" 2>&1 ||
+				die "$cfg run $r: probe-trace record failed (see $log)"
+			line=$(grep "^probe-trace: hot: $N frames, jump pad, [0-9]* stops\?\b" "$log") ||
+				die "$cfg run $r: not $N frames of a jump pad: $(grep '^probe-trace: hot' "$log")"
+			# Stops: the hits that found the ring full (one vCPU: the
+			# agent drains only when the program leaves it the CPU).
+			echo "$line" | sed 's/.*jump pad, \([0-9]*\) stop.*/\1/' >>"$run/$cfg.stops"
+		elif [ "$cfg" != untraced ]; then
 			wait_listen "$run/log-$cfg-$r"
 			case $cfg in
 			gdbserver) script=$run/gdbserver.gdb ;;
@@ -293,6 +341,8 @@ label() {
 	case $1 in
 	untraced) echo "untraced loop" ;;
 	agent-emulate) echo "probe-agent simulate" ;;
+	record) echo "probe-trace record (pad)" ;;
+	record-svc) echo "probe-trace record, clock by svc" ;;
 	agent-pad-mem) echo "probe-agent pad, + sink" ;;
 	agent-*) echo "probe-agent ${1#agent-}" ;;
 	gdbserver-mem) echo "gdbserver $gdbserver_version, + sink" ;;
@@ -328,7 +378,15 @@ for cfg in $CONFIGS; do
 	[ "$cfg" = untraced ] || net=$(awk -v a="$med" -v b="$base" 'BEGIN { printf "%.1f", a - b }')
 	printf '%-26s %12s %12s %12s %12s   %s\n' "$(label "$cfg")" "$med" "$min" "$max" "$net" "$*"
 done
-if [ -z "$no_agent" ]; then
+net() { awk -v a="$(median "$run/$1.ns")" -v b="$base" 'BEGIN { printf "%.3f", a - b }'; }
+case " $CONFIGS " in *" record-svc "*)
+	echo
+	awk -v a="$(net record)" -v s="$(net record-svc)" \
+		'BEGIN { printf "record, clock by svc / record (net): %.2fx\n", s / a }'
+	echo "stops for a full ring, per run: record $(tr '\n' ' ' <"$run/record.stops")," \
+		"clock by svc $(tr '\n' ' ' <"$run/record-svc.stops")" ;;
+esac
+if [ -z "$no_agent" ] && [ -z "${BENCH_CONFIGS:-}" ]; then
 	echo
 	net() { awk -v a="$(median "$run/$1.ns")" -v b="$base" 'BEGIN { printf "%.3f", a - b }'; }
 	gs=$(net gdbserver)
