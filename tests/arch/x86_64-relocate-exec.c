@@ -297,16 +297,21 @@ int main(void)
 		printf("SKIP: no RWX memory\n");
 		return 77;
 	}
-	near_ = map_at(orig + 0x100000);
-	if (!near_)
-		near_ = map_at(orig - 0x100000);
+	/* Near: within rel32 reach, the first free page from 1 MiB away
+	 * (under ASan the pages just around orig are often taken). */
+	for (uint64_t d = 1ull << 20; !near_ && d < (1ull << 30); d += 1ull << 20) {
+		near_ = map_at(orig + d);
+		if (!near_)
+			near_ = map_at(orig - d);
+	}
 	for (uint64_t d = 8ull << 30; !far_ && d < (64ull << 30); d += 1ull << 30) {
 		far_ = map_at(orig + d);
 		if (!far_)
 			far_ = map_at(orig - d);
 	}
 	if (!near_ || !far_) {
-		printf("SKIP: cannot map near and far pages\n");
+		printf("SKIP: cannot map near and far pages (orig %p, near %p, far %p)\n",
+		       (void *)orig, (void *)near_, (void *)far_);
 		return 77;
 	}
 	if (x86_64_in_rel32(A(far_), A(orig)) || !x86_64_in_rel32(A(near_), A(orig))) {
