@@ -7,7 +7,7 @@
  * id.  gettid is a system call, the dearest part of such a hit; the
  * thread pointer (x86-64: fs_base, read by rdfsbase, or where the kernel
  * does not allow that as %fs:0, the TCB's pointer to itself; aarch64:
- * TPIDR_EL0) costs nothing, and
+ * TPIDR_EL0; arm: TPIDRURO) costs nothing, and
  * is distinct per live thread as long as each has its own TLS.  So the
  * agent keeps, in the pads' shared memory, a table from thread pointer
  * to tid (layout: PAD_TID_* in arch/arch.h), and the pad looks its
@@ -86,8 +86,8 @@ uint64_t thread_key(struct thread *t)
 /* Whether recording pads of `pt`'s process can read the table: the arch
  * has a thread pointer the pads read with no system call (the register
  * itself, or the TCB's word that points at itself: x86-64 with rdfsbase,
- * else as %fs:0; aarch64's TPIDR_EL0).  The agent keeps it where the
- * arch's emitter may not read it (arm's pads ask the kernel). */
+ * else as %fs:0; aarch64's TPIDR_EL0, arm's TPIDRURO): from the
+ * register file (tp_regnum) or through ptrace (thread_area). */
 bool pad_tid_usable(const struct pad_table *pt)
 {
 	return pt->local && (tp_regnum() >= 0 || agent.ptrace->thread_area);
