@@ -22,6 +22,7 @@
  * exit status of a program the killed agent started comes here.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -190,7 +191,14 @@ static unsigned char *text_file;
  * next read finds the text back to the file's.
  */
 static unsigned long entry;
-#define ENTRY_SPAN 8	/* svc (4 bytes, 2 in Thumb) and a breakpoint after it */
+/*
+ * The bytes the injected call may change: the agent puts its svc (an A32
+ * one, 4 bytes, run with cpsr.T clear) at the entry point rounded up to
+ * 4 (syscall_site), so for a Thumb entry (0x10341) at 0x10344, and the
+ * step's breakpoint (an A32 udf) right after it, up to 0x1034c: 8
+ * bytes from the entry itself would leave that breakpoint out.
+ */
+#define ENTRY_END (((entry + 3) & ~3ul) + 8)
 
 /*
  * Bytes of the program's text that differ from the file, -1 if
@@ -216,7 +224,7 @@ static long text_diff(pid_t pid, unsigned long addr, unsigned long len, long *fi
 	close(fd);
 	for (unsigned long i = 0; i < len; i++)
 		if (buf[i] != text_file[i] &&
-		    !(probes_only && addr + i >= entry && addr + i < entry + ENTRY_SPAN) &&
+		    !(probes_only && addr + i >= entry && addr + i < ENTRY_END) &&
 		    diff++ == 0 && first)
 			*first = (long)(addr + i);
 	free(buf);
@@ -264,6 +272,62 @@ static const char *where_is(pid_t pid, char *buf, size_t size)
 	snprintf(buf, size, "; the agent (%d) is alive, state%s, in %s, system call: %s", pid,
 		 state, wchan[0] ? wchan : "?", sys[0] ? sys : "?");
 	return buf;
+}
+
+/* Appends /proc/PID/WHAT (whole) to `f`, under a heading. */
+static void dump_proc(FILE *f, const char *pid_path, const char *what)
+{
+	char p[400], buf[4096];
+	FILE *in;
+	size_t got;
+
+	snprintf(p, sizeof(p), "%s/%s", pid_path, what);
+	fprintf(f, "== %s\n", p);
+	if (!(in = fopen(p, "r")))
+		return;
+	while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, got, f);
+	fclose(in);
+}
+
+/*
+ * Where a stuck agent and its program are, kept as DIR/stuckN for the
+ * one who chases it: a few samples, 200 ms apart, of the agent's state,
+ * times, system call and kernel stack, and of every thread of the
+ * program's.
+ */
+static void dump_stuck(pid_t agent, pid_t prog)
+{
+	char to[300], pp[64];
+	FILE *f;
+
+	path(to, sizeof(to), "stuck");
+	if (!(f = fopen(to, "w")))
+		return;
+	for (int round = 0; round < 4; round++) {
+		fprintf(f, "=== sample %d\n", round);
+		snprintf(pp, sizeof(pp), "/proc/%d", agent);
+		dump_proc(f, pp, "stat");
+		dump_proc(f, pp, "syscall");
+		dump_proc(f, pp, "stack");
+		snprintf(pp, sizeof(pp), "/proc/%d/task", prog);
+		DIR *d = opendir(pp);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char tp[300];
+			snprintf(tp, sizeof(tp), "/proc/%d/task/%.200s", prog, e->d_name);
+			dump_proc(f, tp, "stat");
+			dump_proc(f, tp, "syscall");
+			dump_proc(f, tp, "stack");
+		}
+		if (d)
+			closedir(d);
+		fflush(f);
+		sleep_us(200000);
+	}
+	fclose(f);
 }
 
 static pid_t spawn(char **argv, const char *out)
@@ -413,10 +477,18 @@ static int run_plain(struct run *r)
 	return 0;
 }
 
-/* Starts the agent: on TARGET, or attaching to TARGET started here. */
+/*
+ * Starts the agent: on TARGET, or attaching to TARGET started here.
+ * KEEPGUEST_DEBUG=DOMAINS adds --debug=DOMAINS, so that the kill's agent
+ * log (agentN, kept beside doneN) says what the agent did.
+ */
 static void start_agent(struct run *r)
 {
-	char pidbuf[32];
+	char pidbuf[32], debug_opt[160] = "";
+	const char *dbg = getenv("KEEPGUEST_DEBUG");
+
+	if (dbg && dbg[0])
+		snprintf(debug_opt, sizeof(debug_opt), "--debug=%s", dbg);
 
 	if (!strcmp(r->mode, "attached")) {
 		char *pargv[] = { r->target, r->g, r->go, r->rounds, r->out, NULL };
@@ -425,13 +497,22 @@ static void start_agent(struct run *r)
 		while (!has_line(r->g, "pid ", NULL, 0) && now() < end)
 			sleep_us(1000);
 		snprintf(pidbuf, sizeof(pidbuf), "%d", r->prog);
-		char *aargv[] = { r->agent_path, (char *)r->strategy, "--attach",
-				  "0.0.0.0:1234", pidbuf, NULL };
+		char *aargv[7] = { r->agent_path, (char *)r->strategy, "--attach",
+				   "0.0.0.0:1234", pidbuf, NULL };
+		if (debug_opt[0]) {
+			memmove(&aargv[3], &aargv[2], 4 * sizeof(aargv[0]));
+			aargv[2] = debug_opt;
+		}
 		r->agent = spawn(aargv, r->alog);
 	} else {
-		char *aargv[] = { r->agent_path, (char *)r->strategy,
-				  "--no-startup-with-shell", "0.0.0.0:1234", r->target,
-				  r->g, r->go, r->rounds, r->out, NULL };
+		char *aargv[11] = { r->agent_path, (char *)r->strategy,
+				    "--no-startup-with-shell", "0.0.0.0:1234", r->target,
+				    r->g, r->go, r->rounds, r->out, NULL };
+		if (debug_opt[0]) {
+			/* before the program: its arguments are its own */
+			memmove(&aargv[2], &aargv[1], 9 * sizeof(aargv[0]));
+			aargv[1] = debug_opt;
+		}
 		r->agent = spawn(aargv, r->alog);
 	}
 }
@@ -460,11 +541,13 @@ static bool start_calls(struct run *r)
 		problem("the program did not start");
 		return false;
 	}
-	/* The probes are in once the text differs from the file. */
-	while (text_diff(r->prog, r->taddr, r->tlen, NULL, true) <= 0 && now() < end &&
-	       !exited(r->agent, NULL))
+	/* The probes are in once the text differs from the file: judged
+	 * on one read (a second would see another moment of tstart). */
+	long in;
+	while ((in = text_diff(r->prog, r->taddr, r->tlen, NULL, true)) <= 0 &&
+	       now() < end && !exited(r->agent, NULL))
 		sleep_us(2000);
-	if (text_diff(r->prog, r->taddr, r->tlen, NULL, true) <= 0) {
+	if (in <= 0) {
 		char st[512];
 		bool alive = !exited(r->agent, NULL);
 		problem("the probes never went in (see gdb's output)%s",
@@ -473,6 +556,7 @@ static bool start_calls(struct run *r)
 			/* Where it is stuck: its keeper names the pc of a
 			 * fatal signal ("the agent dies of signal 6 ... at pc"),
 			 * in the agent's log that the report shows. */
+			dump_stuck(r->agent, r->prog);
 			kill(r->agent, SIGABRT);
 			r->aborted = true;
 			double stop = now() + 10;

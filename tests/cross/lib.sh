@@ -589,7 +589,9 @@ EOF
 # for each of $isas); on the host, gdb-multiarch sets the tracepoints
 # (keeper_chaos_run).  KEEPER_SEED (default 1) chooses the delays;
 # KEEPER_NO_KEEPER=1 runs the agents with PROBE_AGENT_NO_KEEPER=1, which
-# must fail.
+# must fail.  To chase a rare failure: KEEPER_MODES (default "started
+# attached while-stepping") keeps some of the modes, and KEEPER_DEBUG=
+# DOMAINS runs every agent with --debug=DOMAINS (its log is KDIR/agentN).
 
 # keeper_dirs: one line per build of keeptarget, "FOLDER LABEL": LABEL
 # "-" for the one build, or "[ISA]".
@@ -617,6 +619,7 @@ keeper_chaos_prepare() {
 	{
 		echo "# The keeper's chaos case, in the guest (check-cross.sh writes it)."
 		[ -z "${KEEPER_NO_KEEPER:-}" ] || echo "export PROBE_AGENT_NO_KEEPER=1"
+		[ -z "${KEEPER_DEBUG:-}" ] || echo "export KEEPGUEST_DEBUG=$KEEPER_DEBUG"
 	} >"$run/keeper/chaos.sh"
 	_salt=0
 	for kdir in $(keeper_dirs | cut -d' ' -f1); do
@@ -640,6 +643,7 @@ keeper_chaos_prepare() {
 			fail99 "keeptarget ${_m}: leaf, bump, work and its bl not found ($probes)"
 		echo "$probes" >"$kdir/probes"
 		python3 - "$kdir/keeptarget" "$1" "${KEEPER_SEED:-1}" "$_salt" "$2" "${3:-}" \
+			"${KEEPER_MODES:-started attached while-stepping}" \
 			>"$kdir/plan" <<'PY' || fail99 "cannot plan the keeper's chaos case ${_m}"
 import random, struct, sys
 data = open(sys.argv[1], "rb").read()
@@ -670,7 +674,11 @@ kills = int(sys.argv[2]) if sys.argv[2] else 3 * len(strategies)
 every = int(sys.argv[6]) if sys.argv[6] else len(strategies)
 for n in range(kills):
     strategy = strategies[n % len(strategies)]
-    mode = ("started", "attached", "while-stepping")[n // every % 3]
+    modes = sys.argv[7].split()
+    if not modes or set(modes) - {"started", "attached", "while-stepping"}:
+        sys.exit("KEEPER_MODES: '%s' is not a list of started attached while-stepping"
+                 % sys.argv[7])
+    mode = modes[n // every % len(modes)]
     delay = random.Random(seed * 100003 + salt + n).randint(0, 250000)
     print("kill %d %s %s %d" % (n, mode, strategy, delay))
 PY
