@@ -436,13 +436,14 @@ static int arm_ps_setregs(pid_t lwp, const void *regs, bool fp)
 }
 
 /*
- * The generic timer's virtual counter the in-process return pads read
- * (CNTVCT, mrrc p15, 1; its rate CNTFRQ), where the kernel lets user
- * mode read it (CNTKCTL.PL0VCTEN: Linux sets it where its vDSO reads the
- * counter, as the armmp kernel does under qemu's cortex-a15).  Elsewhere
- * the instruction is undefined: the agent tries it once under a SIGILL
- * handler, and without it returns trap (pad-ret.c).  The agent runs on
- * the tracee's machine, so its reading is the pads' reading.
+ * The generic timer's virtual counter the in-process return pads and the
+ * recording pads read (CNTVCT, mrrc p15, 1; its rate CNTFRQ), where the
+ * kernel lets user mode read it (CNTKCTL.PL0VCTEN: Linux sets it where
+ * its vDSO reads the counter, as the armmp kernel does under qemu's
+ * cortex-a15).  Elsewhere the instruction is undefined: the agent tries
+ * it once under a SIGILL handler, and without it returns trap
+ * (pad-ret.c) and recording pads ask the kernel for the time.  The
+ * agent runs on the tracee's machine, so its reading is the pads'.
  */
 static sigjmp_buf counter_jmp;
 
@@ -602,6 +603,9 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 	.counter_read = arm_counter_read,
 	.counter_hz = arm_counter_hz,
 	.counter_usable = arm_counter_usable,
+	/* The system counter has one rate and counts in every power state:
+	 * recording pads stamp hits with it wherever user mode reads it. */
+	.counter_is_clock = arm_counter_usable,
 	/*
 	 * svc #0 in A32 (the injected call runs in ARM state: syscall.c
 	 * clears cpsr.T and ITSTATE for it, flags_clear); r7 = number (EABI),

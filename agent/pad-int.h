@@ -148,6 +148,7 @@ struct pad_table {
 	struct pad_code *codes;
 	struct pad_ring_reader reader;	/* how far pad_drain read the ring */
 	bool tsc_time;			/* recording pads stamp hits with the TSC */
+	bool time_said;			/* ... and the log said how they do */
 	/* The register block a record is loaded into for its owner (a
 	 * register source with no thread: the hitting thread went on long
 	 * ago); made by the first drain. */

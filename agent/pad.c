@@ -1025,6 +1025,12 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 	if (b->collect == PAD_STOPS)
 		return 0;
 	bool time_tid = b->collect == PAD_REGS_TIME_TID || b->ipa_live;
+	if (time_tid && !pt->time_said) {
+		pt->time_said = true;
+		debug("process %d: recording pads stamp hits %s", b->pr->proc->pid,
+		      pad_tsc_usable() ? "with the CPU's counter" :
+		      "by clock_gettime (no counter they may read, or PROBE_PAD_CLOCK=vdso)");
+	}
 	if (time_tid && pad_tsc_usable()) {
 		pad_tsc_calibrate();
 		pt->tsc_time = true;

@@ -286,16 +286,18 @@ struct arch_pad_ring {
 		uint64_t offset;
 	} copies[ARCH_PAD_COPIES];
 	/*
-	 * x86-64 (others ignore them).  tid_table: the agent's table of
-	 * thread ids by thread pointer (PAD_TID_* below), which a pad with
-	 * time_tid reads instead of making the gettid system call, keyed
-	 * by rdfsbase with fsgsbase, else by %fs:0 (tp_fault below), and
-	 * whose words after the entries give a record's bases without
-	 * fsgsbase (bases_fault); a thread it does not name (key not found,
-	 * or its tid 0: more than one thread has that thread pointer)
-	 * still makes the call.  tsc_time: the time is the TSC (rdtsc) in
-	 * the first 8 bytes at off_time and PAD_TIME_TSC in the next 8,
-	 * where a timespec's tv_nsec would be; the agent converts it.
+	 * tid_table: the agent's table of thread ids by thread pointer
+	 * (PAD_TID_* below), which a pad with time_tid reads instead of
+	 * making the gettid system call, keyed by the thread pointer
+	 * register (x86-64: rdfsbase with fsgsbase, else %fs:0, tp_fault
+	 * below; aarch64 TPIDR_EL0; arm TPIDRURO); on x86-64 its words
+	 * after the entries also give a record's bases without fsgsbase
+	 * (bases_fault).  A thread it does not name (key not found, or its
+	 * tid 0: more than one thread has that thread pointer) still makes
+	 * the call.  tsc_time: the time is the CPU's counter (x86-64 the
+	 * TSC, aarch64 CNTVCT_EL0, arm CNTVCT) in the first 8 bytes at
+	 * off_time and PAD_TIME_TSC in the next 8, where a timespec's
+	 * tv_nsec would be; the agent converts it.
 	 */
 	uint64_t tid_table;
 	bool tsc_time;

@@ -433,6 +433,39 @@ static void put_tid(struct arm_out *o, const struct arch_pad_ring *r)
 }
 
 /*
+ * The hit's time at off_time (r0, r1 and r7 change).  With tsc_time the
+ * generic timer's virtual counter (CNTVCT, the same on every CPU and
+ * counting in sleep; the agent asks for it only where the kernel lets
+ * user mode read it) and PAD_TIME_TSC where a timespec's tv_nsec would
+ * be, which the agent converts with the counter's rate (CNTFRQ):
+ *
+ *         isb
+ *         mrrc  p15, 1, r0, r1, c14        CNTVCT
+ *         str   r0, [r3, #off_time] ; str r1, [r3, #off_time + 4]
+ *         mvn   r0, #0                     PAD_TIME_TSC (-1)
+ *         str   r0, [r3, #off_time + 8] ; str r0, [r3, #off_time + 12]
+ *
+ * Else the kernel's CLOCK_REALTIME, by clock_gettime64 into the record.
+ */
+static void put_time(struct arm_out *o, const struct arch_pad_ring *r)
+{
+	if (r->tsc_time) {
+		arm_put32(o, 0xf57ff06fu);			/* isb */
+		arm_put32(o, 0xec510f1eu);			/* mrrc p15, 1, r0, r1, c14 */
+		put_ldst(o, false, 0, 3, r->off_time);
+		put_ldst(o, false, 1, 3, r->off_time + 4);
+		arm_put32(o, 0xe3e00000u);			/* mvn r0, #0 */
+		put_ldst(o, false, 0, 3, r->off_time + 8);
+		put_ldst(o, false, 0, 3, r->off_time + 12);
+		return;
+	}
+	arm_put32(o, 0xe3a00000u);				/* CLOCK_REALTIME */
+	put_add_imm(o, 1, 3, r->off_time, 10);
+	put_movw(o, 7, 403);					/* clock_gettime64 */
+	arm_put32(o, A32_SVC);
+}
+
+/*
  * The collector, after the save (r4 = frame).  Registers it uses are
  * the program's, saved in the frame: r1 head, r2 p, r3 record, r5-r12.
  *
@@ -455,10 +488,9 @@ static void put_tid(struct arm_out *o, const struct arch_pad_ring *r)
  *         cmp   r8, #0
  *         bne   retry
  *         dmb
- *       [ mov r7, #224 ; svc #0            gettid
+ *       [ the thread's id (put_tid)
  *         str r0, [r3, #off_tid]
- *         mov r0, #0 ; add r1, r3, #off_time
- *         movw r7, #403 ; svc #0 ]         clock_gettime64(CLOCK_REALTIME)
+ *         the time (put_time) ]            with time_tid
  *         mov   r0, r4 ; add r1, r3, #off_frame
  *         ldmia r0!, {r5-r12} ; stmia r1!, {r5-r12} ...   34 words
  *       [ vstmia r3, {d0-d15} ; add r0, r3, #128 ; vstmia r0, {d16-d31}
@@ -510,6 +542,7 @@ int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *
 	if (r->time_tid &&
 	    (!part_fits(r->off_tid, 4, rec) || (r->off_tid & 3) || r->off_tid >= 4096 ||
 	     !part_fits(r->off_time, 16, rec) || (r->off_time & 7) ||
+	     (r->tsc_time && r->off_time + 12 >= 4096) ||
 	     !apart(r->off_tid, 4, r->off_time, 16) ||
 	     !apart(r->off_tid, 4, r->off_frame, FRAME_BYTES) ||
 	     !apart(r->off_tid, 4, r->off_seq, 8) ||
@@ -555,10 +588,7 @@ int arm_emit_pad_collect(uint8_t *out, size_t size, const struct arch_pad_ring *
 	if (r->time_tid) {
 		put_tid(&o, r);
 		put_ldst(&o, false, 0, 3, r->off_tid);
-		arm_put32(&o, 0xe3a00000u);			/* CLOCK_REALTIME */
-		put_add_imm(&o, 1, 3, r->off_time, 10);
-		put_movw(&o, 7, 403);				/* clock_gettime64 */
-		arm_put32(&o, A32_SVC);
+		put_time(&o, r);
 	}
 	arm_put32(&o, 0xe1a00000u | FP);			/* mov r0, r4 */
 	put_add_imm(&o, 1, 3, r->off_frame, 10);

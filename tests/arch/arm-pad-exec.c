@@ -43,7 +43,9 @@
  * ready 1, the frame the same) and r4 the frame.  The same sites with a
  * pad that calls a stub of the in-process collector (ipa_site_case):
  * its answers no, record and IPA_TRAP.  Then 4 threads x 3000
- * calls through one recording pad (threads_case).
+ * calls through one recording pad (threads_case): the threads' ids by
+ * the system call, then from the table, then with the time from the
+ * counter rather than clock_gettime64.
  *
  * Exit 0 pass, 1 failure, 99 harness.
  */
@@ -52,12 +54,15 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -650,7 +655,70 @@ static void *mt_thread(void *arg)
 	return NULL;
 }
 
-static void threads_case(uint8_t *site_page, uint8_t *pad_page, bool table)
+/*
+ * The hit's time: the generic timer's virtual counter, which qemu-user
+ * does not give user mode (`mrrc p15, 1, rX, rY, c14` is undefined
+ * there).  For the counter's run a SIGILL handler stands in for a
+ * kernel that allows it: nanoseconds of CLOCK_MONOTONIC into the two
+ * registers, and on past the instruction.  On a machine that allows it
+ * the CPU answers and the handler never runs.
+ */
+static volatile unsigned long mt_emulated;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void counter_sigill(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	unsigned long *g = &uc->uc_mcontext.arm_r0;
+	uint32_t w = *(const uint32_t *)uc->uc_mcontext.arm_pc;
+
+	(void)sig;
+	(void)si;
+	if ((uc->uc_mcontext.arm_cpsr & ARM_PSR_T) || (w & 0xfff00fffu) != 0xec500f1eu) {
+		char msg[80];
+		int n = snprintf(msg, sizeof(msg), "ERROR: SIGILL at %#lx (%08x), not at mrrc CNTVCT\n",
+				 uc->uc_mcontext.arm_pc, w);
+		(void)!write(2, msg, (size_t)n);
+		_exit(99);
+	}
+	uint64_t ns = mono_ns();
+	g[w >> 12 & 15] = (uint32_t)ns;
+	g[w >> 16 & 15] = (uint32_t)(ns >> 32);
+	uc->uc_mcontext.arm_pc += 4;
+	__atomic_add_fetch(&mt_emulated, 1, __ATOMIC_RELAXED);
+}
+
+__attribute__((target("arm"), noinline)) static uint64_t counter_now(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("isb\n\tmrrc p15, 1, %0, %1, c14" : "=r"(lo), "=r"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * 4 threads x 3000 calls through one recording pad: every record's
+ * frame, its thread (by the system call, or with `table` from the
+ * table by TPIDRURO) and its time: with `counter` the counter's reading
+ * (within two readings around the case, never backwards on one thread)
+ * and PAD_TIME_TSC beside it, else CLOCK_REALTIME within two readings.
+ */
+static void threads_case(uint8_t *site_page, uint8_t *pad_page, bool table, bool counter)
 {
 	const struct arch_pad_layout *l = &arm_pad_layout;
 	static const uint8_t fn[] = { 0x01, 0x00, 0x80, 0xe0, 0x1e, 0xff, 0x2f, 0xe1 };
@@ -662,8 +730,10 @@ static void threads_case(uint8_t *site_page, uint8_t *pad_page, bool table)
 		.nrecords = MT_RECORDS, .off_seq = l->off_seq, .off_frame = l->off_frame,
 		.off_bases = l->off_bases, .time_tid = true, .off_tid = l->off_tid,
 		.off_time = l->off_time, .image = true,
-		.tid_table = table ? A(mt_table) : 0,
+		.tid_table = table ? A(mt_table) : 0, .tsc_time = counter,
 	};
+	struct sigaction sa, old_sa;
+	uint64_t from, to, last[THREADS] = { 0 };
 	pthread_t th[THREADS];
 	static uint8_t seen[THREADS][THREAD_CALLS];
 	int m, bad = 0;
@@ -699,11 +769,22 @@ static void threads_case(uint8_t *site_page, uint8_t *pad_page, bool table)
 		goto fail;
 	__builtin___clear_cache((char *)region, (char *)region + REGION);
 	mt_fn = (uint32_t (*)(uint32_t, uint32_t))(uintptr_t)at;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = counter_sigill;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (counter && sigaction(SIGILL, &sa, &old_sa) < 0)
+		goto fail;
+	mt_emulated = 0;
+	from = counter ? counter_now() : realtime_ns();
 	for (uintptr_t t = 0; t < THREADS; t++)
 		if (pthread_create(&th[t], NULL, mt_thread, (void *)t) != 0)
 			goto fail;
 	for (int t = 0; t < THREADS; t++)
 		pthread_join(th[t], NULL);
+	to = counter ? counter_now() : realtime_ns();
+	if (counter)
+		sigaction(SIGILL, &old_sa, NULL);
 	for (unsigned int pos = 0; pos < THREADS * THREAD_CALLS; pos++) {
 		const uint8_t *rec = mt_ring + 4096 + ((size_t)pos << 11);
 		uint64_t seq, f[NW];
@@ -711,14 +792,30 @@ static void threads_case(uint8_t *site_page, uint8_t *pad_page, bool table)
 		memcpy(&seq, rec + l->off_seq, 8);
 		memcpy(f, rec + l->off_frame, sizeof(f));
 		memcpy(&tid, rec + l->off_tid, 4);
+		int64_t ts[2];
+		memcpy(ts, rec + l->off_time, sizeof(ts));
+		uint64_t when = counter ? (uint64_t)ts[0]
+					: (uint64_t)ts[0] * 1000000000u + (uint64_t)ts[1];
+		bool time_ok = counter ? ts[1] == PAD_TIME_TSC
+				       : ts[1] >= 0 && ts[1] < 1000000000;
+		time_ok = time_ok && when >= from && when <= to;
+		if (counter && f[0] < THREADS) {
+			time_ok = time_ok && when >= last[f[0]];
+			last[f[0]] = when;
+		}
 		if (seq != pos + 1 || f[ARM_PC] != at || f[0] >= THREADS ||
-		    f[1] >= THREAD_CALLS || seen[f[0]][f[1]]++ || tid != table_tid((uint32_t)f[0])) {
+		    f[1] >= THREAD_CALLS || seen[f[0]][f[1]]++ ||
+		    tid != table_tid((uint32_t)f[0]) || !time_ok) {
 			if (bad++ < 3)
 				printf("FAIL threads: record %u: seq %llu, pc %#llx, r0 %llu, "
-				       "r1 %llu, tid %u (want %u)\n", pos, (unsigned long long)seq,
+				       "r1 %llu, tid %u (want %u), time %lld %lld (want %s "
+				       "from %llu to %llu)\n", pos, (unsigned long long)seq,
 				       (unsigned long long)f[ARM_PC], (unsigned long long)f[0],
 				       (unsigned long long)f[1], tid,
-				       f[0] < THREADS ? table_tid((uint32_t)f[0]) : 0);
+				       f[0] < THREADS ? table_tid((uint32_t)f[0]) : 0,
+				       (long long)ts[0], (long long)ts[1],
+				       counter ? "a counter reading, -1," : "a timespec",
+				       (unsigned long long)from, (unsigned long long)to);
 		}
 	}
 	uint64_t head;
@@ -732,10 +829,13 @@ static void threads_case(uint8_t *site_page, uint8_t *pad_page, bool table)
 		printf("FAIL threads: %d calls returned a wrong sum\n", mt_bad);
 		bad++;
 	}
-	printf("%d threads x %d calls through one pad%s: %d records checked, %d bad\n",
+	printf("%d threads x %d calls through one pad%s, %s: %d records checked, %d bad\n",
 	       THREADS, THREAD_CALLS,
 	       table ? " (tids from the table by TPIDRURO; thread 0's is 0: gettid)" : "",
+	       counter ? "time from the counter" : "time by clock_gettime64",
 	       THREADS * THREAD_CALLS, bad);
+	if (counter)
+		printf("  %lu counter reads emulated\n", (unsigned long)mt_emulated);
 	failures += bad;
 	return;
 fail:
@@ -789,8 +889,9 @@ int main(void)
 		perror("mmap");
 		return 99;
 	}
-	threads_case(region + 16 * PAGE, region + 20 * PAGE, false);
-	threads_case(region + 16 * PAGE, region + 20 * PAGE, true);
+	threads_case(region + 16 * PAGE, region + 20 * PAGE, false, false);
+	threads_case(region + 16 * PAGE, region + 20 * PAGE, true, false);
+	threads_case(region + 16 * PAGE, region + 20 * PAGE, true, true);
 	printf("%d runs through pads, %d failures\n", compared, failures);
 	return failures ? 1 : 0;
 }

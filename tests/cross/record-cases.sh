@@ -63,14 +63,29 @@ PY
 # that made the call (aarch64's pads take it from the agent's table by
 # TPIDR_EL0, which gives a thread pointer two threads share to neither)
 # and lie within the program's own clock readings around the calls.
+# Under the pad strategies the pads stamp the hits with the CPU's
+# counter where user mode may read it, as the agent's log
+# (agent-STRAT.log, --debug=pad) must then say.
 record_tids() {
-	strat=$1 name=$2
+	strat=$1 name=$2 how=""
 	rec_pt "$name" -e 'tid_hit args=2' -- "/mnt/$3" 200 "/mnt/$name.ground"
+	case $strat in
+	pad|pad-far|auto)
+		if grep -q "recording pads stamp hits with the CPU's counter" \
+			"$run/agent-$strat.log"; then
+			how=" (stamped with the CPU's counter)"
+		elif grep -q "recording pads stamp hits by clock_gettime" "$run/agent-$strat.log"; then
+			how=" (stamped by clock_gettime: no counter in user mode)"
+		else
+			echo "the agent's log does not say how its pads stamp hits" >>"$run/$name.err"
+			rec_status=1
+		fi ;;
+	esac
 	if [ "$rec_status" = 0 ] &&
 	   python3 "$srcdir/tests/record/reccheck.py" tids "$run/$name.jsonl" \
 		"$run/$name.ground" 200 >"$run/$name.check" 2>&1
 	then
-		ok "record --connect ($strat)${lbl:-}: every thread of rectids named in its frames, times within the program's"
+		ok "record --connect ($strat)${lbl:-}: every thread of rectids named in its frames, times within the program's$how"
 	else
 		not_ok "record --connect ($strat)${lbl:-}: rectids" "status $rec_status" \
 			"$(cat "$run/$name.err" "$run/$name.check" 2>/dev/null | tail -n 5 | tr '\n' ' ')"
