@@ -679,6 +679,12 @@ struct probe {
 	 * sent because its ring was full, and of those that waited (parked)
 	 * because the owner had no room (the trace buffer in wait mode). */
 	uint64_t hits_ring_full, hits_waited;
+	/* Stops for a load of the pad's own that faulted (the thread
+	 * pointer's word in a thread without TLS): the agent resumed the
+	 * thread on the pad's path without it, no signal for the program,
+	 * and the hit is recorded too.  The in-process collector counts its
+	 * own (pad_ipa_faulted). */
+	uint64_t hits_faulted;
 };
 
 /* probe_insert_flags: the owner allows a jump pad at the site. */
@@ -721,6 +727,8 @@ uint64_t pad_ipa_faults(const struct process *p);
 uint64_t pad_tp_faults(const struct process *p);
 ssize_t pad_ipa_code_write(struct process *p, uint64_t addr, const void *buf, size_t len);
 uint64_t pad_ipa_skipped(const struct probe *pr);
+uint64_t pad_ipa_faulted(const struct probe *pr);
+uint64_t probe_fault_stops(const struct probe *pr);
 int pad_salvage(struct process *p,
 		void (*fn)(uint64_t site, struct regsrc *src, pid_t tid,
 			   uint64_t time_us, void *arg), void *arg);

@@ -51,19 +51,23 @@ static void list_probes(struct rsp_buf *reply)
 		[PROBE_OWNER_RETURN] = "return probes (unwinder)",
 		[PROBE_OWNER_SOLIB] = "library events",
 	};
-	char line[768];
+	char line[1024];
 	int n = 0;
 
 	for (struct process *p = agent.processes; p; p = p->next) {
 		for (struct probe *pr = p->probes; pr; pr = pr->next, n++) {
 			const char *owner = (size_t)pr->owner < sizeof(owners) / sizeof(owners[0]) &&
 					    owners[pr->owner] ? owners[pr->owner] : "agent";
-			char skipped[80] = "", copies[64] = "", why[160] = "";
+			char skipped[80] = "", copies[64] = "", why[160] = "", faults[128] = "";
 			if (pr->hits_ring_full || pr->hits_waited)
 				snprintf(why, sizeof(why), "; of the stops, %llu with "
 					 "the ring full, %llu waiting for room in the buffer",
 					 (unsigned long long)pr->hits_ring_full,
 					 (unsigned long long)pr->hits_waited);
+			if (probe_fault_stops(pr))
+				snprintf(faults, sizeof(faults), "; %llu more stops for a load in "
+					 "the pad that faulted (the hit recorded, no signal to the "
+					 "program)", (unsigned long long)probe_fault_stops(pr));
 			if (pr->pad_collect == PAD_IPA)
 				snprintf(skipped, sizeof(skipped), ", %llu skipped there (condition "
 					 "false or past the pass count)",
@@ -74,7 +78,7 @@ static void list_probes(struct rsp_buf *reply)
 			if (pr->pad)
 				snprintf(line, sizeof(line),
 					 "process %d 0x%llx pad (%sjump over %zu bytes to 0x%llx%s%s%s), else %s (%s), %s; "
-					 "hits: %llu stopped, %llu recorded in the process%s%s\n",
+					 "hits: %llu stopped, %llu recorded in the process%s%s%s\n",
 					 p->pid, (unsigned long long)pr->addr,
 					 pr->pad_far ? "far " : "", pr->pad_window,
 					 (unsigned long long)pr->pad,
@@ -85,7 +89,7 @@ static void list_probes(struct rsp_buf *reply)
 					 arch_strategy_name(pr->strategy),
 					 pr->insn.reason, owner,
 					 (unsigned long long)pr->hits_stopped,
-					 (unsigned long long)pr->hits_recorded, skipped, why);
+					 (unsigned long long)pr->hits_recorded, skipped, why, faults);
 			else
 				snprintf(line, sizeof(line), "process %d 0x%llx %s (%s), %s; "
 					 "hits: %llu stopped, %llu recorded in the process%s\n",

@@ -404,6 +404,9 @@ bool pad_fault(struct thread *t, int sig)
 	if (regs_set(t, (unsigned int)agent.arch->pc_regnum, to) < 0 ||
 	    regs_flush(t) < 0)
 		return false;
+	struct probe *pr = c ? probe_at(t->proc, c->site) : NULL;
+	if (pr)
+		pr->hits_faulted++;
 	if (c && (i == PAD_FAULT_TID || i == PAD_FAULT_BASES)) {
 		pt->tp_faults++;
 		debug("thread %d: no self-pointing TCB at its thread pointer (pad at %#llx): "
@@ -442,6 +445,36 @@ uint64_t pad_ipa_skipped(const struct probe *pr)
 		     __atomic_load_n(&c->over_pass, __ATOMIC_RELAXED);
 	}
 	return n;
+}
+
+/* Loads of the collector of `pr`'s pad that faulted (a stop each, the
+ * copy cut there), summed over the site's tracepoints. */
+uint64_t pad_ipa_faulted(const struct probe *pr)
+{
+	const struct pad_table *pt = pr->proc->pads;
+	uint64_t n = 0;
+
+	if (pr->pad_collect != PAD_IPA || !pt || !pt->ipa_local ||
+	    pr->pad_ipa_site < pt->ipa_remote ||
+	    pr->pad_ipa_site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
+		return 0;
+	const struct ipa_site *s = (const struct ipa_site *)
+		(pt->ipa_local + (pr->pad_ipa_site - pt->ipa_remote));
+	for (uint32_t i = 0; i < s->nprogs && i < IPA_SITE_PROGS; i++) {
+		const struct ipa_program *p = (const struct ipa_program *)
+			(pt->ipa_local + s->prog_off[i]);
+		const struct ipa_counters *c = (const struct ipa_counters *)
+			(pt->ipa_local + p->counters_off);
+		n += __atomic_load_n(&c->faulted, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+/* The stops of `pr`'s hits for loads in its pad that faulted: the pad's
+ * own (the thread pointer's word) and its collector's. */
+uint64_t probe_fault_stops(const struct probe *pr)
+{
+	return pr->hits_faulted + pad_ipa_faulted(pr);
 }
 
 /* The collector's faulting loads fixed up in `p` so far. */

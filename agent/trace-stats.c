@@ -77,7 +77,9 @@ static struct rsp_probe_stat *slot(struct rsp_probe_stat **v, size_t *n,
 static void add(struct rsp_probe_stat *e, const struct probe *pr)
 {
 	e->how = how(pr);
-	e->stopped += pr->hits_stopped;
+	/* A stop for a load of the pad that faulted is a stop of a hit the
+	 * pad then recorded: in both counts. */
+	e->stopped += pr->hits_stopped + probe_fault_stops(pr);
 	e->recorded += pr->hits_recorded;
 	e->ring_full += pr->hits_ring_full;
 	e->waited += pr->hits_waited;
@@ -89,7 +91,7 @@ void trace_stats_keep(struct probe *pr)
 		return;
 	add(slot(&kept, &nkept, &capkept, pr->addr), pr);
 	pr->hits_stopped = pr->hits_recorded = 0;
-	pr->hits_ring_full = pr->hits_waited = 0;
+	pr->hits_ring_full = pr->hits_waited = pr->hits_faulted = 0;
 }
 
 /* The returns' counts of the process, kept as the run or process ends. */

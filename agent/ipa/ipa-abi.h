@@ -87,6 +87,8 @@ struct ipa_counters {
 	uint64_t cond_errors;	/* condition could not be evaluated */
 	uint64_t over_pass;	/* hits after the pass count was reached */
 	uint64_t truncated;	/* records that ran out of room (IPA_TRAP) */
+	uint64_t faulted;	/* copies cut by a load that faulted: a stop each,
+				 * the agent resuming the copy at its exit */
 };
 
 /*

@@ -58,9 +58,12 @@ static int run_read_reg(const struct ax_ctx *ctx, unsigned regnum,
  * Copies what it can of [addr, addr + len) (ipa_copy).  With 32-bit
  * pointers (ARM) the expressions still compute in 64 bits: an address
  * above 4 GiB is no byte of the process (its low half would be some
- * other one), so none of it is read, and a range is cut at 4 GiB.
+ * other one), so none of it is read, and a range is cut at 4 GiB.  A
+ * copy that comes back short met a load that faulted: the thread stopped
+ * for it and the agent resumed the copy at its exit, which the hit's
+ * counters keep (faulted).
  */
-static size_t copy_in(void *dst, uint64_t addr, uint64_t len)
+static size_t copy_in(const struct ipa_run *run, void *dst, uint64_t addr, uint64_t len)
 {
 #if UINTPTR_MAX < UINT64_MAX
 	if (addr > UINTPTR_MAX)
@@ -68,14 +71,16 @@ static size_t copy_in(void *dst, uint64_t addr, uint64_t len)
 	if (len > (uint64_t)UINTPTR_MAX - addr + 1)
 		len = (uint64_t)UINTPTR_MAX - addr + 1;
 #endif
-	return ipa_copy(dst, (const void *)(uintptr_t)addr, (size_t)len);
+	size_t n = ipa_copy(dst, (const void *)(uintptr_t)addr, (size_t)len);
+	if (n < len && run->hit->counters)
+		__atomic_fetch_add(&run->hit->counters->faulted, 1, __ATOMIC_RELAXED);
+	return n;
 }
 
 static long run_read_mem(const struct ax_ctx *ctx, uint64_t addr, void *buf,
 			 size_t len)
 {
-	(void)ctx;
-	size_t n = copy_in(buf, addr, len);
+	size_t n = copy_in((const struct ipa_run *)ctx, buf, addr, len);
 	return n ? (long)n : -EFAULT;
 }
 
@@ -176,7 +181,7 @@ static int mem_block(struct ipa_run *run, uint64_t addr, uint64_t len)
 	b->h.size = ALIGN8(hdr + (uint32_t)len);
 	b->addr = addr;
 	b->len = (uint32_t)len;
-	b->avail = (uint32_t)copy_in(b->bytes, addr, len);
+	b->avail = (uint32_t)copy_in(run, b->bytes, addr, len);
 	return 0;
 }
 
