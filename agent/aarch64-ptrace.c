@@ -255,13 +255,14 @@ static void frame_to_kernel(struct user_regs_struct *ur, const uint64_t *frame)
 }
 
 static int a64_load_pad(struct thread *t, const uint64_t *frame,
-			const uint8_t *image, bool xsave, const uint64_t *bases)
+			const uint8_t *image, unsigned int image_form,
+			const uint64_t *bases)
 {
 	struct user_regs_struct ur;
 	int err;
 
 	(void)image;
-	(void)xsave;
+	(void)image_form;
 	(void)bases;
 	regs_invalidate(t);
 	if (kernel_gpr(t)->pc == 0 &&
@@ -283,13 +284,13 @@ static int a64_load_pad(struct thread *t, const uint64_t *frame,
  */
 static int a64_load_record(uint8_t *blk, unsigned int features,
 			   const uint64_t *frame, const uint8_t *image,
-			   bool xsave, const uint64_t *bases)
+			   unsigned int image_form, const uint64_t *bases)
 {
 	struct user_regs_struct ur;
 	struct user_fpsimd_struct fp;
 
 	(void)features;
-	(void)xsave;
+	(void)image_form;
 	(void)bases;
 	memset(&ur, 0, sizeof(ur));
 	frame_to_kernel(&ur, frame);
@@ -305,12 +306,10 @@ static int a64_load_record(uint8_t *blk, unsigned int features,
 }
 
 /* No choices: the pads' layout is fixed (aarch64-pad.c). */
-static void a64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
-			    bool *tp_read)
+static void a64_pad_options(struct process *p, unsigned int *image_form, bool *tp_read)
 {
-	*fxsave_ymm = false;
 	(void)p;
-	*xsave = false;
+	*image_form = 0;	/* its one form */
 	*tp_read = true;	/* mrs TPIDR_EL0 */
 }
 

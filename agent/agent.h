@@ -474,15 +474,16 @@ size_t regs_cache_size(void);
 unsigned int regs_detect_features(pid_t tid);
 void regs_invalidate(struct thread *t);
 /* A jump pad's saved registers into stopped t's cache (`frame` its words,
- * `image` its FP/vector image, `bases` x86-64's fs/gs bases or NULL);
- * the registers the pad did not save are the kernel's.  0 or -errno. */
+ * `image` its FP/vector image in the arch's `image_form`, `bases` x86-64's
+ * fs/gs bases or NULL); the registers the pad did not save are the
+ * kernel's.  0 or -errno. */
 int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
-		  bool xsave, const uint64_t *bases);
+		  unsigned int image_form, const uint64_t *bases);
 /* A record of p's pads' ring into block `blk` (regs_cache_size() bytes
  * suffice), every register, for no thread (ptrace_arch_ops.load_record);
  * `image` NULL: those registers in their initial state.  0 or -errno. */
 int regs_load_record(const struct process *p, uint8_t *blk, const uint64_t *frame,
-		     const uint8_t *image, bool xsave, const uint64_t *bases);
+		     const uint8_t *image, unsigned int image_form, const uint64_t *bases);
 /* A hit's registers from stopped t (regsrc.h), its general registers
  * fetched.  0 or -errno (-ESRCH: gone). */
 int regsrc_thread(struct regsrc *s, struct thread *t);

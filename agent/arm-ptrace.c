@@ -219,13 +219,14 @@ static void frame_to_kernel(struct arm_kgpr *k, const uint64_t *frame)
 }
 
 static int arm_load_pad(struct thread *t, const uint64_t *frame,
-			const uint8_t *image, bool xsave, const uint64_t *bases)
+			const uint8_t *image, unsigned int image_form,
+			const uint64_t *bases)
 {
 	struct arm_kgpr k;
 	int err;
 
 	(void)image;
-	(void)xsave;
+	(void)image_form;
 	(void)bases;
 	regs_invalidate(t);
 	if (kernel_gpr(t)->uregs[ARM_CPSR] == 0 &&
@@ -246,13 +247,13 @@ static int arm_load_pad(struct thread *t, const uint64_t *frame,
  */
 static int arm_load_record(uint8_t *blk, unsigned int features,
 			   const uint64_t *frame, const uint8_t *image,
-			   bool xsave, const uint64_t *bases)
+			   unsigned int image_form, const uint64_t *bases)
 {
 	struct arm_kgpr k;
 	struct arm_kvfp v;
 
 	(void)features;
-	(void)xsave;
+	(void)image_form;
 	(void)bases;
 	memset(&k, 0, sizeof(k));
 	k.uregs[ARM_CPSR] = CPSR_USER;
@@ -268,12 +269,10 @@ static int arm_load_record(uint8_t *blk, unsigned int features,
 }
 
 /* No choices: the pads' layout is fixed (arm-pad.c). */
-static void arm_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
-			    bool *tp_read)
+static void arm_pad_options(struct process *p, unsigned int *image_form, bool *tp_read)
 {
-	*fxsave_ymm = false;
 	(void)p;
-	*xsave = false;
+	*image_form = 0;	/* its one form */
 	*tp_read = true;	/* mrc TPIDRURO */
 }
 

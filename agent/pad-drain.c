@@ -30,7 +30,7 @@ static uint8_t *record_block(void)
 /* Record `rec`'s registers into `blk` and `src` (its image left out
  * where `image` is false), with the hitting thread's id `tid`. */
 static int load_record(struct process *p, uint8_t *blk, const uint8_t *rec,
-		       bool image, bool xsave, pid_t tid, struct regsrc *src)
+		       bool image, unsigned int image_form, pid_t tid, struct regsrc *src)
 {
 	const struct arch_pad_layout *l = layout();
 	/* Without tp_read a record without the image has no bases (the
@@ -38,7 +38,7 @@ static int load_record(struct process *p, uint8_t *blk, const uint8_t *rec,
 	 * reads a register beyond the frame. */
 	bool bases = image || (p->pads && p->pads->tp_read);
 	int err = regs_load_record(p, blk, (const uint64_t *)(rec + l->off_frame),
-				   image ? rec : NULL, xsave,
+				   image ? rec : NULL, image_form,
 				   bases ? (const uint64_t *)(rec + l->off_bases) : NULL);
 
 	if (err < 0)
@@ -103,7 +103,7 @@ static bool take_return(struct process *p, struct pad_table *pt, uint64_t pos,
 	memcpy(&magic, d + RET_REC_MAGIC, 4);
 	memcpy(&real, d + RET_REC_RET, 8);
 	if (take && (magic == RET_REC_MAGIC_VALUE || magic == RET_REC_MAGIC_BARE) &&
-	    load_record(p, pt->rec_regs, rec, magic == RET_REC_MAGIC_VALUE, pt->xsave,
+	    load_record(p, pt->rec_regs, rec, magic == RET_REC_MAGIC_VALUE, pt->image_form,
 			(pid_t)tid, &src) == 0) {
 		/* Two registers set in place (a round trip through
 		 * struct arch_gpregs cost more than the rest of the load). */
@@ -162,7 +162,7 @@ static bool take_record(struct process *p, struct pad_table *pt, uint64_t pos,
 	struct regsrc src;
 	if (pr && fn &&
 	    load_record(p, pt->rec_regs, rec, record_has_image(rec, !pr->pad_no_image),
-			pt->xsave, tid, &src) == 0)
+			pt->image_form, tid, &src) == 0)
 		taken = fn(pr, &src, time_us, so, arg);
 	if (taken) {
 		__atomic_store_n(seq_of(rec), pos + RING_RECORDS, __ATOMIC_RELEASE);
@@ -299,14 +299,15 @@ int pad_salvage(struct process *p,
 	const struct arch_pad_layout *l = layout();
 	size_t ring_bytes;
 	uint64_t starts[8];
-	bool xsave = false, fxsave_ymm = false, tp_read = false;
+	unsigned int image_form = 0;
+	bool tp_read = false;
 	uint8_t *records;
 	int ntables, taken = 0;
 
 	if (!l || !agent.ptrace->pad_options)
 		return 0;	/* no pads on this arch: none left either */
 	ring_bytes = ring_records_bytes();
-	agent.ptrace->pad_options(p, &xsave, &fxsave_ymm, &tp_read);
+	agent.ptrace->pad_options(p, &image_form, &tp_read);
 	ntables = old_tables(p, starts, 8);
 	if (ntables <= 0)
 		return ntables;
@@ -338,7 +339,7 @@ int pad_salvage(struct process *p,
 				continue;	/* taken, or never written */
 			memcpy(&tid, rec + l->off_tid, 4);
 			struct regsrc src;
-			if (load_record(p, blk, rec, record_has_image(rec, true), xsave, 0,
+			if (load_record(p, blk, rec, record_has_image(rec, true), image_form, 0,
 					&src) == 0) {
 				fn(frame_pc(rec), &src, (pid_t)tid, record_time_us(rec), arg);
 				taken++;

@@ -143,7 +143,8 @@ struct pad_code {
 struct pad_table {
 	uint64_t remote;		/* where the process maps it */
 	uint8_t *local;			/* where the agent does */
-	bool xsave, fxsave_ymm, tp_read;
+	unsigned int image_form;	/* ptrace_arch_ops.pad_options */
+	bool tp_read;
 	bool failed;			/* could not be set up: no pads */
 	struct pad_code *codes;
 	struct pad_ring_reader reader;	/* how far pad_drain read the ring */

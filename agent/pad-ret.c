@@ -226,8 +226,8 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 			.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
 			.record_shift = record_shift(), .nrecords = RING_RECORDS,
 			.off_seq = l->off_seq, .off_bases = l->off_bases,
-			.off_frame = l->off_frame, .xsave = pt->xsave,
-			.fxsave_ymm = pt->fxsave_ymm, .tp_read = pt->tp_read, .off_blocks = blocks_off(),
+			.off_frame = l->off_frame, .image_form = pt->image_form,
+			.tp_read = pt->tp_read, .off_blocks = blocks_off(),
 			.blocks_size = blocks_size(),
 			/* a record with the image: its bases from the table's
 			 * words where the pads cannot read them (x86-64) */

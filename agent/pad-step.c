@@ -20,7 +20,7 @@
 
 static int load(struct thread *t, struct pad_table *pt, uint8_t *e)
 {
-	return regs_load_pad(t, (const uint64_t *)(e + layout()->off_frame), e, pt->xsave,
+	return regs_load_pad(t, (const uint64_t *)(e + layout()->off_frame), e, pt->image_form,
 			     pt->tp_read ? (const uint64_t *)(e + layout()->off_bases) : NULL);
 }
 

@@ -532,11 +532,10 @@ static struct pad_table *table_get(struct process *p, char *why, size_t whylen)
 		pt->failed = true;
 		return NULL;
 	}
-	agent.ptrace->pad_options(p, &pt->xsave, &pt->fxsave_ymm, &pt->tp_read);
+	agent.ptrace->pad_options(p, &pt->image_form, &pt->tp_read);
 	pad_tid_reset(p);	/* entered when they next run */
-	debug("table at %#llx in %d (xsave %d, fxsave_ymm %d, tp_read %d)",
-	      (unsigned long long)pt->remote, p->pid, pt->xsave, pt->fxsave_ymm,
-	      pt->tp_read);
+	debug("table at %#llx in %d (image form %u, tp_read %d)",
+	      (unsigned long long)pt->remote, p->pid, pt->image_form, pt->tp_read);
 	return pt;
 }
 
@@ -1072,7 +1071,7 @@ static int build_collect(struct pad_build *b, char *why, size_t whylen)
 		.ring = pt->remote + ring_off(), .off_records = RING_RECORDS_OFF,
 		.record_shift = record_shift(), .nrecords = RING_RECORDS,
 		.off_seq = l->off_seq, .off_bases = l->off_bases,
-		.off_frame = l->off_frame, .xsave = pt->xsave, .fxsave_ymm = pt->fxsave_ymm,
+		.off_frame = l->off_frame, .image_form = pt->image_form,
 		.tp_read = pt->tp_read,
 		.time_tid = time_tid,
 		.clock_call = time_tid && !pt->tsc_time ? vdso_clock(b->pr->proc, pt) : 0,
@@ -1129,8 +1128,8 @@ static int build_tail(struct pad_build *b, char *why, size_t whylen)
 		.table = b->pt->remote, .entry_shift = l->entry_shift,
 		.nentries = PAD_ENTRIES, .off_owner = l->off_owner,
 		.off_ready = l->off_ready, .off_bases = l->off_bases,
-		.off_frame = l->off_frame, .xsave = b->pt->xsave,
-		.fxsave_ymm = b->pt->fxsave_ymm, .tp_read = b->pt->tp_read,
+		.off_frame = l->off_frame, .image_form = b->pt->image_form,
+		.tp_read = b->pt->tp_read,
 	};
 	size_t at;
 	int err;

@@ -249,7 +249,8 @@ struct ptrace_arch_ops {
 	 * NULL when the arch has no jump pads.
 	 */
 	int (*load_pad)(struct thread *t, const uint64_t *frame,
-			const uint8_t *image, bool xsave, const uint64_t *bases);
+			const uint8_t *image, unsigned int image_form,
+			const uint64_t *bases);
 
 	/*
 	 * The same for a record of the pads' ring, which no stopped thread
@@ -261,21 +262,20 @@ struct ptrace_arch_ops {
 	 * -errno; NULL when load_pad is.
 	 */
 	int (*load_record)(uint8_t *blk, unsigned int features,
-			   const uint64_t *frame, const uint8_t *image, bool xsave,
-			   const uint64_t *bases);
+			   const uint64_t *frame, const uint8_t *image,
+			   unsigned int image_form, const uint64_t *bases);
 
 	/*
 	 * The arch's choices for the pads of process `p` (pad.c), passed to
-	 * the emitters, load_pad and load_record: *xsave, the image is
-	 * XSAVE's (else FXSAVE's), *fxsave_ymm, the pads store that image
-	 * with FXSAVE and vextractf128 instead of XSAVE (struct
-	 * arch_pad_handoff), and *tp_read, the pad reads the thread-pointer
-	 * register itself (x86-64: AVX, AVX again, HWCAP2_FSGSBASE; aarch64
-	 * and arm: false, false, true).  NULL when load_pad
-	 * is.
+	 * the emitters, load_pad and load_record: *image_form, the form in
+	 * which the pads store their image, the arch's own value (struct
+	 * arch_pad_handoff; 0 where the arch has one form, as aarch64 and
+	 * arm; x86-64: an X86_64_IMAGE_* value, by AVX and
+	 * PROBE_PAD_XSAVE), and *tp_read, the pad reads the thread-pointer
+	 * register itself (x86-64: HWCAP2_FSGSBASE; aarch64 and arm:
+	 * true).  NULL when load_pad is.
 	 */
-	void (*pad_options)(struct process *p, bool *xsave, bool *fxsave_ymm,
-			    bool *tp_read);
+	void (*pad_options)(struct process *p, unsigned int *image_form, bool *tp_read);
 
 	/*
 	 * Resumes stopped thread `tid` for one instruction, delivering

@@ -162,19 +162,19 @@ int regs_set_pc(struct thread *t, uint64_t pc)
 }
 
 int regs_load_pad(struct thread *t, const uint64_t *frame, const uint8_t *image,
-		  bool xsave, const uint64_t *bases)
+		  unsigned int image_form, const uint64_t *bases)
 {
 	if (!agent.ptrace->load_pad)
 		return -ENOSYS;
-	return agent.ptrace->load_pad(t, frame, image, xsave, bases);
+	return agent.ptrace->load_pad(t, frame, image, image_form, bases);
 }
 
 int regs_load_record(const struct process *p, uint8_t *blk, const uint64_t *frame,
-		     const uint8_t *image, bool xsave, const uint64_t *bases)
+		     const uint8_t *image, unsigned int image_form, const uint64_t *bases)
 {
 	if (!agent.ptrace->load_record)
 		return -ENOSYS;
-	return agent.ptrace->load_record(blk, p->features, frame, image, xsave, bases);
+	return agent.ptrace->load_record(blk, p->features, frame, image, image_form, bases);
 }
 
 /* A thread source's fetch (regsrc.h): the rest of t's cache. */

@@ -37,6 +37,7 @@
 #include "agent/keeper.h"
 #include "agent/log.h"
 #include "agent/ptrace-arch.h"
+#include "arch/x86_64/x86_64.h"
 
 /* Large enough for every XSAVE component, AMX tiles included: the kernel
  * only accepts a write of the whole area. */
@@ -299,8 +300,8 @@ static int x86_64_fetch_rest(struct thread *t)
 /*
  * The registers a jump pad saved for a hit (pad.c), into gdb block `blk`
  * of a process with regset `features`: `frame` holds the 16 general
- * registers in gdb order, rip and rflags; `image` the FXSAVE64 or
- * XSAVE64 (x87, SSE, AVX) image, NULL when the record has none (its
+ * registers in gdb order, rip and rflags; `image` the x87/SSE(/AVX)
+ * image in `form` (X86_64_IMAGE_*), NULL when the record has none (its
  * tracepoints read no such register: every component reads as its
  * initial state); `bases` fs_base and gs_base, or NULL when the pad
  * cannot read them.  What the pad does not save (segment selectors, and
@@ -308,10 +309,11 @@ static int x86_64_fetch_rest(struct thread *t)
  */
 static void pad_to_block(uint8_t *blk, unsigned int features,
 			 const struct user_regs_struct *kview,
-			 const uint64_t *frame, const uint8_t *image, bool xsave,
+			 const uint64_t *frame, const uint8_t *image, unsigned int form,
 			 const uint64_t *bases, uint8_t fx[FXSAVE_SIZE], bool fp_initial)
 {
 	struct user_regs_struct ur = *kview;
+	bool xsave = x86_64_image_is_xsave(form);
 
 	for (int i = 0; i <= R_EFLAGS; i++)
 		memcpy((uint8_t *)&ur + gpr_offset[i], &frame[i], 8);
@@ -364,7 +366,7 @@ static void pad_to_block(uint8_t *blk, unsigned int features,
  * them all.
  */
 static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
-			   const uint8_t *image, bool xsave,
+			   const uint8_t *image, unsigned int image_form,
 			   const uint64_t *bases)
 {
 	uint8_t *blk = t->regcache;
@@ -373,7 +375,7 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
 	if (kernel_gpr(t)->cs == 0 &&
 	    ptrace(PTRACE_GETREGS, t->tid, NULL, kernel_gpr(t)) < 0)
 		return -errno;
-	pad_to_block(blk, t->proc->features, kernel_gpr(t), frame, image, xsave,
+	pad_to_block(blk, t->proc->features, kernel_gpr(t), frame, image, image_form,
 		     bases, blk + CACHE_FXSAVE, false);
 	memcpy(blk + CACHE_ORIG + gpr_end(), blk + gpr_end(),
 	       regs_block_size(t->proc) - gpr_end());
@@ -394,7 +396,7 @@ static int x86_64_load_pad(struct thread *t, const uint64_t *frame,
  */
 static int x86_64_load_record(uint8_t *blk, unsigned int features,
 			      const uint64_t *frame, const uint8_t *image,
-			      bool xsave, const uint64_t *bases)
+			      unsigned int image_form, const uint64_t *bases)
 {
 	static const uint8_t *initial_blk;
 	const struct arch_reg *regs = agent.arch->regs;
@@ -425,7 +427,7 @@ static int x86_64_load_record(uint8_t *blk, unsigned int features,
 	}
 	struct user_regs_struct every = { .cs = 0x33, .ss = 0x2b };	/* __USER_CS, __USER_DS */
 	uint8_t fx[FXSAVE_SIZE];
-	pad_to_block(blk, features, &every, frame, image, xsave, bases, fx, initial);
+	pad_to_block(blk, features, &every, frame, image, image_form, bases, fx, initial);
 	initial_blk = image ? NULL : blk;
 	return 0;
 }
@@ -454,20 +456,19 @@ static int x86_64_read_env(char *why, size_t whylen)
 	return 0;
 }
 
-/* The XSAVE layout when the process has AVX, stored by FXSAVE and
- * vextractf128 (XSAVE is a slow microcoded instruction: 39 ns a hit here
- * against 26), unless PROBE_PAD_XSAVE=1 keeps XSAVE.  The bases read by
- * rdfsbase and rdgsbase when the kernel lets user space
- * (HWCAP2_FSGSBASE). */
+/* The image: FXSAVE's without AVX, else the XSAVE layout, stored by
+ * FXSAVE and vextractf128 (XSAVE is a slow microcoded instruction: 39 ns
+ * a hit here against 26), unless PROBE_PAD_XSAVE=1 keeps XSAVE (the
+ * X86_64_IMAGE_* forms).  The bases read by rdfsbase and rdgsbase when
+ * the kernel lets user space (HWCAP2_FSGSBASE). */
 #define HWCAP2_FSGSBASE_BIT (1u << 1)
 
-static void x86_64_pad_options(struct process *p, bool *xsave, bool *fxsave_ymm,
-			       bool *tp_read)
+static void x86_64_pad_options(struct process *p, unsigned int *image_form, bool *tp_read)
 {
 	uint64_t hwcap2 = 0;
 
-	*xsave = p->features & ARCH_FEAT_AVX;
-	*fxsave_ymm = *xsave && !pad_xsave;
+	*image_form = !(p->features & ARCH_FEAT_AVX) ? X86_64_IMAGE_FXSAVE :
+		      pad_xsave ? X86_64_IMAGE_XSAVE : X86_64_IMAGE_XSAVE_BY_FXSAVE;
 	*tp_read = !pad_no_fsgsbase && process_auxv(p, AT_HWCAP2, &hwcap2) &&
 		    (hwcap2 & HWCAP2_FSGSBASE_BIT);
 }

@@ -155,21 +155,17 @@ struct arch_xol {
  * the entry and resumes the thread past the trap itself).  The entry
  * holds at off_frame the saved registers in the layout emit_save_regs
  * documents and, where the arch stores them (x86-64), at offset 0 its
- * image of the registers emit_save_regs leaves out (the FXSAVE image when
- * xsave is false, else the XSAVE image of x87, SSE and AVX) and at
- * off_bases the thread-pointer bases when the pad can read them (x86-64:
- * fs_base and gs_base, with tp_read).  tp_read: the pads read the thread
- * pointer register with an instruction of their own (x86-64: rdfsbase,
- * where the kernel allows FSGSBASE; aarch64: mrs TPIDR_EL0; arm: mrc
- * TPIDRURO, always), rather than as the word the TLS ABI keeps at it
- * (x86-64 without FSGSBASE: %fs:0).  xsave and tp_read come from
- * ptrace_arch_ops.pad_options; aarch64 and arm ignore them here: their
- * stopped thread's v registers come from the kernel.  With xsave and
- * fxsave_ymm the XSAVE-layout image is stored without XSAVE: FXSAVE64
- * (the legacy area), the 16 ymm upper halves by vextractf128 at 576,
- * and XSTATE_BV 7 (every component as stored; XCOMP_BV and the rest of
- * the header not written).  The same bytes a reader takes from an XSAVE
- * image; XSAVE costs about 39 ns where this costs 26 (bench/README.md).
+ * image of the registers emit_save_regs leaves out, in the form
+ * image_form names (the arch's own values: 0 where it has one form;
+ * x86-64: X86_64_IMAGE_* in arch/x86_64/x86_64.h, which describes each)
+ * and at off_bases the thread-pointer bases when the pad can read them
+ * (x86-64: fs_base and gs_base, with tp_read).  tp_read: the pads read
+ * the thread pointer register with an instruction of their own (x86-64:
+ * rdfsbase, where the kernel allows FSGSBASE; aarch64: mrs TPIDR_EL0;
+ * arm: mrc TPIDRURO, always), rather than as the word the TLS ABI keeps
+ * at it (x86-64 without FSGSBASE: %fs:0).  image_form and tp_read come
+ * from ptrace_arch_ops.pad_options; aarch64 and arm ignore image_form
+ * here: their stopped thread's v registers come from the kernel.
  */
 enum { PAD_FREE = 0, PAD_READY = 1, PAD_DONE = 2 };
 
@@ -181,8 +177,10 @@ struct arch_pad_handoff {
 	unsigned int off_ready;		/* 32-bit PAD_* state */
 	unsigned int off_bases;
 	unsigned int off_frame;
-	bool xsave;
-	bool fxsave_ymm;		/* with xsave: FXSAVE + vextractf128 (see above) */
+	unsigned int image_form;	/* the form in which the pad stores its
+					 * image, defined by the arch (0 where
+					 * the arch has one form; x86-64: the
+					 * X86_64_IMAGE_* values) */
 	bool tp_read;
 };
 
@@ -223,8 +221,7 @@ struct arch_pad_ring {
 	unsigned int record_shift;
 	unsigned int nrecords;		/* a power of two */
 	unsigned int off_seq, off_bases, off_frame;
-	bool xsave;
-	bool fxsave_ymm;		/* with xsave: as in the hand-off */
+	unsigned int image_form;	/* as in the hand-off */
 	bool tp_read;
 	/* With time_tid the record also gets the thread's id (32 bits, at
 	 * off_tid) and the time of the hit (a CLOCK_REALTIME timespec, at
@@ -238,10 +235,10 @@ struct arch_pad_ring {
 	uint64_t clock_call;
 	/* With image the record also gets, at offset 0, the registers
 	 * emit_save_regs leaves out (aarch64: v0-v31, fpsr, fpcr:
-	 * AARCH64_PAD_IMAGE_BYTES; x86-64: the x87/SSE/AVX image, XSAVE
-	 * with xsave, else FXSAVE).  Without it x86-64 stores only the
-	 * XSAVE header's XSTATE_BV, as 0 (with xsave): a reader of the
-	 * record sees every component in its initial state. */
+	 * AARCH64_PAD_IMAGE_BYTES; x86-64: the x87/SSE/AVX image in
+	 * image_form).  Without it a reader of the record sees every such
+	 * register in its initial state (x86-64 stores for it only what
+	 * its image_form needs to say so: X86_64_IMAGE_*). */
 	bool image;
 	/* With ipa_call (the in-process collector's ipa_collect_site, in
 	 * the process; 0: none, and the arch may have no such call) the

@@ -232,8 +232,8 @@ int x86_64_emit_restore_regs(uint8_t *out, size_t size)
  *   48 8b 43 00 48 8b 4b 08 ...   the frame, see put_frame_copy
  *   b8 07 00 00 00 31 d2    mov $7,%eax; xor %edx,%edx
  *   49 0f ae 26             xsave64 (%r14)        (or 49 0f ae 06 fxsave64)
- *     (with fxsave_ymm: fxsave64, 16 vextractf128 of the upper halves,
- *      movq $7,512(%r14): see put_hit_state)
+ *     (X86_64_IMAGE_XSAVE_BY_FXSAVE: fxsave64, 16 vextractf128 of the
+ *      upper halves, movq $7,512(%r14): see put_hit_state)
  *   f3 48 0f ae c0          rdfsbase %rax
  *   49 89 86 <bases>        mov %rax,bases(%r14)
  *   f3 48 0f ae c8          rdgsbase %rax
@@ -485,7 +485,7 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	struct x86_64_out o = { out, size, 0, 0, false };
 	size_t retry, trap;
 
-	unsigned int image = h->xsave ? 832 : 512;	/* up to AVX / FXSAVE */
+	unsigned int image = x86_64_image_bytes(h->image_form);
 
 	/* XSAVE64 and FXSAVE64 fault on a misaligned image. */
 	if (!h->nentries || (h->nentries & (h->nentries - 1)) ||
@@ -522,7 +522,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
 	x86_64_put8(&o, (uint8_t)(retry - (o.len + 1)));
 	static const uint8_t claimed[] = { 0x49, 0x89, 0xf6 };
 	x86_64_put(&o, claimed, sizeof(claimed));
-	put_hit_state(&o, h->off_frame, h->xsave, h->fxsave_ymm, true,
+	put_hit_state(&o, h->off_frame, x86_64_image_is_xsave(h->image_form),
+		      h->image_form == X86_64_IMAGE_XSAVE_BY_FXSAVE, true,
 		      h->tp_read ? BASES_FSGSBASE : BASES_NONE, h->off_bases, 0, NULL);
 	x86_64_put(&o, movl_r14, sizeof(movl_r14));
 	x86_64_put32(&o, h->off_ready);
@@ -568,8 +569,8 @@ int x86_64_emit_pad_handoff(uint8_t *out, size_t size,
  *   fc 48 8b 43 00 ...      the frame, as in the hand-off
  *   xsave64 / fxsave64, rdfsbase / rdgsbase    as in the hand-off
  *     (without r->image no xsave64 / fxsave64; without r->off_flags
- *      then movq $0,512(%r14), the XSTATE_BV of an XSAVE image, with
- *      xsave)
+ *      then movq $0,512(%r14), the XSTATE_BV of an XSAVE-layout
+ *      image)
  *     (without fsgsbase: arch_prctl ARCH_GET_FS / ARCH_GET_GS)
  *   41 c7 86 <flags> <0|1>  movl $PAD_REC_IMAGE or 0,flags(%r14)
  *                           (with r->off_flags)
@@ -1094,12 +1095,13 @@ static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
 	hi = hi > lo + 8 ? hi : lo + 8;
 	/* XSAVE always writes the legacy area and the header (576 bytes);
 	 * the AVX halves only when they are in use. */
-	unsigned int img_hi = !r->image ? 0 : r->xsave ? 576 : 512;
+	bool xsave = x86_64_image_is_xsave(r->image_form);
+	unsigned int img_hi = !r->image ? 0 : xsave ? 576 : 512;
 	for (unsigned int l = 0; l < img_hi && l < image; l += 64) {
 		x86_64_put(o, prefetchw, sizeof(prefetchw));
 		x86_64_put32(o, at + l);
 	}
-	if (!r->image && r->xsave && !r->off_flags) {	/* XSTATE_BV */
+	if (!r->image && xsave && !r->off_flags) {	/* XSTATE_BV */
 		x86_64_put(o, prefetchw, sizeof(prefetchw));
 		x86_64_put32(o, at + 512);
 	}
@@ -1121,7 +1123,8 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	static const uint8_t publish[] = { 0x49, 0x8d, 0x44, 0x24, 0x01 };
 	static const uint8_t movl_r14[] = { 0x41, 0xc7, 0x86 };
 	struct x86_64_out o = { out, size, 0, 0, false };
-	unsigned int image = r->xsave ? 832 : 512;
+	unsigned int image = x86_64_image_bytes(r->image_form);
+	bool xsave = x86_64_image_is_xsave(r->image_form);
 	size_t jl_at, skip_at = 0;
 
 	/* The collector's work in the pad (emit_native_copy): what it
@@ -1142,7 +1145,7 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 		emit_prefetch(&o, r, image, r->prefetch);
 	/* Without the image but with the flags word, not even the XSAVE
 	 * header's XSTATE_BV: its line would be a fourth for the record
-	 * (put_hit_state writes it only with xsave). */
+	 * (put_hit_state writes it only for an XSAVE layout). */
 	/* Without fsgsbase no bases in a record without the image: it is
 	 * one only where no tracepoint of the site reads a register beyond
 	 * the frame, and the bases are beyond it (the agent loads such a
@@ -1150,9 +1153,9 @@ int x86_64_emit_pad_collect(uint8_t *out, size_t size,
 	 * there is one (put_bases_table), else from the kernel. */
 	enum bases_how bases = r->tp_read ? BASES_FSGSBASE : !r->image ? BASES_NONE :
 			       r->tid_table ? BASES_TABLE : BASES_SYSCALL;
-	put_hit_state(&o, r->off_frame, r->xsave && (r->image || !r->off_flags),
-		      r->fxsave_ymm, r->image, bases, r->off_bases, r->tid_table,
-		      r->bases_fault);
+	put_hit_state(&o, r->off_frame, xsave && (r->image || !r->off_flags),
+		      r->image_form == X86_64_IMAGE_XSAVE_BY_FXSAVE, r->image, bases,
+		      r->off_bases, r->tid_table, r->bases_fault);
 	if (r->off_flags) {
 		/* 41 c7 86 <flags> <imm32>   movl $what,flags(%r14) */
 		x86_64_put(&o, movl_r14, sizeof(movl_r14));
@@ -1848,7 +1851,8 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 	static const uint8_t fxsave64[] = { 0x49, 0x0f, 0xae, 0x06 };
 	struct x86_64_out o = { out, size, 0, r->tramp, false };
 	const struct arch_pad_ring *g = &r->ring;
-	unsigned int image = g->xsave ? 832 : 512;
+	unsigned int image = x86_64_image_bytes(g->image_form);
+	bool xsave = x86_64_image_is_xsave(g->image_form);
 	size_t loop, j_found, j_orph[4], found, pop, j_mine, j_popped[4], chain;
 	size_t j_full, full, popped, j_out, out_at, j_bare, j_magic;
 	int m;
@@ -1899,7 +1903,7 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 		      g->tp_read ? BASES_FSGSBASE : BASES_NONE, g->off_bases, 0, NULL);
 	x86_64_put(&o, ld_area, sizeof(ld_area));
 	j_bare = put_jcc32(&o, JE);
-	x86_64_put(&o, g->xsave ? xsave64 : fxsave64, g->xsave ? sizeof(xsave64) : sizeof(fxsave64));
+	x86_64_put(&o, xsave ? xsave64 : fxsave64, xsave ? sizeof(xsave64) : sizeof(fxsave64));
 	if (!g->tp_read && g->tid_table)
 		put_bases_table(&o, g->off_bases, g->tid_table, g->bases_fault);
 	else if (!g->tp_read)

@@ -158,6 +158,49 @@ static inline uint64_t x86_64_here(const struct x86_64_out *o)
 	return o->at + o->len;
 }
 
+/*
+ * The forms of a pad's image (arch_pad_handoff.image_form,
+ * arch_pad_ring.image_form): the x87, SSE and (with AVX) AVX registers
+ * the frame leaves out, at the entry's or record's offset 0, 64-aligned.
+ *
+ *   FXSAVE             FXSAVE64's 512 bytes: x87 and SSE, no AVX.
+ *   XSAVE              XSAVE64 with the mask 7 (x87, SSE, AVX), up to
+ *                      832 bytes: the legacy area, the header at 512
+ *                      (XSTATE_BV says which components it stored; one in
+ *                      its initial state may be skipped, its bytes left as
+ *                      they were), the ymm upper halves at 576.
+ *   XSAVE_BY_FXSAVE    the XSAVE layout without XSAVE: FXSAVE64 (the
+ *                      legacy area), the 16 ymm upper halves by
+ *                      vextractf128 at 576, and XSTATE_BV 7 (every
+ *                      component as stored; XCOMP_BV and the rest of the
+ *                      header not written).  The same bytes a reader takes
+ *                      from an XSAVE image; XSAVE costs about 39 ns where
+ *                      this costs 26 (bench/README.md).  The return
+ *                      trampoline (emit_ret_exit) stores this form's image
+ *                      with XSAVE: a reader finds the same layout.
+ *
+ * A record without the image (arch_pad_ring.image false) in an XSAVE
+ * layout and with no off_flags word gets only the header's XSTATE_BV,
+ * as 0: its reader sees every component in its initial state.
+ */
+enum {
+	X86_64_IMAGE_FXSAVE = 0,
+	X86_64_IMAGE_XSAVE = 1,
+	X86_64_IMAGE_XSAVE_BY_FXSAVE = 2,
+};
+
+/* Whether an image of `form` has the XSAVE layout (header, AVX). */
+static inline bool x86_64_image_is_xsave(unsigned int form)
+{
+	return form != X86_64_IMAGE_FXSAVE;
+}
+
+/* Bytes an image of `form` may cover: up to AVX's, or FXSAVE's. */
+static inline unsigned int x86_64_image_bytes(unsigned int form)
+{
+	return x86_64_image_is_xsave(form) ? 832 : 512;
+}
+
 void x86_64_jmp(struct x86_64_out *o, uint64_t to);
 void x86_64_jmp_abs(struct x86_64_out *o, uint64_t to);
 void x86_64_push_imm64(struct x86_64_out *o, uint64_t v);

@@ -208,7 +208,7 @@ static fn_t make_rec_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag)
 
 static void setup(unsigned int records)
 {
-	ring_map(records, 8 * 4096, false, false, false);
+	ring_map(records, 8 * 4096, false, 0, false);
 	pf = make_pad(code + 4096, 1024, (const void *)f_asm, f_tag, false);
 	pr = make_pad(code + 4096 + 1024, 1024, (const void *)r, r_tag, false);
 	pj = make_pad(code + 4096 + 2048, 1024, (const void *)j, j_tag, false);

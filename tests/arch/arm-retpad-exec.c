@@ -283,7 +283,7 @@ static fn_t make_rec_pad(uint8_t *at, size_t size, uintptr_t fn, uint64_t tag)
 
 static void setup(unsigned int records)
 {
-	ring_map(records, 8 * 4096, false, false, false);
+	ring_map(records, 8 * 4096, false, 0, false);
 	/* The shared cases' pads (f, r, j), then A32 and Thumb ones. */
 	pf = make_pad(code + 4096, 1024, (const void *)f_arm, f_tag, false);
 	pr = make_pad(code + 4096 + 1024, 1024, (const void *)r, r_tag, false);

@@ -115,11 +115,12 @@ static fn_t make_pad(uint8_t *at, size_t size, const void *fn, uint64_t tag,
 /*
  * The area (return probes on, the records' image as `image` says), a
  * ring of `records` records, all free, and `code_size` bytes of RWX
- * code with the trampoline in its first 4 KiB (xsave and fsgsbase: the
- * x86-64 variants).  No RWX memory: exit 77.
+ * code with the trampoline in its first 4 KiB (image_form, the arch's
+ * form of the image, and fsgsbase: the x86-64 variants).  No RWX memory:
+ * exit 77.
  */
-static void ring_map(unsigned int records, size_t code_size, bool image, bool xsave,
-		     bool fsgsbase)
+static void ring_map(unsigned int records, size_t code_size, bool image,
+		     unsigned int image_form, bool fsgsbase)
 {
 	size_t ring_size = RING_OFF + ((size_t)records << RECORD_SHIFT);
 	size_t tr_off = 0;
@@ -154,7 +155,7 @@ static void ring_map(unsigned int records, size_t code_size, bool image, bool xs
 		.ring = { .ring = (uintptr_t)ring, .off_records = RING_OFF,
 			  .record_shift = RECORD_SHIFT, .nrecords = records,
 			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
-			  .xsave = xsave, .tp_read = fsgsbase,
+			  .image_form = image_form, .tp_read = fsgsbase,
 			  .tid_table = (uintptr_t)tid_words,
 			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
 	};

@@ -65,7 +65,8 @@ static struct arch_pad_ring ring_of(unsigned int nrecords, bool xsave)
 		.ring = A(ring_mem), .off_records = OFF_RECORDS,
 		.record_shift = ENTRY_SHIFT, .nrecords = nrecords,
 		.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
-		.off_frame = OFF_FRAME, .xsave = xsave, .tp_read = cpu.fsgsbase,
+		.off_frame = OFF_FRAME, .image_form = image_form_of(xsave, false),
+		.tp_read = cpu.fsgsbase,
 		.image = true,
 	};
 
@@ -146,7 +147,7 @@ static int case_collect(const void *arg)
 	uint64_t gs = A(&print_budget), old_gs, fs = get_fs(), pos = 0;
 	char name[96];
 
-	h.fxsave_ymm = r.fxsave_ymm = m->fxsave_ymm;
+	h.image_form = r.image_form = image_form_of(m->xsave, m->fxsave_ymm);
 	snprintf(name, sizeof(name), "%s collect %s @%p", m->f->name,
 		 m->fxsave_ymm ? "fxsave+vextractf128" : m->xsave ? "xsave" : "fxsave",
 		 (void *)m->pages);
@@ -551,7 +552,7 @@ static int case_collect_flags(const void *arg)
 	const char *name = "record flags";
 
 	(void)arg;
-	h.fxsave_ymm = r.fxsave_ymm = cpu.fxsave_ymm;
+	h.image_form = r.image_form = image_form_of(default_xsave(), cpu.fxsave_ymm);
 	r.time_tid = true;
 	r.off_tid = OFF_TID;
 	r.off_time = OFF_TIME;
@@ -637,7 +638,7 @@ static int case_collect_bases(const void *arg)
 	uint64_t *gs_word = (uint64_t *)((uint8_t *)tids + PAD_TID_GS);
 
 	(void)arg;
-	h.fxsave_ymm = r.fxsave_ymm = cpu.fxsave_ymm;
+	h.image_form = r.image_form = image_form_of(default_xsave(), cpu.fxsave_ymm);
 	r.tp_read = false;
 	r.off_flags = OFF_FLAGS;
 	r.tid_table = A(tids);
@@ -683,7 +684,7 @@ static int case_collect_args(const void *arg)
 	if (!check(ops->emit_pad_collect != NULL, "x86-64 has a collector", name))
 		return 0;
 	for (int xs = 0; xs <= 1; xs++) {
-		r.xsave = xs;
+		r.image_form = image_form_of(xs, false);
 		n = ops->emit_pad_collect(buf, sizeof(buf), &r, &done);
 		check(n > 0 && done + 4 <= (size_t)n, "a valid ring is accepted", name);
 		for (unsigned int a = 1; a < 64; a <<= 1) {
@@ -858,8 +859,9 @@ static int bench_build(const struct bench_cfg *c, uint8_t *ring)
 			.ring = A(ring), .off_records = OFF_RECORDS,
 			.record_shift = BENCH_SHIFT, .nrecords = BENCH_RECORDS,
 			.off_seq = OFF_SEQ, .off_bases = OFF_BASES,
-			.off_frame = OFF_FRAME, .xsave = cpu.avx,
-			.fxsave_ymm = c->fxsave_ymm, .tp_read = cpu.fsgsbase,
+			.off_frame = OFF_FRAME,
+			.image_form = image_form_of(cpu.avx, c->fxsave_ymm),
+			.tp_read = cpu.fsgsbase,
 			.image = c->image, .prefetch = c->prefetch,
 			.time_tid = c->time_tid, .off_tid = OFF_TID,
 			.off_time = OFF_TIME, .off_flags = OFF_FLAGS, .tid_table = A(tids),

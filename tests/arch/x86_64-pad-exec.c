@@ -467,7 +467,8 @@ struct arch_pad_handoff handoff(unsigned int nentries, bool xsave,
 		.table = A(table), .entry_shift = ENTRY_SHIFT,
 		.nentries = nentries, .off_owner = OFF_OWNER,
 		.off_ready = OFF_READY, .off_bases = OFF_BASES,
-		.off_frame = OFF_FRAME, .xsave = xsave, .tp_read = fsgsbase,
+		.off_frame = OFF_FRAME, .image_form = image_form_of(xsave, false),
+		.tp_read = fsgsbase,
 	};
 
 	return h;
@@ -566,7 +567,7 @@ static void image_read(const struct hit *h, int comp, size_t off, void *buf,
 {
 	uint64_t bv = *(const uint64_t *)(h->image + IMG_XSTATE_BV);
 
-	if (cfg.h.xsave && !(bv & (1ull << comp))) {
+	if (x86_64_image_is_xsave(cfg.h.image_form) && !(bv & (1ull << comp))) {
 		memset(buf, 0, len);
 		if (comp == 0 && off == IMG_FCW)
 			*(uint16_t *)buf = 0x37f;
@@ -618,11 +619,11 @@ void check_hit(const struct fn_desc *f, const struct call_state *st,
 	/* MXCSR is written whenever SSE or AVX is requested */
 	check(*(const uint32_t *)(h->image + IMG_MXCSR) == cpu.mxcsr,
 	      "image mxcsr", name);
-	if (cfg.h.xsave) {
+	if (x86_64_image_is_xsave(cfg.h.image_form)) {
 		check((bv & ~7ull) == 0, "XSTATE_BV: no bit beyond AVX", name);
 		/* FXSAVE + vextractf128: every component as stored, the
 		 * upper halves too when initial (zeros, not the poison). */
-		if (cfg.h.fxsave_ymm) {
+		if (cfg.h.image_form == X86_64_IMAGE_XSAVE_BY_FXSAVE) {
 			check(bv == 7, "XSTATE_BV = 7 (FXSAVE + vextractf128)", name);
 			if (st->avx == 2 && ++fxsave_ymm_avx_initial)
 				check(h->image[IMG_YMM_HI] == 0 &&

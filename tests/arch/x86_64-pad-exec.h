@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "arch/arch.h"
+#include "arch/x86_64/x86_64.h"
 
 #define PAGE 0x1000
 
@@ -148,6 +149,14 @@ void check_hit(const struct fn_desc *f, const struct call_state *st,
 	       const struct hit *h, const char *name);
 void check_table(unsigned int nentries, unsigned int fake_mask, const char *name);
 bool default_xsave(void);
+
+/* The pads' image form (X86_64_IMAGE_*) of a case's choices: XSAVE's
+ * layout or FXSAVE's, with xsave stored by FXSAVE + vextractf128. */
+static inline unsigned int image_form_of(bool xsave, bool fxsave_ymm)
+{
+	return !xsave ? X86_64_IMAGE_FXSAVE :
+	       fxsave_ymm ? X86_64_IMAGE_XSAVE_BY_FXSAVE : X86_64_IMAGE_XSAVE;
+}
 bool run_case(const char *title, int (*fn)(const void *), const void *arg);
 
 /* The collector cases (x86_64-pad-exec-ring.c); low: below 2 GiB or NULL. */

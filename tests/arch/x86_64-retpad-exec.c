@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "arch/x86_64/x86_64.h"
 
 #define OFF_SEQ 832
 #define OFF_BASES 840
@@ -132,7 +133,8 @@ __attribute__((noinline)) static long f(long i)
 
 static void setup(unsigned int records)
 {
-	ring_map(records, 4 * 4096, use_image, use_xsave, use_fsgsbase);
+	ring_map(records, 4 * 4096, use_image,
+		 use_xsave ? X86_64_IMAGE_XSAVE : X86_64_IMAGE_FXSAVE, use_fsgsbase);
 	pf = make_pad(code + 4096, 1024, (const void *)f, f_tag, use_fsgsbase);
 	pr = make_pad(code + 4096 + 1024, 1024, (const void *)r, r_tag, use_fsgsbase);
 	pj = make_pad(code + 4096 + 2048, 1024, (const void *)j, j_tag, use_fsgsbase);

@@ -331,7 +331,7 @@ static void test_patch_branch(void **state)
 	struct arch_pad_ring r = {
 		.ring = 0x10000, .off_records = 4096, .record_shift = 10,
 		.nrecords = 8, .off_seq = 832, .off_bases = 840,
-		.off_frame = 856, .xsave = true, .tp_read = true,
+		.off_frame = 856, .image_form = X86_64_IMAGE_XSAVE, .tp_read = true,
 	};
 	static uint8_t buf[1024];
 	struct x86_64_insn in;
@@ -385,7 +385,7 @@ static void test_stamp_entry(void **state)
 	struct arch_pad_ring r = {
 		.ring = 0x10000, .off_records = 4096, .record_shift = 11,
 		.nrecords = 8, .off_seq = 832, .off_bases = 840,
-		.off_frame = 856, .xsave = true, .tp_read = true,
+		.off_frame = 856, .image_form = X86_64_IMAGE_XSAVE, .tp_read = true,
 		.time_tid = true, .tsc_time = true, .off_tid = 1000, .off_time = 1008,
 	};
 	static uint8_t buf[2048];
