@@ -831,6 +831,13 @@ void trace_probes_gone(struct process *p);
 /* solib.c: the list of loaded libraries changed (pending locations). */
 void trace_libraries_changed(struct process *p);
 bool trace_disconnect(void);
+/* trace-hist.c: monitor hist (see there).  Marks tracepoint `number`
+ * (or not) to keep a histogram from the next run; -ERANGE, -EBUSY
+ * during a run, -ENOENT to unmark one not marked. */
+int trace_hist_mark(uint32_t number, bool on);
+void trace_hist_marks_clear(void);
+/* Each histogram as text through `say`; returns how many. */
+int trace_hist_print(void (*say)(const char *text));
 
 /* retprobe.c: return probes (see there) */
 int ret_mark(uint32_t number, bool on);

@@ -33,6 +33,11 @@ static const char monitor_help[] =
 	"                          the value), or not; set\n"
 	"                          before tstart, N at a function's entry\n"
 	"  return-probe            list the return probes\n"
+	"  hist [off] N            make tracepoint N keep a log2 histogram of\n"
+	"                          its latencies (a return probe's ns from the\n"
+	"                          entry) instead of frames, or not; set\n"
+	"                          before tstart\n"
+	"  hist                    print the histograms (any time)\n"
 	"  probes                  list the agent's probes: address, how a hit\n"
 	"                          runs (pad, emulate, boost, step), owner, and\n"
 	"                          the hits that stopped the thread and that a\n"
@@ -194,6 +199,54 @@ fail:
 	rsp_reply_error_code(reply, RSP_ERR_FAILED);
 }
 
+/* hist [off] N | hist */
+static void hist(const char *args, struct rsp_buf *reply)
+{
+	char msg[512];
+	bool on = true;
+	uint32_t n;
+	int err;
+
+	while (*args == ' ')
+		args++;
+	if (!*args) {
+		if (!trace_hist_print(server_console))
+			server_console("No tracepoint keeps a histogram (monitor hist N sets one).\n");
+		rsp_reply_ok(reply);
+		return;
+	}
+	if (strncmp(args, "off", 3) == 0 && (args[3] == ' ' || !args[3])) {
+		on = false;
+		for (args += 3; *args == ' '; args++)
+			;
+	}
+	if (parse_number(args, &n) < 0) {
+		snprintf(msg, sizeof(msg),
+			 "hist: '%s' is not a tracepoint number (1 to 32767).\n"
+			 "Usage: monitor hist [off] N, or monitor hist to print them.\n", args);
+		goto fail;
+	}
+	err = trace_hist_mark(n, on);
+	if (err == -EBUSY) {
+		snprintf(msg, sizeof(msg), "hist: a trace run is running; histograms change "
+			 "between runs (tstop first).\n");
+		goto fail;
+	}
+	if (err == -ENOENT) {
+		snprintf(msg, sizeof(msg), "hist: tracepoint %u keeps no histogram.\n", n);
+		goto fail;
+	}
+	snprintf(msg, sizeof(msg), on ? "Tracepoint %u keeps a histogram of its latencies "
+		 "instead of frames, from the next tstart (monitor hist prints it).\n" :
+		 "Tracepoint %u collects frames again, from the next tstart.\n", n);
+	server_console(msg);
+	rsp_reply_ok(reply);
+	return;
+fail:
+	server_console(msg);
+	rsp_reply_error_code(reply, RSP_ERR_FAILED);
+}
+
 void handle_monitor(const char *cmd, struct rsp_buf *reply)
 {
 	if (strcmp(cmd, "help") == 0) {
@@ -244,6 +297,8 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 	} else if (strncmp(cmd, "return-probe", 12) == 0 &&
 		   (cmd[12] == ' ' || cmd[12] == '\0')) {
 		return_probe(cmd + 12, reply);
+	} else if (strncmp(cmd, "hist", 4) == 0 && (cmd[4] == ' ' || cmd[4] == '\0')) {
+		hist(cmd + 4, reply);
 	} else {
 		server_console("Unknown monitor command.\n\n");
 		server_console(monitor_help);

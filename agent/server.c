@@ -442,6 +442,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		log_user("Remote debugging from host %s, port %s", host, port);
 	evconnlistener_disable(l);
 	ret_marks_clear();
+	trace_hist_marks_clear();
 	connection_open(fd, fd);
 }
 

@@ -22,12 +22,19 @@
  * die, the page stays in the process with its counts, and the agent the
  * recorder starts to salvage the pads' records takes them back
  * (trace_hist_salvage).
+ *
+ * gdb has no packet for it: `monitor hist N` marks tracepoint number N
+ * (as `monitor return-probe N` does), every location of a marked number
+ * keeps a histogram from the next run's start (trace_hist_apply_marks),
+ * and `monitor hist` prints them (trace_hist_print), bpftrace's way.
  */
 #define LOG_DOMAIN "tp"
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
@@ -35,6 +42,7 @@
 #include "agent/packets.h"
 #include "agent/trace.h"
 #include "arch/arch.h"
+#include "protocol/stats.h"
 #include "protocol/tracepoint.h"
 
 #define TRACE_HIST_MAX 64	/* locations with a histogram */
@@ -181,6 +189,138 @@ void trace_hist_clear(void)
 	placed_in = NULL;
 }
 
+/* --- monitor hist ------------------------------------------------------------ */
+
+#define HIST_MAX_NUMBER 0x7fff
+static uint8_t hist_marks[(HIST_MAX_NUMBER + 1) / 8];
+
+static bool hist_marked(uint32_t number)
+{
+	return number <= HIST_MAX_NUMBER && (hist_marks[number / 8] >> (number % 8)) & 1;
+}
+
+int trace_hist_mark(uint32_t number, bool on)
+{
+	if (number < 1 || number > HIST_MAX_NUMBER)
+		return -ERANGE;
+	if (trace_running())
+		return -EBUSY;
+	if (!on && !hist_marked(number))
+		return -ENOENT;
+	if (on)
+		hist_marks[number / 8] |= (uint8_t)(1u << (number % 8));
+	else
+		hist_marks[number / 8] &= (uint8_t)~(1u << (number % 8));
+	return 0;
+}
+
+/* A new client's session: its tracepoint numbers are its own (kept
+ * while a disconnected run goes on, which uses them). */
+void trace_hist_marks_clear(void)
+{
+	if (!trace_running())
+		memset(hist_marks, 0, sizeof(hist_marks));
+}
+
+/*
+ * The run starts: each location of a marked number keeps a histogram,
+ * as Qprobe.hist makes it.  -ENOSPC with `why` when there are more than
+ * TRACE_HIST_MAX such locations.
+ */
+int trace_hist_apply_marks(char *why, size_t whylen)
+{
+	for (size_t i = 0; i < tp_count(&tr.store); i++) {
+		struct tp_def *tp = tp_at(&tr.store, i);
+		if (!hist_marked(tp->number))
+			continue;
+		if (!hist_find(tp->number, tp->addr)) {
+			if (nhists == TRACE_HIST_MAX) {
+				snprintf(why, whylen, "monitor hist: at most %d locations keep a "
+					 "histogram", TRACE_HIST_MAX);
+				return -ENOSPC;
+			}
+			hists[nhists++] = (struct trace_hist){ .number = tp->number,
+							       .addr = tp->addr, .slot = -1 };
+		}
+		tp->hist = true;
+	}
+	return 0;
+}
+
+/* A histogram's counts, the trampoline's page's added (count = zero + the
+ * buckets'). */
+static uint64_t hist_counts(const struct trace_hist *h, uint64_t *sum, uint64_t *zero,
+			    uint64_t *b)
+{
+	uint8_t *page;
+	uint64_t count;
+
+	*sum = h->sum;
+	*zero = h->zero;
+	memcpy(b, h->b, sizeof(h->b));
+	if (h->slot >= 0 && placed_in && (page = pad_ret_hist(placed_in, false)))
+		add_words(page_hist(page, h->slot), sum, zero, b);
+	count = *zero;
+	for (int k = 0; k < RET_HIST_BUCKETS; k++)
+		count += b[k];
+	return count;
+}
+
+/*
+ * monitor hist: each histogram (its count, average and buckets, as
+ * probe-trace prints them) through `say`, one call per tracepoint
+ * location; the marked numbers without one yet.  Returns how many it
+ * said.
+ */
+int trace_hist_print(void (*say)(const char *text))
+{
+	int said = 0;
+
+	for (size_t i = 0; i < nhists; i++) {
+		const struct trace_hist *h = &hists[i];
+		struct tp_def *tp = tp_find(&tr.store, h->number, h->addr);
+		uint64_t sum, zero, b[RET_HIST_BUCKETS];
+		uint64_t count = hist_counts(h, &sum, &zero, b);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (!f)
+			return said;
+		fprintf(f, "Tracepoint %u at 0x%" PRIx64 "%s: %" PRIu64 " hits", h->number,
+			h->addr, tp && ret_is_marked(tp->number) ? " (its returns, ns from the "
+			"entry)" : " (not a return probe: every latency 0)", count);
+		if (count) {
+			struct log2_hist lh = { .zero = zero, .n = count };
+			for (int k = 0; k < RET_HIST_BUCKETS; k++)
+				lh.b[k] = b[k];
+			fprintf(f, ", average %" PRIu64 " ns\n", sum / count);
+			log2_hist_print(f, &lh, 2);
+		} else {
+			fprintf(f, "\n");
+		}
+		if (fclose(f) == 0 && text)
+			say(text);
+		free(text);
+		said++;
+	}
+	for (uint32_t n = 1; n <= HIST_MAX_NUMBER; n++) {
+		bool have = false;
+		if (!hist_marked(n))
+			continue;
+		for (size_t i = 0; i < nhists && !have; i++)
+			have = hists[i].number == n;
+		if (have)
+			continue;
+		char line[160];
+		snprintf(line, sizeof(line), "Tracepoint %u keeps a histogram from the next "
+			 "tstart.\n", n);
+		say(line);
+		said++;
+	}
+	return said;
+}
+
 /* Qprobe.hist:n:addr */
 void h_probe_hist_set(struct rsp_request *req, struct rsp_buf *reply)
 {
@@ -214,7 +354,6 @@ void h_probe_hist(struct rsp_request *req, struct rsp_buf *reply)
 {
 	struct trace_hist *h = hist_find(req->u.tp_ref.number, req->u.tp_ref.addr);
 	uint64_t sum, zero, b[RET_HIST_BUCKETS], count;
-	uint8_t *page;
 	int last = -1;
 
 	if (!h) {
@@ -222,17 +361,10 @@ void h_probe_hist(struct rsp_request *req, struct rsp_buf *reply)
 				req->u.tp_ref.number, req->u.tp_ref.addr);
 		return;
 	}
-	sum = h->sum;
-	zero = h->zero;
-	memcpy(b, h->b, sizeof(b));
-	if (h->slot >= 0 && placed_in && (page = pad_ret_hist(placed_in, false)))
-		add_words(page_hist(page, h->slot), &sum, &zero, b);
-	count = zero;
-	for (int k = 0; k < RET_HIST_BUCKETS; k++) {
-		count += b[k];
+	count = hist_counts(h, &sum, &zero, b);
+	for (int k = 0; k < RET_HIST_BUCKETS; k++)
 		if (b[k])
 			last = k;
-	}
 	rsp_buf_printf(reply, "H%" PRIx64 ";%" PRIx64 ";%" PRIx64 ";", count, sum, zero);
 	for (int k = 0; k <= last; k++)
 		rsp_buf_printf(reply, k ? ",%" PRIx64 : "%" PRIx64, b[k]);

@@ -739,6 +739,8 @@ int trace_start_run(char *why, size_t whylen)
 	for (size_t i = 0; i < tp_count(&tr.store); i++)
 		if ((err = trace_verify(tp_at(&tr.store, i), why, whylen)) < 0)
 			return err;
+	if ((err = trace_hist_apply_marks(why, whylen)) < 0)
+		return err;
 	if ((err = buffer_ready(regsize, size, why, whylen)) < 0)
 		return err;
 	tbuf_clear(&tr.tb);

@@ -137,6 +137,7 @@ bool trace_hist_add(struct tp_def *tp, uint64_t latency_ns);
 void trace_hist_start(struct process *p);
 void trace_hist_fold(struct process *p);
 void trace_hist_clear(void);
+int trace_hist_apply_marks(char *why, size_t whylen);
 int trace_hist_salvage(struct process *p);
 
 /* trace-frames.c */

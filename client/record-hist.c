@@ -27,7 +27,7 @@
 
 #include "client/recorder.h"
 #include "client/rsp-client.h"
-#include "client/stats.h"
+#include "protocol/stats.h"
 
 /* The agent as the user named it, for messages. */
 static void agent_name(const struct recorder *r, char *buf, size_t size)

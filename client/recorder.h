@@ -48,7 +48,7 @@
 #include "client/rsp-client.h"
 #include "client/sdt.h"
 #include "client/spec.h"
-#include "client/stats.h"
+#include "protocol/stats.h"
 #include "client/target.h"
 #include "protocol/tp-status.h"
 #include "protocol/tracepoint.h"

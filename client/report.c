@@ -16,7 +16,7 @@
 
 #include "client/probe-trace.h"
 #include "client/record.h"
-#include "client/stats.h"
+#include "protocol/stats.h"
 #include "client/tfile-read.h"
 #include "protocol/tp-status.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "client/stats.h"
+#include "protocol/stats.h"
 
 static void test_buckets(void **state)
 {

@@ -1,12 +1,13 @@
 /*
- * stats.c - log2 histograms and percentiles for `probe-trace report`.
+ * stats.c - log2 histograms and percentiles for `probe-trace report`
+ * and `monitor hist`.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/stats.h"
+#include "protocol/stats.h"
 
 #define BAR_WIDTH 40
 

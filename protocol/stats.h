@@ -1,10 +1,11 @@
 /*
- * stats.h - the numbers `probe-trace report` prints: log2 histograms
- * (bpftrace's hist(): buckets [1], [2, 4), [4, 8) ... with a count and
- * a bar each) and percentiles.  Pure: no I/O but the FILE it is given.
+ * stats.h - the numbers `probe-trace report` and the agent's `monitor
+ * hist` print: log2 histograms (bpftrace's hist(): buckets [1], [2, 4),
+ * [4, 8) ... with a count and a bar each) and percentiles.  Pure: no I/O
+ * but the FILE it is given.
  */
-#ifndef PROBE_CLIENT_STATS_H
-#define PROBE_CLIENT_STATS_H
+#ifndef PROBE_PROTOCOL_STATS_H
+#define PROBE_PROTOCOL_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>
