@@ -146,8 +146,23 @@ static int parse_number(const char *s, uint32_t *n)
 	return 0;
 }
 
-/* return-probe [off] N | return-probe */
-static void return_probe(const char *args, struct rsp_buf *reply)
+/*
+ * A command that marks tracepoint numbers for the next runs: `NAME [off]
+ * N` marks N (or not) through `mark`, `NAME` alone lists through `list`.
+ * The messages are the command's own: each follows "Tracepoint N " (or
+ * "NAME: tracepoint N " for not_marked).
+ */
+struct mark_cmd {
+	const char *name;
+	int (*mark)(uint32_t number, bool on);
+	void (*list)(void);
+	const char *usage_rest;		/* after "NAME [off] N, or monitor NAME " */
+	const char *busy;		/* a run is running */
+	const char *not_marked;		/* off for a number not marked */
+	const char *marked, *unmarked;
+};
+
+static void mark_command(const struct mark_cmd *c, const char *args, struct rsp_buf *reply)
 {
 	char msg[512];
 	bool on = true;
@@ -157,11 +172,7 @@ static void return_probe(const char *args, struct rsp_buf *reply)
 	while (*args == ' ')
 		args++;
 	if (!*args) {
-		char list[400];
-		ret_marks_text(list, sizeof(list));
-		snprintf(msg, sizeof(msg), list[0] ? "Return probes: %s.\n"
-				 : "No tracepoint is a return probe.\n", list);
-		server_console(msg);
+		c->list();
 		rsp_reply_ok(reply);
 		return;
 	}
@@ -171,25 +182,21 @@ static void return_probe(const char *args, struct rsp_buf *reply)
 			;
 	}
 	if (parse_number(args, &n) < 0) {
-		snprintf(msg, sizeof(msg),
-			 "return-probe: '%s' is not a tracepoint number (1 to 32767).\n"
-			 "Usage: monitor return-probe [off] N, or monitor return-probe to list.\n",
-			 args);
+		snprintf(msg, sizeof(msg), "%s: '%s' is not a tracepoint number (1 to 32767).\n"
+			 "Usage: monitor %s [off] N, or monitor %s %s.\n", c->name, args,
+			 c->name, c->name, c->usage_rest);
 		goto fail;
 	}
-	err = ret_mark(n, on);
+	err = c->mark(n, on);
 	if (err == -EBUSY) {
-		snprintf(msg, sizeof(msg), "return-probe: a trace run is running; "
-			 "return probes change between runs (tstop first).\n");
+		snprintf(msg, sizeof(msg), "%s: %s\n", c->name, c->busy);
 		goto fail;
 	}
 	if (err == -ENOENT) {
-		snprintf(msg, sizeof(msg), "return-probe: tracepoint %u is not a return probe.\n", n);
+		snprintf(msg, sizeof(msg), "%s: tracepoint %u %s\n", c->name, n, c->not_marked);
 		goto fail;
 	}
-	snprintf(msg, sizeof(msg), on ? "Tracepoint %u is a return probe: it collects "
-		 "when its function returns.\n" : "Tracepoint %u is no longer a return probe.\n",
-		 n);
+	snprintf(msg, sizeof(msg), "Tracepoint %u %s\n", n, on ? c->marked : c->unmarked);
 	server_console(msg);
 	rsp_reply_ok(reply);
 	return;
@@ -199,53 +206,38 @@ fail:
 	rsp_reply_error_code(reply, RSP_ERR_FAILED);
 }
 
-/* hist [off] N | hist */
-static void hist(const char *args, struct rsp_buf *reply)
+static void list_return_probes(void)
 {
-	char msg[512];
-	bool on = true;
-	uint32_t n;
-	int err;
+	char list[400], msg[512];
 
-	while (*args == ' ')
-		args++;
-	if (!*args) {
-		if (!trace_hist_print(server_console))
-			server_console("No tracepoint keeps a histogram (monitor hist N sets one).\n");
-		rsp_reply_ok(reply);
-		return;
-	}
-	if (strncmp(args, "off", 3) == 0 && (args[3] == ' ' || !args[3])) {
-		on = false;
-		for (args += 3; *args == ' '; args++)
-			;
-	}
-	if (parse_number(args, &n) < 0) {
-		snprintf(msg, sizeof(msg),
-			 "hist: '%s' is not a tracepoint number (1 to 32767).\n"
-			 "Usage: monitor hist [off] N, or monitor hist to print them.\n", args);
-		goto fail;
-	}
-	err = trace_hist_mark(n, on);
-	if (err == -EBUSY) {
-		snprintf(msg, sizeof(msg), "hist: a trace run is running; histograms change "
-			 "between runs (tstop first).\n");
-		goto fail;
-	}
-	if (err == -ENOENT) {
-		snprintf(msg, sizeof(msg), "hist: tracepoint %u keeps no histogram.\n", n);
-		goto fail;
-	}
-	snprintf(msg, sizeof(msg), on ? "Tracepoint %u keeps a histogram of its latencies "
-		 "instead of frames, from the next tstart (monitor hist prints it).\n" :
-		 "Tracepoint %u collects frames again, from the next tstart.\n", n);
+	ret_marks_text(list, sizeof(list));
+	snprintf(msg, sizeof(msg), list[0] ? "Return probes: %s.\n"
+		 : "No tracepoint is a return probe.\n", list);
 	server_console(msg);
-	rsp_reply_ok(reply);
-	return;
-fail:
-	server_console(msg);
-	rsp_reply_error_code(reply, RSP_ERR_FAILED);
 }
+
+static void list_hists(void)
+{
+	if (!trace_hist_print(server_console))
+		server_console("No tracepoint keeps a histogram (monitor hist N sets one).\n");
+}
+
+static const struct mark_cmd return_probe_cmd = {
+	"return-probe", ret_mark, list_return_probes, "to list",
+	"a trace run is running; return probes change between runs (tstop first).",
+	"is not a return probe.",
+	"is a return probe: it collects when its function returns.",
+	"is no longer a return probe.",
+};
+
+static const struct mark_cmd hist_cmd = {
+	"hist", trace_hist_mark, list_hists, "to print them",
+	"a trace run is running; histograms change between runs (tstop first).",
+	"keeps no histogram.",
+	"keeps a histogram of its latencies instead of frames, from the next tstart "
+	"(monitor hist prints it).",
+	"collects frames again, from the next tstart.",
+};
 
 void handle_monitor(const char *cmd, struct rsp_buf *reply)
 {
@@ -296,9 +288,9 @@ void handle_monitor(const char *cmd, struct rsp_buf *reply)
 		list_probes(reply);
 	} else if (strncmp(cmd, "return-probe", 12) == 0 &&
 		   (cmd[12] == ' ' || cmd[12] == '\0')) {
-		return_probe(cmd + 12, reply);
+		mark_command(&return_probe_cmd, cmd + 12, reply);
 	} else if (strncmp(cmd, "hist", 4) == 0 && (cmd[4] == ' ' || cmd[4] == '\0')) {
-		hist(cmd + 4, reply);
+		mark_command(&hist_cmd, cmd + 4, reply);
 	} else {
 		server_console("Unknown monitor command.\n\n");
 		server_console(monitor_help);

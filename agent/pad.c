@@ -423,9 +423,10 @@ bool pad_fault(struct thread *t, int sig)
 	return true;
 }
 
-/* Hits the collector of `pr`'s pad recorded nothing for: conditions
- * false, or past the pass count, summed over the site's tracepoints. */
-uint64_t pad_ipa_skipped(const struct probe *pr)
+/* The sum, over the tracepoints of `pr`'s pad's collector site, of the
+ * counter at `off` in their struct ipa_counters (each read atomically:
+ * the collector may be counting); 0 for a pad without a collector. */
+static uint64_t ipa_site_sum(const struct probe *pr, size_t off)
 {
 	const struct pad_table *pt = pr->proc->pads;
 	uint64_t n = 0;
@@ -439,35 +440,25 @@ uint64_t pad_ipa_skipped(const struct probe *pr)
 	for (uint32_t i = 0; i < s->nprogs && i < IPA_SITE_PROGS; i++) {
 		const struct ipa_program *p = (const struct ipa_program *)
 			(pt->ipa_local + s->prog_off[i]);
-		const struct ipa_counters *c = (const struct ipa_counters *)
-			(pt->ipa_local + p->counters_off);
-		n += __atomic_load_n(&c->skipped_cond, __ATOMIC_RELAXED) +
-		     __atomic_load_n(&c->over_pass, __ATOMIC_RELAXED);
+		const uint64_t *c = (const uint64_t *)(pt->ipa_local + p->counters_off + off);
+		n += __atomic_load_n(c, __ATOMIC_RELAXED);
 	}
 	return n;
 }
 
+/* Hits the collector of `pr`'s pad recorded nothing for: conditions
+ * false, or past the pass count. */
+uint64_t pad_ipa_skipped(const struct probe *pr)
+{
+	return ipa_site_sum(pr, offsetof(struct ipa_counters, skipped_cond)) +
+	       ipa_site_sum(pr, offsetof(struct ipa_counters, over_pass));
+}
+
 /* Loads of the collector of `pr`'s pad that faulted (a stop each, the
- * copy cut there), summed over the site's tracepoints. */
+ * copy cut there). */
 uint64_t pad_ipa_faulted(const struct probe *pr)
 {
-	const struct pad_table *pt = pr->proc->pads;
-	uint64_t n = 0;
-
-	if (pr->pad_collect != PAD_IPA || !pt || !pt->ipa_local ||
-	    pr->pad_ipa_site < pt->ipa_remote ||
-	    pr->pad_ipa_site + sizeof(struct ipa_site) > pt->ipa_remote + pt->ipa_size)
-		return 0;
-	const struct ipa_site *s = (const struct ipa_site *)
-		(pt->ipa_local + (pr->pad_ipa_site - pt->ipa_remote));
-	for (uint32_t i = 0; i < s->nprogs && i < IPA_SITE_PROGS; i++) {
-		const struct ipa_program *p = (const struct ipa_program *)
-			(pt->ipa_local + s->prog_off[i]);
-		const struct ipa_counters *c = (const struct ipa_counters *)
-			(pt->ipa_local + p->counters_off);
-		n += __atomic_load_n(&c->faulted, __ATOMIC_RELAXED);
-	}
-	return n;
+	return ipa_site_sum(pr, offsetof(struct ipa_counters, faulted));
 }
 
 /* The stops of `pr`'s hits for loads in its pad that faulted: the pad's

@@ -132,46 +132,30 @@
 #include "agent/keeper.h"
 #include "agent/log.h"
 #include "agent/ret-stack.h"
+#include "agent/tp-marks.h"
 
-/* Tracepoint numbers are 1..0x7fff (int16 in frames). */
-#define RET_MAX_NUMBER 0x7fff
 /* Deeper than any sane recursion; beyond it the run stops with an error. */
 #define RET_MAX_DEPTH 65536
 /* Bytes of stack searched for the trampoline's copies (link register). */
 #define RET_SCAN_MAX (1u << 20)
 
-static uint8_t marks[(RET_MAX_NUMBER + 1) / 8];
+static struct tp_marks marks;	/* monitor return-probe's */
 
 /* --- marks (monitor return-probe) -------------------------------------- */
 
 int ret_mark(uint32_t number, bool on)
 {
-	if (number < 1 || number > RET_MAX_NUMBER)
-		return -ERANGE;
-	if (trace_running())
-		return -EBUSY;
-	if (!on && !ret_is_marked(number))
-		return -ENOENT;
-	if (on)
-		marks[number / 8] |= (uint8_t)(1u << (number % 8));
-	else
-		marks[number / 8] &= (uint8_t)~(1u << (number % 8));
-	return 0;
+	return tp_marks_set(&marks, number, on);
 }
 
-/* A new client's session starts with no return probes: the marks are
- * the previous client's (a --multi agent serves one after another), and
- * its tracepoint numbers mean other things to the next.  Kept while a
- * disconnected trace run goes on, which still uses them. */
 void ret_marks_clear(void)
 {
-	if (!trace_running())
-		memset(marks, 0, sizeof(marks));
+	tp_marks_clear(&marks);
 }
 
 bool ret_is_marked(uint32_t number)
 {
-	return number <= RET_MAX_NUMBER && (marks[number / 8] >> (number % 8)) & 1;
+	return tp_marks_has(&marks, number);
 }
 
 void ret_marks_text(char *buf, size_t size)
@@ -179,7 +163,7 @@ void ret_marks_text(char *buf, size_t size)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (uint32_t n = 1; n <= RET_MAX_NUMBER; n++) {
+	for (uint32_t n = 1; n <= TP_MARK_MAX; n++) {
 		if (!ret_is_marked(n))
 			continue;
 		if (len + 16 >= size) {

@@ -40,6 +40,7 @@
 #include "agent/agent.h"
 #include "agent/log.h"
 #include "agent/packets.h"
+#include "agent/tp-marks.h"
 #include "agent/trace.h"
 #include "arch/arch.h"
 #include "protocol/stats.h"
@@ -191,35 +192,16 @@ void trace_hist_clear(void)
 
 /* --- monitor hist ------------------------------------------------------------ */
 
-#define HIST_MAX_NUMBER 0x7fff
-static uint8_t hist_marks[(HIST_MAX_NUMBER + 1) / 8];
-
-static bool hist_marked(uint32_t number)
-{
-	return number <= HIST_MAX_NUMBER && (hist_marks[number / 8] >> (number % 8)) & 1;
-}
+static struct tp_marks hist_marks;	/* monitor hist's */
 
 int trace_hist_mark(uint32_t number, bool on)
 {
-	if (number < 1 || number > HIST_MAX_NUMBER)
-		return -ERANGE;
-	if (trace_running())
-		return -EBUSY;
-	if (!on && !hist_marked(number))
-		return -ENOENT;
-	if (on)
-		hist_marks[number / 8] |= (uint8_t)(1u << (number % 8));
-	else
-		hist_marks[number / 8] &= (uint8_t)~(1u << (number % 8));
-	return 0;
+	return tp_marks_set(&hist_marks, number, on);
 }
 
-/* A new client's session: its tracepoint numbers are its own (kept
- * while a disconnected run goes on, which uses them). */
 void trace_hist_marks_clear(void)
 {
-	if (!trace_running())
-		memset(hist_marks, 0, sizeof(hist_marks));
+	tp_marks_clear(&hist_marks);
 }
 
 /*
@@ -231,7 +213,7 @@ int trace_hist_apply_marks(char *why, size_t whylen)
 {
 	for (size_t i = 0; i < tp_count(&tr.store); i++) {
 		struct tp_def *tp = tp_at(&tr.store, i);
-		if (!hist_marked(tp->number))
+		if (!tp_marks_has(&hist_marks, tp->number))
 			continue;
 		if (!hist_find(tp->number, tp->addr)) {
 			if (nhists == TRACE_HIST_MAX) {
@@ -304,9 +286,9 @@ int trace_hist_print(void (*say)(const char *text))
 		free(text);
 		said++;
 	}
-	for (uint32_t n = 1; n <= HIST_MAX_NUMBER; n++) {
+	for (uint32_t n = 1; n <= TP_MARK_MAX; n++) {
 		bool have = false;
-		if (!hist_marked(n))
+		if (!tp_marks_has(&hist_marks, n))
 			continue;
 		for (size_t i = 0; i < nhists && !have; i++)
 			have = hists[i].number == n;
