@@ -229,6 +229,7 @@ int pad_ret_get(struct process *p, struct pad_table *pt, char *why, size_t whyle
 			.off_frame = l->off_frame, .image_form = pt->image_form,
 			.tp_read = pt->tp_read, .off_blocks = blocks_off(),
 			.blocks_size = blocks_size(),
+			.prefetch = agent.opt.pad_prefetch,
 			/* a record with the image: its bases from the table's
 			 * words where the pads cannot read them (x86-64) */
 			.tid_table = pad_tid_usable(pt) ? pt->remote + tids_off() : 0,

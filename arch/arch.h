@@ -311,9 +311,10 @@ struct arch_pad_ring {
 	 * so that emit_ret_stamp after it reads no counter again (the
 	 * entry's time is then the entry frame's, as the stamp makes it). */
 	bool stamp_entry;
-	/* x86-64 (others ignore it): with prefetch > 0 the pad asks for the
-	 * lines of the record `prefetch` positions on (prefetchw), which
-	 * the hit after next will write. */
+	/* x86-64 (others ignore it): with prefetch > 0 the pad, and the
+	 * return trampoline (emit_ret_exit), ask for the lines of the record
+	 * `prefetch` positions on (prefetchw), which a later hit or return
+	 * will write. */
 	unsigned int prefetch;
 	/* x86-64 (others ignore it): with off_flags (not 0) the pad also
 	 * stores there a 32-bit word of what the record holds:

@@ -1059,6 +1059,35 @@ static void emit_ipa_verdict(struct x86_64_out *o, size_t skip_at)
 	x86_64_put(o, cmp_trap, sizeof(cmp_trap));
 }
 
+/* prefetchw of the lines of [lo, hi) in the record `at` bytes on. */
+static void put_prefetch_span(struct x86_64_out *o, uint32_t at, unsigned int lo,
+			      unsigned int hi)
+{
+	static const uint8_t prefetchw[] = { 0x41, 0x0f, 0x0d, 0x8e };
+
+	for (unsigned int l = lo & ~63u; l < hi; l += 64) {
+		x86_64_put(o, prefetchw, sizeof(prefetchw));
+		x86_64_put32(o, at + l);
+	}
+}
+
+/* The span [*lo, *hi) the parts {offset, length} of a record cover
+ * (a length of 0: a part not written), with the sequence word. */
+static void parts_span(const struct arch_pad_ring *r, const unsigned int (*parts)[2],
+		       size_t n, unsigned int *lo, unsigned int *hi)
+{
+	*lo = r->off_seq;
+	*hi = r->off_seq + 8;
+	for (size_t i = 0; i < n; i++) {
+		if (!parts[i][1])
+			continue;
+		if (parts[i][0] < *lo)
+			*lo = parts[i][0];
+		if (parts[i][0] + parts[i][1] > *hi)
+			*hi = parts[i][0] + parts[i][1];
+	}
+}
+
 /*
  * The lines the next record's hit will write, asked for now with the
  * intent to write (a record is written once per round of the ring,
@@ -1075,45 +1104,25 @@ static void emit_ipa_verdict(struct x86_64_out *o, size_t skip_at)
 static void emit_prefetch(struct x86_64_out *o, const struct arch_pad_ring *r,
 			  unsigned int image, unsigned int ahead)
 {
-	static const uint8_t prefetchw[] = { 0x41, 0x0f, 0x0d, 0x8e };
-	unsigned int lo = r->off_seq, hi = r->off_seq;
 	uint32_t at = (uint32_t)ahead << r->record_shift;
+	unsigned int lo, hi;
 
 	/* The parts past the image: seq, bases, frame, tid, time, flags. */
 	const unsigned int parts[][2] = {
 		{ r->off_bases, 16 }, { r->off_frame, 18 * 8 }, { r->off_flags, r->off_flags ? 4 : 0 },
 		{ r->off_tid, r->time_tid ? 4 : 0 }, { r->off_time, r->time_tid ? 16 : 0 },
 	};
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		if (!parts[i][1])
-			continue;
-		if (parts[i][0] < lo)
-			lo = parts[i][0];
-		if (parts[i][0] + parts[i][1] > hi)
-			hi = parts[i][0] + parts[i][1];
-	}
-	hi = hi > lo + 8 ? hi : lo + 8;
+	parts_span(r, parts, sizeof(parts) / sizeof(parts[0]), &lo, &hi);
 	/* XSAVE always writes the legacy area and the header (576 bytes);
 	 * the AVX halves only when they are in use. */
 	bool xsave = x86_64_image_is_xsave(r->image_form);
 	unsigned int img_hi = !r->image ? 0 : xsave ? 576 : 512;
-	for (unsigned int l = 0; l < img_hi && l < image; l += 64) {
-		x86_64_put(o, prefetchw, sizeof(prefetchw));
-		x86_64_put32(o, at + l);
-	}
-	if (!r->image && xsave && !r->off_flags) {	/* XSTATE_BV */
-		x86_64_put(o, prefetchw, sizeof(prefetchw));
-		x86_64_put32(o, at + 512);
-	}
-	for (unsigned int l = lo & ~63u; l < hi; l += 64) {
-		x86_64_put(o, prefetchw, sizeof(prefetchw));
-		x86_64_put32(o, at + l);
-	}
+	put_prefetch_span(o, at, 0, img_hi < image ? img_hi : image);
+	if (!r->image && xsave && !r->off_flags)	/* XSTATE_BV */
+		put_prefetch_span(o, at, 512, 513);
+	put_prefetch_span(o, at, lo, hi);
 	if (r->ipa_call)
-		for (unsigned int l = 0; l < 128; l += 64) {
-			x86_64_put(o, prefetchw, sizeof(prefetchw));
-			x86_64_put32(o, at + r->off_blocks + l);
-		}
+		put_prefetch_span(o, at, r->off_blocks, r->off_blocks + 128);
 }
 
 int x86_64_emit_pad_collect(uint8_t *out, size_t size,
@@ -1628,6 +1637,32 @@ static size_t put_ring_claim(struct x86_64_out *o, const struct arch_pad_ring *r
 	return full;
 }
 
+/*
+ * The lines the return's record `ahead` positions on will take, asked
+ * for now as emit_prefetch asks for an entry's (a thread that returns
+ * into the trampoline at every call writes every other record, and
+ * where another CPU drains the ring, each of them is a wait for a line
+ * of the drain's otherwise): sequence word, bases, frame and the
+ * descriptor.  The image's, which only a return probe reading the
+ * x87/SSE/AVX registers makes it store, are left to the stores.
+ */
+static void put_ret_prefetch(struct x86_64_out *o, const struct arch_pad_ring *g)
+{
+	uint32_t at = (uint32_t)g->prefetch << g->record_shift;
+	const unsigned int parts[][2] = { { g->off_bases, 16 }, { g->off_frame, 18 * 8 } };
+	unsigned int lo, hi;
+
+	parts_span(g, parts, sizeof(parts) / sizeof(parts[0]), &lo, &hi);
+	/* The descriptor right after them (x86-64's layout): one span. */
+	if (g->off_blocks >= lo && g->off_blocks <= (hi + 63) / 64 * 64) {
+		hi = g->off_blocks + RET_REC_SIZE > hi ? g->off_blocks + RET_REC_SIZE : hi;
+		put_prefetch_span(o, at, lo, hi);
+	} else {
+		put_prefetch_span(o, at, lo, hi);
+		put_prefetch_span(o, at, g->off_blocks, g->off_blocks + RET_REC_SIZE);
+	}
+}
+
 /* mov %rax,off(%r14) / mov %eax,off(%r14) */
 static void put_store_r14(struct x86_64_out *o, bool wide, unsigned int off)
 {
@@ -1895,6 +1930,8 @@ int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r
 		put_hist(&o, r->hist, &j_popped[2]);
 	x86_64_put(&o, save, sizeof(save));
 	j_full = put_ring_claim(&o, g);
+	if (g->prefetch)
+		put_ret_prefetch(&o, g);
 	/* No XSTATE_BV for a record without the image: its magic says so
 	 * (the drain loads no image for RETB), and the header's line would
 	 * be a fifth for the record; XSAVE writes the whole header for

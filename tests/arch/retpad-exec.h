@@ -19,7 +19,8 @@
  * (uint32_t) and pc.  Optional: PAD_ADDR(at, fn), the address to call a
  * pad at built at `at` for `fn` (32-bit ARM: with fn's Thumb bit; else
  * `at`); REC_MAGIC, the descriptor's magic the records hold (else
- * RET_REC_MAGIC_VALUE).  After the inclusion the test defines
+ * RET_REC_MAGIC_VALUE); RING_PREFETCH, the records ahead the trampoline
+ * prefetches (arch_pad_ring.prefetch, else 0).  After the inclusion the test defines
  * take_arch() (a record's registers into its struct rec), check_rec(),
  * rec_arg() and rec_value() (the argument of f's call a record is the
  * return of, and what it returned) and setup() (ring_map, then its
@@ -35,6 +36,9 @@
 #ifndef REC_MAGIC
 #define REC_MAGIC RET_REC_MAGIC_VALUE
 #endif
+#ifndef RING_PREFETCH
+#define RING_PREFETCH 0
+#endif
 
 static const struct arch_ops *ops = ARCH_OPS;
 static int failures;
@@ -44,6 +48,7 @@ static uint8_t *hist;	/* the trampoline's histograms (ops->ret_hist), none in us
 static unsigned int nrecords;
 static uint64_t tramp, ring_pos;
 static uint64_t trap_at;	/* the trampoline's wait for room (ring full) */
+static size_t tramp_len;	/* the trampoline's bytes at `code` */
 static volatile long traps;
 
 typedef long (*fn_t)(long);
@@ -156,12 +161,14 @@ static void ring_map(unsigned int records, size_t code_size, bool image,
 			  .record_shift = RECORD_SHIFT, .nrecords = records,
 			  .off_seq = OFF_SEQ, .off_bases = OFF_BASES, .off_frame = OFF_FRAME,
 			  .image_form = image_form, .tp_read = fsgsbase,
+			  .prefetch = RING_PREFETCH,
 			  .tid_table = (uintptr_t)tid_words,
 			  .off_blocks = OFF_BLOCKS, .blocks_size = 1024 },
 	};
 	if ((m = ops->emit_ret_exit(code, 4096, &rp, &tr_off)) < 0)
 		exit(99);
 	trap_at = tramp + tr_off;
+	tramp_len = (size_t)m;
 	__builtin___clear_cache((char *)code, (char *)code + m);
 }
 

@@ -84,6 +84,7 @@
 #define ARCH_OPS (&x86_64_arch_ops)
 
 static bool use_fsgsbase, use_xsave, use_image;
+static unsigned int ring_prefetch;	/* RING_PREFETCH */
 
 struct rec {
 	uint64_t rax, rdi, pc, tag, ticks, ret, fs, gs;
@@ -116,14 +117,15 @@ static void child_init(void)
 
 static const char *run_note(void)
 {
-	static char note[32];
+	static char note[48];
 
-	snprintf(note, sizeof(note), "%s%s", use_fsgsbase ? " (rdfsbase)" : " (%fs:0)",
-		 use_image ? " (image)" : "");
+	snprintf(note, sizeof(note), "%s%s%s", use_fsgsbase ? " (rdfsbase)" : " (%fs:0)",
+		 use_image ? " (image)" : "", ring_prefetch ? " (prefetch)" : "");
 	return note;
 }
 
 #define REC_MAGIC (use_image ? RET_REC_MAGIC_VALUE : RET_REC_MAGIC_BARE)
+#define RING_PREFETCH ring_prefetch
 #include "tests/arch/retpad-exec.h"
 
 __attribute__((noinline)) static long f(long i)
@@ -298,6 +300,43 @@ static double now_ns(void)
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+/*
+ * The trampoline asks for the lines the return's record `ring_prefetch`
+ * positions on will take (prefetchw disp(%r14), 41 0f 0d 8e <disp32>):
+ * its sequence word, bases and frame, and the descriptor, each line once;
+ * none without prefetch.
+ */
+static void case_prefetch_lines(void)
+{
+	static const uint8_t op[] = { 0x41, 0x0f, 0x0d, 0x8e };
+	const uint32_t want[] = { 832, 896, 960, 1024 };	/* OFF_SEQ .. descriptor */
+	uint32_t disp[16];
+	size_t n = 0;
+
+	for (size_t i = 0; i + 8 <= tramp_len; i++) {
+		if (memcmp(code + i, op, sizeof(op)))
+			continue;
+		uint32_t d;
+		memcpy(&d, code + i + 4, 4);
+		if (n < 16)
+			disp[n] = d;
+		n++;
+	}
+	if (!ring_prefetch) {
+		if (n)
+			fail("prefetch lines: %zu prefetchw with prefetch 0", n);
+		return;
+	}
+	if (n != sizeof(want) / sizeof(want[0])) {
+		fail("prefetch lines: %zu prefetchw, want %zu", n, sizeof(want) / sizeof(want[0]));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (disp[i] != (ring_prefetch << RECORD_SHIFT) + want[i])
+			fail("prefetch lines: line %zu at %#x, want %#x", i, disp[i],
+			     (ring_prefetch << RECORD_SHIFT) + want[i]);
+}
+
 /* --bench: ns per call of f through its entry pad and the trampoline
  * (the push, the return's record, the jumps), the ring drained between
  * batches outside the timing; the best of 20 batches of 4000 calls,
@@ -364,6 +403,7 @@ int main(int argc, char **argv)
 		{ "threads", threads_drain, 1024 },
 		{ "hist", case_hist, 256 },
 		{ "hist-threads", case_hist_threads, 256 },
+		{ "prefetch lines", case_prefetch_lines, 256 },
 	};
 
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -393,12 +433,16 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	for (int v = 0; v < 4; v++) {
+	/* Each case as the agent builds the trampoline (prefetch 2), and
+	 * without the prefetches and with them further on: the code differs,
+	 * the records must not. */
+	for (int v = 0; v < 12; v++) {
 		use_fsgsbase = v & 1;
 		use_image = v & 2;
+		ring_prefetch = (unsigned int)(v >> 2) * 2;
 		if (use_fsgsbase && !fsgs) {
-			printf("skip: the cases with rdfsbase%s (HWCAP2_FSGSBASE not set)\n",
-			       use_image ? " (image)" : "");
+			printf("skip: the cases with rdfsbase%s%s (HWCAP2_FSGSBASE not set)\n",
+			       use_image ? " (image)" : "", ring_prefetch ? " (prefetch)" : "");
 			continue;
 		}
 		r = run_cases(cases, sizeof(cases) / sizeof(cases[0]));
