@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,11 +139,38 @@ long drain_frames(struct recorder *r)
 	}
 }
 
+/* The longest wait between two drains that found no frame (ms). */
+#define IDLE_WAIT_MAX_MS 50
+
+/*
+ * Whether the agent's drain can run while the program runs: the agent
+ * writes the file on this machine (it runs here, with this process's
+ * CPUs: it is started from here or given them alike) and this process
+ * and the program may run on more than one CPU between them.  Where
+ * they all share one CPU, a drain at every millisecond would only take
+ * the CPU from the program for smaller batches than the agent takes
+ * when the ring fills.
+ */
+static bool drain_beside(const struct recorder *r)
+{
+	cpu_set_t mine, prog;
+
+	if (!r->direct || r->pid <= 0)
+		return false;
+	if (sched_getaffinity(0, sizeof(mine), &mine) < 0 ||
+	    sched_getaffinity(r->pid, sizeof(prog), &prog) < 0)
+		return true;	/* not known: as on any machine of several CPUs */
+	CPU_OR(&mine, &mine, &prog);
+	return CPU_COUNT(&mine) > 1;
+}
+
 int record_loop(struct recorder *r)
 {
 	uint64_t deadline = r->duration > 0 ? now_ms() + (uint64_t)(r->duration * 1000) : 0;
 	uint64_t last_status = now_ms(), last_events = 0;
 	bool pending = any_pending(r);
+	int idle_ms = IDLE_WAIT_MAX_MS;
+	bool beside = drain_beside(r);
 	int e;
 
 	r->last_tick_ms = r->start_ms = now_ms();
@@ -172,7 +200,20 @@ int record_loop(struct recorder *r)
 		status_line(r, false);
 		if (r->exited || stop_signal)
 			break;
-		e = rsp_client_poll(&r->c, got > 0 ? 0 : 50);
+		/* Frames: ask again at once.  None: wait IDLE_WAIT_MAX_MS;
+		 * where the drain can run beside the program, 1 ms after
+		 * frames came, twice as long each time none come, up to
+		 * IDLE_WAIT_MAX_MS.  A drain that finds none while frames
+		 * flow (the program stopped a moment for the agent, its
+		 * ring full) must not leave the ring to the agent's stops
+		 * for long: each of those holds the program until the agent
+		 * has taken the whole ring, where the recorder's requests
+		 * take it while the program runs on. */
+		if (got > 0)
+			idle_ms = 0;
+		else if (!beside || (idle_ms = idle_ms ? 2 * idle_ms : 1) > IDLE_WAIT_MAX_MS)
+			idle_ms = IDLE_WAIT_MAX_MS;
+		e = rsp_client_poll(&r->c, idle_ms);
 		if (e < 0 && e != -ETIMEDOUT && e != -EINTR)
 			return e;
 		if ((e = handle_notes(r)) < 0)
