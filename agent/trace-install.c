@@ -725,6 +725,9 @@ int buffer_ready(size_t regsize, size_t size, char *why, size_t whylen)
 	return 0;
 }
 
+/* The trace buffer's bytes a run touches at its start (see below). */
+#define PRETOUCH_MAX (64u << 20)
+
 int trace_start_run(char *why, size_t whylen)
 {
 	struct process *p = current_process();
@@ -746,8 +749,11 @@ int trace_start_run(char *why, size_t whylen)
 	tbuf_clear(&tr.tb);
 	tr.stream_off = 0;
 	tbuf_set_circular(&tr.tb, tr.circular);
-	/* Touch every page now, not on the first hits. */
-	memset(tr.tb.data, 0, tr.tb.size);
+	/* Touch the first pages now, not on the first hits; past
+	 * PRETOUCH_MAX they come as frames fill them: a buffer of gigabytes
+	 * touched here took seconds (gdb's remote timeout is 2) and all of
+	 * its memory at once. */
+	memset(tr.tb.data, 0, tr.tb.size < PRETOUCH_MAX ? tr.tb.size : PRETOUCH_MAX);
 	tp_store_start_run(&tr.store);
 	tr.frame_no = -1;
 	tr.stop_pending = false;
