@@ -152,6 +152,9 @@ static void usage(FILE *out)
 "an attached one is detached and runs on.  See probe-trace(1).\n");
 }
 
+/* The largest trace buffer (the agent's offsets are 32 bits). */
+#define BUFFER_SIZE_MAX 0xffffffffULL
+
 static int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
@@ -159,13 +162,18 @@ static int parse_size(const char *s, uint64_t *out)
 	unsigned long long v = strtoull(s, &end, 0);
 	if (errno || end == s)
 		return -EINVAL;
+	unsigned int shift = 0;
 	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
+		shift = 10, end++;
 	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
+		shift = 20, end++;
 	else if (*end == 'g' || *end == 'G')
-		v <<= 30, end++;
-	if (*end || v < 4096 || v > 0xffffffffULL)
+		shift = 30, end++;
+	/* Shifted past 64 bits it would wrap into the range. */
+	if (*end || v > (BUFFER_SIZE_MAX >> shift))
+		return -EINVAL;
+	v <<= shift;
+	if (v < 4096)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -272,8 +280,8 @@ static int take_option(struct recorder *r, int opt, char *arg,
 		break;
 	case 'b':
 		if (parse_size(arg, &r->buffer_size) < 0) {
-			err_msg("--buffer-size: '%s': expected 4096 to 4G bytes "
-				"(suffixes K, M, G)", arg);
+			err_msg("--buffer-size: '%s': expected 4096 bytes to 4G - 1 "
+				"(4294967295; suffixes K, M, G: 4095M at most)", arg);
 			return PT_EXIT_USAGE;
 		}
 		break;
