@@ -152,6 +152,10 @@ static void usage(FILE *out)
 "an attached one is detached and runs on.  See probe-trace(1).\n");
 }
 
+/* The longest --duration, in seconds: a year (its deadline is in ms in
+ * 64 bits, far from any overflow). */
+#define DURATION_MAX_S (366 * 24 * 3600)
+
 /* The largest trace buffer (the agent's offsets are 32 bits). */
 #define BUFFER_SIZE_MAX 0xffffffffULL
 
@@ -272,9 +276,13 @@ static int take_option(struct recorder *r, int opt, char *arg,
 		elfsym_set_sysroot(arg);
 		break;
 	case 'd':
+		errno = 0;
 		r->duration = strtod(arg, &end);
-		if (*end || r->duration <= 0) {
-			err_msg("--duration: '%s' is not a number of seconds", arg);
+		/* !(> 0): NaN too; ERANGE: past a double (1e400) */
+		if (*end || end == arg || errno || !(r->duration > 0) ||
+		    r->duration > DURATION_MAX_S) {
+			err_msg("--duration: '%s' is not a number of seconds "
+				"(above 0, at most %d)", arg, DURATION_MAX_S);
 			return PT_EXIT_USAGE;
 		}
 		break;
