@@ -377,6 +377,9 @@ struct agent {
 extern struct agent agent;
 
 /* server.c */
+/* The address to listen on (--once/--multi COMM), checked before a
+ * program is started: exits as server_start would on a bad one. */
+void server_check_comm(void);
 int server_start(struct agent *a);
 /* The current request is answered later (by a stop reply). */
 void server_defer_reply(void);

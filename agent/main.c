@@ -305,6 +305,9 @@ int main(int argc, char **argv)
 		if (agent.ptrace->read_env(why, sizeof(why)) < 0)
 			die("%s", why);
 	}
+	/* A bad address stops the agent before it starts or attaches to
+	 * anything (gdbserver's order too), its keeper included. */
+	server_check_comm();
 	/* After the ops: the keeper uses them. */
 	keeper_start();
 	rsp_buf_init(&agent.reply);

@@ -469,7 +469,7 @@ static void on_udp_first(evutil_socket_t fd, short what, void *arg)
  * udp6 (as gdbserver accepts); a bare PORT means :PORT.  HOST may be an
  * IPv6 address, bracketed or not.
  */
-static int server_listen(const char *comm)
+static struct addrinfo *comm_resolve(const char *comm, int *socktype_out)
 {
 	static const struct {
 		const char *prefix;
@@ -528,6 +528,23 @@ static int server_listen(const char *comm)
 			gai_strerror(err));
 		exit(1);
 	}
+	*socktype_out = socktype;
+	return ai;
+}
+
+void server_check_comm(void)
+{
+	int socktype;
+
+	if (!server_is_stdio())
+		freeaddrinfo(comm_resolve(agent.opt.comm, &socktype));
+}
+
+static int server_listen(const char *comm)
+{
+	int socktype;
+	struct addrinfo *ai = comm_resolve(comm, &socktype);
+
 
 	int fd = -1;
 	if (socktype == SOCK_STREAM) {

@@ -4,7 +4,8 @@
 # know stops it before it starts anything (exit 1, a message naming the
 # variable and what it expects); each value it knows, and an empty one,
 # lets it start the program and serve (gdb's side here is an empty
-# stdin: the agent ends at its end, exit 0).
+# stdin: the agent ends at its end, exit 0).  The address to listen on
+# is checked before anything starts too.
 #
 # Exit: 0 pass, 1 a failure, 99 harness error.
 set -u
@@ -66,4 +67,31 @@ for v in PROBE_PAD_CLOCK=vdso PROBE_PAD_CLOCK=tsc PROBE_PAD_CLOCK= \
 	 PROBE_AGENT_FAR_PADS=0 PROBE_AGENT_FAR_PADS=1; do
 	accepted "$v"
 done
+
+# The address to listen on is checked as early: a bad one stops the agent
+# (exit 1, the message gdb's testsuite knows for a name) before it starts
+# the program or its keeper.
+# refused_comm COMM MESSAGE_ERE (the whole line)
+refused_comm() {
+	local rc
+	: | timeout 20 "$agent" "$1" "$prog" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	if [ "$rc" != 1 ]; then
+		fail "'$1': exit $rc, expected 1"
+	elif ! grep -qxE "$2" "$tmp/err"; then
+		fail "'$1': no '$2' on stderr:"; cat "$tmp/err"
+	elif grep -q 'created\|keeper' "$tmp/err"; then
+		fail "'$1': the program or the keeper was started before the refusal:"
+		cat "$tmp/err"
+	else
+		echo "ok: '$1' refused ($2)"
+	fi
+}
+
+for c in :99999 127.0.0.1:-1 tcp:abc :; do
+	refused_comm "$c" \
+		"probe-agent: bad port in '${c#tcp:}': expected \\[tcp:\\|udp:\\]\\[HOST\\]:PORT, PORT 0-65535"
+done
+# (the resolver's own words after it: no name, or no DNS at all)
+refused_comm nosuchhost.invalid:1234 "nosuchhost\\.invalid: cannot resolve name: .+"
 exit $status
