@@ -544,9 +544,8 @@ static int server_listen(const char *comm)
 {
 	int socktype;
 	struct addrinfo *ai = comm_resolve(comm, &socktype);
-
-
 	int fd = -1;
+
 	if (socktype == SOCK_STREAM) {
 		srv.listener = evconnlistener_new_bind(
 			agent.base, on_accept, NULL,

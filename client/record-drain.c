@@ -211,7 +211,9 @@ int record_loop(struct recorder *r)
 		 * take it while the program runs on. */
 		if (got > 0)
 			idle_ms = 0;
-		else if (!beside || (idle_ms = idle_ms ? 2 * idle_ms : 1) > IDLE_WAIT_MAX_MS)
+		else if (beside && idle_ms < IDLE_WAIT_MAX_MS / 2)
+			idle_ms = idle_ms ? 2 * idle_ms : 1;
+		else
 			idle_ms = IDLE_WAIT_MAX_MS;
 		e = rsp_client_poll(&r->c, idle_ms);
 		if (e < 0 && e != -ETIMEDOUT && e != -EINTR)

@@ -20,20 +20,31 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
-# refused VAR=VALUE MESSAGE
-refused() {
-	local rc
-	: | timeout 20 env "$1" "$agent" - "$prog" > "$tmp/out" 2> "$tmp/err"
+# refused_by WHAT MESSAGE_ERE AGENT_ARGS...: the agent run with
+# AGENT_ARGS (and the program) exits 1 with the line MESSAGE_ERE on
+# stderr, having started neither the program nor its keeper.
+refused_by() {
+	local what=$1 msg=$2 rc
+	shift 2
+	: | timeout 20 "$@" "$prog" > "$tmp/out" 2> "$tmp/err"
 	rc=$?
 	if [ "$rc" != 1 ]; then
-		fail "$1: exit $rc, expected 1"
-	elif ! grep -qxF "probe-agent: $1: $2" "$tmp/err"; then
-		fail "$1: no 'probe-agent: $1: $2' on stderr:"; cat "$tmp/err"
-	elif grep -q 'created' "$tmp/err"; then
-		fail "$1: the program was started before the refusal"
+		fail "$what: exit $rc, expected 1"
+	elif ! grep -qxE "$msg" "$tmp/err"; then
+		fail "$what: no line '$msg' on stderr:"; cat "$tmp/err"
+	elif grep -q 'created\|keeper' "$tmp/err"; then
+		fail "$what: the program or the keeper was started before the refusal:"
+		cat "$tmp/err"
 	else
-		echo "ok: $1 refused ($2)"
+		echo "ok: $what refused ($msg)"
 	fi
+}
+
+# refused VAR=VALUE MESSAGE (plain text)
+refused() {
+	local re
+	re=$(printf '%s' "probe-agent: $1: $2" | sed 's/[][\\.*^$|+?(){}]/\\&/g')
+	refused_by "$1" "$re" env "$1" "$agent" -
 }
 
 # accepted VAR=VALUE
@@ -71,27 +82,12 @@ done
 # The address to listen on is checked as early: a bad one stops the agent
 # (exit 1, the message gdb's testsuite knows for a name) before it starts
 # the program or its keeper.
-# refused_comm COMM MESSAGE_ERE (the whole line)
-refused_comm() {
-	local rc
-	: | timeout 20 "$agent" "$1" "$prog" > "$tmp/out" 2> "$tmp/err"
-	rc=$?
-	if [ "$rc" != 1 ]; then
-		fail "'$1': exit $rc, expected 1"
-	elif ! grep -qxE "$2" "$tmp/err"; then
-		fail "'$1': no '$2' on stderr:"; cat "$tmp/err"
-	elif grep -q 'created\|keeper' "$tmp/err"; then
-		fail "'$1': the program or the keeper was started before the refusal:"
-		cat "$tmp/err"
-	else
-		echo "ok: '$1' refused ($2)"
-	fi
-}
-
 for c in :99999 127.0.0.1:-1 tcp:abc :; do
-	refused_comm "$c" \
-		"probe-agent: bad port in '${c#tcp:}': expected \\[tcp:\\|udp:\\]\\[HOST\\]:PORT, PORT 0-65535"
+	refused_by "'$c'" \
+		"probe-agent: bad port in '${c#tcp:}': expected \\[tcp:\\|udp:\\]\\[HOST\\]:PORT, PORT 0-65535" \
+		"$agent" "$c"
 done
 # (the resolver's own words after it: no name, or no DNS at all)
-refused_comm nosuchhost.invalid:1234 "nosuchhost\\.invalid: cannot resolve name: .+"
+refused_by "'nosuchhost.invalid:1234'" "nosuchhost\\.invalid: cannot resolve name: .+" \
+	"$agent" nosuchhost.invalid:1234
 exit $status
