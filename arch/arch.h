@@ -791,6 +791,25 @@ struct arch_ops {
 	int (*emit_ret_stamp)(uint8_t *out, size_t size);
 
 	/*
+	 * Code, to run at `at`, that stores into each of `pages` pages from
+	 * `start` (`page` bytes apart, in order) the byte already there,
+	 * keeps every register and the flags (and nothing within the red
+	 * zone below the stack pointer), then traps (bp_insn at *trap_off)
+	 * and goes on at `resume`.  The agent runs it once in a stopped
+	 * thread right after the pads' shared memory is mapped: where the
+	 * first user-mode store of a process into a page costs microseconds
+	 * even after MAP_POPULATE (shadow paging under some hypervisors),
+	 * that cost is then paid at setup instead of by the hits of the
+	 * ring's first round.  Run to its end, it leaves the thread as it
+	 * found it at `resume`, so a trap turned into nop_insn (the agent
+	 * gone) lets the thread go on.  Returns the length, -ENOSPC,
+	 * -EINVAL (no pages) or -ERANGE (`resume` out of reach); NULL: the
+	 * pages are left to the hits.
+	 */
+	int (*emit_touch)(uint8_t *out, size_t size, uint64_t at, uint64_t start,
+			  uint64_t pages, uint32_t page, uint64_t resume, size_t *trap_off);
+
+	/*
 	 * Looks up the assembler register name of `len` bytes at `name`
 	 * (no "%" prefix, lower case: "rax", "r10d", "sil", "ah", "rip").
 	 * Returns 0 and fills *r, or -ENOENT for a name the arch does not

@@ -1581,6 +1581,55 @@ int x86_64_emit_ret_stamp(uint8_t *out, size_t size)
 }
 
 /*
+ * arch_ops.emit_touch:
+ *
+ *   48 8d 64 24 80          lea -128(%rsp),%rsp     past the red zone
+ *   50 51 9c                push %rax; push %rcx; pushfq
+ *   48 b8 <start>           movabs $start,%rax
+ *   48 b9 <pages>           movabs $pages,%rcx
+ * 1:80 08 00                orb $0,(%rax)           the byte, stored again
+ *   48 05 <page>            add $page,%rax
+ *   48 ff c9 75 <1b>        dec %rcx; jnz 1b
+ *   9d 59 58                popfq; pop %rcx; pop %rax
+ *   48 8d a4 24 80 00 00 00 lea 128(%rsp),%rsp
+ *   cc                      int3                    *trap_off
+ *   <jmp resume>            rel32, or the absolute form
+ */
+int x86_64_emit_touch(uint8_t *out, size_t size, uint64_t at, uint64_t start,
+		      uint64_t pages, uint32_t page, uint64_t resume, size_t *trap_off)
+{
+	static const uint8_t enter[] = { 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50, 0x51, 0x9c };
+	static const uint8_t leave[] = { 0x9d, 0x59, 0x58,
+					 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
+	static const uint8_t store[] = { 0x80, 0x08, 0x00 };
+	static const uint8_t dec_rcx[] = { 0x48, 0xff, 0xc9 };
+	struct x86_64_out o = { out, size, 0, at, false };
+
+	if (!pages || !page || page > INT32_MAX)
+		return -EINVAL;
+	x86_64_put(&o, enter, sizeof(enter));
+	x86_64_put8(&o, 0x48);
+	x86_64_put8(&o, 0xb8);
+	x86_64_put64(&o, start);
+	x86_64_put8(&o, 0x48);
+	x86_64_put8(&o, 0xb9);
+	x86_64_put64(&o, pages);
+	size_t loop = o.len;
+	x86_64_put(&o, store, sizeof(store));
+	x86_64_put8(&o, 0x48);
+	x86_64_put8(&o, 0x05);
+	x86_64_put32(&o, page);
+	x86_64_put(&o, dec_rcx, sizeof(dec_rcx));
+	x86_64_put8(&o, 0x75);
+	x86_64_put8(&o, (uint8_t)(int8_t)((int)loop - (int)(o.len + 1)));
+	x86_64_put(&o, leave, sizeof(leave));
+	*trap_off = o.len;
+	x86_64_put8(&o, 0xcc);
+	x86_64_jmp(&o, resume);
+	return finish(&o);
+}
+
+/*
  * The ring's next record for the trampoline, into %r14 (its position in
  * %r12), the ring in %r13; a full ring jumps to the offset the returned
  * rel32 is patched with.  As in x86_64_emit_pad_collect:

@@ -279,6 +279,7 @@ const struct arch_ops x86_64_arch_ops = {
 	.emit_ret_exit = x86_64_emit_ret_exit,
 	.ret_hist = true,
 	.emit_ret_stamp = x86_64_emit_ret_stamp,
+	.emit_touch = x86_64_emit_touch,
 	.relocate_window = x86_64_op_relocate_window,
 	.asm_reg = x86_64_asm_reg,
 	.sdt_operand_parse = x86_64_sdt_operand_parse,

@@ -216,6 +216,8 @@ int x86_64_emit_ret_entry(uint8_t *out, size_t size, const struct arch_ret_pad *
 int x86_64_emit_ret_exit(uint8_t *out, size_t size, const struct arch_ret_pad *r,
 			 size_t *trap_off);
 int x86_64_emit_ret_stamp(uint8_t *out, size_t size);
+int x86_64_emit_touch(uint8_t *out, size_t size, uint64_t at, uint64_t start,
+		      uint64_t pages, uint32_t page, uint64_t resume, size_t *trap_off);
 
 /* x86_64-sdt.c */
 int x86_64_sdt_operand_parse(const char *text, struct arch_operand *op,
