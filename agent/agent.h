@@ -51,6 +51,13 @@ struct agent_options {
 					 * collector even where they could copy */
 	bool pad_clock_vdso;		/* PROBE_PAD_CLOCK=vdso: no TSC stamps */
 	bool far_pads;			/* PROBE_AGENT_FAR_PADS: every pad far */
+	/* PROBE_AGENT_TEST_KILL=run or run-trap, for the keeper's tests:
+	 * the agent kills itself while a thread runs code of its own
+	 * (inferior_run), or once that stopped at its trap. */
+	enum { TEST_KILL_NONE, TEST_KILL_RUN, TEST_KILL_RUN_TRAP } test_kill;
+	bool pad_no_touch;		/* PROBE_PAD_TOUCH=0: the process does not
+					 * store into its shared pages at setup
+					 * (pad.c, touch_pages) */
 	unsigned int pad_prefetch;	/* PROBE_PAD_PREFETCH: records ahead a
 					 * recording pad prefetches (default
 					 * PAD_PREFETCH_DEFAULT, 0 none) */
@@ -506,6 +513,19 @@ bool thread_step_foreign(struct thread *t, uint64_t pc);
  * its result (-errno when it failed).  Returns 0, or -errno when the
  * call could not be made. */
 int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret);
+/* Where the stopped thread `t` goes on when resumed (a system call the
+ * kernel restarts then: its instruction). */
+int inferior_resume_pc(struct thread *t, uint64_t *pc);
+/*
+ * Runs the agent's code at `at` in the stopped thread `t` until its trap
+ * (its pc then `trap_pc`), keeping the signals that come meanwhile, and
+ * gives the thread its registers back.  The code must keep every
+ * register and go on at inferior_resume_pc's address after the trap, and
+ * the trap be known to the keeper (KEEPER_PASS): should the agent die,
+ * the thread finishes the code and goes on as if never stopped.  `what`
+ * names it in messages.  0 or -errno.
+ */
+int inferior_run(struct thread *t, uint64_t at, uint64_t trap_pc, const char *what);
 /* mmap in the process by thread `t`, whatever the arch's call is (mmap,
  * mmap2); *out gets the address.  Returns 0 or -errno (the call's). */
 int inferior_mmap(struct thread *t, uint64_t addr, uint64_t len, int prot,

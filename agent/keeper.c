@@ -822,6 +822,13 @@ static bool thread_fix_pc(pid_t pid, const struct kp_proc *kp, const struct kt *
 				continue;
 			return true;
 		}
+		if (c->kind == KEEPER_PASS) {
+			if (t->pc == c->at + after) {
+				f->new_pc = t->pc;
+				return true;
+			}
+			continue;
+		}
 		if (c->kind == KEEPER_RET_ON) {
 			/* Stopped by the in-process trampoline's wait for
 			 * room: on from there (its trap's signal is not the
@@ -1005,6 +1012,10 @@ static void take_over_process(struct kp_proc *kp)
 			open_pad(fd, &shm->codes[i]);
 		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_LOAD)
 			open_load(fd, &shm->codes[i]);
+		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_PASS &&
+			 agent.arch->nop_insn)
+			mem_rw(fd, shm->codes[i].at, (void *)agent.arch->nop_insn,
+			       agent.arch->bp_len, true);
 		else if (shm->codes[i].pid == pid && shm->codes[i].kind == KEEPER_RET_ON) {
 			/* Nobody drains the ring any more: the in-process
 			 * trampoline records nothing, and never waits. */

@@ -57,6 +57,9 @@ enum keeper_code_kind {
 			 * addr, the trampoline's wait for room (an int3
 			 * that becomes a nop; a thread stopped after it
 			 * goes on from there) */
+	KEEPER_PASS,	/* a trap of the agent's own code that becomes
+			 * nop_insn: at, its address; a thread stopped
+			 * right after it goes on from there */
 	KEEPER_LOAD,	/* loads that may fault (the in-process
 			 * collector's, a pad's thread pointer): at, the
 			 * first; insn_len their bytes; addr, where a

@@ -285,6 +285,15 @@ static void read_env(void)
 			    v, PAD_PREFETCH_MAX);
 		agent.opt.pad_prefetch = n;
 	}
+	v = getenv("PROBE_PAD_TOUCH");
+	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+		die("PROBE_PAD_TOUCH=%s: expected 0 or 1", v);
+	agent.opt.pad_no_touch = v && !strcmp(v, "0");
+	v = getenv("PROBE_AGENT_TEST_KILL");
+	if (v && *v && strcmp(v, "run") && strcmp(v, "run-trap"))
+		die("PROBE_AGENT_TEST_KILL=%s: expected run or run-trap", v);
+	agent.opt.test_kill = !v || !*v ? TEST_KILL_NONE :
+			      !strcmp(v, "run") ? TEST_KILL_RUN : TEST_KILL_RUN_TRAP;
 	/* A test knob: empty or 0 is off, anything else on. */
 	v = getenv("PROBE_AGENT_FAR_PADS");
 	agent.opt.far_pads = v && *v && strcmp(v, "0");

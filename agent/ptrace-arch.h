@@ -72,6 +72,9 @@ struct ptrace_syscall_abi {
 	/* Set to -1 so that the kernel restarts no system call the thread
 	 * was stopped in (x86-64 orig_rax); -1 when the arch has none. */
 	int restart_regnum;
+	/* restart_syscall's number, for a call the kernel would restart
+	 * with it (with restart_regnum). */
+	long nr_restart_syscall;
 	/* Holds the program's call number at syscall-entry and -exit stops
 	 * (x86-64 orig_rax: rax is the result at exit). */
 	int stop_nr_regnum;

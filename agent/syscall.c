@@ -68,18 +68,32 @@ static unsigned long long pc_now(struct thread *t)
 	return (unsigned long long)pc;
 }
 
-/* Single-steps `t` until the step's own trap, keeping other signals.  A
- * fault of the injected instruction itself (SIGSEGV, SIGBUS, SIGILL or
- * SIGFPE that the kernel raised, si_code > 0) ends it with -EFAULT, not
- * kept for the program, which never ran that instruction: stepped again
- * it would fault again, for ever. */
-static int step_over(struct thread *t)
+/* PROBE_AGENT_TEST_KILL: the agent dies here, as a SIGKILL would take it. */
+static void test_kill(struct thread *t, const char *what, const char *state)
+{
+	log_always("PROBE_AGENT_TEST_KILL: the agent kills itself while thread %d %s %s",
+		   t->tid, state, what);
+	raise(SIGKILL);
+}
+
+/* Single-steps `t` (step) or runs it on until a trap, keeping other
+ * signals.  A fault of the injected code itself (SIGSEGV, SIGBUS, SIGILL
+ * or SIGFPE that the kernel raised, si_code > 0) ends it with -EFAULT,
+ * not kept for the program, which never ran that code: run again it
+ * would fault again, for ever.  `what` names the code for a message. */
+static int run_to_trap(struct thread *t, bool step, const char *what)
 {
 	int status, err;
 
 	for (int round = 0; round < STEP_OVER_STOPS; round++) {
-		if ((err = thread_step(t, 0)) < 0)
+		if (step)
+			err = thread_step(t, 0);
+		else if ((err = ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0 ? -errno : 0) == 0)
+			keeper_stepping(t->tid, false);
+		if (err < 0)
 			return err;
+		if (!step && agent.opt.test_kill == TEST_KILL_RUN)
+			test_kill(t, what, "runs");
 		if (waitpid(t->tid, &status, __WALL) < 0)
 			return -errno;
 		/* A software step's breakpoints go (step.c). */
@@ -97,8 +111,8 @@ static int step_over(struct thread *t)
 		if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
 		    (status >> 16) == 0 && ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
 		    si.si_code > 0) {
-			log_always("thread %d: the injected system call faulted (signal %d, "
-				   "code %d) at %#llx", t->tid, sig, si.si_code, pc_now(t));
+			log_always("thread %d: %s faulted (signal %d, code %d) at %#llx",
+				   t->tid, what, sig, si.si_code, pc_now(t));
 			return -EFAULT;
 		}
 		/* A signal before the instruction ran: keep it for later. */
@@ -107,9 +121,9 @@ static int step_over(struct thread *t)
 		else if (sig == SIGSTOP && t->stop_expected)
 			t->stop_expected = false;
 		if (round == STEP_OVER_STOPS - 1)
-			log_always("thread %d: the step over an injected system call stopped %d "
-				   "times without running it (last status %#x at %#llx): given up",
-				   t->tid, STEP_OVER_STOPS, status, pc_now(t));
+			log_always("thread %d: %s stopped %d times without running "
+				   "(last status %#x at %#llx): given up",
+				   t->tid, what, STEP_OVER_STOPS, status, pc_now(t));
 	}
 	return -EIO;
 }
@@ -178,7 +192,8 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 				     regblock_get(arch, blk, arch->flags_regnum) &
 				     ~abi->flags_clear);
 		t->regs_dirty = true;
-		if ((err = regs_flush(t)) < 0 || (err = step_over(t)) < 0)
+		if ((err = regs_flush(t)) < 0 ||
+		    (err = run_to_trap(t, true, "the injected system call")) < 0)
 			goto out;
 		regs_invalidate(t);
 		if (!(blk = regs_block_gpr(t))) {
@@ -247,4 +262,107 @@ int inferior_mmap(struct thread *t, uint64_t addr, uint64_t len, int prot,
 		return (int)ret;
 	*out = (uint64_t)(unsigned long)ret;
 	return 0;
+}
+
+/*
+ * A system call the thread was stopped in that the kernel restarts when
+ * the thread resumes, decided after the stop (x86-64: the restart
+ * register holds the call's number, the result register one of the
+ * kernel's restart codes): `blk` gets what the kernel would do, the pc
+ * back on the call's instruction, the number (or restart_syscall's) in
+ * the result register, and no restart left for the kernel.  Elsewhere
+ * the kernel rewinds before the stop, and the pc is already there.
+ */
+#define ERESTARTSYS_ 512	/* the kernel's own codes, in no uapi header */
+#define ERESTARTNOINTR_ 513
+#define ERESTARTNOHAND_ 514
+#define ERESTART_RESTARTBLOCK_ 516
+
+static void restart_rewind(uint8_t *blk)
+{
+	const struct arch_ops *arch = agent.arch;
+	const struct ptrace_syscall_abi *abi = &agent.ptrace->syscall;
+
+	if (abi->restart_regnum < 0)
+		return;
+	uint64_t nr = regblock_get(arch, blk, (unsigned int)abi->restart_regnum);
+	long r = signed_value((unsigned int)abi->ret_regnum,
+			      regblock_get(arch, blk, (unsigned int)abi->ret_regnum));
+	if (signed_value((unsigned int)abi->restart_regnum, nr) < 0)
+		return;
+	if (r == -ERESTARTSYS_ || r == -ERESTARTNOINTR_ || r == -ERESTARTNOHAND_)
+		regblock_set(arch, blk, (unsigned int)abi->ret_regnum, nr);
+	else if (r == -ERESTART_RESTARTBLOCK_)
+		regblock_set(arch, blk, (unsigned int)abi->ret_regnum,
+			     (uint64_t)abi->nr_restart_syscall);
+	else
+		return;
+	regblock_set(arch, blk, arch->pc_regnum,
+		     regblock_get(arch, blk, arch->pc_regnum) - abi->insn_len);
+	regblock_set(arch, blk, (unsigned int)abi->restart_regnum, (uint64_t)-1);
+}
+
+int inferior_resume_pc(struct thread *t, uint64_t *pc)
+{
+	const struct arch_ops *arch = agent.arch;
+	size_t size = regs_block_size(t->proc);
+	uint8_t *blk, *copy;
+	int err;
+
+	if (t->regs_dirty && (err = regs_flush(t)) < 0)
+		return err;
+	regs_invalidate(t);
+	if (!(blk = regs_block_gpr(t)))
+		return -ESRCH;
+	if (!(copy = malloc(size)))
+		return -ENOMEM;
+	memcpy(copy, blk, size);
+	restart_rewind(copy);
+	*pc = regblock_get(arch, copy, arch->pc_regnum);
+	free(copy);
+	return 0;
+}
+
+int inferior_run(struct thread *t, uint64_t at, uint64_t trap_pc, const char *what)
+{
+	const struct arch_ops *arch = agent.arch;
+	size_t size = regs_block_size(t->proc);
+	uint8_t *blk, *saved;
+	int err;
+
+	if (t->regs_dirty && (err = regs_flush(t)) < 0)
+		return err;
+	regs_invalidate(t);
+	if (!(blk = regs_block_gpr(t)))
+		return -ESRCH;
+	if (!(saved = malloc(size)))
+		return -ENOMEM;
+	memcpy(saved, blk, size);
+	/* The registers the code keeps are those it must go on with should
+	 * the agent die: the restart done already. */
+	restart_rewind(blk);
+	regblock_set(arch, blk, arch->pc_regnum, at);
+	t->regs_dirty = true;
+	if ((err = regs_flush(t)) == 0 && (err = run_to_trap(t, false, what)) == 0 &&
+	    agent.opt.test_kill == TEST_KILL_RUN_TRAP)
+		test_kill(t, what, "stopped at the end of");
+	if (err == 0 && pc_now(t) != trap_pc) {
+		log_always("thread %d: %s stopped at %#llx, not at its end %#llx", t->tid,
+			   what, pc_now(t), (unsigned long long)trap_pc);
+		err = -EIO;
+	}
+	/* Its registers as they were, a system call to restart included. */
+	regs_invalidate(t);
+	if ((blk = regs_block_gpr(t))) {
+		memcpy(blk, saved, size);
+		t->regs_dirty = true;
+		int ferr = regs_flush(t);
+		if (ferr < 0 && !err)
+			err = ferr;
+	} else if (!err) {
+		err = -ESRCH;
+	}
+	regs_invalidate(t);
+	free(saved);
+	return err;
 }

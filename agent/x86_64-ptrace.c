@@ -991,6 +991,7 @@ const struct ptrace_arch_ops ptrace_arch_host = {
 		.arg_regnum = { R_RDI, R_RSI, R_RDX, R_R10, R_R8, R_R9 },
 		.ret_regnum = R_RAX,
 		.restart_regnum = R_ORIG_RAX,
+		.nr_restart_syscall = SYS_restart_syscall,
 		.stop_nr_regnum = R_ORIG_RAX,
 		.nr_mmap = SYS_mmap,
 		.mmap_offset_shift = 0,

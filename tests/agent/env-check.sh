@@ -70,11 +70,14 @@ refused PROBE_PAD_PREFETCH=16 "expected a number from 0 to 15"
 refused PROBE_PAD_PREFETCH=-1 "expected a number from 0 to 15"
 refused PROBE_PAD_PREFETCH=3x "expected a number from 0 to 15"
 refused "PROBE_PAD_PREFETCH= 3" "expected a number from 0 to 15"
+refused PROBE_PAD_TOUCH=yes "expected 0 or 1"
+refused PROBE_AGENT_TEST_KILL=now "expected run or run-trap"
 
 for v in PROBE_PAD_CLOCK=vdso PROBE_PAD_CLOCK=tsc PROBE_PAD_CLOCK= \
 	 PROBE_PAD_NATIVE_COPY=0 PROBE_PAD_NATIVE_COPY=1 \
 	 PROBE_PAD_XSAVE=0 PROBE_PAD_XSAVE=1 PROBE_PAD_FSGSBASE=0 PROBE_PAD_FSGSBASE=1 \
 	 PROBE_PAD_PREFETCH=0 PROBE_PAD_PREFETCH=15 PROBE_PAD_PREFETCH= \
+	 PROBE_PAD_TOUCH=0 PROBE_PAD_TOUCH=1 PROBE_PAD_TOUCH= PROBE_AGENT_TEST_KILL= \
 	 PROBE_AGENT_FAR_PADS=0 PROBE_AGENT_FAR_PADS=1; do
 	accepted "$v"
 done
