@@ -146,6 +146,26 @@ static uint64_t syscall_site(struct process *p, uint64_t pc)
 	return entry;
 }
 
+/* `t`'s registers back as `saved` (`size` bytes) has them: `err`, or
+ * the write's error where `err` is 0. */
+static int regs_put_back(struct thread *t, const uint8_t *saved, size_t size, int err)
+{
+	uint8_t *blk;
+
+	regs_invalidate(t);
+	if ((blk = regs_block_gpr(t))) {
+		memcpy(blk, saved, size);
+		t->regs_dirty = true;
+		int ferr = regs_flush(t);
+		if (ferr < 0 && !err)
+			err = ferr;
+	} else if (!err) {
+		err = -ESRCH;
+	}
+	regs_invalidate(t);
+	return err;
+}
+
 int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 {
 	const struct arch_ops *arch = agent.arch;
@@ -229,17 +249,7 @@ out:
 	}
 	/* The thread's registers as they were, the number of a system call
 	 * it was stopped in included. */
-	regs_invalidate(t);
-	if ((blk = regs_block_gpr(t))) {
-		memcpy(blk, saved, size);
-		t->regs_dirty = true;
-		int ferr = regs_flush(t);
-		if (ferr < 0 && !err)
-			err = ferr;
-	} else if (!err) {
-		err = -ESRCH;
-	}
-	regs_invalidate(t);
+	err = regs_put_back(t, saved, size, err);
 	free(saved);
 	return err;
 }
@@ -352,17 +362,7 @@ int inferior_run(struct thread *t, uint64_t at, uint64_t trap_pc, const char *wh
 		err = -EIO;
 	}
 	/* Its registers as they were, a system call to restart included. */
-	regs_invalidate(t);
-	if ((blk = regs_block_gpr(t))) {
-		memcpy(blk, saved, size);
-		t->regs_dirty = true;
-		int ferr = regs_flush(t);
-		if (ferr < 0 && !err)
-			err = ferr;
-	} else if (!err) {
-		err = -ESRCH;
-	}
-	regs_invalidate(t);
+	err = regs_put_back(t, saved, size, err);
 	free(saved);
 	return err;
 }
