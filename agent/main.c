@@ -264,6 +264,19 @@ static void parse_args(int argc, char **argv)
  * probe-agent.1, ENVIRONMENT) are checked before anything starts, and
  * those read later kept in agent.opt, so that no attach or hit asks the
  * environment again. */
+/* A variable that is 0 or 1: -1 when unset or empty; any other value
+ * stops the agent. */
+static int env_01(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v)
+		return -1;
+	if (strcmp(v, "0") && strcmp(v, "1"))
+		die("%s=%s: expected 0 or 1", name, v);
+	return *v - '0';
+}
+
 static void read_env(void)
 {
 	const char *v = getenv("PROBE_PAD_CLOCK");
@@ -272,10 +285,7 @@ static void read_env(void)
 	if (v && *v && strcmp(v, "vdso") && strcmp(v, "tsc"))
 		die("PROBE_PAD_CLOCK=%s: expected vdso or tsc", v);
 	agent.opt.pad_clock_vdso = v && !strcmp(v, "vdso");
-	v = getenv("PROBE_PAD_NATIVE_COPY");
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		die("PROBE_PAD_NATIVE_COPY=%s: expected 0 or 1", v);
-	agent.opt.pad_collector_copy = v && !strcmp(v, "0");
+	agent.opt.pad_collector_copy = env_01("PROBE_PAD_NATIVE_COPY") == 0;
 	v = getenv("PROBE_PAD_PREFETCH");
 	agent.opt.pad_prefetch = PAD_PREFETCH_DEFAULT;
 	if (v && *v) {
@@ -285,10 +295,7 @@ static void read_env(void)
 			    v, PAD_PREFETCH_MAX);
 		agent.opt.pad_prefetch = n;
 	}
-	v = getenv("PROBE_PAD_TOUCH");
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-		die("PROBE_PAD_TOUCH=%s: expected 0 or 1", v);
-	agent.opt.pad_no_touch = v && !strcmp(v, "0");
+	agent.opt.pad_no_touch = env_01("PROBE_PAD_TOUCH") == 0;
 	v = getenv("PROBE_AGENT_TEST_KILL");
 	if (v && *v && strcmp(v, "run") && strcmp(v, "run-trap"))
 		die("PROBE_AGENT_TEST_KILL=%s: expected run or run-trap", v);

@@ -276,7 +276,8 @@ out:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (err < 0 && err != -ESRCH)
 		log_always("process %d: thread %d could not store into the pads' %zu "
-			   "shared pages (%s): the hits of the first round will",
+			   "shared pages (%s); the pads work, but the hits of the "
+			   "ring's first round pay for each page's first store",
 			   p->pid, t->tid, shm_size() / (size_t)page, strerror(-err));
 	else if (err == 0)
 		debug("process %d: thread %d stored into the pads' %zu shared pages "

@@ -146,6 +146,29 @@ static uint64_t syscall_site(struct process *p, uint64_t pc)
 	return entry;
 }
 
+/* A copy (malloc'd, `size` bytes) of `t`'s registers as the kernel has
+ * them, written first where the agent changed them; *blk is the cache's
+ * block.  NULL with *err set. */
+static uint8_t *regs_saved(struct thread *t, size_t size, uint8_t **blk, int *err)
+{
+	uint8_t *saved;
+
+	if (t->regs_dirty && (*err = regs_flush(t)) < 0)
+		return NULL;
+	/* The kernel's registers: the cache may hold a jump pad's view. */
+	regs_invalidate(t);
+	if (!(*blk = regs_block_gpr(t))) {
+		*err = -ESRCH;
+		return NULL;
+	}
+	if (!(saved = malloc(size))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(saved, *blk, size);
+	return saved;
+}
+
 /* `t`'s registers back as `saved` (`size` bytes) has them: `err`, or
  * the write's error where `err` is 0. */
 static int regs_put_back(struct thread *t, const uint8_t *saved, size_t size, int err)
@@ -176,15 +199,8 @@ int inferior_syscall(struct thread *t, long nr, const long args[6], long *ret)
 	bool patched = false;
 	int err;
 
-	if (t->regs_dirty && (err = regs_flush(t)) < 0)
+	if (!(saved = regs_saved(t, size, &blk, &err)))
 		return err;
-	/* The kernel's registers: the cache may hold a jump pad's view. */
-	regs_invalidate(t);
-	if (!(blk = regs_block_gpr(t)))
-		return -ESRCH;
-	if (!(saved = malloc(size)))
-		return -ENOMEM;
-	memcpy(saved, blk, size);
 	pc = regblock_get(arch, blk, arch->pc_regnum);
 	site = syscall_site(t->proc, pc);
 	if (mem_read_raw(t->proc, site, code, abi->insn_len) != (ssize_t)abi->insn_len) {
@@ -319,14 +335,8 @@ int inferior_resume_pc(struct thread *t, uint64_t *pc)
 	uint8_t *blk, *copy;
 	int err;
 
-	if (t->regs_dirty && (err = regs_flush(t)) < 0)
+	if (!(copy = regs_saved(t, size, &blk, &err)))
 		return err;
-	regs_invalidate(t);
-	if (!(blk = regs_block_gpr(t)))
-		return -ESRCH;
-	if (!(copy = malloc(size)))
-		return -ENOMEM;
-	memcpy(copy, blk, size);
 	restart_rewind(copy);
 	*pc = regblock_get(arch, copy, arch->pc_regnum);
 	free(copy);
@@ -340,14 +350,8 @@ int inferior_run(struct thread *t, uint64_t at, uint64_t trap_pc, const char *wh
 	uint8_t *blk, *saved;
 	int err;
 
-	if (t->regs_dirty && (err = regs_flush(t)) < 0)
+	if (!(saved = regs_saved(t, size, &blk, &err)))
 		return err;
-	regs_invalidate(t);
-	if (!(blk = regs_block_gpr(t)))
-		return -ESRCH;
-	if (!(saved = malloc(size)))
-		return -ENOMEM;
-	memcpy(saved, blk, size);
 	/* The registers the code keeps are those it must go on with should
 	 * the agent die: the restart done already. */
 	restart_rewind(blk);
